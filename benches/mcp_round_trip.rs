@@ -1,0 +1,89 @@
+//! MCP round trip of a cheap call (project_info) with 1 and 32 concurrent clients, against
+//! the same call made in-process without MCP (the baseline), in one run.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use drydock::build::progress::Silent;
+use drydock::build::requests::ProjectInfoRequest;
+use drydock::build::{BuildTools, Call};
+use serde_json::json;
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+async fn in_process(tools: &BuildTools, project: &str, n: usize) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let call = Call {
+            progress: &Silent,
+            cancel: CancellationToken::new(),
+        };
+        let request = ProjectInfoRequest {
+            project_path: project.to_string(),
+            toolchain: None,
+        };
+        let started = Instant::now();
+        tools.project_info(request, &call).await.expect("project_info");
+        samples.push(started.elapsed());
+    }
+    samples
+}
+
+async fn over_mcp(url: &str, project: &str, clients: usize, calls_each: usize) -> Vec<Duration> {
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (url, project) = (url.to_string(), project.to_string());
+        tasks.push(tokio::spawn(async move {
+            let client = connect(&url).await;
+            let mut samples = Vec::with_capacity(calls_each);
+            for _ in 0..calls_each {
+                let started = Instant::now();
+                call(&client, "project_info", json!({"project_path": project})).await;
+                samples.push(started.elapsed());
+            }
+            client.cancel().await.ok();
+            samples
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all
+}
+
+fn report(label: &str, samples: &[Duration], baseline_p50: f64) {
+    let p50 = percentile(samples, 50.0);
+    println!(
+        "  {label:<28} p50 {p50:7.1} ms  p99 {:7.1} ms  ({} calls, p50 ratio to in-process {:.2})",
+        percentile(samples, 99.0),
+        samples.len(),
+        p50 / baseline_p50
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        let url = start_server(&shutdown).await;
+        let project = test_projects().join("cargo-clean");
+        let project = project.to_str().unwrap();
+        let tools = BuildTools::new(config());
+        let n = iterations(40);
+
+        in_process(&tools, project, 3).await;
+        let baseline = in_process(&tools, project, n).await;
+        let baseline_p50 = percentile(&baseline, 50.0);
+        println!("project_info round trips:");
+        report("in-process (no MCP)", &baseline, baseline_p50);
+        report("MCP, 1 client", &over_mcp(&url, project, 1, n).await, baseline_p50);
+        report(
+            "MCP, 32 concurrent clients",
+            &over_mcp(&url, project, 32, n.div_ceil(8)).await,
+            baseline_p50,
+        );
+        shutdown.cancel();
+    });
+}

@@ -1,0 +1,88 @@
+//! Shared by the benchmarks: an in-process drydock HTTP server and statistics.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock::build::BuildTools;
+use drydock::config::{Config, Overrides};
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub fn test_projects() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("test-projects")
+        .canonicalize()
+        .expect("test-projects")
+}
+
+pub fn config() -> Arc<Config> {
+    let overrides = Overrides {
+        allow_roots: vec![test_projects()],
+        bind: Some("127.0.0.1:0".into()),
+        ..Default::default()
+    };
+    Arc::new(Config::resolve(&overrides, &|_| None, &test_projects()).expect("config"))
+}
+
+/// Serves MCP on a free loopback port until the token is cancelled; returns the URL.
+pub async fn start_server(shutdown: &CancellationToken) -> String {
+    let tools = BuildTools::new(config());
+    let app = drydock::http::router(tools, shutdown);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled_owned().await })
+            .await
+            .unwrap();
+    });
+    url
+}
+
+pub type Client = RunningService<RoleClient, ClientConfig>;
+
+pub async fn connect(url: &str) -> Client {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()),
+    );
+    ClientConfig::default()
+        .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+        .await
+        .expect("connect")
+}
+
+pub async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
+    let Value::Object(arguments) = arguments else {
+        panic!("object")
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .expect("call");
+    assert_eq!(result.is_error, Some(false), "{tool}: {:?}", result.content);
+    result.structured_content.expect("structured")
+}
+
+pub fn iterations(default: usize) -> usize {
+    std::env::var("DRYDOCK_BENCH_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Percentile (0..=100) of durations, in milliseconds.
+pub fn percentile(samples: &[Duration], pct: f64) -> f64 {
+    let mut sorted: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let rank = ((pct / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}

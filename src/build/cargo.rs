@@ -1,0 +1,971 @@
+//! The cargo toolchain: each build tool as cargo commands, their output parsed into reports.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde::Deserialize;
+
+use super::diagnostics::{CargoEvent, CargoMessageParser, Diagnostic, Severity};
+use super::format_report::{FormatFile, parse_fmt_check};
+use super::reports::{
+    BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus, PackageInfo,
+    ProjectInfo, RunReport, RunStatus, TargetInfo, TestReport, TestStatus,
+};
+use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
+use super::test_report::{LibtestEvent, LibtestParser};
+use super::{BuildKind, Call, Runner, ToolError, millis};
+use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
+use crate::workspace::Project;
+
+/// Diagnostics listed per severity; the rest are counted in `omitted`.
+pub const MAX_DIAGNOSTICS: usize = 50;
+/// Lines of the tool's own output kept when it failed without a parsed error.
+const OUTPUT_TAIL_LINES: usize = 40;
+/// Captured stdout kept per failing test.
+const FAILURE_STDOUT_CAP: usize = 4096;
+/// Lines of diff shown per file by `format`.
+const DIFF_CAP_LINES: usize = 40;
+
+/// The root of the cargo workspace the project belongs to: the nearest directory at or above
+/// it whose Cargo.toml has a `[workspace]` table (or the one `package.workspace` names),
+/// else the project itself.
+pub fn workspace_root(project_root: &Path) -> PathBuf {
+    let own = read_manifest(&project_root.join("Cargo.toml"));
+    if let Some(explicit) = own
+        .as_ref()
+        .and_then(|m| m.get("package")?.get("workspace")?.as_str().map(PathBuf::from))
+    {
+        let joined = project_root.join(explicit);
+        return joined.canonicalize().unwrap_or(joined);
+    }
+    project_root
+        .ancestors()
+        .find(|dir| {
+            read_manifest(&dir.join("Cargo.toml")).is_some_and(|m| m.get("workspace").is_some())
+        })
+        .unwrap_or(project_root)
+        .to_path_buf()
+}
+
+fn read_manifest(path: &Path) -> Option<toml::Table> {
+    std::fs::read_to_string(path).ok()?.parse().ok()
+}
+
+fn cargo(project: &Project, args: Vec<String>) -> CommandSpec {
+    CommandSpec {
+        program: "cargo".into(),
+        args,
+        cwd: project.root.clone(),
+        env_set: vec![
+            ("CARGO_TERM_COLOR".into(), "never".into()),
+            ("TERM".into(), "dumb".into()),
+        ],
+        env_remove: Vec::new(),
+        stdin: None,
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn selection_args(args: &mut Vec<String>, package: &Option<String>, features: &[String]) {
+    if let Some(package) = package {
+        args.extend(["--package".into(), package.clone()]);
+    }
+    if !features.is_empty() {
+        args.extend(["--features".into(), features.join(",")]);
+    }
+}
+
+async fn run_cargo(
+    runner: &Runner,
+    spec: CommandSpec,
+    call: &Call<'_>,
+    on_line: &mut (dyn FnMut(Stream, &str) + Send),
+) -> Result<ProcessOutput, ToolError> {
+    let program = spec.program.clone();
+    let output = runner
+        .run(spec, call, on_line)
+        .await
+        .map_err(|e| match e {
+            RunError::NotFound { .. } => ToolError::ToolchainMissing {
+                program,
+                hint: "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
+                    .into(),
+            },
+            other => ToolError::Run(other),
+        })?;
+    missing_component(&output.stderr.text)?;
+    Ok(output)
+}
+
+/// cargo's words for a rustup component that is not installed.
+fn missing_component(stderr: &str) -> Result<(), ToolError> {
+    for (needle, program, component) in [
+        ("no such command: `clippy`", "clippy", "clippy"),
+        ("'cargo-clippy' is not installed", "clippy", "clippy"),
+        ("no such command: `fmt`", "rustfmt", "rustfmt"),
+        ("'cargo-fmt' is not installed", "rustfmt", "rustfmt"),
+        ("'rustfmt' is not installed", "rustfmt", "rustfmt"),
+    ] {
+        if stderr.contains(needle) {
+            return Err(ToolError::ToolchainMissing {
+                program: program.into(),
+                hint: format!("run `rustup component add {component}`"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The last lines of cargo's stderr without its progress chatter.
+fn output_tail(text: &str) -> Option<String> {
+    const CHATTER: &[&str] = &[
+        "Compiling ",
+        "Checking ",
+        "Finished ",
+        "Blocking ",
+        "Running ",
+        "Doc-tests ",
+        "Fresh ",
+        "Locking ",
+        "Updating ",
+        "Downloaded ",
+        "Downloading ",
+    ];
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !CHATTER.iter().any(|c| t.starts_with(c))
+        })
+        .collect();
+    let kept = &lines[lines.len().saturating_sub(OUTPUT_TAIL_LINES)..];
+    let joined = kept.join("\n").trim().to_string();
+    (!joined.is_empty()).then_some(joined)
+}
+
+fn split_diagnostics(all: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let (mut errors, mut warnings): (Vec<_>, Vec<_>) =
+        all.into_iter().partition(|d| d.severity == Severity::Error);
+    errors.truncate(MAX_DIAGNOSTICS);
+    warnings.truncate(MAX_DIAGNOSTICS);
+    (errors, warnings)
+}
+
+/// Feeds cargo's JSON messages to the parser and reports compile progress.
+fn compile_progress<'p>(
+    parser: &'p mut CargoMessageParser,
+    call: &'p Call<'_>,
+) -> impl FnMut(&str) + Send + 'p {
+    let mut units = 0u32;
+    move |line: &str| {
+        if let Some(CargoEvent::Artifact { target, fresh }) = parser.feed_line(line) {
+            units += 1;
+            if !fresh {
+                call.progress
+                    .report(&format!("compiled {target} ({units} units done)"));
+            }
+        }
+    }
+}
+
+pub async fn build(
+    project: &Project,
+    kind: BuildKind,
+    req: &CompileRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<BuildReport, ToolError> {
+    let (subcommand, all_targets_default) = match kind {
+        BuildKind::Compile => ("build", false),
+        BuildKind::TypeCheck => ("check", true),
+        BuildKind::Lint => ("clippy", false),
+    };
+    let mut args = strings(&[subcommand, "--message-format=json", "--keep-going"]);
+    if req.all_targets.unwrap_or(all_targets_default) {
+        args.push("--all-targets".into());
+    }
+    selection_args(&mut args, &req.package, &req.features);
+
+    let started = Instant::now();
+    call.progress.report(&format!("cargo {}", args.join(" ")));
+    let ws_root = workspace_root(&project.root);
+    let mut parser = CargoMessageParser::new(&ws_root, &project.root, req.include_rendered);
+    let output = {
+        let mut on_json = compile_progress(&mut parser, call);
+        let mut on_line = |stream: Stream, line: &str| {
+            if stream == Stream::Stdout {
+                on_json(line);
+            }
+        };
+        run_cargo(runner, cargo(project, args), call, &mut on_line).await?
+    };
+    let messages = parser.finish();
+    let status = match output.termination {
+        Termination::Exited(0) => BuildStatus::Ok,
+        Termination::TimedOut => BuildStatus::Timeout,
+        Termination::Cancelled => BuildStatus::Cancelled,
+        Termination::Exited(_) | Termination::Signaled(_) => BuildStatus::Failed,
+    };
+    let (errors, warnings) = split_diagnostics(messages.diagnostics);
+    let unexplained = status != BuildStatus::Ok && errors.is_empty();
+    let report = BuildReport {
+        status,
+        output: if unexplained {
+            output_tail(&output.stderr.text)
+        } else {
+            None
+        },
+        errors,
+        warnings,
+        duration_ms: millis(started.elapsed()),
+    };
+    call.progress.report(&format!(
+        "done: {} error(s), {} warning(s)",
+        report.errors.len(),
+        report.warnings.len()
+    ));
+    Ok(report)
+}
+
+static RUNNING_BINARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*Running (?:unittests |tests |benches )?(?P<src>.+?) \((?P<exe>.+)\)$")
+        .expect("valid regex")
+});
+
+/// Which test binary is running and which of its tests have finished, to name the
+/// tests still running when a run is stopped.
+#[derive(Default)]
+struct RunningBinary {
+    executable: Option<PathBuf>,
+    finished: Vec<String>,
+}
+
+impl RunningBinary {
+    fn observe_stderr(&mut self, line: &str, ws_root: &Path) {
+        if let Some(caps) = RUNNING_BINARY.captures(line) {
+            self.executable = Some(ws_root.join(&caps["exe"]));
+            self.finished.clear();
+        } else if line.trim_start().starts_with("Doc-tests ") {
+            self.executable = None;
+            self.finished.clear();
+        }
+    }
+}
+
+pub async fn test(
+    project: &Project,
+    req: &TestRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<TestReport, ToolError> {
+    let mut args = strings(&["test", "--no-fail-fast", "--message-format=json"]);
+    selection_args(&mut args, &req.package, &req.features);
+    let libtest_args = libtest_args(req);
+    args.push("--".into());
+    args.extend(libtest_args.iter().cloned());
+
+    let started = Instant::now();
+    call.progress.report(&format!("cargo {}", args.join(" ")));
+    let ws_root = workspace_root(&project.root);
+    let mut messages = CargoMessageParser::new(&ws_root, &project.root, false);
+    let mut libtest = LibtestParser::new(&ws_root, &project.root, FAILURE_STDOUT_CAP);
+    let mut running = RunningBinary::default();
+    let mut spec = cargo(project, args);
+    spec.env_set.push(("RUST_BACKTRACE".into(), "0".into()));
+    let output = {
+        let mut on_json = compile_progress(&mut messages, call);
+        let mut on_line = |stream: Stream, line: &str| {
+            let event = match stream {
+                Stream::Stdout if line.starts_with('{') => {
+                    on_json(line);
+                    None
+                }
+                Stream::Stdout => libtest.feed_stdout(line),
+                Stream::Stderr => {
+                    running.observe_stderr(line, &ws_root);
+                    libtest.feed_stderr(line)
+                }
+            };
+            match event {
+                Some(LibtestEvent::TestFinished { name, .. }) => running.finished.push(name),
+                Some(LibtestEvent::BinaryFinished { counts }) => call.progress.report(&format!(
+                    "test binary done: {} passed, {} failed, {} ignored",
+                    counts.passed, counts.failed, counts.ignored
+                )),
+                Some(LibtestEvent::BinaryStarted { name }) => {
+                    call.progress.report(&format!("running {name}"))
+                }
+                None => {}
+            }
+        };
+        run_cargo(runner, spec, call, &mut on_line).await?
+    };
+    let built = messages.finish();
+    let run = libtest.finish();
+    let (errors, _) = split_diagnostics(built.diagnostics);
+    let status = match output.termination {
+        Termination::TimedOut => TestStatus::Timeout,
+        Termination::Cancelled => TestStatus::Cancelled,
+        _ if built.build_success == Some(false) || (!errors.is_empty() && run.binaries == 0) => {
+            TestStatus::BuildFailed
+        }
+        _ if run.counts.failed > 0 => TestStatus::Failed,
+        Termination::Exited(0) => TestStatus::Passed,
+        _ => TestStatus::Failed,
+    };
+    let unfinished = match status {
+        TestStatus::Timeout | TestStatus::Cancelled => {
+            unfinished_tests(&running, &libtest_args, project, runner, call).await
+        }
+        _ => Vec::new(),
+    };
+    let explained = match status {
+        TestStatus::Passed => true,
+        TestStatus::Failed => !run.failures.is_empty(),
+        TestStatus::BuildFailed => !errors.is_empty(),
+        TestStatus::Timeout | TestStatus::Cancelled => false,
+    };
+    Ok(TestReport {
+        status,
+        counts: run.counts,
+        duration_ms: millis(started.elapsed()),
+        failures: run.failures,
+        errors: if status == TestStatus::BuildFailed {
+            errors
+        } else {
+            Vec::new()
+        },
+        unfinished,
+        output: if explained {
+            None
+        } else {
+            output_tail(&output.stderr.text)
+        },
+    })
+}
+
+fn libtest_args(req: &TestRequest) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(filter) = &req.filter {
+        args.push(filter.clone());
+        if req.exact {
+            args.push("--exact".into());
+        }
+    }
+    if req.include_ignored {
+        args.push("--include-ignored".into());
+    }
+    args
+}
+
+/// The tests of the binary that was running when the run stopped, minus those that finished.
+async fn unfinished_tests(
+    running: &RunningBinary,
+    libtest_args: &[String],
+    project: &Project,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Vec<String> {
+    let Some(executable) = &running.executable else {
+        return Vec::new();
+    };
+    let mut args = strings(&["--list", "--format", "terse"]);
+    args.extend(
+        libtest_args
+            .iter()
+            .filter(|a| *a != "--include-ignored")
+            .cloned(),
+    );
+    let spec = CommandSpec {
+        program: executable.display().to_string(),
+        args,
+        cwd: project.root.clone(),
+        env_set: Vec::new(),
+        env_remove: Vec::new(),
+        stdin: None,
+    };
+    let mut names = Vec::new();
+    let listing = Call {
+        progress: call.progress,
+        cancel: Default::default(),
+    };
+    let quick = runner.quick(Duration::from_secs(10));
+    let mut collect = |stream: Stream, line: &str| {
+        if stream == Stream::Stdout
+            && let Some(name) = line.strip_suffix(": test")
+            && !running.finished.iter().any(|f| f == name)
+        {
+            names.push(name.to_string());
+        }
+    };
+    match quick.run(spec, &listing, &mut collect).await {
+        Ok(_) => names,
+        Err(_) => Vec::new(),
+    }
+}
+
+pub async fn run(
+    project: &Project,
+    req: &RunRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<RunReport, ToolError> {
+    let started = Instant::now();
+    let spec = match &req.task {
+        Some(task) => {
+            let mut args = vec![task.clone()];
+            args.extend(req.args.iter().cloned());
+            cargo(project, args)
+        }
+        None => match build_program(project, req, runner, call, started).await? {
+            Ok(executable) => CommandSpec {
+                program: executable.display().to_string(),
+                args: req.args.clone(),
+                cwd: project.root.clone(),
+                env_set: Vec::new(),
+                env_remove: Vec::new(),
+                stdin: None,
+            },
+            Err(failed) => return Ok(failed),
+        },
+    };
+    let spec = CommandSpec {
+        stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
+        ..spec
+    };
+    call.progress.report(&format!("running {}", spec.program));
+    let output = run_cargo(runner, spec, call, &mut |_, _| {}).await?;
+    let (status, exit_code, signal) = match output.termination {
+        Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
+        Termination::Exited(code) => (RunStatus::Error, Some(code), None),
+        Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
+        Termination::TimedOut => (RunStatus::Timeout, None, None),
+        Termination::Cancelled => (RunStatus::Cancelled, None, None),
+    };
+    Ok(RunReport {
+        status,
+        exit_code,
+        signal,
+        stdout: output.stdout.text,
+        stderr: output.stderr.text,
+        duration_ms: millis(started.elapsed()),
+        errors: Vec::new(),
+    })
+}
+
+#[derive(Deserialize)]
+struct ArtifactMessage {
+    reason: String,
+    #[serde(default)]
+    package_id: String,
+    #[serde(default)]
+    target: Option<ArtifactTarget>,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct ArtifactTarget {
+    name: String,
+    kind: Vec<String>,
+}
+
+struct BuiltBinary {
+    package_id: String,
+    name: String,
+    executable: PathBuf,
+}
+
+/// Build the program `run` should start; `Ok(Err(report))` when it did not build.
+async fn build_program(
+    project: &Project,
+    req: &RunRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+    started: Instant,
+) -> Result<Result<PathBuf, RunReport>, ToolError> {
+    let mut args = strings(&["build", "--message-format=json"]);
+    selection_args(&mut args, &req.package, &[]);
+    if let Some(bin) = &req.bin {
+        args.extend(["--bin".into(), bin.clone()]);
+    }
+    call.progress.report(&format!("cargo {}", args.join(" ")));
+    let ws_root = workspace_root(&project.root);
+    let mut parser = CargoMessageParser::new(&ws_root, &project.root, false);
+    let mut binaries = Vec::new();
+    let output = {
+        let mut on_json = compile_progress(&mut parser, call);
+        let mut on_line = |stream: Stream, line: &str| {
+            if stream != Stream::Stdout {
+                return;
+            }
+            if let Some(binary) = built_binary(line) {
+                binaries.push(binary);
+            }
+            on_json(line);
+        };
+        run_cargo(runner, cargo(project, args), call, &mut on_line).await?
+    };
+    let (errors, _) = split_diagnostics(parser.finish().diagnostics);
+    let status = match output.termination {
+        Termination::Exited(0) => None,
+        Termination::TimedOut => Some(RunStatus::Timeout),
+        Termination::Cancelled => Some(RunStatus::Cancelled),
+        _ => Some(RunStatus::Error),
+    };
+    if let Some(status) = status {
+        return Ok(Err(RunReport {
+            status,
+            exit_code: None,
+            signal: None,
+            stdout: String::new(),
+            stderr: if errors.is_empty() {
+                output_tail(&output.stderr.text).unwrap_or_default()
+            } else {
+                String::new()
+            },
+            duration_ms: millis(started.elapsed()),
+            errors,
+        }));
+    }
+    choose_binary(project, req, binaries).map(Ok)
+}
+
+fn built_binary(line: &str) -> Option<BuiltBinary> {
+    if !line.contains("\"compiler-artifact\"") {
+        return None;
+    }
+    let message: ArtifactMessage = serde_json::from_str(line).ok()?;
+    let target = message.target?;
+    (message.reason == "compiler-artifact" && target.kind.iter().any(|k| k == "bin")).then_some(
+        BuiltBinary {
+            package_id: message.package_id,
+            name: target.name,
+            executable: message.executable?,
+        },
+    )
+}
+
+/// The binary `cargo run` would pick: the named one, the only one, or the package's `default-run`.
+fn choose_binary(
+    project: &Project,
+    req: &RunRequest,
+    binaries: Vec<BuiltBinary>,
+) -> Result<PathBuf, ToolError> {
+    if let Some(bin) = &req.bin {
+        return binaries
+            .into_iter()
+            .find(|b| &b.name == bin)
+            .map(|b| b.executable)
+            .ok_or_else(|| ToolError::InvalidArgument(format!("no binary named `{bin}` was built")));
+    }
+    if binaries.len() == 1 {
+        return Ok(binaries.into_iter().next().expect("one binary").executable);
+    }
+    if binaries.is_empty() {
+        return Err(ToolError::InvalidArgument(
+            "the project has no binary to run; pass `package` for a workspace member or use `task`"
+                .into(),
+        ));
+    }
+    let default_run = read_manifest(&project.root.join("Cargo.toml")).and_then(|m| {
+        m.get("package")?
+            .get("default-run")?
+            .as_str()
+            .map(str::to_string)
+    });
+    let own_package = binaries.iter().any(|b| {
+        b.package_id
+            .contains(&format!("file://{}", project.root.display()))
+    });
+    if let Some(default_run) = default_run.filter(|_| own_package)
+        && let Some(binary) = binaries.iter().find(|b| b.name == default_run)
+    {
+        return Ok(binary.executable.clone());
+    }
+    let mut names: Vec<&str> = binaries.iter().map(|b| b.name.as_str()).collect();
+    names.sort_unstable();
+    Err(ToolError::InvalidArgument(format!(
+        "several binaries were built ({}); choose one with `bin` (and `package` in a workspace)",
+        names.join(", ")
+    )))
+}
+
+pub async fn format(
+    project: &Project,
+    req: &FormatRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<FormatReport, ToolError> {
+    let started = Instant::now();
+    let mut check_args = strings(&["fmt", "--check"]);
+    selection_args(&mut check_args, &req.package, &[]);
+    check_args.extend(strings(&["--", "--color", "never"]));
+    call.progress.report("cargo fmt --check");
+    let check = run_cargo(runner, cargo(project, check_args), call, &mut |_, _| {}).await?;
+    let files = parse_fmt_check(&check.stdout.text, &project.root, DIFF_CAP_LINES);
+    let report = |status, files: Vec<FormatFile>, output: Option<String>| FormatReport {
+        status,
+        files,
+        duration_ms: millis(started.elapsed()),
+        output,
+    };
+    match check.termination {
+        Termination::TimedOut => return Ok(report(FormatStatus::Timeout, files, None)),
+        Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, files, None)),
+        Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, files, None)),
+        _ if files.is_empty() => {
+            let output = output_tail(&check.stderr.text).or_else(|| output_tail(&check.stdout.text));
+            return Ok(report(FormatStatus::Error, files, output));
+        }
+        _ => {}
+    }
+    if !req.apply {
+        return Ok(report(FormatStatus::NeedsFormatting, files, None));
+    }
+    let mut apply_args = strings(&["fmt"]);
+    selection_args(&mut apply_args, &req.package, &[]);
+    call.progress.report("cargo fmt");
+    let applied = run_cargo(runner, cargo(project, apply_args), call, &mut |_, _| {}).await?;
+    Ok(match applied.termination {
+        Termination::Exited(0) => report(FormatStatus::Applied, files, None),
+        Termination::TimedOut => report(FormatStatus::Timeout, files, None),
+        Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
+        _ => report(FormatStatus::Error, files, output_tail(&applied.stderr.text)),
+    })
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    packages: Vec<MetaPackage>,
+    workspace_root: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct MetaPackage {
+    name: String,
+    version: String,
+    #[serde(default)]
+    edition: Option<String>,
+    manifest_path: PathBuf,
+    targets: Vec<MetaTarget>,
+    dependencies: Vec<MetaDependency>,
+}
+
+#[derive(Deserialize)]
+struct MetaTarget {
+    name: String,
+    kind: Vec<String>,
+    src_path: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct MetaDependency {
+    name: String,
+    req: String,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    optional: bool,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize, Default)]
+struct LockFile {
+    #[serde(default)]
+    package: Vec<LockPackage>,
+}
+
+#[derive(Deserialize)]
+struct LockPackage {
+    name: String,
+    version: String,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    dependencies: Vec<String>,
+}
+
+pub async fn project_info(
+    project: &Project,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<ProjectInfo, ToolError> {
+    let quick = runner.quick(Duration::from_secs(60));
+    let metadata_args = strings(&["metadata", "--format-version", "1", "--no-deps", "--offline"]);
+    let version = |program: &str| CommandSpec {
+        program: program.into(),
+        args: vec!["--version".into()],
+        ..cargo(project, Vec::new())
+    };
+    let ignore = &mut |_: Stream, _: &str| {};
+    let ignore2 = &mut |_: Stream, _: &str| {};
+    let ignore3 = &mut |_: Stream, _: &str| {};
+    let (metadata, rustc, cargo_version) = tokio::join!(
+        run_cargo(&quick, cargo(project, metadata_args), call, ignore),
+        run_cargo(&quick, version("rustc"), call, ignore2),
+        run_cargo(&quick, version("cargo"), call, ignore3),
+    );
+    let metadata = metadata?;
+    if metadata.termination != Termination::Exited(0) {
+        return Err(ToolError::Failed(format!(
+            "cargo metadata failed: {}",
+            output_tail(&metadata.stderr.text).unwrap_or_default()
+        )));
+    }
+    let metadata: Metadata = serde_json::from_str(&metadata.stdout.text)
+        .map_err(|e| ToolError::Failed(format!("cannot read cargo metadata: {e}")))?;
+    let mut toolchain_versions = BTreeMap::new();
+    for (name, output) in [("rustc", rustc?), ("cargo", cargo_version?)] {
+        toolchain_versions.insert(name.to_string(), output.stdout.text.trim().to_string());
+    }
+
+    let lock: LockFile = std::fs::read_to_string(metadata.workspace_root.join("Cargo.lock"))
+        .ok()
+        .and_then(|text| toml::from_str(&text).ok())
+        .unwrap_or_default();
+    let relative = |path: &Path| relative_to(path, &project.root);
+    let packages: Vec<PackageInfo> = metadata
+        .packages
+        .iter()
+        .map(|p| package_info(p, &lock, &relative))
+        .collect();
+    let own = metadata
+        .packages
+        .iter()
+        .find(|p| p.manifest_path == project.root.join("Cargo.toml"));
+    let (name, version, edition) = match own {
+        Some(p) => (p.name.clone(), p.version.clone(), p.edition.clone()),
+        None => (
+            project
+                .root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            String::new(),
+            None,
+        ),
+    };
+    Ok(ProjectInfo {
+        toolchain: "cargo".into(),
+        name,
+        version,
+        edition,
+        workspace_root: metadata.workspace_root.display().to_string(),
+        toolchain_versions,
+        test_files: test_files(&metadata.packages, &project.root),
+        packages,
+    })
+}
+
+fn package_info(
+    package: &MetaPackage,
+    lock: &LockFile,
+    relative: &dyn Fn(&Path) -> String,
+) -> PackageInfo {
+    let resolved = resolved_versions(package, lock);
+    PackageInfo {
+        name: package.name.clone(),
+        version: package.version.clone(),
+        edition: package.edition.clone(),
+        manifest: relative(&package.manifest_path),
+        targets: package
+            .targets
+            .iter()
+            .map(|t| TargetInfo {
+                name: t.name.clone(),
+                kind: t.kind.join(","),
+                path: relative(&t.src_path),
+            })
+            .collect(),
+        dependencies: package
+            .dependencies
+            .iter()
+            .map(|d| DependencyInfo {
+                name: d.name.clone(),
+                requirement: d.req.clone(),
+                kind: d.kind.clone().unwrap_or_else(|| "normal".into()),
+                resolved: resolved.get(d.name.as_str()).cloned(),
+                optional: d.optional.then_some(true),
+                source: match (&d.path, &d.source) {
+                    (Some(_), _) => "path".into(),
+                    (None, Some(s)) if s.starts_with("git+") => "git".into(),
+                    _ => "registry".into(),
+                },
+            })
+            .collect(),
+    }
+}
+
+/// Dependency name -> version, from the package's own entry in Cargo.lock.
+fn resolved_versions<'a>(package: &MetaPackage, lock: &'a LockFile) -> HashMap<&'a str, String> {
+    let Some(entry) = lock
+        .package
+        .iter()
+        .find(|p| p.name == package.name && p.version == package.version && p.source.is_none())
+    else {
+        return HashMap::new();
+    };
+    entry
+        .dependencies
+        .iter()
+        .filter_map(|dep| {
+            let mut parts = dep.split(' ');
+            let name = parts.next()?;
+            let version = match parts.next() {
+                Some(v) => v.to_string(),
+                None => lock.package.iter().find(|p| p.name == name)?.version.clone(),
+            };
+            Some((name, version))
+        })
+        .collect()
+}
+
+/// Integration test targets plus source files that contain unit tests.
+fn test_files(packages: &[MetaPackage], project_root: &Path) -> Vec<String> {
+    const MAX_FILES_SCANNED: usize = 5000;
+    let mut files = Vec::new();
+    for package in packages {
+        for target in &package.targets {
+            if target.kind.iter().any(|k| k == "test") {
+                files.push(relative_to(&target.src_path, project_root));
+            }
+        }
+        let Some(dir) = package.manifest_path.parent() else {
+            continue;
+        };
+        let sources = walkdir::WalkDir::new(dir.join("src"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file() && e.path().extension() == Some("rs".as_ref()))
+            .take(MAX_FILES_SCANNED);
+        for entry in sources {
+            let has_tests = std::fs::read_to_string(entry.path())
+                .is_ok_and(|text| text.contains("#[test]") || text.contains("#[cfg(test)]"));
+            if has_tests {
+                files.push(relative_to(entry.path(), project_root));
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// `path` relative to `root` when inside it, else as it is.
+pub fn relative_to(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_root_is_found_above_a_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"crates/a\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("crates/a")).unwrap();
+        std::fs::write(root.join("crates/a/Cargo.toml"), "[package]\nname = \"a\"\n").unwrap();
+        assert_eq!(workspace_root(&root.join("crates/a")), root);
+        assert_eq!(workspace_root(&root), root);
+        let lone = tempfile::tempdir().unwrap();
+        std::fs::write(lone.path().join("Cargo.toml"), "[package]\nname = \"b\"\n").unwrap();
+        assert_eq!(workspace_root(lone.path()), lone.path());
+    }
+
+    #[test]
+    fn output_tail_drops_progress_chatter_and_keeps_the_end() {
+        let text = "   Compiling a v0.1.0\nerror: failed to parse manifest at `/x/Cargo.toml`\n\nCaused by:\n  missing field `name`\n";
+        assert_eq!(
+            output_tail(text).unwrap(),
+            "error: failed to parse manifest at `/x/Cargo.toml`\n\nCaused by:\n  missing field `name`"
+        );
+        assert_eq!(output_tail("    Finished dev\n"), None);
+    }
+
+    #[test]
+    fn missing_components_get_the_rustup_hint() {
+        let err = missing_component("error: no such command: `clippy`\n").unwrap_err();
+        assert!(err.to_string().contains("rustup component add clippy"));
+        assert!(missing_component("warning: unused").is_ok());
+    }
+
+    #[test]
+    fn running_lines_name_the_test_executable() {
+        let mut running = RunningBinary::default();
+        running.finished.push("old".into());
+        running.observe_stderr(
+            "     Running unittests src/lib.rs (target/debug/deps/demo-1a2b3c)",
+            Path::new("/w"),
+        );
+        assert_eq!(
+            running.executable,
+            Some(PathBuf::from("/w/target/debug/deps/demo-1a2b3c"))
+        );
+        assert!(running.finished.is_empty());
+        running.observe_stderr(
+            "     Running tests/api with space.rs (/abs/target/debug/deps/api-ff)",
+            Path::new("/w"),
+        );
+        assert_eq!(
+            running.executable,
+            Some(PathBuf::from("/abs/target/debug/deps/api-ff"))
+        );
+        running.observe_stderr("   Doc-tests demo", Path::new("/w"));
+        assert_eq!(running.executable, None);
+    }
+
+    #[test]
+    fn lock_entries_resolve_dependency_versions() {
+        let lock: LockFile = toml::from_str(
+            r#"
+            [[package]]
+            name = "app"
+            version = "0.1.0"
+            dependencies = ["serde", "rand 0.8.5"]
+            [[package]]
+            name = "serde"
+            version = "1.0.200"
+            source = "registry+https://github.com/rust-lang/crates.io-index"
+            [[package]]
+            name = "rand"
+            version = "0.8.5"
+            source = "registry+https://github.com/rust-lang/crates.io-index"
+            [[package]]
+            name = "rand"
+            version = "0.9.0"
+            source = "registry+https://github.com/rust-lang/crates.io-index"
+            "#,
+        )
+        .unwrap();
+        let package = MetaPackage {
+            name: "app".into(),
+            version: "0.1.0".into(),
+            edition: None,
+            manifest_path: "/a/Cargo.toml".into(),
+            targets: Vec::new(),
+            dependencies: Vec::new(),
+        };
+        let resolved = resolved_versions(&package, &lock);
+        assert_eq!(resolved["serde"], "1.0.200");
+        assert_eq!(resolved["rand"], "0.8.5");
+    }
+}

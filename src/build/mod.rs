@@ -1,0 +1,221 @@
+//! The build toolset: project_info, compile, type_check, test, run, format, lint.
+//!
+//! `BuildTools` resolves the project against the allowlist, waits for the project's turn
+//! and hands the call to the project's toolchain.
+
+pub mod cargo;
+pub mod diagnostics;
+pub mod format_report;
+pub mod progress;
+pub mod project_queue;
+pub mod reports;
+pub mod requests;
+pub mod test_report;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
+use crate::workspace::{Project, ToolchainKind, Workspace, WorkspaceError};
+use progress::Progress;
+use project_queue::ProjectQueue;
+use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
+use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
+
+/// A call that could not run at all (the tool's result has `isError: true`).
+/// A build that fails or a program that exits non-zero is not one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{program} is not installed: {hint}")]
+    ToolchainMissing { program: String, hint: String },
+    #[error("{0} projects are not supported by this drydock build")]
+    Unsupported(&'static str),
+    #[error("{0}")]
+    Failed(String),
+    #[error("the call was cancelled before it started")]
+    Cancelled,
+}
+
+/// One call's link to its caller: where progress goes and what cancels it.
+pub struct Call<'a> {
+    pub progress: &'a dyn Progress,
+    pub cancel: CancellationToken,
+}
+
+/// The build tools, shared by the MCP server and `drydock call`.
+#[derive(Clone)]
+pub struct BuildTools {
+    config: Arc<Config>,
+    workspace: Workspace,
+    queue: ProjectQueue,
+}
+
+/// Which build a `BuildReport` tool asks of its toolchain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildKind {
+    Compile,
+    TypeCheck,
+    Lint,
+}
+
+impl BuildKind {
+    pub fn tool_name(self) -> &'static str {
+        match self {
+            BuildKind::Compile => "compile",
+            BuildKind::TypeCheck => "type_check",
+            BuildKind::Lint => "lint",
+        }
+    }
+}
+
+impl BuildTools {
+    pub fn new(config: Arc<Config>) -> Self {
+        let workspace = Workspace::new(config.allowed_roots.clone());
+        Self {
+            config,
+            workspace,
+            queue: ProjectQueue::default(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub async fn project_info(
+        &self,
+        req: ProjectInfoRequest,
+        call: &Call<'_>,
+    ) -> Result<ProjectInfo, ToolError> {
+        let project = self.project(&req.project_path, req.toolchain)?;
+        let runner = self.runner("project_info", None);
+        cargo::project_info(&project, &runner, call).await
+    }
+
+    pub async fn build(
+        &self,
+        kind: BuildKind,
+        req: CompileRequest,
+        call: &Call<'_>,
+    ) -> Result<BuildReport, ToolError> {
+        let project = self.project(&req.project_path, req.toolchain)?;
+        let runner = self.runner(kind.tool_name(), req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        cargo::build(&project, kind, &req, &runner, call).await
+    }
+
+    pub async fn test(&self, req: TestRequest, call: &Call<'_>) -> Result<TestReport, ToolError> {
+        let project = self.project(&req.project_path, req.toolchain)?;
+        let runner = self.runner("test", req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        cargo::test(&project, &req, &runner, call).await
+    }
+
+    pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolError> {
+        let project = self.project(&req.project_path, req.toolchain)?;
+        if let Some(task) = &req.task
+            && !self.config.cargo_tasks.iter().any(|t| t == task)
+        {
+            return Err(ToolError::InvalidArgument(format!(
+                "task `{task}` is not allowed; allowed cargo tasks: {} (config key cargo.tasks)",
+                self.config.cargo_tasks.join(", ")
+            )));
+        }
+        let runner = self.runner("run", req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        cargo::run(&project, &req, &runner, call).await
+    }
+
+    pub async fn format(
+        &self,
+        req: FormatRequest,
+        call: &Call<'_>,
+    ) -> Result<FormatReport, ToolError> {
+        let project = self.project(&req.project_path, req.toolchain)?;
+        let runner = self.runner("format", req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        cargo::format(&project, &req, &runner, call).await
+    }
+
+    fn project(
+        &self,
+        path: &str,
+        toolchain: Option<ToolchainKind>,
+    ) -> Result<Project, ToolError> {
+        let project = self.workspace.resolve_project(path, toolchain)?;
+        match project.kind {
+            ToolchainKind::Cargo => Ok(project),
+            ToolchainKind::Mix => Err(ToolError::Unsupported("mix")),
+        }
+    }
+
+    async fn wait_turn(
+        &self,
+        project: &Project,
+        call: &Call<'_>,
+    ) -> Result<project_queue::Turn, ToolError> {
+        let key = cargo::workspace_root(&project.root);
+        self.queue
+            .wait_turn(&key, call.progress, &call.cancel)
+            .await
+            .ok_or(ToolError::Cancelled)
+    }
+
+    fn runner(&self, tool: &str, timeout_ms: Option<u64>) -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: self.config.timeouts.for_call(tool, timeout_ms),
+                output_cap: self.config.limits.output_cap,
+                kill_grace: self.config.limits.kill_grace,
+            },
+            env_remove: self.config.env_remove.clone(),
+        }
+    }
+}
+
+/// Runs a toolchain's child processes under one call's limits.
+pub struct Runner {
+    pub limits: Limits,
+    pub env_remove: Vec<String>,
+}
+
+impl Runner {
+    /// Run `program args` in `cwd`, feeding every output line to `on_line`.
+    pub async fn run(
+        &self,
+        mut spec: CommandSpec,
+        call: &Call<'_>,
+        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
+    ) -> Result<ProcessOutput, RunError> {
+        spec.env_remove.extend(self.env_remove.iter().cloned());
+        process::run(&spec, &self.limits, &call.cancel, on_line).await
+    }
+
+    /// The same limits with a shorter timeout, for quick helper commands.
+    pub fn quick(&self, timeout: Duration) -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: timeout.min(self.limits.timeout),
+                ..self.limits.clone()
+            },
+            env_remove: self.env_remove.clone(),
+        }
+    }
+}
+
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,575 @@
+//! drydock.toml + environment + flags, resolved once into a `Config`.
+//!
+//! Precedence, highest first: command-line flags, environment variables (`DRYDOCK_*`),
+//! the config file (`--config FILE`, else `./drydock.toml`, else the user config dir),
+//! built-in defaults.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
+
+/// Environment variables never passed to children, whatever the config says.
+const ALWAYS_REMOVED_ENV: &[&str] = &["DRYDOCK_TOKEN"];
+
+/// Removed from children's environment unless the config replaces the list.
+const DEFAULT_SECRET_ENV: &[&str] = &[
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITLAB_TOKEN",
+    "NPM_TOKEN",
+    "CARGO_REGISTRY_TOKEN",
+    "HEX_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
+
+/// Cargo subcommands `run` may start through its `task` argument unless the config replaces the list.
+const DEFAULT_CARGO_TASKS: &[&str] = &["bench", "doc", "tree", "metadata", "version"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid bind address `{0}` (expected HOST:PORT, e.g. 127.0.0.1:7878)")]
+    Bind(String),
+    #[error(
+        "refusing to bind {0} without a token: a non-loopback address needs `--token`, DRYDOCK_TOKEN or `token` in the config"
+    )]
+    NonLoopbackWithoutToken(SocketAddr),
+    #[error("allowed root {path} is not usable: {reason}")]
+    Root { path: PathBuf, reason: String },
+    #[error("unknown toolset `{0}` (known: build)")]
+    UnknownToolset(String),
+    #[error("unknown tool `{0}` in disabled_tools")]
+    UnknownTool(String),
+    #[error("{0} must be greater than zero")]
+    Zero(&'static str),
+}
+
+/// Groups of tools a client can be given or denied as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Toolset {
+    Build,
+}
+
+impl Toolset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Toolset::Build => "build",
+        }
+    }
+
+    fn parse(name: &str) -> Result<Self, ConfigError> {
+        match name {
+            "build" => Ok(Toolset::Build),
+            other => Err(ConfigError::UnknownToolset(other.to_string())),
+        }
+    }
+}
+
+/// The names of every tool drydock can serve, with their toolset.
+pub const TOOLS: &[(&str, Toolset)] = &[
+    ("project_info", Toolset::Build),
+    ("compile", Toolset::Build),
+    ("type_check", Toolset::Build),
+    ("test", Toolset::Build),
+    ("run", Toolset::Build),
+    ("format", Toolset::Build),
+    ("lint", Toolset::Build),
+];
+
+/// The resolved configuration every part of drydock reads.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub bind: SocketAddr,
+    pub token: Option<String>,
+    /// Canonical directories projects must lie in.
+    pub allowed_roots: Vec<PathBuf>,
+    /// True when no root was configured and the working directory was used.
+    pub roots_defaulted: bool,
+    pub toolsets: Vec<Toolset>,
+    pub disabled_tools: Vec<String>,
+    pub limits: Limits,
+    pub timeouts: Timeouts,
+    pub env_remove: Vec<String>,
+    pub cargo_tasks: Vec<String>,
+    /// Where the configuration was read from, for the banner.
+    pub source: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Bytes of each output stream kept (head and tail).
+    pub output_cap: usize,
+    /// SIGTERM to SIGKILL.
+    pub kill_grace: Duration,
+    /// Largest accepted HTTP request body.
+    pub max_request_bytes: usize,
+}
+
+/// Per-tool default timeouts and the ceiling a caller's `timeout_ms` is clamped to.
+#[derive(Debug, Clone)]
+pub struct Timeouts {
+    pub default: Duration,
+    pub per_tool: BTreeMap<String, Duration>,
+    pub max: Duration,
+}
+
+impl Timeouts {
+    /// The timeout of one call: the caller's wish, else the tool's default, never above `max`.
+    pub fn for_call(&self, tool: &str, requested_ms: Option<u64>) -> Duration {
+        let chosen = requested_ms
+            .map(Duration::from_millis)
+            .or_else(|| self.per_tool.get(tool).copied())
+            .unwrap_or(self.default);
+        chosen.min(self.max)
+    }
+}
+
+/// What the command line says; `None` leaves the decision to env, file and defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub bind: Option<String>,
+    pub token: Option<String>,
+    pub allow_roots: Vec<PathBuf>,
+}
+
+/// The file's shape. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    bind: Option<String>,
+    token: Option<String>,
+    allowed_roots: Option<Vec<PathBuf>>,
+    toolsets: Option<Vec<String>>,
+    disabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    limits: FileLimits,
+    #[serde(default)]
+    timeouts: FileTimeouts,
+    #[serde(default)]
+    env: FileEnv,
+    #[serde(default)]
+    cargo: FileCargo,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLimits {
+    output_cap_bytes: Option<usize>,
+    kill_grace_ms: Option<u64>,
+    max_request_bytes: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTimeouts {
+    default_ms: Option<u64>,
+    max_ms: Option<u64>,
+    #[serde(flatten)]
+    per_tool_ms: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEnv {
+    remove: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCargo {
+    tasks: Option<Vec<String>>,
+}
+
+/// Environment variables drydock reads, as a lookup function so tests need not mutate the process env.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Config {
+    /// Resolve flags, environment and file, with the process's real environment and working directory.
+    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+        let cwd = std::env::current_dir().map_err(|e| ConfigError::Root {
+            path: PathBuf::from("."),
+            reason: e.to_string(),
+        })?;
+        Self::resolve(overrides, &|name| std::env::var(name).ok(), &cwd)
+    }
+
+    pub fn resolve(
+        overrides: &Overrides,
+        env: EnvLookup,
+        cwd: &Path,
+    ) -> Result<Config, ConfigError> {
+        let (file, source) = read_file_config(overrides, env, cwd)?;
+
+        let bind_text = overrides
+            .bind
+            .clone()
+            .or_else(|| env("DRYDOCK_BIND"))
+            .or(file.bind)
+            .unwrap_or_else(|| DEFAULT_BIND.to_string());
+        let bind = parse_bind(&bind_text)?;
+
+        let token = overrides
+            .token
+            .clone()
+            .or_else(|| env("DRYDOCK_TOKEN"))
+            .or(file.token)
+            .filter(|t| !t.is_empty());
+        if !bind.ip().is_loopback() && token.is_none() {
+            return Err(ConfigError::NonLoopbackWithoutToken(bind));
+        }
+
+        let configured_roots = if !overrides.allow_roots.is_empty() {
+            overrides.allow_roots.clone()
+        } else if let Some(list) = env("DRYDOCK_ALLOW_ROOTS") {
+            std::env::split_paths(&list).collect()
+        } else {
+            file.allowed_roots.unwrap_or_default()
+        };
+        let roots_defaulted = configured_roots.is_empty();
+        let raw_roots = if roots_defaulted {
+            vec![cwd.to_path_buf()]
+        } else {
+            configured_roots
+        };
+        let allowed_roots = canonical_roots(&raw_roots, env, cwd)?;
+
+        let toolsets = match file.toolsets {
+            Some(names) => names
+                .iter()
+                .map(|n| Toolset::parse(n))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => vec![Toolset::Build],
+        };
+        let disabled_tools = file.disabled_tools.unwrap_or_default();
+        if let Some(unknown) = disabled_tools
+            .iter()
+            .find(|t| !TOOLS.iter().any(|(name, _)| name == t))
+        {
+            return Err(ConfigError::UnknownTool(unknown.clone()));
+        }
+
+        let limits = Limits {
+            output_cap: positive(
+                file.limits.output_cap_bytes.unwrap_or(1024 * 1024),
+                "limits.output_cap_bytes",
+            )?,
+            kill_grace: Duration::from_millis(file.limits.kill_grace_ms.unwrap_or(2000)),
+            max_request_bytes: positive(
+                file.limits.max_request_bytes.unwrap_or(4 * 1024 * 1024),
+                "limits.max_request_bytes",
+            )?,
+        };
+        let timeouts = resolve_timeouts(file.timeouts)?;
+
+        let mut env_remove: Vec<String> = file
+            .env
+            .remove
+            .unwrap_or_else(|| DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect());
+        env_remove.extend(ALWAYS_REMOVED_ENV.iter().map(|s| s.to_string()));
+        let cargo_tasks = file
+            .cargo
+            .tasks
+            .unwrap_or_else(|| DEFAULT_CARGO_TASKS.iter().map(|s| s.to_string()).collect());
+
+        Ok(Config {
+            bind,
+            token,
+            allowed_roots,
+            roots_defaulted,
+            toolsets,
+            disabled_tools,
+            limits,
+            timeouts,
+            env_remove,
+            cargo_tasks,
+            source,
+        })
+    }
+
+    /// Whether a tool is served: its toolset is on and it is not disabled by name.
+    pub fn tool_enabled(&self, tool: &str) -> bool {
+        TOOLS
+            .iter()
+            .any(|(name, set)| *name == tool && self.toolsets.contains(set))
+            && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+}
+
+fn read_file_config(
+    overrides: &Overrides,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
+    let explicit = overrides
+        .config_file
+        .clone()
+        .or_else(|| env("DRYDOCK_CONFIG").map(PathBuf::from));
+    let path = match explicit {
+        Some(path) => Some(path),
+        None => [
+            Some(cwd.join("drydock.toml")),
+            dirs::config_dir().map(|d| d.join("drydock").join("drydock.toml")),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file()),
+    };
+    let Some(path) = path else {
+        return Ok((FileConfig::default(), None));
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let file = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.clone(),
+        message: e.message().to_string(),
+    })?;
+    Ok((file, Some(path)))
+}
+
+fn parse_bind(text: &str) -> Result<SocketAddr, ConfigError> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    // `localhost:7878` is what people type.
+    match text.strip_prefix("localhost:") {
+        Some(port) => port
+            .parse::<u16>()
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
+            .map_err(|_| ConfigError::Bind(text.to_string())),
+        None => Err(ConfigError::Bind(text.to_string())),
+    }
+}
+
+fn canonical_roots(
+    raw: &[PathBuf],
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<Vec<PathBuf>, ConfigError> {
+    let mut roots = Vec::new();
+    for path in raw {
+        let expanded = expand_home(path, env);
+        let absolute = if expanded.is_absolute() {
+            expanded
+        } else {
+            cwd.join(expanded)
+        };
+        let canonical = absolute.canonicalize().map_err(|e| ConfigError::Root {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        if !canonical.is_dir() {
+            return Err(ConfigError::Root {
+                path: path.clone(),
+                reason: "not a directory".into(),
+            });
+        }
+        if !roots.contains(&canonical) {
+            roots.push(canonical);
+        }
+    }
+    Ok(roots)
+}
+
+/// `~` and `~/x` become the home directory (from $HOME, as a shell would).
+pub fn expand_home(path: &Path, env: EnvLookup) -> PathBuf {
+    let Ok(rest) = path.strip_prefix("~") else {
+        return path.to_path_buf();
+    };
+    match env("HOME").map(PathBuf::from).or_else(dirs::home_dir) {
+        Some(home) => home.join(rest),
+        None => path.to_path_buf(),
+    }
+}
+
+fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
+    let default = Duration::from_millis(positive(
+        file.default_ms.unwrap_or(10 * 60 * 1000),
+        "timeouts.default_ms",
+    )?);
+    let max = Duration::from_millis(positive(
+        file.max_ms.unwrap_or(60 * 60 * 1000),
+        "timeouts.max_ms",
+    )?);
+    let mut per_tool = BTreeMap::new();
+    for (key, ms) in file.per_tool_ms {
+        let tool = key.strip_suffix("_ms").unwrap_or(&key);
+        if !TOOLS.iter().any(|(name, _)| *name == tool) {
+            return Err(ConfigError::UnknownTool(key));
+        }
+        per_tool.insert(
+            tool.to_string(),
+            Duration::from_millis(positive(ms, "timeouts.<tool>_ms")?),
+        );
+    }
+    Ok(Timeouts {
+        default,
+        per_tool,
+        max,
+    })
+}
+
+fn positive<T: PartialEq + Default>(value: T, key: &'static str) -> Result<T, ConfigError> {
+    if value == T::default() {
+        Err(ConfigError::Zero(key))
+    } else {
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn resolve_with(file_text: &str, overrides: Overrides) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("drydock.toml"), file_text).unwrap();
+        Config::resolve(&overrides, &no_env, dir.path())
+    }
+
+    #[test]
+    fn defaults_to_loopback_and_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+        assert_eq!(config.bind.to_string(), DEFAULT_BIND);
+        assert_eq!(
+            config.allowed_roots,
+            vec![dir.path().canonicalize().unwrap()]
+        );
+        assert!(config.roots_defaulted);
+        assert!(config.token.is_none());
+        assert!(config.tool_enabled("compile"));
+        assert!(config.env_remove.contains(&"DRYDOCK_TOKEN".to_string()));
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("drydock.toml"), "bind = \"127.0.0.1:1\"\n").unwrap();
+        let env = |name: &str| (name == "DRYDOCK_BIND").then(|| "127.0.0.1:2".to_string());
+        let from_env = Config::resolve(&Overrides::default(), &env, dir.path()).unwrap();
+        assert_eq!(from_env.bind.port(), 2);
+        let flags = Overrides {
+            bind: Some("localhost:3".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            Config::resolve(&flags, &env, dir.path()).unwrap().bind.port(),
+            3
+        );
+        let from_file = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+        assert_eq!(from_file.bind.port(), 1);
+    }
+
+    #[test]
+    fn non_loopback_bind_needs_a_token() {
+        let err = resolve_with("bind = \"0.0.0.0:7878\"", Overrides::default()).unwrap_err();
+        assert!(matches!(err, ConfigError::NonLoopbackWithoutToken(_)));
+        let ok = resolve_with("bind = \"0.0.0.0:7878\"\ntoken = \"s3cret\"", Overrides::default());
+        assert_eq!(ok.unwrap().token.as_deref(), Some("s3cret"));
+    }
+
+    #[test]
+    fn unknown_keys_toolsets_and_tools_are_refused() {
+        assert!(matches!(
+            resolve_with("bnd = \"x\"", Overrides::default()),
+            Err(ConfigError::Parse { .. })
+        ));
+        assert!(matches!(
+            resolve_with("toolsets = [\"bild\"]", Overrides::default()),
+            Err(ConfigError::UnknownToolset(_))
+        ));
+        assert!(matches!(
+            resolve_with("disabled_tools = [\"compil\"]", Overrides::default()),
+            Err(ConfigError::UnknownTool(_))
+        ));
+        assert!(matches!(
+            resolve_with("[timeouts]\ncompil_ms = 5", Overrides::default()),
+            Err(ConfigError::UnknownTool(_))
+        ));
+    }
+
+    #[test]
+    fn disabled_tools_and_toolsets_switch_tools_off() {
+        let config = resolve_with("disabled_tools = [\"run\"]", Overrides::default()).unwrap();
+        assert!(!config.tool_enabled("run"));
+        assert!(config.tool_enabled("test"));
+        let none = resolve_with("toolsets = []", Overrides::default()).unwrap();
+        assert!(!none.tool_enabled("compile"));
+    }
+
+    #[test]
+    fn timeouts_clamp_to_the_ceiling() {
+        let config = resolve_with(
+            "[timeouts]\ndefault_ms = 1000\nmax_ms = 5000\ntest_ms = 3000",
+            Overrides::default(),
+        )
+        .unwrap();
+        let t = &config.timeouts;
+        assert_eq!(t.for_call("compile", None), Duration::from_millis(1000));
+        assert_eq!(t.for_call("test", None), Duration::from_millis(3000));
+        assert_eq!(t.for_call("test", Some(9000)), Duration::from_millis(5000));
+        assert_eq!(t.for_call("run", Some(200)), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn roots_must_exist() {
+        let flags = Overrides {
+            allow_roots: vec![PathBuf::from("/definitely/not/here")],
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Config::resolve(&flags, &no_env, dir.path()),
+            Err(ConfigError::Root { .. })
+        ));
+    }
+
+    #[test]
+    fn the_example_config_is_valid_and_matches_the_defaults() {
+        let example = resolve_with(
+            include_str!("../drydock.example.toml"),
+            Overrides::default(),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let defaults = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+        assert_eq!(example.bind, defaults.bind);
+        assert_eq!(example.env_remove, defaults.env_remove);
+        assert_eq!(example.cargo_tasks, defaults.cargo_tasks);
+        assert_eq!(example.limits.output_cap, defaults.limits.output_cap);
+        assert_eq!(example.timeouts.default, defaults.timeouts.default);
+    }
+
+    #[test]
+    fn tilde_expands_to_home() {
+        let env = |name: &str| (name == "HOME").then(|| "/home/ada".to_string());
+        assert_eq!(
+            expand_home(Path::new("~/code"), &env),
+            PathBuf::from("/home/ada/code")
+        );
+        assert_eq!(expand_home(Path::new("/x/~"), &env), PathBuf::from("/x/~"));
+    }
+}

@@ -1,0 +1,14 @@
+//! drydock: a developer toolbox served to coding agents over MCP.
+//!
+//! Each capability (build tools today) lives in its own module and is usable without MCP;
+//! `mcp` and `http` are thin adapters over them.
+
+pub mod build;
+pub mod config;
+#[cfg(feature = "conformance-fixtures")]
+pub mod conformance;
+pub mod http;
+pub mod mcp;
+pub mod process;
+pub mod tool_call;
+pub mod workspace;

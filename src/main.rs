@@ -1,0 +1,263 @@
+//! The `drydock` command: serve MCP over HTTP or stdio, or run one tool from the shell.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use drydock::build::progress::Logged;
+use drydock::build::{BuildTools, Call};
+use drydock::config::{Config, Overrides};
+use drydock::mcp::DrydockServer;
+use drydock::tool_call::{CallError, call_tool};
+
+#[derive(Parser)]
+#[command(
+    name = "drydock",
+    version,
+    about = "A developer toolbox for coding agents, served over MCP"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over Streamable HTTP (default http://127.0.0.1:7878/mcp).
+    Serve(CommonArgs),
+    /// Serve MCP over stdin/stdout (logs go to stderr).
+    Mcp(CommonArgs),
+    /// Run one tool and print its structured result as JSON.
+    Call {
+        /// Tool name, e.g. compile.
+        tool: String,
+        /// Arguments as a JSON object; `-` reads them from stdin. Default: {}.
+        arguments: Option<String>,
+        /// Print the short text rendering instead of JSON.
+        #[arg(long)]
+        text: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+#[derive(Args, Clone)]
+struct CommonArgs {
+    /// Config file (default: ./drydock.toml, then the user config dir).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on, e.g. 127.0.0.1:7878 (env DRYDOCK_BIND).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+    /// A directory projects may live in; repeat for several (env DRYDOCK_ALLOW_ROOTS).
+    #[arg(long = "allow-root", value_name = "DIR")]
+    allow_roots: Vec<PathBuf>,
+    /// Bearer token clients must send; required for a non-loopback bind (env DRYDOCK_TOKEN).
+    #[arg(long, value_name = "T")]
+    token: Option<String>,
+}
+
+impl CommonArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            config_file: self.config.clone(),
+            bind: self.bind.clone(),
+            token: self.token.clone(),
+            allow_roots: self.allow_roots.clone(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_log = match cli.command {
+        Command::Serve(_) => "drydock=info",
+        _ => "drydock=warn",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_log.into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(&args).await,
+            Command::Mcp(args) => serve_stdio(&args).await,
+            Command::Call {
+                tool,
+                arguments,
+                text,
+                common,
+            } => call(&common, &tool, arguments.as_deref(), text).await,
+        }
+    });
+    // Do not wait for blocking tasks (e.g. a stdin reader) at exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("drydock: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(args: &CommonArgs) -> Result<Arc<Config>, String> {
+    Config::load(&args.overrides())
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
+    let config = load(args)?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.bind))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    print!("{}", banner(&config, address));
+    let shutdown = CancellationToken::new();
+    let app = drydock::http::router(BuildTools::new(config), &shutdown);
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        stop.cancel();
+        // Streams that do not close by themselves must not keep the process alive.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        std::process::exit(0);
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn wait_for_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+fn banner(config: &Config, address: std::net::SocketAddr) -> String {
+    let url = format!("http://{address}/mcp");
+    let roots: Vec<String> = config
+        .allowed_roots
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    let roots_note = if config.roots_defaulted {
+        " (the directory drydock was started in; add roots with --allow-root or drydock.toml)"
+    } else {
+        ""
+    };
+    let (header_flag, header_json) = match &config.token {
+        Some(token) => (
+            format!(" --header \"Authorization: Bearer {token}\""),
+            format!(", \"headers\": {{\"Authorization\": \"Bearer {token}\"}}"),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let config_note = config
+        .source
+        .as_ref()
+        .map(|p| format!("config: {}\n", p.display()))
+        .unwrap_or_default();
+    format!(
+        "drydock {version} serving MCP at {url}\n\
+         {config_note}allowed project roots: {roots}{roots_note}\n\
+         \n\
+         Add it to Claude Code:\n  claude mcp add --transport http drydock {url}{header_flag}\n\
+         or to a project's .mcp.json:\n  {{\"mcpServers\": {{\"drydock\": {{\"type\": \"http\", \"url\": \"{url}\"{header_json}}}}}}}\n",
+        version = env!("CARGO_PKG_VERSION"),
+        roots = roots.join(", "),
+    )
+}
+
+async fn serve_stdio(args: &CommonArgs) -> Result<ExitCode, String> {
+    let config = load(args)?;
+    tracing::info!(roots = ?config.allowed_roots, "serving MCP on stdio");
+    let server = DrydockServer::new(BuildTools::new(config));
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("MCP over stdio failed to start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("MCP over stdio stopped: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn call(
+    args: &CommonArgs,
+    tool: &str,
+    arguments: Option<&str>,
+    text: bool,
+) -> Result<ExitCode, String> {
+    let config = load(args)?;
+    let arguments = read_arguments(arguments)?;
+    let tools = BuildTools::new(config);
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        on_interrupt.cancel();
+    });
+    let call = Call {
+        progress: &Logged,
+        cancel,
+    };
+    match call_tool(&tools, tool, arguments, &call).await {
+        Ok(outcome) if text => {
+            println!("{}", outcome.text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(outcome) => {
+            let json = serde_json::to_string_pretty(&outcome.structured).expect("JSON");
+            println!("{json}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(CallError::Tool(error)) => {
+            eprintln!("drydock: {tool}: {error}");
+            Ok(ExitCode::FAILURE)
+        }
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+fn read_arguments(arguments: Option<&str>) -> Result<serde_json::Value, String> {
+    let text = match arguments {
+        None => return Ok(serde_json::json!({})),
+        Some("-") => {
+            let mut buffer = String::new();
+            std::io::stdin()
+                .read_to_string(&mut buffer)
+                .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+            buffer
+        }
+        Some(text) => text.to_string(),
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("arguments must be a JSON object, e.g. '{\"project_path\": \".\"}'".into());
+    }
+    Ok(value)
+}

@@ -1,0 +1,46 @@
+//! `logging/setLevel`: a client that asks for log messages gets each tool step at info level.
+//! (Logging is deprecated in rmcp 3.x in favour of newer mechanisms; legacy clients still use it.)
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::Peer;
+use rmcp::RoleServer;
+
+#[derive(Clone, Default)]
+pub struct ClientLogging {
+    level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+impl ClientLogging {
+    pub fn set_level(&self, level: LoggingLevel) {
+        *self.level.lock().expect("logging level poisoned") = Some(level);
+    }
+
+    /// Send `message` at info level if the client asked for info or more.
+    pub async fn info(&self, peer: &Peer<RoleServer>, message: &str) {
+        let wanted = *self.level.lock().expect("logging level poisoned");
+        if wanted.is_some_and(|level| rank(level) <= rank(LoggingLevel::Info)) {
+            let param = LoggingMessageNotificationParam::new(
+                LoggingLevel::Info,
+                serde_json::Value::String(message.to_string()),
+            )
+            .with_logger("drydock");
+            let _ = peer.notify_logging_message(param).await;
+        }
+    }
+}
+
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}

@@ -1,0 +1,152 @@
+//! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
+//! the same `BuildTools`.
+
+mod logging;
+mod prompts;
+mod resources;
+mod tools;
+
+use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation,
+    ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
+
+use crate::build::BuildTools;
+use logging::ClientLogging;
+
+const INSTRUCTIONS: &str = "drydock runs cargo for you in allowed project directories and returns structured results. \
+Start with project_info, use type_check or compile to get exact errors (file, line, column, code, message), \
+test to run tests (failures with file, line and assert_eq values), lint for clippy, format for rustfmt, run to execute the program. \
+Every tool takes project_path. A failing build or test is a normal result whose status says so; isError means the call could not run (e.g. a path outside the allowed roots).";
+
+#[derive(Clone)]
+pub struct DrydockServer {
+    tools: BuildTools,
+    logging: ClientLogging,
+    tool_router: ToolRouter<Self>,
+    prompt_router: PromptRouter<Self>,
+}
+
+impl DrydockServer {
+    pub fn new(tools: BuildTools) -> Self {
+        let mut tool_router = Self::tool_router();
+        for route in tool_router.list_all() {
+            if !tools.config().tool_enabled(&route.name) {
+                tool_router.remove_route(&route.name);
+            }
+        }
+        #[cfg(feature = "conformance-fixtures")]
+        tool_router.merge(Self::fixture_tool_router());
+        #[allow(unused_mut)]
+        let mut prompt_router = Self::prompt_router();
+        #[cfg(feature = "conformance-fixtures")]
+        prompt_router.merge(Self::fixture_prompt_router());
+        Self {
+            tools,
+            logging: ClientLogging::default(),
+            tool_router,
+            prompt_router,
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for DrydockServer {
+    fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)]
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_logging()
+            .enable_completions()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("drydock", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(resources::list()))
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            crate::conformance::fixture_resource_templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(&self.tools, &request.uri).map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::check_known(&self.tools, &request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::check_known(&self.tools, &request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.logging.set_level(request.level);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let values = match (&request.r#ref, request.argument.name.as_str()) {
+            (Reference::Prompt(_), "project_path") => {
+                resources::project_paths_starting_with(&self.tools, &request.argument.value)
+            }
+            _ => Vec::new(),
+        };
+        let total = values.len();
+        let shown: Vec<String> = values.into_iter().take(CompletionInfo::MAX_VALUES).collect();
+        let mut info = CompletionInfo::new(shown)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        info.total = u32::try_from(total).ok();
+        info.has_more = Some(total > CompletionInfo::MAX_VALUES);
+        Ok(CompleteResult::new(info))
+    }
+}

@@ -1,0 +1,179 @@
+//! The build tools as MCP tools: schemas, annotations, structured results and progress.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::DrydockServer;
+use crate::build::progress::Progress;
+use crate::build::reports::{
+    BuildReport, FormatReport, ProjectInfo, Render, RunReport, TestReport,
+};
+use crate::build::requests::{
+    CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
+};
+use crate::build::{BuildKind, Call, ToolError};
+
+/// Sends progress notifications in order, from a task of their own, so a tool never
+/// waits on a slow client.
+struct ProgressNotifier {
+    sender: mpsc::UnboundedSender<String>,
+}
+
+impl Progress for ProgressNotifier {
+    fn report(&self, message: &str) {
+        let _ = self.sender.send(message.to_string());
+    }
+}
+
+impl ProgressNotifier {
+    fn for_request(server: &DrydockServer, ctx: &RequestContext<RoleServer>) -> Self {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+        let token = ctx.meta.get_progress_token();
+        let peer = ctx.peer.clone();
+        let logging = server.logging.clone();
+        let step = Arc::new(AtomicU64::new(0));
+        tokio::spawn(async move {
+            while let Some(message) = receiver.recv().await {
+                if let Some(token) = &token {
+                    let progress = step.fetch_add(1, Ordering::Relaxed) + 1;
+                    let param = ProgressNotificationParam::new(token.clone(), progress as f64)
+                        .with_message(message.clone());
+                    let _ = peer.notify_progress(param).await;
+                }
+                logging.info(&peer, &message).await;
+            }
+        });
+        Self { sender }
+    }
+}
+
+fn respond<T: Serialize + Render>(result: Result<T, ToolError>) -> Result<CallToolResult, McpError> {
+    match result {
+        Ok(report) => {
+            let structured = serde_json::to_value(&report)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+            result.structured_content = Some(structured);
+            Ok(result)
+        }
+        Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(
+            error.to_string(),
+        )])),
+    }
+}
+
+#[tool_router(vis = "pub(crate)")]
+impl DrydockServer {
+    #[tool(
+        description = "Describe a cargo project: name, version, edition, rustc/cargo versions, workspace packages, targets, dependencies with the versions Cargo.lock resolved, and the files that hold tests.",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ProjectInfo>()
+    )]
+    async fn project_info(
+        &self,
+        Parameters(req): Parameters<ProjectInfoRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.project_info(req, &call).await)
+    }
+
+    #[tool(
+        description = "Build the project (cargo build) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\".",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<BuildReport>()
+    )]
+    async fn compile(
+        &self,
+        Parameters(req): Parameters<CompileRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.build(BuildKind::Compile, req, &call).await)
+    }
+
+    #[tool(
+        description = "Type-check the project without producing binaries (cargo check --all-targets by default): the fastest way to see every error, including in tests and examples.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<BuildReport>()
+    )]
+    async fn type_check(
+        &self,
+        Parameters(req): Parameters<CompileRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.build(BuildKind::TypeCheck, req, &call).await)
+    }
+
+    #[tool(
+        description = "Run the tests (cargo test, every binary: unit, integration and doc tests). Returns passed/failed/ignored/filtered-out counts and each failure with its file, line, panic message, assert_eq left/right values and captured output. Tests that do not compile come back as errors (status \"build_failed\").",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<TestReport>()
+    )]
+    async fn test(
+        &self,
+        Parameters(req): Parameters<TestRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.test(req, &call).await)
+    }
+
+    #[tool(
+        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`. Returns status ok/error/timeout, exit code, stdout and stderr separately. stdin is empty unless given.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schema_for_output::<RunReport>()
+    )]
+    async fn run(
+        &self,
+        Parameters(req): Parameters<RunRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.run(req, &call).await)
+    }
+
+    #[tool(
+        description = "Check formatting (cargo fmt --check): list the files that need formatting with a short diff. With apply=true, format them and list what changed.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<FormatReport>()
+    )]
+    async fn format(
+        &self,
+        Parameters(req): Parameters<FormatRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.format(req, &call).await)
+    }
+
+    #[tool(
+        description = "Lint the project (cargo clippy) and return its warnings and errors with file, line, column, lint code (e.g. clippy::needless_return) and message, plus machine-applicable suggestions.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<BuildReport>()
+    )]
+    async fn lint(
+        &self,
+        Parameters(req): Parameters<CompileRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let progress = ProgressNotifier::for_request(self, &ctx);
+        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
+        respond(self.tools.build(BuildKind::Lint, req, &call).await)
+    }
+}

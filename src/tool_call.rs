@@ -1,0 +1,74 @@
+//! Run one tool by name with JSON arguments, without MCP (`drydock call`).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::build::reports::Render;
+use crate::build::{BuildKind, BuildTools, Call, ToolError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("unknown tool `{name}`; available: {available}")]
+    UnknownTool { name: String, available: String },
+    #[error("invalid arguments for `{tool}`: {message}")]
+    InvalidArguments { tool: String, message: String },
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
+
+/// A tool's structured result and its text rendering.
+pub struct Outcome {
+    pub structured: Value,
+    pub text: String,
+}
+
+pub async fn call_tool(
+    tools: &BuildTools,
+    name: &str,
+    arguments: Value,
+    call: &Call<'_>,
+) -> Result<Outcome, CallError> {
+    if !tools.config().tool_enabled(name) {
+        return Err(unknown(tools, name));
+    }
+    match name {
+        "project_info" => outcome(tools.project_info(parse(name, arguments)?, call).await),
+        "compile" => outcome(tools.build(BuildKind::Compile, parse(name, arguments)?, call).await),
+        "type_check" => {
+            outcome(tools.build(BuildKind::TypeCheck, parse(name, arguments)?, call).await)
+        }
+        "lint" => outcome(tools.build(BuildKind::Lint, parse(name, arguments)?, call).await),
+        "test" => outcome(tools.test(parse(name, arguments)?, call).await),
+        "run" => outcome(tools.run(parse(name, arguments)?, call).await),
+        "format" => outcome(tools.format(parse(name, arguments)?, call).await),
+        _ => Err(unknown(tools, name)),
+    }
+}
+
+fn unknown(tools: &BuildTools, name: &str) -> CallError {
+    let available: Vec<&str> = crate::config::TOOLS
+        .iter()
+        .map(|(tool, _)| *tool)
+        .filter(|tool| tools.config().tool_enabled(tool))
+        .collect();
+    CallError::UnknownTool {
+        name: name.to_string(),
+        available: available.join(", "),
+    }
+}
+
+fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CallError> {
+    serde_json::from_value(arguments).map_err(|e| CallError::InvalidArguments {
+        tool: tool.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn outcome<T: Serialize + Render>(result: Result<T, ToolError>) -> Result<Outcome, CallError> {
+    let report = result?;
+    Ok(Outcome {
+        structured: serde_json::to_value(&report).expect("reports serialize"),
+        text: report.render(),
+    })
+}

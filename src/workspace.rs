@@ -1,0 +1,275 @@
+//! Resolve a caller's project path against the allowlist: canonical, inside a root, no escapes.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::config::expand_home;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WorkspaceError {
+    #[error("project_path is empty")]
+    Empty,
+    #[error("project_path contains a NUL byte")]
+    Nul,
+    #[error("project_path `{path}` contains `..`, which is refused; pass the path without it")]
+    ParentComponent { path: String },
+    #[error("project_path `{path}` does not exist")]
+    Missing { path: String },
+    #[error("project_path `{path}` is a file, not a directory")]
+    NotADirectory { path: String },
+    #[error("project_path `{path}` resolves to {resolved}, outside the allowed roots: {roots}")]
+    OutsideRoots {
+        path: String,
+        resolved: String,
+        roots: String,
+    },
+    #[error("{path} is not a cargo or mix project (no Cargo.toml or mix.exs)")]
+    NotAProject { path: String },
+    #[error(
+        "{path} has both Cargo.toml and mix.exs; name the toolchain to use (`toolchain`: \"cargo\" or \"mix\")"
+    )]
+    Ambiguous { path: String },
+    #[error("{path} has no {manifest}, so it is not a {toolchain} project")]
+    MissingManifest {
+        path: String,
+        manifest: &'static str,
+        toolchain: &'static str,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolchainKind {
+    Cargo,
+    Mix,
+}
+
+impl ToolchainKind {
+    fn manifest(self) -> &'static str {
+        match self {
+            ToolchainKind::Cargo => "Cargo.toml",
+            ToolchainKind::Mix => "mix.exs",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolchainKind::Cargo => "cargo",
+            ToolchainKind::Mix => "mix",
+        }
+    }
+}
+
+/// A project directory that lies inside an allowed root, with its toolchain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub root: PathBuf,
+    pub kind: ToolchainKind,
+}
+
+/// The allowed roots (already canonical, see `Config`).
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    roots: Vec<PathBuf>,
+}
+
+impl Workspace {
+    pub fn new(roots: Vec<PathBuf>) -> Self {
+        Self { roots }
+    }
+
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// A directory inside an allowed root. Relative paths are taken from the first root.
+    pub fn resolve_dir(&self, raw: &str) -> Result<PathBuf, WorkspaceError> {
+        if raw.trim().is_empty() {
+            return Err(WorkspaceError::Empty);
+        }
+        if raw.contains('\0') {
+            return Err(WorkspaceError::Nul);
+        }
+        let path = expand_home(Path::new(raw), &|name| std::env::var(name).ok());
+        if path.components().any(|c| c == Component::ParentDir) {
+            return Err(WorkspaceError::ParentComponent { path: raw.into() });
+        }
+        let absolute = match (path.is_absolute(), self.roots.first()) {
+            (true, _) => path,
+            (false, Some(first)) => first.join(path),
+            (false, None) => return Err(self.outside(raw, &path)),
+        };
+        let resolved = absolute
+            .canonicalize()
+            .map_err(|_| WorkspaceError::Missing { path: raw.into() })?;
+        if !self.roots.iter().any(|root| resolved.starts_with(root)) {
+            return Err(self.outside(raw, &resolved));
+        }
+        if !resolved.is_dir() {
+            return Err(WorkspaceError::NotADirectory { path: raw.into() });
+        }
+        Ok(resolved)
+    }
+
+    /// A project inside an allowed root; `toolchain` settles a directory that has both manifests.
+    pub fn resolve_project(
+        &self,
+        raw: &str,
+        toolchain: Option<ToolchainKind>,
+    ) -> Result<Project, WorkspaceError> {
+        let root = self.resolve_dir(raw)?;
+        let shown = root.display().to_string();
+        let has = |kind: ToolchainKind| root.join(kind.manifest()).is_file();
+        let kind = match (toolchain, has(ToolchainKind::Cargo), has(ToolchainKind::Mix)) {
+            (Some(kind), _, _) if has(kind) => kind,
+            (Some(kind), _, _) => {
+                return Err(WorkspaceError::MissingManifest {
+                    path: shown,
+                    manifest: kind.manifest(),
+                    toolchain: kind.name(),
+                });
+            }
+            (None, true, true) => return Err(WorkspaceError::Ambiguous { path: shown }),
+            (None, true, false) => ToolchainKind::Cargo,
+            (None, false, true) => ToolchainKind::Mix,
+            (None, false, false) => return Err(WorkspaceError::NotAProject { path: shown }),
+        };
+        Ok(Project { root, kind })
+    }
+
+    fn outside(&self, raw: &str, resolved: &Path) -> WorkspaceError {
+        let roots = self
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        WorkspaceError::OutsideRoots {
+            path: raw.into(),
+            resolved: resolved.display().to_string(),
+            roots: if roots.is_empty() {
+                "(none)".into()
+            } else {
+                roots
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+        outside: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        let outside = base.join("outside");
+        for d in [&root, &outside] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::create_dir_all(root.join("app")).unwrap();
+        fs::write(root.join("app/Cargo.toml"), "").unwrap();
+        fs::create_dir_all(root.join("ex")).unwrap();
+        fs::write(root.join("ex/mix.exs"), "").unwrap();
+        fs::create_dir_all(root.join("both")).unwrap();
+        fs::write(root.join("both/Cargo.toml"), "").unwrap();
+        fs::write(root.join("both/mix.exs"), "").unwrap();
+        fs::create_dir_all(root.join("plain")).unwrap();
+        fs::write(root.join("file.txt"), "").unwrap();
+        fs::create_dir_all(outside.join("secret")).unwrap();
+        fs::write(outside.join("secret/Cargo.toml"), "").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), root.join("escape")).unwrap();
+        std::os::unix::fs::symlink(root.join("app"), root.join("alias")).unwrap();
+        Fixture {
+            _dir: dir,
+            root,
+            outside,
+        }
+    }
+
+    fn workspace(f: &Fixture) -> Workspace {
+        Workspace::new(vec![f.root.clone()])
+    }
+
+    #[test]
+    fn resolves_absolute_relative_and_symlinked_paths_inside_a_root() {
+        let f = fixture();
+        let ws = workspace(&f);
+        let abs = ws
+            .resolve_project(f.root.join("app").to_str().unwrap(), None)
+            .unwrap();
+        assert_eq!(abs.root, f.root.join("app"));
+        assert_eq!(abs.kind, ToolchainKind::Cargo);
+        assert_eq!(ws.resolve_project("app", None).unwrap(), abs);
+        assert_eq!(ws.resolve_project("alias", None).unwrap(), abs);
+        assert_eq!(
+            ws.resolve_project("ex", None).unwrap().kind,
+            ToolchainKind::Mix
+        );
+    }
+
+    #[test]
+    fn refuses_escapes() {
+        let f = fixture();
+        let ws = workspace(&f);
+        assert!(matches!(
+            ws.resolve_project("escape", None),
+            Err(WorkspaceError::OutsideRoots { .. })
+        ));
+        assert!(matches!(
+            ws.resolve_project(f.outside.join("secret").to_str().unwrap(), None),
+            Err(WorkspaceError::OutsideRoots { .. })
+        ));
+        assert!(matches!(
+            ws.resolve_project("app/../app", None),
+            Err(WorkspaceError::ParentComponent { .. })
+        ));
+        let message = ws.resolve_project("/", None).unwrap_err().to_string();
+        assert!(message.contains(f.root.to_str().unwrap()), "{message}");
+    }
+
+    #[test]
+    fn refuses_bad_input() {
+        let f = fixture();
+        let ws = workspace(&f);
+        assert_eq!(ws.resolve_dir(""), Err(WorkspaceError::Empty));
+        assert_eq!(ws.resolve_dir("a\0b"), Err(WorkspaceError::Nul));
+        assert!(matches!(
+            ws.resolve_dir("nope"),
+            Err(WorkspaceError::Missing { .. })
+        ));
+        assert!(matches!(
+            ws.resolve_dir("file.txt"),
+            Err(WorkspaceError::NotADirectory { .. })
+        ));
+        let err = ws.resolve_project("plain", None).unwrap_err();
+        assert!(err.to_string().contains("not a cargo or mix project"));
+    }
+
+    #[test]
+    fn both_manifests_need_a_choice() {
+        let f = fixture();
+        let ws = workspace(&f);
+        assert!(matches!(
+            ws.resolve_project("both", None),
+            Err(WorkspaceError::Ambiguous { .. })
+        ));
+        assert_eq!(
+            ws.resolve_project("both", Some(ToolchainKind::Mix))
+                .unwrap()
+                .kind,
+            ToolchainKind::Mix
+        );
+        assert!(matches!(
+            ws.resolve_project("app", Some(ToolchainKind::Mix)),
+            Err(WorkspaceError::MissingManifest { .. })
+        ));
+    }
+}
