@@ -53,7 +53,7 @@ pub enum ConfigError {
     Root { path: PathBuf, reason: String },
     #[error("unknown toolset `{0}` (known: build)")]
     UnknownToolset(String),
-    #[error("unknown tool `{0}` in disabled_tools")]
+    #[error("unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint)")]
     UnknownTool(String),
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
@@ -175,8 +175,8 @@ struct FileLimits {
     max_request_bytes: Option<usize>,
 }
 
+/// Unknown keys are caught by hand: `deny_unknown_fields` does not work with `flatten`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct FileTimeouts {
     default_ms: Option<u64>,
     max_ms: Option<u64>,
@@ -411,9 +411,9 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
     )?);
     let mut per_tool = BTreeMap::new();
     for (key, ms) in file.per_tool_ms {
-        let tool = key.strip_suffix("_ms").unwrap_or(&key);
+        let tool = key.strip_suffix("_ms").unwrap_or_default();
         if !TOOLS.iter().any(|(name, _)| *name == tool) {
-            return Err(ConfigError::UnknownTool(key));
+            return Err(ConfigError::UnknownTool(format!("timeouts.{key}")));
         }
         per_tool.insert(
             tool.to_string(),
@@ -505,10 +505,12 @@ mod tests {
             resolve_with("disabled_tools = [\"compil\"]", Overrides::default()),
             Err(ConfigError::UnknownTool(_))
         ));
-        assert!(matches!(
-            resolve_with("[timeouts]\ncompil_ms = 5", Overrides::default()),
-            Err(ConfigError::UnknownTool(_))
-        ));
+        for bad in ["[timeouts]\ncompil_ms = 5", "[timeouts]\ncompile = 5"] {
+            assert!(matches!(
+                resolve_with(bad, Overrides::default()),
+                Err(ConfigError::UnknownTool(_))
+            ));
+        }
     }
 
     #[test]

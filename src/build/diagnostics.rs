@@ -1,0 +1,817 @@
+//! Compiler diagnostics: the shape every toolchain reports, and the parser of cargo's JSON messages.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One error or warning, located in the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Diagnostic {
+    /// Path relative to the project root; absolute when the file lies outside it
+    /// (a registry dependency); absent for diagnostics without a location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based, counted in characters (not bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u32>,
+    pub severity: Severity,
+    /// `E0308`, `unused_variables`, `clippy::needless_return`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub message: String,
+    /// The primary span's label, e.g. "expected `i32`, found `&str`".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Child notes and helps without a suggested edit, e.g. "`#[warn(unused_variables)]` on by default".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Machine-applicable edits the compiler proposes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// The compiler's own rendering; only filled when the caller asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendered: Option<String>,
+}
+
+/// A machine-applicable replacement of a span.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Suggestion {
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub replacement: String,
+}
+
+/// What one line of cargo's JSON output meant, for progress reporting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CargoEvent {
+    Artifact { target: String, fresh: bool },
+    Diagnostic { severity: Severity },
+    BuildFinished { success: bool },
+}
+
+/// Everything gathered from one cargo run's JSON messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CargoMessages {
+    /// In the order rustc reported them, duplicates removed.
+    pub diagnostics: Vec<Diagnostic>,
+    pub artifacts: u32,
+    /// `None` when cargo never reported `build-finished` (killed, or failed before building).
+    pub build_success: Option<bool>,
+    /// Test executables built (`profile.test`), in build order.
+    pub executables: Vec<String>,
+}
+
+/// Turns cargo's `--message-format=json` stdout, fed line by line, into diagnostics.
+pub struct CargoMessageParser {
+    paths: PathMapper,
+    include_rendered: bool,
+    seen: HashSet<DiagnosticKey>,
+    messages: CargoMessages,
+}
+
+/// What makes two diagnostics the same: lib and lib-test builds report each one twice.
+#[derive(PartialEq, Eq, Hash)]
+struct DiagnosticKey {
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    severity: Severity,
+    code: Option<String>,
+    message: String,
+}
+
+impl CargoMessageParser {
+    pub fn new(workspace_root: &Path, project_root: &Path, include_rendered: bool) -> Self {
+        Self {
+            paths: PathMapper::new(workspace_root, project_root),
+            include_rendered,
+            seen: HashSet::new(),
+            messages: CargoMessages::default(),
+        }
+    }
+
+    /// Feeds one stdout line; lines that are not JSON objects (libtest's human output
+    /// during `cargo test`, program output during `cargo run`) are ignored.
+    pub fn feed_line(&mut self, line: &str) -> Option<CargoEvent> {
+        let line = line.trim_end();
+        if !line.starts_with('{') {
+            return None;
+        }
+        match serde_json::from_str::<json::Line>(line).ok()? {
+            json::Line::CompilerMessage { message } => self.add_diagnostic(message),
+            json::Line::CompilerArtifact {
+                target,
+                profile,
+                executable,
+                fresh,
+            } => Some(self.add_artifact(target.name, profile.test, executable, fresh)),
+            json::Line::BuildFinished { success } => {
+                self.messages.build_success = Some(success);
+                Some(CargoEvent::BuildFinished { success })
+            }
+            json::Line::Other => None,
+        }
+    }
+
+    pub fn finish(self) -> CargoMessages {
+        self.messages
+    }
+
+    fn add_artifact(
+        &mut self,
+        target: String,
+        is_test: bool,
+        executable: Option<String>,
+        fresh: bool,
+    ) -> CargoEvent {
+        self.messages.artifacts += 1;
+        if let (true, Some(executable)) = (is_test, executable) {
+            self.messages.executables.push(executable);
+        }
+        CargoEvent::Artifact { target, fresh }
+    }
+
+    fn add_diagnostic(&mut self, message: json::Diagnostic) -> Option<CargoEvent> {
+        let diagnostic = self.convert(message)?;
+        let key = DiagnosticKey {
+            file: diagnostic.file.clone(),
+            line: diagnostic.line,
+            column: diagnostic.column,
+            severity: diagnostic.severity,
+            code: diagnostic.code.clone(),
+            message: diagnostic.message.clone(),
+        };
+        if !self.seen.insert(key) {
+            return None;
+        }
+        let severity = diagnostic.severity;
+        self.messages.diagnostics.push(diagnostic);
+        Some(CargoEvent::Diagnostic { severity })
+    }
+
+    fn convert(&self, message: json::Diagnostic) -> Option<Diagnostic> {
+        let severity = match message.level.as_str() {
+            "warning" => Severity::Warning,
+            // Also "error: internal compiler error".
+            level if level.starts_with("error") => Severity::Error,
+            _ => return None,
+        };
+        let code = message.code.map(|code| code.code);
+        if message.spans.is_empty() && code.is_none() && is_summary(&message.message) {
+            return None;
+        }
+        let primary = self.primary_span(&message.spans);
+        let (notes, suggestions) = self.children(&message.children);
+        Some(Diagnostic {
+            file: primary.map(|span| self.paths.map(&span.file_name)),
+            line: primary.map(|span| span.line_start),
+            column: primary.map(|span| span.column_start),
+            end_line: primary.map(|span| span.line_end),
+            end_column: primary.map(|span| span.column_end),
+            severity,
+            code,
+            message: message.message,
+            label: primary.and_then(|span| span.label.clone()),
+            notes,
+            suggestions,
+            rendered: message.rendered.filter(|_| self.include_rendered),
+        })
+    }
+
+    /// The primary span, moved out of macro definitions that live outside the workspace
+    /// (std's `panic!`, a dependency's macro) to the invocation in the user's code.
+    fn primary_span<'a>(&self, spans: &'a [json::Span]) -> Option<&'a json::Span> {
+        let primary = spans.iter().find(|span| span.is_primary)?;
+        if self.paths.is_in_workspace(&primary.file_name) {
+            return Some(primary);
+        }
+        let mut span = primary;
+        while let Some(expansion) = &span.expansion {
+            span = &expansion.span;
+            if self.paths.is_in_workspace(&span.file_name) {
+                return Some(span);
+            }
+        }
+        Some(primary)
+    }
+
+    fn children(&self, children: &[json::Child]) -> (Vec<String>, Vec<Suggestion>) {
+        let mut notes = Vec::new();
+        let mut suggestions = Vec::new();
+        for child in children {
+            let applicable = self.applicable_suggestions(child);
+            if applicable.is_empty() {
+                notes.push(note_text(child));
+            } else {
+                suggestions.extend(applicable);
+            }
+        }
+        (notes, suggestions)
+    }
+
+    fn applicable_suggestions(&self, child: &json::Child) -> Vec<Suggestion> {
+        child
+            .spans
+            .iter()
+            .filter(|span| span.suggestion_applicability.as_deref() == Some("MachineApplicable"))
+            .filter_map(|span| {
+                Some(Suggestion {
+                    message: child.message.clone(),
+                    file: self.paths.map(&span.file_name),
+                    line: span.line_start,
+                    column: span.column_start,
+                    end_line: span.line_end,
+                    end_column: span.column_end,
+                    replacement: span.suggested_replacement.clone()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// `help: ...` / `note: ...`; a lone one-line edit that is not machine-applicable is
+/// appended the way rustc renders it inline (`help: consider importing: `use x;``).
+fn note_text(child: &json::Child) -> String {
+    let replacements: Vec<&str> = child
+        .spans
+        .iter()
+        .filter_map(|span| span.suggested_replacement.as_deref())
+        .collect();
+    match replacements.as_slice() {
+        [only] if !only.is_empty() && !only.contains('\n') => {
+            format!("{}: {}: `{only}`", child.level, child.message)
+        }
+        _ => format!("{}: {}", child.level, child.message),
+    }
+}
+
+/// rustc's closing tallies ("aborting due to 3 previous errors", "2 warnings emitted").
+fn is_summary(message: &str) -> bool {
+    static SUMMARY: OnceLock<Regex> = OnceLock::new();
+    SUMMARY
+        .get_or_init(|| {
+            Regex::new(r"^(aborting due to .*previous errors?.*|\d+ warnings? emitted)$")
+                .expect("valid regex")
+        })
+        .is_match(message)
+}
+
+/// Maps the paths tools print (relative to the workspace root, or absolute) to paths
+/// relative to the project root when they lie inside it, else absolute.
+#[derive(Debug, Clone)]
+pub struct PathMapper {
+    workspace_root: PathBuf,
+    project_root: PathBuf,
+}
+
+impl PathMapper {
+    pub fn new(workspace_root: &Path, project_root: &Path) -> Self {
+        Self {
+            workspace_root: normalize(workspace_root),
+            project_root: normalize(project_root),
+        }
+    }
+
+    pub fn map(&self, file: &str) -> String {
+        let absolute = self.absolute(file);
+        match absolute.strip_prefix(&self.project_root) {
+            Ok(relative) if !relative.as_os_str().is_empty() => path_string(relative),
+            _ => path_string(&absolute),
+        }
+    }
+
+    /// Whether the file is the user's code rather than std's or a dependency's
+    /// (`<anon>`-style pseudo files are neither).
+    pub fn is_in_workspace(&self, file: &str) -> bool {
+        !file.starts_with('<') && self.absolute(file).starts_with(&self.workspace_root)
+    }
+
+    fn absolute(&self, file: &str) -> PathBuf {
+        normalize(&self.workspace_root.join(file))
+    }
+}
+
+/// Resolves `.` and `..` lexically: the files may not exist any more when we map them.
+fn normalize(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
+}
+
+fn path_string(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// The subset of cargo's and rustc's JSON that drydock reads; the rest is skipped.
+mod json {
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(tag = "reason", rename_all = "kebab-case")]
+    pub enum Line {
+        CompilerMessage {
+            message: Diagnostic,
+        },
+        CompilerArtifact {
+            target: Target,
+            #[serde(default)]
+            profile: Profile,
+            #[serde(default)]
+            executable: Option<String>,
+            #[serde(default)]
+            fresh: bool,
+        },
+        BuildFinished {
+            success: bool,
+        },
+        #[serde(other)]
+        Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Target {
+        pub name: String,
+    }
+
+    #[derive(Deserialize, Default)]
+    pub struct Profile {
+        pub test: bool,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Diagnostic {
+        pub message: String,
+        pub code: Option<Code>,
+        pub level: String,
+        #[serde(default)]
+        pub spans: Vec<Span>,
+        #[serde(default)]
+        pub children: Vec<Child>,
+        pub rendered: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Code {
+        pub code: String,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Child {
+        pub message: String,
+        pub level: String,
+        pub spans: Vec<Span>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Span {
+        pub file_name: String,
+        pub line_start: u32,
+        pub line_end: u32,
+        pub column_start: u32,
+        pub column_end: u32,
+        pub is_primary: bool,
+        pub label: Option<String>,
+        pub suggested_replacement: Option<String>,
+        pub suggestion_applicability: Option<String>,
+        pub expansion: Option<Box<Expansion>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Expansion {
+        pub span: Span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn fixture(case: &str, extension: &str) -> String {
+        let path = format!(
+            "{}/{case}.{extension}",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cargo")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
+    }
+
+    /// The project directory the fixture was recorded in (its paths are absolute).
+    fn recorded_root(case: &str) -> PathBuf {
+        PathBuf::from(fixture(case, "root").trim_end())
+    }
+
+    fn parse_in(case: &str, project_root: &Path, include_rendered: bool) -> CargoMessages {
+        let mut parser =
+            CargoMessageParser::new(&recorded_root(case), project_root, include_rendered);
+        for line in fixture(case, "stdout").lines() {
+            parser.feed_line(line);
+        }
+        parser.finish()
+    }
+
+    fn parse(case: &str) -> CargoMessages {
+        parse_in(case, &recorded_root(case), false)
+    }
+
+    /// `file:line:column severity code message | label`, one per diagnostic.
+    fn summaries(diagnostics: &[Diagnostic]) -> Vec<String> {
+        diagnostics
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{}:{} {:?} {} {} | {}",
+                    d.file.as_deref().unwrap_or("-"),
+                    d.line.unwrap_or(0),
+                    d.column.unwrap_or(0),
+                    d.severity,
+                    d.code.as_deref().unwrap_or("-"),
+                    d.message,
+                    d.label.as_deref().unwrap_or("-"),
+                )
+            })
+            .collect()
+    }
+
+    const CARGO_ERRORS: [&str; 5] = [
+        "src/parser/mod.rs:6:19 Error E0425 cannot find value `missing_value` in this scope | not found in this scope",
+        "src/lib.rs:3:5 Warning unused_imports unused import: `std::collections::HashMap` | -",
+        "src/shapes.rs:7:12 Error E0599 no method named `perimeter` found for reference `&Square` in the current scope | method not found in `&Square`",
+        "src/lib.rs:11:5 Error E0308 mismatched types | expected `i32`, found `&str`",
+        "src/parser/tokens.rs:2:9 Warning unused_variables unused variable: `separator` | -",
+    ];
+
+    #[test]
+    fn build_with_errors_reports_each_error_and_warning_in_its_file() {
+        let messages = parse("build-errors");
+        assert_eq!(summaries(&messages.diagnostics), CARGO_ERRORS);
+        assert_eq!(messages.build_success, Some(false));
+        assert_eq!(messages.artifacts, 0);
+        assert!(messages.executables.is_empty());
+    }
+
+    #[test]
+    fn spans_notes_and_machine_applicable_suggestions_are_kept() {
+        let messages = parse("build-errors");
+        let unused = &messages.diagnostics[4];
+        assert_eq!((unused.end_line, unused.end_column), (Some(2), Some(18)));
+        assert_eq!(
+            unused.notes,
+            ["note: `#[warn(unused_variables)]` (part of `#[warn(unused)]`) on by default"]
+        );
+        assert_eq!(
+            unused.suggestions,
+            [Suggestion {
+                message: "if this is intentional, prefix it with an underscore".into(),
+                file: "src/parser/tokens.rs".into(),
+                line: 2,
+                column: 9,
+                end_line: 2,
+                end_column: 18,
+                replacement: "_separator".into(),
+            }]
+        );
+        assert_eq!(unused.rendered, None);
+        let mismatched = &messages.diagnostics[3];
+        assert!(mismatched.notes.is_empty() && mismatched.suggestions.is_empty());
+    }
+
+    #[test]
+    fn lib_and_lib_test_duplicates_are_reported_once() {
+        let stdout = fixture("check-all-targets-errors", "stdout");
+        let raw = stdout
+            .lines()
+            .filter(|l| l.contains("\"compiler-message\""))
+            .count();
+        assert_eq!(
+            raw, 14,
+            "the fixture reports each diagnostic twice, plus failure notes"
+        );
+        let mut found = summaries(&parse("check-all-targets-errors").diagnostics);
+        let mut expected = CARGO_ERRORS.map(String::from).to_vec();
+        // lib and lib-test compile in parallel: their messages interleave differently per run.
+        found.sort();
+        expected.sort();
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn failed_test_build_reports_compile_errors_and_no_executables() {
+        let messages = parse("test-errors");
+        assert_eq!(messages.diagnostics.len(), 5);
+        assert_eq!(messages.build_success, Some(false));
+        assert!(messages.executables.is_empty());
+    }
+
+    #[test]
+    fn clippy_lint_in_workspace_member_is_relative_to_the_project_root() {
+        let workspace = recorded_root("clippy-workspace");
+        let messages = parse("clippy-workspace");
+        assert_eq!(
+            summaries(&messages.diagnostics),
+            [
+                "crates/core/src/lib.rs:7:5 Warning clippy::needless_return unneeded `return` statement | -"
+            ]
+        );
+        let lint = &messages.diagnostics[0];
+        assert_eq!(
+            lint.notes,
+            [
+                "help: for further information visit https://rust-lang.github.io/rust-clippy/rust-1.95.0/index.html#needless_return",
+                "note: `#[warn(clippy::needless_return)]` on by default",
+            ]
+        );
+        let edits: Vec<_> = lint
+            .suggestions
+            .iter()
+            .map(|s| {
+                (
+                    s.message.as_str(),
+                    s.line,
+                    s.column,
+                    s.end_column,
+                    s.replacement.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            edits,
+            [
+                ("remove `return`", 7, 5, 17, "n * 2"),
+                ("remove `return`", 7, 17, 18, "")
+            ]
+        );
+        assert_eq!(
+            (messages.artifacts, messages.build_success),
+            (2, Some(true))
+        );
+
+        let member = parse_in("clippy-workspace", &workspace.join("crates/core"), false);
+        assert_eq!(member.diagnostics[0].file.as_deref(), Some("src/lib.rs"));
+        assert_eq!(member.diagnostics[0].suggestions[0].file, "src/lib.rs");
+
+        let sibling = parse_in("clippy-workspace", &workspace.join("crates/app"), false);
+        let absolute = workspace.join("crates/core/src/lib.rs");
+        assert_eq!(sibling.diagnostics[0].file.as_deref(), absolute.to_str());
+    }
+
+    #[test]
+    fn non_ascii_path_and_character_columns_are_preserved() {
+        let messages = parse_in("build-odd-path", &recorded_root("build-odd-path"), true);
+        assert_eq!(
+            summaries(&messages.diagnostics),
+            [
+                "src/módulo con espacio.rs:4:45 Warning unused_variables unused variable: `sin_uso` | -"
+            ]
+        );
+        let warning = &messages.diagnostics[0];
+        assert_eq!(warning.end_column, Some(52));
+        let rendered = warning.rendered.as_deref().expect("asked for rendered");
+        let source = rendered
+            .lines()
+            .find_map(|line| line.strip_prefix("4 | "))
+            .expect("the rendered snippet shows line 4");
+        let byte_offset = source.find("sin_uso").expect("variable on the line");
+        assert_eq!(source[..byte_offset].chars().count() + 1, 45);
+        assert_ne!(
+            byte_offset + 1,
+            45,
+            "the line has multi-byte characters before the span"
+        );
+    }
+
+    #[test]
+    fn rendered_text_only_when_asked() {
+        let root = recorded_root("build-errors");
+        let with = parse_in("build-errors", &root, true);
+        let rendered = with.diagnostics[0].rendered.as_deref().unwrap_or_default();
+        assert!(rendered.starts_with("error[E0425]: cannot find value `missing_value`"));
+        assert!(
+            parse("build-errors")
+                .diagnostics
+                .iter()
+                .all(|d| d.rendered.is_none())
+        );
+    }
+
+    #[test]
+    fn test_build_collects_test_executables_and_ignores_libtest_lines() {
+        let root = recorded_root("test-clean");
+        let messages = parse("test-clean");
+        assert!(messages.diagnostics.is_empty());
+        assert_eq!(
+            (messages.artifacts, messages.build_success),
+            (5, Some(true))
+        );
+        let names: Vec<_> = messages
+            .executables
+            .iter()
+            .map(|path| {
+                Path::new(path)
+                    .strip_prefix(&root)
+                    .expect("inside the project")
+            })
+            .map(|path| path.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "target/debug/deps/cargo_clean-ccf468074745fc1a",
+                "target/debug/deps/cargo_clean-d3394973d882e955",
+                "target/debug/deps/api-efa6175f6d6def19",
+            ]
+        );
+    }
+
+    #[test]
+    fn events_follow_the_build() {
+        let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
+        let events: Vec<_> = fixture("clippy-workspace", "stdout")
+            .lines()
+            .filter_map(|line| parser.feed_line(line))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                CargoEvent::Diagnostic {
+                    severity: Severity::Warning
+                },
+                CargoEvent::Artifact {
+                    target: "ws_core".into(),
+                    fresh: false
+                },
+                CargoEvent::Artifact {
+                    target: "ws-app".into(),
+                    fresh: false
+                },
+                CargoEvent::BuildFinished { success: true },
+            ]
+        );
+    }
+
+    fn message_line(level: &str, message: &str, code: Option<&str>, spans: &str) -> String {
+        let code = code.map_or("null".into(), |c| {
+            format!(r#"{{"code":"{c}","explanation":null}}"#)
+        });
+        format!(
+            r#"{{"reason":"compiler-message","package_id":"x","manifest_path":"/p/Cargo.toml","target":{{"name":"x"}},"message":{{"rendered":"r","$message_type":"diagnostic","children":[],"code":{code},"level":"{level}","message":"{message}","spans":[{spans}]}}}}"#
+        )
+    }
+
+    fn span(file: &str, line: u32, primary: bool, expansion: Option<&str>) -> String {
+        let expansion = expansion.map_or("null".into(), |inner| {
+            format!(r#"{{"span":{inner},"macro_decl_name":"m!","def_site_span":null}}"#)
+        });
+        format!(
+            r#"{{"file_name":"{file}","byte_start":0,"byte_end":1,"line_start":{line},"line_end":{line},"column_start":3,"column_end":4,"is_primary":{primary},"text":[],"label":null,"suggested_replacement":null,"suggestion_applicability":null,"expansion":{expansion}}}"#
+        )
+    }
+
+    #[test]
+    fn summaries_and_failure_notes_are_not_diagnostics() {
+        let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
+        for line in [
+            message_line(
+                "error",
+                "aborting due to 3 previous errors; 2 warnings emitted",
+                None,
+                "",
+            ),
+            message_line("warning", "2 warnings emitted", None, ""),
+            message_line(
+                "failure-note",
+                "For more information about an error",
+                None,
+                "",
+            ),
+        ] {
+            assert_eq!(parser.feed_line(&line), None, "{line}");
+        }
+        let linker = message_line(
+            "error",
+            "linking with `cc` failed: exit status: 1",
+            None,
+            "",
+        );
+        assert_eq!(
+            parser.feed_line(&linker),
+            Some(CargoEvent::Diagnostic {
+                severity: Severity::Error
+            })
+        );
+        let ice = message_line(
+            "error: internal compiler error",
+            "unexpected panic",
+            None,
+            "",
+        );
+        assert_eq!(
+            parser.feed_line(&ice),
+            Some(CargoEvent::Diagnostic {
+                severity: Severity::Error
+            })
+        );
+        let found = parser.finish().diagnostics;
+        assert_eq!(found.len(), 2);
+        assert_eq!((found[0].file.as_ref(), found[0].line), (None, None));
+    }
+
+    #[test]
+    fn primary_span_inside_a_foreign_macro_moves_to_the_call_site() {
+        let call_site = span("src/lib.rs", 12, false, None);
+        let in_std = span(
+            "/rustc/abc/library/core/src/macros/mod.rs",
+            40,
+            true,
+            Some(&call_site),
+        );
+        let line = message_line("error", "bad macro use", Some("E0277"), &in_std);
+        let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
+        parser.feed_line(&line);
+        let found = parser.finish().diagnostics;
+        assert_eq!(
+            (found[0].file.as_deref(), found[0].line),
+            (Some("src/lib.rs"), Some(12))
+        );
+    }
+
+    #[test]
+    fn dependency_files_stay_absolute_and_relative_paths_are_normalized() {
+        let mapper = PathMapper::new(Path::new("/ws"), Path::new("/ws/crates/a"));
+        assert_eq!(mapper.map("crates/a/src/lib.rs"), "src/lib.rs");
+        assert_eq!(mapper.map("crates/a/src/../build.rs"), "build.rs");
+        assert_eq!(mapper.map("crates/b/src/lib.rs"), "/ws/crates/b/src/lib.rs");
+        assert_eq!(
+            mapper.map("/home/u/.cargo/registry/src/x-1.0/src/lib.rs"),
+            "/home/u/.cargo/registry/src/x-1.0/src/lib.rs"
+        );
+        assert!(mapper.is_in_workspace("crates/b/src/lib.rs"));
+        assert!(!mapper.is_in_workspace("/rustc/abc/library/std/src/lib.rs"));
+    }
+
+    #[test]
+    fn garbage_and_human_lines_are_ignored() {
+        let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
+        for line in [
+            "",
+            "running 3 tests",
+            "{not json",
+            "{\"reason\":\"unknown-thing\"}",
+            "   {",
+        ] {
+            assert_eq!(parser.feed_line(line), None);
+        }
+        assert_eq!(parser.finish(), CargoMessages::default());
+    }
+
+    #[test]
+    fn a_hundred_thousand_lines_parse_quickly() {
+        const ARTIFACT: &str = r#"{"reason":"compiler-artifact","target":{"name":"t"},"profile":{"test":true},"executable":null,"fresh":true}"#;
+        let warning_at = |line| {
+            let span = span("src/lib.rs", line, true, None);
+            message_line("warning", "unused", Some("unused"), &span)
+        };
+        let started = Instant::now();
+        let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
+        for index in 0..100_000u32 {
+            match index % 4 {
+                0 => parser.feed_line(&warning_at(index / 4 % 5_000)),
+                1 => parser.feed_line(ARTIFACT),
+                _ => parser.feed_line("test tests::some_test ... ok"),
+            };
+        }
+        let messages = parser.finish();
+        assert_eq!(messages.diagnostics.len(), 5_000);
+        assert_eq!(messages.artifacts, 25_000);
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    }
+}

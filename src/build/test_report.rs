@@ -1,0 +1,1329 @@
+//! Test results: the shape every toolchain reports, and the parser of libtest's human output.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::diagnostics::PathMapper;
+
+/// Counts summed over every test binary (unit, integration, doc tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestCounts {
+    pub passed: u32,
+    pub failed: u32,
+    pub ignored: u32,
+    pub filtered_out: u32,
+}
+
+/// One failing test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestFailure {
+    /// Full test path, e.g. `tests::adds` or `src/lib.rs - add (line 5)` for a doc test.
+    pub name: String,
+    /// Where it panicked, relative to the project root when inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The panic message (for assert_eq: "assertion `left == right` failed" plus any custom message).
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub right: Option<String>,
+    /// What the test printed before failing (capped), without the panic lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+}
+
+/// How one test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestOutcome {
+    Passed,
+    Failed,
+    Ignored,
+}
+
+/// What one line of test output meant, for progress reporting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LibtestEvent {
+    BinaryStarted { name: String },
+    TestFinished { name: String, outcome: TestOutcome },
+    BinaryFinished { counts: TestCounts },
+}
+
+/// Everything gathered from one `cargo test` run's human output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestRun {
+    pub counts: TestCounts,
+    /// Grouped by test binary in run order, sorted by name within a binary
+    /// (libtest prints them in completion order, which varies between runs).
+    pub failures: Vec<TestFailure>,
+    /// Test binaries started (`Running ...` / `Doc-tests ...` on stderr; when stderr
+    /// was not fed, libtest's `running N tests` headers).
+    pub binaries: u32,
+}
+
+/// Turns libtest's human output (stdout) and cargo's progress lines (stderr), fed line
+/// by line, into counts and failures.
+pub struct LibtestParser {
+    paths: PathMapper,
+    stdout_cap: usize,
+    counts: TestCounts,
+    failures: Vec<TestFailure>,
+    binaries_announced: u32,
+    harness_runs: u32,
+    binary: Option<BinaryRun>,
+}
+
+impl LibtestParser {
+    pub fn new(workspace_root: &Path, project_root: &Path, stdout_cap: usize) -> Self {
+        Self {
+            paths: PathMapper::new(workspace_root, project_root),
+            stdout_cap,
+            counts: TestCounts::default(),
+            failures: Vec::new(),
+            binaries_announced: 0,
+            harness_runs: 0,
+            binary: None,
+        }
+    }
+
+    /// Feeds one stdout line; cargo's JSON messages (`{"reason":...`) are ignored.
+    pub fn feed_stdout(&mut self, line: &str) -> Option<LibtestEvent> {
+        if line.starts_with("{\"reason\":") {
+            return None;
+        }
+        let line = clean_line(line);
+        let patterns = patterns();
+        if patterns.running.is_match(&line) {
+            self.start_harness_run();
+            return None;
+        }
+        if let Some(counts) = parse_summary(&line) {
+            return Some(self.finish_binary(counts));
+        }
+        let binary = self.binary.get_or_insert_with(BinaryRun::default);
+        binary.feed(&line, self.stdout_cap)
+    }
+
+    /// Feeds one stderr line: `Running ...` and `Doc-tests ...` announce a test binary.
+    pub fn feed_stderr(&mut self, line: &str) -> Option<LibtestEvent> {
+        let line = clean_line(line);
+        let name = binary_name(&line)?;
+        self.binaries_announced += 1;
+        Some(LibtestEvent::BinaryStarted { name })
+    }
+
+    pub fn finish(mut self) -> TestRun {
+        // A binary without a summary was killed (timeout) or crashed: keep what it showed.
+        if let Some(binary) = self.binary.take() {
+            let observed = binary.observed.clone();
+            self.close_binary(binary, observed);
+        }
+        TestRun {
+            counts: self.counts,
+            failures: self.failures,
+            binaries: if self.binaries_announced > 0 {
+                self.binaries_announced
+            } else {
+                self.harness_runs
+            },
+        }
+    }
+
+    fn start_harness_run(&mut self) {
+        if let Some(binary) = self.binary.take() {
+            let observed = binary.observed.clone();
+            self.close_binary(binary, observed);
+        }
+        self.harness_runs += 1;
+        self.binary = Some(BinaryRun::default());
+    }
+
+    fn finish_binary(&mut self, counts: TestCounts) -> LibtestEvent {
+        let binary = self.binary.take().unwrap_or_default();
+        self.close_binary(binary, counts.clone());
+        LibtestEvent::BinaryFinished { counts }
+    }
+
+    fn close_binary(&mut self, binary: BinaryRun, counts: TestCounts) {
+        add_counts(&mut self.counts, &counts);
+        let mut failures = binary.into_failures(&self.paths);
+        failures.sort_by(|a, b| a.name.cmp(&b.name));
+        self.failures.extend(failures);
+    }
+}
+
+/// One `running N tests` ... `test result:` stretch of output.
+#[derive(Default)]
+struct BinaryRun {
+    observed: TestCounts,
+    /// Failed tests in the order libtest reported them, with their output block if any.
+    failed: Vec<(String, Option<FailureBlock>)>,
+    failed_index: HashMap<String, usize>,
+    reading: Reading,
+}
+
+/// Which part of a binary's output the current line belongs to.
+#[derive(Default, Clone, Copy)]
+enum Reading {
+    #[default]
+    Results,
+    FailureBlock(usize),
+    /// A block of a test that did not fail (`--show-output` prints those too).
+    OtherBlock,
+}
+
+impl BinaryRun {
+    fn feed(&mut self, line: &str, stdout_cap: usize) -> Option<LibtestEvent> {
+        if let Some(name) = block_header(line) {
+            self.start_block(name, stdout_cap);
+            return None;
+        }
+        if line == "failures:" || line == "successes:" {
+            self.reading = Reading::Results;
+            return None;
+        }
+        match self.reading {
+            Reading::Results => self.feed_result_line(line),
+            Reading::FailureBlock(index) => {
+                if let Some(block) = &mut self.failed[index].1 {
+                    block.feed(line);
+                }
+                None
+            }
+            Reading::OtherBlock => None,
+        }
+    }
+
+    fn start_block(&mut self, name: &str, stdout_cap: usize) {
+        self.reading = match self.failed_index.get(name) {
+            Some(&index) => {
+                self.failed[index].1 = Some(FailureBlock::new(name, stdout_cap));
+                Reading::FailureBlock(index)
+            }
+            None => Reading::OtherBlock,
+        };
+    }
+
+    fn feed_result_line(&mut self, line: &str) -> Option<LibtestEvent> {
+        let (name, outcome) = parse_test_line(line)?;
+        match outcome {
+            TestOutcome::Passed => self.observed.passed += 1,
+            TestOutcome::Failed => {
+                self.observed.failed += 1;
+                self.failed_index.insert(name.clone(), self.failed.len());
+                self.failed.push((name.clone(), None));
+            }
+            TestOutcome::Ignored => self.observed.ignored += 1,
+        }
+        Some(LibtestEvent::TestFinished { name, outcome })
+    }
+
+    fn into_failures(self, paths: &PathMapper) -> Vec<TestFailure> {
+        self.failed
+            .into_iter()
+            .map(|(name, block)| match block {
+                Some(block) => block.into_failure(name, paths),
+                None => TestFailure {
+                    name,
+                    file: None,
+                    line: None,
+                    column: None,
+                    message: "test failed".into(),
+                    left: None,
+                    right: None,
+                    stdout: None,
+                },
+            })
+            .collect()
+    }
+}
+
+/// A file position printed by a panic or a compiler error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Location {
+    file: String,
+    line: u32,
+    column: Option<u32>,
+}
+
+/// The `---- name stdout ----` block of one failed test, read as it streams by.
+struct FailureBlock {
+    doc_test: Option<Location>,
+    /// The thread a panic of this test runs on (doc tests run as `main`).
+    test_thread: String,
+    captured: CappedText,
+    panic: Option<PanicSection>,
+    did_not_panic: Option<Option<Location>>,
+    compile_error: Option<(String, Option<Location>)>,
+    exit_status: Option<String>,
+    last_line: Option<String>,
+    in_backtrace: bool,
+}
+
+struct PanicSection {
+    header: String,
+    thread: String,
+    location: Option<Location>,
+    lines: Vec<String>,
+}
+
+/// Panic messages longer than this are cut: they are for reading, not archiving.
+const MAX_PANIC_LINES: usize = 400;
+
+impl FailureBlock {
+    fn new(name: &str, stdout_cap: usize) -> Self {
+        let doc_test = doc_test_location(name);
+        Self {
+            test_thread: if doc_test.is_some() {
+                "main".into()
+            } else {
+                name.into()
+            },
+            doc_test,
+            captured: CappedText::new(stdout_cap),
+            panic: None,
+            did_not_panic: None,
+            compile_error: None,
+            exit_status: None,
+            last_line: None,
+            in_backtrace: false,
+        }
+    }
+
+    fn feed(&mut self, line: &str) {
+        if self.skip_backtrace(line) {
+            return;
+        }
+        if let Some(panic) = parse_panic_header(line) {
+            self.start_panic(line, panic);
+            return;
+        }
+        if let Some(panic) = &mut self.panic {
+            if panic.lines.len() < MAX_PANIC_LINES {
+                panic.lines.push(line.to_owned());
+            }
+            return;
+        }
+        self.feed_captured(line);
+    }
+
+    /// Backtraces, and the notes about them, are noise in a failure message.
+    fn skip_backtrace(&mut self, line: &str) -> bool {
+        if line == "stack backtrace:" {
+            self.in_backtrace = true;
+            return true;
+        }
+        if self.in_backtrace {
+            if line.is_empty() {
+                self.in_backtrace = false;
+                return true;
+            }
+            if line.starts_with(' ') || line.starts_with("note: Some details are omitted") {
+                return true;
+            }
+            self.in_backtrace = false;
+        }
+        line.starts_with("note: run with `RUST_BACKTRACE=1`")
+    }
+
+    fn start_panic(&mut self, header: &str, panic: PanicSection) {
+        let Some(earlier) = &mut self.panic else {
+            self.panic = Some(panic);
+            return;
+        };
+        // A test can print another thread's panic before its own; its own one wins.
+        if earlier.thread != self.test_thread && panic.thread == self.test_thread {
+            let earlier = self.panic.replace(panic).expect("checked above");
+            self.captured.push_line(&earlier.header);
+            for line in &earlier.lines {
+                self.captured.push_line(line);
+            }
+        } else if earlier.lines.len() < MAX_PANIC_LINES {
+            earlier.lines.push(header.to_owned());
+        }
+    }
+
+    fn feed_captured(&mut self, line: &str) {
+        if let Some(caps) = patterns().did_not_panic.captures(line) {
+            self.did_not_panic = Some(location_from(&caps));
+            return;
+        }
+        if self.doc_test.is_some() && self.doc_test_marker(line) {
+            return;
+        }
+        if !line.trim().is_empty() {
+            self.last_line = Some(line.to_owned());
+        }
+        self.captured.push_line(line);
+    }
+
+    /// rustdoc's own lines around a doc test's output, and its compile errors.
+    fn doc_test_marker(&mut self, line: &str) -> bool {
+        if line.starts_with("Test executable failed (") {
+            self.exit_status = Some(line.to_owned());
+            return true;
+        }
+        if line == "stdout:" || line == "stderr:" {
+            return true;
+        }
+        let patterns = patterns();
+        match &mut self.compile_error {
+            None => {
+                if patterns.compile_error.is_match(line) && !line.starts_with("error: aborting") {
+                    self.compile_error = Some((line.to_owned(), None));
+                }
+            }
+            Some((_, location @ None)) => {
+                if let Some(caps) = patterns.compile_error_location.captures(line) {
+                    *location = location_from(&caps);
+                }
+            }
+            Some(_) => {}
+        }
+        false
+    }
+
+    fn into_failure(self, name: String, paths: &PathMapper) -> TestFailure {
+        let failed_to_compile = self.panic.is_none() && self.compile_error.is_some();
+        let doc_test = self.doc_test.clone();
+        let (cause, stdout) = self.cause_and_stdout();
+        let location = match doc_test {
+            Some(doc) if !failed_to_compile => {
+                Some(doc_test_panic_location(doc, cause.location, paths))
+            }
+            _ => cause.location,
+        };
+        TestFailure {
+            name,
+            file: location.as_ref().map(|l| paths.map(&l.file)),
+            line: location.as_ref().map(|l| l.line),
+            column: location.as_ref().and_then(|l| l.column),
+            message: cause.message,
+            left: cause.left,
+            right: cause.right,
+            stdout,
+        }
+    }
+
+    /// Why the test failed, most telling evidence first, and what it printed.
+    fn cause_and_stdout(self) -> (Cause, Option<String>) {
+        let stdout = self.captured.into_text();
+        if let Some(panic) = self.panic {
+            return (parse_panic(panic), stdout);
+        }
+        let cause = if let Some(location) = self.did_not_panic {
+            Cause::new("test did not panic as expected", location)
+        } else if let Some((message, location)) = self.compile_error {
+            Cause::new(message, location)
+        } else if let Some(status) = self.exit_status {
+            Cause::new(status, None)
+        } else if let Some(last) = self.last_line {
+            // A test returning `Err` prints `Error: ...` last, with no panic.
+            let stdout = stdout.and_then(|text| without_last_line(text, &last));
+            return (Cause::new(last, None), stdout);
+        } else {
+            Cause::new("test failed", None)
+        };
+        (cause, stdout)
+    }
+}
+
+/// A failure's message and where it happened.
+struct Cause {
+    message: String,
+    location: Option<Location>,
+    left: Option<String>,
+    right: Option<String>,
+}
+
+impl Cause {
+    fn new(message: impl Into<String>, location: Option<Location>) -> Self {
+        Self {
+            message: message.into(),
+            location,
+            left: None,
+            right: None,
+        }
+    }
+}
+
+/// A doc test's panic location points into rustdoc's generated wrapper unless the
+/// panic happened in another file of the workspace (a function the example called).
+fn doc_test_panic_location(doc: Location, found: Option<Location>, paths: &PathMapper) -> Location {
+    match found {
+        Some(found) if found.file != doc.file && paths.is_in_workspace(&found.file) => found,
+        _ => doc,
+    }
+}
+
+fn without_last_line(text: String, last: &str) -> Option<String> {
+    let rest = text.trim_end().strip_suffix(last)?.trim_end();
+    (!rest.is_empty()).then(|| rest.to_owned())
+}
+
+/// Splits the lines after `panicked at` into the message and assert_eq's values, which
+/// may span several lines each (`{:#?}`-style Debug output).
+fn parse_panic(panic: PanicSection) -> Cause {
+    #[derive(PartialEq)]
+    enum Part {
+        Message,
+        Left,
+        Right,
+        Done,
+    }
+    let lines = &panic.lines;
+    let mut part = Part::Message;
+    let (mut message, mut left, mut right) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, line) in lines.iter().enumerate() {
+        if line.starts_with("note: panic did not contain expected string") {
+            return Cause::new(expected_string_mismatch(&lines[index..]), panic.location);
+        }
+        if part == Part::Message && line.starts_with("  left: ") {
+            part = Part::Left;
+        } else if part == Part::Left && line.starts_with(" right: ") {
+            part = Part::Right;
+        } else if part == Part::Right && line.trim().is_empty() {
+            part = Part::Done;
+        }
+        match part {
+            Part::Message => message.push(line.as_str()),
+            Part::Left => left.push(line.strip_prefix("  left: ").unwrap_or(line)),
+            Part::Right => right.push(line.strip_prefix(" right: ").unwrap_or(line)),
+            Part::Done => {}
+        }
+    }
+    Cause {
+        message: join_trimmed(&message).unwrap_or_else(|| "explicit panic".into()),
+        location: panic.location,
+        left: join_trimmed(&left),
+        right: join_trimmed(&right),
+    }
+}
+
+/// `#[should_panic(expected = ...)]` whose panic said something else: the note and
+/// its indented details.
+fn expected_string_mismatch(lines: &[String]) -> String {
+    let mut message = vec![lines[0].trim_start_matches("note: ")];
+    message.extend(
+        lines[1..]
+            .iter()
+            .take_while(|line| line.starts_with(' '))
+            .map(|line| line.trim()),
+    );
+    message.join("\n")
+}
+
+/// Joins lines, dropping blank lines at either end; `None` when nothing is left.
+fn join_trimmed(lines: &[&str]) -> Option<String> {
+    let start = lines.iter().position(|line| !line.trim().is_empty())?;
+    let end = lines.iter().rposition(|line| !line.trim().is_empty())?;
+    Some(lines[start..=end].join("\n"))
+}
+
+/// Keeps the head and the tail of a test's output within `cap` bytes.
+struct CappedText {
+    cap: usize,
+    head: String,
+    tail: VecDeque<String>,
+    tail_bytes: usize,
+    omitted_bytes: usize,
+}
+
+impl CappedText {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            head: String::new(),
+            tail: VecDeque::new(),
+            tail_bytes: 0,
+            omitted_bytes: 0,
+        }
+    }
+
+    fn push_line(&mut self, line: &str) {
+        let head_cap = self.cap / 2;
+        if self.tail.is_empty() && self.head.len() + line.len() < head_cap {
+            self.head.push_str(line);
+            self.head.push('\n');
+            return;
+        }
+        let tail_cap = self.cap - head_cap;
+        let kept = truncate_to(line, tail_cap.saturating_sub(1));
+        self.omitted_bytes += line.len() - kept.len();
+        self.tail_bytes += kept.len() + 1;
+        self.tail.push_back(kept.to_owned());
+        while self.tail_bytes > tail_cap {
+            let Some(dropped) = self.tail.pop_front() else {
+                break;
+            };
+            self.tail_bytes -= dropped.len() + 1;
+            self.omitted_bytes += dropped.len() + 1;
+        }
+    }
+
+    fn into_text(self) -> Option<String> {
+        let mut text = self.head;
+        if self.omitted_bytes > 0 {
+            text.push_str(&format!("... {} bytes omitted ...\n", self.omitted_bytes));
+        }
+        for line in &self.tail {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        join_trimmed(&lines)
+    }
+}
+
+fn truncate_to(line: &str, max: usize) -> &str {
+    let mut end = max.min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+fn add_counts(total: &mut TestCounts, more: &TestCounts) {
+    total.passed += more.passed;
+    total.failed += more.failed;
+    total.ignored += more.ignored;
+    total.filtered_out += more.filtered_out;
+}
+
+struct Patterns {
+    ansi: Regex,
+    running: Regex,
+    test_line: Regex,
+    summary: Regex,
+    block_header: Regex,
+    panic_header: Regex,
+    legacy_panic_header: Regex,
+    did_not_panic: Regex,
+    doc_test_name: Regex,
+    compile_error: Regex,
+    compile_error_location: Regex,
+    cargo_running: Regex,
+    doc_tests: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let re = |pattern: &str| Regex::new(pattern).expect("valid regex");
+        Patterns {
+            ansi: re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]"),
+            running: re(r"^running \d+ tests?$"),
+            test_line: re(r"^test (.+) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$"),
+            summary: re(
+                r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; (\d+) filtered out",
+            ),
+            block_header: re(r"^---- (.+) (?:stdout|stderr) ----$"),
+            panic_header: re(
+                r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+):(\d+):(\d+):$",
+            ),
+            legacy_panic_header: re(r"^thread '(.*?)' panicked at '(.*)', (.+):(\d+):(\d+)$"),
+            did_not_panic: re(r"^note: test did not panic as expected(?: at (.+):(\d+):(\d+))?$"),
+            doc_test_name: re(r"^(.+) - .+ \(line (\d+)\)$"),
+            compile_error: re(r"^error(?:\[\w+\])?: "),
+            compile_error_location: re(r"^\s*--> (.+):(\d+):(\d+)$"),
+            cargo_running: re(r"^\s*Running (.+?)(?: \([^()]*\))?$"),
+            doc_tests: re(r"^\s*Doc-tests (\S+)$"),
+        }
+    })
+}
+
+/// Removes terminal colour codes (libtest's sgr0 is `\x1b(B\x1b[m`).
+pub fn strip_ansi(line: &str) -> Cow<'_, str> {
+    if line.contains('\x1b') {
+        patterns().ansi.replace_all(line, "")
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
+/// Drops colour codes, the line ending, and any text a `\r` redrew over (progress bars).
+fn clean_line(line: &str) -> Cow<'_, str> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    let line = line.rsplit('\r').next().unwrap_or(line);
+    strip_ansi(line)
+}
+
+fn parse_test_line(line: &str) -> Option<(String, TestOutcome)> {
+    if !line.starts_with("test ") {
+        return None;
+    }
+    let caps = patterns().test_line.captures(line)?;
+    let outcome = match &caps[2] {
+        "ok" => TestOutcome::Passed,
+        "FAILED" => TestOutcome::Failed,
+        _ => TestOutcome::Ignored,
+    };
+    Some((test_name(&caps[1]).to_owned(), outcome))
+}
+
+/// The test's own name, without the attributes libtest appends to the result line.
+fn test_name(shown: &str) -> &str {
+    shown
+        .strip_suffix(" - should panic")
+        .or_else(|| shown.strip_suffix(" - compile fail"))
+        .unwrap_or(shown)
+}
+
+fn parse_summary(line: &str) -> Option<TestCounts> {
+    if !line.starts_with("test result: ") {
+        return None;
+    }
+    let caps = patterns().summary.captures(line)?;
+    let number = |index: usize| caps[index].parse().unwrap_or(0);
+    Some(TestCounts {
+        passed: number(1),
+        failed: number(2),
+        ignored: number(3),
+        filtered_out: number(4),
+    })
+}
+
+fn block_header(line: &str) -> Option<&str> {
+    if !line.starts_with("---- ") {
+        return None;
+    }
+    let caps = patterns().block_header.captures(line)?;
+    caps.get(1).map(|name| name.as_str())
+}
+
+fn parse_panic_header(line: &str) -> Option<PanicSection> {
+    if !line.starts_with("thread '") {
+        return None;
+    }
+    let patterns = patterns();
+    if let Some(caps) = patterns.panic_header.captures(line) {
+        return Some(PanicSection {
+            header: line.to_owned(),
+            thread: caps[1].to_owned(),
+            location: location_at(&caps, 2),
+            lines: Vec::new(),
+        });
+    }
+    // Before Rust 1.73 the message came first, on the same line.
+    let caps = patterns.legacy_panic_header.captures(line)?;
+    Some(PanicSection {
+        header: line.to_owned(),
+        thread: caps[1].to_owned(),
+        location: location_at(&caps, 3),
+        lines: vec![caps[2].to_owned()],
+    })
+}
+
+fn location_from(caps: &Captures<'_>) -> Option<Location> {
+    location_at(caps, 1)
+}
+
+/// Reads `file`, `line`, `column` from three consecutive groups starting at `first`;
+/// column 0 (rustdoc's should_panic note) means "no column".
+fn location_at(caps: &Captures<'_>, first: usize) -> Option<Location> {
+    Some(Location {
+        file: caps.get(first)?.as_str().to_owned(),
+        line: caps.get(first + 1)?.as_str().parse().ok()?,
+        column: caps
+            .get(first + 2)
+            .and_then(|column| column.as_str().parse().ok())
+            .filter(|&column| column > 0),
+    })
+}
+
+/// `src/lib.rs - add (line 5)` is a doc test written at line 5 of src/lib.rs.
+fn doc_test_location(name: &str) -> Option<Location> {
+    let caps = patterns().doc_test_name.captures(name)?;
+    Some(Location {
+        file: caps[1].to_owned(),
+        line: caps[2].parse().ok()?,
+        column: None,
+    })
+}
+
+/// `Running unittests src/lib.rs (target/...)` → `unittests src/lib.rs`;
+/// `Doc-tests name` → `Doc-tests name`.
+fn binary_name(line: &str) -> Option<String> {
+    let patterns = patterns();
+    if let Some(caps) = patterns.cargo_running.captures(line) {
+        return Some(caps[1].to_owned());
+    }
+    let caps = patterns.doc_tests.captures(line)?;
+    Some(format!("Doc-tests {}", &caps[1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    fn fixture(case: &str, extension: &str) -> String {
+        let path = format!(
+            "{}/{case}.{extension}",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cargo")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
+    }
+
+    fn recorded_root(case: &str) -> PathBuf {
+        PathBuf::from(fixture(case, "root").trim_end())
+    }
+
+    /// Feeds a recorded run the way drydock does: stderr and stdout, each in order.
+    fn run_fixture(case: &str) -> (TestRun, Vec<LibtestEvent>) {
+        let root = recorded_root(case);
+        let mut parser = LibtestParser::new(&root, &root, 4096);
+        let mut events: Vec<_> = fixture(case, "stderr")
+            .lines()
+            .filter_map(|line| parser.feed_stderr(line))
+            .collect();
+        for line in fixture(case, "stdout").lines() {
+            events.extend(parser.feed_stdout(line));
+        }
+        (parser.finish(), events)
+    }
+
+    fn feed(parser: &mut LibtestParser, text: &str) {
+        for line in text.lines() {
+            parser.feed_stdout(line);
+        }
+    }
+
+    fn parse_stdout(text: &str) -> TestRun {
+        let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
+        feed(&mut parser, text);
+        parser.finish()
+    }
+
+    fn counts(passed: u32, failed: u32, ignored: u32, filtered_out: u32) -> TestCounts {
+        TestCounts {
+            passed,
+            failed,
+            ignored,
+            filtered_out,
+        }
+    }
+
+    fn failure(
+        name: &str,
+        file: &str,
+        line: u32,
+        column: Option<u32>,
+        message: &str,
+    ) -> TestFailure {
+        TestFailure {
+            name: name.into(),
+            file: Some(file.into()),
+            line: Some(line),
+            column,
+            message: message.into(),
+            left: None,
+            right: None,
+            stdout: None,
+        }
+    }
+
+    fn with_values(mut failure: TestFailure, left: &str, right: &str) -> TestFailure {
+        failure.left = Some(left.into());
+        failure.right = Some(right.into());
+        failure
+    }
+
+    const ASSERT_EQ: &str = "assertion `left == right` failed";
+
+    fn cargo_failing_failures() -> Vec<TestFailure> {
+        let point = |y| format!("Point {{\n    x: 1,\n    y: {y},\n}}");
+        let mut prints = failure(
+            "tests::prints_then_fails",
+            "src/lib.rs",
+            87,
+            Some(9),
+            "twenty is not over a hundred",
+        );
+        prints.stdout = Some("first line of output\nsecond line of output".into());
+        let mut doc_compile = failure(
+            "src/lib.rs - double (line 23)",
+            "src/lib.rs",
+            25,
+            Some(42),
+            "error[E0308]: mismatched types",
+        );
+        doc_compile.stdout = Some(fixture_block(
+            "test-failing",
+            "src/lib.rs - double (line 23)",
+        ));
+        vec![
+            with_values(
+                failure(
+                    "tests::compares_numbers",
+                    "src/lib.rs",
+                    59,
+                    Some(9),
+                    ASSERT_EQ,
+                ),
+                "5000",
+                "500",
+            ),
+            with_values(
+                failure(
+                    "tests::compares_points",
+                    "src/lib.rs",
+                    69,
+                    Some(9),
+                    ASSERT_EQ,
+                ),
+                &point(2),
+                &point(3),
+            ),
+            with_values(
+                failure(
+                    "tests::compares_with_message",
+                    "src/lib.rs",
+                    64,
+                    Some(9),
+                    "assertion `left == right` failed: halving 9 should round up",
+                ),
+                "4",
+                "5",
+            ),
+            failure(
+                "tests::panics_with_message",
+                "src/lib.rs",
+                74,
+                Some(9),
+                "something went wrong: code 7",
+            ),
+            prints,
+            failure(
+                "tests::should_panic_but_does_not",
+                "src/lib.rs",
+                79,
+                Some(8),
+                "test did not panic as expected",
+            ),
+            with_values(
+                failure(
+                    "integration_fails",
+                    "tests/integration.rs",
+                    10,
+                    Some(5),
+                    ASSERT_EQ,
+                ),
+                "3",
+                "4",
+            ),
+            doc_compile,
+            with_values(
+                failure(
+                    "src/lib.rs - halve (line 14)",
+                    "src/lib.rs",
+                    14,
+                    None,
+                    ASSERT_EQ,
+                ),
+                "5",
+                "4",
+            ),
+        ]
+    }
+
+    /// The lines of a failure block in a fixture, up to the next block.
+    fn fixture_block(case: &str, name: &str) -> String {
+        let stdout = fixture(case, "stdout");
+        let header = format!("---- {name} stdout ----\n");
+        let start = stdout.find(&header).expect("block in fixture") + header.len();
+        let end = stdout[start..].find("\n----").expect("a block follows") + start;
+        stdout[start..end].trim().to_owned()
+    }
+
+    #[test]
+    fn failing_project_reports_every_failure_with_location_and_values() {
+        let (run, _) = run_fixture("test-failing");
+        assert_eq!(run.counts, counts(4, 9, 1, 0));
+        assert_eq!(run.binaries, 3);
+        assert_eq!(run.failures, cargo_failing_failures());
+    }
+
+    #[test]
+    fn backtraces_do_not_change_the_failures() {
+        let (run, _) = run_fixture("test-failing-backtrace");
+        assert!(fixture("test-failing-backtrace", "stdout").contains("stack backtrace:"));
+        assert_eq!(run.counts, counts(4, 9, 1, 0));
+        assert_eq!(run.failures, cargo_failing_failures());
+    }
+
+    #[test]
+    fn colours_do_not_change_the_failures() {
+        let (run, events) = run_fixture("test-failing-color");
+        assert!(fixture("test-failing-color", "stdout").contains("\x1b(B\x1b[m"));
+        assert_eq!(run.counts, counts(4, 9, 1, 0));
+        assert_eq!(run.binaries, 3);
+        assert_eq!(run.failures, cargo_failing_failures());
+        assert!(events.contains(&LibtestEvent::BinaryStarted {
+            name: "tests/integration.rs".into()
+        }));
+    }
+
+    #[test]
+    fn clean_project_counts_every_binary_and_ignored_test() {
+        let (run, events) = run_fixture("test-clean");
+        assert_eq!(run.counts, counts(7, 0, 1, 0));
+        assert_eq!(run.binaries, 4);
+        assert!(run.failures.is_empty());
+        let started: Vec<_> = events
+            .iter()
+            .filter_map(|event| match event {
+                LibtestEvent::BinaryStarted { name } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            started,
+            [
+                "unittests src/lib.rs",
+                "unittests src/main.rs",
+                "tests/api.rs",
+                "Doc-tests cargo_clean"
+            ]
+        );
+        assert!(events.contains(&LibtestEvent::TestFinished {
+            name: "tests::slow_test".into(),
+            outcome: TestOutcome::Ignored,
+        }));
+        assert!(events.contains(&LibtestEvent::TestFinished {
+            name: "src/lib.rs - greet (line 14)".into(),
+            outcome: TestOutcome::Passed,
+        }));
+        assert!(events.contains(&LibtestEvent::BinaryFinished {
+            counts: counts(3, 0, 1, 0)
+        }));
+    }
+
+    #[test]
+    fn workspace_sums_its_members() {
+        let (run, _) = run_fixture("test-workspace");
+        assert_eq!(run.counts, counts(3, 0, 0, 0));
+        assert_eq!(run.binaries, 3);
+        assert!(run.failures.is_empty());
+    }
+
+    #[test]
+    fn build_failure_runs_no_binaries() {
+        let (run, events) = run_fixture("test-errors");
+        assert_eq!(run, TestRun::default());
+        assert!(events.is_empty());
+    }
+
+    #[test]
+    fn stdout_without_stderr_counts_harness_runs() {
+        let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
+        feed(&mut parser, &fixture("test-failing", "stdout"));
+        assert_eq!(parser.finish().binaries, 3);
+    }
+
+    const SHOULD_PANIC_AND_RESULT: &str = "
+running 2 tests
+test res ... FAILED
+test sp - should panic ... FAILED
+
+failures:
+
+---- res stdout ----
+out
+Error: \"bad\"
+
+---- sp stdout ----
+
+thread 'sp' (14567) panicked at src/lib.rs:16:11:
+bar
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+note: panic did not contain expected string
+      panic message: \"bar\"
+ expected substring: \"foo\"
+
+failures:
+    res
+    sp
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s
+";
+
+    #[test]
+    fn result_errors_and_expected_panic_mismatches() {
+        let run = parse_stdout(SHOULD_PANIC_AND_RESULT);
+        assert_eq!(run.counts, counts(0, 2, 0, 3));
+        let mut res = failure("res", "-", 0, None, "Error: \"bad\"");
+        (res.file, res.line, res.stdout) = (None, None, Some("out".into()));
+        let sp = failure(
+            "sp",
+            "src/lib.rs",
+            16,
+            Some(11),
+            "panic did not contain expected string\npanic message: \"bar\"\nexpected substring: \"foo\"",
+        );
+        assert_eq!(run.failures, [res, sp]);
+    }
+
+    const DOC_TEST_FAILURES: &str = "
+running 2 tests
+test crates/m/src/lib.rs - h (line 9) ... FAILED
+test crates/m/src/lib.rs - g (line 5) - should panic ... FAILED
+
+failures:
+
+---- crates/m/src/lib.rs - h (line 9) stdout ----
+Test executable failed (exit status: 3).
+
+stdout:
+hello from doc
+
+
+---- crates/m/src/lib.rs - g (line 5) stdout ----
+note: test did not panic as expected at crates/m/src/lib.rs:5:0
+
+failures:
+    crates/m/src/lib.rs - g (line 5)
+    crates/m/src/lib.rs - h (line 9)
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+running 1 test
+test crates/m/src/lib.rs - f (line 1) - compile fail ... FAILED
+
+failures:
+
+---- crates/m/src/lib.rs - f (line 1) stdout ----
+Test compiled successfully, but it's marked `compile_fail`.
+
+failures:
+    crates/m/src/lib.rs - f (line 1)
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.08s
+";
+
+    #[test]
+    fn doc_test_exits_and_attributes_in_a_workspace_member() {
+        let mut parser = LibtestParser::new(Path::new("/ws"), Path::new("/ws/crates/m"), 4096);
+        feed(&mut parser, DOC_TEST_FAILURES);
+        let run = parser.finish();
+        let mut exit = failure(
+            "crates/m/src/lib.rs - h (line 9)",
+            "src/lib.rs",
+            9,
+            None,
+            "Test executable failed (exit status: 3).",
+        );
+        exit.stdout = Some("hello from doc".into());
+        let no_panic = failure(
+            "crates/m/src/lib.rs - g (line 5)",
+            "src/lib.rs",
+            5,
+            None,
+            "test did not panic as expected",
+        );
+        let compiled = failure(
+            "crates/m/src/lib.rs - f (line 1)",
+            "src/lib.rs",
+            1,
+            None,
+            "Test compiled successfully, but it's marked `compile_fail`.",
+        );
+        assert_eq!(run.failures, [no_panic, exit, compiled]);
+        assert_eq!((run.counts, run.binaries), (counts(0, 3, 0, 0), 2));
+    }
+
+    #[test]
+    fn panic_paths_map_like_diagnostics() {
+        let text = "
+running 2 tests
+test a ... FAILED
+test b ... FAILED
+
+failures:
+
+---- a stdout ----
+thread 'a' panicked at crates/m/tests/módulo con espacio.rs:3:5:
+¡falló!
+---- b stdout ----
+thread 'b' (7) panicked at /home/u/.cargo/registry/src/dep-1.0/src/lib.rs:10:1:
+dependency panicked
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let mut parser = LibtestParser::new(Path::new("/ws"), Path::new("/ws/crates/m"), 4096);
+        feed(&mut parser, text);
+        let run = parser.finish();
+        assert_eq!(
+            run.failures,
+            [
+                failure("a", "tests/módulo con espacio.rs", 3, Some(5), "¡falló!"),
+                failure(
+                    "b",
+                    "/home/u/.cargo/registry/src/dep-1.0/src/lib.rs",
+                    10,
+                    Some(1),
+                    "dependency panicked"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn legacy_headers_other_threads_and_missing_blocks() {
+        let text = "
+running 3 tests
+test legacy ... FAILED
+test threads ... FAILED
+test silent ... FAILED
+
+failures:
+
+---- legacy stdout ----
+thread 'legacy' panicked at 'old style message', src/lib.rs:4:9
+---- threads stdout ----
+thread '<unnamed>' (3) panicked at src/worker.rs:2:5:
+worker died
+thread 'threads' (4) panicked at src/lib.rs:20:5:
+called `Result::unwrap()` on an `Err` value: Any { .. }
+
+failures:
+    legacy
+    silent
+    threads
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let run = parse_stdout(text);
+        let mut silent = failure("silent", "-", 0, None, "test failed");
+        (silent.file, silent.line) = (None, None);
+        let mut threads = failure(
+            "threads",
+            "src/lib.rs",
+            20,
+            Some(5),
+            "called `Result::unwrap()` on an `Err` value: Any { .. }",
+        );
+        threads.stdout =
+            Some("thread '<unnamed>' (3) panicked at src/worker.rs:2:5:\nworker died".into());
+        assert_eq!(
+            run.failures,
+            [
+                failure("legacy", "src/lib.rs", 4, Some(9), "old style message"),
+                silent,
+                threads,
+            ]
+        );
+    }
+
+    #[test]
+    fn interrupted_binary_keeps_what_it_showed() {
+        let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
+        assert_eq!(
+            parser.feed_stderr(
+                "\r\x1b[K     Running unittests src/lib.rs (target/debug/deps/p-1)\r\n"
+            ),
+            Some(LibtestEvent::BinaryStarted {
+                name: "unittests src/lib.rs".into()
+            })
+        );
+        feed(
+            &mut parser,
+            "running 3 tests\ntest a ... ok\ntest b ... ignored\ntest c ... FAILED\n",
+        );
+        assert_eq!(
+            parser.feed_stdout("test hangs has been running for over 60 seconds"),
+            None
+        );
+        let run = parser.finish();
+        assert_eq!((run.counts, run.binaries), (counts(1, 1, 1, 0), 1));
+        assert_eq!(run.failures[0].name, "c");
+    }
+
+    #[test]
+    fn cargo_json_lines_are_skipped() {
+        let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
+        let json = r#"{"reason":"compiler-artifact","target":{"name":"test x ... ok"}}"#;
+        assert_eq!(parser.feed_stdout(json), None);
+        assert_eq!(parser.finish(), TestRun::default());
+    }
+
+    #[test]
+    fn captured_output_keeps_head_and_tail_within_the_cap() {
+        let mut text = String::from(
+            "running 1 test\ntest noisy ... FAILED\n\nfailures:\n\n---- noisy stdout ----\n",
+        );
+        for index in 0..10_000 {
+            text.push_str(&format!("line {index}\n"));
+        }
+        text.push_str(
+            "\nthread 'noisy' (1) panicked at src/lib.rs:1:1:\nboom\n\nfailures:\n    noisy\n\n",
+        );
+        text.push_str("test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n");
+        let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 200);
+        feed(&mut parser, &text);
+        let failure = &parser.finish().failures[0];
+        let stdout = failure.stdout.as_deref().expect("output kept");
+        assert!(stdout.starts_with("line 0\nline 1\n"), "{stdout}");
+        assert!(stdout.ends_with("line 9998\nline 9999"), "{stdout}");
+        assert!(stdout.contains(" bytes omitted ..."), "{stdout}");
+        assert!(stdout.len() < 260, "{}", stdout.len());
+        assert_eq!(failure.message, "boom");
+    }
+
+    #[test]
+    fn one_enormous_line_is_cut_too() {
+        let mut text = CappedText::new(100);
+        text.push_line(&"é".repeat(10_000));
+        let kept = text.into_text().expect("something kept");
+        assert!(kept.len() < 150, "{}", kept.len());
+        assert_eq!(
+            kept,
+            format!("... 19952 bytes omitted ...\n{}", "é".repeat(24))
+        );
+    }
+
+    #[test]
+    fn ansi_codes_are_stripped() {
+        assert_eq!(strip_ansi("\x1b[31mFAILED\x1b(B\x1b[m"), "FAILED");
+        assert_eq!(
+            strip_ansi("\x1b[1m\x1b[92m   Running\x1b[0m x"),
+            "   Running x"
+        );
+        assert_eq!(strip_ansi("\x1b[?25lplain\x1b[K"), "plain");
+    }
+
+    #[test]
+    fn a_hundred_thousand_lines_parse_quickly() {
+        let mut text = String::from("running 100000 tests\n");
+        for index in 0..100_000 {
+            let outcome = if index % 1000 == 0 { "FAILED" } else { "ok" };
+            text.push_str(&format!("test module::test_{index} ... {outcome}\n"));
+        }
+        text.push_str("\nfailures:\n\n");
+        for index in (0..100_000).step_by(1000) {
+            text.push_str(&format!(
+                "---- module::test_{index} stdout ----\n\nthread 'module::test_{index}' (1) panicked at src/lib.rs:{index}:5:\nassertion `left == right` failed\n  left: 1\n right: 2\n\n"
+            ));
+        }
+        text.push_str("test result: FAILED. 99900 passed; 100 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.00s\n");
+        let started = Instant::now();
+        let run = parse_stdout(&text);
+        let elapsed = started.elapsed();
+        assert_eq!(run.counts, counts(99_900, 100, 0, 0));
+        assert_eq!(run.failures.len(), 100);
+        assert_eq!(run.failures[1].line, Some(1000));
+        assert_eq!(run.failures[1].right.as_deref(), Some("2"));
+        assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    }
+}

@@ -1,0 +1,4 @@
+pub fn count_tokens(input: &str) -> usize {
+    let separator = ' ';
+    input.split_whitespace().count()
+}

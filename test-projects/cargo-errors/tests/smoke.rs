@@ -1,0 +1,4 @@
+#[test]
+fn parses() {
+    assert_eq!(cargo_errors::parser::parse("ab"), 2);
+}

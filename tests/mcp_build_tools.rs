@@ -1,0 +1,349 @@
+//! Every cargo tool through the real server and a real MCP client, in both protocol eras,
+//! on the projects in test-projects/ whose outcomes are known exactly.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use rmcp::ClientLifecycleMode;
+use serde_json::{Value, json};
+
+/// file:line:column code message, for comparing diagnostics as a set.
+fn located(diagnostics: &Value) -> BTreeSet<String> {
+    diagnostics
+        .as_array()
+        .expect("a list of diagnostics")
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{}:{} {} {}",
+                d["file"].as_str().unwrap_or("?"),
+                d["line"],
+                d["column"],
+                d["code"].as_str().unwrap_or("-"),
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const ERRORS: [&str; 3] = [
+    "src/parser/mod.rs:6:19 E0425 cannot find value `missing_value` in this scope",
+    "src/shapes.rs:7:12 E0599 no method named `perimeter` found for reference `&Square` in the current scope",
+    "src/lib.rs:11:5 E0308 mismatched types",
+];
+const WARNINGS: [&str; 2] = [
+    "src/lib.rs:3:5 unused_imports unused import: `std::collections::HashMap`",
+    "src/parser/tokens.rs:2:9 unused_variables unused variable: `separator`",
+];
+
+async fn assert_compile_errors(client: &Client, tool: &str) {
+    let report = call_ok(client, tool, json!({"project_path": "cargo-errors"})).await;
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(located(&report["errors"]), set(&ERRORS), "{tool}");
+    assert_eq!(located(&report["warnings"]), set(&WARNINGS), "{tool}");
+    let mismatched = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["code"] == "E0308")
+        .unwrap();
+    assert_eq!(mismatched["label"], "expected `i32`, found `&str`");
+    assert_eq!(mismatched["severity"], "error");
+    assert_eq!(mismatched["end_line"], 11);
+    assert!(mismatched.get("rendered").is_none(), "rendered only on request");
+    assert!(report["duration_ms"].is_u64());
+}
+
+#[tokio::test]
+async fn compile_and_type_check_report_exact_diagnostics_in_both_eras() {
+    let server = Server::start(&[]);
+    for era in [Era::Legacy, Era::Modern] {
+        let client = client(&era, &server.url).await;
+        assert_compile_errors(&client, "compile").await;
+        assert_compile_errors(&client, "type_check").await;
+        let clean = call_ok(&client, "compile", json!({"project_path": "cargo-clean"})).await;
+        assert_eq!(clean["status"], "ok");
+        assert_eq!(clean["errors"], json!([]));
+        assert_eq!(clean["warnings"], json!([]));
+        client.cancel().await.ok();
+    }
+}
+
+#[tokio::test]
+async fn rendered_text_is_there_when_asked_for() {
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    let report = call_ok(
+        &client,
+        "compile",
+        json!({"project_path": "cargo-errors", "include_rendered": true}),
+    )
+    .await;
+    let first = &report["errors"][0];
+    let rendered = first["rendered"].as_str().expect("rendered");
+    assert!(rendered.contains("-->"), "{rendered}");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn paths_with_spaces_and_non_ascii_keep_character_columns() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let project = test_project("odd päths/crate with space");
+    let report = call_ok(&client, "compile", json!({"project_path": project.to_str().unwrap()})).await;
+    assert_eq!(report["status"], "ok");
+    let warning = &report["warnings"][0];
+    assert_eq!(warning["file"], "src/módulo con espacio.rs");
+    assert_eq!(warning["line"], 4);
+    assert_eq!(warning["column"], 45);
+    assert_eq!(warning["end_column"], 52);
+    assert_eq!(warning["code"], "unused_variables");
+    assert_eq!(warning["message"], "unused variable: `sin_uso`");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn test_reports_counts_and_every_failure() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let report = call_ok(&client, "test", json!({"project_path": "cargo-failing"})).await;
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(
+        (&report["passed"], &report["failed"], &report["ignored"], &report["filtered_out"]),
+        (&json!(4), &json!(9), &json!(1), &json!(0))
+    );
+    let failures = report["failures"].as_array().unwrap();
+    let by_name = |name: &str| {
+        failures
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no failure {name} in {failures:?}"))
+    };
+    let numbers = by_name("tests::compares_numbers");
+    assert_eq!(numbers["file"], "src/lib.rs");
+    assert_eq!(numbers["line"], 59);
+    assert_eq!(numbers["message"], "assertion `left == right` failed");
+    assert_eq!(numbers["left"], "5000");
+    assert_eq!(numbers["right"], "500");
+    let with_message = by_name("tests::compares_with_message");
+    assert_eq!(
+        with_message["message"],
+        "assertion `left == right` failed: halving 9 should round up"
+    );
+    let panic = by_name("tests::panics_with_message");
+    assert_eq!(panic["message"], "something went wrong: code 7");
+    assert_eq!(panic["line"], 74);
+    let printed = by_name("tests::prints_then_fails");
+    assert_eq!(printed["stdout"], "first line of output\nsecond line of output");
+    let no_panic = by_name("tests::should_panic_but_does_not");
+    assert_eq!(no_panic["message"], "test did not panic as expected");
+    let integration = by_name("integration_fails");
+    assert_eq!(integration["file"], "tests/integration.rs");
+    assert_eq!(integration["line"], 10);
+    let doc = by_name("src/lib.rs - halve (line 14)");
+    assert_eq!((&doc["left"], &doc["right"]), (&json!("5"), &json!("4")));
+    let points = by_name("tests::compares_points");
+    assert!(points["left"].as_str().unwrap().contains("y: 2"));
+    assert_eq!(failures.len(), 9);
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn test_filters_include_ignored_and_counts_every_binary() {
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    let clean = call_ok(&client, "test", json!({"project_path": "cargo-clean"})).await;
+    assert_eq!(clean["status"], "passed", "{clean}");
+    assert_eq!(
+        (&clean["passed"], &clean["failed"], &clean["ignored"]),
+        (&json!(7), &json!(0), &json!(1))
+    );
+    assert_eq!(clean["failures"], json!([]));
+
+    let filtered = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-failing", "filter": "compares_numbers"}),
+    )
+    .await;
+    assert_eq!(filtered["failed"], 1);
+    assert_eq!(filtered["passed"], 0);
+    assert!(filtered["filtered_out"].as_u64().unwrap() > 0);
+
+    let with_ignored = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-clean", "include_ignored": true}),
+    )
+    .await;
+    assert_eq!((&with_ignored["passed"], &with_ignored["ignored"]), (&json!(8), &json!(0)));
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn tests_that_do_not_compile_come_back_as_diagnostics() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let report = call_ok(&client, "test", json!({"project_path": "cargo-errors"})).await;
+    assert_eq!(report["status"], "build_failed", "{report}");
+    assert_eq!(located(&report["errors"]), set(&ERRORS));
+    assert_eq!(report["passed"], 0);
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn a_hanging_test_times_out_and_is_named() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    // Build first, so the timeout below is spent in the test, not in the compiler.
+    call_ok(&client, "test", json!({"project_path": "cargo-failing", "filter": "no_test_has_this_name"})).await;
+    let report = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-failing", "filter": "hangs_forever", "include_ignored": true, "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(report["status"], "timeout", "{report}");
+    assert_eq!(report["unfinished"], json!(["tests::hangs_forever"]));
+    let left = server.wait_for_no_descendants(std::time::Duration::from_secs(10));
+    assert!(left.is_empty(), "the test binary was left running: {left:?}");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn lint_format_and_project_info_on_a_workspace() {
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    let lint = call_ok(&client, "lint", json!({"project_path": "cargo-workspace"})).await;
+    assert_eq!(lint["status"], "ok", "{lint}");
+    assert_eq!(
+        located(&lint["warnings"]),
+        set(&["crates/core/src/lib.rs:7:5 clippy::needless_return unneeded `return` statement"])
+    );
+    let suggestions = lint["warnings"][0]["suggestions"].as_array().unwrap();
+    assert_eq!(suggestions[0]["replacement"], "n * 2");
+    let member = call_ok(&client, "lint", json!({"project_path": "cargo-workspace/crates/core"})).await;
+    assert_eq!(member["warnings"][0]["file"], "src/lib.rs");
+
+    let format = call_ok(&client, "format", json!({"project_path": "cargo-workspace"})).await;
+    assert_eq!(format["status"], "needs_formatting", "{format}");
+    assert_eq!(format["files"].as_array().unwrap().len(), 1);
+    assert_eq!(format["files"][0]["file"], "crates/core/src/shapes.rs");
+    assert_eq!(format["files"][0]["hunks"], 2);
+    assert!(format["files"][0]["diff"].as_str().unwrap().contains("@@"));
+
+    let info = call_ok(&client, "project_info", json!({"project_path": "cargo-workspace"})).await;
+    let packages: BTreeSet<&str> = info["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(packages, BTreeSet::from(["ws-app", "ws-core"]));
+    let app = info["packages"].as_array().unwrap().iter().find(|p| p["name"] == "ws-app").unwrap();
+    assert_eq!(app["dependencies"][0]["name"], "ws-core");
+    assert_eq!(app["dependencies"][0]["source"], "path");
+    assert_eq!(app["dependencies"][0]["resolved"], "0.1.0");
+    assert!(info["toolchain_versions"]["rustc"].as_str().unwrap().starts_with("rustc 1."));
+    assert!(info["toolchain_versions"]["cargo"].as_str().unwrap().starts_with("cargo 1."));
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn format_apply_rewrites_the_files_and_then_there_is_nothing_left() {
+    let (dir, copy) = copy_project("cargo-workspace");
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = modern_client(&server.url).await;
+    let path = copy.to_str().unwrap();
+    let before = std::fs::read_to_string(copy.join("crates/core/src/shapes.rs")).unwrap();
+    let applied = call_ok(&client, "format", json!({"project_path": path, "apply": true})).await;
+    assert_eq!(applied["status"], "applied", "{applied}");
+    assert_eq!(applied["files"][0]["file"], "crates/core/src/shapes.rs");
+    let after = std::fs::read_to_string(copy.join("crates/core/src/shapes.rs")).unwrap();
+    assert_ne!(before, after);
+    let check = call_ok(&client, "format", json!({"project_path": path})).await;
+    assert_eq!(check["status"], "formatted");
+    assert_eq!(check["files"], json!([]));
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn project_info_describes_a_package() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let info = call_ok(&client, "project_info", json!({"project_path": "cargo-clean"})).await;
+    assert_eq!(info["name"], "cargo-clean");
+    assert_eq!(info["version"], "0.1.0");
+    assert_eq!(info["edition"], "2024");
+    assert_eq!(info["workspace_root"], test_project("cargo-clean").to_str().unwrap());
+    let targets: BTreeSet<String> = info["packages"][0]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{} {} {}", t["kind"].as_str().unwrap(), t["name"].as_str().unwrap(), t["path"].as_str().unwrap()))
+        .collect();
+    assert!(targets.contains("lib cargo_clean src/lib.rs"), "{targets:?}");
+    assert!(targets.contains("bin cargo-clean src/main.rs"), "{targets:?}");
+    assert!(targets.contains("test api tests/api.rs"), "{targets:?}");
+    assert_eq!(info["test_files"], json!(["src/lib.rs", "tests/api.rs"]));
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn progress_is_reported_while_tests_run() {
+    let server = Server::start(&[]);
+    let recorder = ProgressRecorder::default();
+    let client = connect(&server.url, ClientLifecycleMode::Initialize, recorder.clone()).await;
+    let result = call_with_progress(&client, "test", json!({"project_path": "cargo-clean"}), "t1").await;
+    assert_eq!(result.structured_content.unwrap()["status"], "passed");
+    let messages = recorder.snapshot();
+    assert!(messages[0].starts_with("cargo test"), "{messages:?}");
+    let binaries = messages.iter().filter(|m| m.starts_with("test binary done")).count();
+    assert_eq!(binaries, 4, "{messages:?}");
+    assert!(messages.last().unwrap().starts_with("done"), "{messages:?}");
+    client.cancel().await.ok();
+}
+
+#[test]
+fn drydock_call_runs_a_tool_from_the_shell() {
+    let root = test_projects_root();
+    let output = std::process::Command::new(drydock_bin())
+        .args(["call", "compile", r#"{"project_path": "cargo-errors"}"#])
+        .args(["--allow-root", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["status"], "failed");
+    assert_eq!(located(&report["errors"]), set(&ERRORS));
+
+    let text = std::process::Command::new(drydock_bin())
+        .args(["call", "compile", r#"{"project_path": "cargo-errors"}"#, "--text"])
+        .args(["--allow-root", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let rendered = String::from_utf8(text.stdout).unwrap();
+    assert!(rendered.starts_with("failed: 3 error(s), 2 warning(s)"), "{rendered}");
+    assert!(rendered.contains("src/lib.rs:11:5: error[E0308]: mismatched types"), "{rendered}");
+
+    let outside = std::process::Command::new(drydock_bin())
+        .args(["call", "compile", r#"{"project_path": "/"}"#])
+        .args(["--allow-root", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(outside.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("outside the allowed roots"));
+
+    let unknown = std::process::Command::new(drydock_bin())
+        .args(["call", "nope", "{}"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown tool `nope`"));
+}
