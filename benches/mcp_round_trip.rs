@@ -24,7 +24,10 @@ async fn in_process(tools: &BuildTools, project: &str, n: usize) -> Vec<Duration
             toolchain: None,
         };
         let started = Instant::now();
-        tools.project_info(request, &call).await.expect("project_info");
+        tools
+            .project_info(request, &call)
+            .await
+            .expect("project_info");
         samples.push(started.elapsed());
     }
     samples
@@ -78,7 +81,11 @@ fn main() {
         let baseline_p50 = percentile(&baseline, 50.0);
         println!("project_info round trips:");
         report("in-process (no MCP)", &baseline, baseline_p50);
-        report("MCP, 1 client", &over_mcp(&url, project, 1, n).await, baseline_p50);
+        report(
+            "MCP, 1 client",
+            &over_mcp(&url, project, 1, n).await,
+            baseline_p50,
+        );
         report(
             "MCP, 32 concurrent clients",
             &over_mcp(&url, project, 32, n.div_ceil(8)).await,

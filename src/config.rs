@@ -53,7 +53,9 @@ pub enum ConfigError {
     Root { path: PathBuf, reason: String },
     #[error("unknown toolset `{0}` (known: build)")]
     UnknownToolset(String),
-    #[error("unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint)")]
+    #[error(
+        "unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint)"
+    )]
     UnknownTool(String),
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
@@ -476,7 +478,10 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            Config::resolve(&flags, &env, dir.path()).unwrap().bind.port(),
+            Config::resolve(&flags, &env, dir.path())
+                .unwrap()
+                .bind
+                .port(),
             3
         );
         let from_file = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
@@ -487,7 +492,10 @@ mod tests {
     fn non_loopback_bind_needs_a_token() {
         let err = resolve_with("bind = \"0.0.0.0:7878\"", Overrides::default()).unwrap_err();
         assert!(matches!(err, ConfigError::NonLoopbackWithoutToken(_)));
-        let ok = resolve_with("bind = \"0.0.0.0:7878\"\ntoken = \"s3cret\"", Overrides::default());
+        let ok = resolve_with(
+            "bind = \"0.0.0.0:7878\"\ntoken = \"s3cret\"",
+            Overrides::default(),
+        );
         assert_eq!(ok.unwrap().token.as_deref(), Some("s3cret"));
     }
 

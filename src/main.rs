@@ -129,14 +129,21 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     print!("{}", banner(&config, address));
     let shutdown = CancellationToken::new();
-    let app = drydock::http::router(BuildTools::new(config), &shutdown);
+    let kill_grace = config.limits.kill_grace;
+    let tools = BuildTools::new(config);
+    let app = drydock::http::router(tools.clone(), &shutdown);
     let stop = shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
-        tracing::info!("shutting down");
+        tracing::info!("shutting down: stopping running tools");
+        let children_gone =
+            tokio::time::timeout(kill_grace * 2 + Duration::from_secs(2), tools.shutdown());
+        if children_gone.await.is_err() {
+            tracing::warn!("some child processes did not stop in time");
+        }
         stop.cancel();
         // Streams that do not close by themselves must not keep the process alive.
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
         std::process::exit(0);
     });
     axum::serve(listener, app)

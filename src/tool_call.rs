@@ -34,11 +34,21 @@ pub async fn call_tool(
     }
     match name {
         "project_info" => outcome(tools.project_info(parse(name, arguments)?, call).await),
-        "compile" => outcome(tools.build(BuildKind::Compile, parse(name, arguments)?, call).await),
-        "type_check" => {
-            outcome(tools.build(BuildKind::TypeCheck, parse(name, arguments)?, call).await)
-        }
-        "lint" => outcome(tools.build(BuildKind::Lint, parse(name, arguments)?, call).await),
+        "compile" => outcome(
+            tools
+                .build(BuildKind::Compile, parse(name, arguments)?, call)
+                .await,
+        ),
+        "type_check" => outcome(
+            tools
+                .build(BuildKind::TypeCheck, parse(name, arguments)?, call)
+                .await,
+        ),
+        "lint" => outcome(
+            tools
+                .build(BuildKind::Lint, parse(name, arguments)?, call)
+                .await,
+        ),
         "test" => outcome(tools.test(parse(name, arguments)?, call).await),
         "run" => outcome(tools.run(parse(name, arguments)?, call).await),
         "format" => outcome(tools.format(parse(name, arguments)?, call).await),

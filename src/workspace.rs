@@ -36,7 +36,9 @@ pub enum WorkspaceError {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolchainKind {
     Cargo,
@@ -119,7 +121,11 @@ impl Workspace {
         let root = self.resolve_dir(raw)?;
         let shown = root.display().to_string();
         let has = |kind: ToolchainKind| root.join(kind.manifest()).is_file();
-        let kind = match (toolchain, has(ToolchainKind::Cargo), has(ToolchainKind::Mix)) {
+        let kind = match (
+            toolchain,
+            has(ToolchainKind::Cargo),
+            has(ToolchainKind::Mix),
+        ) {
             (Some(kind), _, _) if has(kind) => kind,
             (Some(kind), _, _) => {
                 return Err(WorkspaceError::MissingManifest {

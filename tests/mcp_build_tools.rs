@@ -56,7 +56,10 @@ async fn assert_compile_errors(client: &Client, tool: &str) {
     assert_eq!(mismatched["label"], "expected `i32`, found `&str`");
     assert_eq!(mismatched["severity"], "error");
     assert_eq!(mismatched["end_line"], 11);
-    assert!(mismatched.get("rendered").is_none(), "rendered only on request");
+    assert!(
+        mismatched.get("rendered").is_none(),
+        "rendered only on request"
+    );
     assert!(report["duration_ms"].is_u64());
 }
 
@@ -96,7 +99,12 @@ async fn paths_with_spaces_and_non_ascii_keep_character_columns() {
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let project = test_project("odd päths/crate with space");
-    let report = call_ok(&client, "compile", json!({"project_path": project.to_str().unwrap()})).await;
+    let report = call_ok(
+        &client,
+        "compile",
+        json!({"project_path": project.to_str().unwrap()}),
+    )
+    .await;
     assert_eq!(report["status"], "ok");
     let warning = &report["warnings"][0];
     assert_eq!(warning["file"], "src/módulo con espacio.rs");
@@ -115,7 +123,12 @@ async fn test_reports_counts_and_every_failure() {
     let report = call_ok(&client, "test", json!({"project_path": "cargo-failing"})).await;
     assert_eq!(report["status"], "failed", "{report}");
     assert_eq!(
-        (&report["passed"], &report["failed"], &report["ignored"], &report["filtered_out"]),
+        (
+            &report["passed"],
+            &report["failed"],
+            &report["ignored"],
+            &report["filtered_out"]
+        ),
         (&json!(4), &json!(9), &json!(1), &json!(0))
     );
     let failures = report["failures"].as_array().unwrap();
@@ -140,7 +153,10 @@ async fn test_reports_counts_and_every_failure() {
     assert_eq!(panic["message"], "something went wrong: code 7");
     assert_eq!(panic["line"], 74);
     let printed = by_name("tests::prints_then_fails");
-    assert_eq!(printed["stdout"], "first line of output\nsecond line of output");
+    assert_eq!(
+        printed["stdout"],
+        "first line of output\nsecond line of output"
+    );
     let no_panic = by_name("tests::should_panic_but_does_not");
     assert_eq!(no_panic["message"], "test did not panic as expected");
     let integration = by_name("integration_fails");
@@ -182,7 +198,10 @@ async fn test_filters_include_ignored_and_counts_every_binary() {
         json!({"project_path": "cargo-clean", "include_ignored": true}),
     )
     .await;
-    assert_eq!((&with_ignored["passed"], &with_ignored["ignored"]), (&json!(8), &json!(0)));
+    assert_eq!(
+        (&with_ignored["passed"], &with_ignored["ignored"]),
+        (&json!(8), &json!(0))
+    );
     client.cancel().await.ok();
 }
 
@@ -202,7 +221,12 @@ async fn a_hanging_test_times_out_and_is_named() {
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     // Build first, so the timeout below is spent in the test, not in the compiler.
-    call_ok(&client, "test", json!({"project_path": "cargo-failing", "filter": "no_test_has_this_name"})).await;
+    call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-failing", "filter": "no_test_has_this_name"}),
+    )
+    .await;
     let report = call_ok(
         &client,
         "test",
@@ -212,7 +236,10 @@ async fn a_hanging_test_times_out_and_is_named() {
     assert_eq!(report["status"], "timeout", "{report}");
     assert_eq!(report["unfinished"], json!(["tests::hangs_forever"]));
     let left = server.wait_for_no_descendants(std::time::Duration::from_secs(10));
-    assert!(left.is_empty(), "the test binary was left running: {left:?}");
+    assert!(
+        left.is_empty(),
+        "the test binary was left running: {left:?}"
+    );
     client.cancel().await.ok();
 }
 
@@ -228,17 +255,32 @@ async fn lint_format_and_project_info_on_a_workspace() {
     );
     let suggestions = lint["warnings"][0]["suggestions"].as_array().unwrap();
     assert_eq!(suggestions[0]["replacement"], "n * 2");
-    let member = call_ok(&client, "lint", json!({"project_path": "cargo-workspace/crates/core"})).await;
+    let member = call_ok(
+        &client,
+        "lint",
+        json!({"project_path": "cargo-workspace/crates/core"}),
+    )
+    .await;
     assert_eq!(member["warnings"][0]["file"], "src/lib.rs");
 
-    let format = call_ok(&client, "format", json!({"project_path": "cargo-workspace"})).await;
+    let format = call_ok(
+        &client,
+        "format",
+        json!({"project_path": "cargo-workspace"}),
+    )
+    .await;
     assert_eq!(format["status"], "needs_formatting", "{format}");
     assert_eq!(format["files"].as_array().unwrap().len(), 1);
     assert_eq!(format["files"][0]["file"], "crates/core/src/shapes.rs");
     assert_eq!(format["files"][0]["hunks"], 2);
     assert!(format["files"][0]["diff"].as_str().unwrap().contains("@@"));
 
-    let info = call_ok(&client, "project_info", json!({"project_path": "cargo-workspace"})).await;
+    let info = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "cargo-workspace"}),
+    )
+    .await;
     let packages: BTreeSet<&str> = info["packages"]
         .as_array()
         .unwrap()
@@ -246,12 +288,27 @@ async fn lint_format_and_project_info_on_a_workspace() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(packages, BTreeSet::from(["ws-app", "ws-core"]));
-    let app = info["packages"].as_array().unwrap().iter().find(|p| p["name"] == "ws-app").unwrap();
+    let app = info["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "ws-app")
+        .unwrap();
     assert_eq!(app["dependencies"][0]["name"], "ws-core");
     assert_eq!(app["dependencies"][0]["source"], "path");
     assert_eq!(app["dependencies"][0]["resolved"], "0.1.0");
-    assert!(info["toolchain_versions"]["rustc"].as_str().unwrap().starts_with("rustc 1."));
-    assert!(info["toolchain_versions"]["cargo"].as_str().unwrap().starts_with("cargo 1."));
+    assert!(
+        info["toolchain_versions"]["rustc"]
+            .as_str()
+            .unwrap()
+            .starts_with("rustc 1.")
+    );
+    assert!(
+        info["toolchain_versions"]["cargo"]
+            .as_str()
+            .unwrap()
+            .starts_with("cargo 1.")
+    );
     client.cancel().await.ok();
 }
 
@@ -262,7 +319,12 @@ async fn format_apply_rewrites_the_files_and_then_there_is_nothing_left() {
     let client = modern_client(&server.url).await;
     let path = copy.to_str().unwrap();
     let before = std::fs::read_to_string(copy.join("crates/core/src/shapes.rs")).unwrap();
-    let applied = call_ok(&client, "format", json!({"project_path": path, "apply": true})).await;
+    let applied = call_ok(
+        &client,
+        "format",
+        json!({"project_path": path, "apply": true}),
+    )
+    .await;
     assert_eq!(applied["status"], "applied", "{applied}");
     assert_eq!(applied["files"][0]["file"], "crates/core/src/shapes.rs");
     let after = std::fs::read_to_string(copy.join("crates/core/src/shapes.rs")).unwrap();
@@ -277,19 +339,40 @@ async fn format_apply_rewrites_the_files_and_then_there_is_nothing_left() {
 async fn project_info_describes_a_package() {
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
-    let info = call_ok(&client, "project_info", json!({"project_path": "cargo-clean"})).await;
+    let info = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "cargo-clean"}),
+    )
+    .await;
     assert_eq!(info["name"], "cargo-clean");
     assert_eq!(info["version"], "0.1.0");
     assert_eq!(info["edition"], "2024");
-    assert_eq!(info["workspace_root"], test_project("cargo-clean").to_str().unwrap());
+    assert_eq!(
+        info["workspace_root"],
+        test_project("cargo-clean").to_str().unwrap()
+    );
     let targets: BTreeSet<String> = info["packages"][0]["targets"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| format!("{} {} {}", t["kind"].as_str().unwrap(), t["name"].as_str().unwrap(), t["path"].as_str().unwrap()))
+        .map(|t| {
+            format!(
+                "{} {} {}",
+                t["kind"].as_str().unwrap(),
+                t["name"].as_str().unwrap(),
+                t["path"].as_str().unwrap()
+            )
+        })
         .collect();
-    assert!(targets.contains("lib cargo_clean src/lib.rs"), "{targets:?}");
-    assert!(targets.contains("bin cargo-clean src/main.rs"), "{targets:?}");
+    assert!(
+        targets.contains("lib cargo_clean src/lib.rs"),
+        "{targets:?}"
+    );
+    assert!(
+        targets.contains("bin cargo-clean src/main.rs"),
+        "{targets:?}"
+    );
     assert!(targets.contains("test api tests/api.rs"), "{targets:?}");
     assert_eq!(info["test_files"], json!(["src/lib.rs", "tests/api.rs"]));
     client.cancel().await.ok();
@@ -299,12 +382,26 @@ async fn project_info_describes_a_package() {
 async fn progress_is_reported_while_tests_run() {
     let server = Server::start(&[]);
     let recorder = ProgressRecorder::default();
-    let client = connect(&server.url, ClientLifecycleMode::Initialize, recorder.clone()).await;
-    let result = call_with_progress(&client, "test", json!({"project_path": "cargo-clean"}), "t1").await;
+    let client = connect(
+        &server.url,
+        ClientLifecycleMode::Initialize,
+        recorder.clone(),
+    )
+    .await;
+    let result = call_with_progress(
+        &client,
+        "test",
+        json!({"project_path": "cargo-clean"}),
+        "t1",
+    )
+    .await;
     assert_eq!(result.structured_content.unwrap()["status"], "passed");
     let messages = recorder.snapshot();
     assert!(messages[0].starts_with("cargo test"), "{messages:?}");
-    let binaries = messages.iter().filter(|m| m.starts_with("test binary done")).count();
+    let binaries = messages
+        .iter()
+        .filter(|m| m.starts_with("test binary done"))
+        .count();
     assert_eq!(binaries, 4, "{messages:?}");
     assert!(messages.last().unwrap().starts_with("done"), "{messages:?}");
     client.cancel().await.ok();
@@ -324,13 +421,24 @@ fn drydock_call_runs_a_tool_from_the_shell() {
     assert_eq!(located(&report["errors"]), set(&ERRORS));
 
     let text = std::process::Command::new(drydock_bin())
-        .args(["call", "compile", r#"{"project_path": "cargo-errors"}"#, "--text"])
+        .args([
+            "call",
+            "compile",
+            r#"{"project_path": "cargo-errors"}"#,
+            "--text",
+        ])
         .args(["--allow-root", root.to_str().unwrap()])
         .output()
         .unwrap();
     let rendered = String::from_utf8(text.stdout).unwrap();
-    assert!(rendered.starts_with("failed: 3 error(s), 2 warning(s)"), "{rendered}");
-    assert!(rendered.contains("src/lib.rs:11:5: error[E0308]: mismatched types"), "{rendered}");
+    assert!(
+        rendered.starts_with("failed: 3 error(s), 2 warning(s)"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("src/lib.rs:11:5: error[E0308]: mismatched types"),
+        "{rendered}"
+    );
 
     let outside = std::process::Command::new(drydock_bin())
         .args(["call", "compile", r#"{"project_path": "/"}"#])

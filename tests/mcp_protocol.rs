@@ -27,7 +27,11 @@ async fn assert_tool_listing(client: &Client) {
     names.sort_unstable();
     assert_eq!(names, BUILD_TOOLS);
     for tool in &tools {
-        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40), "{}", tool.name);
+        assert!(
+            tool.description.as_ref().is_some_and(|d| d.len() > 40),
+            "{}",
+            tool.name
+        );
         let output = tool.output_schema.as_ref().expect("output schema");
         assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
         let input = serde_json::to_value(tool.input_schema.as_ref()).unwrap();
@@ -37,7 +41,10 @@ async fn assert_tool_listing(client: &Client) {
         assert!(annotations.destructive_hint.is_some(), "{}", tool.name);
     }
     let info = tools.iter().find(|t| t.name == "project_info").unwrap();
-    assert_eq!(info.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    assert_eq!(
+        info.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
 }
 
 #[tokio::test]
@@ -81,7 +88,12 @@ async fn stdio_transport_serves_the_same_tools() {
         .await
         .expect("stdio handshake");
     assert_tool_listing(&client).await;
-    let result = call_ok(&client, "project_info", json!({"project_path": "cargo-clean"})).await;
+    let result = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "cargo-clean"}),
+    )
+    .await;
     assert_eq!(result["name"], "cargo-clean");
     client.cancel().await.ok();
 }
@@ -93,17 +105,27 @@ async fn bad_project_paths_get_clear_errors_naming_the_roots() {
     let root = test_projects_root();
     let root_text = root.to_str().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::fs::write(
+        outside.path().join("Cargo.toml"),
+        "[package]\nname = \"x\"\n",
+    )
+    .unwrap();
     let escape = tempfile::tempdir().unwrap();
     let link = escape.path().join("link");
     std::os::unix::fs::symlink(outside.path(), &link).unwrap();
 
     let cases: Vec<(Value, &str)> = vec![
-        (json!(outside.path().to_str().unwrap()), "outside the allowed roots"),
+        (
+            json!(outside.path().to_str().unwrap()),
+            "outside the allowed roots",
+        ),
         (json!(format!("{root_text}/../..")), "`..`"),
         (json!("cargo-clean/../cargo-errors"), "`..`"),
         (json!("no-such-project"), "does not exist"),
-        (json!("cargo-clean/Cargo.toml"), "is a file, not a directory"),
+        (
+            json!("cargo-clean/Cargo.toml"),
+            "is a file, not a directory",
+        ),
         (json!("cargo-clean/src"), "not a cargo or mix project"),
         (json!("cargo\u{0}clean"), "NUL"),
         (json!(""), "empty"),
@@ -116,7 +138,12 @@ async fn bad_project_paths_get_clear_errors_naming_the_roots() {
         }
     }
     // A symlink inside no root that points anywhere is refused as well.
-    let message = call_err(&client, "compile", json!({"project_path": link.to_str().unwrap()})).await;
+    let message = call_err(
+        &client,
+        "compile",
+        json!({"project_path": link.to_str().unwrap()}),
+    )
+    .await;
     assert!(message.contains("outside the allowed roots"), "{message}");
     client.cancel().await.ok();
 }
@@ -142,12 +169,18 @@ async fn malformed_arguments_are_reported_in_band_and_unknown_tools_as_protocol_
         json!({"project_path": "cargo-clean", "task": "install"}),
     )
     .await;
-    assert!(task.contains("not allowed") && task.contains("bench"), "{task}");
+    assert!(
+        task.contains("not allowed") && task.contains("bench"),
+        "{task}"
+    );
     let unknown = client
         .call_tool(tool_call("rm_rf", json!({})))
         .await
         .expect_err("unknown tool is a protocol error");
-    assert!(unknown.to_string().contains("-32602") || unknown.to_string().contains("not found"), "{unknown}");
+    assert!(
+        unknown.to_string().contains("-32602") || unknown.to_string().contains("not found"),
+        "{unknown}"
+    );
     client.cancel().await.ok();
 }
 
@@ -159,7 +192,9 @@ async fn resources_prompts_and_completion_work() {
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["drydock://server", "drydock://projects"]);
     let projects = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new("drydock://projects"))
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "drydock://projects",
+        ))
         .await
         .unwrap();
     let text = match &projects.contents[0] {
@@ -176,10 +211,15 @@ async fn resources_prompts_and_completion_work() {
         "{listed}"
     );
     let missing = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new("drydock://nope"))
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "drydock://nope",
+        ))
         .await
         .expect_err("unknown resource");
-    assert!(missing.to_string().contains("unknown resource"), "{missing}");
+    assert!(
+        missing.to_string().contains("unknown resource"),
+        "{missing}"
+    );
 
     let prompts = client.list_all_prompts().await.unwrap();
     let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
@@ -187,13 +227,19 @@ async fn resources_prompts_and_completion_work() {
     let prompt = client
         .get_prompt(
             rmcp::model::GetPromptRequestParams::new("fix_build").with_arguments(
-                json!({"project_path": "cargo-errors"}).as_object().unwrap().clone(),
+                json!({"project_path": "cargo-errors"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
             ),
         )
         .await
         .unwrap();
     let body = serde_json::to_string(&prompt.messages).unwrap();
-    assert!(body.contains("type_check") && body.contains("cargo-errors"), "{body}");
+    assert!(
+        body.contains("type_check") && body.contains("cargo-errors"),
+        "{body}"
+    );
 
     let prefix = format!("{}/cargo-c", test_projects_root().display());
     let completion = client
@@ -231,9 +277,19 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 #[tokio::test]
 async fn http_guards_reject_foreign_origins_bad_json_and_huge_bodies() {
     let server = Server::start(&[]);
-    let (status, body) = post_raw(&server.url, &[("Origin", "http://evil.example")], INITIALIZE).await;
+    let (status, body) = post_raw(
+        &server.url,
+        &[("Origin", "http://evil.example")],
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(status, 403, "{body}");
-    let (status, _) = post_raw(&server.url, &[("Origin", "http://localhost:3000")], INITIALIZE).await;
+    let (status, _) = post_raw(
+        &server.url,
+        &[("Origin", "http://localhost:3000")],
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, _) = post_raw(&server.url, &[("Host", "evil.example")], INITIALIZE).await;
     assert_eq!(status, 403);
@@ -244,7 +300,10 @@ async fn http_guards_reject_foreign_origins_bad_json_and_huge_bodies() {
     assert_eq!(error["error"]["code"], -32700, "{body}");
     let (status, body) = post_raw(&server.url, &[], "[]").await;
     assert_eq!(status, 400);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32600);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"]["code"],
+        -32600
+    );
 
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
@@ -253,7 +312,9 @@ async fn http_guards_reject_foreign_origins_bad_json_and_huge_bodies() {
     let (status, _) = post_raw(&server.url, &[], &huge).await;
     assert_eq!(status, 413);
 
-    let health = reqwest::get(format!("{}/health", server.base_url())).await.unwrap();
+    let health = reqwest::get(format!("{}/health", server.base_url()))
+        .await
+        .unwrap();
     assert_eq!(health.status().as_u16(), 200);
     let health: Value = health.json().await.unwrap();
     assert_eq!(health["status"], "ok");
@@ -266,13 +327,26 @@ async fn http_guards_reject_foreign_origins_bad_json_and_huge_bodies() {
 #[tokio::test]
 async fn a_token_is_required_when_configured() {
     let server = Server::start(&["--token", "s3cret-token"]);
-    assert!(server.banner.contains("Authorization: Bearer s3cret-token"), "{}", server.banner);
+    assert!(
+        server.banner.contains("Authorization: Bearer s3cret-token"),
+        "{}",
+        server.banner
+    );
     let (status, _) = post_raw(&server.url, &[], INITIALIZE).await;
     assert_eq!(status, 401);
-    let (status, _) = post_raw(&server.url, &[("Authorization", "Bearer wrong")], INITIALIZE).await;
+    let (status, _) = post_raw(
+        &server.url,
+        &[("Authorization", "Bearer wrong")],
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(status, 401);
-    let (status, _) =
-        post_raw(&server.url, &[("Authorization", "Bearer s3cret-token")], INITIALIZE).await;
+    let (status, _) = post_raw(
+        &server.url,
+        &[("Authorization", "Bearer s3cret-token")],
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(status, 200);
 }
 
@@ -306,7 +380,11 @@ fn the_banner_prints_the_claude_command_and_mcp_json() {
         "{}",
         server.banner
     );
-    assert!(server.banner.contains(test_projects_root().to_str().unwrap()));
+    assert!(
+        server
+            .banner
+            .contains(test_projects_root().to_str().unwrap())
+    );
 }
 
 #[tokio::test]

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::diagnostics::{CargoEvent, CargoMessageParser, Diagnostic, Severity};
 use super::format_report::{FormatFile, parse_fmt_check};
 use super::reports::{
-    BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus, PackageInfo,
-    ProjectInfo, RunReport, RunStatus, TargetInfo, TestReport, TestStatus,
+    BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus, PackageInfo, ProjectInfo,
+    RunReport, RunStatus, TargetInfo, TestReport, TestStatus,
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::test_report::{LibtestEvent, LibtestParser};
@@ -34,10 +34,12 @@ const DIFF_CAP_LINES: usize = 40;
 /// else the project itself.
 pub fn workspace_root(project_root: &Path) -> PathBuf {
     let own = read_manifest(&project_root.join("Cargo.toml"));
-    if let Some(explicit) = own
-        .as_ref()
-        .and_then(|m| m.get("package")?.get("workspace")?.as_str().map(PathBuf::from))
-    {
+    if let Some(explicit) = own.as_ref().and_then(|m| {
+        m.get("package")?
+            .get("workspace")?
+            .as_str()
+            .map(PathBuf::from)
+    }) {
         let joined = project_root.join(explicit);
         return joined.canonicalize().unwrap_or(joined);
     }
@@ -88,17 +90,15 @@ async fn run_cargo(
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, ToolError> {
     let program = spec.program.clone();
-    let output = runner
-        .run(spec, call, on_line)
-        .await
-        .map_err(|e| match e {
-            RunError::NotFound { .. } => ToolError::ToolchainMissing {
-                program,
-                hint: "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
+    let output = runner.run(spec, call, on_line).await.map_err(|e| match e {
+        RunError::NotFound { .. } => ToolError::ToolchainMissing {
+            program,
+            hint:
+                "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
                     .into(),
-            },
-            other => ToolError::Run(other),
-        })?;
+        },
+        other => ToolError::Run(other),
+    })?;
     missing_component(&output.stderr.text)?;
     Ok(output)
 }
@@ -331,6 +331,10 @@ pub async fn test(
         TestStatus::BuildFailed => !errors.is_empty(),
         TestStatus::Timeout | TestStatus::Cancelled => false,
     };
+    call.progress.report(&format!(
+        "done: {} passed, {} failed, {} ignored",
+        run.counts.passed, run.counts.failed, run.counts.ignored
+    ));
     Ok(TestReport {
         status,
         counts: run.counts,
@@ -563,7 +567,9 @@ fn choose_binary(
             .into_iter()
             .find(|b| &b.name == bin)
             .map(|b| b.executable)
-            .ok_or_else(|| ToolError::InvalidArgument(format!("no binary named `{bin}` was built")));
+            .ok_or_else(|| {
+                ToolError::InvalidArgument(format!("no binary named `{bin}` was built"))
+            });
     }
     if binaries.len() == 1 {
         return Ok(binaries.into_iter().next().expect("one binary").executable);
@@ -621,7 +627,8 @@ pub async fn format(
         Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, files, None)),
         Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, files, None)),
         _ if files.is_empty() => {
-            let output = output_tail(&check.stderr.text).or_else(|| output_tail(&check.stdout.text));
+            let output =
+                output_tail(&check.stderr.text).or_else(|| output_tail(&check.stdout.text));
             return Ok(report(FormatStatus::Error, files, output));
         }
         _ => {}
@@ -637,7 +644,11 @@ pub async fn format(
         Termination::Exited(0) => report(FormatStatus::Applied, files, None),
         Termination::TimedOut => report(FormatStatus::Timeout, files, None),
         Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
-        _ => report(FormatStatus::Error, files, output_tail(&applied.stderr.text)),
+        _ => report(
+            FormatStatus::Error,
+            files,
+            output_tail(&applied.stderr.text),
+        ),
     })
 }
 
@@ -701,7 +712,13 @@ pub async fn project_info(
     call: &Call<'_>,
 ) -> Result<ProjectInfo, ToolError> {
     let quick = runner.quick(Duration::from_secs(60));
-    let metadata_args = strings(&["metadata", "--format-version", "1", "--no-deps", "--offline"]);
+    let metadata_args = strings(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]);
     let version = |program: &str| CommandSpec {
         program: program.into(),
         args: vec!["--version".into()],
@@ -823,7 +840,12 @@ fn resolved_versions<'a>(package: &MetaPackage, lock: &'a LockFile) -> HashMap<&
             let name = parts.next()?;
             let version = match parts.next() {
                 Some(v) => v.to_string(),
-                None => lock.package.iter().find(|p| p.name == name)?.version.clone(),
+                None => lock
+                    .package
+                    .iter()
+                    .find(|p| p.name == name)?
+                    .version
+                    .clone(),
             };
             Some((name, version))
         })
@@ -883,7 +905,11 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(root.join("crates/a")).unwrap();
-        std::fs::write(root.join("crates/a/Cargo.toml"), "[package]\nname = \"a\"\n").unwrap();
+        std::fs::write(
+            root.join("crates/a/Cargo.toml"),
+            "[package]\nname = \"a\"\n",
+        )
+        .unwrap();
         assert_eq!(workspace_root(&root.join("crates/a")), root);
         assert_eq!(workspace_root(&root), root);
         let lone = tempfile::tempdir().unwrap();

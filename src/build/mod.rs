@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
@@ -57,6 +58,10 @@ pub struct BuildTools {
     config: Arc<Config>,
     workspace: Workspace,
     queue: ProjectQueue,
+    /// Cancels every child process when the server stops.
+    shutdown: CancellationToken,
+    /// Every child process run, so stopping can wait until they are gone.
+    runs: TaskTracker,
 }
 
 /// Which build a `BuildReport` tool asks of its toolchain.
@@ -84,7 +89,16 @@ impl BuildTools {
             config,
             workspace,
             queue: ProjectQueue::default(),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
         }
+    }
+
+    /// Stop every running child process (their whole process groups) and wait until they are gone.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.runs.close();
+        self.runs.wait().await;
     }
 
     pub fn config(&self) -> &Config {
@@ -150,11 +164,7 @@ impl BuildTools {
         cargo::format(&project, &req, &runner, call).await
     }
 
-    fn project(
-        &self,
-        path: &str,
-        toolchain: Option<ToolchainKind>,
-    ) -> Result<Project, ToolError> {
+    fn project(&self, path: &str, toolchain: Option<ToolchainKind>) -> Result<Project, ToolError> {
         let project = self.workspace.resolve_project(path, toolchain)?;
         match project.kind {
             ToolchainKind::Cargo => Ok(project),
@@ -182,6 +192,8 @@ impl BuildTools {
                 kill_grace: self.config.limits.kill_grace,
             },
             env_remove: self.config.env_remove.clone(),
+            shutdown: self.shutdown.clone(),
+            runs: self.runs.clone(),
         }
     }
 }
@@ -190,6 +202,8 @@ impl BuildTools {
 pub struct Runner {
     pub limits: Limits,
     pub env_remove: Vec<String>,
+    shutdown: CancellationToken,
+    runs: TaskTracker,
 }
 
 impl Runner {
@@ -201,7 +215,20 @@ impl Runner {
         on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
     ) -> Result<ProcessOutput, RunError> {
         spec.env_remove.extend(self.env_remove.iter().cloned());
-        process::run(&spec, &self.limits, &call.cancel, on_line).await
+        // Stopped by the call's own cancellation or by the server shutting down.
+        let stop = self.shutdown.child_token();
+        let run = self
+            .runs
+            .track_future(process::run(&spec, &self.limits, &stop, on_line));
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            output = &mut run => output,
+            _ = call.cancel.cancelled() => {
+                stop.cancel();
+                run.await
+            }
+        }
     }
 
     /// The same limits with a shorter timeout, for quick helper commands.
@@ -209,9 +236,11 @@ impl Runner {
         Runner {
             limits: Limits {
                 timeout: timeout.min(self.limits.timeout),
-                ..self.limits.clone()
+                ..self.limits
             },
             env_remove: self.env_remove.clone(),
+            shutdown: self.shutdown.clone(),
+            runs: self.runs.clone(),
         }
     }
 }

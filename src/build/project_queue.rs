@@ -113,8 +113,12 @@ mod tests {
             .unwrap();
         let mut tasks = Vec::new();
         for _ in 0..3 {
-            let (queue, key, running, max_seen) =
-                (queue.clone(), key.clone(), running.clone(), max_seen.clone());
+            let (queue, key, running, max_seen) = (
+                queue.clone(),
+                key.clone(),
+                running.clone(),
+                max_seen.clone(),
+            );
             tasks.push(tokio::spawn(async move {
                 let recorder = Recorder(Mutex::new(Vec::new()));
                 let _turn = queue
@@ -146,11 +150,22 @@ mod tests {
     async fn different_projects_do_not_wait_and_cancel_leaves_the_queue() {
         let queue = ProjectQueue::default();
         let never = CancellationToken::new();
-        let _a = queue.wait_turn(Path::new("/a"), &Silent, &never).await.unwrap();
-        let _b = queue.wait_turn(Path::new("/b"), &Silent, &never).await.unwrap();
+        let _a = queue
+            .wait_turn(Path::new("/a"), &Silent, &never)
+            .await
+            .unwrap();
+        let _b = queue
+            .wait_turn(Path::new("/b"), &Silent, &never)
+            .await
+            .unwrap();
         let cancel = CancellationToken::new();
         cancel.cancel();
-        assert!(queue.wait_turn(Path::new("/a"), &Silent, &cancel).await.is_none());
+        assert!(
+            queue
+                .wait_turn(Path::new("/a"), &Silent, &cancel)
+                .await
+                .is_none()
+        );
         assert_eq!(queue.queued(Path::new("/a")), 1);
     }
 }

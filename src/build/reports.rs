@@ -177,7 +177,11 @@ fn diagnostic_line(out: &mut String, d: &Diagnostic) {
         super::diagnostics::Severity::Error => "error",
         super::diagnostics::Severity::Warning => "warning",
     };
-    let code = d.code.as_deref().map(|c| format!("[{c}]")).unwrap_or_default();
+    let code = d
+        .code
+        .as_deref()
+        .map(|c| format!("[{c}]"))
+        .unwrap_or_default();
     let location = match (&d.file, d.line, d.column) {
         (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c}: "),
         (Some(f), Some(l), None) => format!("{f}:{l}: "),

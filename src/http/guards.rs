@@ -100,7 +100,8 @@ pub async fn check_json_rpc(
     if let Err((code, message)) = validate_message(&bytes) {
         return json_rpc_error(code, &message);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 fn validate_message(bytes: &[u8]) -> Result<(), (i64, String)> {
@@ -129,7 +130,8 @@ fn validate_message(bytes: &[u8]) -> Result<(), (i64, String)> {
 }
 
 fn json_rpc_error(code: i64, message: &str) -> Response {
-    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    let body =
+        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
     (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
@@ -167,11 +169,15 @@ mod tests {
         assert_eq!(validate_message(b"[]").unwrap_err().0, -32600);
         assert_eq!(validate_message(b"42").unwrap_err().0, -32600);
         assert_eq!(
-            validate_message(br#"{"jsonrpc":"1.0","method":"x"}"#).unwrap_err().0,
+            validate_message(br#"{"jsonrpc":"1.0","method":"x"}"#)
+                .unwrap_err()
+                .0,
             -32600
         );
         assert_eq!(
-            validate_message(br#"{"jsonrpc":"2.0","id":1}"#).unwrap_err().0,
+            validate_message(br#"{"jsonrpc":"2.0","id":1}"#)
+                .unwrap_err()
+                .0,
             -32600
         );
     }

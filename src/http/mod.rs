@@ -7,13 +7,19 @@ use std::time::Duration;
 
 use axum::routing::get;
 use axum::{Json, Router, middleware};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::build::BuildTools;
 use crate::mcp::DrydockServer;
+
+/// rmcp's in-memory sessions; the conformance fixtures wrap them so their `test_reconnection`
+/// tool can close its own SSE stream.
+#[cfg(not(feature = "conformance-fixtures"))]
+type Sessions = rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+#[cfg(feature = "conformance-fixtures")]
+type Sessions = crate::conformance::FixtureSessions;
 
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
@@ -33,12 +39,11 @@ pub fn router(tools: BuildTools, shutdown: &CancellationToken) -> Router {
         max_request_bytes: config.limits.max_request_bytes,
     });
     let factory_tools = tools.clone();
-    let mcp: StreamableHttpService<DrydockServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(DrydockServer::new(factory_tools.clone())),
-            Arc::new(LocalSessionManager::default()),
-            mcp_config,
-        );
+    let mcp: StreamableHttpService<DrydockServer, Sessions> = StreamableHttpService::new(
+        move || Ok(DrydockServer::new(factory_tools.clone())),
+        Arc::new(Sessions::default()),
+        mcp_config,
+    );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(

@@ -4,9 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::Peer;
-use rmcp::RoleServer;
 
 #[derive(Clone, Default)]
 pub struct ClientLogging {

@@ -7,14 +7,13 @@ mod resources;
 mod tools;
 
 use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
-use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation,
-    ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
-};
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
@@ -142,9 +141,11 @@ impl ServerHandler for DrydockServer {
             _ => Vec::new(),
         };
         let total = values.len();
-        let shown: Vec<String> = values.into_iter().take(CompletionInfo::MAX_VALUES).collect();
-        let mut info = CompletionInfo::new(shown)
-            .map_err(|e| McpError::internal_error(e, None))?;
+        let shown: Vec<String> = values
+            .into_iter()
+            .take(CompletionInfo::MAX_VALUES)
+            .collect();
+        let mut info = CompletionInfo::new(shown).map_err(|e| McpError::internal_error(e, None))?;
         info.total = u32::try_from(total).ok();
         info.has_more = Some(total > CompletionInfo::MAX_VALUES);
         Ok(CompleteResult::new(info))

@@ -25,6 +25,7 @@ use crate::build::{BuildKind, Call, ToolError};
 /// waits on a slow client.
 struct ProgressNotifier {
     sender: mpsc::UnboundedSender<String>,
+    forwarder: tokio::task::JoinHandle<()>,
 }
 
 impl Progress for ProgressNotifier {
@@ -40,7 +41,7 @@ impl ProgressNotifier {
         let peer = ctx.peer.clone();
         let logging = server.logging.clone();
         let step = Arc::new(AtomicU64::new(0));
-        tokio::spawn(async move {
+        let forwarder = tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
                 if let Some(token) = &token {
                     let progress = step.fetch_add(1, Ordering::Relaxed) + 1;
@@ -51,11 +52,34 @@ impl ProgressNotifier {
                 logging.info(&peer, &message).await;
             }
         });
-        Self { sender }
+        Self { sender, forwarder }
+    }
+
+    /// Wait until every report has been sent, so none arrives after the result.
+    async fn flush(self) {
+        drop(self.sender);
+        let _ = self.forwarder.await;
     }
 }
 
-fn respond<T: Serialize + Render>(result: Result<T, ToolError>) -> Result<CallToolResult, McpError> {
+/// Runs one tool call with progress and cancellation wired to the request, then responds.
+macro_rules! serve_call {
+    ($server:ident, $ctx:ident, |$call:ident| $work:expr) => {{
+        let notifier = ProgressNotifier::for_request($server, &$ctx);
+        let $call = Call {
+            progress: &notifier,
+            cancel: $ctx.ct.clone(),
+        };
+        let result = $work.await;
+        drop($call);
+        notifier.flush().await;
+        respond(result)
+    }};
+}
+
+fn respond<T: Serialize + Render>(
+    result: Result<T, ToolError>,
+) -> Result<CallToolResult, McpError> {
     match result {
         Ok(report) => {
             let structured = serde_json::to_value(&report)
@@ -82,9 +106,7 @@ impl DrydockServer {
         Parameters(req): Parameters<ProjectInfoRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.project_info(req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.project_info(req, &call))
     }
 
     #[tool(
@@ -97,9 +119,11 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.build(BuildKind::Compile, req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.build(
+            BuildKind::Compile,
+            req,
+            &call
+        ))
     }
 
     #[tool(
@@ -112,9 +136,11 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.build(BuildKind::TypeCheck, req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.build(
+            BuildKind::TypeCheck,
+            req,
+            &call
+        ))
     }
 
     #[tool(
@@ -127,9 +153,7 @@ impl DrydockServer {
         Parameters(req): Parameters<TestRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.test(req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.test(req, &call))
     }
 
     #[tool(
@@ -142,9 +166,7 @@ impl DrydockServer {
         Parameters(req): Parameters<RunRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.run(req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.run(req, &call))
     }
 
     #[tool(
@@ -157,9 +179,7 @@ impl DrydockServer {
         Parameters(req): Parameters<FormatRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.format(req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.format(req, &call))
     }
 
     #[tool(
@@ -172,8 +192,10 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = ProgressNotifier::for_request(self, &ctx);
-        let call = Call { progress: &progress, cancel: ctx.ct.clone() };
-        respond(self.tools.build(BuildKind::Lint, req, &call).await)
+        serve_call!(self, ctx, |call| self.tools.build(
+            BuildKind::Lint,
+            req,
+            &call
+        ))
     }
 }

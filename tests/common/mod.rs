@@ -126,6 +126,14 @@ impl Server {
             .collect()
     }
 
+    /// True once the `sleep` that `cargo-clean --spawn-grandchild` starts is running.
+    pub fn grandchild_running(&self) -> bool {
+        self.descendants().iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmd| cmd.starts_with(b"sleep\0"))
+        })
+    }
+
     /// Wait until the server has no live descendants, or give up after `limit`.
     pub fn wait_for_no_descendants(&self, limit: Duration) -> Vec<u32> {
         let deadline = Instant::now() + limit;
@@ -143,9 +151,28 @@ impl Server {
     }
 }
 
+impl Server {
+    /// SIGTERM, as a user's Ctrl-C or a service manager would; true if it exited within `limit`.
+    pub fn terminate(&mut self, limit: Duration) -> bool {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if !self.terminate(Duration::from_secs(10)) {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }
@@ -182,7 +209,12 @@ pub type Client = RunningService<RoleClient, ClientConfig>;
 
 /// The legacy era: `initialize` handshake, session id (what the TS SDK and Inspector do).
 pub async fn legacy_client(url: &str) -> Client {
-    connect(url, ClientLifecycleMode::Initialize, ClientConfig::default()).await
+    connect(
+        url,
+        ClientLifecycleMode::Initialize,
+        ClientConfig::default(),
+    )
+    .await
 }
 
 /// The 2026-07-28 era: `server/discover`, then stateless requests (what Claude Code does).
@@ -231,11 +263,7 @@ pub fn tool_call(name: &str, arguments: Value) -> CallToolRequestParams {
 }
 
 /// Call a tool that must succeed; returns its structured content.
-pub async fn call_ok(
-    client: &Peer<RoleClient>,
-    name: &str,
-    arguments: Value,
-) -> Value {
+pub async fn call_ok(client: &Peer<RoleClient>, name: &str, arguments: Value) -> Value {
     let result = call(client, name, arguments).await;
     assert_eq!(
         result.is_error,
@@ -249,21 +277,17 @@ pub async fn call_ok(
 }
 
 /// Call a tool that must report an error (`isError: true`); returns its text.
-pub async fn call_err(
-    client: &Peer<RoleClient>,
-    name: &str,
-    arguments: Value,
-) -> String {
+pub async fn call_err(client: &Peer<RoleClient>, name: &str, arguments: Value) -> String {
     let result = call(client, name, arguments).await;
-    assert_eq!(result.is_error, Some(true), "{name} should fail: {result:?}");
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{name} should fail: {result:?}"
+    );
     text_of(&result)
 }
 
-pub async fn call(
-    client: &Peer<RoleClient>,
-    name: &str,
-    arguments: Value,
-) -> CallToolResult {
+pub async fn call(client: &Peer<RoleClient>, name: &str, arguments: Value) -> CallToolResult {
     client
         .call_tool(tool_call(name, arguments))
         .await

