@@ -230,7 +230,7 @@ async fn a_hanging_test_times_out_and_is_named() {
     let report = call_ok(
         &client,
         "test",
-        json!({"project_path": "cargo-failing", "filter": "hangs_forever", "include_ignored": true, "timeout_ms": 10000}),
+        json!({"project_path": "cargo-failing", "filter": "hangs_forever", "include_ignored": true, "timeout_ms": 20000}),
     )
     .await;
     assert_eq!(report["status"], "timeout", "{report}");
@@ -454,4 +454,29 @@ fn drydock_call_runs_a_tool_from_the_shell() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown tool `nope`"));
+}
+
+#[tokio::test]
+async fn a_failure_without_diagnostics_still_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken");
+    std::fs::create_dir_all(broken.join("src")).unwrap();
+    std::fs::write(
+        broken.join("Cargo.toml"),
+        "[package]\nname = \"broken\"\nversion = \n",
+    )
+    .unwrap();
+    std::fs::write(broken.join("src/lib.rs"), "").unwrap();
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = legacy_client(&server.url).await;
+    let report = call_ok(&client, "compile", json!({"project_path": "broken"})).await;
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["errors"], json!([]));
+    let output = report["output"]
+        .as_str()
+        .expect("output explains the failure");
+    assert!(output.contains("Cargo.toml"), "{output}");
+    let info = call_err(&client, "project_info", json!({"project_path": "broken"})).await;
+    assert!(info.contains("cargo metadata failed"), "{info}");
+    client.cancel().await.ok();
 }

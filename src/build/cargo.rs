@@ -58,15 +58,11 @@ fn read_manifest(path: &Path) -> Option<toml::Table> {
 
 fn cargo(project: &Project, args: Vec<String>) -> CommandSpec {
     CommandSpec {
-        program: "cargo".into(),
-        args,
-        cwd: project.root.clone(),
         env_set: vec![
             ("CARGO_TERM_COLOR".into(), "never".into()),
             ("TERM".into(), "dumb".into()),
         ],
-        env_remove: Vec::new(),
-        stdin: None,
+        ..CommandSpec::new("cargo", args, &project.root)
     }
 }
 
@@ -90,7 +86,7 @@ async fn run_cargo(
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, ToolError> {
     let program = spec.program.clone();
-    let output = runner.run(spec, call, on_line).await.map_err(|e| match e {
+    runner.run(spec, call, on_line).await.map_err(|e| match e {
         RunError::NotFound { .. } => ToolError::ToolchainMissing {
             program,
             hint:
@@ -98,12 +94,19 @@ async fn run_cargo(
                     .into(),
         },
         other => ToolError::Run(other),
-    })?;
-    missing_component(&output.stderr.text)?;
-    Ok(output)
+    })
 }
 
-/// cargo's words for a rustup component that is not installed.
+/// `run_cargo` for commands whose output is only read at the end.
+async fn run_quiet(
+    runner: &Runner,
+    spec: CommandSpec,
+    call: &Call<'_>,
+) -> Result<ProcessOutput, ToolError> {
+    run_cargo(runner, spec, call, &mut |_, _| {}).await
+}
+
+/// cargo's words for a rustup component that is not installed (clippy for lint, rustfmt for format).
 fn missing_component(stderr: &str) -> Result<(), ToolError> {
     for (needle, program, component) in [
         ("no such command: `clippy`", "clippy", "clippy"),
@@ -205,6 +208,9 @@ pub async fn build(
         };
         run_cargo(runner, cargo(project, args), call, &mut on_line).await?
     };
+    if kind == BuildKind::Lint {
+        missing_component(&output.stderr.text)?;
+    }
     let messages = parser.finish();
     let status = match output.termination {
         Termination::Exited(0) => BuildStatus::Ok,
@@ -386,14 +392,7 @@ async fn unfinished_tests(
             .filter(|a| *a != "--include-ignored")
             .cloned(),
     );
-    let spec = CommandSpec {
-        program: executable.display().to_string(),
-        args,
-        cwd: project.root.clone(),
-        env_set: Vec::new(),
-        env_remove: Vec::new(),
-        stdin: None,
-    };
+    let spec = CommandSpec::new(executable.display().to_string(), args, &project.root);
     let mut names = Vec::new();
     let listing = Call {
         progress: call.progress,
@@ -428,14 +427,11 @@ pub async fn run(
             cargo(project, args)
         }
         None => match build_program(project, req, runner, call, started).await? {
-            Ok(executable) => CommandSpec {
-                program: executable.display().to_string(),
-                args: req.args.clone(),
-                cwd: project.root.clone(),
-                env_set: Vec::new(),
-                env_remove: Vec::new(),
-                stdin: None,
-            },
+            Ok(executable) => CommandSpec::new(
+                executable.display().to_string(),
+                req.args.clone(),
+                &project.root,
+            ),
             Err(failed) => return Ok(failed),
         },
     };
@@ -444,7 +440,7 @@ pub async fn run(
         ..spec
     };
     call.progress.report(&format!("running {}", spec.program));
-    let output = run_cargo(runner, spec, call, &mut |_, _| {}).await?;
+    let output = run_quiet(runner, spec, call).await?;
     let (status, exit_code, signal) = match output.termination {
         Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
         Termination::Exited(code) => (RunStatus::Error, Some(code), None),
@@ -614,7 +610,8 @@ pub async fn format(
     selection_args(&mut check_args, &req.package, &[]);
     check_args.extend(strings(&["--", "--color", "never"]));
     call.progress.report("cargo fmt --check");
-    let check = run_cargo(runner, cargo(project, check_args), call, &mut |_, _| {}).await?;
+    let check = run_quiet(runner, cargo(project, check_args), call).await?;
+    missing_component(&check.stderr.text)?;
     let files = parse_fmt_check(&check.stdout.text, &project.root, DIFF_CAP_LINES);
     let report = |status, files: Vec<FormatFile>, output: Option<String>| FormatReport {
         status,
@@ -639,7 +636,7 @@ pub async fn format(
     let mut apply_args = strings(&["fmt"]);
     selection_args(&mut apply_args, &req.package, &[]);
     call.progress.report("cargo fmt");
-    let applied = run_cargo(runner, cargo(project, apply_args), call, &mut |_, _| {}).await?;
+    let applied = run_quiet(runner, cargo(project, apply_args), call).await?;
     Ok(match applied.termination {
         Termination::Exited(0) => report(FormatStatus::Applied, files, None),
         Termination::TimedOut => report(FormatStatus::Timeout, files, None),
@@ -719,18 +716,11 @@ pub async fn project_info(
         "--no-deps",
         "--offline",
     ]);
-    let version = |program: &str| CommandSpec {
-        program: program.into(),
-        args: vec!["--version".into()],
-        ..cargo(project, Vec::new())
-    };
-    let ignore = &mut |_: Stream, _: &str| {};
-    let ignore2 = &mut |_: Stream, _: &str| {};
-    let ignore3 = &mut |_: Stream, _: &str| {};
+    let version = |program: &str| CommandSpec::new(program, ["--version"], &project.root);
     let (metadata, rustc, cargo_version) = tokio::join!(
-        run_cargo(&quick, cargo(project, metadata_args), call, ignore),
-        run_cargo(&quick, version("rustc"), call, ignore2),
-        run_cargo(&quick, version("cargo"), call, ignore3),
+        run_quiet(&quick, cargo(project, metadata_args), call),
+        run_quiet(&quick, version("rustc"), call),
+        run_quiet(&quick, version("cargo"), call),
     );
     let metadata = metadata?;
     if metadata.termination != Termination::Exited(0) {

@@ -39,7 +39,8 @@ pub struct Diagnostic {
     /// The primary span's label, e.g. "expected `i32`, found `&str`".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// Child notes and helps without a suggested edit, e.g. "`#[warn(unused_variables)]` on by default".
+    /// Child notes and helps without a machine-applicable edit, e.g. "help: consider importing: `use x;`"
+    /// (the lint-level and documentation-link boilerplate every lint carries is left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Machine-applicable edits the compiler proposes.
@@ -222,7 +223,9 @@ impl CargoMessageParser {
         for child in children {
             let applicable = self.applicable_suggestions(child);
             if applicable.is_empty() {
-                notes.push(note_text(child));
+                if !is_boilerplate(&child.message) {
+                    notes.push(note_text(child));
+                }
             } else {
                 suggestions.extend(applicable);
             }
@@ -248,6 +251,14 @@ impl CargoMessageParser {
             })
             .collect()
     }
+}
+
+/// Notes every lint carries and that tell an agent nothing the code does not
+/// ("`#[warn(unused_variables)]` on by default", clippy's documentation link): they would
+/// double the size of a result.
+fn is_boilerplate(message: &str) -> bool {
+    (message.starts_with("`#[") && message.ends_with("on by default"))
+        || message.starts_with("for further information visit https://rust-lang.github.io/")
 }
 
 /// `help: ...` / `note: ...`; a lone one-line edit that is not machine-applicable is
@@ -483,10 +494,7 @@ mod tests {
         let messages = parse("build-errors");
         let unused = &messages.diagnostics[4];
         assert_eq!((unused.end_line, unused.end_column), (Some(2), Some(18)));
-        assert_eq!(
-            unused.notes,
-            ["note: `#[warn(unused_variables)]` (part of `#[warn(unused)]`) on by default"]
-        );
+        assert!(unused.notes.is_empty(), "boilerplate notes are dropped");
         assert_eq!(
             unused.suggestions,
             [Suggestion {
@@ -542,13 +550,7 @@ mod tests {
             ]
         );
         let lint = &messages.diagnostics[0];
-        assert_eq!(
-            lint.notes,
-            [
-                "help: for further information visit https://rust-lang.github.io/rust-clippy/rust-1.95.0/index.html#needless_return",
-                "note: `#[warn(clippy::needless_return)]` on by default",
-            ]
-        );
+        assert!(lint.notes.is_empty(), "boilerplate notes are dropped");
         let edits: Vec<_> = lint
             .suggestions
             .iter()
