@@ -665,6 +665,7 @@ mod tests {
     use super::*;
 
     const GENEROUS: Duration = Duration::from_secs(20);
+    const WATCHDOG: Duration = Duration::from_secs(180);
 
     fn spec(program: &str, args: &[&str]) -> CommandSpec {
         CommandSpec::new(program, args.iter().copied(), std::env::temp_dir())
@@ -702,8 +703,10 @@ mod tests {
             Stream::Stdout => lines.stdout.push(line.to_owned()),
             Stream::Stderr => lines.stderr.push(line.to_owned()),
         };
-        let output = run(spec, limits, cancel, &mut on_line)
+        // A watchdog, so that a regression that hangs fails instead of blocking the suite.
+        let output = tokio::time::timeout(WATCHDOG, run(spec, limits, cancel, &mut on_line))
             .await
+            .expect("run hung")
             .expect("the child starts");
         (output, lines)
     }

@@ -1,6 +1,6 @@
 //! The cargo toolchain: each build tool as cargo commands, their output parsed into reports.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use super::reports::{
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::test_report::{LibtestEvent, LibtestParser};
+use super::version_cache::{VersionCache, Versions};
 use super::{BuildKind, Call, Runner, ToolError, millis};
 use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
 use crate::workspace::Project;
@@ -707,6 +708,7 @@ pub async fn project_info(
     project: &Project,
     runner: &Runner,
     call: &Call<'_>,
+    versions: &VersionCache,
 ) -> Result<ProjectInfo, ToolError> {
     let quick = runner.quick(Duration::from_secs(60));
     let metadata_args = strings(&[
@@ -716,13 +718,15 @@ pub async fn project_info(
         "--no-deps",
         "--offline",
     ]);
-    let version = |program: &str| CommandSpec::new(program, ["--version"], &project.root);
-    let (metadata, rustc, cargo_version) = tokio::join!(
-        run_quiet(&quick, cargo(project, metadata_args), call),
-        run_quiet(&quick, version("rustc"), call),
-        run_quiet(&quick, version("cargo"), call),
-    );
-    let metadata = metadata?;
+    let metadata = run_quiet(&quick, cargo(project, metadata_args), call);
+    let (metadata, toolchain_versions) = match versions.get(&project.root) {
+        Some(known) => (metadata.await, Ok(known)),
+        None => tokio::join!(
+            metadata,
+            toolchain_versions(project, &quick, call, versions)
+        ),
+    };
+    let (metadata, toolchain_versions) = (metadata?, toolchain_versions?);
     if metadata.termination != Termination::Exited(0) {
         return Err(ToolError::Failed(format!(
             "cargo metadata failed: {}",
@@ -731,10 +735,6 @@ pub async fn project_info(
     }
     let metadata: Metadata = serde_json::from_str(&metadata.stdout.text)
         .map_err(|e| ToolError::Failed(format!("cannot read cargo metadata: {e}")))?;
-    let mut toolchain_versions = BTreeMap::new();
-    for (name, output) in [("rustc", rustc?), ("cargo", cargo_version?)] {
-        toolchain_versions.insert(name.to_string(), output.stdout.text.trim().to_string());
-    }
 
     let lock: LockFile = std::fs::read_to_string(metadata.workspace_root.join("Cargo.lock"))
         .ok()
@@ -772,6 +772,26 @@ pub async fn project_info(
         test_files: test_files(&metadata.packages, &project.root),
         packages,
     })
+}
+
+/// `rustc --version` and `cargo --version` as the project sees them (rustup overrides apply).
+async fn toolchain_versions(
+    project: &Project,
+    runner: &Runner,
+    call: &Call<'_>,
+    cache: &VersionCache,
+) -> Result<Versions, ToolError> {
+    let version = |program: &str| CommandSpec::new(program, ["--version"], &project.root);
+    let (rustc, cargo) = tokio::join!(
+        run_quiet(runner, version("rustc"), call),
+        run_quiet(runner, version("cargo"), call),
+    );
+    let versions: Versions = [("rustc", rustc?), ("cargo", cargo?)]
+        .into_iter()
+        .map(|(name, output)| (name.to_string(), output.stdout.text.trim().to_string()))
+        .collect();
+    cache.put(&project.root, versions.clone());
+    Ok(versions)
 }
 
 fn package_info(

@@ -11,6 +11,7 @@ pub mod project_queue;
 pub mod reports;
 pub mod requests;
 pub mod test_report;
+pub mod version_cache;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,7 @@ pub struct BuildTools {
     config: Arc<Config>,
     workspace: Workspace,
     queue: ProjectQueue,
+    versions: Arc<version_cache::VersionCache>,
     /// Cancels every child process when the server stops.
     shutdown: CancellationToken,
     /// Every child process run, so stopping can wait until they are gone.
@@ -89,6 +91,7 @@ impl BuildTools {
             config,
             workspace,
             queue: ProjectQueue::default(),
+            versions: Arc::default(),
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
         }
@@ -116,7 +119,7 @@ impl BuildTools {
     ) -> Result<ProjectInfo, ToolError> {
         let project = self.project(&req.project_path, req.toolchain)?;
         let runner = self.runner("project_info", None);
-        cargo::project_info(&project, &runner, call).await
+        cargo::project_info(&project, &runner, call, &self.versions).await
     }
 
     pub async fn build(
