@@ -12,6 +12,27 @@ use serde_json::json;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
+/// `concurrency` callers sharing one BuildTools, `n` calls each.
+async fn in_process_concurrent(
+    tools: &std::sync::Arc<BuildTools>,
+    project: &str,
+    concurrency: usize,
+    n: usize,
+) -> Vec<Duration> {
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (tools, project) = (tools.clone(), project.to_string());
+        tasks.push(tokio::spawn(async move {
+            in_process(&tools, &project, n).await
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all
+}
+
 async fn in_process(tools: &BuildTools, project: &str, n: usize) -> Vec<Duration> {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
@@ -56,13 +77,20 @@ async fn over_mcp(url: &str, project: &str, clients: usize, calls_each: usize) -
     all
 }
 
-fn report(label: &str, samples: &[Duration], baseline_p50: f64) {
+fn report(label: &str, samples: &[Duration], baseline: Option<&[Duration]>) {
     let p50 = percentile(samples, 50.0);
+    let ratio = baseline
+        .map(|baseline| {
+            format!(
+                ", p50 ratio to in-process {:.2}",
+                p50 / percentile(baseline, 50.0)
+            )
+        })
+        .unwrap_or_default();
     println!(
-        "  {label:<28} p50 {p50:7.1} ms  p99 {:7.1} ms  ({} calls, p50 ratio to in-process {:.2})",
+        "  {label:<34} p50 {p50:7.1} ms  p99 {:7.1} ms  ({} calls{ratio})",
         percentile(samples, 99.0),
         samples.len(),
-        p50 / baseline_p50
     );
 }
 
@@ -73,23 +101,25 @@ fn main() {
         let url = start_server(&shutdown).await;
         let project = test_projects().join("cargo-clean");
         let project = project.to_str().unwrap();
-        let tools = BuildTools::new(config());
+        let tools = std::sync::Arc::new(BuildTools::new(config()));
         let n = iterations(40);
+        let per_client = n.div_ceil(8);
 
         in_process(&tools, project, 3).await;
-        let baseline = in_process(&tools, project, n).await;
-        let baseline_p50 = percentile(&baseline, 50.0);
+        let serial = in_process(&tools, project, n).await;
+        let concurrent = in_process_concurrent(&tools, project, 32, per_client).await;
         println!("project_info round trips:");
-        report("in-process (no MCP)", &baseline, baseline_p50);
+        report("in-process (no MCP), 1 caller", &serial, None);
         report(
             "MCP, 1 client",
             &over_mcp(&url, project, 1, n).await,
-            baseline_p50,
+            Some(&serial),
         );
+        report("in-process (no MCP), 32 callers", &concurrent, None);
         report(
             "MCP, 32 concurrent clients",
-            &over_mcp(&url, project, 32, n.div_ceil(8)).await,
-            baseline_p50,
+            &over_mcp(&url, project, 32, per_client).await,
+            Some(&concurrent),
         );
         shutdown.cancel();
     });

@@ -1,6 +1,6 @@
 //! Tool overhead: drydock `compile` (over MCP/HTTP) on an up-to-date project vs running
 //! `cargo build --message-format=json` directly, paired in one run. Also the size, in tokens,
-//! of a failed build's result.
+//! of a failed build's result, as text content and as structuredContent.
 
 mod support;
 
@@ -66,21 +66,22 @@ fn main() {
         println!("  overhead ratio (p50 tool / p50 cargo): {:.3}", tool_p50 / direct_p50);
 
         let errors = test_projects().join("cargo-errors");
-        let failed = call(
+        let (failed, text) = call_with_text(
             &client,
             "compile",
             json!({"project_path": errors.to_str().unwrap()}),
         )
         .await;
-        let compact = serde_json::to_string(&failed).unwrap();
         let tokens = tiktoken_rs::cl100k_base().unwrap();
-        let count = tokens.encode_with_special_tokens(&compact).len();
+        let count = |text: &str| tokens.encode_with_special_tokens(text).len();
         let error_count = failed["errors"].as_array().unwrap().len();
         let warning_count = failed["warnings"].as_array().unwrap().len();
-        println!(
-            "failed build result ({error_count} errors, {warning_count} warnings): {count} tokens (cl100k_base), {} bytes",
-            compact.len()
-        );
+        let structured = serde_json::to_string(&failed).unwrap();
+        let errors_only = serde_json::to_string(&failed["errors"]).unwrap();
+        println!("failed build result ({error_count} errors, {warning_count} warnings), cl100k_base tokens:");
+        println!("  text content (what the model reads)   {:4} tokens, {:5} bytes", count(&text), text.len());
+        println!("  structuredContent, whole              {:4} tokens, {:5} bytes", count(&structured), structured.len());
+        println!("  structuredContent, errors array only  {:4} tokens, {:5} bytes", count(&errors_only), errors_only.len());
         client.cancel().await.ok();
         shutdown.cancel();
     });

@@ -61,6 +61,12 @@ pub async fn connect(url: &str) -> Client {
 }
 
 pub async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
+    call_with_text(client, tool, arguments).await.0
+}
+
+/// The structured result and the text rendering (what most clients show the model).
+#[allow(dead_code)] // each bench binary compiles this module on its own
+pub async fn call_with_text(client: &Client, tool: &str, arguments: Value) -> (Value, String) {
     let Value::Object(arguments) = arguments else {
         panic!("object")
     };
@@ -69,7 +75,13 @@ pub async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
         .await
         .expect("call");
     assert_eq!(result.is_error, Some(false), "{tool}: {:?}", result.content);
-    result.structured_content.expect("structured")
+    let text = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (result.structured_content.expect("structured"), text)
 }
 
 pub fn iterations(default: usize) -> usize {

@@ -220,9 +220,17 @@ pub async fn build(
         Termination::Exited(_) | Termination::Signaled(_) => BuildStatus::Failed,
     };
     let (errors, warnings) = split_diagnostics(messages.diagnostics);
-    let unexplained = status != BuildStatus::Ok && errors.is_empty();
+    let mut notes = Vec::new();
+    let status = if req.warnings_as_errors && status == BuildStatus::Ok && !warnings.is_empty() {
+        notes.push("failed because of warnings (warnings_as_errors)".to_string());
+        BuildStatus::Failed
+    } else {
+        status
+    };
+    let unexplained = status != BuildStatus::Ok && errors.is_empty() && notes.is_empty();
     let report = BuildReport {
         status,
+        notes,
         output: if unexplained {
             output_tail(&output.stderr.text)
         } else {

@@ -29,6 +29,10 @@ pub struct BuildReport {
     /// (a broken manifest, a missing dependency) or timed out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// What the caller should know about how the result was obtained, e.g. that credo is
+    /// not installed and the compiler's warnings stand in for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -209,6 +213,9 @@ impl Render for BuildReport {
             self.warnings.len(),
             self.duration_ms
         );
+        for note in &self.notes {
+            let _ = write!(out, "\nnote: {note}");
+        }
         for d in self.errors.iter().chain(&self.warnings) {
             diagnostic_line(&mut out, d);
         }

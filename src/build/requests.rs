@@ -34,6 +34,13 @@ pub struct CompileRequest {
     /// Include the compiler's full rendered text in each diagnostic (larger results).
     #[serde(default)]
     pub include_rendered: bool,
+    /// Recompile everything (mix `--force`). Cargo replays the diagnostics of files it
+    /// does not rebuild, so for cargo this changes nothing in the result.
+    #[serde(default)]
+    pub force: bool,
+    /// Fail the build when there are warnings (mix `--warnings-as-errors`).
+    #[serde(default)]
+    pub warnings_as_errors: bool,
     /// Overrides the configured timeout (clamped to the configured maximum).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
@@ -55,9 +62,24 @@ pub struct TestRequest {
     /// Only this workspace member (cargo `-p`).
     #[serde(default)]
     pub package: Option<String>,
-    /// Run `#[ignore]`d tests too.
+    /// Run `#[ignore]`d tests too (cargo), or `@tag :skip` tests (mix `--include skip`).
     #[serde(default)]
     pub include_ignored: bool,
+    /// mix: a test file or directory, optionally `file:line`, relative to the project.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// mix: run only tests with these tags (`--only`), e.g. `["slow", "area:math"]`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// mix: leave out tests with these tags (`--exclude`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// mix: the random seed (`--seed`; 0 runs tests in order).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// mix: stop after this many failures (`--max-failures`).
+    #[serde(default)]
+    pub max_failures: Option<u32>,
     #[serde(default)]
     pub features: Vec<String>,
     /// Overrides the configured timeout (clamped to the configured maximum).
@@ -81,7 +103,9 @@ pub struct RunRequest {
     /// Which binary, when the package has several (cargo `--bin`).
     #[serde(default)]
     pub bin: Option<String>,
-    /// Instead of running the program, run this cargo subcommand (from the configured allowlist).
+    /// cargo: instead of running the program, run this cargo subcommand. mix: the task to run
+    /// (default `run`, so `args: ["-e", "IO.puts 1"]` or `["script.exs"]`). Either way it
+    /// must be in the configured allowlist (`cargo.tasks`, `mix.tasks`).
     #[serde(default)]
     pub task: Option<String>,
     /// Text written to the program's stdin, which is then closed. Without it stdin is empty.

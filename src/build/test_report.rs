@@ -11,13 +11,18 @@ use serde::{Deserialize, Serialize};
 
 use super::diagnostics::PathMapper;
 
-/// Counts summed over every test binary (unit, integration, doc tests).
+/// Counts summed over every test binary (unit, integration, doc tests) or ExUnit module.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestCounts {
     pub passed: u32,
     pub failed: u32,
+    /// `#[ignore]` tests (cargo), skipped tests (ExUnit `@tag :skip`).
     pub ignored: u32,
+    /// Tests left out by a filter (cargo), or excluded by tags (ExUnit).
     pub filtered_out: u32,
+    /// ExUnit tests that could not run because their `setup_all` failed; always 0 for cargo.
+    #[serde(default)]
+    pub invalid: u32,
 }
 
 /// One failing test.
@@ -41,6 +46,12 @@ pub struct TestFailure {
     /// What the test printed before failing (capped), without the panic lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
+    /// The test module (ExUnit), e.g. `MathTest`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// Where the failure was raised (ExUnit), capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacktrace: Option<String>,
 }
 
 /// How one test ended.
@@ -242,6 +253,8 @@ impl BinaryRun {
                     left: None,
                     right: None,
                     stdout: None,
+                    module: None,
+                    stacktrace: None,
                 },
             })
             .collect()
@@ -412,6 +425,8 @@ impl FailureBlock {
             left: cause.left,
             right: cause.right,
             stdout,
+            module: None,
+            stacktrace: None,
         }
     }
 
@@ -690,6 +705,7 @@ fn parse_summary(line: &str) -> Option<TestCounts> {
         failed: number(2),
         ignored: number(3),
         filtered_out: number(4),
+        invalid: 0,
     })
 }
 
@@ -812,6 +828,7 @@ mod tests {
             failed,
             ignored,
             filtered_out,
+            invalid: 0,
         }
     }
 
@@ -831,6 +848,8 @@ mod tests {
             left: None,
             right: None,
             stdout: None,
+            module: None,
+            stacktrace: None,
         }
     }
 
