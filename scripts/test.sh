@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The test command: formatting, clippy, unit and integration tests (real cargo on the
-# projects in test-projects/, a real server driven by real MCP clients), then the official
-# MCP conformance suite against the server.
+# The test command: installs the system packages the tests need (scripts/ensure-deps.sh),
+# then formatting, clippy, unit and integration tests (real cargo and mix on the projects in
+# test-projects/, a real server driven by real MCP clients), then the official MCP
+# conformance suite against the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
 # The tests read what children print; a login shell's backtrace setting must not leak in.
 unset RUST_BACKTRACE
+
+scripts/ensure-deps.sh
 
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings

@@ -32,6 +32,8 @@ const DEFAULT_SECRET_ENV: &[&str] = &[
 
 /// Cargo subcommands `run` may start through its `task` argument unless the config replaces the list.
 const DEFAULT_CARGO_TASKS: &[&str] = &["bench", "doc", "tree", "metadata", "version"];
+/// Read-only or project-local tasks; `run` is how a mix project's code is executed.
+const DEFAULT_MIX_TASKS: &[&str] = &["run", "deps.tree", "xref", "help", "app.tree", "docs"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -108,6 +110,7 @@ pub struct Config {
     pub timeouts: Timeouts,
     pub env_remove: Vec<String>,
     pub cargo_tasks: Vec<String>,
+    pub mix_tasks: Vec<String>,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -167,6 +170,8 @@ struct FileConfig {
     env: FileEnv,
     #[serde(default)]
     cargo: FileCargo,
+    #[serde(default)]
+    mix: FileMix,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -195,6 +200,12 @@ struct FileEnv {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileCargo {
+    tasks: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileMix {
     tasks: Option<Vec<String>>,
 }
 
@@ -288,6 +299,10 @@ impl Config {
             .cargo
             .tasks
             .unwrap_or_else(|| DEFAULT_CARGO_TASKS.iter().map(|s| s.to_string()).collect());
+        let mix_tasks = file
+            .mix
+            .tasks
+            .unwrap_or_else(|| DEFAULT_MIX_TASKS.iter().map(|s| s.to_string()).collect());
 
         Ok(Config {
             bind,
@@ -300,6 +315,7 @@ impl Config {
             timeouts,
             env_remove,
             cargo_tasks,
+            mix_tasks,
             source,
         })
     }
@@ -569,6 +585,7 @@ mod tests {
         assert_eq!(example.bind, defaults.bind);
         assert_eq!(example.env_remove, defaults.env_remove);
         assert_eq!(example.cargo_tasks, defaults.cargo_tasks);
+        assert_eq!(example.mix_tasks, defaults.mix_tasks);
         assert_eq!(example.limits.output_cap, defaults.limits.output_cap);
         assert_eq!(example.timeouts.default, defaults.timeouts.default);
     }

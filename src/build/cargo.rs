@@ -361,6 +361,7 @@ pub async fn test(
             Vec::new()
         },
         unfinished,
+        seed: None,
         output: if explained {
             None
         } else {
@@ -775,6 +776,7 @@ pub async fn project_info(
         name,
         version,
         edition,
+        elixir_requirement: None,
         workspace_root: metadata.workspace_root.display().to_string(),
         toolchain_versions,
         test_files: test_files(&metadata.packages, &project.root),
@@ -812,6 +814,7 @@ fn package_info(
         name: package.name.clone(),
         version: package.version.clone(),
         edition: package.edition.clone(),
+        elixir_requirement: None,
         manifest: relative(&package.manifest_path),
         targets: package
             .targets

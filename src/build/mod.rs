@@ -5,6 +5,7 @@
 
 pub mod cargo;
 pub mod diagnostics;
+pub mod mix;
 pub mod format_report;
 pub mod progress;
 pub mod project_queue;
@@ -39,8 +40,6 @@ pub enum ToolError {
     InvalidArgument(String),
     #[error("{program} is not installed: {hint}")]
     ToolchainMissing { program: String, hint: String },
-    #[error("{0} projects are not supported by this drydock build")]
-    Unsupported(&'static str),
     #[error("{0}")]
     Failed(String),
     #[error("the call was cancelled before it started")]
@@ -117,9 +116,12 @@ impl BuildTools {
         req: ProjectInfoRequest,
         call: &Call<'_>,
     ) -> Result<ProjectInfo, ToolError> {
-        let project = self.project(&req.project_path, req.toolchain)?;
+        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
         let runner = self.runner("project_info", None);
-        cargo::project_info(&project, &runner, call, &self.versions).await
+        match project.kind {
+            ToolchainKind::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
+            ToolchainKind::Mix => mix::project_info(&project, &runner, call).await,
+        }
     }
 
     pub async fn build(
@@ -128,32 +130,86 @@ impl BuildTools {
         req: CompileRequest,
         call: &Call<'_>,
     ) -> Result<BuildReport, ToolError> {
-        let project = self.project(&req.project_path, req.toolchain)?;
+        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        if project.kind == ToolchainKind::Mix {
+            cargo_only("features", !req.features.is_empty())?;
+            cargo_only("all_targets", req.all_targets.is_some())?;
+        }
         let runner = self.runner(kind.tool_name(), req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        cargo::build(&project, kind, &req, &runner, call).await
+        match project.kind {
+            ToolchainKind::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
+            ToolchainKind::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::build(&project, kind, &req, &runner, call).await
+            }
+        }
     }
 
     pub async fn test(&self, req: TestRequest, call: &Call<'_>) -> Result<TestReport, ToolError> {
-        let project = self.project(&req.project_path, req.toolchain)?;
+        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        match project.kind {
+            ToolchainKind::Cargo => {
+                mix_only("path", req.path.is_some())?;
+                mix_only("tags", !req.tags.is_empty())?;
+                mix_only("exclude", !req.exclude.is_empty())?;
+                mix_only("seed", req.seed.is_some())?;
+                mix_only("max_failures", req.max_failures.is_some())?;
+            }
+            ToolchainKind::Mix => {
+                cargo_only("features", !req.features.is_empty())?;
+                if req.filter.is_some() && !req.exact {
+                    return Err(ToolError::InvalidArgument(
+                        "ExUnit cannot match part of a test name: for a mix project, `filter` \
+                         needs `exact: true` and the full name (e.g. \"test adds numbers\"); \
+                         or use `path` (file or file:line) or `tags`"
+                            .into(),
+                    ));
+                }
+            }
+        }
         let runner = self.runner("test", req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        cargo::test(&project, &req, &runner, call).await
+        match project.kind {
+            ToolchainKind::Cargo => cargo::test(&project, &req, &runner, call).await,
+            ToolchainKind::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::test(&project, &req, &runner, call).await
+            }
+        }
     }
 
     pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolError> {
-        let project = self.project(&req.project_path, req.toolchain)?;
-        if let Some(task) = &req.task
-            && !self.config.cargo_tasks.iter().any(|t| t == task)
+        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let (allowed, key) = match project.kind {
+            ToolchainKind::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
+            ToolchainKind::Mix => {
+                cargo_only("bin", req.bin.is_some())?;
+                (&self.config.mix_tasks, "mix.tasks")
+            }
+        };
+        let task = match (project.kind, &req.task) {
+            (_, Some(task)) => Some(task.as_str()),
+            (ToolchainKind::Mix, None) => Some("run"),
+            (ToolchainKind::Cargo, None) => None,
+        };
+        if let Some(task) = task
+            && !allowed.iter().any(|t| t == task)
         {
             return Err(ToolError::InvalidArgument(format!(
-                "task `{task}` is not allowed; allowed cargo tasks: {} (config key cargo.tasks)",
-                self.config.cargo_tasks.join(", ")
+                "task `{task}` is not allowed; allowed tasks: {} (config key {key})",
+                allowed.join(", ")
             )));
         }
         let runner = self.runner("run", req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        cargo::run(&project, &req, &runner, call).await
+        match project.kind {
+            ToolchainKind::Cargo => cargo::run(&project, &req, &runner, call).await,
+            ToolchainKind::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::run(&project, &req, &runner, call).await
+            }
+        }
     }
 
     pub async fn format(
@@ -161,17 +217,15 @@ impl BuildTools {
         req: FormatRequest,
         call: &Call<'_>,
     ) -> Result<FormatReport, ToolError> {
-        let project = self.project(&req.project_path, req.toolchain)?;
+        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
         let runner = self.runner("format", req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        cargo::format(&project, &req, &runner, call).await
-    }
-
-    fn project(&self, path: &str, toolchain: Option<ToolchainKind>) -> Result<Project, ToolError> {
-        let project = self.workspace.resolve_project(path, toolchain)?;
         match project.kind {
-            ToolchainKind::Cargo => Ok(project),
-            ToolchainKind::Mix => Err(ToolError::Unsupported("mix")),
+            ToolchainKind::Cargo => cargo::format(&project, &req, &runner, call).await,
+            ToolchainKind::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::format(&project, &req, &runner, call).await
+            }
         }
     }
 
@@ -180,7 +234,10 @@ impl BuildTools {
         project: &Project,
         call: &Call<'_>,
     ) -> Result<project_queue::Turn, ToolError> {
-        let key = cargo::workspace_root(&project.root);
+        let key = match project.kind {
+            ToolchainKind::Cargo => cargo::workspace_root(&project.root),
+            ToolchainKind::Mix => project.root.clone(),
+        };
         self.queue
             .wait_turn(&key, call.progress, &call.cancel)
             .await
@@ -199,6 +256,42 @@ impl BuildTools {
             runs: self.runs.clone(),
         }
     }
+}
+
+fn cargo_only(option: &str, given: bool) -> Result<(), ToolError> {
+    match given {
+        true => Err(ToolError::InvalidArgument(format!(
+            "`{option}` applies to cargo projects only; this is a mix project"
+        ))),
+        false => Ok(()),
+    }
+}
+
+fn mix_only(option: &str, given: bool) -> Result<(), ToolError> {
+    match given {
+        true => Err(ToolError::InvalidArgument(format!(
+            "`{option}` applies to mix projects only; this is a cargo project"
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// For a mix umbrella, `package` names the child app (under `apps/`) to work in.
+fn umbrella_app(project: Project, package: &Option<String>) -> Result<Project, ToolError> {
+    let Some(app) = package else {
+        return Ok(project);
+    };
+    let dir = project.root.join("apps").join(app);
+    if !app.contains(['/', '\\']) && app != ".." && dir.join("mix.exs").is_file() {
+        return Ok(Project {
+            root: dir,
+            kind: project.kind,
+        });
+    }
+    Err(ToolError::InvalidArgument(format!(
+        "`package` {app:?} is not an app of the umbrella at {} (no apps/{app}/mix.exs)",
+        project.root.display()
+    )))
 }
 
 /// Runs a toolchain's child processes under one call's limits.

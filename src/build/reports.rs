@@ -56,6 +56,9 @@ pub struct TestReport {
     /// Compile errors when the tests did not build.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
+    /// mix: the seed ExUnit ordered the tests with; pass it back as `seed` to reproduce the order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Tests that started and had not finished when the run was stopped (timeout).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished: Vec<String>,
@@ -124,6 +127,9 @@ pub struct ProjectInfo {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edition: Option<String>,
+    /// mix: the Elixir version requirement in mix.exs, e.g. "~> 1.14".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elixir_requirement: Option<String>,
     /// The workspace root (may be above the project directory).
     pub workspace_root: String,
     /// Versions of the toolchain programs, e.g. {"rustc": "rustc 1.95.0 (...)"}.
@@ -140,6 +146,8 @@ pub struct PackageInfo {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elixir_requirement: Option<String>,
     /// Manifest path relative to the project directory.
     pub manifest: String,
     pub targets: Vec<TargetInfo>,
@@ -149,7 +157,7 @@ pub struct PackageInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TargetInfo {
     pub name: String,
-    /// lib, bin, test, example, bench, custom-build, proc-macro ...
+    /// cargo: lib, bin, test, example, bench, custom-build, proc-macro ...; mix: app, test, escript.
     pub kind: String,
     /// Source path relative to the project directory.
     pub path: String,
@@ -160,14 +168,14 @@ pub struct DependencyInfo {
     pub name: String,
     /// The version requirement written in the manifest.
     pub requirement: String,
-    /// normal, dev or build.
+    /// normal, dev or build (cargo); normal, dev or test (mix `only:`).
     pub kind: String,
     /// The version the lock file resolved it to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
-    /// registry, path or git.
+    /// registry, path or git (cargo); hex, path, git or in_umbrella (mix).
     pub source: String,
 }
 

@@ -97,7 +97,7 @@ fn respond<T: Serialize + Render>(
 #[tool_router(vis = "pub(crate)")]
 impl DrydockServer {
     #[tool(
-        description = "Describe a cargo project: name, version, edition, rustc/cargo versions, workspace packages, targets, dependencies with the versions Cargo.lock resolved, and the files that hold tests.",
+        description = "Describe a cargo or mix project: name, version, edition (cargo) or Elixir requirement (mix), toolchain versions (rustc/cargo or Elixir/OTP), workspace packages or umbrella apps, targets, dependencies with the versions Cargo.lock or mix.lock locked, and the files that hold tests.",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ProjectInfo>()
     )]
@@ -110,7 +110,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Build the project (cargo build) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\".",
+        description = "Build the project (cargo build, or mix compile) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\". mix: `force` recompiles everything, `warnings_as_errors` fails on warnings.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]
@@ -127,7 +127,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Type-check the project without producing binaries (cargo check --all-targets by default): the fastest way to see every error, including in tests and examples.",
+        description = "Type-check the project: cargo check --all-targets (the fastest way to see every error, including in tests and examples), or for mix, dialyzer (mix dialyzer with dialyxir, else Erlang's dialyzer on the compiled beams; its first run builds a PLT for several minutes).",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]
@@ -144,7 +144,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Run the tests (cargo test, every binary: unit, integration and doc tests). Returns passed/failed/ignored/filtered-out counts and each failure with its file, line, panic message, assert_eq left/right values and captured output. Tests that do not compile come back as errors (status \"build_failed\").",
+        description = "Run the tests (cargo test: every binary, unit, integration and doc tests; or mix test). Returns passed/failed/ignored/filtered-out (and, for ExUnit, invalid) counts and each failure with its file, line, message, left/right values and captured output or stacktrace. Tests that do not compile come back as errors (status \"build_failed\"). mix options: path (file or file:line), tags, exclude, seed, max_failures.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<TestReport>()
     )]
@@ -157,7 +157,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`. Returns status ok/error/timeout, exit code, stdout and stderr separately. stdin is empty unless given.",
+        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`; for mix, an allowed mix task (default `run`, e.g. args [\"-e\", \"IO.puts 1\"]). Returns status ok/error/timeout, exit code, stdout and stderr separately. stdin is empty unless given.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<RunReport>()
     )]
@@ -170,7 +170,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Check formatting (cargo fmt --check): list the files that need formatting with a short diff. With apply=true, format them and list what changed.",
+        description = "Check formatting (cargo fmt --check, or mix format --check-formatted): list the files that need formatting with a short diff. With apply=true, format them and list what changed.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FormatReport>()
     )]
@@ -183,7 +183,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Lint the project (cargo clippy) and return its warnings and errors with file, line, column, lint code (e.g. clippy::needless_return) and message, plus machine-applicable suggestions.",
+        description = "Lint the project (cargo clippy, or mix credo when the project has it, else the compiler's warnings) and return its warnings and errors with file, line, column, lint code (e.g. clippy::needless_return) and message, plus machine-applicable suggestions.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]

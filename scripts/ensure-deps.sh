@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests drive for real, when they are missing: Elixir and
+# Erlang (with dialyzer) for the mix tools. Debian/Ubuntu (apt); uses sudo when not root.
+set -euo pipefail
+
+packages=()
+command -v mix >/dev/null || packages+=(elixir)
+command -v erlc >/dev/null || packages+=(erlang-dev)
+command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
+[ ${#packages[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing ${packages[*]} (apt)" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

@@ -1,0 +1,615 @@
+//! The mix toolchain: each build tool as mix commands, their output parsed into reports
+//! of the same shapes cargo's are.
+
+mod credo;
+mod exunit_events;
+mod format_diff;
+mod project;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::diagnostics::{Diagnostic, Severity};
+use super::dialyzer;
+use super::exunit_output;
+use super::mix_diagnostics::{self, MixDiagnosticParser};
+use super::reports::{
+    BuildReport, BuildStatus, FormatReport, FormatStatus, ProjectInfo, RunReport, RunStatus,
+    TestReport, TestStatus,
+};
+use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
+use super::{BuildKind, Call, Runner, ToolError, millis};
+use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
+use crate::workspace::Project;
+use exunit_events::{ExUnitEvents, Outcome, Seen};
+
+const ELIXIR_HINT: &str = "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) \
+     and make sure `mix` and `elixir` are on the server's PATH";
+const OUTPUT_TAIL_LINES: usize = 40;
+const STACKTRACE_CAP: usize = 2048;
+/// Lines of mix's own progress, left out of an output tail.
+const CHATTER: &[&str] = &["Compiling ", "Generated ", "==> ", "Finished in ", "Randomized with seed"];
+
+fn mix(project: &Project, args: Vec<String>) -> CommandSpec {
+    CommandSpec {
+        env_set: vec![("TERM".into(), "dumb".into())],
+        ..CommandSpec::new("mix", args, &project.root)
+    }
+}
+
+/// `elixir -e SCRIPT [more args]`: our own Elixir code, run without touching the project.
+fn elixir(project: &Project, script: &str, rest: Vec<String>) -> CommandSpec {
+    let mut args = vec!["-e".to_string(), script.to_string()];
+    args.extend(rest);
+    CommandSpec {
+        env_set: vec![("TERM".into(), "dumb".into())],
+        ..CommandSpec::new("elixir", args, &project.root)
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+async fn run_mix(
+    runner: &Runner,
+    spec: CommandSpec,
+    call: &Call<'_>,
+    on_line: &mut (dyn FnMut(Stream, &str) + Send),
+) -> Result<ProcessOutput, ToolError> {
+    let program = spec.program.clone();
+    runner.run(spec, call, on_line).await.map_err(|e| match e {
+        RunError::NotFound { .. } => ToolError::ToolchainMissing {
+            program,
+            hint: ELIXIR_HINT.into(),
+        },
+        other => ToolError::Run(other),
+    })
+}
+
+async fn run_quiet(
+    runner: &Runner,
+    spec: CommandSpec,
+    call: &Call<'_>,
+) -> Result<ProcessOutput, ToolError> {
+    run_mix(runner, spec, call, &mut |_, _| {}).await
+}
+
+/// Both streams, for messages that may land on either.
+fn all_output(output: &ProcessOutput) -> String {
+    format!("{}\n{}", output.stdout.text, output.stderr.text)
+}
+
+/// A project whose dependencies were never fetched cannot be built: say so in one line.
+fn check_deps(project: &Project, output: &ProcessOutput) -> Result<(), ToolError> {
+    if output.termination == Termination::Exited(0) {
+        return Ok(());
+    }
+    match mix_diagnostics::missing_deps(&all_output(output)) {
+        Some(deps) => Err(ToolError::Failed(format!(
+            "dependencies are missing ({}): run `mix deps.get` in {}",
+            deps.join(", "),
+            project.root.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn output_tail(output: &ProcessOutput) -> Option<String> {
+    let text = all_output(output);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !CHATTER.iter().any(|c| l.trim_start().starts_with(c)))
+        .filter(|l| !l.contains(exunit_events::MARKER))
+        .collect();
+    let kept = &lines[lines.len().saturating_sub(OUTPUT_TAIL_LINES)..];
+    let joined = kept.join("\n").trim().to_string();
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// Umbrella children print paths relative to their own directory after a `==> app` line.
+struct AppDirs {
+    root: PathBuf,
+    dirs: HashMap<String, PathBuf>,
+}
+
+impl AppDirs {
+    fn of(project: &Project) -> Self {
+        let mut dirs = HashMap::new();
+        let apps = project.root.join("apps");
+        if let Ok(entries) = std::fs::read_dir(&apps) {
+            for entry in entries.flatten() {
+                if entry.path().join("mix.exs").is_file() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    dirs.insert(name, entry.path());
+                }
+            }
+        }
+        Self {
+            root: project.root.clone(),
+            dirs,
+        }
+    }
+
+    /// The directory paths are relative to after this line, if the line switches app.
+    fn switch(&self, line: &str) -> Option<&Path> {
+        let app = line.strip_prefix("==> ")?.trim();
+        Some(self.dirs.get(app).map_or(self.root.as_path(), PathBuf::as_path))
+    }
+}
+
+/// Feeds compiler output to a diagnostics parser, switching directory per umbrella app.
+struct CompilerOutput {
+    apps: AppDirs,
+    parser: MixDiagnosticParser,
+    diagnostics: Vec<Diagnostic>,
+    compiled_files: bool,
+}
+
+impl CompilerOutput {
+    fn new(project: &Project) -> Self {
+        Self {
+            parser: MixDiagnosticParser::new(&project.root, &project.root),
+            apps: AppDirs::of(project),
+            diagnostics: Vec::new(),
+            compiled_files: false,
+        }
+    }
+
+    fn line(&mut self, stream: Stream, line: &str) {
+        if let Some(dir) = self.apps.switch(line) {
+            let parser = MixDiagnosticParser::new(dir, &self.apps.root);
+            let finished = std::mem::replace(&mut self.parser, parser);
+            self.diagnostics.extend(finished.finish());
+            return;
+        }
+        if line.starts_with("Compiling ") {
+            self.compiled_files = true;
+        }
+        self.parser.line(stream, line);
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        self.diagnostics.extend(self.parser.finish());
+        let mut seen = std::collections::HashSet::new();
+        self.diagnostics.retain(|d| seen.insert(d.clone()));
+        self.diagnostics
+    }
+}
+
+fn split(all: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    all.into_iter().partition(|d| d.severity == Severity::Error)
+}
+
+fn build_status(termination: Termination, errors: &[Diagnostic]) -> BuildStatus {
+    match termination {
+        Termination::TimedOut => BuildStatus::Timeout,
+        Termination::Cancelled => BuildStatus::Cancelled,
+        Termination::Exited(0) if errors.is_empty() => BuildStatus::Ok,
+        _ => BuildStatus::Failed,
+    }
+}
+
+/// Declared dependencies, read from mix.exs text: enough to choose between
+/// `mix dialyzer`/`mix credo` and our fallbacks without starting the VM.
+fn declares_dep(project: &Project, dep: &str) -> bool {
+    let declared = |dir: &Path| {
+        std::fs::read_to_string(dir.join("mix.exs"))
+            .is_ok_and(|text| text.contains(&format!("{{:{dep},")))
+    };
+    declared(&project.root) || AppDirs::of(project).dirs.values().any(|d| declared(d))
+}
+
+pub async fn project_info(
+    project: &Project,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<ProjectInfo, ToolError> {
+    let quick = runner.quick(Duration::from_secs(60));
+    let output = run_quiet(&quick, elixir(project, project::SCRIPT, Vec::new()), call).await?;
+    let json = output
+        .stdout
+        .text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'));
+    let read = match (output.termination, json) {
+        (Termination::Exited(0), Some(json)) => serde_json::from_str::<project::MixProject>(json)
+            .map_err(|e| format!("unexpected answer from the mix.exs reader: {e}")),
+        _ => Err(output_tail(&output).unwrap_or_else(|| "no output".into())),
+    };
+    match read {
+        Ok(mix_project) => Ok(mix_project.into_info(&project.root)),
+        Err(reason) => Err(ToolError::Failed(format!("cannot read mix.exs: {reason}"))),
+    }
+}
+
+pub async fn build(
+    project: &Project,
+    kind: BuildKind,
+    req: &CompileRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<BuildReport, ToolError> {
+    match kind {
+        BuildKind::Compile => compile(project, req, req.force, runner, call).await,
+        BuildKind::TypeCheck => type_check(project, req, runner, call).await,
+        BuildKind::Lint => lint(project, req, runner, call).await,
+    }
+}
+
+async fn compile(
+    project: &Project,
+    req: &CompileRequest,
+    force: bool,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<BuildReport, ToolError> {
+    let started = Instant::now();
+    let mut args = strings(&["compile", "--all-warnings"]);
+    if force {
+        args.push("--force".into());
+    }
+    if req.warnings_as_errors {
+        args.push("--warnings-as-errors".into());
+    }
+    call.progress.report(&format!("mix {}", args.join(" ")));
+    let mut compiler = CompilerOutput::new(project);
+    let output = {
+        let mut on_line = |stream: Stream, line: &str| {
+            if line.starts_with("Compiling ") || line.starts_with("==> ") {
+                call.progress.report(line);
+            }
+            compiler.line(stream, line);
+        };
+        run_mix(runner, mix(project, args), call, &mut on_line).await?
+    };
+    check_deps(project, &output)?;
+    let (errors, warnings) = split(compiler.finish());
+    let status = build_status(output.termination, &errors);
+    let mut notes = Vec::new();
+    if req.warnings_as_errors && status == BuildStatus::Failed && errors.is_empty() {
+        notes.push("failed because of warnings (warnings_as_errors)".to_string());
+    }
+    let explained = status == BuildStatus::Ok || !errors.is_empty() || !notes.is_empty();
+    call.progress.report(&format!(
+        "done: {} error(s), {} warning(s)",
+        errors.len(),
+        warnings.len()
+    ));
+    Ok(BuildReport {
+        status,
+        errors,
+        warnings,
+        duration_ms: millis(started.elapsed()),
+        output: if explained { None } else { output_tail(&output) },
+        notes,
+    })
+}
+
+/// `mix dialyzer` when the project uses dialyxir; otherwise Erlang's dialyzer on the
+/// project's beams, with a PLT of OTP and Elixir built once and cached.
+async fn type_check(
+    project: &Project,
+    req: &CompileRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<BuildReport, ToolError> {
+    let started = Instant::now();
+    let compiled = compile(project, req, false, runner, call).await?;
+    if compiled.status != BuildStatus::Ok {
+        return Ok(compiled);
+    }
+    let (diagnostics, termination, output, mut notes) = if declares_dep(project, "dialyxir") {
+        call.progress.report("mix dialyzer --format short");
+        let spec = mix(project, strings(&["dialyzer", "--format", "short"]));
+        let output = run_quiet(runner, spec, call).await?;
+        check_deps(project, &output)?;
+        let diagnostics = dialyzer::parse_dialyxir_short(&output.stdout.text, &project.root);
+        let tail = output_tail(&output);
+        (diagnostics, output.termination, tail, Vec::new())
+    } else {
+        let ebin_dirs = ebin_dirs(project);
+        let outcome = dialyzer::analyze(&project.root, &ebin_dirs, runner, call).await?;
+        let notes = vec![
+            "dialyxir is not a dependency: ran Erlang's dialyzer on the compiled beams \
+             (calls into dependencies are not checked)"
+                .to_string(),
+        ];
+        (
+            outcome.diagnostics,
+            outcome.termination,
+            outcome.output_tail,
+            notes,
+        )
+    };
+    let (errors, mut warnings) = split(diagnostics);
+    warnings.extend(compiled.warnings);
+    let status = match termination {
+        Termination::TimedOut => BuildStatus::Timeout,
+        Termination::Cancelled => BuildStatus::Cancelled,
+        // dialyzer exits 2 when it found warnings: the analysis itself succeeded.
+        Termination::Exited(0 | 2) if errors.is_empty() => BuildStatus::Ok,
+        _ => BuildStatus::Failed,
+    };
+    let explained = status == BuildStatus::Ok || !errors.is_empty();
+    notes.extend(compiled.notes);
+    Ok(BuildReport {
+        status,
+        errors,
+        warnings,
+        duration_ms: millis(started.elapsed()),
+        output: if explained { None } else { output },
+        notes,
+    })
+}
+
+/// `_build/dev/lib/APP/ebin` of the project's own apps (umbrella children included).
+fn ebin_dirs(project: &Project) -> Vec<PathBuf> {
+    let lib = project.root.join("_build/dev/lib");
+    let mut apps: Vec<String> = AppDirs::of(project).dirs.into_keys().collect();
+    if apps.is_empty() {
+        apps.extend(own_app_name(project));
+    }
+    let mut dirs: Vec<PathBuf> = apps
+        .iter()
+        .map(|app| lib.join(app).join("ebin"))
+        .filter(|dir| dir.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The `app:` atom of a single-app mix.exs.
+fn own_app_name(project: &Project) -> Option<String> {
+    let text = std::fs::read_to_string(project.root.join("mix.exs")).ok()?;
+    let start = text.find("app:")? + "app:".len();
+    let rest = text[start..].trim_start().strip_prefix(':')?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `mix credo` when the project uses credo; otherwise every compiler warning (a forced
+/// recompile, so unchanged files report theirs too) with a note saying so.
+async fn lint(
+    project: &Project,
+    req: &CompileRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<BuildReport, ToolError> {
+    if !declares_dep(project, "credo") {
+        let mut report = compile(project, req, true, runner, call).await?;
+        report.notes.push(
+            "credo is not a dependency of this project: these are the compiler's warnings \
+             (add {:credo, \"~> 1.7\", only: [:dev, :test], runtime: false} for more checks)"
+                .into(),
+        );
+        return Ok(report);
+    }
+    let started = Instant::now();
+    call.progress.report("mix credo --format json");
+    let spec = mix(
+        project,
+        strings(&["credo", "--format", "json", "--mute-exit-status"]),
+    );
+    let output = run_quiet(runner, spec, call).await?;
+    check_deps(project, &output)?;
+    let status = build_status(output.termination, &[]);
+    let issues = credo::parse(&output.stdout.text, &project.root);
+    let explained = status == BuildStatus::Ok || issues.is_some();
+    let (errors, warnings) = split(issues.unwrap_or_default());
+    Ok(BuildReport {
+        status,
+        errors,
+        warnings,
+        duration_ms: millis(started.elapsed()),
+        output: if explained { None } else { output_tail(&output) },
+        notes: Vec::new(),
+    })
+}
+
+pub async fn test(
+    project: &Project,
+    req: &TestRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<TestReport, ToolError> {
+    let started = Instant::now();
+    let test_args = mix_test_args(req);
+    call.progress.report(&format!("mix test {}", test_args.join(" ")));
+    // Our formatter for exact results, ExUnit's own for the fallback parser and the output tail.
+    let mut args = strings(&["-S", "mix", "test", "--formatter", exunit_events::FORMATTER_MODULE]);
+    args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
+    args.extend(test_args);
+    let spec = elixir(project, exunit_events::FORMATTER_SOURCE, args);
+    let (output, compiler, events) = run_test(project, runner, call, spec).await?;
+    check_deps(project, &output)?;
+    let run = events.finish();
+    let diagnostics = compiler.finish();
+    let (errors, _) = split(diagnostics);
+
+    let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
+        (run.counts, run.failures, run.seed, true)
+    } else {
+        let plain = exunit_output::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
+        (plain.counts, plain.failures, plain.seed, false)
+    };
+    let status = match output.termination {
+        Termination::TimedOut => TestStatus::Timeout,
+        Termination::Cancelled => TestStatus::Cancelled,
+        _ if !errors.is_empty() && failures.is_empty() && counts.passed == 0 => TestStatus::BuildFailed,
+        _ if counts.failed > 0 || counts.invalid > 0 || !failures.is_empty() => TestStatus::Failed,
+        Termination::Exited(0) => TestStatus::Passed,
+        // `--only` that matches nothing exits 1 with every test excluded.
+        Termination::Exited(1) if formatter_ran && counts.failed == 0 => TestStatus::Passed,
+        _ => TestStatus::Failed,
+    };
+    let explained = match status {
+        TestStatus::Passed => true,
+        TestStatus::Failed => !failures.is_empty(),
+        TestStatus::BuildFailed => !errors.is_empty(),
+        TestStatus::Timeout | TestStatus::Cancelled => false,
+    };
+    call.progress.report(&format!(
+        "done: {} passed, {} failed, {} skipped, {} excluded",
+        counts.passed, counts.failed, counts.ignored, counts.filtered_out
+    ));
+    Ok(TestReport {
+        status,
+        counts,
+        duration_ms: millis(started.elapsed()),
+        failures,
+        errors: if status == TestStatus::BuildFailed { errors } else { Vec::new() },
+        unfinished: Vec::new(),
+        output: if explained { None } else { output_tail(&output) },
+        seed,
+    })
+}
+
+async fn run_test(
+    project: &Project,
+    runner: &Runner,
+    call: &Call<'_>,
+    spec: CommandSpec,
+) -> Result<(ProcessOutput, CompilerOutput, ExUnitEvents), ToolError> {
+    let mut compiler = CompilerOutput::new(project);
+    let mut events = ExUnitEvents::new(&project.root);
+    let (mut passed, mut failed) = (0u32, 0u32);
+    let output = {
+        let mut on_line = |stream: Stream, line: &str| {
+            if stream == Stream::Stdout && let Some(seen) = events.line(line) {
+                match seen {
+                    Seen::Test { outcome: Outcome::Passed, .. } => passed += 1,
+                    Seen::Test { outcome: Outcome::Failed, name } => {
+                        failed += 1;
+                        call.progress.report(&format!("FAILED {name}"));
+                    }
+                    Seen::Test { .. } => {}
+                    Seen::SuiteFinished => call.progress.report(&format!(
+                        "suite done: {passed} passed, {failed} failed so far"
+                    )),
+                }
+                return;
+            }
+            if line.starts_with("Compiling ") || line.starts_with("==> ") {
+                call.progress.report(line);
+            }
+            compiler.line(stream, line);
+        };
+        run_mix(runner, spec, call, &mut on_line).await?
+    };
+    Ok((output, compiler, events))
+}
+
+fn mix_test_args(req: &TestRequest) -> Vec<String> {
+    let mut args = Vec::new();
+    for tag in &req.tags {
+        args.extend(["--only".to_string(), tag.clone()]);
+    }
+    if let Some(name) = &req.filter {
+        let name = if name.starts_with("test ") || name.starts_with("doctest ") {
+            name.clone()
+        } else {
+            format!("test {name}")
+        };
+        args.extend(["--only".to_string(), format!("test:{name}")]);
+    }
+    for tag in &req.exclude {
+        args.extend(["--exclude".to_string(), tag.clone()]);
+    }
+    if req.include_ignored {
+        args.extend(strings(&["--include", "skip"]));
+    }
+    if let Some(seed) = req.seed {
+        args.extend(["--seed".to_string(), seed.to_string()]);
+    }
+    if let Some(max) = req.max_failures {
+        args.extend(["--max-failures".to_string(), max.to_string()]);
+    }
+    if let Some(path) = &req.path {
+        args.push(path.clone());
+    }
+    args
+}
+
+pub async fn run(
+    project: &Project,
+    req: &RunRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<RunReport, ToolError> {
+    let started = Instant::now();
+    let mut args = vec![req.task.clone().unwrap_or_else(|| "run".into())];
+    args.extend(req.args.iter().cloned());
+    call.progress.report(&format!("mix {}", args.join(" ")));
+    let spec = CommandSpec {
+        stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
+        ..mix(project, args)
+    };
+    // The compiler's messages precede the program's own output; keep both, parse the former.
+    let mut compiler = CompilerOutput::new(project);
+    let output = run_mix(runner, spec, call, &mut |stream, line| compiler.line(stream, line)).await?;
+    check_deps(project, &output)?;
+    let (errors, _) = split(compiler.finish());
+    let (status, exit_code, signal) = match output.termination {
+        Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
+        Termination::Exited(code) => (RunStatus::Error, Some(code), None),
+        Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
+        Termination::TimedOut => (RunStatus::Timeout, None, None),
+        Termination::Cancelled => (RunStatus::Cancelled, None, None),
+    };
+    Ok(RunReport {
+        status,
+        exit_code,
+        signal,
+        stdout: output.stdout.text,
+        stderr: output.stderr.text,
+        duration_ms: millis(started.elapsed()),
+        errors,
+    })
+}
+
+pub async fn format(
+    project: &Project,
+    req: &FormatRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<FormatReport, ToolError> {
+    let started = Instant::now();
+    call.progress.report("mix format --check-formatted");
+    let check = run_quiet(runner, mix(project, strings(&["format", "--check-formatted"])), call).await?;
+    check_deps(project, &check)?;
+    let listed = format_diff::unformatted_files(&check.stderr.text, &project.root);
+    let report = |status, files, output| FormatReport {
+        status,
+        files,
+        duration_ms: millis(started.elapsed()),
+        output,
+    };
+    match check.termination {
+        Termination::TimedOut => return Ok(report(FormatStatus::Timeout, Vec::new(), None)),
+        Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, Vec::new(), None)),
+        Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, Vec::new(), None)),
+        _ if listed.is_empty() => {
+            return Ok(report(FormatStatus::Error, Vec::new(), output_tail(&check)));
+        }
+        _ => {}
+    }
+    call.progress.report(&format!("{} file(s) need formatting; computing diffs", listed.len()));
+    let files = format_diff::diffs(project, &listed, runner, call).await;
+    if !req.apply {
+        return Ok(report(FormatStatus::NeedsFormatting, files, None));
+    }
+    call.progress.report("mix format");
+    let applied = run_quiet(runner, mix(project, strings(&["format"])), call).await?;
+    Ok(match applied.termination {
+        Termination::Exited(0) => report(FormatStatus::Applied, files, None),
+        Termination::TimedOut => report(FormatStatus::Timeout, files, None),
+        Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
+        _ => report(FormatStatus::Error, files, output_tail(&applied)),
+    })
+}
