@@ -189,8 +189,10 @@ impl Toolchain {
     }
 
     fn parse(text: &str) -> Option<Self> {
-        let values: HashMap<&str, &str> =
-            text.lines().filter_map(|line| line.split_once('=')).collect();
+        let values: HashMap<&str, &str> = text
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .collect();
         Some(Self {
             otp: values.get("otp")?.to_string(),
             erts: values.get("erts")?.to_string(),
@@ -204,7 +206,10 @@ impl Toolchain {
             "otp-{}_erts-{}_elixir-{}.plt",
             self.otp, self.erts, self.elixir
         );
-        name.replace(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)), "_")
+        name.replace(
+            |c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)),
+            "_",
+        )
     }
 
     fn elixir_ebin(&self) -> String {
@@ -237,7 +242,10 @@ async fn run_tool(
 }
 
 enum PltState {
-    Ready { path: PathBuf, built: bool },
+    Ready {
+        path: PathBuf,
+        built: bool,
+    },
     /// The build did not finish: this is the call's answer.
     Stopped(DialyzerOutcome),
 }
@@ -246,7 +254,9 @@ enum PltState {
 fn plt_lock(path: &Path) -> Arc<tokio::sync::Mutex<()>> {
     static LOCKS: LazyLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> =
         LazyLock::new(Mutex::default);
-    let mut locks = LOCKS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut locks = LOCKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     locks.entry(path.to_path_buf()).or_default().clone()
 }
 
@@ -305,21 +315,6 @@ async fn build_plt(
         ))
     })?;
     let temp = TempFile(plt.with_extension(format!("plt.{}.tmp", std::process::id())));
-    let elixir_ebin = toolchain.elixir_ebin();
-    let args = [
-        "--build_plt",
-        "--output_plt",
-        &path_arg(&temp.0),
-        "--quiet",
-        "--statistics",
-        "-pa",
-        &elixir_ebin,
-        "--apps",
-        "erts",
-        "kernel",
-        "stdlib",
-        &elixir_ebin,
-    ];
     call.progress.report(
         "building the dialyzer PLT for erts, kernel, stdlib, elixir (first run only; takes a few minutes)",
     );
@@ -329,24 +324,10 @@ async fn build_plt(
             call.progress.report(&format!("dialyzer PLT: {phase}"));
         }
     };
-    let spec = CommandSpec::new("dialyzer", args, cache_dir);
+    let spec = CommandSpec::new("dialyzer", plt_build_args(&temp.0, toolchain), cache_dir);
     let output = run_tool(runner, spec, call, &mut on_line).await?;
     if !matches!(output.termination, Termination::Exited(0 | 2)) || !temp.0.is_file() {
-        let tail = match output.termination {
-            Termination::Cancelled | Termination::TimedOut => format!(
-                "the dialyzer PLT build was stopped ({:?}) after {}s; the next call starts it again",
-                output.termination,
-                started.elapsed().as_secs()
-            ),
-            _ => format!(
-                "building the dialyzer PLT failed:\n{}",
-                failure_text(&output)
-            ),
-        };
-        return Ok(PltState::Stopped(DialyzerOutcome::stopped(
-            output.termination,
-            tail,
-        )));
+        return Ok(PltState::Stopped(unfinished_build(&output, started)));
     }
     std::fs::rename(&temp.0, plt).map_err(|e| {
         ToolError::Failed(format!("could not store the PLT at {}: {e}", plt.display()))
@@ -362,6 +343,33 @@ async fn build_plt(
     })
 }
 
+fn plt_build_args(output_plt: &Path, toolchain: &Toolchain) -> Vec<String> {
+    let elixir_ebin = toolchain.elixir_ebin();
+    let mut args = vec![
+        "--build_plt".to_string(),
+        "--output_plt".into(),
+        path_arg(output_plt),
+    ];
+    args.extend(["--quiet", "--statistics", "-pa", &elixir_ebin].map(String::from));
+    args.extend(["--apps", "erts", "kernel", "stdlib", &elixir_ebin].map(String::from));
+    args
+}
+
+fn unfinished_build(output: &ProcessOutput, started: Instant) -> DialyzerOutcome {
+    let tail = match output.termination {
+        Termination::Cancelled | Termination::TimedOut => format!(
+            "the dialyzer PLT build was stopped ({:?}) after {}s; the next call starts it again",
+            output.termination,
+            started.elapsed().as_secs()
+        ),
+        _ => format!(
+            "building the dialyzer PLT failed:\n{}",
+            failure_text(output)
+        ),
+    };
+    DialyzerOutcome::stopped(output.termination, tail)
+}
+
 async fn run_analysis(
     project_root: &Path,
     apps: &[CompiledApp],
@@ -370,18 +378,6 @@ async fn run_analysis(
     runner: &Runner,
     call: &Call<'_>,
 ) -> Result<DialyzerOutcome, ToolError> {
-    let mut args = vec![
-        "--plt".to_string(),
-        path_arg(plt),
-        "--no_check_plt".into(),
-        "--fullpath".into(),
-        "--no_indentation".into(),
-        "--quiet".into(),
-        "--statistics".into(),
-        "-pa".into(),
-        toolchain.elixir_ebin(),
-    ];
-    args.extend(apps.iter().map(|app| path_arg(&app.ebin_dir)));
     call.progress
         .report(&format!("dialyzer: analysing {} app(s)", apps.len()));
     let roots = SourceRoots::new(project_root, apps.iter().map(|a| a.source_root.clone()));
@@ -396,6 +392,7 @@ async fn run_analysis(
             }
             parser.feed_line(line);
         };
+        let args = analysis_args(plt, apps, toolchain);
         let spec = CommandSpec::new("dialyzer", args, project_root);
         run_tool(runner, spec, call, &mut on_line).await?
     };
@@ -410,14 +407,47 @@ async fn run_analysis(
     Ok(DialyzerOutcome {
         diagnostics,
         termination: output.termination,
-        output_tail: (!explained).then(|| failure_text(&output)),
+        output_tail: (!explained)
+            .then(|| failure_text(&output) + &discard_if_unreadable(plt, &output)),
         built_plt: false,
     })
 }
 
+fn analysis_args(plt: &Path, apps: &[CompiledApp], toolchain: &Toolchain) -> Vec<String> {
+    let mut args = vec!["--plt".to_string(), path_arg(plt)];
+    args.extend(
+        [
+            "--no_check_plt",
+            "--fullpath",
+            "--no_indentation",
+            "--quiet",
+            "--statistics",
+            "-pa",
+        ]
+        .map(String::from),
+    );
+    args.push(toolchain.elixir_ebin());
+    args.extend(apps.iter().map(|app| path_arg(&app.ebin_dir)));
+    args
+}
+
+/// A PLT that dialyzer cannot read (damaged on disk, or written by another dialyzer under
+/// the same versions) would fail every call: remove it so that the next call rebuilds it.
+fn discard_if_unreadable(plt: &Path, output: &ProcessOutput) -> String {
+    let unreadable = output.stdout.text.contains("Could not read PLT file")
+        || output.stdout.text.contains("Old PLT file");
+    if unreadable && std::fs::remove_file(plt).is_ok() {
+        "\n(the cached PLT was removed; the next call builds it again)".into()
+    } else {
+        String::new()
+    }
+}
+
 static PHASE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s+(?P<phase>\w+)\s+\(\+[\d.]+s\):\s+(?P<time>[\d.]+s)(?:\s+\(\s*(?P<size>\d+ \w+)\))?$")
-        .expect("valid regex")
+    Regex::new(
+        r"^\s+(?P<phase>\w+)\s+\(\+[\d.]+s\):\s+(?P<time>[\d.]+s)(?:\s+\(\s*(?P<size>\d+ \w+)\))?$",
+    )
+    .expect("valid regex")
 });
 
 /// `--statistics` prints a line as each analysis phase ends, e.g.
@@ -451,8 +481,316 @@ fn failure_text(output: &ProcessOutput) -> String {
     };
     let text = lines.join("\n").trim().to_string();
     if text.is_empty() {
-        format!("dialyzer ended with {:?} and printed nothing", output.termination)
+        format!(
+            "dialyzer ended with {:?} and printed nothing",
+            output.termination
+        )
     } else {
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::progress::Progress;
+    use crate::process::{CapturedOutput, Limits};
+    use tokio_util::sync::CancellationToken;
+    use tokio_util::task::TaskTracker;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Progress for Recorder {
+        fn report(&self, message: &str) {
+            self.0.lock().unwrap().push(message.to_string());
+        }
+    }
+
+    impl Recorder {
+        fn saw(&self, prefix: &str) -> bool {
+            self.0.lock().unwrap().iter().any(|m| m.starts_with(prefix))
+        }
+    }
+
+    fn runner() -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: Duration::from_secs(600),
+                output_cap: 1 << 20,
+                kill_grace: Duration::from_secs(2),
+            },
+            env_remove: Vec::new(),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
+        }
+    }
+
+    fn fixture(name: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/dialyzer/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
+    }
+
+    fn captured(text: &str) -> CapturedOutput {
+        CapturedOutput {
+            text: text.to_string(),
+            total_bytes: text.len() as u64,
+            elided_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn statistics_lines_become_progress() {
+        let phases: Vec<_> = fixture("build-plt-erts.stdout")
+            .lines()
+            .filter_map(phase_progress)
+            .collect();
+        assert_eq!(phases.len(), 11);
+        assert_eq!(phases[0], "compile done in 0.37s (21 modules)");
+        assert_eq!(phases[1], "clean done in 0.01s");
+        assert_eq!(phases[4], "typesig done in 0.58s (1460 SCCs)");
+    }
+
+    #[test]
+    fn plt_names_carry_every_version() {
+        let toolchain = Toolchain::parse(
+            "otp=25.2.3\nerts=13.1.5\nelixir=1.14.0\nelixir_ebin=/usr/lib/elixir/lib/elixir/ebin\n",
+        )
+        .unwrap();
+        assert_eq!(
+            toolchain.plt_file_name(),
+            "otp-25.2.3_erts-13.1.5_elixir-1.14.0.plt"
+        );
+        assert_eq!(
+            toolchain.elixir_ebin,
+            PathBuf::from("/usr/lib/elixir/lib/elixir/ebin")
+        );
+        assert_eq!(Toolchain::parse("otp=25\nerts=13.1.5\n"), None);
+    }
+
+    #[test]
+    fn failures_quote_dialyzer_s_own_error() {
+        let output = ProcessOutput {
+            termination: Termination::Exited(1),
+            stdout: captured(&fixture("error-no-debug-info.stdout")),
+            stderr: captured(""),
+            duration: Duration::ZERO,
+            pid: 1,
+        };
+        let text = failure_text(&output);
+        assert!(
+            text.starts_with("dialyzer: Analysis failed with error:\nCould not scan the following file(s):\n  Could not get Core Erlang code for: "),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Reading files and computing callgraph..."),
+            "{text}"
+        );
+    }
+
+    fn mix_dialyzer_project() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-projects/mix-dialyzer")
+    }
+
+    fn mix_compile(project: &Path) -> CompiledApp {
+        // Two tests compiling the same fresh checkout at once would write the same beams.
+        static COMPILING: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = COMPILING.lock().unwrap_or_else(|p| p.into_inner());
+        let status = std::process::Command::new("mix")
+            .arg("compile")
+            .current_dir(project)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .expect("mix is installed (apt: elixir)");
+        assert!(status.success());
+        CompiledApp {
+            ebin_dir: project.join("_build/dev/lib/mix_dialyzer/ebin"),
+            source_root: project.to_path_buf(),
+        }
+    }
+
+    fn cache_files(cache: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(cache)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn timed_analyze(
+        project: &Path,
+        apps: &[CompiledApp],
+        cache: &PltCache,
+        progress: &Recorder,
+    ) -> (DialyzerOutcome, Duration) {
+        let call = Call {
+            progress,
+            cancel: CancellationToken::new(),
+        };
+        let started = Instant::now();
+        let outcome = analyze(project, apps, cache, &runner(), &call)
+            .await
+            .unwrap();
+        (outcome, started.elapsed())
+    }
+
+    /// Builds a real PLT (about a minute on two cores) and analyses test-projects/mix-dialyzer.
+    #[tokio::test]
+    async fn builds_the_plt_once_then_finds_the_known_warnings() {
+        let project = mix_dialyzer_project();
+        let apps = [mix_compile(&project)];
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = PltCache::at(cache_dir.path().join("plt"));
+
+        let (first, second) = (Recorder::default(), Recorder::default());
+        let ((a, a_time), (b, b_time)) = tokio::join!(
+            timed_analyze(&project, &apps, &cache, &first),
+            timed_analyze(&project, &apps, &cache, &second),
+        );
+        eprintln!("two concurrent calls on an empty cache: {a_time:?} and {b_time:?}");
+        assert!(
+            a.built_plt != b.built_plt,
+            "exactly one call builds the PLT"
+        );
+        let (builder, waiter) = if a.built_plt {
+            (&first, &second)
+        } else {
+            (&second, &first)
+        };
+        assert!(builder.saw("building the dialyzer PLT for erts, kernel, stdlib, elixir"));
+        assert!(builder.saw("dialyzer PLT: typesig done in "));
+        assert!(waiter.saw("waiting for another call that is building the dialyzer PLT"));
+        for outcome in [&a, &b] {
+            assert_eq!(outcome.termination, Termination::Exited(2));
+            assert_eq!(outcome.output_tail, None);
+            assert_eq!(
+                summaries(&outcome.diagnostics),
+                parse::tests::MIX_DIALYZER_SUMMARIES
+            );
+        }
+        let plt_files = cache_files(cache.dir());
+        assert_eq!(plt_files.len(), 1, "{plt_files:?}");
+        assert!(plt_files[0].ends_with(".plt"), "{plt_files:?}");
+
+        let (again, again_time) =
+            timed_analyze(&project, &apps, &cache, &Recorder::default()).await;
+        eprintln!("analysis with the cached PLT: {again_time:?}");
+        assert!(!again.built_plt);
+        assert_eq!(again.diagnostics, a.diagnostics);
+
+        let no_debug_info = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("erlc")
+            .arg("-o")
+            .arg(no_debug_info.path())
+            .arg(format!(
+                "{}/tests/fixtures/dialyzer/no_debug_info.erl",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .status()
+            .expect("erlc is installed (apt: erlang-base)");
+        assert!(status.success());
+        let broken = [CompiledApp {
+            ebin_dir: no_debug_info.path().to_path_buf(),
+            source_root: project.clone(),
+        }];
+        let (failed, _) = timed_analyze(&project, &broken, &cache, &Recorder::default()).await;
+        assert_eq!(failed.termination, Termination::Exited(1));
+        assert!(failed.diagnostics.is_empty());
+        let tail = failed.output_tail.unwrap();
+        assert!(
+            tail.contains("Could not get Core Erlang code for: "),
+            "{tail}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_plt_build_leaves_nothing_behind() {
+        let project = mix_dialyzer_project();
+        let apps = [mix_compile(&project)];
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = PltCache::at(cache_dir.path());
+        let progress = Recorder::default();
+        let call = Call {
+            progress: &progress,
+            cancel: CancellationToken::new(),
+        };
+        let cancel = call.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            cancel.cancel();
+        });
+        let outcome = analyze(&project, &apps, &cache, &runner(), &call)
+            .await
+            .unwrap();
+        assert!(progress.saw("building the dialyzer PLT"));
+        assert_eq!(outcome.termination, Termination::Cancelled);
+        assert!(!outcome.built_plt);
+        assert!(
+            outcome
+                .output_tail
+                .unwrap()
+                .contains("the next call starts it again")
+        );
+        assert_eq!(cache_files(cache.dir()), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_plt_is_removed_for_the_next_call_to_rebuild() {
+        let project = mix_dialyzer_project();
+        let apps = [mix_compile(&project)];
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = PltCache::at(cache_dir.path());
+        let progress = Recorder::default();
+        let call = Call {
+            progress: &progress,
+            cancel: CancellationToken::new(),
+        };
+        let toolchain = Toolchain::query(&project, &runner(), &call).await.unwrap();
+        let plt = cache.plt_path(&toolchain);
+        std::fs::write(&plt, "not a PLT").unwrap();
+        let outcome = analyze(&project, &apps, &cache, &runner(), &call)
+            .await
+            .unwrap();
+        assert_eq!(outcome.termination, Termination::Exited(1));
+        let tail = outcome.output_tail.unwrap();
+        assert!(
+            tail.starts_with("dialyzer: Could not read PLT file "),
+            "{tail}"
+        );
+        assert!(tail.ends_with("the next call builds it again)"), "{tail}");
+        assert!(!plt.exists());
+    }
+
+    #[tokio::test]
+    async fn missing_beams_ask_for_a_compile() {
+        let call = Call {
+            progress: &Recorder::default(),
+            cancel: CancellationToken::new(),
+        };
+        let apps = [CompiledApp {
+            ebin_dir: PathBuf::from("/nonexistent/_build/dev/lib/app/ebin"),
+            source_root: PathBuf::from("/nonexistent"),
+        }];
+        let error = analyze(
+            Path::new("/"),
+            &apps,
+            &PltCache::at("/nonexistent"),
+            &runner(),
+            &call,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/nonexistent/_build/dev/lib/app/ebin does not exist: compile the project first"
+        );
+    }
+
+    fn summaries(diagnostics: &[Diagnostic]) -> Vec<String> {
+        parse::tests::summaries(diagnostics)
     }
 }

@@ -156,7 +156,9 @@ impl<'r> DialyzerParser<'r> {
 
     fn diagnostic(&self, pending: Pending) -> Diagnostic {
         let message = pending.lines.join("\n").trim().to_string();
-        let code = pending.code.or_else(|| warning_kind(&message).map(String::from));
+        let code = pending
+            .code
+            .or_else(|| warning_kind(&message).map(String::from));
         Diagnostic {
             file: Some(self.roots.map(&pending.file)),
             line: Some(pending.line),
@@ -205,9 +207,18 @@ const WARNING_KINDS: &[(&str, &str)] = &[
         r"^(?:Function \S+/\d+|The created fun) (?:has no local return|has no clauses that will ever match|only terminates with explicit exception)",
     ),
     ("unused_fun", r"^Function \S+/\d+ will never be called"),
-    ("call_to_missing", r"^Call to missing or unexported function "),
-    ("opaque_call", r"^The call .* breaks the opacity of the term "),
-    ("app_call", r"^The call .* requires that .* is of type .* not "),
+    (
+        "call_to_missing",
+        r"^Call to missing or unexported function ",
+    ),
+    (
+        "opaque_call",
+        r"^The call .* breaks the opacity of the term ",
+    ),
+    (
+        "app_call",
+        r"^The call .* requires that .* is of type .* not ",
+    ),
     ("call_without_opaque", r"^The call .* does not have "),
     ("call_with_opaque", r"^The call .* contains .* when "),
     (
@@ -225,27 +236,60 @@ const WARNING_KINDS: &[(&str, &str)] = &[
     ("fun_app_no_fun", r"^Fun application will fail since "),
     ("exact_eq", r"^The test .* can never evaluate to 'true'"),
     ("neg_guard_fail", r"^Guard test not\(.*\) can never succeed"),
-    ("guard_fail", r"^(?:Guard test .* can never succeed|Clause guard cannot succeed\.$)"),
-    ("guard_fail_pat", r"^Clause guard cannot succeed\. The .* was matched against"),
+    (
+        "guard_fail",
+        r"^(?:Guard test .* can never succeed|Clause guard cannot succeed\.$)",
+    ),
+    (
+        "guard_fail_pat",
+        r"^Clause guard cannot succeed\. The .* was matched against",
+    ),
     (
         "opaque_guard",
         r"^Guard test .* (?:contains |breaks the opacity of its argument)",
     ),
-    ("map_update", r"^A key of type .* cannot exist in a map of type "),
-    ("improper_list_constr", r"^Cons will produce an improper list"),
+    (
+        "map_update",
+        r"^A key of type .* cannot exist in a map of type ",
+    ),
+    (
+        "improper_list_constr",
+        r"^Cons will produce an improper list",
+    ),
     ("bin_construction", r"^Binary construction will fail since "),
-    ("record_constr", r"^Record construction .*violates the declared type"),
-    ("record_match", r"^Matching of .* tagged with a record name violates "),
+    (
+        "record_constr",
+        r"^Record construction .*violates the declared type",
+    ),
+    (
+        "record_match",
+        r"^Matching of .* tagged with a record name violates ",
+    ),
     (
         "pattern_match_cov",
         r"^The .* can never match since previous clauses completely covered the type ",
     ),
     ("pattern_match", r"^The .* can never match the type "),
-    ("record_matching", r"^The .* violates the declared type for #"),
-    ("opaque_match", r"^The attempt to match a term of type .* breaks the opacity "),
-    ("opaque_eq", r"^Attempt to test for equality between .* opaque type "),
-    ("opaque_neq", r"^Attempt to test for inequality between .* opaque type "),
-    ("opaque_type_test", r"^The type test .* breaks the opacity of the term "),
+    (
+        "record_matching",
+        r"^The .* violates the declared type for #",
+    ),
+    (
+        "opaque_match",
+        r"^The attempt to match a term of type .* breaks the opacity ",
+    ),
+    (
+        "opaque_eq",
+        r"^Attempt to test for equality between .* opaque type ",
+    ),
+    (
+        "opaque_neq",
+        r"^Attempt to test for inequality between .* opaque type ",
+    ),
+    (
+        "opaque_type_test",
+        r"^The type test .* breaks the opacity of the term ",
+    ),
     ("opaque_size", r"^The size .* breaks the opacity of "),
     (
         "unmatched_return",
@@ -267,7 +311,10 @@ const WARNING_KINDS: &[(&str, &str)] = &[
         "contract_range",
         r"^The contract .* cannot be right because the inferred return ",
     ),
-    ("invalid_contract", r"^Invalid type specification for function "),
+    (
+        "invalid_contract",
+        r"^Invalid type specification for function ",
+    ),
     (
         "contract_with_opaque",
         r"^The specification for .* has an opaque subtype ",
@@ -284,7 +331,10 @@ const WARNING_KINDS: &[(&str, &str)] = &[
         "overlapping_contract",
         r"^Overloaded contract for .* has overlapping domains",
     ),
-    ("spec_missing_fun", r"^Contract for function that does not exist: "),
+    (
+        "spec_missing_fun",
+        r"^Contract for function that does not exist: ",
+    ),
     (
         "callback_type_mismatch",
         r"^The inferred return type of .* the expected return type for the callback of ",
@@ -306,7 +356,10 @@ const WARNING_KINDS: &[(&str, &str)] = &[
         "callback_not_exported",
         r"^Callback function .* exists but is not exported ",
     ),
-    ("callback_info_missing", r"^Callback info about the .* behaviour is not available"),
+    (
+        "callback_info_missing",
+        r"^Callback info about the .* behaviour is not available",
+    ),
     ("unknown_type", r"^Unknown type "),
     ("unknown_function", r"^Unknown function "),
     ("unknown_behaviour", r"^Unknown behaviour "),
@@ -331,7 +384,7 @@ pub fn warning_kind(message: &str) -> Option<&'static str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn fixture(case: &str, extension: &str) -> String {
@@ -348,7 +401,7 @@ mod tests {
     }
 
     /// `file:line:column code message`, one per diagnostic.
-    fn summaries(diagnostics: &[Diagnostic]) -> Vec<String> {
+    pub(crate) fn summaries(diagnostics: &[Diagnostic]) -> Vec<String> {
         diagnostics
             .iter()
             .map(|d| {
@@ -366,7 +419,7 @@ mod tests {
     }
 
     /// test-projects/mix-dialyzer/EXPECTED.md
-    const MIX_DIALYZER: [&str; 6] = [
+    pub(crate) const MIX_DIALYZER_SUMMARIES: [&str; 6] = [
         "lib/mix_dialyzer/warnings.ex:5:0 no_return Function no_local_return/0 has no local return",
         "lib/mix_dialyzer/warnings.ex:6:0 call The call lists:reverse('not_a_list') will never return since it differs in the 1st argument from the success typing arguments: ([any()])",
         "lib/mix_dialyzer/warnings.ex:12:0 guard_fail Guard test is_binary(_m@1::integer()) can never succeed",
@@ -377,7 +430,7 @@ mod tests {
 
     #[test]
     fn drydock_s_own_flags_give_one_line_per_warning() {
-        assert_eq!(summaries(&parse_fixture("analyze")), MIX_DIALYZER);
+        assert_eq!(summaries(&parse_fixture("analyze")), MIX_DIALYZER_SUMMARIES);
     }
 
     #[test]
@@ -437,7 +490,11 @@ mod tests {
         let mut parser = DialyzerParser::new(&roots);
         parser.feed_line("lib/child.ex:2: Function broken/0 has no local return");
         parser.feed_line("lib/gone.ex:3: Function gone/0 has no local return");
-        let files: Vec<_> = parser.finish().into_iter().map(|d| d.file.unwrap()).collect();
+        let files: Vec<_> = parser
+            .finish()
+            .into_iter()
+            .map(|d| d.file.unwrap())
+            .collect();
         assert_eq!(files, ["apps/child/lib/child.ex", "lib/gone.ex"]);
     }
 
@@ -502,8 +559,14 @@ mod tests {
         for (message, kind) in [
             ("Function f/0 will never be called", Some("unused_fun")),
             ("The created fun has no local return", Some("no_return")),
-            ("Function f/1 has no clauses that will ever match", Some("no_return")),
-            ("Guard test not(is_atom(X::integer())) can never succeed", Some("neg_guard_fail")),
+            (
+                "Function f/1 has no clauses that will ever match",
+                Some("no_return"),
+            ),
+            (
+                "Guard test not(is_atom(X::integer())) can never succeed",
+                Some("neg_guard_fail"),
+            ),
             ("Clause guard cannot succeed.", Some("guard_fail")),
             (
                 "The pattern 'ok' can never match since previous clauses completely covered the type 'error'",
@@ -521,13 +584,22 @@ mod tests {
                 "The call 'Elixir.A':f(1) breaks the contract (atom()) -> 'ok'",
                 Some("call"),
             ),
-            ("Call to missing or unexported function 'Elixir.B':g/0", Some("call_to_missing")),
+            (
+                "Call to missing or unexported function 'Elixir.B':g/0",
+                Some("call_to_missing"),
+            ),
             (
                 "The test integer() =:= atom() can never evaluate to 'true'",
                 Some("exact_eq"),
             ),
-            ("Undefined callback function init/1 (behaviour gen_server)", Some("callback_missing")),
-            ("Unknown function 'Elixir.Dep':f/0", Some("unknown_function")),
+            (
+                "Undefined callback function init/1 (behaviour gen_server)",
+                Some("callback_missing"),
+            ),
+            (
+                "Unknown function 'Elixir.Dep':f/0",
+                Some("unknown_function"),
+            ),
             ("Something dialyzer 30 might say", None),
         ] {
             assert_eq!(warning_kind(message), kind, "{message}");
