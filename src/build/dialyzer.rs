@@ -16,7 +16,9 @@
 //!   wait for one another's build (a tokio mutex per PLT path) instead of building the
 //!   same PLT twice. Separate drydock processes may each build it; the renames keep it
 //!   whole either way, at worst the work is done twice. A lock file would need a blocking
-//!   `flock` (or polling) and brings nothing to correctness.
+//!   `flock` (or polling) and brings nothing to correctness. The build runs under the
+//!   call's timeout like any child: a call whose timeout is shorter than the build never
+//!   gets past it.
 //! - `--no_indentation`: each warning is one line with dialyzer's compact types. Without
 //!   it dialyzer puts every type on indented lines of its own; the parser reads both.
 //! - Elixir's beams keep their debug info in a form only `elixir_erl` can read, so
@@ -603,6 +605,7 @@ mod tests {
             .arg("compile")
             .current_dir(project)
             .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
             .status()
             .expect("mix is installed (apt: elixir)");
         assert!(status.success());
