@@ -5,6 +5,7 @@
 
 pub mod cargo;
 pub mod diagnostics;
+pub mod dialyzer;
 pub mod mix;
 pub mod format_report;
 pub mod progress;
