@@ -5,7 +5,9 @@
 
 pub mod cargo;
 pub mod diagnostics;
+pub mod exunit_output;
 pub mod format_report;
+pub mod mix_diagnostics;
 pub mod progress;
 pub mod project_queue;
 pub mod reports;
