@@ -478,7 +478,7 @@ impl Block {
 
     fn message_text(&self) -> String {
         let mut lines: Vec<&str> = self.message.iter().map(String::as_str).collect();
-        // 1.14's lead-ins to the location list, and 1.17's to the snippet.
+        // 1.14's lead-ins to the location list, and 1.18's to the snippet.
         while let Some(last) = lines.last() {
             let last = last.trim();
             if last.is_empty() || patterns().location_lead_in.is_match(last) {
@@ -1569,6 +1569,21 @@ which has type:
         let bytes: String = (0u8..=255).map(char::from).collect();
         parse_text(root(), &bytes);
         assert_eq!(missing_deps(&bytes), None);
+    }
+
+    #[test]
+    fn a_hundred_thousand_lines_parse_quickly() {
+        let mut text = String::new();
+        for index in 0..30_000 {
+            text.push_str(&format!(
+                "warning: variable \"v{index}\" is unused\n  lib/big.ex:{index}: Big.f/1\n\n"
+            ));
+        }
+        let started = std::time::Instant::now();
+        let diagnostics = parse_at(root(), ("", &text));
+        assert_eq!(diagnostics.len(), 30_000);
+        assert_eq!(diagnostics[29_999].line, Some(29_999));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 
     impl Diagnostic {
