@@ -306,17 +306,24 @@ async fn type_check(
         let spec = mix(project, strings(&["dialyzer", "--format", "short"]));
         let output = run_quiet(runner, spec, call).await?;
         check_deps(project, &output)?;
-        let diagnostics = dialyzer::parse_dialyxir_short(&output.stdout.text, &project.root);
+        let diagnostics = dialyzer::parse_dialyzer_output(&output.stdout.text, &project.root);
         let tail = output_tail(&output);
         (diagnostics, output.termination, tail, Vec::new())
     } else {
-        let ebin_dirs = ebin_dirs(project);
-        let outcome = dialyzer::analyze(&project.root, &ebin_dirs, runner, call).await?;
-        let notes = vec![
+        let apps = compiled_apps(project);
+        let plt_cache = dialyzer::PltCache::user_default()?;
+        let outcome = dialyzer::analyze(&project.root, &apps, &plt_cache, runner, call).await?;
+        let mut notes = vec![
             "dialyxir is not a dependency: ran Erlang's dialyzer on the compiled beams \
              (calls into dependencies are not checked)"
                 .to_string(),
         ];
+        if outcome.built_plt {
+            notes.push(format!(
+                "built the dialyzer PLT for erts, kernel, stdlib and elixir once, in {}",
+                plt_cache.dir().display()
+            ));
+        }
         (
             outcome.diagnostics,
             outcome.termination,
@@ -345,25 +352,32 @@ async fn type_check(
     })
 }
 
-/// `_build/dev/lib/APP/ebin` of the project's own apps (umbrella children included).
-fn ebin_dirs(project: &Project) -> Vec<PathBuf> {
-    let lib = project.root.join("_build/dev/lib");
-    let mut apps: Vec<String> = AppDirs::of(project).dirs.into_keys().collect();
-    if apps.is_empty() {
-        apps.extend(own_app_name(project));
+/// The project's own apps as mix compiled them (umbrella children included), each with
+/// the directory its source paths are relative to.
+fn compiled_apps(project: &Project) -> Vec<dialyzer::CompiledApp> {
+    // `mix compile` builds for the MIX_ENV it inherits from the server.
+    let env = std::env::var("MIX_ENV").unwrap_or_else(|_| "dev".into());
+    let lib = project.root.join("_build").join(env).join("lib");
+    let children = AppDirs::of(project).dirs;
+    let mut dirs: Vec<PathBuf> = children.into_values().collect();
+    if dirs.is_empty() {
+        dirs.push(project.root.clone());
     }
-    let mut dirs: Vec<PathBuf> = apps
-        .iter()
-        .map(|app| lib.join(app).join("ebin"))
-        .filter(|dir| dir.is_dir())
-        .collect();
     dirs.sort();
-    dirs
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let app = app_name(&dir)?;
+            Some(dialyzer::CompiledApp {
+                ebin_dir: lib.join(app).join("ebin"),
+                source_root: dir,
+            })
+        })
+        .collect()
 }
 
-/// The `app:` atom of a single-app mix.exs.
-fn own_app_name(project: &Project) -> Option<String> {
-    let text = std::fs::read_to_string(project.root.join("mix.exs")).ok()?;
+/// The `app:` atom in a mix.exs.
+fn app_name(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
     let start = text.find("app:")? + "app:".len();
     let rest = text[start..].trim_start().strip_prefix(':')?;
     let name: String = rest

@@ -6,8 +6,10 @@
 pub mod cargo;
 pub mod diagnostics;
 pub mod dialyzer;
-pub mod mix;
+pub mod exunit_output;
 pub mod format_report;
+pub mod mix;
+pub mod mix_diagnostics;
 pub mod progress;
 pub mod project_queue;
 pub mod reports;

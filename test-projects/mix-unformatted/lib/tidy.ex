@@ -1,0 +1,5 @@
+defmodule MixUnformatted.Tidy do
+  @moduledoc "Already formatted."
+
+  def double(n), do: n * 2
+end
