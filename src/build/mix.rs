@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::diagnostics::{Diagnostic, Severity};
 use super::dialyzer;
 use super::exunit_output;
-use super::mix_diagnostics::{self, MixDiagnosticParser};
+use super::mix_diagnostics::{self, MixDiagnosticParser, MixEvent};
 use super::reports::{
     BuildReport, BuildStatus, FormatReport, FormatStatus, ProjectInfo, RunReport, RunStatus,
     TestReport, TestStatus,
@@ -29,7 +29,13 @@ const ELIXIR_HINT: &str = "install Elixir and Erlang (Debian: `apt install elixi
 const OUTPUT_TAIL_LINES: usize = 40;
 const STACKTRACE_CAP: usize = 2048;
 /// Lines of mix's own progress, left out of an output tail.
-const CHATTER: &[&str] = &["Compiling ", "Generated ", "==> ", "Finished in ", "Randomized with seed"];
+const CHATTER: &[&str] = &[
+    "Compiling ",
+    "Generated ",
+    "==> ",
+    "Finished in ",
+    "Randomized with seed",
+];
 
 fn mix(project: &Project, args: Vec<String>) -> CommandSpec {
     CommandSpec {
@@ -86,14 +92,19 @@ fn check_deps(project: &Project, output: &ProcessOutput) -> Result<(), ToolError
     if output.termination == Termination::Exited(0) {
         return Ok(());
     }
-    match mix_diagnostics::missing_deps(&all_output(output)) {
-        Some(deps) => Err(ToolError::Failed(format!(
-            "dependencies are missing ({}): run `mix deps.get` in {}",
-            deps.join(", "),
-            project.root.display()
-        ))),
-        None => Ok(()),
-    }
+    let text = all_output(output);
+    let Some(deps) = mix_diagnostics::missing_deps(&text) else {
+        return Ok(());
+    };
+    let first = match mix_diagnostics::hex_missing(&text) {
+        true => "Hex is not installed: run `mix local.hex`, then ",
+        false => "run ",
+    };
+    Err(ToolError::Failed(format!(
+        "dependencies are missing ({}): {first}`mix deps.get` in {}",
+        deps.join(", "),
+        project.root.display()
+    )))
 }
 
 fn output_tail(output: &ProcessOutput) -> Option<String> {
@@ -108,9 +119,8 @@ fn output_tail(output: &ProcessOutput) -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
-/// Umbrella children print paths relative to their own directory after a `==> app` line.
+/// The child apps of an umbrella (none for a single app), by directory name.
 struct AppDirs {
-    root: PathBuf,
     dirs: HashMap<String, PathBuf>,
 }
 
@@ -126,55 +136,19 @@ impl AppDirs {
                 }
             }
         }
-        Self {
-            root: project.root.clone(),
-            dirs,
-        }
-    }
-
-    /// The directory paths are relative to after this line, if the line switches app.
-    fn switch(&self, line: &str) -> Option<&Path> {
-        let app = line.strip_prefix("==> ")?.trim();
-        Some(self.dirs.get(app).map_or(self.root.as_path(), PathBuf::as_path))
+        Self { dirs }
     }
 }
 
-/// Feeds compiler output to a diagnostics parser, switching directory per umbrella app.
-struct CompilerOutput {
-    apps: AppDirs,
-    parser: MixDiagnosticParser,
-    diagnostics: Vec<Diagnostic>,
-    compiled_files: bool,
-}
-
-impl CompilerOutput {
-    fn new(project: &Project) -> Self {
-        Self {
-            parser: MixDiagnosticParser::new(&project.root, &project.root),
-            apps: AppDirs::of(project),
-            diagnostics: Vec::new(),
-            compiled_files: false,
-        }
-    }
-
-    fn line(&mut self, stream: Stream, line: &str) {
-        if let Some(dir) = self.apps.switch(line) {
-            let parser = MixDiagnosticParser::new(dir, &self.apps.root);
-            let finished = std::mem::replace(&mut self.parser, parser);
-            self.diagnostics.extend(finished.finish());
-            return;
-        }
-        if line.starts_with("Compiling ") {
-            self.compiled_files = true;
-        }
-        self.parser.line(stream, line);
-    }
-
-    fn finish(mut self) -> Vec<Diagnostic> {
-        self.diagnostics.extend(self.parser.finish());
-        let mut seen = std::collections::HashSet::new();
-        self.diagnostics.retain(|d| seen.insert(d.clone()));
-        self.diagnostics
+/// Mix's progress lines worth passing on to the caller.
+fn report_event(call: &Call<'_>, event: Option<MixEvent>) {
+    match event {
+        Some(MixEvent::Compiling { files, kind }) => call
+            .progress
+            .report(&format!("compiling {files} file(s) ({kind})")),
+        Some(MixEvent::Generated { app }) => call.progress.report(&format!("generated {app}")),
+        Some(MixEvent::Project { name }) => call.progress.report(&format!("==> {name}")),
+        None => {}
     }
 }
 
@@ -255,14 +229,10 @@ async fn compile(
         args.push("--warnings-as-errors".into());
     }
     call.progress.report(&format!("mix {}", args.join(" ")));
-    let mut compiler = CompilerOutput::new(project);
+    let mut compiler = MixDiagnosticParser::new(&project.root);
     let output = {
-        let mut on_line = |stream: Stream, line: &str| {
-            if line.starts_with("Compiling ") || line.starts_with("==> ") {
-                call.progress.report(line);
-            }
-            compiler.line(stream, line);
-        };
+        let mut on_line =
+            |stream: Stream, line: &str| report_event(call, compiler.line(stream, line));
         run_mix(runner, mix(project, args), call, &mut on_line).await?
     };
     check_deps(project, &output)?;
@@ -283,7 +253,11 @@ async fn compile(
         errors,
         warnings,
         duration_ms: millis(started.elapsed()),
-        output: if explained { None } else { output_tail(&output) },
+        output: if explained {
+            None
+        } else {
+            output_tail(&output)
+        },
         notes,
     })
 }
@@ -421,7 +395,11 @@ async fn lint(
         errors,
         warnings,
         duration_ms: millis(started.elapsed()),
-        output: if explained { None } else { output_tail(&output) },
+        output: if explained {
+            None
+        } else {
+            output_tail(&output)
+        },
         notes: Vec::new(),
     })
 }
@@ -434,9 +412,16 @@ pub async fn test(
 ) -> Result<TestReport, ToolError> {
     let started = Instant::now();
     let test_args = mix_test_args(req);
-    call.progress.report(&format!("mix test {}", test_args.join(" ")));
+    call.progress
+        .report(&format!("mix test {}", test_args.join(" ")));
     // Our formatter for exact results, ExUnit's own for the fallback parser and the output tail.
-    let mut args = strings(&["-S", "mix", "test", "--formatter", exunit_events::FORMATTER_MODULE]);
+    let mut args = strings(&[
+        "-S",
+        "mix",
+        "test",
+        "--formatter",
+        exunit_events::FORMATTER_MODULE,
+    ]);
     args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
     args.extend(test_args);
     let spec = elixir(project, exunit_events::FORMATTER_SOURCE, args);
@@ -449,13 +434,16 @@ pub async fn test(
     let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
         (run.counts, run.failures, run.seed, true)
     } else {
-        let plain = exunit_output::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
+        let plain =
+            exunit_output::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
         (plain.counts, plain.failures, plain.seed, false)
     };
     let status = match output.termination {
         Termination::TimedOut => TestStatus::Timeout,
         Termination::Cancelled => TestStatus::Cancelled,
-        _ if !errors.is_empty() && failures.is_empty() && counts.passed == 0 => TestStatus::BuildFailed,
+        _ if !errors.is_empty() && failures.is_empty() && counts.passed == 0 => {
+            TestStatus::BuildFailed
+        }
         _ if counts.failed > 0 || counts.invalid > 0 || !failures.is_empty() => TestStatus::Failed,
         Termination::Exited(0) => TestStatus::Passed,
         // `--only` that matches nothing exits 1 with every test excluded.
@@ -477,9 +465,17 @@ pub async fn test(
         counts,
         duration_ms: millis(started.elapsed()),
         failures,
-        errors: if status == TestStatus::BuildFailed { errors } else { Vec::new() },
+        errors: if status == TestStatus::BuildFailed {
+            errors
+        } else {
+            Vec::new()
+        },
         unfinished: Vec::new(),
-        output: if explained { None } else { output_tail(&output) },
+        output: if explained {
+            None
+        } else {
+            output_tail(&output)
+        },
         seed,
     })
 }
@@ -489,16 +485,24 @@ async fn run_test(
     runner: &Runner,
     call: &Call<'_>,
     spec: CommandSpec,
-) -> Result<(ProcessOutput, CompilerOutput, ExUnitEvents), ToolError> {
-    let mut compiler = CompilerOutput::new(project);
+) -> Result<(ProcessOutput, MixDiagnosticParser, ExUnitEvents), ToolError> {
+    let mut compiler = MixDiagnosticParser::new(&project.root);
     let mut events = ExUnitEvents::new(&project.root);
     let (mut passed, mut failed) = (0u32, 0u32);
     let output = {
         let mut on_line = |stream: Stream, line: &str| {
-            if stream == Stream::Stdout && let Some(seen) = events.line(line) {
+            if stream == Stream::Stdout
+                && let Some(seen) = events.line(line)
+            {
                 match seen {
-                    Seen::Test { outcome: Outcome::Passed, .. } => passed += 1,
-                    Seen::Test { outcome: Outcome::Failed, name } => {
+                    Seen::Test {
+                        outcome: Outcome::Passed,
+                        ..
+                    } => passed += 1,
+                    Seen::Test {
+                        outcome: Outcome::Failed,
+                        name,
+                    } => {
                         failed += 1;
                         call.progress.report(&format!("FAILED {name}"));
                     }
@@ -509,10 +513,7 @@ async fn run_test(
                 }
                 return;
             }
-            if line.starts_with("Compiling ") || line.starts_with("==> ") {
-                call.progress.report(line);
-            }
-            compiler.line(stream, line);
+            report_event(call, compiler.line(stream, line));
         };
         run_mix(runner, spec, call, &mut on_line).await?
     };
@@ -557,18 +558,36 @@ pub async fn run(
     call: &Call<'_>,
 ) -> Result<RunReport, ToolError> {
     let started = Instant::now();
-    let mut args = vec![req.task.clone().unwrap_or_else(|| "run".into())];
+    let task = req.task.clone().unwrap_or_else(|| "run".into());
+    // Compiled first, on its own: its messages become `errors`, and the program's stdout
+    // holds nothing but the program's output.
+    if task == "run" {
+        let compiled = compile(project, &CompileRequest::default(), false, runner, call).await?;
+        if compiled.status != BuildStatus::Ok {
+            return Ok(RunReport {
+                status: match compiled.status {
+                    BuildStatus::Timeout => RunStatus::Timeout,
+                    BuildStatus::Cancelled => RunStatus::Cancelled,
+                    _ => RunStatus::Error,
+                },
+                exit_code: None,
+                signal: None,
+                stdout: String::new(),
+                stderr: compiled.output.unwrap_or_default(),
+                duration_ms: millis(started.elapsed()),
+                errors: compiled.errors,
+            });
+        }
+    }
+    let mut args = vec![task];
     args.extend(req.args.iter().cloned());
     call.progress.report(&format!("mix {}", args.join(" ")));
     let spec = CommandSpec {
         stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
         ..mix(project, args)
     };
-    // The compiler's messages precede the program's own output; keep both, parse the former.
-    let mut compiler = CompilerOutput::new(project);
-    let output = run_mix(runner, spec, call, &mut |stream, line| compiler.line(stream, line)).await?;
+    let output = run_quiet(runner, spec, call).await?;
     check_deps(project, &output)?;
-    let (errors, _) = split(compiler.finish());
     let (status, exit_code, signal) = match output.termination {
         Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
         Termination::Exited(code) => (RunStatus::Error, Some(code), None),
@@ -583,7 +602,7 @@ pub async fn run(
         stdout: output.stdout.text,
         stderr: output.stderr.text,
         duration_ms: millis(started.elapsed()),
-        errors,
+        errors: Vec::new(),
     })
 }
 
@@ -595,9 +614,14 @@ pub async fn format(
 ) -> Result<FormatReport, ToolError> {
     let started = Instant::now();
     call.progress.report("mix format --check-formatted");
-    let check = run_quiet(runner, mix(project, strings(&["format", "--check-formatted"])), call).await?;
+    let check = run_quiet(
+        runner,
+        mix(project, strings(&["format", "--check-formatted"])),
+        call,
+    )
+    .await?;
     check_deps(project, &check)?;
-    let listed = format_diff::unformatted_files(&check.stderr.text, &project.root);
+    let listed = format_diff::unformatted_files(&check.stderr.text);
     let report = |status, files, output| FormatReport {
         status,
         files,
@@ -613,7 +637,10 @@ pub async fn format(
         }
         _ => {}
     }
-    call.progress.report(&format!("{} file(s) need formatting; computing diffs", listed.len()));
+    call.progress.report(&format!(
+        "{} file(s) need formatting; computing diffs",
+        listed.len()
+    ));
     let files = format_diff::diffs(project, &listed, runner, call).await;
     if !req.apply {
         return Ok(report(FormatStatus::NeedsFormatting, files, None));

@@ -119,10 +119,14 @@ impl BuildTools {
         req: ProjectInfoRequest,
         call: &Call<'_>,
     ) -> Result<ProjectInfo, ToolError> {
-        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
         let runner = self.runner("project_info", None);
         match project.kind {
-            ToolchainKind::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
+            ToolchainKind::Cargo => {
+                cargo::project_info(&project, &runner, call, &self.versions).await
+            }
             ToolchainKind::Mix => mix::project_info(&project, &runner, call).await,
         }
     }
@@ -133,7 +137,9 @@ impl BuildTools {
         req: CompileRequest,
         call: &Call<'_>,
     ) -> Result<BuildReport, ToolError> {
-        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
         if project.kind == ToolchainKind::Mix {
             cargo_only("features", !req.features.is_empty())?;
             cargo_only("all_targets", req.all_targets.is_some())?;
@@ -150,7 +156,9 @@ impl BuildTools {
     }
 
     pub async fn test(&self, req: TestRequest, call: &Call<'_>) -> Result<TestReport, ToolError> {
-        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
         match project.kind {
             ToolchainKind::Cargo => {
                 mix_only("path", req.path.is_some())?;
@@ -183,7 +191,9 @@ impl BuildTools {
     }
 
     pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolError> {
-        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
         let (allowed, key) = match project.kind {
             ToolchainKind::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
             ToolchainKind::Mix => {
@@ -220,7 +230,9 @@ impl BuildTools {
         req: FormatRequest,
         call: &Call<'_>,
     ) -> Result<FormatReport, ToolError> {
-        let project = self.workspace.resolve_project(&req.project_path, req.toolchain)?;
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
         let runner = self.runner("format", req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
         match project.kind {

@@ -105,6 +105,12 @@ mod tests {
         assert_eq!(issues[0].label.as_deref(), Some("readability: Shop"));
         assert_eq!(issues[1].file.as_deref(), Some("lib/shop/cart.ex"));
         assert_eq!(issues[1].column, None);
-        assert!(parse("** (Mix) The task \"credo\" could not be found", Path::new("/")).is_none());
+        assert!(
+            parse(
+                "** (Mix) The task \"credo\" could not be found",
+                Path::new("/")
+            )
+            .is_none()
+        );
     }
 }

@@ -194,7 +194,9 @@ impl ExUnitEvents {
             right: failure.right,
             stdout: None,
             module: Some(module.to_string()),
-            stacktrace: failure.stacktrace.map(|s| cap(s.trim_end(), STACKTRACE_CAP)),
+            stacktrace: failure
+                .stacktrace
+                .map(|s| cap(s.trim_end(), STACKTRACE_CAP)),
         }
     }
 }
@@ -207,7 +209,11 @@ fn cap(text: &str, max: usize) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}\n[... {} bytes elided ...]", &text[..end], text.len() - end)
+    format!(
+        "{}\n[... {} bytes elided ...]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 #[cfg(test)]
@@ -267,14 +273,23 @@ mod tests {
         let eq = &run.failures[1];
         assert_eq!(eq.file.as_deref(), Some("test/exp_test.exs"));
         assert_eq!(eq.line, Some(11));
-        assert_eq!(eq.message, "Assertion with == failed\ncode: assert 1 + 1 == 3");
-        assert_eq!((eq.left.as_deref(), eq.right.as_deref()), (Some("2"), Some("3")));
+        assert_eq!(
+            eq.message,
+            "Assertion with == failed\ncode: assert 1 + 1 == 3"
+        );
+        assert_eq!(
+            (eq.left.as_deref(), eq.right.as_deref()),
+            (Some("2"), Some("3"))
+        );
         assert_eq!(eq.module.as_deref(), Some("ExpTest"));
         assert_eq!(
             eq.stacktrace.as_deref(),
             Some("    test/exp_test.exs:11: ExpTest.\"test fails eq\"/1")
         );
-        assert_eq!(run.failures[2].message, "** (ArgumentError) bad \"quote\" ü");
+        assert_eq!(
+            run.failures[2].message,
+            "** (ArgumentError) bad \"quote\" ü"
+        );
         assert_eq!(run.failures[0].line, Some(29));
     }
 

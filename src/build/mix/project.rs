@@ -92,7 +92,10 @@ fn package_info(app: MixApp) -> PackageInfo {
     let mut targets = vec![TargetInfo {
         name: name.clone(),
         kind: "app".into(),
-        path: joined(app_dir, app.elixirc_paths.first().map_or("lib", String::as_str)),
+        path: joined(
+            app_dir,
+            app.elixirc_paths.first().map_or("lib", String::as_str),
+        ),
     }];
     if app.escript {
         targets.push(TargetInfo {
@@ -183,16 +186,26 @@ mod tests {
         let project: MixProject = serde_json::from_str(UMBRELLA).unwrap();
         let info = project.into_info(&root);
 
-        assert_eq!((info.name.as_str(), info.toolchain.as_str()), ("shop", "mix"));
+        assert_eq!(
+            (info.name.as_str(), info.toolchain.as_str()),
+            ("shop", "mix")
+        );
         assert_eq!(info.toolchain_versions["elixir"], "Elixir 1.14.0");
         assert_eq!(info.toolchain_versions["otp"], "Erlang/OTP 25 (25.2.3)");
         assert_eq!(info.test_files, ["apps/web/test/web/page_test.exs"]);
         let web = &info.packages[1];
-        assert_eq!((web.name.as_str(), web.manifest.as_str()), ("web", "apps/web/mix.exs"));
+        assert_eq!(
+            (web.name.as_str(), web.manifest.as_str()),
+            ("web", "apps/web/mix.exs")
+        );
         assert_eq!(web.targets[0].path, "apps/web/lib");
         let jason = &web.dependencies[1];
         assert_eq!(
-            (jason.kind.as_str(), jason.resolved.as_deref(), jason.optional),
+            (
+                jason.kind.as_str(),
+                jason.resolved.as_deref(),
+                jason.optional
+            ),
             ("dev", Some("1.4.1"), Some(true))
         );
         assert_eq!(web.dependencies[0].source, "in_umbrella");
