@@ -314,7 +314,7 @@ pub fn copy_project(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dest = dir.path().canonicalize().unwrap().join(name);
     for entry in walkdir::WalkDir::new(&source)
         .into_iter()
-        .filter_entry(|e| e.file_name() != "target")
+        .filter_entry(|e| e.file_name() != "target" && e.file_name() != "_build")
     {
         let entry = entry.unwrap();
         let to = dest.join(entry.path().strip_prefix(&source).unwrap());

@@ -1,0 +1,688 @@
+//! Every build tool on mix projects through the real server and a real MCP client, with real
+//! Elixir 1.14, on the projects in test-projects/ whose outcomes are known exactly
+//! (test-projects/README.md).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::*;
+use rmcp::ClientLifecycleMode;
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, MutexGuard};
+
+/// Elixir 1.14 has no build lock: two servers compiling one project at once would trip
+/// over each other's `_build`, so the tests of this file take turns.
+static PROJECTS: Mutex<()> = Mutex::const_new(());
+
+async fn turn() -> MutexGuard<'static, ()> {
+    PROJECTS.lock().await
+}
+
+/// file:line code message (Elixir 1.14 gives no columns), for comparing diagnostics as a set.
+fn located(diagnostics: &Value) -> BTreeSet<String> {
+    diagnostics
+        .as_array()
+        .expect("a list of diagnostics")
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{} {} {}",
+                d["file"].as_str().unwrap_or("?"),
+                d["line"],
+                d["code"].as_str().unwrap_or("-"),
+                d["message"].as_str().unwrap().lines().next().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const UNUSED: &str = "(if the variable is not meant to be used, prefix it with an underscore)";
+
+fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no failure named {name}: {report}"))
+}
+
+#[tokio::test]
+async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    for era in [Era::Legacy, Era::Modern] {
+        let client = client(&era, &server.url).await;
+        let report = call_ok(&client, "compile", json!({"project_path": "mix-errors"})).await;
+        assert_eq!(report["status"], "failed", "{report}");
+        assert_eq!(
+            located(&report["errors"]),
+            set(&[
+                "lib/mix_errors/report.ex:16 CompileError undefined function format_row/1 (expected MixErrors.Report to define such a function or for it to be imported, but none are available)"
+            ])
+        );
+        assert_eq!(
+            located(&report["warnings"]),
+            set(&[
+                &format!("lib/mix_errors.ex:7 - variable \"count\" is unused {UNUSED}"),
+                "lib/mix_errors.ex:4 - unused alias Report",
+                &format!("lib/mix_errors/format.ex:6 - variable \"width\" is unused {UNUSED}"),
+                "lib/mix_errors/format.ex:4 - unused import String",
+                &format!(
+                    "lib/mix_errors/report.ex:10 - variable \"unused_width\" is unused {UNUSED}"
+                ),
+            ])
+        );
+        assert_eq!(report["errors"][0]["severity"], "error");
+
+        let clean = call_ok(&client, "compile", json!({"project_path": "mix-clean"})).await;
+        assert_eq!(
+            (&clean["status"], &clean["errors"], &clean["warnings"]),
+            (&json!("ok"), &json!([]), &json!([]))
+        );
+        client.cancel().await.ok();
+    }
+}
+
+#[tokio::test]
+async fn warnings_are_repeated_for_unchanged_files_and_can_fail_the_build() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let args = json!({"project_path": "mix-warnings"});
+    let first = call_ok(&client, "compile", args.clone()).await;
+    // Nothing is recompiled the second time; the warnings are still all there.
+    let second = call_ok(&client, "compile", args).await;
+    for report in [&first, &second] {
+        assert_eq!(report["status"], "ok", "{report}");
+        assert_eq!(report["warnings"].as_array().unwrap().len(), 9, "{report}");
+    }
+    let multi_line = second["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["line"] == 27)
+        .unwrap();
+    let message = multi_line["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("def label/2 has multiple clauses"),
+        "{message}"
+    );
+    assert!(message.contains("def foo(a, b \\\\ :default)"), "{message}");
+    let cache_lines: BTreeSet<String> = second["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["file"] == "lib/mix_warnings/cache.ex")
+        .map(|w| w["line"].to_string())
+        .collect();
+    assert_eq!(cache_lines, set(&["7", "11"]));
+
+    let strict = call_ok(
+        &client,
+        "compile",
+        json!({"project_path": "mix-warnings", "warnings_as_errors": true, "force": true}),
+    )
+    .await;
+    assert_eq!(strict["status"], "failed", "{strict}");
+    assert_eq!(strict["errors"], json!([]));
+    assert_eq!(
+        strict["notes"][0],
+        "failed because of warnings (warnings_as_errors)"
+    );
+
+    let odd = call_ok(
+        &client,
+        "compile",
+        json!({"project_path": "odd päths/mix app"}),
+    )
+    .await;
+    assert_eq!(
+        located(&odd["warnings"]),
+        set(&[&format!(
+            "lib/módulo con espacio.ex:4 - variable \"año_sin_uso\" is unused {UNUSED}"
+        )])
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn test_reports_counts_and_each_failure_exactly() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    let report = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-failing", "seed": 0}),
+    )
+    .await;
+    assert_eq!(report["status"], "failed");
+    assert_eq!(
+        [
+            &report["passed"],
+            &report["failed"],
+            &report["ignored"],
+            &report["filtered_out"],
+            &report["invalid"],
+            &report["seed"]
+        ],
+        [
+            &json!(2),
+            &json!(8),
+            &json!(1),
+            &json!(1),
+            &json!(2),
+            &json!(0)
+        ]
+    );
+    assert_eq!(report["failures"].as_array().unwrap().len(), 9);
+
+    let numbers = failure(&report, "test compares numbers");
+    assert_eq!(numbers["module"], "MixFailingTest");
+    assert_eq!(numbers["file"], "test/mix_failing_test.exs");
+    assert_eq!(numbers["line"], 10);
+    assert_eq!(
+        numbers["message"],
+        "Assertion with == failed\ncode: assert MixFailing.times_ten(45) == 500"
+    );
+    assert_eq!(
+        (&numbers["left"], &numbers["right"]),
+        (&json!("450"), &json!("500"))
+    );
+
+    let doctest = failure(&report, "doctest MixFailing.halve/1 (1)");
+    assert_eq!(
+        (&doctest["file"], &doctest["line"]),
+        (&json!("lib/mix_failing.ex"), &json!(15))
+    );
+    assert_eq!(
+        (&doctest["left"], &doctest["right"]),
+        (&json!("4"), &json!("5"))
+    );
+
+    let raises = failure(&report, "test raises");
+    assert_eq!(
+        raises["message"],
+        "** (ArgumentError) not a number: \"forty-two\""
+    );
+    assert_eq!(raises["line"], 22);
+    assert!(
+        raises["stacktrace"]
+            .as_str()
+            .unwrap()
+            .contains("lib/mix_failing.ex:23"),
+        "{raises}"
+    );
+    let custom = failure(&report, "test compares with a message");
+    assert_eq!(custom["message"], "halving 9 should round up");
+    let multi_line = failure(&report, "test multi-line message");
+    assert_eq!(
+        multi_line["message"],
+        "first line of the reason\nsecond line of the reason"
+    );
+    let setup_all = failure(&report, "MixFailing.SetupAllTest (setup_all)");
+    assert_eq!(
+        setup_all["message"],
+        "** (RuntimeError) database unavailable"
+    );
+    assert_eq!(
+        (&setup_all["file"], &setup_all["line"]),
+        (&json!("test/setup_all_test.exs"), &json!(5))
+    );
+
+    let slow = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-failing", "tags": ["slow"]}),
+    )
+    .await;
+    assert_eq!(
+        (&slow["failed"], &slow["filtered_out"]),
+        (&json!(1), &json!(13)),
+        "{slow}"
+    );
+    let only_one = failure(&slow, "test slow and failing");
+    assert_eq!(
+        (&only_one["left"], &only_one["right"]),
+        (&json!("55"), &json!("0"))
+    );
+
+    let exact = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-failing", "filter": "compares maps", "exact": true}),
+    )
+    .await;
+    assert_eq!(
+        (&exact["failed"], &exact["passed"]),
+        (&json!(1), &json!(0)),
+        "{exact}"
+    );
+
+    let by_line = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-failing", "path": "test/mix_failing_test.exs:5"}),
+    )
+    .await;
+    assert_eq!(
+        (&by_line["status"], &by_line["passed"]),
+        (&json!("passed"), &json!(1)),
+        "{by_line}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn passing_umbrella_and_broken_test_suites() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let clean = call_ok(&client, "test", json!({"project_path": "mix-clean"})).await;
+    assert_eq!(
+        [
+            &clean["status"],
+            &clean["passed"],
+            &clean["ignored"],
+            &clean["filtered_out"]
+        ],
+        [&json!("passed"), &json!(5), &json!(1), &json!(1)]
+    );
+    let included = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-clean", "exclude": ["nothing"], "tags": ["slow"]}),
+    )
+    .await;
+    assert_eq!(
+        (&included["passed"], &included["status"]),
+        (&json!(1), &json!("passed")),
+        "{included}"
+    );
+    let nothing = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-clean", "tags": ["missing_tag"]}),
+    )
+    .await;
+    assert_eq!(
+        (
+            &nothing["status"],
+            &nothing["passed"],
+            &nothing["filtered_out"]
+        ),
+        (&json!("passed"), &json!(0), &json!(7)),
+        "{nothing}"
+    );
+
+    let umbrella = call_ok(&client, "test", json!({"project_path": "mix-umbrella"})).await;
+    assert_eq!(
+        (&umbrella["status"], &umbrella["passed"]),
+        (&json!("passed"), &json!(4))
+    );
+    let one_app = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "mix-umbrella", "package": "web"}),
+    )
+    .await;
+    assert_eq!(one_app["passed"], 2, "{one_app}");
+
+    let broken = call_ok(&client, "test", json!({"project_path": "mix-warnings"})).await;
+    assert_eq!(broken["status"], "build_failed", "{broken}");
+    assert_eq!(
+        located(&broken["errors"]),
+        set(&[
+            "test/broken_test.exs:5 CompileError undefined function build_fixture/1 (expected MixWarnings.BrokenTest to define such a function or for it to be imported, but none are available)"
+        ])
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn test_progress_names_failures_as_they_happen() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let recorder = ProgressRecorder::default();
+    let client = connect(
+        &server.url,
+        ClientLifecycleMode::Initialize,
+        recorder.clone(),
+    )
+    .await;
+    let result = call_with_progress(
+        &client,
+        "test",
+        json!({"project_path": "mix-failing", "seed": 0}),
+        "m1",
+    )
+    .await;
+    assert_eq!(result.structured_content.unwrap()["status"], "failed");
+    let messages = recorder.snapshot();
+    assert!(messages[0].starts_with("mix test --seed 0"), "{messages:?}");
+    let failed = messages.iter().filter(|m| m.starts_with("FAILED ")).count();
+    assert_eq!(failed, 8, "{messages:?}");
+    assert!(
+        messages
+            .last()
+            .unwrap()
+            .starts_with("done: 2 passed, 8 failed"),
+        "{messages:?}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn format_lists_and_diffs_then_applies() {
+    let _turn = turn().await;
+    let (dir, copy) = copy_project("mix-unformatted");
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = modern_client(&server.url).await;
+    let path = copy.to_str().unwrap();
+    let check = call_ok(&client, "format", json!({"project_path": path})).await;
+    assert_eq!(check["status"], "needs_formatting", "{check}");
+    assert_eq!(check["files"].as_array().unwrap().len(), 1);
+    assert_eq!(check["files"][0]["file"], "lib/messy.ex");
+    let diff = check["files"][0]["diff"].as_str().unwrap();
+    assert!(diff.starts_with("@@ line "), "{diff}");
+    assert!(diff.lines().any(|l| l.starts_with('+')), "{diff}");
+    let before = std::fs::read_to_string(copy.join("lib/messy.ex")).unwrap();
+
+    let applied = call_ok(
+        &client,
+        "format",
+        json!({"project_path": path, "apply": true}),
+    )
+    .await;
+    assert_eq!(applied["status"], "applied");
+    assert_eq!(applied["files"][0]["file"], "lib/messy.ex");
+    assert_ne!(
+        std::fs::read_to_string(copy.join("lib/messy.ex")).unwrap(),
+        before
+    );
+    let again = call_ok(&client, "format", json!({"project_path": path})).await;
+    assert_eq!(
+        (&again["status"], &again["files"]),
+        (&json!("formatted"), &json!([]))
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let printed = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "args": ["-e", "IO.puts(MixClean.add(2, 3))"]}),
+    )
+    .await;
+    assert_eq!(
+        (&printed["status"], &printed["exit_code"]),
+        (&json!("ok"), &json!(0))
+    );
+    assert_eq!(
+        printed["stdout"], "5\n",
+        "only the program's own output: {printed}"
+    );
+
+    let failing = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "args": ["-e", "IO.puts(:stderr, \"bad\"); System.halt(3)"]}),
+    )
+    .await;
+    assert_eq!(
+        (&failing["status"], &failing["exit_code"]),
+        (&json!("error"), &json!(3))
+    );
+    assert_eq!(failing["stderr"], "bad\n");
+
+    let echoed = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "args": ["-e", "IO.write(String.upcase(IO.read(:stdio, :eof)))"], "stdin": "héllo"}),
+    )
+    .await;
+    assert_eq!(echoed["stdout"], "HÉLLO");
+
+    let not_built = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-errors", "args": ["-e", "IO.puts(1)"]}),
+    )
+    .await;
+    assert_eq!(not_built["status"], "error");
+    assert_eq!(not_built["errors"][0]["line"], 16, "{not_built}");
+
+    let refused = call_err(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "task": "deps.get"}),
+    )
+    .await;
+    assert!(
+        refused.contains("task `deps.get` is not allowed"),
+        "{refused}"
+    );
+    assert!(refused.contains("mix.tasks"), "{refused}");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn a_timed_out_mix_run_leaves_no_beam_behind() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let report = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "args": ["-e", "Process.sleep(:infinity)"], "timeout_ms": 3000}),
+    )
+    .await;
+    assert_eq!(report["status"], "timeout", "{report}");
+    let left = server.wait_for_no_descendants(Duration::from_secs(15));
+    assert!(left.is_empty(), "the BEAM was left running: {left:?}");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn project_info_reads_mix_exs_and_umbrella_apps() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let clean = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "mix-clean"}),
+    )
+    .await;
+    assert_eq!(
+        (&clean["toolchain"], &clean["name"], &clean["version"]),
+        (&json!("mix"), &json!("mix_clean"), &json!("0.1.0"))
+    );
+    assert!(
+        clean["elixir_requirement"]
+            .as_str()
+            .unwrap()
+            .starts_with("~> 1.")
+    );
+    assert!(
+        clean["toolchain_versions"]["elixir"]
+            .as_str()
+            .unwrap()
+            .starts_with("Elixir 1.")
+    );
+    assert!(
+        clean["toolchain_versions"]["otp"]
+            .as_str()
+            .unwrap()
+            .starts_with("Erlang/OTP ")
+    );
+    assert_eq!(
+        clean["test_files"],
+        json!(["test/mix_clean_test.exs", "test/shapes_test.exs"])
+    );
+
+    let umbrella = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "mix-umbrella"}),
+    )
+    .await;
+    let apps: Vec<&str> = umbrella["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps, ["core", "web"]);
+    assert_eq!(umbrella["packages"][1]["manifest"], "apps/web/mix.exs");
+    assert_eq!(
+        umbrella["packages"][1]["dependencies"][0]["source"],
+        "in_umbrella"
+    );
+
+    // mix.exs is read without fetching anything.
+    let missing = call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": "mix-missing-deps"}),
+    )
+    .await;
+    let deps: BTreeSet<String> = missing["packages"][0]["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d["name"].as_str().unwrap(),
+                d["source"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(deps, set(&["jason git", "shared path"]));
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    // The first call on a machine builds the PLT (about a minute here).
+    let report = call_ok(
+        &client,
+        "type_check",
+        json!({"project_path": "mix-dialyzer", "timeout_ms": 900000}),
+    )
+    .await;
+    assert_eq!(report["status"], "ok", "{report}");
+    let file = "lib/mix_dialyzer/warnings.ex";
+    let found: BTreeSet<String> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            format!(
+                "{}:{} {}",
+                w["file"].as_str().unwrap(),
+                w["line"],
+                w["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        set(&[
+            &format!("{file}:5 no_return"),
+            &format!("{file}:6 call"),
+            &format!("{file}:12 guard_fail"),
+            &format!("{file}:18 no_return"),
+            &format!("{file}:19 call"),
+            &format!("{file}:28 pattern_match"),
+        ])
+    );
+    assert!(
+        report["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("dialyxir is not a dependency")
+    );
+
+    let lint = call_ok(&client, "lint", json!({"project_path": "mix-warnings"})).await;
+    assert_eq!(lint["warnings"].as_array().unwrap().len(), 9, "{lint}");
+    assert!(
+        lint["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("credo is not a dependency")
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn bad_mix_input_gets_clear_errors() {
+    let _turn = turn().await;
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    for project in ["mix-missing-deps", "mix-missing-hex"] {
+        let error = call_err(&client, "compile", json!({"project_path": project})).await;
+        assert!(error.contains("dependencies are missing"), "{error}");
+        assert!(error.contains("`mix deps.get`"), "{error}");
+        assert!(
+            error.lines().count() == 1,
+            "one line, not a wall of text: {error}"
+        );
+    }
+    let hex = call_err(&client, "test", json!({"project_path": "mix-missing-hex"})).await;
+    assert!(hex.contains("mix local.hex"), "{hex}");
+
+    let cases = [
+        (
+            "compile",
+            json!({"project_path": "mix-clean", "features": ["x"]}),
+            "`features` applies to cargo projects only",
+        ),
+        (
+            "test",
+            json!({"project_path": "mix-clean", "filter": "adds"}),
+            "needs `exact: true`",
+        ),
+        (
+            "test",
+            json!({"project_path": "cargo-clean", "tags": ["slow"]}),
+            "`tags` applies to mix projects only",
+        ),
+        (
+            "test",
+            json!({"project_path": "mix-umbrella", "package": "nope"}),
+            "not an app of the umbrella",
+        ),
+        (
+            "test",
+            json!({"project_path": "mix-umbrella", "package": "../mix-clean"}),
+            "not an app of the umbrella",
+        ),
+        (
+            "run",
+            json!({"project_path": "mix-clean", "bin": "x"}),
+            "`bin` applies to cargo projects only",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let error = call_err(&client, tool, args.clone()).await;
+        assert!(error.contains(expected), "{tool} {args}: {error}");
+    }
+    client.cancel().await.ok();
+}
