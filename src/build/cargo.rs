@@ -18,7 +18,7 @@ use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::test_report::{LibtestEvent, LibtestParser};
 use super::version_cache::{VersionCache, Versions};
 use super::{BuildKind, Call, Runner, ToolError, millis};
-use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
+use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
 
 /// Diagnostics listed per severity; the rest are counted in `omitted`.
@@ -86,16 +86,8 @@ async fn run_cargo(
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, ToolError> {
-    let program = spec.program.clone();
-    runner.run(spec, call, on_line).await.map_err(|e| match e {
-        RunError::NotFound { .. } => ToolError::ToolchainMissing {
-            program,
-            hint:
-                "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
-                    .into(),
-        },
-        other => ToolError::Run(other),
-    })
+    let hint = "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH";
+    runner.run_toolchain(spec, call, on_line, hint).await
 }
 
 /// `run_cargo` for commands whose output is only read at the end.
@@ -451,22 +443,7 @@ pub async fn run(
     };
     call.progress.report(&format!("running {}", spec.program));
     let output = run_quiet(runner, spec, call).await?;
-    let (status, exit_code, signal) = match output.termination {
-        Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
-        Termination::Exited(code) => (RunStatus::Error, Some(code), None),
-        Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
-        Termination::TimedOut => (RunStatus::Timeout, None, None),
-        Termination::Cancelled => (RunStatus::Cancelled, None, None),
-    };
-    Ok(RunReport {
-        status,
-        exit_code,
-        signal,
-        stdout: output.stdout.text,
-        stderr: output.stderr.text,
-        duration_ms: millis(started.elapsed()),
-        errors: Vec::new(),
-    })
+    Ok(RunReport::from_output(output, millis(started.elapsed())))
 }
 
 #[derive(Deserialize)]

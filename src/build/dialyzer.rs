@@ -37,7 +37,7 @@ pub use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output, warning_kind
 
 use super::diagnostics::Diagnostic;
 use super::{Call, Runner, ToolError};
-use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
+use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 
 /// Lines of dialyzer's output kept when it failed.
 const FAILURE_LINES: usize = 40;
@@ -229,18 +229,13 @@ async fn run_tool(
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, ToolError> {
-    let program = spec.program.clone();
-    runner.run(spec, call, on_line).await.map_err(|e| match e {
-        RunError::NotFound { .. } => ToolError::ToolchainMissing {
-            hint: match program.as_str() {
-                "dialyzer" => "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and put `dialyzer` on the server's PATH",
-                _ => "install Elixir and put `elixir` on the server's PATH",
-            }
-            .into(),
-            program,
-        },
-        other => ToolError::Run(other),
-    })
+    let hint = match spec.program.as_str() {
+        "dialyzer" => {
+            "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and put `dialyzer` on the server's PATH"
+        }
+        _ => "install Elixir and put `elixir` on the server's PATH",
+    };
+    runner.run_toolchain(spec, call, on_line, hint).await
 }
 
 enum PltState {
@@ -496,9 +491,8 @@ fn failure_text(output: &ProcessOutput) -> String {
 mod tests {
     use super::*;
     use crate::build::progress::Progress;
-    use crate::process::{CapturedOutput, Limits};
+    use crate::process::CapturedOutput;
     use tokio_util::sync::CancellationToken;
-    use tokio_util::task::TaskTracker;
 
     #[derive(Default)]
     struct Recorder(Mutex<Vec<String>>);
@@ -516,16 +510,7 @@ mod tests {
     }
 
     fn runner() -> Runner {
-        Runner {
-            limits: Limits {
-                timeout: Duration::from_secs(600),
-                output_cap: 1 << 20,
-                kill_grace: Duration::from_secs(2),
-            },
-            env_remove: Vec::new(),
-            shutdown: CancellationToken::new(),
-            runs: TaskTracker::new(),
-        }
+        Runner::for_tests()
     }
 
     fn fixture(name: &str) -> String {

@@ -4,9 +4,9 @@
 mod credo;
 mod exunit_events;
 mod format_diff;
+mod formatter_cache;
 mod project;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,7 @@ use super::reports::{
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::{BuildKind, Call, Runner, ToolError, millis};
-use crate::process::{CommandSpec, ProcessOutput, RunError, Stream, Termination};
+use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
 use exunit_events::{ExUnitEvents, Outcome, Seen};
 
@@ -64,14 +64,7 @@ async fn run_mix(
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, ToolError> {
-    let program = spec.program.clone();
-    runner.run(spec, call, on_line).await.map_err(|e| match e {
-        RunError::NotFound { .. } => ToolError::ToolchainMissing {
-            program,
-            hint: ELIXIR_HINT.into(),
-        },
-        other => ToolError::Run(other),
-    })
+    runner.run_toolchain(spec, call, on_line, ELIXIR_HINT).await
 }
 
 async fn run_quiet(
@@ -119,25 +112,17 @@ fn output_tail(output: &ProcessOutput) -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
-/// The child apps of an umbrella (none for a single app), by directory name.
-struct AppDirs {
-    dirs: HashMap<String, PathBuf>,
-}
-
-impl AppDirs {
-    fn of(project: &Project) -> Self {
-        let mut dirs = HashMap::new();
-        let apps = project.root.join("apps");
-        if let Ok(entries) = std::fs::read_dir(&apps) {
-            for entry in entries.flatten() {
-                if entry.path().join("mix.exs").is_file() {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    dirs.insert(name, entry.path());
-                }
-            }
-        }
-        Self { dirs }
-    }
+/// The directories of an umbrella's child apps (none for a single app), sorted.
+fn umbrella_apps(project: &Project) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(project.root.join("apps"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|dir| dir.join("mix.exs").is_file())
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 /// Mix's progress lines worth passing on to the caller.
@@ -172,7 +157,7 @@ fn declares_dep(project: &Project, dep: &str) -> bool {
         std::fs::read_to_string(dir.join("mix.exs"))
             .is_ok_and(|text| text.contains(&format!("{{:{dep},")))
     };
-    declared(&project.root) || AppDirs::of(project).dirs.values().any(|d| declared(d))
+    declared(&project.root) || umbrella_apps(project).iter().any(|d| declared(d))
 }
 
 pub async fn project_info(
@@ -332,12 +317,10 @@ fn compiled_apps(project: &Project) -> Vec<dialyzer::CompiledApp> {
     // `mix compile` builds for the MIX_ENV it inherits from the server.
     let env = std::env::var("MIX_ENV").unwrap_or_else(|_| "dev".into());
     let lib = project.root.join("_build").join(env).join("lib");
-    let children = AppDirs::of(project).dirs;
-    let mut dirs: Vec<PathBuf> = children.into_values().collect();
+    let mut dirs = umbrella_apps(project);
     if dirs.is_empty() {
         dirs.push(project.root.clone());
     }
-    dirs.sort();
     dirs.into_iter()
         .filter_map(|dir| {
             let app = app_name(&dir)?;
@@ -424,7 +407,9 @@ pub async fn test(
     ]);
     args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
     args.extend(test_args);
-    let spec = elixir(project, exunit_events::FORMATTER_SOURCE, args);
+    let cache = dirs::cache_dir().map(|dir| dir.join("drydock"));
+    let loader = formatter_cache::loader(cache.as_deref(), runner, call).await;
+    let spec = elixir(project, &loader, args);
     let (output, compiler, events) = run_test(project, runner, call, spec).await?;
     check_deps(project, &output)?;
     let run = events.finish();
@@ -588,22 +573,7 @@ pub async fn run(
     };
     let output = run_quiet(runner, spec, call).await?;
     check_deps(project, &output)?;
-    let (status, exit_code, signal) = match output.termination {
-        Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
-        Termination::Exited(code) => (RunStatus::Error, Some(code), None),
-        Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
-        Termination::TimedOut => (RunStatus::Timeout, None, None),
-        Termination::Cancelled => (RunStatus::Cancelled, None, None),
-    };
-    Ok(RunReport {
-        status,
-        exit_code,
-        signal,
-        stdout: output.stdout.text,
-        stderr: output.stderr.text,
-        duration_ms: millis(started.elapsed()),
-        errors: Vec::new(),
-    })
+    Ok(RunReport::from_output(output, millis(started.elapsed())))
 }
 
 pub async fn format(

@@ -342,6 +342,40 @@ impl Runner {
         }
     }
 
+    /// `run`, with a program that is not installed reported as a missing toolchain and `hint`
+    /// saying how to install it.
+    pub async fn run_toolchain(
+        &self,
+        spec: CommandSpec,
+        call: &Call<'_>,
+        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
+        hint: &str,
+    ) -> Result<ProcessOutput, ToolError> {
+        let program = spec.program.clone();
+        self.run(spec, call, on_line).await.map_err(|e| match e {
+            RunError::NotFound { .. } => ToolError::ToolchainMissing {
+                program,
+                hint: hint.to_string(),
+            },
+            other => ToolError::Run(other),
+        })
+    }
+
+    /// Generous limits, for unit tests that run real programs.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: Duration::from_secs(600),
+                output_cap: 1 << 20,
+                kill_grace: Duration::from_secs(2),
+            },
+            env_remove: Vec::new(),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
+        }
+    }
+
     /// The same limits with a shorter timeout, for quick helper commands.
     pub fn quick(&self, timeout: Duration) -> Runner {
         Runner {

@@ -95,6 +95,29 @@ pub struct RunReport {
     pub errors: Vec<Diagnostic>,
 }
 
+impl RunReport {
+    /// How a program that ran ended, with everything it printed.
+    pub fn from_output(output: crate::process::ProcessOutput, duration_ms: u64) -> Self {
+        use crate::process::Termination;
+        let (status, exit_code, signal) = match output.termination {
+            Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
+            Termination::Exited(code) => (RunStatus::Error, Some(code), None),
+            Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
+            Termination::TimedOut => (RunStatus::Timeout, None, None),
+            Termination::Cancelled => (RunStatus::Cancelled, None, None),
+        };
+        RunReport {
+            status,
+            exit_code,
+            signal,
+            stdout: output.stdout.text,
+            stderr: output.stderr.text,
+            duration_ms,
+            errors: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FormatStatus {
