@@ -10,5 +10,6 @@ pub mod conformance;
 pub mod http;
 pub mod mcp;
 pub mod process;
+pub mod terminal;
 pub mod tool_call;
 pub mod workspace;
