@@ -67,18 +67,21 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Toolset {
     Build,
+    Terminal,
 }
 
 impl Toolset {
     pub fn name(self) -> &'static str {
         match self {
             Toolset::Build => "build",
+            Toolset::Terminal => "terminal",
         }
     }
 
     fn parse(name: &str) -> Result<Self, ConfigError> {
         match name {
             "build" => Ok(Toolset::Build),
+            "terminal" => Ok(Toolset::Terminal),
             other => Err(ConfigError::UnknownToolset(other.to_string())),
         }
     }
@@ -93,6 +96,14 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("run", Toolset::Build),
     ("format", Toolset::Build),
     ("lint", Toolset::Build),
+    ("terminal_create", Toolset::Terminal),
+    ("terminal_list", Toolset::Terminal),
+    ("terminal_manage", Toolset::Terminal),
+    ("terminal_send", Toolset::Terminal),
+    ("terminal_screen", Toolset::Terminal),
+    ("terminal_scrollback", Toolset::Terminal),
+    ("terminal_wait", Toolset::Terminal),
+    ("terminal_run", Toolset::Terminal),
 ];
 
 /// The resolved configuration every part of drydock reads.
@@ -111,6 +122,7 @@ pub struct Config {
     pub env_remove: Vec<String>,
     pub cargo_tasks: Vec<String>,
     pub mix_tasks: Vec<String>,
+    pub terminal: TerminalConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -123,6 +135,21 @@ pub struct Limits {
     pub kill_grace: Duration,
     /// Largest accepted HTTP request body.
     pub max_request_bytes: usize,
+}
+
+/// Limits of the terminal sessions.
+#[derive(Debug, Clone)]
+pub struct TerminalConfig {
+    /// Live sessions at most (drydock's PTY and tmux sessions; the user's panes do not count).
+    pub max_sessions: usize,
+    /// Sessions nobody has used for this long are killed.
+    pub idle_timeout: Duration,
+    /// Lines of scrollback each session keeps.
+    pub scrollback_lines: usize,
+    /// The tmux server drydock owns (`tmux -L NAME`); the user's own server is never changed.
+    pub tmux_socket: String,
+    /// The shell new sessions start (then given the command); default: $SHELL, else bash.
+    pub shell: Option<String>,
 }
 
 /// Per-tool default timeouts and the ceiling a caller's `timeout_ms` is clamped to.
@@ -172,6 +199,8 @@ struct FileConfig {
     cargo: FileCargo,
     #[serde(default)]
     mix: FileMix,
+    #[serde(default)]
+    terminal: FileTerminal,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -207,6 +236,16 @@ struct FileCargo {
 #[serde(deny_unknown_fields)]
 struct FileMix {
     tasks: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTerminal {
+    max_sessions: Option<usize>,
+    idle_timeout_s: Option<u64>,
+    scrollback_lines: Option<usize>,
+    tmux_socket: Option<String>,
+    shell: Option<String>,
 }
 
 /// Environment variables drydock reads, as a lookup function so tests need not mutate the process env.
@@ -267,7 +306,7 @@ impl Config {
                 .iter()
                 .map(|n| Toolset::parse(n))
                 .collect::<Result<Vec<_>, _>>()?,
-            None => vec![Toolset::Build],
+            None => vec![Toolset::Build, Toolset::Terminal],
         };
         let disabled_tools = file.disabled_tools.unwrap_or_default();
         if let Some(unknown) = disabled_tools
@@ -304,6 +343,23 @@ impl Config {
             .tasks
             .unwrap_or_else(|| DEFAULT_MIX_TASKS.iter().map(|s| s.to_string()).collect());
 
+        let terminal = TerminalConfig {
+            max_sessions: positive(
+                file.terminal.max_sessions.unwrap_or(16),
+                "terminal.max_sessions",
+            )?,
+            idle_timeout: Duration::from_secs(positive(
+                file.terminal.idle_timeout_s.unwrap_or(4 * 3600),
+                "terminal.idle_timeout_s",
+            )?),
+            scrollback_lines: file.terminal.scrollback_lines.unwrap_or(10_000),
+            tmux_socket: file
+                .terminal
+                .tmux_socket
+                .unwrap_or_else(|| "drydock".into()),
+            shell: file.terminal.shell,
+        };
+
         Ok(Config {
             bind,
             token,
@@ -316,6 +372,7 @@ impl Config {
             env_remove,
             cargo_tasks,
             mix_tasks,
+            terminal,
             source,
         })
     }

@@ -20,9 +20,9 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, too
 use crate::build::BuildTools;
 use logging::ClientLogging;
 
-const INSTRUCTIONS: &str = "drydock runs cargo for you in allowed project directories and returns structured results. \
+const INSTRUCTIONS: &str = "drydock runs cargo and mix for you in allowed project directories and returns structured results, the same shapes for Rust and Elixir. \
 Start with project_info, use type_check or compile to get exact errors (file, line, column, code, message), \
-test to run tests (failures with file, line and assert_eq values), lint for clippy, format for rustfmt, run to execute the program. \
+test to run tests (failures with file, line and left/right values), lint for clippy or credo, format for rustfmt or mix format, run to execute the program or an allowed task. \
 Every tool takes project_path. A failing build or test is a normal result whose status says so; isError means the call could not run (e.g. a path outside the allowed roots).";
 
 #[derive(Clone)]
