@@ -14,6 +14,7 @@ use drydock::build::progress::Logged;
 use drydock::build::{BuildTools, Call};
 use drydock::config::{Config, Overrides};
 use drydock::mcp::DrydockServer;
+use drydock::terminal::registry::Terminals;
 use drydock::tool_call::{CallError, call_tool};
 
 #[derive(Parser)]
@@ -130,12 +131,22 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
     print!("{}", banner(&config, address));
     let shutdown = CancellationToken::new();
     let kill_grace = config.limits.kill_grace;
+    let terminals = Terminals::new(config.clone());
+    let adopted = terminals.reconcile().await;
+    if adopted > 0 {
+        tracing::info!("serving {adopted} tmux session(s) left by an earlier drydock");
+    }
+    terminals.start_reaper(shutdown.clone());
     let tools = BuildTools::new(config);
-    let app = drydock::http::router(tools.clone(), &shutdown);
+    let app = drydock::http::router(tools.clone(), terminals.clone(), &shutdown);
     let stop = shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutting down: stopping running tools");
+        // PTY sessions end with the server; tmux sessions stay for the next one.
+        tokio::task::spawn_blocking(move || terminals.shutdown())
+            .await
+            .ok();
         let children_gone =
             tokio::time::timeout(kill_grace * 2 + Duration::from_secs(2), tools.shutdown());
         if children_gone.await.is_err() {
@@ -200,7 +211,9 @@ fn banner(config: &Config, address: std::net::SocketAddr) -> String {
 async fn serve_stdio(args: &CommonArgs) -> Result<ExitCode, String> {
     let config = load(args)?;
     tracing::info!(roots = ?config.allowed_roots, "serving MCP on stdio");
-    let server = DrydockServer::new(BuildTools::new(config));
+    let terminals = Terminals::new(config.clone());
+    terminals.reconcile().await;
+    let server = DrydockServer::new(BuildTools::new(config), terminals.clone());
     let running = server
         .serve(rmcp::transport::stdio())
         .await
@@ -209,6 +222,9 @@ async fn serve_stdio(args: &CommonArgs) -> Result<ExitCode, String> {
         .waiting()
         .await
         .map_err(|e| format!("MCP over stdio stopped: {e}"))?;
+    tokio::task::spawn_blocking(move || terminals.shutdown())
+        .await
+        .ok();
     Ok(ExitCode::SUCCESS)
 }
 

@@ -35,7 +35,8 @@ pub fn config() -> Arc<Config> {
 /// Serves MCP on a free loopback port until the token is cancelled; returns the URL.
 pub async fn start_server(shutdown: &CancellationToken) -> String {
     let tools = BuildTools::new(config());
-    let app = drydock::http::router(tools, shutdown);
+    let terminals = drydock::terminal::registry::Terminals::new(config());
+    let app = drydock::http::router(tools, terminals, shutdown);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let stop = shutdown.clone();

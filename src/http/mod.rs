@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::build::BuildTools;
 use crate::mcp::DrydockServer;
+use crate::terminal::registry::Terminals;
 
 /// rmcp's in-memory sessions; the conformance fixtures wrap them so their `test_reconnection`
 /// tool can close its own SSE stream.
@@ -24,7 +25,11 @@ type Sessions = crate::conformance::FixtureSessions;
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
-pub fn router(tools: BuildTools, shutdown: &CancellationToken) -> Router {
+pub fn router(
+    tools: BuildTools,
+    terminals: Arc<Terminals>,
+    shutdown: &CancellationToken,
+) -> Router {
     let config = tools.config();
     let mut mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
@@ -40,7 +45,7 @@ pub fn router(tools: BuildTools, shutdown: &CancellationToken) -> Router {
     });
     let factory_tools = tools.clone();
     let mcp: StreamableHttpService<DrydockServer, Sessions> = StreamableHttpService::new(
-        move || Ok(DrydockServer::new(factory_tools.clone())),
+        move || Ok(DrydockServer::new(factory_tools.clone(), terminals.clone())),
         Arc::new(Sessions::default()),
         mcp_config,
     );

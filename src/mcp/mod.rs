@@ -4,6 +4,8 @@
 mod logging;
 mod prompts;
 mod resources;
+mod terminal_resources;
+mod terminal_tools;
 mod tools;
 
 use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
@@ -17,7 +19,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
+use std::sync::Arc;
+
 use crate::build::BuildTools;
+use crate::terminal::registry::Terminals;
 use logging::ClientLogging;
 
 const INSTRUCTIONS: &str = "drydock runs cargo and mix for you in allowed project directories and returns structured results, the same shapes for Rust and Elixir. \
@@ -28,14 +33,16 @@ Every tool takes project_path. A failing build or test is a normal result whose 
 #[derive(Clone)]
 pub struct DrydockServer {
     tools: BuildTools,
+    terminals: Arc<Terminals>,
     logging: ClientLogging,
     tool_router: ToolRouter<Self>,
     prompt_router: PromptRouter<Self>,
 }
 
 impl DrydockServer {
-    pub fn new(tools: BuildTools) -> Self {
+    pub fn new(tools: BuildTools, terminals: Arc<Terminals>) -> Self {
         let mut tool_router = Self::tool_router();
+        tool_router.merge(Self::terminal_tool_router());
         for route in tool_router.list_all() {
             if !tools.config().tool_enabled(&route.name) {
                 tool_router.remove_route(&route.name);
@@ -49,6 +56,7 @@ impl DrydockServer {
         prompt_router.merge(Self::fixture_prompt_router());
         Self {
             tools,
+            terminals,
             logging: ClientLogging::default(),
             tool_router,
             prompt_router,
@@ -79,17 +87,22 @@ impl ServerHandler for DrydockServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(resources::list()))
+        let mut all = resources::list();
+        all.extend(terminal_resources::list(&self.terminals));
+        Ok(ListResourcesResult::with_all_items(all))
     }
 
-    #[cfg(feature = "conformance-fixtures")]
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        #[allow(unused_mut)]
+        let mut templates = terminal_resources::templates();
+        #[cfg(feature = "conformance-fixtures")]
+        templates.extend(crate::conformance::fixture_resource_templates());
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
-            crate::conformance::fixture_resource_templates(),
+            templates,
         ))
     }
 
@@ -98,6 +111,9 @@ impl ServerHandler for DrydockServer {
         request: ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(result) = terminal_resources::read(&self.terminals, &request.uri).await {
+            return result.map(Into::into);
+        }
         resources::read(&self.tools, &request.uri).map(Into::into)
     }
 

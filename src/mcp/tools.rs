@@ -19,7 +19,7 @@ use crate::build::reports::{
 use crate::build::requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
 };
-use crate::build::{BuildKind, Call, ToolError};
+use crate::build::{BuildKind, Call};
 
 /// Sends progress notifications in order, from a task of their own, so a tool never
 /// waits on a slow client.
@@ -77,8 +77,8 @@ macro_rules! serve_call {
     }};
 }
 
-fn respond<T: Serialize + Render>(
-    result: Result<T, ToolError>,
+pub(super) fn respond<T: Serialize + Render, E: std::fmt::Display>(
+    result: Result<T, E>,
 ) -> Result<CallToolResult, McpError> {
     match result {
         Ok(report) => {

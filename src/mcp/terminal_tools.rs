@@ -1,0 +1,132 @@
+//! The terminal tools as MCP tools.
+
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use serde::Serialize;
+
+use super::DrydockServer;
+use super::tools::respond;
+use crate::build::reports::Render;
+use crate::terminal::registry::TerminalsError;
+use crate::terminal::requests::*;
+
+/// Runs a terminal call, given up (and reported as cancelled) when the client cancels.
+async fn serve<T: Serialize + Render>(
+    ctx: RequestContext<RoleServer>,
+    work: impl Future<Output = Result<T, TerminalsError>>,
+) -> Result<CallToolResult, McpError> {
+    tokio::select! {
+        result = work => respond(result),
+        _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
+    }
+}
+
+#[tool_router(router = terminal_tool_router, vis = "pub(crate)")]
+impl DrydockServer {
+    #[tool(
+        description = "Start a terminal session: the user's shell (bash or zsh, with shell integration so terminal_run knows exactly when a command ends) in `cwd`, optionally sent `command` (e.g. a dev server or a REPL). backend \"pty\" (default) ends with the server; \"tmux\" survives a restart and the user can watch it with `tmux -L drydock attach`. Returns the session's name and first screen.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true),
+        output_schema = schema_for_output::<CreateReport>()
+    )]
+    async fn terminal_create(
+        &self,
+        Parameters(req): Parameters<CreateRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.create(req)).await
+    }
+
+    #[tool(
+        description = "List terminal sessions: drydock's own (pty, tmux) and every pane of the user's tmux server (addressable as tmux:SESSION:WINDOW.PANE), with command, cwd, pid, size and whether commands in it are tracked by shell marks; plus the environment (inside tmux or not, tmux version, shell).",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ListReport>()
+    )]
+    async fn terminal_list(
+        &self,
+        Parameters(req): Parameters<ListRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.list(req)).await
+    }
+
+    #[tool(
+        description = "Manage a session: kill (it and every process in it), rename (new_name), resize (rows, cols) or interrupt (Ctrl-C as a key). The user's own tmux panes can only be interrupted.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<ManageReport>()
+    )]
+    async fn terminal_manage(
+        &self,
+        Parameters(req): Parameters<ManageRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.manage(req)).await
+    }
+
+    #[tool(
+        description = "Type into a session: `text` (literal), then `keys` (e.g. [\"Enter\"], [\"C-c\"], [\"Escape\", \"Up\"]). Keys are sent after the program took the text, and an Enter the screen does not react to is sent again (at most twice), so TUIs do not swallow it. To run a shell command and get its output, prefer terminal_run.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schema_for_output::<SendReport>()
+    )]
+    async fn terminal_send(
+        &self,
+        Parameters(req): Parameters<SendRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.send(req)).await
+    }
+
+    #[tool(
+        description = "The session's visible screen as text (or styled with ANSI), with cursor position, size and a generation number for terminal_wait. `lines`: only the last N lines.",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ScreenReport>()
+    )]
+    async fn terminal_screen(
+        &self,
+        Parameters(req): Parameters<ScreenRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.screen(req)).await
+    }
+
+    #[tool(
+        description = "Lines of the session's history (scrollback and screen): `offset` from the oldest line (negative: from the newest, -100 is the last 100), `limit` lines.",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ScrollbackReport>()
+    )]
+    async fn terminal_scrollback(
+        &self,
+        Parameters(req): Parameters<ScrollbackRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.scrollback(req)).await
+    }
+
+    #[tool(
+        description = "Wait until the screen matches `pattern` (regex), or there was no output for `quiet_ms`, or (with neither) the screen changes after `after_generation`; at most `max_wait_ms`. Returns which method decided, the generation to pass next time, and the last lines of the screen.",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<WaitReport>()
+    )]
+    async fn terminal_wait(
+        &self,
+        Parameters(req): Parameters<WaitRequestArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.wait(req)).await
+    }
+
+    #[tool(
+        description = "Run a command in a session's shell and return only that command's output and its exit code, the moment it finishes (shell-integration marks: no quiet-period guessing). Without marks (a REPL, a pane drydock did not start) it ends on `pattern` or after `quiet_ms` of silence, and says so in `method`. At timeout_ms it returns what was printed so far with completed=false; the command keeps running (terminal_manage interrupt stops it).",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schema_for_output::<RunReport>()
+    )]
+    async fn terminal_run(
+        &self,
+        Parameters(req): Parameters<RunRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve(ctx, self.terminals.run(req)).await
+    }
+}

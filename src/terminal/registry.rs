@@ -1,0 +1,926 @@
+//! The sessions drydock serves, by name: its own PTY sessions, sessions on its tmux server
+//! (found again after a restart), and the user's own tmux panes (`tmux:SESSION:WINDOW.PANE`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use tokio::sync::mpsc;
+
+use super::core::{Fallback, RunOutcome, TerminalCore, WaitMethod, WaitOutcome, WaitRequest};
+use super::keys::Key;
+use super::pty::{PtySession, PtySpawn, TerminalError};
+use super::requests::*;
+use super::shell_integration::{self, ShellLaunch};
+use super::tmux::{
+    self, CaptureOptions, ControlClient, PaneInfo, SessionDefaults, SocketSpec, Spawn, Tmux,
+    TmuxError,
+};
+use crate::config::Config;
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// tmux sessions drydock creates are named with this prefix on its own server.
+const TMUX_PREFIX: &str = "drydock-";
+const DEFAULT_ROWS: u16 = 40;
+const DEFAULT_COLS: u16 = 120;
+const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(30);
+const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+const SCREEN_TAIL_LINES: usize = 10;
+/// How long a just-created shell gets to draw its first prompt before create returns.
+const READY_WAIT: Duration = Duration::from_secs(5);
+/// After keys are sent: how long the screen gets to react, and how often Enter is resent.
+const REACTION_WAIT: Duration = Duration::from_millis(1000);
+const ENTER_RETRIES: u32 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalsError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Terminal(#[from] TerminalError),
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error("no session named {name:?}; sessions: {known}")]
+    UnknownSession { name: String, known: String },
+    #[error("a session named {0:?} already exists")]
+    DuplicateName(String),
+    #[error("invalid session name {0:?}: use 1-64 letters, digits, `-`, `_` or `.`")]
+    InvalidName(String),
+    #[error(
+        "{0} sessions are open, the configured maximum (terminal.max_sessions): kill one first"
+    )]
+    TooMany(usize),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error(
+        "{0} is a pane of your own tmux server: drydock only reads it, sends to it and interrupts it"
+    )]
+    NotOurs(String),
+}
+
+type Result<T, E = TerminalsError> = std::result::Result<T, E>;
+
+/// How bytes reach a session's terminal.
+enum Backend {
+    Pty(PtySession),
+    Tmux {
+        tmux: Tmux,
+        pane: String,
+        tmux_session: Mutex<String>,
+        client: ControlClient,
+        /// Ordered writes from sync callers (TerminalCore::run's input).
+        writer: mpsc::UnboundedSender<Vec<u8>>,
+        /// A pane of the user's own server: never killed, renamed or resized by drydock.
+        users: bool,
+    },
+}
+
+pub struct Session {
+    backend: Backend,
+    core: Arc<TerminalCore>,
+    cwd: Option<PathBuf>,
+    command: Option<String>,
+    marks: bool,
+    last_used: Mutex<Instant>,
+}
+
+impl Session {
+    fn touch(&self) {
+        *self.last_used.lock().expect("session lock") = Instant::now();
+    }
+
+    fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        match &self.backend {
+            Backend::Pty(pty) => pty.write(bytes).map_err(|e| match e {
+                TerminalError::Io(e) => e,
+                other => io::Error::other(other.to_string()),
+            }),
+            Backend::Tmux { writer, .. } => writer
+                .send(bytes.to_vec())
+                .map_err(|_| io::Error::other("the tmux pane is gone")),
+        }
+    }
+
+    fn alive(&self) -> bool {
+        match &self.backend {
+            Backend::Pty(pty) => pty.is_alive(),
+            Backend::Tmux { client, .. } => client.is_alive() && !self.core.is_closed(),
+        }
+    }
+
+    fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Pty(_) => "pty",
+            Backend::Tmux { users: false, .. } => "tmux",
+            Backend::Tmux { users: true, .. } => "user_tmux",
+        }
+    }
+}
+
+pub struct Terminals {
+    config: Arc<Config>,
+    workspace: Workspace,
+    sessions: Mutex<BTreeMap<String, Arc<Session>>>,
+    tmux: Tmux,
+    user_tmux: Tmux,
+    shell: String,
+    shell_dir: PathBuf,
+    next_id: Mutex<u64>,
+}
+
+impl Terminals {
+    pub fn new(config: Arc<Config>) -> Arc<Self> {
+        let defaults = SessionDefaults {
+            history_limit: u32::try_from(config.terminal.scrollback_lines).unwrap_or(u32::MAX),
+            remain_on_exit: true,
+        };
+        let tmux = Tmux::new(SocketSpec::Name(config.terminal.tmux_socket.clone()))
+            .with_defaults(defaults.clone());
+        let user_tmux = Tmux::user_default().with_defaults(SessionDefaults {
+            remain_on_exit: false,
+            ..defaults
+        });
+        let shell = config
+            .terminal
+            .shell
+            .clone()
+            .unwrap_or_else(shell_integration::user_shell);
+        Arc::new(Self {
+            workspace: Workspace::new(config.allowed_roots.clone()),
+            config,
+            sessions: Mutex::default(),
+            tmux,
+            user_tmux,
+            shell,
+            shell_dir: shell_integration::default_dir(),
+            next_id: Mutex::new(1),
+        })
+    }
+
+    /// Finds the tmux sessions a previous drydock left on its server and serves them again.
+    pub async fn reconcile(&self) -> usize {
+        let Ok(found) = self.tmux.list_sessions_with_prefix(TMUX_PREFIX).await else {
+            return 0;
+        };
+        let mut adopted = 0;
+        for session in found.into_iter().filter(|s| s.drydock) {
+            let name = session.name[TMUX_PREFIX.len()..].to_string();
+            match self.adopt_tmux(&session.name, false).await {
+                Ok(adopted_session) => {
+                    self.insert(&name, adopted_session);
+                    adopted += 1;
+                }
+                Err(error) => {
+                    tracing::warn!("could not adopt tmux session {}: {error}", session.name)
+                }
+            }
+        }
+        adopted
+    }
+
+    /// Kills idle sessions now and then, until the server stops.
+    pub fn start_reaper(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let terminals = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let Some(terminals) = terminals.upgrade() else {
+                    return;
+                };
+                terminals.reap_idle().await;
+            }
+        });
+    }
+
+    async fn reap_idle(&self) {
+        let limit = self.config.terminal.idle_timeout;
+        let idle: Vec<String> = self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .iter()
+            .filter(|(_, s)| {
+                s.last_used.lock().expect("session lock").elapsed() > limit
+                    && s.core.idle_for() > limit
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in idle {
+            tracing::info!("killing terminal session {name}: idle for more than {limit:?}");
+            let _ = self.kill(&name).await;
+        }
+    }
+
+    /// Ends every PTY session (they cannot outlive the server); tmux sessions stay.
+    pub fn shutdown(&self) {
+        let sessions = std::mem::take(&mut *self.sessions.lock().expect("sessions lock"));
+        for session in sessions.values() {
+            if let Backend::Pty(pty) = &session.backend {
+                pty.kill();
+            }
+        }
+    }
+
+    pub async fn create(&self, req: CreateRequest) -> Result<CreateReport> {
+        let cwd = self.workspace.resolve_dir(&req.cwd)?;
+        let name = match req.name {
+            Some(name) => valid_name(name)?,
+            None => self.fresh_name(),
+        };
+        {
+            let sessions = self.sessions.lock().expect("sessions lock");
+            if sessions.contains_key(&name) {
+                return Err(TerminalsError::DuplicateName(name));
+            }
+            let ours = sessions
+                .values()
+                .filter(|s| !matches!(s.backend, Backend::Tmux { users: true, .. }))
+                .count();
+            if ours >= self.config.terminal.max_sessions {
+                return Err(TerminalsError::TooMany(ours));
+            }
+        }
+        let rows = req.rows.unwrap_or(DEFAULT_ROWS).clamp(2, 500);
+        let cols = req.cols.unwrap_or(DEFAULT_COLS).clamp(10, 1000);
+        let launch =
+            shell_integration::launch(&self.shell, &self.shell_dir).map_err(TerminalError::Io)?;
+        let mut env = launch.env.clone();
+        env.extend(req.env.into_iter());
+        let session = match req.backend.unwrap_or_default() {
+            BackendKind::Pty => {
+                self.spawn_pty(&launch, env, &cwd, rows, cols, req.command.clone())?
+            }
+            BackendKind::Tmux => {
+                self.spawn_tmux(&name, &launch, env, &cwd, rows, cols, req.command.clone())
+                    .await?
+            }
+        };
+        let session = Arc::new(session);
+        if session.marks {
+            // The first prompt, so a run right after create finds a ready shell.
+            let _ = session
+                .core
+                .wait(WaitRequest {
+                    pattern: None,
+                    quiet_ms: Some(300),
+                    after_generation: None,
+                    max_wait: READY_WAIT,
+                })
+                .await;
+        }
+        if let Some(command) = &req.command {
+            session.write(format!("{command}\r").as_bytes())?;
+        }
+        let screen = session.core.screen_text();
+        let info = self.info(&name, &session);
+        self.insert(&name, session);
+        Ok(CreateReport {
+            session: info,
+            screen,
+        })
+    }
+
+    fn spawn_pty(
+        &self,
+        launch: &ShellLaunch,
+        env: Vec<(String, String)>,
+        cwd: &Path,
+        rows: u16,
+        cols: u16,
+        command: Option<String>,
+    ) -> Result<Session> {
+        let pty = PtySession::spawn(PtySpawn {
+            argv: launch.argv.clone(),
+            cwd: cwd.to_path_buf(),
+            env,
+            rows,
+            cols,
+            scrollback: self.config.terminal.scrollback_lines,
+            expect_marks: launch.marks,
+        })?;
+        Ok(Session {
+            core: pty.core(),
+            backend: Backend::Pty(pty),
+            cwd: Some(cwd.to_path_buf()),
+            command,
+            marks: launch.marks,
+            last_used: Mutex::new(Instant::now()),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn spawn_tmux(
+        &self,
+        name: &str,
+        launch: &ShellLaunch,
+        env: Vec<(String, String)>,
+        cwd: &Path,
+        rows: u16,
+        cols: u16,
+        command: Option<String>,
+    ) -> Result<Session> {
+        let tmux_name = format!("{TMUX_PREFIX}{name}");
+        // The shell waits for one line before it starts, so that nothing it prints is lost
+        // before the control client is listening.
+        let mut argv = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            "read _drydock_go; exec \"$@\"".to_string(),
+            "sh".to_string(),
+        ];
+        argv.extend(launch.argv.iter().cloned());
+        let spawn = Spawn {
+            cwd: Some(cwd),
+            argv: &argv,
+            env: &env,
+        };
+        self.tmux
+            .new_session(&tmux_name, &spawn, rows, cols)
+            .await?;
+        let mut session = self.adopt_tmux(&tmux_name, false).await?;
+        session.marks = launch.marks;
+        session.core.set_expect_marks(launch.marks);
+        session.cwd = Some(cwd.to_path_buf());
+        session.command = command;
+        session.write(b"\n")?;
+        Ok(session)
+    }
+
+    /// Serves an existing tmux session's first pane: its current screen, then live output.
+    async fn adopt_tmux(&self, tmux_session: &str, users: bool) -> Result<Session> {
+        let tmux = if users { &self.user_tmux } else { &self.tmux };
+        let pane = tmux
+            .session_panes(tmux_session)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| TmuxError::UnknownTarget {
+                target: tmux_session.to_string(),
+                message: "no pane".into(),
+            })?;
+        self.attach_pane(tmux, pane, users).await
+    }
+
+    async fn attach_pane(&self, tmux: &Tmux, pane: PaneInfo, users: bool) -> Result<Session> {
+        let core = TerminalCore::new(
+            pane.height,
+            pane.width,
+            self.config.terminal.scrollback_lines,
+        );
+        let client = ControlClient::attach(tmux, &pane.session).await?;
+        let feed = core.clone();
+        client.subscribe(&pane.id, Arc::new(move |bytes: &[u8]| feed.feed(bytes)));
+        let screen = tmux
+            .capture(
+                &pane.id,
+                CaptureOptions {
+                    escapes: true,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        core.feed(
+            screen
+                .trim_end_matches('\n')
+                .replace('\n', "\r\n")
+                .as_bytes(),
+        );
+        let (writer, mut writes) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (sender, target) = (tmux.clone(), pane.id.clone());
+        tokio::spawn(async move {
+            while let Some(bytes) = writes.recv().await {
+                if let Err(error) = sender.send_bytes(&target, &bytes).await {
+                    tracing::warn!("sending to tmux pane {target}: {error}");
+                }
+            }
+        });
+        let marks = !users && pane.command.contains("sh");
+        core.set_expect_marks(marks);
+        Ok(Session {
+            core,
+            backend: Backend::Tmux {
+                tmux: tmux.clone(),
+                pane: pane.id.clone(),
+                tmux_session: Mutex::new(pane.session.clone()),
+                client,
+                writer,
+                users,
+            },
+            cwd: Some(pane.path.clone()),
+            command: Some(pane.command.clone()),
+            marks,
+            last_used: Mutex::new(Instant::now()),
+        })
+    }
+
+    fn insert(&self, name: &str, session: Arc<Session>) {
+        self.sessions
+            .lock()
+            .expect("sessions lock")
+            .insert(name.to_string(), session);
+    }
+
+    fn fresh_name(&self) -> String {
+        let sessions = self.sessions.lock().expect("sessions lock");
+        let mut next = self.next_id.lock().expect("id lock");
+        loop {
+            let name = format!("t{}", *next);
+            *next += 1;
+            if !sessions.contains_key(&name) {
+                return name;
+            }
+        }
+    }
+
+    /// A session by name; a `tmux:SESSION:WINDOW.PANE` of the user's server is attached on
+    /// first use.
+    async fn get(&self, name: &str) -> Result<Arc<Session>> {
+        if let Some(session) = self.sessions.lock().expect("sessions lock").get(name) {
+            session.touch();
+            return Ok(session.clone());
+        }
+        if name.starts_with("tmux:") {
+            let address = tmux::parse_address(name)?;
+            let pane = self.user_tmux.pane_at(&address).await?;
+            let session = Arc::new(self.attach_pane(&self.user_tmux, pane, true).await?);
+            self.insert(name, session.clone());
+            return Ok(session);
+        }
+        Err(TerminalsError::UnknownSession {
+            name: name.to_string(),
+            known: self.known_names(),
+        })
+    }
+
+    fn known_names(&self) -> String {
+        let names: Vec<String> = self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .keys()
+            .cloned()
+            .collect();
+        if names.is_empty() {
+            "none (create one with terminal_create, or address a tmux pane as tmux:SESSION:WINDOW.PANE)".into()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    fn info(&self, name: &str, session: &Session) -> SessionInfo {
+        let (rows, cols) = session.core.size();
+        let (pid, attach) = match &session.backend {
+            Backend::Pty(pty) => (Some(pty.pid()), None),
+            Backend::Tmux {
+                tmux_session,
+                users: false,
+                ..
+            } => (
+                None,
+                Some(format!(
+                    "tmux -L {} attach -t {}",
+                    self.config.terminal.tmux_socket,
+                    tmux_session.lock().expect("session lock")
+                )),
+            ),
+            Backend::Tmux { .. } => (None, None),
+        };
+        SessionInfo {
+            name: name.to_string(),
+            backend: session.backend_name().to_string(),
+            pid,
+            cwd: session.cwd.as_ref().map(|p| p.display().to_string()),
+            command: session.command.clone(),
+            rows,
+            cols,
+            alive: session.alive(),
+            exit_code: session.core.exit_status().flatten(),
+            marks: session.marks,
+            idle_ms: Some(millis(
+                session.last_used.lock().expect("session lock").elapsed(),
+            )),
+            generation: Some(session.core.generation()),
+            attach,
+        }
+    }
+
+    pub async fn list(&self, req: ListRequest) -> Result<ListReport> {
+        let environment = Environment {
+            inside_tmux: tmux::inside_tmux(),
+            tmux_version: tmux::version().await.ok(),
+            shell: self.shell.clone(),
+        };
+        let mut sessions: Vec<SessionInfo> = {
+            let map = self.sessions.lock().expect("sessions lock");
+            map.iter()
+                .filter(|(name, _)| !name.starts_with("tmux:"))
+                .map(|(name, session)| self.info(name, session))
+                .collect()
+        };
+        // The user's own panes, whether or not drydock attached to them yet.
+        if let Ok(panes) = self.user_tmux.list_panes().await {
+            sessions.extend(panes.into_iter().map(user_pane_info));
+        }
+        if let Some(only) = req.session {
+            sessions.retain(|s| s.name == only);
+            if sessions.is_empty() {
+                return Err(TerminalsError::UnknownSession {
+                    name: only,
+                    known: self.known_names(),
+                });
+            }
+        }
+        Ok(ListReport {
+            environment,
+            sessions,
+        })
+    }
+
+    pub async fn manage(&self, req: ManageRequest) -> Result<ManageReport> {
+        let session = self.get(&req.session).await?;
+        let users = matches!(session.backend, Backend::Tmux { users: true, .. });
+        if users && req.action != ManageAction::Interrupt {
+            return Err(TerminalsError::NotOurs(req.session));
+        }
+        let done = match req.action {
+            ManageAction::Kill => {
+                self.kill(&req.session).await?;
+                "killed".to_string()
+            }
+            ManageAction::Interrupt => {
+                session.write(&Key::parse("C-c").map_err(TerminalError::from)?.bytes())?;
+                "sent C-c".to_string()
+            }
+            ManageAction::Resize => {
+                let (Some(rows), Some(cols)) = (req.rows, req.cols) else {
+                    return Err(TerminalsError::InvalidArgument(
+                        "resize needs rows and cols".into(),
+                    ));
+                };
+                if !(2..=500).contains(&rows) || !(10..=1000).contains(&cols) {
+                    return Err(TerminalsError::InvalidArgument(format!(
+                        "{rows}x{cols}: rows must be 2-500 and cols 10-1000"
+                    )));
+                }
+                match &session.backend {
+                    Backend::Pty(pty) => pty.resize(rows, cols)?,
+                    Backend::Tmux { tmux, pane, .. } => {
+                        tmux.resize_pane(pane, rows, cols).await?;
+                        session.core.resize(rows, cols);
+                    }
+                }
+                format!("resized to {rows}x{cols}")
+            }
+            ManageAction::Rename => {
+                let new_name = valid_name(req.new_name.clone().ok_or_else(|| {
+                    TerminalsError::InvalidArgument("rename needs new_name".into())
+                })?)?;
+                self.rename(&req.session, &new_name, &session).await?;
+                return Ok(ManageReport {
+                    session: new_name.clone(),
+                    done: format!("renamed from {}", req.session),
+                });
+            }
+        };
+        Ok(ManageReport {
+            session: req.session,
+            done,
+        })
+    }
+
+    async fn rename(&self, old: &str, new: &str, session: &Session) -> Result<()> {
+        if self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .contains_key(new)
+        {
+            return Err(TerminalsError::DuplicateName(new.to_string()));
+        }
+        if let Backend::Tmux {
+            tmux, tmux_session, ..
+        } = &session.backend
+        {
+            let current = tmux_session.lock().expect("session lock").clone();
+            let renamed = format!("{TMUX_PREFIX}{new}");
+            tmux.rename_session(&current, &renamed).await?;
+            *tmux_session.lock().expect("session lock") = renamed;
+        }
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        if let Some(moved) = sessions.remove(old) {
+            sessions.insert(new.to_string(), moved);
+        }
+        Ok(())
+    }
+
+    async fn kill(&self, name: &str) -> Result<()> {
+        let session = self.sessions.lock().expect("sessions lock").remove(name);
+        let Some(session) = session else {
+            return Err(TerminalsError::UnknownSession {
+                name: name.to_string(),
+                known: self.known_names(),
+            });
+        };
+        match &session.backend {
+            Backend::Pty(_) => {
+                // Killing waits (up to a few seconds) until every process is gone.
+                let session = session.clone();
+                let _ = tokio::task::spawn_blocking(move || {
+                    if let Backend::Pty(pty) = &session.backend {
+                        pty.kill();
+                    }
+                })
+                .await;
+            }
+            Backend::Tmux {
+                tmux,
+                tmux_session,
+                users: false,
+                ..
+            } => {
+                let target = tmux_session.lock().expect("session lock").clone();
+                tmux.kill_session(&target).await?;
+            }
+            Backend::Tmux { .. } => {}
+        }
+        Ok(())
+    }
+
+    pub async fn send(&self, req: SendRequest) -> Result<SendReport> {
+        let session = self.get(&req.session).await?;
+        let keys: Vec<Key> = req
+            .keys
+            .iter()
+            .map(|name| Key::parse(name))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(TerminalError::from)?;
+        let text = match (req.text.as_deref(), req.encoding) {
+            (None, _) => Vec::new(),
+            (Some(text), TextEncoding::Utf8) => text.as_bytes().to_vec(),
+            (Some(text), TextEncoding::Hex) => decode_hex(text).ok_or_else(|| {
+                TerminalsError::InvalidArgument(format!("text is not hexadecimal bytes: {text:?}"))
+            })?,
+        };
+        if text.is_empty() && keys.is_empty() {
+            return Err(TerminalsError::InvalidArgument(
+                "nothing to send: give text and/or keys".into(),
+            ));
+        }
+        let mut bytes = text.len();
+        let before = session.core.generation();
+        if !text.is_empty() {
+            session.write(&text)?;
+            if !keys.is_empty() {
+                // Let the program take the text before the keys, so an Enter is not swallowed
+                // by a TUI still busy with the paste.
+                changed_since(&session, before, REACTION_WAIT / 2).await;
+            }
+        }
+        let mut retries = 0;
+        let mut screen_changed = session.core.generation() > before;
+        if !keys.is_empty() {
+            let application_cursor = session.core.application_cursor();
+            let key_bytes: Vec<u8> = keys
+                .iter()
+                .flat_map(|k| k.bytes_for(application_cursor))
+                .collect();
+            let after_text = session.core.generation();
+            session.write(&key_bytes)?;
+            bytes += key_bytes.len();
+            screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+            let ends_with_enter = keys.last().is_some_and(|k| k.bytes() == b"\r");
+            while !screen_changed && ends_with_enter && retries < ENTER_RETRIES {
+                retries += 1;
+                session.write(b"\r")?;
+                screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+            }
+        }
+        Ok(SendReport {
+            session: req.session,
+            bytes,
+            screen_changed,
+            retries,
+            generation: session.core.generation(),
+        })
+    }
+
+    pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
+        let session = self.get(&req.session).await?;
+        let core = &session.core;
+        let text = match req.format {
+            ScreenFormat::Text => core.screen_text(),
+            ScreenFormat::Styled => core.screen_styled(),
+        };
+        let text = match req.lines {
+            Some(n) => last_lines(&text, n),
+            None => text,
+        };
+        let (rows, cols) = core.size();
+        let (cursor_row, cursor_col) = core.cursor();
+        Ok(ScreenReport {
+            session: req.session,
+            text,
+            rows,
+            cols,
+            cursor_row,
+            cursor_col,
+            generation: core.generation(),
+            title: core.title(),
+            alternate_screen: core.alternate_screen(),
+        })
+    }
+
+    pub async fn scrollback(&self, req: ScrollbackRequest) -> Result<ScrollbackReport> {
+        if req.format == ScreenFormat::Styled {
+            return Err(TerminalsError::InvalidArgument(
+                "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
+            ));
+        }
+        let session = self.get(&req.session).await?;
+        let limit = req.limit.unwrap_or(200).clamp(1, 10_000);
+        let (_, total) = session.core.scrollback(0, 0);
+        let offset = match req.offset.unwrap_or(0) {
+            back if back < 0 => total.saturating_sub(back.unsigned_abs() as usize),
+            from_oldest => from_oldest as usize,
+        };
+        let (lines, total) = session.core.scrollback(offset, limit);
+        Ok(ScrollbackReport {
+            session: req.session,
+            lines,
+            offset,
+            total,
+        })
+    }
+
+    pub async fn wait(&self, req: WaitRequestArgs) -> Result<WaitReport> {
+        let session = self.get(&req.session).await?;
+        let pattern = compile(req.pattern.as_deref())?;
+        let outcome = session
+            .core
+            .wait(WaitRequest {
+                after_generation: req.after_generation,
+                quiet_ms: req.quiet_ms,
+                pattern,
+                max_wait: clamp_ms(req.max_wait_ms, DEFAULT_MAX_WAIT),
+            })
+            .await;
+        session.touch();
+        Ok(WaitReport {
+            session: req.session,
+            screen_tail: last_lines(&session.core.screen_text(), SCREEN_TAIL_LINES),
+            outcome,
+        })
+    }
+
+    pub async fn run(&self, req: RunRequest) -> Result<super::requests::RunReport> {
+        let session = self.get(&req.session).await?;
+        if !session.alive() {
+            return Err(TerminalError::Exited.into());
+        }
+        let fallback = Fallback {
+            quiet_ms: req.quiet_ms,
+            pattern: compile(req.pattern.as_deref())?,
+        };
+        let input = |bytes: &[u8]| session.write(bytes);
+        let outcome: RunOutcome = session
+            .core
+            .run(
+                &input,
+                &req.command,
+                clamp_ms(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
+                fallback,
+            )
+            .await
+            .map_err(TerminalError::Io)?;
+        session.touch();
+        Ok(super::requests::RunReport {
+            session: req.session,
+            outcome,
+        })
+    }
+
+    /// The text of a session's screen or scrollback, for resources.
+    pub async fn read_text(&self, name: &str, scrollback: bool) -> Result<String> {
+        let session = self.get(name).await?;
+        Ok(if scrollback {
+            let (lines, _) = session.core.scrollback(0, usize::MAX);
+            lines.join("\n")
+        } else {
+            session.core.screen_text()
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.sessions
+            .lock()
+            .expect("sessions lock")
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
+fn user_pane_info(pane: PaneInfo) -> SessionInfo {
+    SessionInfo {
+        name: pane.address(),
+        backend: "user_tmux".into(),
+        pid: Some(pane.pid),
+        cwd: Some(pane.path.display().to_string()),
+        command: Some(pane.command),
+        rows: pane.height,
+        cols: pane.width,
+        alive: !pane.dead,
+        exit_code: pane.dead_status,
+        marks: false,
+        idle_ms: None,
+        generation: None,
+        attach: None,
+    }
+}
+
+async fn changed_since(session: &Session, generation: u64, limit: Duration) -> bool {
+    let outcome: WaitOutcome = session
+        .core
+        .wait(WaitRequest {
+            after_generation: Some(generation),
+            max_wait: limit,
+            ..Default::default()
+        })
+        .await;
+    outcome.method == WaitMethod::Changed || outcome.generation > generation
+}
+
+fn valid_name(name: String) -> Result<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && !name.starts_with('.');
+    if ok {
+        Ok(name)
+    } else {
+        Err(TerminalsError::InvalidName(name))
+    }
+}
+
+fn compile(pattern: Option<&str>) -> Result<Option<Regex>> {
+    pattern
+        .map(|p| {
+            Regex::new(&format!("(?m){p}"))
+                .map_err(|e| TerminalsError::InvalidArgument(format!("bad pattern {p:?}: {e}")))
+        })
+        .transpose()
+}
+
+fn clamp_ms(ms: Option<u64>, default: Duration) -> Duration {
+    ms.map(Duration::from_millis)
+        .unwrap_or(default)
+        .min(MAX_TIMEOUT)
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    let hex: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+    if !hex.is_ascii() || hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+        .collect()
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_hex_are_checked() {
+        assert!(valid_name("build-1.x_y".into()).is_ok());
+        for bad in ["", ".hidden", "a b", "tmux:x:0.0", &"x".repeat(65)] {
+            assert!(valid_name(bad.to_string()).is_err(), "{bad}");
+        }
+        assert_eq!(decode_hex("1b 5b41"), Some(vec![0x1b, 0x5b, 0x41]));
+        assert_eq!(decode_hex("1b5"), None);
+        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(decode_hex("éa"), None);
+        assert_eq!(last_lines("a\nb\nc", 2), "b\nc");
+    }
+}
