@@ -51,7 +51,8 @@ pub struct WaitRequest {
     /// Return once there was no output for this long (counted from the later of the call
     /// and the last output).
     pub quiet_ms: Option<u64>,
-    /// Return once the visible screen text matches.
+    /// Return once the visible screen text matches (rows trimmed of trailing spaces,
+    /// except the cursor's row, kept up to the cursor: `>>> $` matches a prompt).
     pub pattern: Option<Regex>,
     pub max_wait: Duration,
 }
@@ -107,6 +108,9 @@ struct State {
     has_marks: bool,
     expect_marks: bool,
     at_prompt: bool,
+    /// The last mark seen, and whether this shell ever sent B (end of prompt).
+    last_mark: Option<Mark>,
+    seen_command_start: bool,
     last_exit_code: Option<i32>,
     closed: Option<Option<i32>>,
     last_output: Instant,
@@ -123,6 +127,8 @@ impl TerminalCore {
                 has_marks: false,
                 expect_marks: false,
                 at_prompt: false,
+                last_mark: None,
+                seen_command_start: false,
                 last_exit_code: None,
                 closed: None,
                 last_output: Instant::now(),
@@ -168,6 +174,8 @@ impl TerminalCore {
                 capture,
                 has_marks,
                 at_prompt,
+                last_mark,
+                seen_command_start,
                 last_exit_code,
                 ..
             } = state;
@@ -178,6 +186,8 @@ impl TerminalCore {
                     }
                 }
                 MarkEvent::Mark(mark) => {
+                    *last_mark = Some(mark);
+                    *seen_command_start |= mark == Mark::CommandStart;
                     match mark {
                         Mark::PromptStart | Mark::CommandStart => {
                             *has_marks = true;
@@ -301,7 +311,7 @@ impl TerminalCore {
                     matched,
                 };
                 if let Some(pattern) = &request.pattern {
-                    let text = state.screen.text();
+                    let text = state.screen.text_for_matching();
                     if let Some(found) = pattern.find(&text) {
                         return done(WaitMethod::Pattern, Some(found.as_str().to_string()));
                     }
@@ -373,6 +383,32 @@ impl TerminalCore {
                     _ = receiver.changed() => {}
                     _ = tokio::time::sleep_until(first_prompt_deadline.into()) => {}
                 }
+            }
+        }
+
+        // Typed before the prompt is drawn, the command would be echoed twice on the screen
+        // (once by the terminal, once by the line editor): wait for B when the shell sends it.
+        let prompt_deadline = deadline.min(Instant::now() + Duration::from_millis(500));
+        loop {
+            receiver.borrow_and_update();
+            {
+                let state = self.lock();
+                let drawing_prompt = state.has_marks
+                    && state.seen_command_start
+                    && matches!(
+                        state.last_mark,
+                        Some(Mark::PromptStart | Mark::CommandFinished { .. })
+                    );
+                if !drawing_prompt || state.closed.is_some() {
+                    break;
+                }
+            }
+            if Instant::now() >= prompt_deadline {
+                break;
+            }
+            tokio::select! {
+                _ = receiver.changed() => {}
+                _ = tokio::time::sleep_until(prompt_deadline.into()) => {}
             }
         }
 
@@ -823,7 +859,7 @@ mod tests {
             })
             .await;
         assert_eq!(outcome.method, WaitMethod::Pattern);
-        assert_eq!(outcome.matched.as_deref(), Some("ready>"));
+        assert_eq!(outcome.matched.as_deref(), Some("ready> "));
         let started = Instant::now();
         let outcome = core
             .wait(WaitRequest {

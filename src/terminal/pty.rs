@@ -301,3 +301,263 @@ fn kill_session(sid: u32) {
     }
     tracing::warn!(sid, "processes of a killed terminal session are still running");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::core::{WaitMethod, WaitRequest};
+    use crate::terminal::shell_integration;
+    use regex::Regex;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    struct Shell {
+        session: PtySession,
+        _home: tempfile::TempDir,
+        _integration: tempfile::TempDir,
+    }
+
+    /// `program` (bash or zsh) with drydock's integration, HOME in a fresh temp dir
+    /// holding `rc` as `rc_name`.
+    fn shell_with_rc(program: &str, rc_name: &str, rc: &str) -> Shell {
+        let home = tempfile::tempdir().unwrap();
+        if !rc_name.is_empty() {
+            std::fs::write(home.path().join(rc_name), rc).unwrap();
+        }
+        let integration = tempfile::tempdir().unwrap();
+        let launch = shell_integration::launch(program, integration.path()).unwrap();
+        let mut env = launch.env.clone();
+        env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+        let session = PtySession::spawn(PtySpawn {
+            argv: launch.argv,
+            cwd: home.path().to_path_buf(),
+            env,
+            rows: 24,
+            cols: 80,
+            scrollback: 1000,
+            expect_marks: launch.marks,
+        })
+        .unwrap();
+        Shell {
+            session,
+            _home: home,
+            _integration: integration,
+        }
+    }
+
+    fn shell(program: &str) -> Shell {
+        shell_with_rc(program, "", "")
+    }
+
+    async fn run(shell: &Shell, command: &str, timeout: Duration) -> RunOutcome {
+        shell
+            .session
+            .run(command, timeout, Fallback::default())
+            .await
+            .unwrap()
+    }
+
+    async fn exact_completion(program: &str) {
+        let shell = shell(program);
+        let outcome = run(&shell, "echo hi", 10 * SECOND).await;
+        assert_eq!(outcome.output, "hi\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, Some(0));
+        assert_eq!(outcome.method, WaitMethod::Mark);
+        assert!(outcome.completed);
+
+        let outcome = run(&shell, "false", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(1), ""));
+
+        let outcome = run(&shell, "true", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(0), ""));
+        assert!(outcome.duration_ms < 1000, "{outcome:?}");
+
+        let outcome = run(&shell, "sleep 2; echo done", 10 * SECOND).await;
+        assert_eq!(outcome.output, "done\n", "{outcome:?}");
+        assert!(outcome.completed && outcome.duration_ms >= 2000);
+
+        let outcome = run(&shell, "printf 'a\\nb'; (exit 7)", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(7), "a\nb"));
+        // Output without a final newline stays visible; the next prompt starts a new line.
+        let screen = shell.session.core().screen_text();
+        eprintln!("{program} screen:\n{screen}");
+        assert!(
+            screen.lines().any(|line| line.starts_with('b')),
+            "{program}: {screen}"
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_commands_complete_at_their_mark() {
+        exact_completion("bash").await;
+    }
+
+    #[tokio::test]
+    async fn zsh_commands_complete_at_their_mark() {
+        exact_completion("zsh").await;
+    }
+
+    #[tokio::test]
+    async fn large_output_keeps_the_tail_and_is_capped() {
+        let shell = shell("bash");
+        shell.session.core().set_output_cap(256 * 1024);
+        let outcome = run(&shell, "seq 1 200000", 60 * SECOND).await;
+        assert!(outcome.completed, "{:?}", outcome.method);
+        assert_eq!(outcome.exit_code, Some(0));
+        assert!(outcome.output.starts_with("1\n2\n3\n"));
+        assert!(outcome.output.ends_with("199999\n200000\n"));
+        assert!(outcome.output.contains(" bytes elided ...]"));
+        // seq 1 200000 prints 1,288,895 bytes.
+        assert_eq!(outcome.elided_bytes, 1_288_895 - 256 * 1024);
+        assert!(outcome.output.len() < 256 * 1024 + 100);
+        let (_, total) = shell.session.core().scrollback(0, 0);
+        assert!(total <= 1000 + 24, "scrollback is bounded: {total}");
+    }
+
+    #[tokio::test]
+    async fn timeout_then_interrupt_leaves_the_shell_usable() {
+        let shell = shell("bash");
+        let outcome = run(&shell, "echo started; sleep 30", SECOND).await;
+        assert!(!outcome.completed);
+        assert_eq!(outcome.method, WaitMethod::Timeout);
+        assert_eq!(outcome.output, "started\n");
+        shell.session.interrupt().unwrap();
+        let outcome = run(&shell, "echo again", 5 * SECOND).await;
+        assert_eq!(outcome.output, "again\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn run_while_the_shell_is_busy_waits_for_the_previous_command() {
+        let shell = shell("bash");
+        let outcome = run(&shell, "sleep 1; echo first", Duration::from_millis(200)).await;
+        assert!(!outcome.completed);
+        let outcome = run(&shell, "echo second", 5 * SECOND).await;
+        assert_eq!(outcome.output, "second\n", "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn python_repl_falls_back_to_a_pattern() {
+        let home = tempfile::tempdir().unwrap();
+        let session = PtySession::spawn(PtySpawn {
+            argv: vec!["python3".into(), "-q".into(), "-i".into()],
+            cwd: home.path().to_path_buf(),
+            env: vec![("TERM".into(), "xterm-256color".into())],
+            rows: 24,
+            cols: 80,
+            scrollback: 100,
+            expect_marks: false,
+        })
+        .unwrap();
+        let core = session.core();
+        let ready = core
+            .wait(WaitRequest {
+                pattern: Some(Regex::new(">>> $").unwrap()),
+                max_wait: 10 * SECOND,
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(ready.method, WaitMethod::Pattern);
+        let fallback = Fallback {
+            quiet_ms: None,
+            pattern: Some(Regex::new(r">>> $").unwrap()),
+        };
+        let outcome = session
+            .run("6 * 7", 10 * SECOND, fallback.clone())
+            .await
+            .unwrap();
+        assert_eq!(outcome.method, WaitMethod::Pattern);
+        assert_eq!(outcome.output, "42\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, None);
+        assert!(!core.has_marks());
+
+        let outcome = session
+            .run(
+                "import time; time.sleep(1.5); print('late')",
+                10 * SECOND,
+                fallback,
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.output, "late\n", "{outcome:?}");
+
+        let quiet = Fallback {
+            quiet_ms: Some(300),
+            pattern: None,
+        };
+        let outcome = session.run("print('q')", 10 * SECOND, quiet).await.unwrap();
+        assert_eq!(outcome.method, WaitMethod::Quiet);
+        assert!(outcome.output.starts_with("q\n"), "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn resize_changes_the_screen_and_the_program_sees_it() {
+        let shell = shell("bash");
+        run(&shell, "true", 10 * SECOND).await;
+        shell.session.resize(30, 100).unwrap();
+        assert_eq!(shell.session.core().size(), (30, 100));
+        let outcome = run(&shell, "tput cols; tput lines", 5 * SECOND).await;
+        assert_eq!(outcome.output, "100\n30\n");
+    }
+
+    #[tokio::test]
+    async fn kill_ends_every_process_of_the_session() {
+        let shell = shell("bash");
+        run(&shell, "sleep 1000 & sleep 1001 | cat &", 10 * SECOND).await;
+        let sid = shell.session.pid();
+        assert!(session_processes(sid).len() >= 4, "{:?}", session_processes(sid));
+        let started = Instant::now();
+        shell.session.kill();
+        assert!(session_processes(sid).is_empty());
+        eprintln!("kill took {:?}", started.elapsed());
+        let closed = shell
+            .session
+            .core()
+            .wait(WaitRequest {
+                max_wait: 5 * SECOND,
+                ..Default::default()
+            })
+            .await;
+        assert!(shell.session.core().is_closed(), "{closed:?}");
+        assert!(!shell.session.is_alive());
+    }
+
+    #[tokio::test]
+    async fn drop_kills_the_session() {
+        let shell = shell("bash");
+        run(&shell, "sleep 1000 &", 10 * SECOND).await;
+        let sid = shell.session.pid();
+        drop(shell);
+        assert!(session_processes(sid).is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_users_own_rc_is_sourced() {
+        let bash = shell_with_rc("bash", ".bashrc", "export FROM_USER_RC=bash-yes\nalias hello='echo hello-alias'\n");
+        let outcome = run(&bash, "echo $FROM_USER_RC; hello", 10 * SECOND).await;
+        assert_eq!(outcome.output, "bash-yes\nhello-alias\n");
+
+        let zsh = shell_with_rc("zsh", ".zshrc", "export FROM_USER_RC=zsh-yes\n");
+        let outcome = run(&zsh, "echo $FROM_USER_RC; echo ${ZDOTDIR:-unset}", 10 * SECOND).await;
+        assert_eq!(outcome.output, "zsh-yes\nunset\n");
+    }
+
+    #[test]
+    fn spawn_errors_are_clear() {
+        let spawn = |argv: Vec<&str>, cwd: &str| {
+            PtySession::spawn(PtySpawn {
+                argv: argv.into_iter().map(String::from).collect(),
+                cwd: cwd.into(),
+                env: vec![],
+                rows: 24,
+                cols: 80,
+                scrollback: 10,
+                expect_marks: false,
+            })
+        };
+        assert!(matches!(spawn(vec![], "/"), Err(TerminalError::EmptyCommand)));
+        assert!(matches!(spawn(vec!["sh"], "/no/such/dir"), Err(TerminalError::BadCwd(_))));
+        let error = spawn(vec!["no-such-program-drydock"], "/").err().unwrap();
+        assert!(error.to_string().contains("no-such-program-drydock"), "{error}");
+    }
+}

@@ -57,6 +57,34 @@ impl Screen {
         join_dropping_trailing_empty(rows)
     }
 
+    /// Like `text`, but the cursor's row keeps its spaces up to the cursor, so a pattern
+    /// such as `>>> $` or `\$ $` matches a prompt waiting for input.
+    pub fn text_for_matching(&self) -> String {
+        let (_, cols) = self.size();
+        let (cursor_row, cursor_col) = self.cursor();
+        let rows: Vec<String> = self
+            .screen()
+            .rows(0, cols)
+            .enumerate()
+            .map(|(index, row)| {
+                let mut trimmed = row.trim_end().to_string();
+                if index == usize::from(cursor_row) {
+                    let width = trimmed.chars().count();
+                    let wanted = usize::from(cursor_col);
+                    if wanted > width {
+                        trimmed.extend(std::iter::repeat_n(' ', wanted - width));
+                    }
+                }
+                trimmed
+            })
+            .collect();
+        let mut rows = rows;
+        while rows.len() > usize::from(cursor_row) + 1 && rows.last().is_some_and(String::is_empty) {
+            rows.pop();
+        }
+        rows.join("\n")
+    }
+
     /// The visible rows with their ANSI styling (SGR), one row per line.
     pub fn styled(&self) -> String {
         let (_, cols) = self.size();
@@ -155,6 +183,14 @@ mod tests {
         assert_eq!(screen.text(), "hello\n\nworld");
         assert_eq!(screen.cursor(), (3, 0));
         assert_eq!(screen.size(), (5, 20));
+    }
+
+    #[test]
+    fn text_for_matching_keeps_the_space_before_the_cursor() {
+        let mut screen = Screen::new(5, 20, 0);
+        screen.feed(b"out\r\n>>> ");
+        assert_eq!(screen.text(), "out\n>>>");
+        assert_eq!(screen.text_for_matching(), "out\n>>> ");
     }
 
     #[test]

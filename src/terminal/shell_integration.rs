@@ -169,9 +169,21 @@ HISTFILE="$__drydock_dir/zsh_history"
 unsetopt BANG_HIST
 unset zle_bracketed_paste
 
+# zsh prints PROMPT_SP's end-of-line mark before precmd runs, so it would land inside
+# the command's output (before the D mark): drydock prints it itself, after D.
+__drydock_prompt_sp=0
+if [[ -o PROMPT_SP && -o PROMPT_CR ]]; then __drydock_prompt_sp=1; unsetopt PROMPT_SP; fi
+
 __drydock_precmd() {
   local drydock_status=$?
-  print -rn -- $'\e]133;D;'"$drydock_status"$'\a\e]133;A\a'
+  print -rn -- $'\e]133;D;'"$drydock_status"$'\a'
+  if (( __drydock_prompt_sp )); then
+    local drydock_eol="${(%)${PROMPT_EOL_MARK-%B%S%#%s%b}}"
+    local drydock_width=1
+    [[ -n "${PROMPT_EOL_MARK+set}" ]] && drydock_width=${#${(%)PROMPT_EOL_MARK}}
+    print -rn -- "$drydock_eol${(l:COLUMNS-drydock_width:: :)}"$'\r'"${(l:drydock_width:: :)}"$'\r'
+  fi
+  print -rn -- $'\e]133;A\a'
   [[ "$PS1" == *'133;B'* ]] || PS1="$PS1"$'%{\e]133;B\a%}'
   return $drydock_status
 }
