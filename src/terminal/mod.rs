@@ -5,5 +5,11 @@
 //! `%output` events) and are fed to a `TerminalCore`, which keeps the screen, the
 //! scrollback, the marks and a generation counter that waiters watch.
 
+pub mod core;
+pub mod keys;
+pub mod marks;
+pub mod pty;
 pub mod registry;
 pub mod requests;
+pub mod screen;
+pub mod shell_integration;

@@ -1,0 +1,563 @@
+//! drydock's own terminals: a program on a pseudo-terminal (portable-pty), its output read
+//! continuously by a thread into a `TerminalCore`, and the whole session killed on `kill`
+//! or drop.
+
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+use super::core::{Fallback, RunOutcome, TerminalCore};
+use super::keys::{Key, KeyError};
+
+/// Time between SIGHUP/SIGTERM and SIGKILL when a session is killed.
+pub const KILL_GRACE: Duration = Duration::from_millis(500);
+const READ_CHUNK: usize = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalError {
+    #[error("no command to start")]
+    EmptyCommand,
+    #[error("working directory {0} does not exist or is not a directory")]
+    BadCwd(PathBuf),
+    #[error("could not open a pseudo-terminal: {0}")]
+    OpenPty(String),
+    #[error("could not start {program}: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("the terminal's process has exited")]
+    Exited,
+    #[error("terminal I/O failed: {0}")]
+    Io(#[from] io::Error),
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
+
+#[derive(Debug, Clone)]
+pub struct PtySpawn {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// Added to (and overriding) drydock's own environment.
+    pub env: Vec<(String, String)>,
+    pub rows: u16,
+    pub cols: u16,
+    /// Lines of scrollback kept by the screen model.
+    pub scrollback: usize,
+    /// The program is a shell started with drydock's integration
+    /// (`ShellLaunch::marks`): `run` waits for its first prompt.
+    pub expect_marks: bool,
+}
+
+pub struct PtySession {
+    core: Arc<TerminalCore>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    pid: u32,
+    exited: Arc<AtomicBool>,
+}
+
+impl PtySession {
+    pub fn spawn(spawn: PtySpawn) -> Result<PtySession, TerminalError> {
+        let program = spawn.argv.first().ok_or(TerminalError::EmptyCommand)?.clone();
+        if !spawn.cwd.is_dir() {
+            return Err(TerminalError::BadCwd(spawn.cwd));
+        }
+        let rows = spawn.rows.max(1);
+        let cols = spawn.cols.max(1);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+        let mut command = CommandBuilder::from_argv(spawn.argv.iter().map(Into::into).collect());
+        command.cwd(&spawn.cwd);
+        for (key, value) in &spawn.env {
+            command.env(key, value);
+        }
+        let mut child =
+            pair.slave
+                .spawn_command(command)
+                .map_err(|error| TerminalError::Spawn {
+                    program: program.clone(),
+                    reason: format!("{error:#}"),
+                })?;
+        // Only the child holds the slave side now: its exit gives the reader EOF.
+        drop(pair.slave);
+        let pid = child.process_id().unwrap_or(0);
+        let master = pair.master;
+        let mut reader = master
+            .try_clone_reader()
+            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+        let writer = master
+            .take_writer()
+            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+
+        let core = TerminalCore::new(rows, cols, spawn.scrollback);
+        core.set_expect_marks(spawn.expect_marks);
+
+        let (reader_done, reader_finished) = std::sync::mpsc::channel::<()>();
+        let reader_core = core.clone();
+        std::thread::Builder::new()
+            .name(format!("pty-reader-{pid}"))
+            .spawn(move || {
+                let mut buffer = vec![0u8; READ_CHUNK];
+                loop {
+                    match reader.read(&mut buffer) {
+                        Ok(0) => break,
+                        Ok(n) => reader_core.feed(&buffer[..n]),
+                        Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                        // EIO once every holder of the slave side is gone.
+                        Err(_) => break,
+                    }
+                }
+                let _ = reader_done.send(());
+            })?;
+
+        let exited = Arc::new(AtomicBool::new(false));
+        let waiter_exited = exited.clone();
+        let waiter_core = core.clone();
+        std::thread::Builder::new()
+            .name(format!("pty-waiter-{pid}"))
+            .spawn(move || {
+                let status = child.wait();
+                waiter_exited.store(true, Ordering::SeqCst);
+                // Let the reader drain what the program printed last; a background process
+                // still holding the terminal must not delay the news for long.
+                let _ = reader_finished.recv_timeout(Duration::from_millis(500));
+                let exit_code = match status {
+                    Ok(status) if status.signal().is_none() => Some(status.exit_code() as i32),
+                    _ => None,
+                };
+                waiter_core.closed(exit_code);
+            })?;
+
+        Ok(PtySession {
+            core,
+            master: Mutex::new(master),
+            writer: Mutex::new(writer),
+            pid,
+            exited,
+        })
+    }
+
+    pub fn core(&self) -> Arc<TerminalCore> {
+        self.core.clone()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The program started is still running (its session may outlive it briefly).
+    pub fn is_alive(&self) -> bool {
+        !self.exited.load(Ordering::SeqCst)
+    }
+
+    /// Writes raw bytes to the program's input.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), TerminalError> {
+        if !self.is_alive() {
+            return Err(TerminalError::Exited);
+        }
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        writer.write_all(bytes)?;
+        writer.flush()?;
+        Ok(())
+    }
+
+    pub fn send_text(&self, text: &str) -> Result<(), TerminalError> {
+        self.write(text.as_bytes())
+    }
+
+    /// Sends keys as the terminal would (arrows follow the program's cursor-key mode).
+    pub fn send_keys(&self, keys: &[Key]) -> Result<(), TerminalError> {
+        let application_cursor = self.core.application_cursor();
+        let bytes: Vec<u8> = keys
+            .iter()
+            .flat_map(|key| key.bytes_for(application_cursor))
+            .collect();
+        self.write(&bytes)
+    }
+
+    /// C-c as a key (byte 0x03): the terminal turns it into SIGINT for the foreground job.
+    pub fn interrupt(&self) -> Result<(), TerminalError> {
+        self.send_keys(&[Key::Ctrl('c')])
+    }
+
+    /// Resizes the PTY (the program gets SIGWINCH) and the screen model.
+    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), TerminalError> {
+        let rows = rows.max(1);
+        let cols = cols.max(1);
+        self.master
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| TerminalError::Io(io::Error::other(format!("{error:#}"))))?;
+        self.core.resize(rows, cols);
+        Ok(())
+    }
+
+    /// `TerminalCore::run` with this session's input.
+    pub async fn run(
+        &self,
+        command: &str,
+        timeout: Duration,
+        fallback: Fallback,
+    ) -> Result<RunOutcome, TerminalError> {
+        if !self.is_alive() {
+            return Err(TerminalError::Exited);
+        }
+        let input = |bytes: &[u8]| -> io::Result<()> {
+            self.write(bytes).map_err(|error| match error {
+                TerminalError::Io(error) => error,
+                other => io::Error::other(other.to_string()),
+            })
+        };
+        Ok(self.core.run(&input, command, timeout, fallback).await?)
+    }
+
+    /// Ends every process of the session (the program is a session leader; background
+    /// jobs have their own process groups in it): SIGHUP and SIGTERM, then SIGKILL after
+    /// `KILL_GRACE`. Blocks until they are gone (at most about 3 s). Processes that left
+    /// the session themselves (`setsid`, daemons) are not followed.
+    pub fn kill(&self) {
+        kill_session(self.pid);
+    }
+}
+
+impl Drop for PtySession {
+    fn drop(&mut self) {
+        kill_session(self.pid);
+    }
+}
+
+/// Processes of session `sid` that are not zombies.
+pub fn session_processes(sid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parens.
+            let Some(after_comm) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+                return false;
+            };
+            let fields: Vec<&str> = after_comm.split_whitespace().collect();
+            fields.len() > 3 && fields[0] != "Z" && fields[0] != "X" && fields[3] == sid.to_string()
+        })
+        .collect()
+}
+
+fn kill_session(sid: u32) {
+    if sid == 0 {
+        return;
+    }
+    let signal_all = |signals: &[Signal]| {
+        let members = session_processes(sid);
+        for pid in &members {
+            for signal in signals {
+                let _ = kill(Pid::from_raw(*pid as i32), *signal);
+            }
+        }
+        members.is_empty()
+    };
+    if signal_all(&[Signal::SIGHUP, Signal::SIGCONT, Signal::SIGTERM]) {
+        return;
+    }
+    let wait_empty = |limit: Duration| {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if session_processes(sid).is_empty() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    if wait_empty(KILL_GRACE) {
+        return;
+    }
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        if signal_all(&[Signal::SIGKILL]) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tracing::warn!(sid, "processes of a killed terminal session are still running");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::core::{WaitMethod, WaitRequest};
+    use crate::terminal::shell_integration;
+    use regex::Regex;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    struct Shell {
+        session: PtySession,
+        _home: tempfile::TempDir,
+        _integration: tempfile::TempDir,
+    }
+
+    /// `program` (bash or zsh) with drydock's integration, HOME in a fresh temp dir
+    /// holding `rc` as `rc_name`.
+    fn shell_with_rc(program: &str, rc_name: &str, rc: &str) -> Shell {
+        let home = tempfile::tempdir().unwrap();
+        if !rc_name.is_empty() {
+            std::fs::write(home.path().join(rc_name), rc).unwrap();
+        }
+        let integration = tempfile::tempdir().unwrap();
+        let launch = shell_integration::launch(program, integration.path()).unwrap();
+        let mut env = launch.env.clone();
+        env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+        let session = PtySession::spawn(PtySpawn {
+            argv: launch.argv,
+            cwd: home.path().to_path_buf(),
+            env,
+            rows: 24,
+            cols: 80,
+            scrollback: 1000,
+            expect_marks: launch.marks,
+        })
+        .unwrap();
+        Shell {
+            session,
+            _home: home,
+            _integration: integration,
+        }
+    }
+
+    fn shell(program: &str) -> Shell {
+        shell_with_rc(program, "", "")
+    }
+
+    async fn run(shell: &Shell, command: &str, timeout: Duration) -> RunOutcome {
+        shell
+            .session
+            .run(command, timeout, Fallback::default())
+            .await
+            .unwrap()
+    }
+
+    async fn exact_completion(program: &str) {
+        let shell = shell(program);
+        let outcome = run(&shell, "echo hi", 10 * SECOND).await;
+        assert_eq!(outcome.output, "hi\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, Some(0));
+        assert_eq!(outcome.method, WaitMethod::Mark);
+        assert!(outcome.completed);
+
+        let outcome = run(&shell, "false", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(1), ""));
+
+        let outcome = run(&shell, "true", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(0), ""));
+        assert!(outcome.duration_ms < 1000, "{outcome:?}");
+
+        let outcome = run(&shell, "sleep 2; echo done", 10 * SECOND).await;
+        assert_eq!(outcome.output, "done\n", "{outcome:?}");
+        assert!(outcome.completed && outcome.duration_ms >= 2000);
+
+        let outcome = run(&shell, "printf 'a\\nb'; (exit 7)", 5 * SECOND).await;
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(7), "a\nb"));
+        // Output without a final newline stays visible; the next prompt starts a new line.
+        let screen = shell.session.core().screen_text();
+        eprintln!("{program} screen:\n{screen}");
+        assert!(
+            screen.lines().any(|line| line.starts_with('b')),
+            "{program}: {screen}"
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_commands_complete_at_their_mark() {
+        exact_completion("bash").await;
+    }
+
+    #[tokio::test]
+    async fn zsh_commands_complete_at_their_mark() {
+        exact_completion("zsh").await;
+    }
+
+    #[tokio::test]
+    async fn large_output_keeps_the_tail_and_is_capped() {
+        let shell = shell("bash");
+        shell.session.core().set_output_cap(256 * 1024);
+        let outcome = run(&shell, "seq 1 200000", 60 * SECOND).await;
+        assert!(outcome.completed, "{:?}", outcome.method);
+        assert_eq!(outcome.exit_code, Some(0));
+        assert!(outcome.output.starts_with("1\n2\n3\n"));
+        assert!(outcome.output.ends_with("199999\n200000\n"));
+        assert!(outcome.output.contains(" bytes elided ...]"));
+        // seq 1 200000 prints 1,288,895 bytes.
+        assert_eq!(outcome.elided_bytes, 1_288_895 - 256 * 1024);
+        assert!(outcome.output.len() < 256 * 1024 + 100);
+        let (_, total) = shell.session.core().scrollback(0, 0);
+        assert!(total <= 1000 + 24, "scrollback is bounded: {total}");
+    }
+
+    #[tokio::test]
+    async fn timeout_then_interrupt_leaves_the_shell_usable() {
+        let shell = shell("bash");
+        let outcome = run(&shell, "echo started; sleep 30", SECOND).await;
+        assert!(!outcome.completed);
+        assert_eq!(outcome.method, WaitMethod::Timeout);
+        assert_eq!(outcome.output, "started\n");
+        shell.session.interrupt().unwrap();
+        let outcome = run(&shell, "echo again", 5 * SECOND).await;
+        assert_eq!(outcome.output, "again\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn run_while_the_shell_is_busy_waits_for_the_previous_command() {
+        let shell = shell("bash");
+        let outcome = run(&shell, "sleep 1; echo first", Duration::from_millis(200)).await;
+        assert!(!outcome.completed);
+        let outcome = run(&shell, "echo second", 5 * SECOND).await;
+        assert_eq!(outcome.output, "second\n", "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn python_repl_falls_back_to_a_pattern() {
+        let home = tempfile::tempdir().unwrap();
+        let session = PtySession::spawn(PtySpawn {
+            argv: vec!["python3".into(), "-q".into(), "-i".into()],
+            cwd: home.path().to_path_buf(),
+            env: vec![("TERM".into(), "xterm-256color".into())],
+            rows: 24,
+            cols: 80,
+            scrollback: 100,
+            expect_marks: false,
+        })
+        .unwrap();
+        let core = session.core();
+        let ready = core
+            .wait(WaitRequest {
+                pattern: Some(Regex::new(">>> $").unwrap()),
+                max_wait: 10 * SECOND,
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(ready.method, WaitMethod::Pattern);
+        let fallback = Fallback {
+            quiet_ms: None,
+            pattern: Some(Regex::new(r">>> $").unwrap()),
+        };
+        let outcome = session
+            .run("6 * 7", 10 * SECOND, fallback.clone())
+            .await
+            .unwrap();
+        assert_eq!(outcome.method, WaitMethod::Pattern);
+        assert_eq!(outcome.output, "42\n", "{outcome:?}");
+        assert_eq!(outcome.exit_code, None);
+        assert!(!core.has_marks());
+
+        let outcome = session
+            .run(
+                "import time; time.sleep(1.5); print('late')",
+                10 * SECOND,
+                fallback,
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.output, "late\n", "{outcome:?}");
+
+        let quiet = Fallback {
+            quiet_ms: Some(300),
+            pattern: None,
+        };
+        let outcome = session.run("print('q')", 10 * SECOND, quiet).await.unwrap();
+        assert_eq!(outcome.method, WaitMethod::Quiet);
+        assert!(outcome.output.starts_with("q\n"), "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn resize_changes_the_screen_and_the_program_sees_it() {
+        let shell = shell("bash");
+        run(&shell, "true", 10 * SECOND).await;
+        shell.session.resize(30, 100).unwrap();
+        assert_eq!(shell.session.core().size(), (30, 100));
+        let outcome = run(&shell, "tput cols; tput lines", 5 * SECOND).await;
+        assert_eq!(outcome.output, "100\n30\n");
+    }
+
+    #[tokio::test]
+    async fn kill_ends_every_process_of_the_session() {
+        let shell = shell("bash");
+        run(&shell, "sleep 1000 & sleep 1001 | cat &", 10 * SECOND).await;
+        let sid = shell.session.pid();
+        assert!(session_processes(sid).len() >= 4, "{:?}", session_processes(sid));
+        let started = Instant::now();
+        shell.session.kill();
+        assert!(session_processes(sid).is_empty());
+        eprintln!("kill took {:?}", started.elapsed());
+        let closed = shell
+            .session
+            .core()
+            .wait(WaitRequest {
+                max_wait: 5 * SECOND,
+                ..Default::default()
+            })
+            .await;
+        assert!(shell.session.core().is_closed(), "{closed:?}");
+        assert!(!shell.session.is_alive());
+    }
+
+    #[tokio::test]
+    async fn drop_kills_the_session() {
+        let shell = shell("bash");
+        run(&shell, "sleep 1000 &", 10 * SECOND).await;
+        let sid = shell.session.pid();
+        drop(shell);
+        assert!(session_processes(sid).is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_users_own_rc_is_sourced() {
+        let bash = shell_with_rc("bash", ".bashrc", "export FROM_USER_RC=bash-yes\nalias hello='echo hello-alias'\n");
+        let outcome = run(&bash, "echo $FROM_USER_RC; hello", 10 * SECOND).await;
+        assert_eq!(outcome.output, "bash-yes\nhello-alias\n");
+
+        let zsh = shell_with_rc("zsh", ".zshrc", "export FROM_USER_RC=zsh-yes\n");
+        let outcome = run(&zsh, "echo $FROM_USER_RC; echo ${ZDOTDIR:-unset}", 10 * SECOND).await;
+        assert_eq!(outcome.output, "zsh-yes\nunset\n");
+    }
+
+    #[test]
+    fn spawn_errors_are_clear() {
+        let spawn = |argv: Vec<&str>, cwd: &str| {
+            PtySession::spawn(PtySpawn {
+                argv: argv.into_iter().map(String::from).collect(),
+                cwd: cwd.into(),
+                env: vec![],
+                rows: 24,
+                cols: 80,
+                scrollback: 10,
+                expect_marks: false,
+            })
+        };
+        assert!(matches!(spawn(vec![], "/"), Err(TerminalError::EmptyCommand)));
+        assert!(matches!(spawn(vec!["sh"], "/no/such/dir"), Err(TerminalError::BadCwd(_))));
+        let error = spawn(vec!["no-such-program-drydock"], "/").err().unwrap();
+        assert!(error.to_string().contains("no-such-program-drydock"), "{error}");
+    }
+}
