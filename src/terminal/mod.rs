@@ -4,3 +4,5 @@
 //! Output flows one way whatever the backend: bytes arrive (a PTY reader thread, tmux's
 //! `%output` events) and are fed to a `TerminalCore`, which keeps the screen, the
 //! scrollback, the marks and a generation counter that waiters watch.
+
+pub mod tmux;
