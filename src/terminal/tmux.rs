@@ -195,7 +195,9 @@ impl PaneInfo {
     }
 
     fn parse(line: &str) -> Option<PaneInfo> {
-        let f: Vec<&str> = line.splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR).collect();
+        let f: Vec<&str> = line
+            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
+            .collect();
         if f.len() != Self::FORMAT_FIELDS.len() {
             return None;
         }
@@ -252,7 +254,9 @@ impl SessionInfo {
     }
 
     fn parse(line: &str) -> Option<SessionInfo> {
-        let f: Vec<&str> = line.splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR).collect();
+        let f: Vec<&str> = line
+            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
+            .collect();
         if f.len() != Self::FORMAT_FIELDS.len() {
             return None;
         }
@@ -278,7 +282,10 @@ pub struct PaneAddress {
 impl PaneAddress {
     /// The exact-match tmux target, `=SESSION:WINDOW.PANE`.
     pub fn target(&self) -> String {
-        format!("={}:{}.{}", self.session, self.window_index, self.pane_index)
+        format!(
+            "={}:{}.{}",
+            self.session, self.window_index, self.pane_index
+        )
     }
 }
 
@@ -358,10 +365,10 @@ pub fn validate_session_name(name: &str) -> Result<()> {
 /// here instead.
 pub fn validate_key_name(name: &str) -> Result<()> {
     const NAMED: &[&str] = &[
-        "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right",
-        "Home", "End", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "IC", "Insert",
-        "DC", "Delete", "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6",
-        "KP1", "KP2", "KP3", "KPEnter", "KP0", "KP.", "Any",
+        "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home",
+        "End", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "IC", "Insert", "DC",
+        "Delete", "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6", "KP1",
+        "KP2", "KP3", "KPEnter", "KP0", "KP.", "Any",
     ];
     let invalid = || TmuxError::InvalidKey(name.to_string());
     let mut base = name;
@@ -504,7 +511,10 @@ impl Tmux {
 
     /// Whether a server is running on this socket.
     pub async fn server_running(&self) -> Result<bool> {
-        match self.run(cmd(["list-sessions", "-F", "#{session_id}"])).await {
+        match self
+            .run(cmd(["list-sessions", "-F", "#{session_id}"]))
+            .await
+        {
             Ok(_) => Ok(true),
             Err(TmuxError::NoServer { .. }) => Ok(false),
             Err(e) => Err(e),
@@ -536,17 +546,19 @@ impl Tmux {
 
     /// One pane, by id ("%3") or any pane target (`=S:W.P`).
     pub async fn pane(&self, target: &str) -> Result<PaneInfo> {
-        let out = self
-            .run(cmd([
-                "display-message",
-                "-p",
-                "-t",
-                target,
-                "-F",
-                &PaneInfo::format(),
-            ]))
-            .await?;
+        let out = self.display(target, &PaneInfo::format()).await?;
         parse_one(&out, PaneInfo::parse, "display-message")
+    }
+
+    /// `display-message -p -t TARGET FORMAT`, with the target checked first: tmux 3.3's
+    /// display-message falls back to another pane for a target that does not exist (and
+    /// prints empty fields for a missing pane id) instead of failing. `list-panes` fails,
+    /// and a failed command ends the sequence.
+    async fn display(&self, target: &str, format: &str) -> Result<String> {
+        let mut args = cmd(["list-panes", "-t", target, "-f", "#{==:0,1}", "-F", "-"]);
+        args.push(SEPARATOR.into());
+        args.extend(cmd(["display-message", "-p", "-t", target, format]));
+        self.run(args).await
     }
 
     /// The pane at `tmux:SESSION:WINDOW.PANE`.
@@ -621,10 +633,23 @@ impl Tmux {
         spawn_args(&mut args, spawn)?;
         let target = session_target(name);
         args.push(SEPARATOR.into());
-        args.extend(cmd(["set-option", "-t", &target, DRYDOCK_SESSION_OPTION, "1"]));
+        args.extend(cmd([
+            "set-option",
+            "-t",
+            &target,
+            DRYDOCK_SESSION_OPTION,
+            "1",
+        ]));
         if !self.socket.is_owned() && self.defaults.remain_on_exit {
             args.push(SEPARATOR.into());
-            args.extend(cmd(["set-option", "-w", "-t", &target, "remain-on-exit", "on"]));
+            args.extend(cmd([
+                "set-option",
+                "-w",
+                "-t",
+                &target,
+                "remain-on-exit",
+                "on",
+            ]));
         }
         let out = self.run(args).await.map_err(|e| match e {
             TmuxError::Command { message, .. } if message.contains("duplicate session") => {
@@ -687,8 +712,15 @@ impl Tmux {
         // On an owned server remain-on-exit is global already; on the user's server it is set
         // on this pane only, never on their other panes.
         if !self.socket.is_owned() && self.defaults.remain_on_exit {
-            self.run(cmd(["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"]))
-                .await?;
+            self.run(cmd([
+                "set-option",
+                "-p",
+                "-t",
+                pane_id,
+                "remain-on-exit",
+                "on",
+            ]))
+            .await?;
         }
         self.pane(pane_id).await
     }
@@ -718,12 +750,16 @@ impl Tmux {
     /// is out of reach.
     pub async fn kill_session(&self, session: &str) -> Result<()> {
         let panes = self.session_panes(session).await?;
-        self.kill_with_processes(&panes, cmd(["kill-session", "-t", &session_target(session)]))
-            .await
+        self.kill_with_processes(
+            &panes,
+            cmd(["kill-session", "-t", &session_target(session)]),
+        )
+        .await
     }
 
     async fn kill_with_processes(&self, panes: &[PaneInfo], kill: Vec<String>) -> Result<()> {
-        let processes = procs::ProcessSet::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
+        let processes =
+            procs::ProcessSet::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
         self.run(kill).await?;
         processes.kill_survivors().await;
         Ok(())
@@ -751,9 +787,7 @@ impl Tmux {
                 "terminal size {cols}x{rows} must be at least 1x1"
             )));
         }
-        let out = self
-            .run(cmd(["display-message", "-p", "-t", target, "#{window_panes}"]))
-            .await?;
+        let out = self.display(target, "#{window_panes}").await?;
         let (rows, cols) = (rows.to_string(), cols.to_string());
         let args = if out.trim() == "1" {
             cmd(["resize-window", "-t", target, "-x", &cols, "-y", &rows])
@@ -885,9 +919,7 @@ impl Tmux {
     }
 
     async fn display_pair(&self, target: &str, format: &str) -> Result<(u16, u16)> {
-        let out = self
-            .run(cmd(["display-message", "-p", "-t", target, format]))
-            .await?;
+        let out = self.display(target, format).await?;
         let unexpected = || TmuxError::UnexpectedOutput {
             command: "display-message".into(),
             output: out.clone(),
@@ -1077,7 +1109,11 @@ async fn run_tmux(
         return Ok(stdout);
     }
     let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    let message = if stderr.is_empty() { stdout.trim().to_string() } else { stderr };
+    let message = if stderr.is_empty() {
+        stdout.trim().to_string()
+    } else {
+        stderr
+    };
     Err(classify_error(name, message, socket.flatten()))
 }
 

@@ -27,6 +27,10 @@ pub type OutputCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
 /// The name of the subscription that reports pane deaths.
 const DEAD_SUBSCRIPTION: &str = "drydock-dead";
+/// Empty while the pane lives; "STATUS:SIGNAL" once it died. tmux marks the pane dead when
+/// the pty closes and learns the status a moment later, so ":" (dead, status not yet known)
+/// is skipped and the change to "3:" or ":9" is what gets reported.
+const DEAD_FORMAT: &str = "#{?pane_dead,#{pane_dead_status}:#{pane_dead_signal},}";
 const EVENT_CAPACITY: usize = 1024;
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -35,33 +39,67 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 pub enum ControlEvent {
     /// A pane's process exited; the pane remains (remain-on-exit). Reported within about a
     /// second (tmux checks subscriptions once a second).
-    PaneExited { pane: String, status: Option<i32> },
+    /// `status` is the exit status, `signal` the signal that killed it.
+    PaneExited {
+        pane: String,
+        status: Option<i32>,
+        signal: Option<i32>,
+    },
     /// A subscribed (or seen) pane no longer exists; its subscription is removed.
-    PaneClosed { pane: String },
-    WindowAdded { window: String },
-    WindowClosed { window: String },
-    PaneModeChanged { pane: String },
-    SessionChanged { session_id: String, name: String },
+    PaneClosed {
+        pane: String,
+    },
+    WindowAdded {
+        window: String,
+    },
+    WindowClosed {
+        window: String,
+    },
+    PaneModeChanged {
+        pane: String,
+    },
+    SessionChanged {
+        session_id: String,
+        name: String,
+    },
     SessionsChanged,
     /// The client detached or the server went away; no more events follow.
-    Exited { reason: Option<String> },
+    Exited {
+        reason: Option<String>,
+    },
 }
 
 /// One parsed line of control-mode output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Line {
-    Output { pane: String, data: Vec<u8> },
-    Begin { number: u64, from_client: bool },
-    End { number: u64, error: bool },
+    Output {
+        pane: String,
+        data: Vec<u8>,
+    },
+    Begin {
+        number: u64,
+        from_client: bool,
+    },
+    End {
+        number: u64,
+        error: bool,
+    },
     Exit(Option<String>),
     WindowAdd(String),
     WindowClose(String),
     UnlinkedWindowClose(String),
     LayoutChange(String),
     PaneModeChanged(String),
-    SessionChanged { id: String, name: String },
+    SessionChanged {
+        id: String,
+        name: String,
+    },
     SessionsChanged,
-    SubscriptionChanged { name: String, pane: Option<String>, value: String },
+    SubscriptionChanged {
+        name: String,
+        pane: Option<String>,
+        value: String,
+    },
     Other(Vec<u8>),
 }
 
@@ -245,11 +283,7 @@ impl ControlClient {
         }
         let (recheck_tx, recheck_rx) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_loop(tmux.clone(), lines, shared.clone(), recheck_tx));
-        let checker = tokio::spawn(check_closed_panes(
-            tmux.clone(),
-            shared.clone(),
-            recheck_rx,
-        ));
+        let checker = tokio::spawn(check_closed_panes(tmux.clone(), shared.clone(), recheck_rx));
         let client = ControlClient {
             shared,
             stdin: tokio::sync::Mutex::new(Some(stdin)),
@@ -260,7 +294,7 @@ impl ControlClient {
         };
         client
             .command(&format!(
-                "refresh-client -B '{DEAD_SUBSCRIPTION}:%*:#{{pane_dead}} #{{pane_dead_status}}'"
+                "refresh-client -B '{DEAD_SUBSCRIPTION}:%*:{DEAD_FORMAT}'"
             ))
             .await?;
         Ok(client)
@@ -339,13 +373,12 @@ impl ControlClient {
     pub async fn close(self) {
         self.stdin.lock().await.take();
         let child = self.child.lock().unwrap().take();
-        if let Some(mut child) = child {
-            if tokio::time::timeout(CLOSE_TIMEOUT, child.wait())
+        if let Some(mut child) = child
+            && tokio::time::timeout(CLOSE_TIMEOUT, child.wait())
                 .await
                 .is_err()
-            {
-                let _ = child.kill().await;
-            }
+        {
+            let _ = child.kill().await;
         }
     }
 }
@@ -399,7 +432,9 @@ fn classify_attach_error(session: &str, message: String) -> TmuxError {
         TmuxError::Command { message, .. } if message == "tmux -C exited" => {
             TmuxError::UnknownTarget {
                 target: "session".into(),
-                message: format!("cannot attach to session {session:?} (no server or no such session)"),
+                message: format!(
+                    "cannot attach to session {session:?} (no server or no such session)"
+                ),
             }
         }
         other => other,
@@ -430,11 +465,13 @@ async fn read_loop(
         let line = strip_newline(&buf);
         if let Some((ours, collected)) = block.as_mut() {
             if let Line::End { error, .. } = parse_line(line) {
-                if *ours
-                    && let Some(tx) = shared.pending.lock().unwrap().pop_front()
-                {
+                if *ours && let Some(tx) = shared.pending.lock().unwrap().pop_front() {
                     let lines = std::mem::take(collected);
-                    let _ = tx.send(if error { Err(lines.join("\n")) } else { Ok(lines) });
+                    let _ = tx.send(if error {
+                        Err(lines.join("\n"))
+                    } else {
+                        Ok(lines)
+                    });
                 }
                 block = None;
             } else {
@@ -478,11 +515,13 @@ async fn read_loop(
             Line::SubscriptionChanged { name, pane, value } => {
                 if name == DEAD_SUBSCRIPTION
                     && let Some(pane) = pane
-                    && let Some(status) = value.strip_prefix("1")
+                    && let Some((status, signal)) = value.split_once(':')
+                    && (!status.is_empty() || !signal.is_empty())
                 {
                     shared.emit(ControlEvent::PaneExited {
                         pane,
-                        status: status.trim().parse().ok(),
+                        status: status.parse().ok(),
+                        signal: signal.parse().ok(),
                     });
                 }
             }
@@ -600,11 +639,11 @@ mod tests {
             Line::Exit(Some("detached".into()))
         );
         assert_eq!(
-            parse_line(b"%subscription-changed drydock-dead $1 @2 0 %3 - : 1 130"),
+            parse_line(b"%subscription-changed drydock-dead $0 @1 1 %1 : :9"),
             Line::SubscriptionChanged {
                 name: "drydock-dead".into(),
-                pane: Some("%3".into()),
-                value: "1 130".into()
+                pane: Some("%1".into()),
+                value: ":9".into()
             }
         );
         assert_eq!(

@@ -98,22 +98,25 @@ impl ProcessSet {
     }
 
     /// After tmux closed the ptys (SIGHUP): gives the processes a moment to exit, then
-    /// SIGKILLs whatever is left.
+    /// SIGKILLs whatever is left and waits (bounded) until it is gone.
     pub async fn kill_survivors(&self) {
-        if self.0.is_empty() {
+        if self.0.is_empty() || self.wait_gone(GRACE).await {
             return;
         }
-        let deadline = tokio::time::Instant::now() + GRACE;
+        for pid in self.alive() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+        self.wait_gone(GRACE).await;
+    }
+
+    async fn wait_gone(&self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
         loop {
-            let alive = self.alive();
-            if alive.is_empty() {
-                return;
+            if self.alive().is_empty() {
+                return true;
             }
             if tokio::time::Instant::now() >= deadline {
-                for pid in alive {
-                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-                }
-                return;
+                return false;
             }
             tokio::time::sleep(POLL).await;
         }
