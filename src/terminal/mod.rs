@@ -13,3 +13,4 @@ pub mod registry;
 pub mod requests;
 pub mod screen;
 pub mod shell_integration;
+pub mod tmux;

@@ -1,0 +1,1146 @@
+//! The tmux backend: sessions, windows and panes on a tmux server, driven with the `tmux`
+//! command line (argv, never a shell), and pane output as events from a control-mode client
+//! ([`ControlClient`]).
+//!
+//! Two kinds of server are addressed through [`SocketSpec`]: drydock's own (a socket path or
+//! `-L` name drydock owns, where its sessions carry a name prefix and the `@drydock` session
+//! option, so they are found again after a restart) and the user's default server, whose
+//! existing panes are addressed as `tmux:SESSION:WINDOW.PANE`.
+//!
+//! Every session target is passed to tmux as `=NAME:` (exact match): a bare `-t NAME` lets
+//! tmux fall back to a prefix match, and `kill-session -t a` kills a session named `a b`.
+
+mod control;
+mod procs;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+
+pub use control::{ControlClient, ControlEvent, OutputCallback};
+
+/// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The session option drydock sets on the sessions it creates (`@drydock 1`).
+pub const DRYDOCK_SESSION_OPTION: &str = "@drydock";
+
+/// Separates fields in `-F` formats. tmux escapes control characters in names (a window
+/// named `a\x1fb` is printed as `a\037b`), so this byte cannot come from a name.
+const FIELD_SEPARATOR: char = '\u{1f}';
+
+/// Longest hex run given to one `send-keys -H`.
+const SEND_BYTES_CHUNK: usize = 1024;
+
+pub type Result<T, E = TmuxError> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    #[error("tmux is not installed (no `tmux` on PATH)")]
+    NotInstalled,
+    #[error("no tmux server is running{}", socket_suffix(.socket))]
+    NoServer { socket: Option<String> },
+    #[error("tmux has no {target}: {message}")]
+    UnknownTarget { target: String, message: String },
+    #[error("a tmux session named {0:?} already exists")]
+    DuplicateSession(String),
+    #[error("invalid tmux session name {name:?}: {reason}")]
+    InvalidSessionName { name: String, reason: &'static str },
+    #[error("invalid tmux pane address {address:?}: {reason}")]
+    InvalidAddress { address: String, reason: String },
+    #[error("unknown key name {0:?} (e.g. Enter, Escape, C-c, Up, Tab, BSpace, F5)")]
+    InvalidKey(String),
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("tmux {command} timed out after {timeout:?}")]
+    Timeout { command: String, timeout: Duration },
+    #[error("tmux {command} failed: {message}")]
+    Command { command: String, message: String },
+    #[error("unexpected output from tmux {command}: {output:?}")]
+    UnexpectedOutput { command: String, output: String },
+    #[error("the tmux control client has exited")]
+    ControlClientGone,
+    #[error("running tmux: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn socket_suffix(socket: &Option<String>) -> String {
+    socket
+        .as_ref()
+        .map(|s| format!(" on {s}"))
+        .unwrap_or_default()
+}
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketSpec {
+    /// drydock's own server at this socket path (`tmux -S PATH`).
+    Path(PathBuf),
+    /// drydock's own server by name (`tmux -L NAME`, under `$TMUX_TMPDIR/tmux-UID/`).
+    Name(String),
+    /// The user's server: the one this process runs inside (`$TMUX`) or else the default.
+    UserDefault,
+}
+
+impl SocketSpec {
+    /// Whether drydock owns this server (and may set global options on it).
+    pub fn is_owned(&self) -> bool {
+        !matches!(self, SocketSpec::UserDefault)
+    }
+
+    fn args(&self) -> Vec<OsString> {
+        match self {
+            SocketSpec::Path(path) => vec!["-S".into(), path.clone().into()],
+            SocketSpec::Name(name) => vec!["-L".into(), name.into()],
+            // `$TMUX` is "SOCKET,PID,SESSION"; made explicit because `TMUX` is removed from
+            // the environment of every tmux drydock runs.
+            SocketSpec::UserDefault => match tmux_env_socket() {
+                Some(path) => vec!["-S".into(), path.into()],
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn describe(&self) -> Option<String> {
+        match self {
+            SocketSpec::Path(path) => Some(path.display().to_string()),
+            SocketSpec::Name(name) => Some(format!("-L {name}")),
+            SocketSpec::UserDefault => tmux_env_socket(),
+        }
+    }
+}
+
+fn tmux_env_socket() -> Option<String> {
+    let value = std::env::var("TMUX").ok()?;
+    let socket = value.split(',').next()?;
+    (!socket.is_empty()).then(|| socket.to_string())
+}
+
+/// Whether this process runs inside a tmux pane (`$TMUX` is set).
+pub fn inside_tmux() -> bool {
+    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
+}
+
+/// The installed tmux's version, e.g. "3.3a".
+pub async fn version() -> Result<String> {
+    let output = run_tmux(Vec::new(), vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
+    let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
+    Ok(version.to_string())
+}
+
+/// A pane as `list-panes` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneInfo {
+    /// tmux's unique pane id, e.g. "%3": the most robust target.
+    pub id: String,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    pub pane_index: u32,
+    /// `pane_current_command`: the foreground process's name.
+    pub command: String,
+    /// `pane_current_path`.
+    pub path: PathBuf,
+    /// The process the pane runs (its session leader).
+    pub pid: u32,
+    pub width: u16,
+    pub height: u16,
+    pub active: bool,
+    /// The pane's process has exited (only visible with `remain-on-exit`).
+    pub dead: bool,
+    /// Exit status of a dead pane's process, when it exited normally.
+    pub dead_status: Option<i32>,
+}
+
+impl PaneInfo {
+    /// `tmux:SESSION:WINDOW.PANE`.
+    pub fn address(&self) -> String {
+        PaneAddress {
+            session: self.session.clone(),
+            window_index: self.window_index,
+            pane_index: self.pane_index,
+        }
+        .to_string()
+    }
+
+    const FORMAT_FIELDS: [&'static str; 13] = [
+        "pane_id",
+        "session_name",
+        "window_index",
+        "pane_index",
+        "pane_pid",
+        "pane_width",
+        "pane_height",
+        "pane_active",
+        "pane_dead",
+        "pane_dead_status",
+        "window_name",
+        "pane_current_command",
+        // Last: a path is printed as it is and could hold any byte.
+        "pane_current_path",
+    ];
+
+    fn format() -> String {
+        let sep = FIELD_SEPARATOR.to_string();
+        Self::FORMAT_FIELDS
+            .iter()
+            .map(|f| format!("#{{{f}}}"))
+            .collect::<Vec<_>>()
+            .join(&sep)
+    }
+
+    fn parse(line: &str) -> Option<PaneInfo> {
+        let f: Vec<&str> = line
+            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
+            .collect();
+        if f.len() != Self::FORMAT_FIELDS.len() {
+            return None;
+        }
+        Some(PaneInfo {
+            id: f[0].to_string(),
+            session: f[1].to_string(),
+            window_index: f[2].parse().ok()?,
+            pane_index: f[3].parse().ok()?,
+            pid: f[4].parse().ok()?,
+            width: f[5].parse().ok()?,
+            height: f[6].parse().ok()?,
+            active: f[7] == "1",
+            dead: f[8] == "1",
+            dead_status: f[9].parse().ok(),
+            window_name: f[10].to_string(),
+            command: f[11].to_string(),
+            path: PathBuf::from(f[12]),
+        })
+    }
+}
+
+/// A session as `list-sessions` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// e.g. "$2".
+    pub id: String,
+    pub name: String,
+    pub windows: u32,
+    /// Number of clients attached (a drydock control client counts).
+    pub attached: u32,
+    /// Unix time the session was created.
+    pub created: u64,
+    /// The session carries `@drydock 1`: drydock created it.
+    pub drydock: bool,
+}
+
+impl SessionInfo {
+    const FORMAT_FIELDS: [&'static str; 6] = [
+        "session_id",
+        "session_windows",
+        "session_attached",
+        "session_created",
+        "@drydock",
+        "session_name",
+    ];
+
+    fn format() -> String {
+        let sep = FIELD_SEPARATOR.to_string();
+        Self::FORMAT_FIELDS
+            .iter()
+            .map(|f| format!("#{{{f}}}"))
+            .collect::<Vec<_>>()
+            .join(&sep)
+    }
+
+    fn parse(line: &str) -> Option<SessionInfo> {
+        let f: Vec<&str> = line
+            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
+            .collect();
+        if f.len() != Self::FORMAT_FIELDS.len() {
+            return None;
+        }
+        Some(SessionInfo {
+            id: f[0].to_string(),
+            windows: f[1].parse().ok()?,
+            attached: f[2].parse().ok()?,
+            created: f[3].parse().ok()?,
+            drydock: f[4] == "1",
+            name: f[5].to_string(),
+        })
+    }
+}
+
+/// A parsed `tmux:SESSION:WINDOW.PANE`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PaneAddress {
+    pub session: String,
+    pub window_index: u32,
+    pub pane_index: u32,
+}
+
+impl PaneAddress {
+    /// The exact-match tmux target, `=SESSION:WINDOW.PANE`.
+    pub fn target(&self) -> String {
+        format!(
+            "={}:{}.{}",
+            self.session, self.window_index, self.pane_index
+        )
+    }
+}
+
+impl std::fmt::Display for PaneAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tmux:{}:{}.{}",
+            self.session, self.window_index, self.pane_index
+        )
+    }
+}
+
+/// Parses `tmux:SESSION:WINDOW.PANE`. tmux itself turns `:` and `.` in session names into
+/// `_`, so a session name here never holds them, and the address splits unambiguously.
+pub fn parse_address(address: &str) -> Result<PaneAddress> {
+    let bad = |reason: &str| TmuxError::InvalidAddress {
+        address: address.to_string(),
+        reason: reason.to_string(),
+    };
+    let rest = address
+        .strip_prefix("tmux:")
+        .ok_or_else(|| bad("expected tmux:SESSION:WINDOW.PANE (it must start with \"tmux:\")"))?;
+    let (session, window_pane) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| bad("expected tmux:SESSION:WINDOW.PANE (no \":\" after the session)"))?;
+    validate_session_name(session).map_err(|e| match e {
+        TmuxError::InvalidSessionName { reason, .. } => bad(reason),
+        other => other,
+    })?;
+    let (window, pane) = window_pane
+        .split_once('.')
+        .ok_or_else(|| bad("expected WINDOW.PANE after the session, e.g. 0.1"))?;
+    let number = |s: &str, what: &str| {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(&format!(
+                "the {what} index {s:?} is not a non-negative number"
+            )));
+        }
+        s.parse::<u32>()
+            .map_err(|_| bad(&format!("the {what} index {s:?} is too large")))
+    };
+    Ok(PaneAddress {
+        session: session.to_string(),
+        window_index: number(window, "window")?,
+        pane_index: number(pane, "pane")?,
+    })
+}
+
+/// tmux's rules for session names, made strict: tmux silently replaces `:` and `.` with `_`
+/// (so the created session would not have the asked-for name) and rejects an empty name;
+/// control characters are escaped in its output. All of these are refused here.
+pub fn validate_session_name(name: &str) -> Result<()> {
+    let invalid = |reason| TmuxError::InvalidSessionName {
+        name: name.to_string(),
+        reason,
+    };
+    if name.is_empty() {
+        return Err(invalid("it is empty"));
+    }
+    if name.contains([':', '.']) {
+        return Err(invalid("tmux does not allow ':' or '.' in session names"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(invalid("it contains control characters"));
+    }
+    if name.starts_with(['=', '$', '%', '@']) {
+        return Err(invalid(
+            "a leading '=', '$', '%' or '@' is read by tmux as a target prefix",
+        ));
+    }
+    Ok(())
+}
+
+/// Key names `send_keys` accepts: what tmux's `key_string_lookup_string` knows, with optional
+/// `C-`, `M-`, `S-` modifiers. tmux types an unknown name as literal text, so it is refused
+/// here instead.
+pub fn validate_key_name(name: &str) -> Result<()> {
+    const NAMED: &[&str] = &[
+        "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home",
+        "End", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "IC", "Insert", "DC",
+        "Delete", "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6", "KP1",
+        "KP2", "KP3", "KPEnter", "KP0", "KP.", "Any",
+    ];
+    let invalid = || TmuxError::InvalidKey(name.to_string());
+    let mut base = name;
+    loop {
+        match base.get(..2) {
+            Some("C-" | "M-" | "S-" | "c-" | "m-" | "s-") if base.len() > 2 => base = &base[2..],
+            _ => break,
+        }
+    }
+    if let Some(rest) = base.strip_prefix('^')
+        && rest.chars().count() == 1
+    {
+        return Ok(());
+    }
+    if base.chars().count() == 1 {
+        return Ok(());
+    }
+    if NAMED.iter().any(|k| k.eq_ignore_ascii_case(base)) {
+        return Ok(());
+    }
+    if let Some(n) = base.strip_prefix(['F', 'f'])
+        && let Ok(n) = n.parse::<u8>()
+        && (1..=12).contains(&n)
+    {
+        return Ok(());
+    }
+    Err(invalid())
+}
+
+/// What `capture` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureOptions {
+    /// Keep colours and attributes as escape sequences (`-e`).
+    pub escapes: bool,
+    /// Join lines the terminal wrapped (`-J`).
+    pub join_wrapped: bool,
+    /// First line: 0 is the top of the visible screen, negative numbers reach into the
+    /// scrollback (`-S`); `None` is the top of the screen. `i64::MIN` means the oldest line.
+    pub start: Option<i64>,
+    /// Last line (`-E`); `None` is the bottom of the screen.
+    pub end: Option<i64>,
+}
+
+/// Options drydock applies to what it creates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDefaults {
+    /// Scrollback lines per pane (`history-limit`). On an owned server it is set globally
+    /// before the first pane exists; tmux only applies it to panes created afterwards.
+    pub history_limit: u32,
+    /// Keep a pane whose process exited, with its last screen (`remain-on-exit on`).
+    pub remain_on_exit: bool,
+}
+
+impl Default for SessionDefaults {
+    fn default() -> Self {
+        Self {
+            history_limit: 10_000,
+            remain_on_exit: true,
+        }
+    }
+}
+
+/// What a new pane runs, and where.
+#[derive(Debug, Clone, Default)]
+pub struct Spawn<'a> {
+    /// Working directory; must exist (tmux silently falls back to $HOME otherwise).
+    pub cwd: Option<&'a Path>,
+    /// The program and its arguments, executed without a shell. Empty: tmux's default
+    /// command (the user's shell).
+    pub argv: &'a [String],
+    /// Set in the pane's environment (`-e KEY=VALUE`).
+    pub env: &'a [(String, String)],
+}
+
+/// A tmux server drydock talks to.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    socket: SocketSpec,
+    config_file: Option<PathBuf>,
+    timeout: Duration,
+    defaults: SessionDefaults,
+}
+
+impl Tmux {
+    pub fn new(socket: SocketSpec) -> Self {
+        Self {
+            socket,
+            config_file: None,
+            timeout: DEFAULT_COMMAND_TIMEOUT,
+            defaults: SessionDefaults::default(),
+        }
+    }
+
+    /// The user's server (their existing sessions and panes).
+    pub fn user_default() -> Self {
+        Self::new(SocketSpec::UserDefault)
+    }
+
+    /// The config file the server reads when drydock starts it (`-f`); e.g. `/dev/null` for
+    /// a server unaffected by the user's `~/.tmux.conf`.
+    pub fn with_config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config_file = Some(path.into());
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_defaults(mut self, defaults: SessionDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    pub fn socket(&self) -> &SocketSpec {
+        &self.socket
+    }
+
+    pub(crate) fn base_args(&self) -> Vec<OsString> {
+        let mut args = self.socket.args();
+        if let Some(config) = &self.config_file {
+            args.push("-f".into());
+            args.push(config.clone().into());
+        }
+        args
+    }
+
+    /// Runs one tmux command (or several separated by `;` items, see [`SEPARATOR`]); returns
+    /// its stdout.
+    async fn run(&self, args: Vec<String>) -> Result<String> {
+        run_tmux(
+            self.base_args(),
+            args,
+            self.timeout,
+            Some(self.socket.describe()),
+        )
+        .await
+    }
+
+    /// Whether a server is running on this socket.
+    pub async fn server_running(&self) -> Result<bool> {
+        match self
+            .run(cmd(["list-sessions", "-F", "#{session_id}"]))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(TmuxError::NoServer { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every pane on the server (`list-panes -a`).
+    pub async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
+        let out = self
+            .run(cmd(["list-panes", "-a", "-F", &PaneInfo::format()]))
+            .await?;
+        parse_lines(&out, PaneInfo::parse, "list-panes")
+    }
+
+    /// The panes of one session, every window.
+    pub async fn session_panes(&self, session: &str) -> Result<Vec<PaneInfo>> {
+        let out = self
+            .run(cmd([
+                "list-panes",
+                "-s",
+                "-t",
+                &session_target(session),
+                "-F",
+                &PaneInfo::format(),
+            ]))
+            .await?;
+        parse_lines(&out, PaneInfo::parse, "list-panes")
+    }
+
+    /// One pane, by id ("%3") or any pane target (`=S:W.P`).
+    pub async fn pane(&self, target: &str) -> Result<PaneInfo> {
+        let out = self.display(target, &PaneInfo::format()).await?;
+        parse_one(&out, PaneInfo::parse, "display-message")
+    }
+
+    /// `display-message -p -t TARGET FORMAT`, with the target checked first: tmux 3.3's
+    /// display-message falls back to another pane for a target that does not exist (and
+    /// prints empty fields for a missing pane id) instead of failing. `list-panes` fails,
+    /// and a failed command ends the sequence.
+    async fn display(&self, target: &str, format: &str) -> Result<String> {
+        let mut args = cmd(["list-panes", "-t", target, "-f", "#{==:0,1}", "-F", "-"]);
+        args.push(SEPARATOR.into());
+        args.extend(cmd(["display-message", "-p", "-t", target, format]));
+        self.run(args).await
+    }
+
+    /// The pane at `tmux:SESSION:WINDOW.PANE`.
+    pub async fn pane_at(&self, address: &PaneAddress) -> Result<PaneInfo> {
+        self.pane(&address.target()).await
+    }
+
+    /// All sessions.
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+        let out = self
+            .run(cmd(["list-sessions", "-F", &SessionInfo::format()]))
+            .await?;
+        parse_lines(&out, SessionInfo::parse, "list-sessions")
+    }
+
+    /// Sessions whose name starts with `prefix`, for reconciliation at start-up. No server
+    /// running means no sessions.
+    pub async fn list_sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionInfo>> {
+        match self.list_sessions().await {
+            Ok(sessions) => Ok(sessions
+                .into_iter()
+                .filter(|s| s.name.starts_with(prefix))
+                .collect()),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Creates a detached session of `cols` x `rows` running `spawn`, marks it `@drydock 1`
+    /// and returns its pane. On an owned server the [`SessionDefaults`] are set globally first,
+    /// in the same tmux invocation (so the very first pane gets the history limit).
+    pub async fn new_session(
+        &self,
+        name: &str,
+        spawn: &Spawn<'_>,
+        rows: u16,
+        cols: u16,
+    ) -> Result<PaneInfo> {
+        validate_session_name(name)?;
+        if rows == 0 || cols == 0 {
+            return Err(TmuxError::InvalidArgument(format!(
+                "terminal size {cols}x{rows} must be at least 1x1"
+            )));
+        }
+        let mut args = Vec::new();
+        if self.socket.is_owned() {
+            args.extend(cmd([
+                "set-option",
+                "-g",
+                "history-limit",
+                &self.defaults.history_limit.to_string(),
+            ]));
+            args.push(SEPARATOR.into());
+            if self.defaults.remain_on_exit {
+                args.extend(cmd(["set-option", "-g", "remain-on-exit", "on"]));
+                args.push(SEPARATOR.into());
+            }
+        }
+        args.extend(cmd([
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ]));
+        spawn_args(&mut args, spawn)?;
+        let target = session_target(name);
+        args.push(SEPARATOR.into());
+        args.extend(cmd([
+            "set-option",
+            "-t",
+            &target,
+            DRYDOCK_SESSION_OPTION,
+            "1",
+        ]));
+        if !self.socket.is_owned() && self.defaults.remain_on_exit {
+            args.push(SEPARATOR.into());
+            args.extend(cmd([
+                "set-option",
+                "-w",
+                "-t",
+                &target,
+                "remain-on-exit",
+                "on",
+            ]));
+        }
+        let out = self.run(args).await.map_err(|e| match e {
+            TmuxError::Command { message, .. } if message.contains("duplicate session") => {
+                TmuxError::DuplicateSession(name.to_string())
+            }
+            other => other,
+        })?;
+        self.pane(first_line(&out, "new-session")?).await
+    }
+
+    /// Creates a window in `session` running `spawn`; it does not become the current window.
+    pub async fn new_window(
+        &self,
+        session: &str,
+        name: Option<&str>,
+        spawn: &Spawn<'_>,
+    ) -> Result<PaneInfo> {
+        let mut args = cmd([
+            "new-window",
+            "-d",
+            "-t",
+            &session_target(session),
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ]);
+        if let Some(name) = name {
+            args.extend(cmd(["-n", name]));
+        }
+        spawn_args(&mut args, spawn)?;
+        let out = self.run(args).await?;
+        self.after_create(first_line(&out, "new-window")?).await
+    }
+
+    /// Splits `target` (a pane id or target) in two: `vertical` puts the new pane below
+    /// (`-v`, a top/bottom split), otherwise to the right (`-h`). The new pane is not made
+    /// active.
+    pub async fn split_pane(
+        &self,
+        target: &str,
+        vertical: bool,
+        spawn: &Spawn<'_>,
+    ) -> Result<PaneInfo> {
+        let mut args = cmd([
+            "split-window",
+            if vertical { "-v" } else { "-h" },
+            "-d",
+            "-t",
+            target,
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ]);
+        spawn_args(&mut args, spawn)?;
+        let out = self.run(args).await?;
+        self.after_create(first_line(&out, "split-window")?).await
+    }
+
+    async fn after_create(&self, pane_id: &str) -> Result<PaneInfo> {
+        // On an owned server remain-on-exit is global already; on the user's server it is set
+        // on this pane only, never on their other panes.
+        if !self.socket.is_owned() && self.defaults.remain_on_exit {
+            self.run(cmd([
+                "set-option",
+                "-p",
+                "-t",
+                pane_id,
+                "remain-on-exit",
+                "on",
+            ]))
+            .await?;
+        }
+        self.pane(pane_id).await
+    }
+
+    /// Kills a pane and every process it ran (see [`Tmux::kill_session`]).
+    pub async fn kill_pane(&self, target: &str) -> Result<()> {
+        let panes = vec![self.pane(target).await?];
+        self.kill_with_processes(&panes, cmd(["kill-pane", "-t", target]))
+            .await
+    }
+
+    /// Kills a window (`target`: "@2", "=S:1" or a pane in it) and every process its panes ran.
+    pub async fn kill_window(&self, target: &str) -> Result<()> {
+        let out = self
+            .run(cmd(["list-panes", "-t", target, "-F", &PaneInfo::format()]))
+            .await?;
+        let panes = parse_lines(&out, PaneInfo::parse, "list-panes")?;
+        self.kill_with_processes(&panes, cmd(["kill-window", "-t", target]))
+            .await
+    }
+
+    /// Kills a session and every process its panes ran. tmux's kill only closes the ptys
+    /// (SIGHUP to the foreground process groups); processes that ignore SIGHUP (`nohup`) or
+    /// sit in another process group of the pane's terminal session survive that. So the
+    /// processes of each pane's session are collected first (from /proc), and whatever
+    /// survives the kill gets SIGKILL. A process that left with `setsid` and was reparented
+    /// is out of reach.
+    pub async fn kill_session(&self, session: &str) -> Result<()> {
+        let panes = self.session_panes(session).await?;
+        self.kill_with_processes(
+            &panes,
+            cmd(["kill-session", "-t", &session_target(session)]),
+        )
+        .await
+    }
+
+    async fn kill_with_processes(&self, panes: &[PaneInfo], kill: Vec<String>) -> Result<()> {
+        let processes =
+            procs::ProcessSet::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
+        self.run(kill).await?;
+        processes.kill_survivors().await;
+        Ok(())
+    }
+
+    pub async fn rename_session(&self, session: &str, new_name: &str) -> Result<()> {
+        validate_session_name(new_name)?;
+        self.run(cmd([
+            "rename-session",
+            "-t",
+            &session_target(session),
+            new_name,
+        ]))
+        .await
+        .map(drop)
+    }
+
+    /// Makes the pane `cols` x `rows`. A pane alone in its window is resized by resizing the
+    /// window (`resize-window`, which also sets the window's `window-size` to `manual`, so
+    /// attached clients no longer resize it); a pane sharing its window is resized within
+    /// it (`resize-pane`), limited by the window.
+    pub async fn resize_pane(&self, target: &str, rows: u16, cols: u16) -> Result<()> {
+        if rows == 0 || cols == 0 {
+            return Err(TmuxError::InvalidArgument(format!(
+                "terminal size {cols}x{rows} must be at least 1x1"
+            )));
+        }
+        let out = self.display(target, "#{window_panes}").await?;
+        let (rows, cols) = (rows.to_string(), cols.to_string());
+        let args = if out.trim() == "1" {
+            cmd(["resize-window", "-t", target, "-x", &cols, "-y", &rows])
+        } else {
+            cmd(["resize-pane", "-t", target, "-x", &cols, "-y", &rows])
+        };
+        self.run(args).await.map(drop)
+    }
+
+    /// Sets a tmux option; `target` is a session, window or pane target, or `None` with
+    /// `global` for the server-wide value.
+    pub async fn set_option(
+        &self,
+        target: Option<&str>,
+        scope: OptionScope,
+        name: &str,
+        value: &str,
+    ) -> Result<()> {
+        let mut args = cmd(["set-option"]);
+        args.extend(scope.flags());
+        if let Some(target) = target {
+            args.extend(cmd(["-t", target]));
+        }
+        args.extend(cmd([name, value]));
+        self.run(args).await.map(drop)
+    }
+
+    /// Reads an option's value; `None` when it is not set.
+    pub async fn show_option(
+        &self,
+        target: Option<&str>,
+        scope: OptionScope,
+        name: &str,
+    ) -> Result<Option<String>> {
+        let mut args = cmd(["show-options", "-q", "-v"]);
+        args.extend(scope.flags());
+        if let Some(target) = target {
+            args.extend(cmd(["-t", target]));
+        }
+        args.push(name.to_string());
+        let out = self.run(args).await?;
+        let value = out.strip_suffix('\n').unwrap_or(&out);
+        Ok((!out.is_empty()).then(|| value.to_string()))
+    }
+
+    /// Whether `session` carries `@drydock 1`, i.e. drydock created it.
+    pub async fn is_drydock_session(&self, session: &str) -> Result<bool> {
+        let value = self
+            .show_option(
+                Some(&session_target(session)),
+                OptionScope::Session,
+                DRYDOCK_SESSION_OPTION,
+            )
+            .await?;
+        Ok(value.as_deref() == Some("1"))
+    }
+
+    /// Types `text` literally (`send-keys -l`): "C-c" in it is the three characters.
+    pub async fn send_text(&self, target: &str, text: &str) -> Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.run(cmd(["send-keys", "-l", "-t", target, "--", text]))
+            .await
+            .map(drop)
+    }
+
+    /// Presses keys by name (`C-c`, `Enter`, `Escape`, `Up`, `Tab`, `BSpace`, `F5`, ...);
+    /// every name is checked first, so a typo is an error rather than typed text.
+    pub async fn send_keys(&self, target: &str, names: &[String]) -> Result<()> {
+        for name in names {
+            validate_key_name(name)?;
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut args = cmd(["send-keys", "-t", target, "--"]);
+        args.extend(names.iter().cloned());
+        self.run(args).await.map(drop)
+    }
+
+    /// Writes raw bytes to the pane (`send-keys -H`, hex), e.g. non-UTF-8 input.
+    pub async fn send_bytes(&self, target: &str, bytes: &[u8]) -> Result<()> {
+        for chunk in bytes.chunks(SEND_BYTES_CHUNK) {
+            let mut args = cmd(["send-keys", "-H", "-t", target, "--"]);
+            args.extend(chunk.iter().map(|b| format!("{b:02x}")));
+            self.run(args).await?;
+        }
+        Ok(())
+    }
+
+    /// The pane's screen and/or scrollback as text (`capture-pane -p`); for panes whose
+    /// output drydock did not see from the start.
+    pub async fn capture(&self, target: &str, options: CaptureOptions) -> Result<String> {
+        let mut args = cmd(["capture-pane", "-p", "-t", target]);
+        if options.escapes {
+            args.push("-e".into());
+        }
+        if options.join_wrapped {
+            args.push("-J".into());
+        }
+        let line = |n: i64| {
+            if n == i64::MIN {
+                "-".to_string()
+            } else {
+                n.clamp(i32::MIN as i64 + 1, i32::MAX as i64).to_string()
+            }
+        };
+        if let Some(start) = options.start {
+            args.extend(["-S".into(), line(start)]);
+        }
+        if let Some(end) = options.end {
+            args.extend(["-E".into(), line(end)]);
+        }
+        self.run(args).await
+    }
+
+    /// (rows, cols) of the pane.
+    pub async fn pane_size(&self, target: &str) -> Result<(u16, u16)> {
+        let (w, h) = self
+            .display_pair(target, "#{pane_width},#{pane_height}")
+            .await?;
+        Ok((h, w))
+    }
+
+    /// Cursor position as (x, y), 0-based from the top left of the visible screen.
+    pub async fn cursor(&self, target: &str) -> Result<(u16, u16)> {
+        self.display_pair(target, "#{cursor_x},#{cursor_y}").await
+    }
+
+    async fn display_pair(&self, target: &str, format: &str) -> Result<(u16, u16)> {
+        let out = self.display(target, format).await?;
+        let unexpected = || TmuxError::UnexpectedOutput {
+            command: "display-message".into(),
+            output: out.clone(),
+        };
+        let (a, b) = out.trim().split_once(',').ok_or_else(unexpected)?;
+        Ok((
+            a.parse().map_err(|_| unexpected())?,
+            b.parse().map_err(|_| unexpected())?,
+        ))
+    }
+
+    /// Stops the whole server (only ever meant for drydock's own socket).
+    pub async fn kill_server(&self) -> Result<()> {
+        if !self.socket.is_owned() {
+            return Err(TmuxError::InvalidArgument(
+                "refusing to kill the user's tmux server".into(),
+            ));
+        }
+        match self.run(cmd(["kill-server"])).await {
+            Ok(_) | Err(TmuxError::NoServer { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Which kind of option `set_option`/`show_option` address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionScope {
+    Session,
+    GlobalSession,
+    Window,
+    Pane,
+    Server,
+}
+
+impl OptionScope {
+    fn flags(self) -> Vec<String> {
+        let flags: &[&str] = match self {
+            OptionScope::Session => &[],
+            OptionScope::GlobalSession => &["-g"],
+            OptionScope::Window => &["-w"],
+            OptionScope::Pane => &["-p"],
+            OptionScope::Server => &["-s"],
+        };
+        flags.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+/// The exact-match target of a session: `=NAME:` (the trailing colon makes it a session
+/// target for commands that take a pane target, such as `set-option`).
+pub fn session_target(session: &str) -> String {
+    format!("={session}:")
+}
+
+/// Separates commands in one tmux invocation: turned into a bare `;` argument when tmux is
+/// run. (A NUL cannot be in an argument, so no user argument can be mistaken for it.)
+const SEPARATOR: &str = "\0;";
+
+/// tmux reads an argument ending in `;` as the end of a command (and strips the `;`), even
+/// when it arrives as its own argv element; `\;` at the end stands for a literal `;`. So a
+/// trailing `;` gets a backslash; nothing else in an argument is special (no quoting,
+/// no `~` or `#{}` expansion: all verified on 3.3a).
+fn escape_arg(arg: &str) -> String {
+    match arg.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => arg.to_string(),
+    }
+}
+
+fn cmd<const N: usize>(args: [&str; N]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// Appends `-c`, `-e` and the command. With one argument tmux runs the command through
+/// `sh -c`; with several it execs them directly. A single-element argv is therefore turned
+/// into `exec 'PROGRAM'` so it is never word-split either.
+fn spawn_args(args: &mut Vec<String>, spawn: &Spawn<'_>) -> Result<()> {
+    if let Some(cwd) = spawn.cwd {
+        if !cwd.is_dir() {
+            return Err(TmuxError::InvalidArgument(format!(
+                "working directory {} does not exist",
+                cwd.display()
+            )));
+        }
+        let cwd = cwd.to_str().ok_or_else(|| {
+            TmuxError::InvalidArgument(format!("working directory {} is not UTF-8", cwd.display()))
+        })?;
+        args.extend(cmd(["-c", cwd]));
+    }
+    for (key, value) in spawn.env {
+        if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
+            return Err(TmuxError::InvalidArgument(format!(
+                "invalid environment variable name {key:?}"
+            )));
+        }
+        args.extend(["-e".into(), format!("{key}={value}")]);
+    }
+    match spawn.argv {
+        [] => {}
+        [program] => {
+            args.push("--".into());
+            args.push(format!("exec {}", shell_quote(program)));
+        }
+        argv => {
+            args.push("--".into());
+            args.extend(argv.iter().cloned());
+        }
+    }
+    Ok(())
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn first_line<'a>(out: &'a str, command: &str) -> Result<&'a str> {
+    out.lines()
+        .next()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| TmuxError::UnexpectedOutput {
+            command: command.into(),
+            output: out.into(),
+        })
+}
+
+fn parse_lines<T>(out: &str, parse: impl Fn(&str) -> Option<T>, command: &str) -> Result<Vec<T>> {
+    out.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            parse(l).ok_or_else(|| TmuxError::UnexpectedOutput {
+                command: command.into(),
+                output: l.into(),
+            })
+        })
+        .collect()
+}
+
+fn parse_one<T>(out: &str, parse: impl Fn(&str) -> Option<T>, command: &str) -> Result<T> {
+    parse_lines(out, parse, command)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| TmuxError::UnexpectedOutput {
+            command: command.into(),
+            output: out.into(),
+        })
+}
+
+/// Runs `tmux BASE ARGS` with stdin at /dev/null and `TMUX` removed; maps failures to
+/// [`TmuxError`]. `socket` is `Some(description)` for commands that talk to a server.
+async fn run_tmux(
+    base: Vec<OsString>,
+    args: Vec<String>,
+    timeout: Duration,
+    socket: Option<Option<String>>,
+) -> Result<String> {
+    let name = args.first().cloned().unwrap_or_default();
+    let mut command = Command::new("tmux");
+    command
+        .args(base)
+        .args(args.iter().map(|a| {
+            if a == SEPARATOR {
+                ";".to_string()
+            } else {
+                escape_arg(a)
+            }
+        }))
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
+        _ => TmuxError::Io(e),
+    })?;
+    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(output) => output?,
+        Err(_) => {
+            return Err(TmuxError::Timeout {
+                command: name,
+                timeout,
+            });
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        return Ok(stdout);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    let message = if stderr.is_empty() {
+        stdout.trim().to_string()
+    } else {
+        stderr
+    };
+    Err(classify_error(name, message, socket.flatten()))
+}
+
+fn classify_error(command: String, message: String, socket: Option<String>) -> TmuxError {
+    if message.starts_with("no server running")
+        || (message.starts_with("error connecting to") && message.contains("No such file"))
+    {
+        return TmuxError::NoServer { socket };
+    }
+    for (needle, target) in [
+        ("can't find session", "session"),
+        ("no such session", "session"),
+        ("session not found", "session"),
+        ("can't find window", "window"),
+        ("no such window", "window"),
+        ("can't find pane", "pane"),
+        ("no such pane", "pane"),
+    ] {
+        if message.contains(needle) {
+            return TmuxError::UnknownTarget {
+                target: target.to_string(),
+                message,
+            };
+        }
+    }
+    if let Some(name) = message.strip_prefix("duplicate session: ") {
+        return TmuxError::DuplicateSession(name.to_string());
+    }
+    TmuxError::Command { command, message }
+}

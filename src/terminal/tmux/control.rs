@@ -1,0 +1,654 @@
+//! A tmux control-mode client (`tmux -C attach`): pane output as events instead of polling
+//! `capture-pane`.
+//!
+//! Control mode reports only what panes print after the client attached: a caller captures
+//! the current screen first (`Tmux::capture`), then feeds the subscribed bytes.
+//!
+//! Size: a control client that never sets its size (`refresh-client -C`) is left out of
+//! tmux's window-size calculation, so this client never sends one, and also attaches with
+//! `-f ignore-size`. (In tmux 3.3 `ignore-size` alone is not enough: a client with that
+//! flag still sizes the windows when it is the only client attached.)
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::{Result, Tmux, TmuxError, escape_arg, session_target};
+
+/// Receives a pane's raw output bytes, in order. Called on the client's reader task: keep it
+/// short (feed a parser, push to a channel).
+pub type OutputCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// The name of the subscription that reports pane deaths.
+const DEAD_SUBSCRIPTION: &str = "drydock-dead";
+/// Empty while the pane lives; "STATUS:SIGNAL" once it died. tmux marks the pane dead when
+/// the pty closes and learns the status a moment later, so ":" (dead, status not yet known)
+/// is skipped and the change to "3:" or ":9" is what gets reported.
+const DEAD_FORMAT: &str = "#{?pane_dead,#{pane_dead_status}:#{pane_dead_signal},}";
+const EVENT_CAPACITY: usize = 1024;
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What happens on the server, as the control client sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlEvent {
+    /// A pane's process exited; the pane remains (remain-on-exit). Reported within about a
+    /// second (tmux checks subscriptions once a second).
+    /// `status` is the exit status, `signal` the signal that killed it.
+    PaneExited {
+        pane: String,
+        status: Option<i32>,
+        signal: Option<i32>,
+    },
+    /// A subscribed (or seen) pane no longer exists; its subscription is removed.
+    PaneClosed {
+        pane: String,
+    },
+    WindowAdded {
+        window: String,
+    },
+    WindowClosed {
+        window: String,
+    },
+    PaneModeChanged {
+        pane: String,
+    },
+    SessionChanged {
+        session_id: String,
+        name: String,
+    },
+    SessionsChanged,
+    /// The client detached or the server went away; no more events follow.
+    Exited {
+        reason: Option<String>,
+    },
+}
+
+/// One parsed line of control-mode output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Line {
+    Output {
+        pane: String,
+        data: Vec<u8>,
+    },
+    Begin {
+        number: u64,
+        from_client: bool,
+    },
+    End {
+        number: u64,
+        error: bool,
+    },
+    Exit(Option<String>),
+    WindowAdd(String),
+    WindowClose(String),
+    UnlinkedWindowClose(String),
+    LayoutChange(String),
+    PaneModeChanged(String),
+    SessionChanged {
+        id: String,
+        name: String,
+    },
+    SessionsChanged,
+    SubscriptionChanged {
+        name: String,
+        pane: Option<String>,
+        value: String,
+    },
+    Other(Vec<u8>),
+}
+
+/// Undoes control mode's escaping: bytes below 0x20 and `\` arrive as `\ooo` (octal);
+/// everything else is the raw byte.
+pub(crate) fn decode_octal(escaped: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(escaped.len());
+    let mut i = 0;
+    while i < escaped.len() {
+        let b = escaped[i];
+        if b == b'\\'
+            && let Some(digits) = escaped.get(i + 1..i + 4)
+            && digits.iter().all(|d| (b'0'..=b'7').contains(d))
+        {
+            let value = digits
+                .iter()
+                .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+            out.push(value as u8);
+            i += 4;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    out
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Parses one line (without its newline) that is not inside a `%begin` block.
+pub(crate) fn parse_line(line: &[u8]) -> Line {
+    let (word, rest) = match line.iter().position(|&b| b == b' ') {
+        Some(i) => (&line[..i], &line[i + 1..]),
+        None => (line, &[][..]),
+    };
+    let split_word = |bytes: &[u8]| -> (String, Vec<u8>) {
+        match bytes.iter().position(|&b| b == b' ') {
+            Some(i) => (text(&bytes[..i]), bytes[i + 1..].to_vec()),
+            None => (text(bytes), Vec::new()),
+        }
+    };
+    let block_numbers = |rest: &[u8]| -> (u64, bool) {
+        let fields: Vec<String> = text(rest).split(' ').map(str::to_string).collect();
+        let number = fields.get(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+        let flags: u32 = fields.get(2).and_then(|n| n.parse().ok()).unwrap_or(0);
+        (number, flags & 1 == 1)
+    };
+    match word {
+        b"%output" => {
+            let (pane, data) = split_word(rest);
+            Line::Output {
+                pane,
+                data: decode_octal(&data),
+            }
+        }
+        b"%extended-output" => {
+            // %extended-output %PANE AGE ... : DATA
+            let (pane, after) = split_word(rest);
+            let data = after
+                .windows(3)
+                .position(|w| w == b" : ")
+                .map(|i| &after[i + 3..])
+                .unwrap_or(&[]);
+            Line::Output {
+                pane,
+                data: decode_octal(data),
+            }
+        }
+        b"%begin" => {
+            let (number, from_client) = block_numbers(rest);
+            Line::Begin {
+                number,
+                from_client,
+            }
+        }
+        b"%end" | b"%error" => Line::End {
+            number: block_numbers(rest).0,
+            error: word == b"%error",
+        },
+        b"%exit" => Line::Exit((!rest.is_empty()).then(|| text(rest))),
+        b"%window-add" => Line::WindowAdd(text(rest)),
+        b"%window-close" => Line::WindowClose(text(rest)),
+        b"%unlinked-window-close" => Line::UnlinkedWindowClose(text(rest)),
+        b"%layout-change" => Line::LayoutChange(split_word(rest).0),
+        b"%pane-mode-changed" => Line::PaneModeChanged(text(rest)),
+        b"%session-changed" => {
+            let (id, name) = split_word(rest);
+            Line::SessionChanged {
+                id,
+                name: text(&name),
+            }
+        }
+        b"%sessions-changed" => Line::SessionsChanged,
+        b"%subscription-changed" => {
+            // %subscription-changed NAME $S @W IDX %P ... : VALUE
+            let rest_text = text(rest);
+            let (head, value) = rest_text
+                .split_once(" : ")
+                .unwrap_or((rest_text.as_str(), ""));
+            let mut words = head.split(' ');
+            let name = words.next().unwrap_or_default().to_string();
+            let pane = words.find(|w| w.starts_with('%')).map(str::to_string);
+            Line::SubscriptionChanged {
+                name,
+                pane,
+                value: value.to_string(),
+            }
+        }
+        _ => Line::Other(line.to_vec()),
+    }
+}
+
+type Reply = std::result::Result<Vec<String>, String>;
+
+struct Shared {
+    callbacks: Mutex<HashMap<String, OutputCallback>>,
+    /// Panes subscribed to or seen printing: the ones whose disappearance is reported.
+    known_panes: Mutex<HashSet<String>>,
+    pending: Mutex<VecDeque<oneshot::Sender<Reply>>>,
+    events: broadcast::Sender<ControlEvent>,
+}
+
+impl Shared {
+    fn emit(&self, event: ControlEvent) {
+        let _ = self.events.send(event);
+    }
+}
+
+/// A `tmux -C attach` client on one session. Output of every pane in the session's windows
+/// arrives on the reader task; [`ControlClient::subscribe`] routes a pane's bytes to a
+/// callback. Dropping the client kills the tmux process and stops its tasks.
+pub struct ControlClient {
+    shared: Arc<Shared>,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    child: Mutex<Option<Child>>,
+    reader: JoinHandle<()>,
+    checker: JoinHandle<()>,
+    session: String,
+}
+
+impl ControlClient {
+    /// Attaches to `session` (exact name) in control mode. Only output produced from now on
+    /// is reported: capture the pane's current screen first.
+    pub async fn attach(tmux: &Tmux, session: &str) -> Result<ControlClient> {
+        let mut command = Command::new("tmux");
+        command
+            .args(tmux.base_args())
+            .args([
+                "-C",
+                "attach-session",
+                "-f",
+                "ignore-size",
+                "-t",
+                &escape_arg(&session_target(session)),
+            ])
+            .env_remove("TMUX")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
+            _ => TmuxError::Io(e),
+        })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let shared = Arc::new(Shared {
+            callbacks: Mutex::new(HashMap::new()),
+            known_panes: Mutex::new(HashSet::new()),
+            pending: Mutex::new(VecDeque::new()),
+            events,
+        });
+        let mut lines = BufReader::new(stdout);
+        // The attach command's own reply block comes first, or an error and %exit.
+        if let Err(message) = read_attach_reply(&mut lines).await {
+            let _ = child.start_kill();
+            return Err(classify_attach_error(session, message));
+        }
+        let (recheck_tx, recheck_rx) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(read_loop(tmux.clone(), lines, shared.clone(), recheck_tx));
+        let checker = tokio::spawn(check_closed_panes(tmux.clone(), shared.clone(), recheck_rx));
+        let client = ControlClient {
+            shared,
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            child: Mutex::new(Some(child)),
+            reader,
+            checker,
+            session: session.to_string(),
+        };
+        client
+            .command(&format!(
+                "refresh-client -B '{DEAD_SUBSCRIPTION}:%*:{DEAD_FORMAT}'"
+            ))
+            .await?;
+        Ok(client)
+    }
+
+    /// The session this client is attached to.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Routes `pane`'s output ("%3") to `callback`, replacing an earlier one.
+    pub fn subscribe(&self, pane: &str, callback: OutputCallback) {
+        self.shared
+            .known_panes
+            .lock()
+            .unwrap()
+            .insert(pane.to_string());
+        self.shared
+            .callbacks
+            .lock()
+            .unwrap()
+            .insert(pane.to_string(), callback);
+    }
+
+    pub fn unsubscribe(&self, pane: &str) {
+        self.shared.callbacks.lock().unwrap().remove(pane);
+    }
+
+    /// Events from now on (pane exited or closed, windows, sessions, client exit).
+    pub fn events(&self) -> broadcast::Receiver<ControlEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// Whether the tmux client is still running.
+    pub fn is_alive(&self) -> bool {
+        !self.reader.is_finished()
+    }
+
+    /// Runs a tmux command line (tmux syntax, quoted as in a config file) through the
+    /// control connection; returns its output lines, or tmux's error.
+    pub async fn command(&self, line: &str) -> Result<Vec<String>> {
+        if line.contains('\n') {
+            return Err(TmuxError::InvalidArgument(
+                "a control-mode command must be one line".into(),
+            ));
+        }
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut stdin = self.stdin.lock().await;
+            let stdin = stdin.as_mut().ok_or(TmuxError::ControlClientGone)?;
+            // Queued before writing: replies come back in order, and may arrive before
+            // write_all returns.
+            self.shared.pending.lock().unwrap().push_back(tx);
+            let written = async {
+                stdin.write_all(line.as_bytes()).await?;
+                stdin.write_all(b"\n").await?;
+                stdin.flush().await
+            }
+            .await;
+            if written.is_err() {
+                return Err(TmuxError::ControlClientGone);
+            }
+        }
+        match rx.await {
+            Ok(Ok(lines)) => Ok(lines),
+            Ok(Err(message)) => Err(TmuxError::Command {
+                command: line.split(' ').next().unwrap_or_default().to_string(),
+                message,
+            }),
+            Err(_) => Err(TmuxError::ControlClientGone),
+        }
+    }
+
+    /// Detaches cleanly (closing stdin makes tmux exit the client), killing the process if
+    /// it does not exit in time.
+    pub async fn close(self) {
+        self.stdin.lock().await.take();
+        let child = self.child.lock().unwrap().take();
+        if let Some(mut child) = child
+            && tokio::time::timeout(CLOSE_TIMEOUT, child.wait())
+                .await
+                .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.lock().unwrap().take() {
+            // tokio reaps it in the background.
+            let _ = child.start_kill();
+        }
+        self.reader.abort();
+        self.checker.abort();
+    }
+}
+
+async fn read_attach_reply(lines: &mut BufReader<ChildStdout>) -> std::result::Result<(), String> {
+    let mut buf = Vec::new();
+    let mut in_block = false;
+    let mut block = Vec::new();
+    loop {
+        buf.clear();
+        let n = tokio::time::timeout(CLOSE_TIMEOUT * 2, lines.read_until(b'\n', &mut buf))
+            .await
+            .map_err(|_| "no answer from tmux -C".to_string())?
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(if block.is_empty() {
+                "tmux -C exited".to_string()
+            } else {
+                block.join("\n")
+            });
+        }
+        let line = strip_newline(&buf);
+        if in_block {
+            match parse_line(line) {
+                Line::End { error: false, .. } => return Ok(()),
+                Line::End { error: true, .. } => return Err(block.join("\n")),
+                _ => block.push(text(line)),
+            }
+        } else if let Line::Begin { .. } = parse_line(line) {
+            in_block = true;
+        } else if let Line::Exit(reason) = parse_line(line) {
+            return Err(reason.unwrap_or_else(|| "tmux -C exited".into()));
+        }
+    }
+}
+
+fn classify_attach_error(session: &str, message: String) -> TmuxError {
+    let error = super::classify_error("attach-session".into(), message, None);
+    match error {
+        TmuxError::Command { message, .. } if message == "tmux -C exited" => {
+            TmuxError::UnknownTarget {
+                target: "session".into(),
+                message: format!(
+                    "cannot attach to session {session:?} (no server or no such session)"
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
+fn strip_newline(buf: &[u8]) -> &[u8] {
+    let line = buf.strip_suffix(b"\n").unwrap_or(buf);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+async fn read_loop(
+    tmux: Tmux,
+    mut lines: BufReader<ChildStdout>,
+    shared: Arc<Shared>,
+    recheck: mpsc::UnboundedSender<()>,
+) {
+    let mut buf = Vec::new();
+    // Inside a %begin..%end block: Some(is a reply to one of our commands, lines so far).
+    let mut block: Option<(bool, Vec<String>)> = None;
+    let mut exit_reason = None;
+    loop {
+        buf.clear();
+        match lines.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = strip_newline(&buf);
+        if let Some((ours, collected)) = block.as_mut() {
+            if let Line::End { error, .. } = parse_line(line) {
+                if *ours && let Some(tx) = shared.pending.lock().unwrap().pop_front() {
+                    let lines = std::mem::take(collected);
+                    let _ = tx.send(if error {
+                        Err(lines.join("\n"))
+                    } else {
+                        Ok(lines)
+                    });
+                }
+                block = None;
+            } else {
+                collected.push(text(line));
+            }
+            continue;
+        }
+        match parse_line(line) {
+            Line::Output { pane, data } => {
+                let callback = shared.callbacks.lock().unwrap().get(&pane).cloned();
+                match callback {
+                    Some(callback) => callback(&data),
+                    None => {
+                        shared.known_panes.lock().unwrap().insert(pane);
+                    }
+                }
+            }
+            Line::Begin { from_client, .. } => block = Some((from_client, Vec::new())),
+            Line::End { .. } | Line::Other(_) => {}
+            Line::Exit(reason) => {
+                exit_reason = reason;
+                break;
+            }
+            Line::WindowAdd(window) => shared.emit(ControlEvent::WindowAdded { window }),
+            Line::WindowClose(window) | Line::UnlinkedWindowClose(window) => {
+                shared.emit(ControlEvent::WindowClosed { window });
+                let _ = recheck.send(());
+            }
+            Line::LayoutChange(_) => {
+                let _ = recheck.send(());
+            }
+            Line::SessionsChanged => {
+                shared.emit(ControlEvent::SessionsChanged);
+                let _ = recheck.send(());
+            }
+            Line::PaneModeChanged(pane) => shared.emit(ControlEvent::PaneModeChanged { pane }),
+            Line::SessionChanged { id, name } => shared.emit(ControlEvent::SessionChanged {
+                session_id: id,
+                name,
+            }),
+            Line::SubscriptionChanged { name, pane, value } => {
+                if name == DEAD_SUBSCRIPTION
+                    && let Some(pane) = pane
+                    && let Some((status, signal)) = value.split_once(':')
+                    && (!status.is_empty() || !signal.is_empty())
+                {
+                    shared.emit(ControlEvent::PaneExited {
+                        pane,
+                        status: status.parse().ok(),
+                        signal: signal.parse().ok(),
+                    });
+                }
+            }
+        }
+    }
+    // Whatever is pending will never get a reply.
+    shared.pending.lock().unwrap().clear();
+    drop(recheck);
+    report_closed_panes(&tmux, &shared).await;
+    shared.emit(ControlEvent::Exited {
+        reason: exit_reason,
+    });
+}
+
+/// On layout, window and session changes, reports known panes that are gone.
+async fn check_closed_panes(
+    tmux: Tmux,
+    shared: Arc<Shared>,
+    mut recheck: mpsc::UnboundedReceiver<()>,
+) {
+    while recheck.recv().await.is_some() {
+        while recheck.try_recv().is_ok() {}
+        report_closed_panes(&tmux, &shared).await;
+    }
+}
+
+async fn report_closed_panes(tmux: &Tmux, shared: &Shared) {
+    let listed = tmux
+        .run(vec![
+            "list-panes".into(),
+            "-a".into(),
+            "-F".into(),
+            "#{pane_id}".into(),
+        ])
+        .await;
+    let alive: HashSet<String> = match listed {
+        Ok(out) => out.lines().map(str::to_string).collect(),
+        Err(TmuxError::NoServer { .. }) => HashSet::new(),
+        Err(_) => return,
+    };
+    let gone: Vec<String> = {
+        let mut known = shared.known_panes.lock().unwrap();
+        let gone: Vec<String> = known.difference(&alive).cloned().collect();
+        for pane in &gone {
+            known.remove(pane);
+        }
+        gone
+    };
+    for pane in gone {
+        shared.callbacks.lock().unwrap().remove(&pane);
+        shared.emit(ControlEvent::PaneClosed { pane });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_octal_escapes() {
+        assert_eq!(
+            decode_octal(br"a\033[31mb\015\012\134x\\y\12"),
+            b"a\x1b[31mb\r\n\\x\\\\y\\12".to_vec()
+        );
+        assert_eq!(decode_octal("é\\011".as_bytes()), "é\t".as_bytes());
+    }
+
+    #[test]
+    fn parses_notifications() {
+        assert_eq!(
+            parse_line(br"%output %11 a\033[31mb\015\012"),
+            Line::Output {
+                pane: "%11".into(),
+                data: b"a\x1b[31mb\r\n".to_vec()
+            }
+        );
+        assert_eq!(
+            parse_line(br"%output %2 "),
+            Line::Output {
+                pane: "%2".into(),
+                data: Vec::new()
+            }
+        );
+        assert_eq!(
+            parse_line(br"%extended-output %4 120 : hi\012"),
+            Line::Output {
+                pane: "%4".into(),
+                data: b"hi\n".to_vec()
+            }
+        );
+        assert_eq!(
+            parse_line(b"%begin 1795294008 359 1"),
+            Line::Begin {
+                number: 359,
+                from_client: true
+            }
+        );
+        assert_eq!(
+            parse_line(b"%error 1795294008 359 1"),
+            Line::End {
+                number: 359,
+                error: true
+            }
+        );
+        assert_eq!(
+            parse_line(b"%session-changed $11 my session"),
+            Line::SessionChanged {
+                id: "$11".into(),
+                name: "my session".into()
+            }
+        );
+        assert_eq!(parse_line(b"%exit"), Line::Exit(None));
+        assert_eq!(
+            parse_line(b"%exit detached"),
+            Line::Exit(Some("detached".into()))
+        );
+        assert_eq!(
+            parse_line(b"%subscription-changed drydock-dead $0 @1 1 %1 : :9"),
+            Line::SubscriptionChanged {
+                name: "drydock-dead".into(),
+                pane: Some("%1".into()),
+                value: ":9".into()
+            }
+        );
+        assert_eq!(
+            parse_line(b"%layout-change @12 4fe1,40x10,0,0,12 4fe1,40x10,0,0,12 *"),
+            Line::LayoutChange("@12".into())
+        );
+    }
+}

@@ -1,0 +1,869 @@
+//! Tests against a real tmux server on a private socket per test (never the user's default
+//! server); the server is killed when the guard drops.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::procs::ProcessSet;
+use super::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A private tmux server for one test, killed on drop.
+struct TestServer {
+    dir: tempfile::TempDir,
+    tmux: Tmux,
+}
+
+impl TestServer {
+    fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("dd-tmux-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let tmux = Tmux::new(SocketSpec::Path(dir.path().join("sock")))
+            .with_config_file("/dev/null")
+            .with_defaults(SessionDefaults {
+                history_limit: 5000,
+                remain_on_exit: true,
+            });
+        Self { dir, tmux }
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("sock")
+    }
+
+    /// A plain bash with a fixed prompt.
+    fn bash_spawn() -> (Vec<String>, Vec<(String, String)>) {
+        (
+            strings(&["bash", "--norc", "--noprofile"]),
+            vec![("PS1".to_string(), "$ ".to_string())],
+        )
+    }
+
+    async fn bash_session(&self, name: &str) -> PaneInfo {
+        let (argv, env) = Self::bash_spawn();
+        let cwd = self.dir.path().to_path_buf();
+        let pane = self
+            .tmux
+            .new_session(
+                name,
+                &Spawn {
+                    cwd: Some(&cwd),
+                    argv: &argv,
+                    env: &env,
+                },
+                24,
+                80,
+            )
+            .await
+            .unwrap();
+        // capture-pane drops trailing spaces: the prompt "$ " reads "$".
+        wait_screen(&self.tmux, &pane.id, |s| s.lines().any(|l| l == "$")).await;
+        pane
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(self.socket())
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Waits until the pane's screen plus scrollback satisfies `check`; returns it.
+async fn wait_screen(tmux: &Tmux, pane: &str, check: impl Fn(&str) -> bool) -> String {
+    let mut last = String::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let options = CaptureOptions {
+            start: Some(i64::MIN),
+            ..Default::default()
+        };
+        last = tmux.capture(pane, options).await.unwrap_or(last);
+        if check(&last) {
+            return last;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out; screen:\n{last}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+async fn run_line(tmux: &Tmux, pane: &str, line: &str) {
+    tmux.send_text(pane, line).await.unwrap();
+    tmux.send_keys(pane, &strings(&["Enter"])).await.unwrap();
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn version_and_environment() {
+    let version = version().await.unwrap();
+    assert!(version.starts_with('3'), "{version}");
+    // Only checks it does not panic; the answer depends on where the tests run.
+    let _ = inside_tmux();
+}
+
+#[tokio::test]
+async fn session_runs_in_cwd_with_env() {
+    let server = TestServer::new();
+    let (argv, mut env) = TestServer::bash_spawn();
+    env.push(("DRYDOCK_VAR".into(), "hello world; $HOME".into()));
+    let cwd = server.dir.path().join("work dir");
+    std::fs::create_dir(&cwd).unwrap();
+    let pane = server
+        .tmux
+        .new_session(
+            "drydock-env",
+            &Spawn {
+                cwd: Some(&cwd),
+                argv: &argv,
+                env: &env,
+            },
+            24,
+            80,
+        )
+        .await
+        .unwrap();
+    run_line(&server.tmux, &pane.id, r#"pwd; echo "v=$DRYDOCK_VAR""#).await;
+    let cwd_text = cwd.canonicalize().unwrap().display().to_string();
+    let screen = wait_screen(&server.tmux, &pane.id, |s| s.contains("v=hello")).await;
+    assert!(
+        screen.lines().any(|l| l == cwd_text),
+        "cwd {cwd_text} not in:\n{screen}"
+    );
+    assert!(
+        screen.lines().any(|l| l == "v=hello world; $HOME"),
+        "{screen}"
+    );
+}
+
+#[tokio::test]
+async fn list_panes_reports_every_field() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-list").await;
+    let panes = server.tmux.list_panes().await.unwrap();
+    assert_eq!(panes.len(), 1);
+    let listed = &panes[0];
+    assert_eq!(listed, &pane);
+    assert!(listed.id.starts_with('%'), "{listed:?}");
+    assert_eq!(listed.session, "drydock-list");
+    assert_eq!((listed.window_index, listed.pane_index), (0, 0));
+    assert_eq!(listed.command, "bash");
+    assert_eq!(listed.path, server.dir.path().canonicalize().unwrap());
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", listed.pid)).unwrap();
+    assert_eq!(comm.trim(), "bash");
+    assert_eq!((listed.width, listed.height), (80, 24));
+    assert!(listed.active && !listed.dead);
+    assert_eq!(listed.dead_status, None);
+    assert_eq!(listed.address(), "tmux:drydock-list:0.0");
+
+    let address = parse_address(&listed.address()).unwrap();
+    assert_eq!(server.tmux.pane_at(&address).await.unwrap().id, listed.id);
+    assert_eq!(server.tmux.pane_size(&listed.id).await.unwrap(), (24, 80));
+    let (x, y) = server.tmux.cursor(&listed.id).await.unwrap();
+    assert_eq!((x, y), (2, 0), "cursor after the \"$ \" prompt");
+}
+
+#[tokio::test]
+async fn windows_and_splits() {
+    let server = TestServer::new();
+    let first = server.bash_session("drydock-split").await;
+    let (argv, env) = TestServer::bash_spawn();
+    let spawn = Spawn {
+        cwd: None,
+        argv: &argv,
+        env: &env,
+    };
+
+    let below = server
+        .tmux
+        .split_pane(&first.id, true, &spawn)
+        .await
+        .unwrap();
+    let top = server.tmux.pane(&first.id).await.unwrap();
+    assert_eq!((top.width, below.width), (80, 80));
+    assert_eq!(top.height + 1 + below.height, 24, "{top:?} {below:?}");
+    assert_eq!(below.pane_index, 1);
+
+    let window = server
+        .tmux
+        .new_window("drydock-split", Some("second"), &spawn)
+        .await
+        .unwrap();
+    assert_eq!(window.window_index, 1);
+    assert_eq!(window.window_name, "second");
+    let right = server
+        .tmux
+        .split_pane(&window.id, false, &spawn)
+        .await
+        .unwrap();
+    let left = server.tmux.pane(&window.id).await.unwrap();
+    assert_eq!((left.height, right.height), (24, 24));
+    assert_eq!(left.width + 1 + right.width, 80, "{left:?} {right:?}");
+    assert_eq!(
+        server
+            .tmux
+            .session_panes("drydock-split")
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+
+    server.tmux.kill_pane(&right.id).await.unwrap();
+    assert_eq!(
+        server
+            .tmux
+            .session_panes("drydock-split")
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    server.tmux.kill_window(&window.id).await.unwrap();
+    let panes = server.tmux.session_panes("drydock-split").await.unwrap();
+    let mut ids: Vec<_> = panes.iter().map(|p| p.id.clone()).collect();
+    ids.sort();
+    let mut expected = vec![first.id.clone(), below.id.clone()];
+    expected.sort();
+    assert_eq!(ids, expected);
+}
+
+#[tokio::test]
+async fn keys_interrupt_and_text_is_literal() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-keys").await;
+    run_line(&server.tmux, &pane.id, "sleep 100").await;
+    wait_until("sleep running", || async {
+        server.tmux.pane(&pane.id).await.unwrap().command == "sleep"
+    })
+    .await;
+    server
+        .tmux
+        .send_keys(&pane.id, &strings(&["C-c"]))
+        .await
+        .unwrap();
+    wait_until("sleep interrupted", || async {
+        server.tmux.pane(&pane.id).await.unwrap().command == "bash"
+    })
+    .await;
+
+    server.tmux.send_text(&pane.id, "C-c").await.unwrap();
+    wait_screen(&server.tmux, &pane.id, |s| s.lines().any(|l| l == "$ C-c")).await;
+    server
+        .tmux
+        .send_keys(&pane.id, &strings(&["C-u"]))
+        .await
+        .unwrap();
+
+    // A trailing ';' (tmux's command separator), a leading '-' and tmux format syntax all
+    // arrive as typed.
+    run_line(&server.tmux, &pane.id, "echo -n '#{pane_id} ~' ; echo ';'").await;
+    wait_screen(&server.tmux, &pane.id, |s| {
+        s.lines().any(|l| l == "#{pane_id} ~;")
+    })
+    .await;
+
+    server
+        .tmux
+        .send_bytes(&pane.id, b"echo b\xc3\xa9\r")
+        .await
+        .unwrap();
+    wait_screen(&server.tmux, &pane.id, |s| s.lines().any(|l| l == "bé")).await;
+
+    let bad = server
+        .tmux
+        .send_keys(&pane.id, &strings(&["Enter", "Entr"]))
+        .await;
+    assert!(
+        matches!(bad, Err(TmuxError::InvalidKey(ref k)) if k == "Entr"),
+        "{bad:?}"
+    );
+}
+
+#[tokio::test]
+async fn argv_reaches_the_program_unchanged() {
+    let server = TestServer::new();
+    let argv = strings(&[
+        "printf", "[%s]\\n", "a b", "x;", ";", "$HOME", "-n", "'q'", "",
+    ]);
+    let pane = server
+        .tmux
+        .new_session(
+            "drydock-argv",
+            &Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &[],
+            },
+            24,
+            80,
+        )
+        .await
+        .unwrap();
+    wait_until("printf exited", || async {
+        server.tmux.pane(&pane.id).await.unwrap().dead
+    })
+    .await;
+    let screen = wait_screen(&server.tmux, &pane.id, |s| s.contains("['q']")).await;
+    let printed: Vec<&str> = screen.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        printed,
+        ["[a b]", "[x;]", "[;]", "[$HOME]", "[-n]", "['q']", "[]"],
+        "{screen}"
+    );
+    let dead = server.tmux.pane(&pane.id).await.unwrap();
+    assert_eq!(dead.dead_status, Some(0));
+
+    // A single-element argv is a program path, not a shell command line.
+    let dir = server.dir.path().join("my dir");
+    std::fs::create_dir(&dir).unwrap();
+    let script = dir.join("it's.sh");
+    std::fs::write(&script, "#!/bin/sh\necho single-ok\nsleep 100\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let argv = vec![script.display().to_string()];
+    let window = server
+        .tmux
+        .new_window(
+            "drydock-argv",
+            None,
+            &Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &[],
+            },
+        )
+        .await
+        .unwrap();
+    wait_screen(&server.tmux, &window.id, |s| s.contains("single-ok")).await;
+}
+
+#[tokio::test]
+async fn control_client_delivers_exact_bytes_without_resizing() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-ctl").await;
+    let client = ControlClient::attach(&server.tmux, "drydock-ctl")
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let received = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let sink = received.clone();
+    client.subscribe(
+        &pane.id,
+        Arc::new(move |bytes| sink.lock().unwrap().extend_from_slice(bytes)),
+    );
+
+    run_line(&server.tmux, &pane.id, r"printf 'a\033[31mb\n'").await;
+    let expected = b"a\x1b[31mb\r\n";
+    wait_until("colored output", || {
+        let got = received.lock().unwrap().clone();
+        async move { got.windows(expected.len()).any(|w| w == expected) }
+    })
+    .await;
+    // A backslash and a byte above 0x7f survive the escaping too.
+    run_line(&server.tmux, &pane.id, r"printf '\\\303\251\001\n'").await;
+    let expected = b"\\\xc3\xa9\x01\r\n";
+    wait_until("backslash and utf-8", || {
+        let got = received.lock().unwrap().clone();
+        async move { got.windows(expected.len()).any(|w| w == expected) }
+    })
+    .await;
+
+    // The control client never changed the window's size.
+    assert_eq!(server.tmux.pane_size(&pane.id).await.unwrap(), (24, 80));
+
+    let lines = client
+        .command("display-message -p '#{pane_id}'")
+        .await
+        .unwrap();
+    assert_eq!(lines, vec![pane.id.clone()]);
+    let err = client.command("no-such-command").await;
+    assert!(matches!(err, Err(TmuxError::Command { .. })), "{err:?}");
+
+    // The shell exits: the pane stays (remain-on-exit) and is reported dead with its status.
+    run_line(&server.tmux, &pane.id, "exit 3").await;
+    let exited = next_event(&mut events, |e| {
+        matches!(e, ControlEvent::PaneExited { .. })
+    })
+    .await;
+    assert_eq!(
+        exited,
+        ControlEvent::PaneExited {
+            pane: pane.id.clone(),
+            status: Some(3),
+            signal: None
+        }
+    );
+
+    // A new window, then the exited pane is killed: reported closed.
+    let (argv, env) = TestServer::bash_spawn();
+    server
+        .tmux
+        .new_window(
+            "drydock-ctl",
+            None,
+            &Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &env,
+            },
+        )
+        .await
+        .unwrap();
+    next_event(&mut events, |e| {
+        matches!(e, ControlEvent::WindowAdded { .. })
+    })
+    .await;
+    server.tmux.kill_pane(&pane.id).await.unwrap();
+    let closed = next_event(&mut events, |e| {
+        matches!(e, ControlEvent::PaneClosed { .. })
+    })
+    .await;
+    assert_eq!(
+        closed,
+        ControlEvent::PaneClosed {
+            pane: pane.id.clone()
+        }
+    );
+
+    // Dropping the client ends the tmux -C process.
+    drop(client);
+    wait_until("control client detached", || async {
+        server
+            .tmux
+            .run(strings(&["list-clients", "-F", "#{client_pid}"]))
+            .await
+            .unwrap()
+            .trim()
+            .is_empty()
+    })
+    .await;
+}
+
+async fn next_event(
+    events: &mut tokio::sync::broadcast::Receiver<ControlEvent>,
+    wanted: impl Fn(&ControlEvent) -> bool,
+) -> ControlEvent {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let event = events.recv().await.unwrap();
+            if wanted(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("event in time")
+}
+
+#[tokio::test]
+async fn control_client_reports_exit_when_the_session_dies() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-exit").await;
+    let client = ControlClient::attach(&server.tmux, "drydock-exit")
+        .await
+        .unwrap();
+    client.subscribe(&pane.id, Arc::new(|_| {}));
+    let mut events = client.events();
+    server.tmux.kill_session("drydock-exit").await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(WAIT, events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let done = matches!(event, ControlEvent::Exited { .. });
+        seen.push(event);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        seen.contains(&ControlEvent::PaneClosed {
+            pane: pane.id.clone()
+        }),
+        "{seen:?}"
+    );
+    assert!(
+        !client.is_alive()
+            || tokio::time::timeout(WAIT, async {
+                while client.is_alive() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .is_ok()
+    );
+
+    let missing = ControlClient::attach(&server.tmux, "drydock-nope").await;
+    assert!(missing.is_err());
+}
+
+#[tokio::test]
+async fn resize_changes_what_the_program_sees() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-resize").await;
+    server.tmux.resize_pane(&pane.id, 30, 100).await.unwrap();
+    assert_eq!(server.tmux.pane_size(&pane.id).await.unwrap(), (30, 100));
+    run_line(&server.tmux, &pane.id, "stty size; tput cols").await;
+    wait_screen(&server.tmux, &pane.id, |s| {
+        s.lines().any(|l| l == "30 100") && s.lines().any(|l| l == "100")
+    })
+    .await;
+
+    // With two panes in the window, the pane is resized inside it.
+    let (argv, env) = TestServer::bash_spawn();
+    let other = server
+        .tmux
+        .split_pane(
+            &pane.id,
+            false,
+            &Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &env,
+            },
+        )
+        .await
+        .unwrap();
+    server.tmux.resize_pane(&other.id, 30, 40).await.unwrap();
+    assert_eq!(server.tmux.pane_size(&other.id).await.unwrap(), (30, 40));
+    assert_eq!(server.tmux.pane_size(&pane.id).await.unwrap(), (30, 59));
+}
+
+#[tokio::test]
+async fn kill_session_leaves_no_process() {
+    let server = TestServer::new();
+    let spawn_argv = strings(&["sh", "-c", "sleep 1000 & sleep 1000"]);
+    let pane = server
+        .tmux
+        .new_session(
+            "drydock-kill",
+            &Spawn {
+                cwd: None,
+                argv: &spawn_argv,
+                env: &[],
+            },
+            24,
+            80,
+        )
+        .await
+        .unwrap();
+    // A pane whose processes ignore SIGHUP: tmux's kill alone leaves them running.
+    let hup_proof = strings(&["sh", "-c", "trap '' HUP; sleep 1000 & sleep 1000"]);
+    let window = server
+        .tmux
+        .new_window(
+            "drydock-kill",
+            None,
+            &Spawn {
+                cwd: None,
+                argv: &hup_proof,
+                env: &[],
+            },
+        )
+        .await
+        .unwrap();
+    let mut pids = Vec::new();
+    wait_until("both sleeps started in each pane", || {
+        pids = ProcessSet::of_panes([pane.pid, window.pid]).pids();
+        let n = pids.len();
+        async move { n == 6 }
+    })
+    .await;
+    server.tmux.kill_session("drydock-kill").await.unwrap();
+    let survivors: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    assert!(survivors.is_empty(), "still running: {survivors:?}");
+    assert!(matches!(
+        server.tmux.session_panes("drydock-kill").await,
+        Err(TmuxError::UnknownTarget { .. }) | Err(TmuxError::NoServer { .. })
+    ));
+}
+
+#[tokio::test]
+async fn sessions_are_found_again_after_a_restart() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-keep").await;
+    let client = ControlClient::attach(&server.tmux, "drydock-keep")
+        .await
+        .unwrap();
+    run_line(&server.tmux, &pane.id, "echo before-restart").await;
+    drop(client);
+    let socket = server.socket();
+    // A session drydock did not create, with the same prefix.
+    std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .args(["new-session", "-d", "-s", "drydock-foreign"])
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+
+    // "Restart": new objects on the same socket.
+    let tmux = Tmux::new(SocketSpec::Path(socket)).with_config_file("/dev/null");
+    let mut sessions = tmux.list_sessions_with_prefix("drydock-").await.unwrap();
+    sessions.sort_by(|a, b| a.name.cmp(&b.name));
+    let summary: Vec<(&str, bool)> = sessions
+        .iter()
+        .map(|s| (s.name.as_str(), s.drydock))
+        .collect();
+    assert_eq!(
+        summary,
+        [("drydock-foreign", false), ("drydock-keep", true)]
+    );
+    assert!(tmux.is_drydock_session("drydock-keep").await.unwrap());
+    assert!(!tmux.is_drydock_session("drydock-foreign").await.unwrap());
+    assert_eq!(
+        tmux.show_option(None, OptionScope::GlobalSession, "history-limit")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("5000")
+    );
+
+    let client = ControlClient::attach(&tmux, "drydock-keep").await.unwrap();
+    let received = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let sink = received.clone();
+    client.subscribe(
+        &pane.id,
+        Arc::new(move |b| sink.lock().unwrap().extend_from_slice(b)),
+    );
+    wait_screen(&tmux, &pane.id, |s| {
+        s.lines().any(|l| l == "before-restart")
+    })
+    .await;
+    run_line(&tmux, &pane.id, "echo after-restart").await;
+    wait_until("output after reattach", || {
+        let got = String::from_utf8_lossy(&received.lock().unwrap()).into_owned();
+        async move { got.contains("after-restart\r\n") }
+    })
+    .await;
+    client.close().await;
+
+    tmux.rename_session("drydock-keep", "drydock-renamed")
+        .await
+        .unwrap();
+    assert!(tmux.is_drydock_session("drydock-renamed").await.unwrap());
+}
+
+#[tokio::test]
+async fn clear_errors() {
+    let server = TestServer::new();
+    // Nothing started yet.
+    assert!(matches!(
+        server.tmux.list_panes().await,
+        Err(TmuxError::NoServer { .. })
+    ));
+    assert!(!server.tmux.server_running().await.unwrap());
+    assert!(
+        server
+            .tmux
+            .list_sessions_with_prefix("drydock-")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let pane = server.bash_session("drydock-a b").await;
+    assert!(server.tmux.server_running().await.unwrap());
+    assert_eq!(pane.address(), "tmux:drydock-a b:0.0");
+    // A prefix of an existing name is not that session.
+    let prefix = server.tmux.kill_session("drydock-a").await;
+    assert!(
+        matches!(prefix, Err(TmuxError::UnknownTarget { .. })),
+        "{prefix:?}"
+    );
+    let duplicate = server.tmux.bash_spawn_session_again("drydock-a b").await;
+    assert!(
+        matches!(duplicate, Err(TmuxError::DuplicateSession(_))),
+        "{duplicate:?}"
+    );
+    let missing = server.tmux.capture("%999", CaptureOptions::default()).await;
+    assert!(
+        matches!(missing, Err(TmuxError::UnknownTarget { .. })),
+        "{missing:?}"
+    );
+    let address = parse_address("tmux:nope:0.0").unwrap();
+    let missing = server.tmux.pane_at(&address).await;
+    assert!(
+        matches!(missing, Err(TmuxError::UnknownTarget { .. })),
+        "{missing:?}"
+    );
+    let bad_name = server.tmux.bash_spawn_session_again("a.b").await;
+    assert!(
+        matches!(bad_name, Err(TmuxError::InvalidSessionName { .. })),
+        "{bad_name:?}"
+    );
+    let bad_cwd = server
+        .tmux
+        .new_session(
+            "drydock-cwd",
+            &Spawn {
+                cwd: Some(Path::new("/no/such/dir")),
+                argv: &[],
+                env: &[],
+            },
+            24,
+            80,
+        )
+        .await;
+    assert!(
+        matches!(bad_cwd, Err(TmuxError::InvalidArgument(_))),
+        "{bad_cwd:?}"
+    );
+
+    assert!(Tmux::user_default().kill_server().await.is_err());
+}
+
+impl Tmux {
+    async fn bash_spawn_session_again(&self, name: &str) -> Result<PaneInfo> {
+        let (argv, env) = TestServer::bash_spawn();
+        self.new_session(
+            name,
+            &Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &env,
+            },
+            24,
+            80,
+        )
+        .await
+    }
+}
+
+#[tokio::test]
+async fn capture_reaches_into_scrollback() {
+    let server = TestServer::new();
+    let pane = server.bash_session("drydock-scroll").await;
+    run_line(&server.tmux, &pane.id, "seq 1 200").await;
+    let all = wait_screen(&server.tmux, &pane.id, |s| s.lines().any(|l| l == "200")).await;
+    assert!(all.lines().any(|l| l == "1"), "history from the start");
+    let screen = server
+        .tmux
+        .capture(&pane.id, CaptureOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(screen.lines().count(), 24);
+    assert!(!screen.lines().any(|l| l == "1"));
+    let window = server
+        .tmux
+        .capture(
+            &pane.id,
+            CaptureOptions {
+                start: Some(-5),
+                end: Some(-1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(window.lines().count(), 5, "{window}");
+}
+
+#[test]
+fn address_parsing() {
+    assert_eq!(
+        parse_address("tmux:my session:2.13").unwrap(),
+        PaneAddress {
+            session: "my session".into(),
+            window_index: 2,
+            pane_index: 13
+        }
+    );
+    assert_eq!(parse_address("tmux:a:0.1").unwrap().target(), "=a:0.1");
+    for (bad, why) in [
+        ("a:0.1", "must start with"),
+        ("tmux:", "no \":\""),
+        ("tmux:a", "no \":\""),
+        ("tmux::0.1", "empty"),
+        ("tmux:a:0", "WINDOW.PANE"),
+        ("tmux:a:x.1", "window index"),
+        ("tmux:a:1.-1", "pane index"),
+        ("tmux:a:1.", "pane index"),
+        ("tmux:a:99999999999.0", "too large"),
+        ("tmux:a.b:0.1", "':' or '.'"),
+        ("tmux:a:b:0.1", "':' or '.'"),
+        ("tmux:=a:0.1", "target prefix"),
+    ] {
+        let err = parse_address(bad).unwrap_err().to_string();
+        assert!(err.contains(why), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn key_names() {
+    for good in [
+        "Enter", "C-c", "Escape", "Up", "Tab", "BSpace", "F5", "F12", "M-x", "C-M-Left", "a", "^C",
+        "PageUp", "S-Tab", "KPEnter",
+    ] {
+        assert!(validate_key_name(good).is_ok(), "{good}");
+    }
+    for bad in ["", "Entr", "F13", "C-", "hello", "C-hello"] {
+        assert!(validate_key_name(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn arguments_ending_in_a_semicolon_are_escaped() {
+    assert_eq!(escape_arg("ls;"), "ls\\;");
+    assert_eq!(escape_arg(";"), "\\;");
+    assert_eq!(escape_arg("a\\;"), "a\\\\;");
+    assert_eq!(escape_arg("a;b"), "a;b");
+}
+
+#[test]
+fn pane_lines_parse_with_odd_names() {
+    let line = [
+        "%3",
+        "my session",
+        "1",
+        "0",
+        "4242",
+        "80",
+        "24",
+        "1",
+        "1",
+        "130",
+        "a\\037b",
+        "vim",
+        "/tmp/a\u{1f}b c",
+    ]
+    .join("\u{1f}");
+    let pane = PaneInfo::parse(&line).unwrap();
+    assert_eq!(pane.path, Path::new("/tmp/a\u{1f}b c"));
+    assert_eq!(pane.dead_status, Some(130));
+    assert_eq!(pane.address(), "tmux:my session:1.0");
+    assert!(PaneInfo::parse("%3\u{1f}x").is_none());
+}
