@@ -56,6 +56,8 @@ pub enum TerminalsError {
     TooMany(usize),
     #[error("{0}")]
     InvalidArgument(String),
+    #[error("writing to the terminal failed: {0}")]
+    Io(#[from] io::Error),
     #[error(
         "{0} is a pane of your own tmux server: drydock only reads it, sends to it and interrupts it"
     )]
@@ -171,7 +173,7 @@ impl Terminals {
             let name = session.name[TMUX_PREFIX.len()..].to_string();
             match self.adopt_tmux(&session.name, false).await {
                 Ok(adopted_session) => {
-                    self.insert(&name, adopted_session);
+                    self.insert(&name, Arc::new(adopted_session));
                     adopted += 1;
                 }
                 Err(error) => {
