@@ -156,7 +156,8 @@ pub struct PaneInfo {
     pub active: bool,
     /// The pane's process has exited (only visible with `remain-on-exit`).
     pub dead: bool,
-    /// Exit status of a dead pane's process, when it exited normally.
+    /// Exit status of a dead pane's process, when it exited normally. tmux marks a pane dead
+    /// when its pty closes and learns the status a moment later, so briefly `dead` with `None`.
     pub dead_status: Option<i32>,
 }
 
