@@ -34,6 +34,9 @@ pub const DRYDOCK_SESSION_OPTION: &str = "@drydock";
 /// named `a\x1fb` is printed as `a\037b`), so this byte cannot come from a name.
 const FIELD_SEPARATOR: char = '\u{1f}';
 
+/// How often `new_session` retries while a previous server is still exiting.
+const NEW_SESSION_RETRIES: u32 = 5;
+
 /// Longest hex run given to one `send-keys -H`.
 const SEND_BYTES_CHUNK: usize = 1024;
 
@@ -153,7 +156,8 @@ pub struct PaneInfo {
     pub active: bool,
     /// The pane's process has exited (only visible with `remain-on-exit`).
     pub dead: bool,
-    /// Exit status of a dead pane's process, when it exited normally.
+    /// Exit status of a dead pane's process, when it exited normally. tmux marks a pane dead
+    /// when its pty closes and learns the status a moment later, so briefly `dead` with `None`.
     pub dead_status: Option<i32>,
 }
 
@@ -521,11 +525,18 @@ impl Tmux {
         }
     }
 
-    /// Every pane on the server (`list-panes -a`).
+    /// Every pane on the server (`list-panes -a`). A server without sessions has none; no
+    /// server at all is [`TmuxError::NoServer`].
     pub async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
-        let out = self
+        let out = match self
             .run(cmd(["list-panes", "-a", "-F", &PaneInfo::format()]))
-            .await?;
+            .await
+        {
+            Ok(out) => out,
+            // tmux 3.3 says "no current target" for `list-panes -a` without sessions.
+            Err(TmuxError::UnknownTarget { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
         parse_lines(&out, PaneInfo::parse, "list-panes")
     }
 
@@ -651,13 +662,20 @@ impl Tmux {
                 "on",
             ]));
         }
-        let out = self.run(args).await.map_err(|e| match e {
-            TmuxError::Command { message, .. } if message.contains("duplicate session") => {
-                TmuxError::DuplicateSession(name.to_string())
+        // A server whose last session was just killed is still exiting for a moment and
+        // refuses connections; the next attempt starts a fresh one.
+        let mut attempts = 0;
+        let out = loop {
+            match self.run(args.clone()).await {
+                Err(TmuxError::NoServer { .. }) if attempts < NEW_SESSION_RETRIES => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                other => break other?,
             }
-            other => other,
-        })?;
-        self.pane(first_line(&out, "new-session")?).await
+        };
+        let pane = self.pane(first_line(&out, "new-session")?).await?;
+        Ok(with_start_path(pane, spawn))
     }
 
     /// Creates a window in `session` running `spawn`; it does not become the current window.
@@ -681,7 +699,8 @@ impl Tmux {
         }
         spawn_args(&mut args, spawn)?;
         let out = self.run(args).await?;
-        self.after_create(first_line(&out, "new-window")?).await
+        let pane = self.after_create(first_line(&out, "new-window")?).await?;
+        Ok(with_start_path(pane, spawn))
     }
 
     /// Splits `target` (a pane id or target) in two: `vertical` puts the new pane below
@@ -705,7 +724,8 @@ impl Tmux {
         ]);
         spawn_args(&mut args, spawn)?;
         let out = self.run(args).await?;
-        self.after_create(first_line(&out, "split-window")?).await
+        let pane = self.after_create(first_line(&out, "split-window")?).await?;
+        Ok(with_start_path(pane, spawn))
     }
 
     async fn after_create(&self, pane_id: &str) -> Result<PaneInfo> {
@@ -1031,6 +1051,17 @@ fn spawn_args(args: &mut Vec<String>, spawn: &Spawn<'_>) -> Result<()> {
     Ok(())
 }
 
+/// tmux reports an empty `pane_current_path` for a pane whose process just started; the
+/// directory it was started in is the answer then.
+fn with_start_path(mut pane: PaneInfo, spawn: &Spawn<'_>) -> PaneInfo {
+    if pane.path.as_os_str().is_empty()
+        && let Some(cwd) = spawn.cwd
+    {
+        pane.path = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    }
+    pane
+}
+
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
@@ -1118,10 +1149,24 @@ async fn run_tmux(
 }
 
 fn classify_error(command: String, message: String, socket: Option<String>) -> TmuxError {
-    if message.starts_with("no server running")
-        || (message.starts_with("error connecting to") && message.contains("No such file"))
+    // "error connecting to SOCKET (No such file or directory)" for a socket that is not
+    // there, "(Connection refused)" for a server that just exited.
+    if [
+        "no server running",
+        "error connecting to",
+        "server exited",
+        "lost server",
+    ]
+    .iter()
+    .any(|m| message.starts_with(m))
     {
         return TmuxError::NoServer { socket };
+    }
+    if message == "no sessions" || message == "no current target" {
+        return TmuxError::UnknownTarget {
+            target: "session".into(),
+            message: "the server has no sessions".into(),
+        };
     }
     for (needle, target) in [
         ("can't find session", "session"),

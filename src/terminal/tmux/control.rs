@@ -220,7 +220,8 @@ struct Shared {
     callbacks: Mutex<HashMap<String, OutputCallback>>,
     /// Panes subscribed to or seen printing: the ones whose disappearance is reported.
     known_panes: Mutex<HashSet<String>>,
-    pending: Mutex<VecDeque<oneshot::Sender<Reply>>>,
+    /// Reply senders in command order; `None` once the client exited (no reply will come).
+    pending: Mutex<Option<VecDeque<oneshot::Sender<Reply>>>>,
     events: broadcast::Sender<ControlEvent>,
 }
 
@@ -272,7 +273,7 @@ impl ControlClient {
         let shared = Arc::new(Shared {
             callbacks: Mutex::new(HashMap::new()),
             known_panes: Mutex::new(HashSet::new()),
-            pending: Mutex::new(VecDeque::new()),
+            pending: Mutex::new(Some(VecDeque::new())),
             events,
         });
         let mut lines = BufReader::new(stdout);
@@ -347,7 +348,13 @@ impl ControlClient {
             let stdin = stdin.as_mut().ok_or(TmuxError::ControlClientGone)?;
             // Queued before writing: replies come back in order, and may arrive before
             // write_all returns.
-            self.shared.pending.lock().unwrap().push_back(tx);
+            self.shared
+                .pending
+                .lock()
+                .unwrap()
+                .as_mut()
+                .ok_or(TmuxError::ControlClientGone)?
+                .push_back(tx);
             let written = async {
                 stdin.write_all(line.as_bytes()).await?;
                 stdin.write_all(b"\n").await?;
@@ -465,7 +472,14 @@ async fn read_loop(
         let line = strip_newline(&buf);
         if let Some((ours, collected)) = block.as_mut() {
             if let Line::End { error, .. } = parse_line(line) {
-                if *ours && let Some(tx) = shared.pending.lock().unwrap().pop_front() {
+                if *ours
+                    && let Some(tx) = shared
+                        .pending
+                        .lock()
+                        .unwrap()
+                        .as_mut()
+                        .and_then(VecDeque::pop_front)
+                {
                     let lines = std::mem::take(collected);
                     let _ = tx.send(if error {
                         Err(lines.join("\n"))
@@ -528,7 +542,7 @@ async fn read_loop(
         }
     }
     // Whatever is pending will never get a reply.
-    shared.pending.lock().unwrap().clear();
+    shared.pending.lock().unwrap().take();
     drop(recheck);
     report_closed_panes(&tmux, &shared).await;
     shared.emit(ControlEvent::Exited {
@@ -559,7 +573,8 @@ async fn report_closed_panes(tmux: &Tmux, shared: &Shared) {
         .await;
     let alive: HashSet<String> = match listed {
         Ok(out) => out.lines().map(str::to_string).collect(),
-        Err(TmuxError::NoServer { .. }) => HashSet::new(),
+        // No server, or a server without sessions.
+        Err(TmuxError::NoServer { .. } | TmuxError::UnknownTarget { .. }) => HashSet::new(),
         Err(_) => return,
     };
     let gone: Vec<String> = {

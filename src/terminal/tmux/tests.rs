@@ -332,8 +332,15 @@ async fn argv_reaches_the_program_unchanged() {
         )
         .await
         .unwrap();
+    // tmux marks the pane dead when the pty closes and learns the status a moment later.
     wait_until("printf exited", || async {
-        server.tmux.pane(&pane.id).await.unwrap().dead
+        server
+            .tmux
+            .pane(&pane.id)
+            .await
+            .unwrap()
+            .dead_status
+            .is_some()
     })
     .await;
     let screen = wait_screen(&server.tmux, &pane.id, |s| s.contains("['q']")).await;
@@ -527,7 +534,26 @@ async fn control_client_reports_exit_when_the_session_dies() {
     );
 
     let missing = ControlClient::attach(&server.tmux, "drydock-nope").await;
-    assert!(missing.is_err());
+    assert!(
+        matches!(
+            missing,
+            Err(TmuxError::UnknownTarget { .. }) | Err(TmuxError::NoServer { .. })
+        ),
+        "{:?}",
+        missing.err()
+    );
+    server.bash_session("drydock-other").await;
+    let missing = ControlClient::attach(&server.tmux, "drydock-nope").await;
+    assert!(
+        matches!(missing, Err(TmuxError::UnknownTarget { .. })),
+        "{:?}",
+        missing.err()
+    );
+    // And the command channel reports a gone client instead of hanging.
+    assert!(matches!(
+        client.command("list-windows").await,
+        Err(TmuxError::ControlClientGone)
+    ));
 }
 
 #[tokio::test]
