@@ -11,15 +11,16 @@ use std::time::Duration;
 use common::*;
 use serde_json::{Value, json};
 
-/// A server whose tmux servers (drydock's own and "the user's") live in `tmux_dir`.
+/// A server whose tmux servers (drydock's own and "the user's") live in `tmux_dir`, which
+/// is also the shells' HOME: its rc files stand for the user's own.
 fn server(tmux_dir: &Path, extra: &[&str]) -> Server {
     let root = test_projects_root();
     let mut args = vec!["--allow-root", root.to_str().unwrap()];
     args.extend_from_slice(extra);
-    Server::start_with(
-        &args,
-        &[("TMUX_TMPDIR", tmux_dir.to_str().unwrap()), ("TMUX", "")],
-    )
+    std::fs::write(tmux_dir.join(".bashrc"), "export FROM_USER_RC=bash\n").unwrap();
+    std::fs::write(tmux_dir.join(".zshrc"), "export FROM_USER_RC=zsh\n").unwrap();
+    let dir = tmux_dir.to_str().unwrap();
+    Server::start_with(&args, &[("TMUX_TMPDIR", dir), ("TMUX", ""), ("HOME", dir)])
 }
 
 /// The user's tmux server of these tests (the default socket below `tmux_dir`).
@@ -72,33 +73,70 @@ async fn terminal_run_returns_each_commands_output_and_exit_code_when_it_ends() 
         json!({"name": "sh1", "cwd": "cargo-clean"}),
     )
     .await;
-    assert_eq!((&created["name"], &created["backend"]), (&json!("sh1"), &json!("pty")));
+    assert_eq!(
+        (&created["name"], &created["backend"]),
+        (&json!("sh1"), &json!("pty"))
+    );
     assert_eq!(created["marks"], true, "{created}");
 
     let hi = run(&client, "sh1", "echo hi", 10_000).await;
     assert_eq!(
-        (&hi["output"], &hi["exit_code"], &hi["completed"], &hi["method"]),
+        (
+            &hi["output"],
+            &hi["exit_code"],
+            &hi["completed"],
+            &hi["method"]
+        ),
         (&json!("hi\n"), &json!(0), &json!(true), &json!("mark"))
     );
+    let user_rc = run(&client, "sh1", "echo $FROM_USER_RC", 10_000).await;
+    assert_eq!(
+        user_rc["output"], "bash\n",
+        "the user's ~/.bashrc is sourced first"
+    );
     let pwd = run(&client, "sh1", "pwd", 10_000).await;
-    assert!(pwd["output"].as_str().unwrap().trim_end().ends_with("test-projects/cargo-clean"), "{pwd}");
+    assert!(
+        pwd["output"]
+            .as_str()
+            .unwrap()
+            .trim_end()
+            .ends_with("test-projects/cargo-clean"),
+        "{pwd}"
+    );
     let failed = run(&client, "sh1", "false", 10_000).await;
-    assert_eq!((&failed["exit_code"], &failed["output"]), (&json!(1), &json!("")));
+    assert_eq!(
+        (&failed["exit_code"], &failed["output"]),
+        (&json!(1), &json!(""))
+    );
     let silent = run(&client, "sh1", "true", 10_000).await;
-    assert_eq!((&silent["exit_code"], &silent["output"]), (&json!(0), &json!("")));
+    assert_eq!(
+        (&silent["exit_code"], &silent["output"]),
+        (&json!(0), &json!(""))
+    );
 
     // A pause in the output is not the end of the command.
     let gap = run(&client, "sh1", "echo start; sleep 2; echo done", 20_000).await;
-    assert_eq!((&gap["output"], &gap["exit_code"]), (&json!("start\ndone\n"), &json!(0)), "{gap}");
+    assert_eq!(
+        (&gap["output"], &gap["exit_code"]),
+        (&json!("start\ndone\n"), &json!(0)),
+        "{gap}"
+    );
 
     let exit_code = run(&client, "sh1", "sh -c 'exit 7'", 10_000).await;
     assert_eq!(exit_code["exit_code"], 7);
 
     let huge = run(&client, "sh1", "seq 1 200000", 60_000).await;
-    assert_eq!((&huge["completed"], &huge["exit_code"]), (&json!(true), &json!(0)));
+    assert_eq!(
+        (&huge["completed"], &huge["exit_code"]),
+        (&json!(true), &json!(0))
+    );
     let output = huge["output"].as_str().unwrap();
     assert!(output.starts_with("1\n2\n3\n"), "{}", &output[..50]);
-    assert!(output.ends_with("199999\n200000\n"), "{}", &output[output.len() - 50..]);
+    assert!(
+        output.ends_with("199999\n200000\n"),
+        "{}",
+        &output[output.len() - 50..]
+    );
     client.cancel().await.ok();
 }
 
@@ -107,7 +145,12 @@ async fn a_command_still_running_at_timeout_leaves_the_session_usable() {
     let tmux = TmuxServers::new();
     let server = server(tmux.dir(), &[]);
     let client = modern_client(&server.url).await;
-    call_ok(&client, "terminal_create", json!({"name": "slow", "cwd": "."})).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "slow", "cwd": "."}),
+    )
+    .await;
     let slow = run(&client, "slow", "echo begun; sleep 30", 1500).await;
     assert_eq!(slow["completed"], false, "{slow}");
     assert_eq!(slow["output"], "begun\n");
@@ -119,7 +162,11 @@ async fn a_command_still_running_at_timeout_leaves_the_session_usable() {
     .await;
     assert_eq!(interrupted["done"], "sent C-c");
     let again = run(&client, "slow", "echo again", 10_000).await;
-    assert_eq!((&again["output"], &again["completed"]), (&json!("again\n"), &json!(true)), "{again}");
+    assert_eq!(
+        (&again["output"], &again["completed"]),
+        (&json!("again\n"), &json!(true)),
+        "{again}"
+    );
     client.cancel().await.ok();
 }
 
@@ -140,7 +187,11 @@ async fn screen_send_wait_resize_and_a_repl_without_marks() {
         json!({"session": "py", "pattern": ">>> $", "max_wait_ms": 10000}),
     )
     .await;
-    assert_eq!((&prompt["completed"], &prompt["method"]), (&json!(true), &json!("pattern")), "{prompt}");
+    assert_eq!(
+        (&prompt["completed"], &prompt["method"]),
+        (&json!(true), &json!("pattern")),
+        "{prompt}"
+    );
     let sum = call_ok(
         &client,
         "terminal_run",
@@ -166,7 +217,10 @@ async fn screen_send_wait_resize_and_a_repl_without_marks() {
     .await;
     assert_eq!(waited["completed"], true, "{waited}");
     let screen = call_ok(&client, "terminal_screen", json!({"session": "py"})).await;
-    assert!(screen["text"].as_str().unwrap().contains("typedhere"), "{screen}");
+    assert!(
+        screen["text"].as_str().unwrap().contains("typedhere"),
+        "{screen}"
+    );
     assert_eq!((&screen["rows"], &screen["cols"]), (&json!(24), &json!(80)));
     let scrollback = call_ok(
         &client,
@@ -174,10 +228,24 @@ async fn screen_send_wait_resize_and_a_repl_without_marks() {
         json!({"session": "py", "offset": -3, "limit": 3}),
     )
     .await;
-    assert_eq!(scrollback["lines"].as_array().unwrap().len(), 3, "{scrollback}");
+    assert_eq!(
+        scrollback["lines"].as_array().unwrap().len(),
+        3,
+        "{scrollback}"
+    );
 
-    call_ok(&client, "terminal_send", json!({"session": "py", "keys": ["C-d"]})).await;
-    call_ok(&client, "terminal_create", json!({"name": "sized", "cwd": "."})).await;
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": "py", "keys": ["C-d"]}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "sized", "cwd": "."}),
+    )
+    .await;
     call_ok(
         &client,
         "terminal_manage",
@@ -194,28 +262,69 @@ async fn killing_a_session_leaves_no_process_and_bad_input_gets_clear_errors() {
     let tmux = TmuxServers::new();
     let server = server(tmux.dir(), &[]);
     let client = modern_client(&server.url).await;
-    call_ok(&client, "terminal_create", json!({"name": "bg", "cwd": "."})).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "bg", "cwd": "."}),
+    )
+    .await;
     run(&client, "bg", "sleep 1000 & sleep 1001 &", 10_000).await;
     assert!(!server.descendants().is_empty());
-    let killed = call_ok(&client, "terminal_manage", json!({"session": "bg", "action": "kill"})).await;
+    let killed = call_ok(
+        &client,
+        "terminal_manage",
+        json!({"session": "bg", "action": "kill"}),
+    )
+    .await;
     assert_eq!(killed["done"], "killed");
     let left = server.wait_for_no_descendants(Duration::from_secs(10));
     assert!(left.is_empty(), "processes left behind: {left:?}");
 
     let cases = [
-        ("terminal_run", json!({"session": "nope", "command": "true"}), "no session named \"nope\""),
-        ("terminal_create", json!({"cwd": "/"}), "outside the allowed roots"),
-        ("terminal_create", json!({"cwd": ".", "name": "bad name"}), "invalid session name"),
-        ("terminal_send", json!({"session": "tmux:x", "text": "a"}), "invalid tmux pane address"),
+        (
+            "terminal_run",
+            json!({"session": "nope", "command": "true"}),
+            "no session named \"nope\"",
+        ),
+        (
+            "terminal_create",
+            json!({"cwd": "/"}),
+            "outside the allowed roots",
+        ),
+        (
+            "terminal_create",
+            json!({"cwd": ".", "name": "bad name"}),
+            "invalid session name",
+        ),
+        (
+            "terminal_send",
+            json!({"session": "tmux:x", "text": "a"}),
+            "invalid tmux pane address",
+        ),
     ];
     for (tool, args, expected) in cases {
         let error = call_err(&client, tool, args.clone()).await;
         assert!(error.contains(expected), "{tool} {args}: {error}");
     }
-    call_ok(&client, "terminal_create", json!({"name": "dup", "cwd": "."})).await;
-    let duplicate = call_err(&client, "terminal_create", json!({"name": "dup", "cwd": "."})).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "dup", "cwd": "."}),
+    )
+    .await;
+    let duplicate = call_err(
+        &client,
+        "terminal_create",
+        json!({"name": "dup", "cwd": "."}),
+    )
+    .await;
     assert!(duplicate.contains("already exists"), "{duplicate}");
-    let bad_key = call_err(&client, "terminal_send", json!({"session": "dup", "keys": ["Hyper-X"]})).await;
+    let bad_key = call_err(
+        &client,
+        "terminal_send",
+        json!({"session": "dup", "keys": ["Hyper-X"]}),
+    )
+    .await;
     assert!(bad_key.contains("Hyper-X"), "{bad_key}");
     client.cancel().await.ok();
 }
@@ -234,7 +343,11 @@ async fn tmux_sessions_survive_a_restart_of_drydock() {
     assert_eq!(created["backend"], "tmux");
     assert_eq!(created["attach"], "tmux -L drydock attach -t drydock-keep");
     let answer = run(&client, "keep", "echo $GREETING $((6*7))", 10_000).await;
-    assert_eq!((&answer["output"], &answer["exit_code"]), (&json!("hello 42\n"), &json!(0)), "{answer}");
+    assert_eq!(
+        (&answer["output"], &answer["exit_code"]),
+        (&json!("hello 42\n"), &json!(0)),
+        "{answer}"
+    );
     client.cancel().await.ok();
     assert!(first.terminate(Duration::from_secs(10)));
 
@@ -243,11 +356,26 @@ async fn tmux_sessions_survive_a_restart_of_drydock() {
     let listed = call_ok(&client, "terminal_list", json!({"session": "keep"})).await;
     assert_eq!(listed["sessions"][0]["backend"], "tmux", "{listed}");
     let screen = call_ok(&client, "terminal_screen", json!({"session": "keep"})).await;
-    assert!(screen["text"].as_str().unwrap().contains("hello 42"), "{screen}");
+    assert!(
+        screen["text"].as_str().unwrap().contains("hello 42"),
+        "{screen}"
+    );
     let again = run(&client, "keep", "echo still here", 15_000).await;
-    assert_eq!((&again["output"], &again["exit_code"]), (&json!("still here\n"), &json!(0)), "{again}");
-    call_ok(&client, "terminal_manage", json!({"session": "keep", "action": "kill"})).await;
-    let gone = user_tmux(tmux.dir(), &["-L", "drydock", "has-session", "-t", "drydock-keep"]);
+    assert_eq!(
+        (&again["output"], &again["exit_code"]),
+        (&json!("still here\n"), &json!(0)),
+        "{again}"
+    );
+    call_ok(
+        &client,
+        "terminal_manage",
+        json!({"session": "keep", "action": "kill"}),
+    )
+    .await;
+    let gone = user_tmux(
+        tmux.dir(),
+        &["-L", "drydock", "has-session", "-t", "drydock-keep"],
+    );
     assert!(!gone.status.success(), "the tmux session was killed");
     client.cancel().await.ok();
 }
@@ -257,7 +385,17 @@ async fn the_users_own_tmux_panes_are_listed_read_and_driven() {
     let tmux = TmuxServers::new();
     let started = user_tmux(
         tmux.dir(),
-        &["new-session", "-d", "-s", "work", "-x", "100", "-y", "30", "bash --norc --noprofile"],
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "work",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "bash --norc --noprofile",
+        ],
     );
     assert!(started.status.success(), "{started:?}");
     let server = server(tmux.dir(), &[]);
@@ -269,9 +407,17 @@ async fn the_users_own_tmux_panes_are_listed_read_and_driven() {
         .iter()
         .find(|s| s["name"] == "tmux:work:0.0")
         .unwrap_or_else(|| panic!("the user's pane is listed: {listed}"));
-    assert_eq!((&pane["backend"], &pane["cols"], &pane["rows"]), (&json!("user_tmux"), &json!(100), &json!(30)));
+    assert_eq!(
+        (&pane["backend"], &pane["cols"], &pane["rows"]),
+        (&json!("user_tmux"), &json!(100), &json!(30))
+    );
     assert_eq!(pane["command"], "bash");
-    assert!(listed["environment"]["tmux_version"].as_str().unwrap().starts_with('3'));
+    assert!(
+        listed["environment"]["tmux_version"]
+            .as_str()
+            .unwrap()
+            .starts_with('3')
+    );
 
     call_ok(
         &client,
@@ -285,7 +431,11 @@ async fn the_users_own_tmux_panes_are_listed_read_and_driven() {
         json!({"session": "tmux:work:0.0", "pattern": "^from-agent-42$", "max_wait_ms": 10000}),
     )
     .await;
-    assert_eq!((&waited["completed"], &waited["method"]), (&json!(true), &json!("pattern")), "{waited}");
+    assert_eq!(
+        (&waited["completed"], &waited["method"]),
+        (&json!(true), &json!("pattern")),
+        "{waited}"
+    );
     let refused = call_err(
         &client,
         "terminal_manage",
@@ -307,8 +457,18 @@ async fn zsh_sessions_have_marks_too() {
     let client = modern_client(&server.url).await;
     let created = call_ok(&client, "terminal_create", json!({"name": "z", "cwd": "."})).await;
     assert_eq!(created["marks"], true, "{created}");
-    let out = run(&client, "z", "print -r -- $ZSH_NAME; (exit 3)", 10_000).await;
-    assert_eq!((&out["output"], &out["exit_code"]), (&json!("zsh\n"), &json!(3)), "{out}");
+    let out = run(
+        &client,
+        "z",
+        "print -r -- $ZSH_NAME $FROM_USER_RC; (exit 3)",
+        10_000,
+    )
+    .await;
+    assert_eq!(
+        (&out["output"], &out["exit_code"]),
+        (&json!("zsh zsh\n"), &json!(3)),
+        "{out}"
+    );
     client.cancel().await.ok();
 }
 
@@ -317,14 +477,30 @@ async fn session_resources_show_screens() {
     let tmux = TmuxServers::new();
     let server = server(tmux.dir(), &[]);
     let client = modern_client(&server.url).await;
-    call_ok(&client, "terminal_create", json!({"name": "res", "cwd": "."})).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "res", "cwd": "."}),
+    )
+    .await;
     run(&client, "res", "echo resource-text", 10_000).await;
     let listed = client.list_all_resources().await.unwrap();
-    assert!(listed.iter().any(|r| r.uri == "drydock://sessions/res/screen"), "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .any(|r| r.uri == "drydock://sessions/res/screen"),
+        "{listed:?}"
+    );
     let templates = client.list_all_resource_templates().await.unwrap();
-    assert!(templates.iter().any(|t| t.uri_template == "drydock://sessions/{name}/screen"));
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "drydock://sessions/{name}/screen")
+    );
     let read = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new("drydock://sessions/res/screen"))
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "drydock://sessions/res/screen",
+        ))
         .await
         .unwrap();
     let text = match &read.contents[0] {

@@ -141,7 +141,9 @@ impl TerminalCore {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn bump(&self) {
@@ -295,8 +297,7 @@ impl TerminalCore {
         let deadline = start + request.max_wait;
         let mut receiver = self.generation.subscribe();
         let after_generation = request.after_generation.or_else(|| {
-            (request.quiet_ms.is_none() && request.pattern.is_none())
-                .then(|| *receiver.borrow())
+            (request.quiet_ms.is_none() && request.pattern.is_none()).then(|| *receiver.borrow())
         });
         loop {
             let generation = *receiver.borrow_and_update();
@@ -323,7 +324,8 @@ impl TerminalCore {
                     return done(WaitMethod::Exited, None);
                 }
                 if let Some(quiet_ms) = request.quiet_ms {
-                    let quiet_until = state.last_output.max(start) + Duration::from_millis(quiet_ms);
+                    let quiet_until =
+                        state.last_output.max(start) + Duration::from_millis(quiet_ms);
                     if now >= quiet_until {
                         return done(WaitMethod::Quiet, None);
                     }
@@ -456,12 +458,17 @@ impl TerminalCore {
                 if !use_marks {
                     if let Some(pattern) = &fallback.pattern {
                         if capture.text.total > pattern_checked {
-                            let (window_start, window) =
-                                capture.text.recent(capture.text.total - pattern_checked + 1024);
+                            let (window_start, window) = capture
+                                .text
+                                .recent(capture.text.total - pattern_checked + 1024);
                             pattern_checked = capture.text.total;
                             let window = String::from_utf8_lossy(&window);
                             if let Some(found) = last_match(pattern, &window) {
-                                break (WaitMethod::Pattern, None, Some(window_start + found as u64));
+                                break (
+                                    WaitMethod::Pattern,
+                                    None,
+                                    Some(window_start + found as u64),
+                                );
                             }
                         }
                     }
@@ -614,11 +621,7 @@ impl CappedText {
     fn recent(&self, n: u64) -> (u64, Vec<u8>) {
         let n = n.min(self.head.len() as u64 + self.tail.len() as u64) as usize;
         let from_tail = n.min(self.tail.len());
-        let from_head = if self.elided() == 0 {
-            n - from_tail
-        } else {
-            0
-        };
+        let from_head = if self.elided() == 0 { n - from_tail } else { 0 };
         let mut bytes = Vec::with_capacity(from_head + from_tail);
         bytes.extend_from_slice(&self.head[self.head.len() - from_head..]);
         bytes.extend(self.tail.range(self.tail.len() - from_tail..));
@@ -766,7 +769,11 @@ mod tests {
         assert_eq!(strip(&[input]), "red\nnext line\nok\rover\n");
         for split in 0..input.len() {
             let (a, b) = input.split_at(split);
-            assert_eq!(strip(&[a, b]), "red\nnext line\nok\rover\n", "split {split}");
+            assert_eq!(
+                strip(&[a, b]),
+                "red\nnext line\nok\rover\n",
+                "split {split}"
+            );
         }
     }
 
@@ -816,13 +823,24 @@ mod tests {
             tokio::spawn(async move {
                 feed_all(
                     &feeder,
-                    &[b"echo hi\r\n\x1b]13", b"3;C\x07h", b"i\r", b"\n\x1b]133;D;", b"3\x07\x1b]133;A\x07$ "],
+                    &[
+                        b"echo hi\r\n\x1b]13",
+                        b"3;C\x07h",
+                        b"i\r",
+                        b"\n\x1b]133;D;",
+                        b"3\x07\x1b]133;A\x07$ ",
+                    ],
                 );
             });
             Ok(())
         };
         let outcome = core
-            .run(&input, "echo hi", Duration::from_secs(5), Fallback::default())
+            .run(
+                &input,
+                "echo hi",
+                Duration::from_secs(5),
+                Fallback::default(),
+            )
             .await
             .unwrap();
         assert_eq!(outcome.output, "hi\n");
@@ -850,7 +868,10 @@ mod tests {
                 ..Default::default()
             })
             .await;
-        assert_eq!((outcome.method, outcome.generation), (WaitMethod::Changed, generation + 1));
+        assert_eq!(
+            (outcome.method, outcome.generation),
+            (WaitMethod::Changed, generation + 1)
+        );
         let outcome = core
             .wait(WaitRequest {
                 pattern: Some(Regex::new(r"\w+> ?$").unwrap()),

@@ -173,6 +173,11 @@ impl Terminals {
             let name = session.name[TMUX_PREFIX.len()..].to_string();
             match self.adopt_tmux(&session.name, false).await {
                 Ok(adopted_session) => {
+                    if adopted_session.marks {
+                        // An empty command line makes the idle shell print a fresh prompt
+                        // with its marks, so the next run knows where it stands.
+                        let _ = adopted_session.write(b"\r");
+                    }
                     self.insert(&name, Arc::new(adopted_session));
                     adopted += 1;
                 }
@@ -404,7 +409,8 @@ impl Terminals {
                 }
             }
         });
-        let marks = !users && pane.command.contains("sh");
+        // drydock starts bash or zsh with its integration in the sessions it creates.
+        let marks = !users && matches!(pane.command.as_str(), "bash" | "zsh");
         core.set_expect_marks(marks);
         Ok(Session {
             core,
