@@ -196,7 +196,9 @@ mod tests {
 
     #[test]
     fn rejects_unknown_names_with_the_valid_list() {
-        for bad in ["enter", "F0", "F13", "F01", "C-", "C-cc", "C-1", "M-", "Foo", ""] {
+        for bad in [
+            "enter", "F0", "F13", "F01", "C-", "C-cc", "C-1", "M-", "Foo", "",
+        ] {
             let error = Key::parse(bad).unwrap_err();
             assert!(error.to_string().contains("valid keys"), "{bad}: {error}");
         }
@@ -218,7 +220,9 @@ mod tests {
 
     #[test]
     fn tmux_names_round_trip() {
-        for name in ["C-c", "Enter", "BSpace", "Up", "F5", "M-x", "PPage", "DC", "Space"] {
+        for name in [
+            "C-c", "Enter", "BSpace", "Up", "F5", "M-x", "PPage", "DC", "Space",
+        ] {
             assert_eq!(Key::parse(name).unwrap().tmux_name(), name);
         }
     }

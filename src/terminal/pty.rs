@@ -62,7 +62,11 @@ pub struct PtySession {
 
 impl PtySession {
     pub fn spawn(spawn: PtySpawn) -> Result<PtySession, TerminalError> {
-        let program = spawn.argv.first().ok_or(TerminalError::EmptyCommand)?.clone();
+        let program = spawn
+            .argv
+            .first()
+            .ok_or(TerminalError::EmptyCommand)?
+            .clone();
         if !spawn.cwd.is_dir() {
             return Err(TerminalError::BadCwd(spawn.cwd));
         }
@@ -299,7 +303,10 @@ fn kill_session(sid: u32) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    tracing::warn!(sid, "processes of a killed terminal session are still running");
+    tracing::warn!(
+        sid,
+        "processes of a killed terminal session are still running"
+    );
 }
 
 #[cfg(test)]
@@ -377,7 +384,10 @@ mod tests {
         assert!(outcome.completed && outcome.duration_ms >= 2000);
 
         let outcome = run(&shell, "printf 'a\\nb'; (exit 7)", 5 * SECOND).await;
-        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(7), "a\nb"));
+        assert_eq!(
+            (outcome.exit_code, outcome.output.as_str()),
+            (Some(7), "a\nb")
+        );
         // Output without a final newline stays visible; the next prompt starts a new line.
         let screen = shell.session.core().screen_text();
         eprintln!("{program} screen:\n{screen}");
@@ -505,7 +515,11 @@ mod tests {
         let shell = shell("bash");
         run(&shell, "sleep 1000 & sleep 1001 | cat &", 10 * SECOND).await;
         let sid = shell.session.pid();
-        assert!(session_processes(sid).len() >= 4, "{:?}", session_processes(sid));
+        assert!(
+            session_processes(sid).len() >= 4,
+            "{:?}",
+            session_processes(sid)
+        );
         let started = Instant::now();
         shell.session.kill();
         assert!(session_processes(sid).is_empty());
@@ -533,12 +547,21 @@ mod tests {
 
     #[tokio::test]
     async fn the_users_own_rc_is_sourced() {
-        let bash = shell_with_rc("bash", ".bashrc", "export FROM_USER_RC=bash-yes\nalias hello='echo hello-alias'\n");
+        let bash = shell_with_rc(
+            "bash",
+            ".bashrc",
+            "export FROM_USER_RC=bash-yes\nalias hello='echo hello-alias'\n",
+        );
         let outcome = run(&bash, "echo $FROM_USER_RC; hello", 10 * SECOND).await;
         assert_eq!(outcome.output, "bash-yes\nhello-alias\n");
 
         let zsh = shell_with_rc("zsh", ".zshrc", "export FROM_USER_RC=zsh-yes\n");
-        let outcome = run(&zsh, "echo $FROM_USER_RC; echo ${ZDOTDIR:-unset}", 10 * SECOND).await;
+        let outcome = run(
+            &zsh,
+            "echo $FROM_USER_RC; echo ${ZDOTDIR:-unset}",
+            10 * SECOND,
+        )
+        .await;
         assert_eq!(outcome.output, "zsh-yes\nunset\n");
     }
 
@@ -555,9 +578,77 @@ mod tests {
                 expect_marks: false,
             })
         };
-        assert!(matches!(spawn(vec![], "/"), Err(TerminalError::EmptyCommand)));
-        assert!(matches!(spawn(vec!["sh"], "/no/such/dir"), Err(TerminalError::BadCwd(_))));
+        assert!(matches!(
+            spawn(vec![], "/"),
+            Err(TerminalError::EmptyCommand)
+        ));
+        assert!(matches!(
+            spawn(vec!["sh"], "/no/such/dir"),
+            Err(TerminalError::BadCwd(_))
+        ));
         let error = spawn(vec!["no-such-program-drydock"], "/").err().unwrap();
-        assert!(error.to_string().contains("no-such-program-drydock"), "{error}");
+        assert!(
+            error.to_string().contains("no-such-program-drydock"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn run_latency_of_true() {
+        let shell = shell("bash");
+        run(&shell, "true", 10 * SECOND).await;
+        let rounds = 20;
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let outcome = run(&shell, "true", 5 * SECOND).await;
+            assert_eq!(outcome.method, WaitMethod::Mark);
+        }
+        let mean = started.elapsed() / rounds;
+        eprintln!("terminal run `true` (builtin) latency: {mean:?} (mean of {rounds})");
+        assert!(mean < Duration::from_millis(500));
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let outcome = run(&shell, "/bin/true", 5 * SECOND).await;
+            assert_eq!(
+                (outcome.method, outcome.exit_code),
+                (WaitMethod::Mark, Some(0))
+            );
+        }
+        let mean = started.elapsed() / rounds;
+        eprintln!("terminal run `/bin/true` latency: {mean:?} (mean of {rounds})");
+    }
+
+    #[test]
+    fn run_futures_are_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        let shell = shell("bash");
+        let future = shell.session.run("true", SECOND, Fallback::default());
+        assert_send(&future);
+        let core = shell.session.core();
+        let wait = core.wait(WaitRequest::default());
+        assert_send(&wait);
+    }
+
+    /// `cat` of a 50 MB file through a real PTY, the screen model and a run's capture.
+    /// Run with `cargo test --release --lib cat_throughput -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore]
+    async fn cat_throughput() {
+        let shell = shell("bash");
+        let file = shell._home.path().join("big.txt");
+        let line = format!("{}\n", "0123456789abcdef".repeat(5));
+        let lines = 50 * 1024 * 1024 / line.len();
+        std::fs::write(&file, line.repeat(lines)).unwrap();
+        run(&shell, "true", 10 * SECOND).await;
+        let outcome = run(&shell, &format!("cat {}", file.display()), 300 * SECOND).await;
+        assert!(outcome.completed);
+        let bytes = line.len() * lines;
+        // The PTY turns each \n into \r\n.
+        let pty_bytes = bytes + lines;
+        let seconds = outcome.duration_ms as f64 / 1000.0;
+        eprintln!(
+            "cat of {bytes} bytes through the PTY: {seconds:.2}s, {:.1} MB/s",
+            pty_bytes as f64 / seconds / 1e6
+        );
     }
 }

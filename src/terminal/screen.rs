@@ -79,7 +79,8 @@ impl Screen {
             })
             .collect();
         let mut rows = rows;
-        while rows.len() > usize::from(cursor_row) + 1 && rows.last().is_some_and(String::is_empty) {
+        while rows.len() > usize::from(cursor_row) + 1 && rows.last().is_some_and(String::is_empty)
+        {
             rows.pop();
         }
         rows.join("\n")
@@ -222,7 +223,10 @@ mod tests {
         assert_eq!(lines[0], "line 47");
         assert_eq!(lines[52], "line 99");
         let (page, _) = screen.scrollback(10, 5);
-        assert_eq!(page, vec!["line 57", "line 58", "line 59", "line 60", "line 61"]);
+        assert_eq!(
+            page,
+            vec!["line 57", "line 58", "line 59", "line 60", "line 61"]
+        );
         let (tail, _) = screen.scrollback(49, 3);
         assert_eq!(tail, vec!["line 96", "line 97", "line 98"]);
         // Reading history does not move the visible screen.

@@ -74,9 +74,18 @@ pub fn default_dir() -> PathBuf {
 pub fn install(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let quoted_dir = single_quote(&dir.to_string_lossy());
-    write_if_changed(&dir.join(BASH_RC), &BASH_RC_TEXT.replace("@DIR@", &quoted_dir))?;
-    write_if_changed(&dir.join(".zshenv"), &ZSHENV_TEXT.replace("@DIR@", &quoted_dir))?;
-    write_if_changed(&dir.join(".zshrc"), &ZSHRC_TEXT.replace("@DIR@", &quoted_dir))?;
+    write_if_changed(
+        &dir.join(BASH_RC),
+        &BASH_RC_TEXT.replace("@DIR@", &quoted_dir),
+    )?;
+    write_if_changed(
+        &dir.join(".zshenv"),
+        &ZSHENV_TEXT.replace("@DIR@", &quoted_dir),
+    )?;
+    write_if_changed(
+        &dir.join(".zshrc"),
+        &ZSHRC_TEXT.replace("@DIR@", &quoted_dir),
+    )?;
     Ok(())
 }
 
