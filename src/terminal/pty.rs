@@ -592,4 +592,63 @@ mod tests {
             "{error}"
         );
     }
+
+    #[tokio::test]
+    async fn run_latency_of_true() {
+        let shell = shell("bash");
+        run(&shell, "true", 10 * SECOND).await;
+        let rounds = 20;
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let outcome = run(&shell, "true", 5 * SECOND).await;
+            assert_eq!(outcome.method, WaitMethod::Mark);
+        }
+        let mean = started.elapsed() / rounds;
+        eprintln!("terminal run `true` (builtin) latency: {mean:?} (mean of {rounds})");
+        assert!(mean < Duration::from_millis(500));
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let outcome = run(&shell, "/bin/true", 5 * SECOND).await;
+            assert_eq!(
+                (outcome.method, outcome.exit_code),
+                (WaitMethod::Mark, Some(0))
+            );
+        }
+        let mean = started.elapsed() / rounds;
+        eprintln!("terminal run `/bin/true` latency: {mean:?} (mean of {rounds})");
+    }
+
+    #[test]
+    fn run_futures_are_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        let shell = shell("bash");
+        let future = shell.session.run("true", SECOND, Fallback::default());
+        assert_send(&future);
+        let core = shell.session.core();
+        let wait = core.wait(WaitRequest::default());
+        assert_send(&wait);
+    }
+
+    /// `cat` of a 50 MB file through a real PTY, the screen model and a run's capture.
+    /// Run with `cargo test --release --lib cat_throughput -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore]
+    async fn cat_throughput() {
+        let shell = shell("bash");
+        let file = shell._home.path().join("big.txt");
+        let line = format!("{}\n", "0123456789abcdef".repeat(5));
+        let lines = 50 * 1024 * 1024 / line.len();
+        std::fs::write(&file, line.repeat(lines)).unwrap();
+        run(&shell, "true", 10 * SECOND).await;
+        let outcome = run(&shell, &format!("cat {}", file.display()), 300 * SECOND).await;
+        assert!(outcome.completed);
+        let bytes = line.len() * lines;
+        // The PTY turns each \n into \r\n.
+        let pty_bytes = bytes + lines;
+        let seconds = outcome.duration_ms as f64 / 1000.0;
+        eprintln!(
+            "cat of {bytes} bytes through the PTY: {seconds:.2}s, {:.1} MB/s",
+            pty_bytes as f64 / seconds / 1e6
+        );
+    }
 }
