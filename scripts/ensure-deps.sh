@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
-# Erlang (with dialyzer) for the mix tools. Debian/Ubuntu (apt); uses sudo when not root.
+# Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals (bash and python3
+# are there already). Debian/Ubuntu (apt); uses sudo when not root.
 set -euo pipefail
 
 packages=()
 command -v mix >/dev/null || packages+=(elixir)
 command -v erlc >/dev/null || packages+=(erlang-dev)
 command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
+command -v tmux >/dev/null || packages+=(tmux)
+command -v zsh >/dev/null || packages+=(zsh)
 [ ${#packages[@]} -eq 0 ] && exit 0
 
 sudo=""

@@ -67,6 +67,8 @@ pub enum TerminalsError {
 type Result<T, E = TerminalsError> = std::result::Result<T, E>;
 
 /// How bytes reach a session's terminal.
+// One per session, behind an Arc: the size of the larger variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Backend {
     Pty(PtySession),
     Tmux {
@@ -260,7 +262,7 @@ impl Terminals {
         let launch =
             shell_integration::launch(&self.shell, &self.shell_dir).map_err(TerminalError::Io)?;
         let mut env = launch.env.clone();
-        env.extend(req.env.into_iter());
+        env.extend(req.env);
         let session = match req.backend.unwrap_or_default() {
             BackendKind::Pty => {
                 self.spawn_pty(&launch, env, &cwd, rows, cols, req.command.clone())?
@@ -902,7 +904,7 @@ fn last_lines(text: &str, n: usize) -> String {
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
     let hex: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
-    if !hex.is_ascii() || hex.len() % 2 != 0 {
+    if !hex.is_ascii() || !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())
