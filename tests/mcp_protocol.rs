@@ -21,11 +21,26 @@ const BUILD_TOOLS: [&str; 7] = [
     "type_check",
 ];
 
+/// Each terminal tool and the arguments it requires.
+const TERMINAL_TOOLS: [(&str, &[&str]); 8] = [
+    ("terminal_create", &["cwd"]),
+    ("terminal_list", &[]),
+    ("terminal_manage", &["action", "session"]),
+    ("terminal_run", &["command", "session"]),
+    ("terminal_screen", &["session"]),
+    ("terminal_scrollback", &["session"]),
+    ("terminal_send", &["session"]),
+    ("terminal_wait", &["session"]),
+];
+
 async fn assert_tool_listing(client: &Client) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
-    assert_eq!(names, BUILD_TOOLS);
+    let mut expected: Vec<&str> = BUILD_TOOLS.to_vec();
+    expected.extend(TERMINAL_TOOLS.iter().map(|(name, _)| *name));
+    expected.sort_unstable();
+    assert_eq!(names, expected);
     for tool in &tools {
         assert!(
             tool.description.as_ref().is_some_and(|d| d.len() > 40),
@@ -35,7 +50,16 @@ async fn assert_tool_listing(client: &Client) {
         let output = tool.output_schema.as_ref().expect("output schema");
         assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
         let input = serde_json::to_value(tool.input_schema.as_ref()).unwrap();
-        assert_eq!(input["required"], json!(["project_path"]), "{}", tool.name);
+        let required = match TERMINAL_TOOLS.iter().find(|(name, _)| *name == tool.name) {
+            Some((_, required)) => required.to_vec(),
+            None => vec!["project_path"],
+        };
+        let mut listed: Vec<&str> = input["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        listed.sort_unstable();
+        assert_eq!(listed, required, "{}", tool.name);
         let annotations = tool.annotations.as_ref().expect("annotations");
         assert!(annotations.read_only_hint.is_some(), "{}", tool.name);
         assert!(annotations.destructive_hint.is_some(), "{}", tool.name);
@@ -190,7 +214,14 @@ async fn resources_prompts_and_completion_work() {
     let client = legacy_client(&server.url).await;
     let resources = client.list_all_resources().await.unwrap();
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["drydock://server", "drydock://projects"]);
+    assert_eq!(
+        uris,
+        [
+            "drydock://server",
+            "drydock://projects",
+            "drydock://sessions"
+        ]
+    );
     let projects = client
         .read_resource(rmcp::model::ReadResourceRequestParams::new(
             "drydock://projects",
@@ -394,7 +425,7 @@ async fn a_config_file_can_switch_tools_off() {
     std::fs::write(
         &config,
         format!(
-            "allowed_roots = [{:?}]\ndisabled_tools = [\"run\"]\n",
+            "allowed_roots = [{:?}]\ntoolsets = [\"build\"]\ndisabled_tools = [\"run\"]\n",
             test_projects_root()
         ),
     )
@@ -403,6 +434,7 @@ async fn a_config_file_can_switch_tools_off() {
     let client = legacy_client(&server.url).await;
     let tools = client.list_all_tools().await.unwrap();
     assert!(!tools.iter().any(|t| t.name == "run"));
+    assert!(!tools.iter().any(|t| t.name.starts_with("terminal_")));
     assert_eq!(tools.len(), 6);
     client.cancel().await.ok();
     tokio::time::sleep(Duration::from_millis(10)).await;
