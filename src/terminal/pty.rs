@@ -628,27 +628,4 @@ mod tests {
         let wait = core.wait(WaitRequest::default());
         assert_send(&wait);
     }
-
-    /// `cat` of a 50 MB file through a real PTY, the screen model and a run's capture.
-    /// Run with `cargo test --release --lib cat_throughput -- --ignored --nocapture`.
-    #[tokio::test]
-    #[ignore]
-    async fn cat_throughput() {
-        let shell = shell("bash");
-        let file = shell._home.path().join("big.txt");
-        let line = format!("{}\n", "0123456789abcdef".repeat(5));
-        let lines = 50 * 1024 * 1024 / line.len();
-        std::fs::write(&file, line.repeat(lines)).unwrap();
-        run(&shell, "true", 10 * SECOND).await;
-        let outcome = run(&shell, &format!("cat {}", file.display()), 300 * SECOND).await;
-        assert!(outcome.completed);
-        let bytes = line.len() * lines;
-        // The PTY turns each \n into \r\n.
-        let pty_bytes = bytes + lines;
-        let seconds = outcome.duration_ms as f64 / 1000.0;
-        eprintln!(
-            "cat of {bytes} bytes through the PTY: {seconds:.2}s, {:.1} MB/s",
-            pty_bytes as f64 / seconds / 1e6
-        );
-    }
 }
