@@ -510,3 +510,115 @@ async fn session_resources_show_screens() {
     assert!(text.contains("resource-text"), "{text}");
     client.cancel().await.ok();
 }
+
+#[tokio::test]
+async fn tmux_windows_and_split_panes_open_next_to_a_session_and_close_alone() {
+    let tmux = TmuxServers::new();
+    let started = user_tmux(
+        tmux.dir(),
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "mine",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "bash --norc --noprofile",
+        ],
+    );
+    assert!(started.status.success(), "{started:?}");
+    let server = server(tmux.dir(), &[]);
+    let client = modern_client(&server.url).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "main", "cwd": ".", "backend": "tmux"}),
+    )
+    .await;
+    let window = call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "w2", "cwd": "cargo-clean", "place": {"window": {"of": "main"}}}),
+    )
+    .await;
+    assert_eq!(window["backend"], "tmux", "{window}");
+    let split = call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "p2", "cwd": ".", "place": {"split": {"of": "main", "vertical": true}}}),
+    )
+    .await;
+    assert_eq!(split["marks"], true, "{split}");
+    let in_window = run(&client, "w2", "basename $PWD", 10_000).await;
+    assert_eq!(in_window["output"], "cargo-clean\n", "{in_window}");
+    let in_split = run(&client, "p2", "echo split $((1+1))", 10_000).await;
+    assert_eq!(in_split["output"], "split 2\n", "{in_split}");
+    let panes = |session: &str| {
+        let out = user_tmux(
+            tmux.dir(),
+            &["-L", "drydock", "list-panes", "-s", "-t", session],
+        );
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    assert_eq!(
+        panes("drydock-main"),
+        3,
+        "main, its split, and the new window's pane"
+    );
+
+    call_ok(
+        &client,
+        "terminal_manage",
+        json!({"session": "p2", "action": "kill"}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "terminal_manage",
+        json!({"session": "w2", "action": "kill"}),
+    )
+    .await;
+    assert_eq!(panes("drydock-main"), 1);
+    let still = run(&client, "main", "echo alive", 10_000).await;
+    assert_eq!(still["output"], "alive\n");
+
+    // A pane next to one of the user's own: drydock's to kill, the user's stays.
+    let beside = call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "beside", "cwd": ".", "place": {"split": {"of": "tmux:mine:0.0"}}}),
+    )
+    .await;
+    assert_eq!(beside["backend"], "tmux", "{beside}");
+    let next_to_user = run(&client, "beside", "echo next-to-you", 10_000).await;
+    assert_eq!(next_to_user["output"], "next-to-you\n");
+    let user_panes = || {
+        let out = user_tmux(tmux.dir(), &["list-panes", "-t", "mine"]);
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    assert_eq!(user_panes(), 2);
+    call_ok(
+        &client,
+        "terminal_manage",
+        json!({"session": "beside", "action": "kill"}),
+    )
+    .await;
+    assert_eq!(user_panes(), 1);
+    let pty_anchor = call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "plain", "cwd": "."}),
+    )
+    .await;
+    assert_eq!(pty_anchor["backend"], "pty");
+    let refused = call_err(
+        &client,
+        "terminal_create",
+        json!({"name": "nope", "cwd": ".", "place": {"window": {"of": "plain"}}}),
+    )
+    .await;
+    assert!(refused.contains("only be opened in tmux"), "{refused}");
+    client.cancel().await.ok();
+}

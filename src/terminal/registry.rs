@@ -78,9 +78,21 @@ enum Backend {
         client: ControlClient,
         /// Ordered writes from sync callers (TerminalCore::run's input).
         writer: mpsc::UnboundedSender<Vec<u8>>,
-        /// A pane of the user's own server: never killed, renamed or resized by drydock.
-        users: bool,
+        owns: Owns,
     },
+}
+
+/// What of tmux a session is, and so what killing it removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owns {
+    /// A pane of the user's own that drydock attached to: never killed, renamed or resized.
+    Nothing,
+    /// A tmux session drydock created (on its own server).
+    Session,
+    /// A window drydock created in a tmux session.
+    Window,
+    /// A pane drydock split off another.
+    Pane,
 }
 
 pub struct Session {
@@ -116,11 +128,24 @@ impl Session {
         }
     }
 
+    fn is_users(&self) -> bool {
+        matches!(
+            self.backend,
+            Backend::Tmux {
+                owns: Owns::Nothing,
+                ..
+            }
+        )
+    }
+
     fn backend_name(&self) -> &'static str {
         match &self.backend {
             Backend::Pty(_) => "pty",
-            Backend::Tmux { users: false, .. } => "tmux",
-            Backend::Tmux { users: true, .. } => "user_tmux",
+            Backend::Tmux {
+                owns: Owns::Nothing,
+                ..
+            } => "user_tmux",
+            Backend::Tmux { .. } => "tmux",
         }
     }
 }
@@ -173,7 +198,7 @@ impl Terminals {
         let mut adopted = 0;
         for session in found.into_iter().filter(|s| s.drydock) {
             let name = session.name[TMUX_PREFIX.len()..].to_string();
-            match self.adopt_tmux(&session.name, false).await {
+            match self.adopt_tmux(&session.name).await {
                 Ok(adopted_session) => {
                     if adopted_session.marks {
                         // An empty command line makes the idle shell print a fresh prompt
@@ -249,10 +274,7 @@ impl Terminals {
             if sessions.contains_key(&name) {
                 return Err(TerminalsError::DuplicateName(name));
             }
-            let ours = sessions
-                .values()
-                .filter(|s| !matches!(s.backend, Backend::Tmux { users: true, .. }))
-                .count();
+            let ours = sessions.values().filter(|s| !s.is_users()).count();
             if ours >= self.config.terminal.max_sessions {
                 return Err(TerminalsError::TooMany(ours));
             }
@@ -263,14 +285,21 @@ impl Terminals {
             shell_integration::launch(&self.shell, &self.shell_dir).map_err(TerminalError::Io)?;
         let mut env = launch.env.clone();
         env.extend(req.env);
-        let session = match req.backend.unwrap_or_default() {
-            BackendKind::Pty => {
-                self.spawn_pty(&launch, env, &cwd, rows, cols, req.command.clone())?
+        let session = match (req.place, req.backend) {
+            (Some(_), Some(BackendKind::Pty)) => {
+                return Err(TerminalsError::InvalidArgument(
+                    "`place` opens a tmux window or pane: it needs backend tmux".into(),
+                ));
             }
-            BackendKind::Tmux => {
+            (Some(place), _) => {
+                self.spawn_placed(place, &launch, env, &cwd, req.command.clone())
+                    .await?
+            }
+            (None, Some(BackendKind::Tmux)) => {
                 self.spawn_tmux(&name, &launch, env, &cwd, rows, cols, req.command.clone())
                     .await?
             }
+            (None, _) => self.spawn_pty(&launch, env, &cwd, rows, cols, req.command.clone())?,
         };
         let session = Arc::new(session);
         if session.marks {
@@ -337,15 +366,7 @@ impl Terminals {
         command: Option<String>,
     ) -> Result<Session> {
         let tmux_name = format!("{TMUX_PREFIX}{name}");
-        // The shell waits for one line before it starts, so that nothing it prints is lost
-        // before the control client is listening.
-        let mut argv = vec![
-            "sh".to_string(),
-            "-c".to_string(),
-            "read _drydock_go; exec \"$@\"".to_string(),
-            "sh".to_string(),
-        ];
-        argv.extend(launch.argv.iter().cloned());
+        let argv = started_on_enter(&launch.argv);
         let spawn = Spawn {
             cwd: Some(cwd),
             argv: &argv,
@@ -354,7 +375,56 @@ impl Terminals {
         self.tmux
             .new_session(&tmux_name, &spawn, rows, cols)
             .await?;
-        let mut session = self.adopt_tmux(&tmux_name, false).await?;
+        let mut session = self.adopt_tmux(&tmux_name).await?;
+        session.marks = launch.marks;
+        session.core.set_expect_marks(launch.marks);
+        session.cwd = Some(cwd.to_path_buf());
+        session.command = command;
+        session.write(b"\n")?;
+        Ok(session)
+    }
+
+    /// A new window or split pane next to an existing tmux session or pane.
+    async fn spawn_placed(
+        &self,
+        place: Placement,
+        launch: &ShellLaunch,
+        env: Vec<(String, String)>,
+        cwd: &Path,
+        command: Option<String>,
+    ) -> Result<Session> {
+        let (Placement::Window { of } | Placement::Split { of, .. }) = &place;
+        let anchor = self.get(of).await?;
+        let Backend::Tmux {
+            tmux,
+            pane,
+            tmux_session,
+            ..
+        } = &anchor.backend
+        else {
+            return Err(TerminalsError::InvalidArgument(format!(
+                "{of} is a pty session: windows and panes can only be opened in tmux"
+            )));
+        };
+        let argv = started_on_enter(&launch.argv);
+        let spawn = Spawn {
+            cwd: Some(cwd),
+            argv: &argv,
+            env: &env,
+        };
+        let (info, owns) = match &place {
+            Placement::Window { .. } => {
+                let session_name = tmux_session.lock().expect("session lock").clone();
+                (
+                    tmux.new_window(&session_name, None, &spawn).await?,
+                    Owns::Window,
+                )
+            }
+            Placement::Split { vertical, .. } => {
+                (tmux.split_pane(pane, *vertical, &spawn).await?, Owns::Pane)
+            }
+        };
+        let mut session = self.attach_pane(tmux, info, owns).await?;
         session.marks = launch.marks;
         session.core.set_expect_marks(launch.marks);
         session.cwd = Some(cwd.to_path_buf());
@@ -364,9 +434,9 @@ impl Terminals {
     }
 
     /// Serves an existing tmux session's first pane: its current screen, then live output.
-    async fn adopt_tmux(&self, tmux_session: &str, users: bool) -> Result<Session> {
-        let tmux = if users { &self.user_tmux } else { &self.tmux };
-        let pane = tmux
+    async fn adopt_tmux(&self, tmux_session: &str) -> Result<Session> {
+        let pane = self
+            .tmux
             .session_panes(tmux_session)
             .await?
             .into_iter()
@@ -375,10 +445,10 @@ impl Terminals {
                 target: tmux_session.to_string(),
                 message: "no pane".into(),
             })?;
-        self.attach_pane(tmux, pane, users).await
+        self.attach_pane(&self.tmux, pane, Owns::Session).await
     }
 
-    async fn attach_pane(&self, tmux: &Tmux, pane: PaneInfo, users: bool) -> Result<Session> {
+    async fn attach_pane(&self, tmux: &Tmux, pane: PaneInfo, owns: Owns) -> Result<Session> {
         let core = TerminalCore::new(
             pane.height,
             pane.width,
@@ -412,7 +482,7 @@ impl Terminals {
             }
         });
         // drydock starts bash or zsh with its integration in the sessions it creates.
-        let marks = !users && matches!(pane.command.as_str(), "bash" | "zsh");
+        let marks = owns != Owns::Nothing && matches!(pane.command.as_str(), "bash" | "zsh");
         core.set_expect_marks(marks);
         Ok(Session {
             core,
@@ -422,7 +492,7 @@ impl Terminals {
                 tmux_session: Mutex::new(pane.session.clone()),
                 client,
                 writer,
-                users,
+                owns,
             },
             cwd: Some(pane.path.clone()),
             command: Some(pane.command.clone()),
@@ -460,7 +530,10 @@ impl Terminals {
         if name.starts_with("tmux:") {
             let address = tmux::parse_address(name)?;
             let pane = self.user_tmux.pane_at(&address).await?;
-            let session = Arc::new(self.attach_pane(&self.user_tmux, pane, true).await?);
+            let session = Arc::new(
+                self.attach_pane(&self.user_tmux, pane, Owns::Nothing)
+                    .await?,
+            );
             self.insert(name, session.clone());
             return Ok(session);
         }
@@ -490,10 +563,11 @@ impl Terminals {
         let (pid, attach) = match &session.backend {
             Backend::Pty(pty) => (Some(pty.pid()), None),
             Backend::Tmux {
+                tmux: tmux_server,
                 tmux_session,
-                users: false,
+                owns,
                 ..
-            } => (
+            } if *owns != Owns::Nothing && tmux_server.socket().is_owned() => (
                 None,
                 Some(format!(
                     "tmux -L {} attach -t {}",
@@ -556,8 +630,7 @@ impl Terminals {
 
     pub async fn manage(&self, req: ManageRequest) -> Result<ManageReport> {
         let session = self.get(&req.session).await?;
-        let users = matches!(session.backend, Backend::Tmux { users: true, .. });
-        if users && req.action != ManageAction::Interrupt {
+        if session.is_users() && req.action != ManageAction::Interrupt {
             return Err(TerminalsError::NotOurs(req.session));
         }
         let done = match req.action {
@@ -616,7 +689,10 @@ impl Terminals {
             return Err(TerminalsError::DuplicateName(new.to_string()));
         }
         if let Backend::Tmux {
-            tmux, tmux_session, ..
+            tmux,
+            tmux_session,
+            owns: Owns::Session,
+            ..
         } = &session.backend
         {
             let current = tmux_session.lock().expect("session lock").clone();
@@ -653,13 +729,18 @@ impl Terminals {
             Backend::Tmux {
                 tmux,
                 tmux_session,
-                users: false,
+                pane,
+                owns,
                 ..
-            } => {
-                let target = tmux_session.lock().expect("session lock").clone();
-                tmux.kill_session(&target).await?;
-            }
-            Backend::Tmux { .. } => {}
+            } => match owns {
+                Owns::Session => {
+                    let target = tmux_session.lock().expect("session lock").clone();
+                    tmux.kill_session(&target).await?;
+                }
+                Owns::Window => tmux.kill_window(pane).await?,
+                Owns::Pane => tmux.kill_pane(pane).await?,
+                Owns::Nothing => {}
+            },
         }
         Ok(())
     }
@@ -836,6 +917,19 @@ impl Terminals {
             .cloned()
             .collect()
     }
+}
+
+/// `argv` behind a shell that waits for one line first: nothing the program prints is lost
+/// before drydock's control client listens (it then sends the line).
+fn started_on_enter(argv: &[String]) -> Vec<String> {
+    let mut wrapped = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        "read _drydock_go; exec \"$@\"".to_string(),
+        "sh".to_string(),
+    ];
+    wrapped.extend(argv.iter().cloned());
+    wrapped
 }
 
 fn user_pane_info(pane: PaneInfo) -> SessionInfo {

@@ -40,6 +40,24 @@ pub struct CreateRequest {
     pub env: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     pub backend: Option<BackendKind>,
+    /// tmux: open the session as a new window, or a split pane, of an existing tmux
+    /// session (drydock's, or one of the user's panes `tmux:SESSION:WINDOW.PANE`) instead
+    /// of a tmux session of its own. Implies backend tmux.
+    #[serde(default)]
+    pub place: Option<Placement>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Placement {
+    /// A new window in the tmux session that holds `of`.
+    Window { of: String },
+    /// `of`'s pane split in two: `vertical` puts the new pane below, else to the right.
+    Split {
+        of: String,
+        #[serde(default)]
+        vertical: bool,
+    },
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
