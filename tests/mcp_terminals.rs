@@ -622,3 +622,40 @@ async fn tmux_windows_and_split_panes_open_next_to_a_session_and_close_alone() {
     assert!(refused.contains("only be opened in tmux"), "{refused}");
     client.cancel().await.ok();
 }
+
+#[tokio::test]
+async fn sessions_are_capped_and_idle_ones_reaped() {
+    let tmux = TmuxServers::new();
+    let config = tmux.dir().join("drydock.toml");
+    std::fs::write(
+        &config,
+        "[terminal]\nmax_sessions = 2\nidle_timeout_s = 2\n",
+    )
+    .unwrap();
+    let server = server(tmux.dir(), &["--config", config.to_str().unwrap()]);
+    let client = modern_client(&server.url).await;
+    call_ok(&client, "terminal_create", json!({"name": "a", "cwd": "."})).await;
+    call_ok(&client, "terminal_create", json!({"name": "b", "cwd": "."})).await;
+    let refused = call_err(&client, "terminal_create", json!({"name": "c", "cwd": "."})).await;
+    assert!(refused.contains("2 sessions are open"), "{refused}");
+
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        let listed = call_ok(&client, "terminal_list", json!({})).await;
+        names = listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect();
+        if names.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(names.is_empty(), "idle sessions were not reaped: {names:?}");
+    let left = server.wait_for_no_descendants(Duration::from_secs(10));
+    assert!(left.is_empty(), "reaped sessions left processes: {left:?}");
+    call_ok(&client, "terminal_create", json!({"name": "c", "cwd": "."})).await;
+    client.cancel().await.ok();
+}

@@ -219,8 +219,10 @@ impl Terminals {
     /// Kills idle sessions now and then, until the server stops.
     pub fn start_reaper(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
         let terminals = Arc::downgrade(self);
+        let period = (self.config.terminal.idle_timeout / 2)
+            .clamp(Duration::from_secs(1), Duration::from_secs(30));
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(30));
+            let mut tick = tokio::time::interval(period);
             loop {
                 tokio::select! {
                     _ = shutdown.cancelled() => return,
