@@ -254,7 +254,26 @@ async fn resources_prompts_and_completion_work() {
 
     let prompts = client.list_all_prompts().await.unwrap();
     let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
-    assert!(names.contains(&"fix_build"), "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in ["fix_build", "fix_failing_test", "drive_terminal"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let terminal = client
+        .get_prompt(
+            rmcp::model::GetPromptRequestParams::new("drive_terminal").with_arguments(
+                json!({"goal": "starting the dev server"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .unwrap();
+    let body = serde_json::to_string(&terminal.messages).unwrap();
+    assert!(
+        body.contains("starting the dev server") && body.contains("terminal_run"),
+        "{body}"
+    );
     let prompt = client
         .get_prompt(
             rmcp::model::GetPromptRequestParams::new("fix_build").with_arguments(

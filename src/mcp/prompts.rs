@@ -1,4 +1,4 @@
-//! Prompts that teach the build workflows.
+//! Prompts that teach the build and terminal workflows.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{PromptMessage, Role};
@@ -20,6 +20,13 @@ pub struct FailingTestArgs {
     pub project_path: String,
     /// Name (or part of the name) of the failing test.
     pub test: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TerminalArgs {
+    /// What the terminal is for, e.g. "run the dev server and check the home page loads".
+    #[serde(default)]
+    pub goal: Option<String>,
 }
 
 #[prompt_router(vis = "pub(crate)")]
@@ -56,10 +63,33 @@ impl DrydockServer {
             Role::User,
             format!(
                 "The test `{test}` fails in `{project_path}`.\n\
-                 1. Call `test` with project_path `{project_path}` and filter `{test}` to run only it.\n\
+                 1. Call `test` with project_path `{project_path}` and filter `{test}` to run only it (for a mix project add exact: true with ExUnit's full name, e.g. \"test adds numbers\", or give `path` as file:line).\n\
                  2. Read the failure: `file` and `line` point at the panic, `message` says why, `left`/`right` are the compared values, `stdout` is what the test printed.\n\
                  3. Decide whether the code or the test is wrong, fix it, and run the same call until it passes.\n\
                  4. Run `test` without a filter to check that nothing else broke."
+            ),
+        )]
+    }
+
+    #[prompt(
+        name = "drive_terminal",
+        description = "Work in a terminal: start a session, run commands and read exactly their output, drive REPLs and TUIs with send/wait/screen."
+    )]
+    async fn drive_terminal(
+        &self,
+        Parameters(args): Parameters<TerminalArgs>,
+    ) -> Vec<PromptMessage> {
+        let goal = args.goal.unwrap_or_else(|| "the task at hand".into());
+        vec![PromptMessage::new_text(
+            Role::User,
+            format!(
+                "Use drydock's terminal tools for {goal}.\n\
+                 - Start: `terminal_create` with `cwd` (and `backend: \"tmux\"` for something that must outlive this conversation, like a dev server; the user can watch it with the `attach` command it returns). `terminal_list` shows sessions and the user's own tmux panes (`tmux:SESSION:WINDOW.PANE`).\n\
+                 - Shell commands: `terminal_run` returns the command's own output and exit code the moment it ends (method \"mark\"). If `completed` is false it is still running: read more with `terminal_wait`, or stop it with `terminal_manage` action interrupt.\n\
+                 - Long-running programs: send the command with `terminal_send` (text, then keys [\"Enter\"]), then `terminal_wait` with a `pattern` that means ready (e.g. \"Listening on\") and `max_wait_ms`.\n\
+                 - REPLs and TUIs: `terminal_send` text and keys (C-c, Escape, Up, Tab...), then `terminal_wait` with the prompt as `pattern` (e.g. \">>> $\") or `quiet_ms`, then `terminal_screen` to read. Pass the `generation` from one result as `after_generation` to the next wait so no change is missed. `terminal_run` with `pattern` works in a REPL too.\n\
+                 - History: `terminal_scrollback` with a negative `offset` (-200 is the last 200 lines).\n\
+                 - Finish: kill the sessions you no longer need (`terminal_manage` action kill); leave the user's own panes as they are."
             ),
         )]
     }
