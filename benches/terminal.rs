@@ -49,6 +49,7 @@ async fn latency(session: &PtySession, fallback: Fallback, n: usize) -> Vec<Dura
             .await
             .unwrap();
         assert!(outcome.completed);
+        assert_eq!((outcome.exit_code, outcome.output.as_str()), (Some(0), ""));
         samples.push(started.elapsed());
     }
     samples

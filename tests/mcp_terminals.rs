@@ -659,3 +659,23 @@ async fn sessions_are_capped_and_idle_ones_reaped() {
     call_ok(&client, "terminal_create", json!({"name": "c", "cwd": "."})).await;
     client.cancel().await.ok();
 }
+
+#[tokio::test]
+async fn pty_sessions_end_with_the_server() {
+    let tmux = TmuxServers::new();
+    let mut server = server(tmux.dir(), &[]);
+    let client = modern_client(&server.url).await;
+    call_ok(&client, "terminal_create", json!({"name": "p", "cwd": "."})).await;
+    run(&client, "p", "sleep 1000 &", 10_000).await;
+    assert!(!server.descendants().is_empty());
+    client.cancel().await.ok();
+    assert!(
+        server.terminate(Duration::from_secs(15)),
+        "the server stops"
+    );
+    let left = server.wait_for_no_descendants(Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "a PTY session outlived the server: {left:?}"
+    );
+}
