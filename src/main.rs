@@ -236,6 +236,10 @@ async fn call(
 ) -> Result<ExitCode, String> {
     let config = load(args)?;
     let arguments = read_arguments(arguments)?;
+    let terminals = Terminals::new(config.clone());
+    if tool.starts_with("terminal_") {
+        terminals.reconcile().await;
+    }
     let tools = BuildTools::new(config);
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -247,7 +251,11 @@ async fn call(
         progress: &Logged,
         cancel,
     };
-    match call_tool(&tools, tool, arguments, &call).await {
+    let result = call_tool(&tools, &terminals, tool, arguments, &call).await;
+    tokio::task::spawn_blocking(move || terminals.shutdown())
+        .await
+        .ok();
+    match result {
         Ok(outcome) if text => {
             println!("{}", outcome.text);
             Ok(ExitCode::SUCCESS)
@@ -258,6 +266,10 @@ async fn call(
             Ok(ExitCode::SUCCESS)
         }
         Err(CallError::Tool(error)) => {
+            eprintln!("drydock: {tool}: {error}");
+            Ok(ExitCode::FAILURE)
+        }
+        Err(CallError::Terminal(error)) => {
             eprintln!("drydock: {tool}: {error}");
             Ok(ExitCode::FAILURE)
         }

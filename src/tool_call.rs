@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::build::reports::Render;
 use crate::build::{BuildKind, BuildTools, Call, ToolError};
+use crate::terminal::registry::{Terminals, TerminalsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
@@ -15,6 +16,8 @@ pub enum CallError {
     InvalidArguments { tool: String, message: String },
     #[error(transparent)]
     Tool(#[from] ToolError),
+    #[error(transparent)]
+    Terminal(#[from] TerminalsError),
 }
 
 /// A tool's structured result and its text rendering.
@@ -23,8 +26,11 @@ pub struct Outcome {
     pub text: String,
 }
 
+/// Terminal tools work here too; a PTY session lives only as long as the command, so
+/// sessions meant to last are tmux ones.
 pub async fn call_tool(
     tools: &BuildTools,
+    terminals: &Terminals,
     name: &str,
     arguments: Value,
     call: &Call<'_>,
@@ -52,6 +58,14 @@ pub async fn call_tool(
         "test" => outcome(tools.test(parse(name, arguments)?, call).await),
         "run" => outcome(tools.run(parse(name, arguments)?, call).await),
         "format" => outcome(tools.format(parse(name, arguments)?, call).await),
+        "terminal_create" => outcome(terminals.create(parse(name, arguments)?).await),
+        "terminal_list" => outcome(terminals.list(parse(name, arguments)?).await),
+        "terminal_manage" => outcome(terminals.manage(parse(name, arguments)?).await),
+        "terminal_send" => outcome(terminals.send(parse(name, arguments)?).await),
+        "terminal_screen" => outcome(terminals.screen(parse(name, arguments)?).await),
+        "terminal_scrollback" => outcome(terminals.scrollback(parse(name, arguments)?).await),
+        "terminal_wait" => outcome(terminals.wait(parse(name, arguments)?).await),
+        "terminal_run" => outcome(terminals.run(parse(name, arguments)?).await),
         _ => Err(unknown(tools, name)),
     }
 }
@@ -75,8 +89,10 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CallErr
     })
 }
 
-fn outcome<T: Serialize + Render>(result: Result<T, ToolError>) -> Result<Outcome, CallError> {
-    let report = result?;
+fn outcome<T: Serialize + Render, E: Into<CallError>>(
+    result: Result<T, E>,
+) -> Result<Outcome, CallError> {
+    let report = result.map_err(Into::into)?;
     Ok(Outcome {
         structured: serde_json::to_value(&report).expect("reports serialize"),
         text: report.render(),

@@ -679,3 +679,47 @@ async fn pty_sessions_end_with_the_server() {
         "a PTY session outlived the server: {left:?}"
     );
 }
+
+#[test]
+fn drydock_call_drives_tmux_sessions_from_the_shell() {
+    let tmux = TmuxServers::new();
+    let root = test_projects_root();
+    let call = |tool: &str, arguments: Value| {
+        Command::new(drydock_bin())
+            .args(["call", tool, &arguments.to_string()])
+            .args(["--allow-root", root.to_str().unwrap()])
+            .env("TMUX_TMPDIR", tmux.dir())
+            .env("TMUX", "")
+            .env("HOME", tmux.dir())
+            .output()
+            .unwrap()
+    };
+    let created = call(
+        "terminal_create",
+        json!({"name": "cli", "cwd": ".", "backend": "tmux"}),
+    );
+    assert_eq!(created.status.code(), Some(0), "{created:?}");
+    // A second drydock process finds the session on drydock's tmux server.
+    let ran = call(
+        "terminal_run",
+        json!({"session": "cli", "command": "echo via-call"}),
+    );
+    assert_eq!(ran.status.code(), Some(0), "{ran:?}");
+    let report: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(
+        (&report["output"], &report["exit_code"]),
+        (&json!("via-call\n"), &json!(0)),
+        "{report}"
+    );
+    let missing = call(
+        "terminal_run",
+        json!({"session": "missing", "command": "true"}),
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no session named \"missing\""));
+    let killed = call(
+        "terminal_manage",
+        json!({"session": "cli", "action": "kill"}),
+    );
+    assert_eq!(killed.status.code(), Some(0), "{killed:?}");
+}
