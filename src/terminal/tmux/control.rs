@@ -563,19 +563,27 @@ async fn check_closed_panes(
 }
 
 async fn report_closed_panes(tmux: &Tmux, shared: &Shared) {
-    let listed = tmux
-        .run(vec![
-            "list-panes".into(),
-            "-a".into(),
-            "-F".into(),
-            "#{pane_id}".into(),
-        ])
-        .await;
-    let alive: HashSet<String> = match listed {
-        Ok(out) => out.lines().map(str::to_string).collect(),
-        // No server, or a server without sessions.
-        Err(TmuxError::NoServer { .. } | TmuxError::UnknownTarget { .. }) => HashSet::new(),
-        Err(_) => return,
+    // A busy machine can make one listing fail (time out); a close must not go unreported.
+    let mut attempts = 0;
+    let alive: HashSet<String> = loop {
+        attempts += 1;
+        let listed = tmux
+            .run(vec![
+                "list-panes".into(),
+                "-a".into(),
+                "-F".into(),
+                "#{pane_id}".into(),
+            ])
+            .await;
+        match listed {
+            Ok(out) => break out.lines().map(str::to_string).collect(),
+            // No server, or a server without sessions.
+            Err(TmuxError::NoServer { .. } | TmuxError::UnknownTarget { .. }) => {
+                break HashSet::new();
+            }
+            Err(_) if attempts < 3 => tokio::time::sleep(Duration::from_millis(200)).await,
+            Err(_) => return,
+        }
     };
     let gone: Vec<String> = {
         let mut known = shared.known_panes.lock().unwrap();

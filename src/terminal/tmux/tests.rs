@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::procs::ProcessSet;
 use super::*;
 
-const WAIT: Duration = Duration::from_secs(10);
+/// Generous: these wait on real tmux, on a machine that may be busy with other tests.
+const WAIT: Duration = Duration::from_secs(30);
 
 /// A private tmux server for one test, killed on drop.
 struct TestServer {
