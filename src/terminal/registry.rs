@@ -377,13 +377,8 @@ impl Terminals {
         self.tmux
             .new_session(&tmux_name, &spawn, rows, cols)
             .await?;
-        let mut session = self.adopt_tmux(&tmux_name).await?;
-        session.marks = launch.marks;
-        session.core.set_expect_marks(launch.marks);
-        session.cwd = Some(cwd.to_path_buf());
-        session.command = command;
-        session.write(b"\n")?;
-        Ok(session)
+        let session = self.adopt_tmux(&tmux_name).await?;
+        release_shell(session, launch, cwd, command)
     }
 
     /// A new window or split pane next to an existing tmux session or pane.
@@ -426,13 +421,8 @@ impl Terminals {
                 (tmux.split_pane(pane, *vertical, &spawn).await?, Owns::Pane)
             }
         };
-        let mut session = self.attach_pane(tmux, info, owns).await?;
-        session.marks = launch.marks;
-        session.core.set_expect_marks(launch.marks);
-        session.cwd = Some(cwd.to_path_buf());
-        session.command = command;
-        session.write(b"\n")?;
-        Ok(session)
+        let session = self.attach_pane(tmux, info, owns).await?;
+        release_shell(session, launch, cwd, command)
     }
 
     /// Serves an existing tmux session's first pane: its current screen, then live output.
@@ -919,6 +909,22 @@ impl Terminals {
             .cloned()
             .collect()
     }
+}
+
+/// A tmux pane started with `started_on_enter`, now listened to: what it runs is known,
+/// and the line that lets its shell start is sent.
+fn release_shell(
+    mut session: Session,
+    launch: &ShellLaunch,
+    cwd: &Path,
+    command: Option<String>,
+) -> Result<Session> {
+    session.marks = launch.marks;
+    session.core.set_expect_marks(launch.marks);
+    session.cwd = Some(cwd.to_path_buf());
+    session.command = command;
+    session.write(b"\n")?;
+    Ok(session)
 }
 
 /// `argv` behind a shell that waits for one line first: nothing the program prints is lost

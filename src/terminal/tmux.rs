@@ -124,6 +124,22 @@ fn tmux_env_socket() -> Option<String> {
     (!socket.is_empty()).then(|| socket.to_string())
 }
 
+/// A `-F` format printing `fields` separated by `FIELD_SEPARATOR`.
+fn format_of(fields: &[&str]) -> String {
+    fields
+        .iter()
+        .map(|f| format!("#{{{f}}}"))
+        .collect::<Vec<_>>()
+        .join(&FIELD_SEPARATOR.to_string())
+}
+
+/// A line printed with `format_of`, split into exactly `count` fields (the last keeps any
+/// separator it contains).
+fn fields_of(line: &str, count: usize) -> Option<Vec<&str>> {
+    let fields: Vec<&str> = line.splitn(count, FIELD_SEPARATOR).collect();
+    (fields.len() == count).then_some(fields)
+}
+
 /// Whether this process runs inside a tmux pane (`$TMUX` is set).
 pub fn inside_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
@@ -190,21 +206,11 @@ impl PaneInfo {
     ];
 
     fn format() -> String {
-        let sep = FIELD_SEPARATOR.to_string();
-        Self::FORMAT_FIELDS
-            .iter()
-            .map(|f| format!("#{{{f}}}"))
-            .collect::<Vec<_>>()
-            .join(&sep)
+        format_of(&Self::FORMAT_FIELDS)
     }
 
     fn parse(line: &str) -> Option<PaneInfo> {
-        let f: Vec<&str> = line
-            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
-            .collect();
-        if f.len() != Self::FORMAT_FIELDS.len() {
-            return None;
-        }
+        let f = fields_of(line, Self::FORMAT_FIELDS.len())?;
         Some(PaneInfo {
             id: f[0].to_string(),
             session: f[1].to_string(),
@@ -249,21 +255,11 @@ impl SessionInfo {
     ];
 
     fn format() -> String {
-        let sep = FIELD_SEPARATOR.to_string();
-        Self::FORMAT_FIELDS
-            .iter()
-            .map(|f| format!("#{{{f}}}"))
-            .collect::<Vec<_>>()
-            .join(&sep)
+        format_of(&Self::FORMAT_FIELDS)
     }
 
     fn parse(line: &str) -> Option<SessionInfo> {
-        let f: Vec<&str> = line
-            .splitn(Self::FORMAT_FIELDS.len(), FIELD_SEPARATOR)
-            .collect();
-        if f.len() != Self::FORMAT_FIELDS.len() {
-            return None;
-        }
+        let f = fields_of(line, Self::FORMAT_FIELDS.len())?;
         Some(SessionInfo {
             id: f[0].to_string(),
             windows: f[1].parse().ok()?,
