@@ -159,6 +159,8 @@ pub struct Terminals {
     shell: String,
     shell_dir: PathBuf,
     next_id: Mutex<u64>,
+    /// One create at a time, so a name checked free is still free when it is taken.
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl Terminals {
@@ -187,6 +189,7 @@ impl Terminals {
             shell,
             shell_dir: shell_integration::default_dir(),
             next_id: Mutex::new(1),
+            creating: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -267,6 +270,16 @@ impl Terminals {
 
     pub async fn create(&self, req: CreateRequest) -> Result<CreateReport> {
         let cwd = self.workspace.resolve_dir(&req.cwd)?;
+        if let Some(bad) = req
+            .env
+            .keys()
+            .find(|k| k.is_empty() || k.contains(['=', '\0']))
+        {
+            return Err(TerminalsError::InvalidArgument(format!(
+                "environment variable name {bad:?} is not valid (empty, or contains `=` or NUL)"
+            )));
+        }
+        let _one_at_a_time = self.creating.lock().await;
         let name = match req.name {
             Some(name) => valid_name(name)?,
             None => self.fresh_name(),
