@@ -723,3 +723,70 @@ fn drydock_call_drives_tmux_sessions_from_the_shell() {
     );
     assert_eq!(killed.status.code(), Some(0), "{killed:?}");
 }
+
+/// Keeps the URIs of the resource updates it is sent.
+#[derive(Clone, Default)]
+struct UpdateRecorder(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for UpdateRecorder {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params.uri);
+    }
+}
+
+#[tokio::test]
+async fn a_subscribed_screen_sends_updates_when_it_changes() {
+    let tmux = TmuxServers::new();
+    let server = server(tmux.dir(), &[]);
+    let updates = UpdateRecorder::default();
+    let client = connect(
+        &server.url,
+        rmcp::ClientLifecycleMode::Initialize,
+        updates.clone(),
+    )
+    .await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "watched", "cwd": "."}),
+    )
+    .await;
+    let uri = "drydock://sessions/watched/screen";
+    #[allow(deprecated)]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+        .await
+        .expect("subscribed");
+    call_ok(
+        &client,
+        "terminal_run",
+        json!({"session": "watched", "command": "echo changed"}),
+    )
+    .await;
+    let notified = eventually(Duration::from_secs(10), || {
+        updates.0.lock().unwrap().iter().any(|u| u == uri)
+    })
+    .await;
+    assert!(
+        notified,
+        "no update for {uri}: {:?}",
+        updates.0.lock().unwrap()
+    );
+    #[allow(deprecated)]
+    client
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))
+        .await
+        .expect("unsubscribed");
+    #[allow(deprecated)]
+    let unknown = client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(
+            "drydock://sessions/none/screen",
+        ))
+        .await;
+    assert!(unknown.is_err(), "{unknown:?}");
+    client.cancel().await.ok();
+}

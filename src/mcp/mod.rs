@@ -34,6 +34,7 @@ Every tool takes project_path. A failing build or test is a normal result whose 
 pub struct DrydockServer {
     tools: BuildTools,
     terminals: Arc<Terminals>,
+    subscriptions: Arc<Subscriptions>,
     logging: ClientLogging,
     tool_router: ToolRouter<Self>,
     prompt_router: PromptRouter<Self>,
@@ -57,9 +58,40 @@ impl DrydockServer {
         Self {
             tools,
             terminals,
+            subscriptions: Arc::default(),
             logging: ClientLogging::default(),
             tool_router,
             prompt_router,
+        }
+    }
+}
+
+/// The session resources one MCP session watches; their watchers stop with it.
+#[derive(Default)]
+struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, tokio::task::AbortHandle>>);
+
+impl Subscriptions {
+    fn add(&self, uri: String, watcher: tokio::task::AbortHandle) {
+        let replaced = self
+            .0
+            .lock()
+            .expect("subscriptions lock")
+            .insert(uri, watcher);
+        if let Some(previous) = replaced {
+            previous.abort();
+        }
+    }
+
+    fn remove(&self, uri: &str) -> bool {
+        let removed = self.0.lock().expect("subscriptions lock").remove(uri);
+        removed.map(|watcher| watcher.abort()).is_some()
+    }
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        for watcher in self.0.get_mut().expect("subscriptions lock").values() {
+            watcher.abort();
         }
     }
 }
@@ -121,9 +153,23 @@ impl ServerHandler for DrydockServer {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        resources::check_known(&self.tools, &request.uri)
+        let Some(name) = terminal_resources::session_of(&request.uri) else {
+            return resources::check_known(&self.tools, &request.uri);
+        };
+        let core = self
+            .terminals
+            .core_of(name)
+            .await
+            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        let watcher = tokio::spawn(terminal_resources::watch(
+            core,
+            ctx.peer.clone(),
+            request.uri.clone(),
+        ));
+        self.subscriptions.add(request.uri, watcher.abort_handle());
+        Ok(())
     }
 
     #[allow(deprecated)]
@@ -132,6 +178,9 @@ impl ServerHandler for DrydockServer {
         request: UnsubscribeRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if self.subscriptions.remove(&request.uri) {
+            return Ok(());
+        }
         resources::check_known(&self.tools, &request.uri)
     }
 

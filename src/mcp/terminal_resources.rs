@@ -1,8 +1,16 @@
 //! Resources for terminal sessions: the list, and each session's screen and scrollback.
 
-use rmcp::ErrorData as McpError;
-use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+use std::sync::Arc;
+use std::time::Duration;
 
+use rmcp::model::{
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResourceUpdatedNotificationParam,
+};
+use rmcp::service::Peer;
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use crate::terminal::core::{TerminalCore, WaitRequest};
 use crate::terminal::registry::Terminals;
 use crate::terminal::requests::ListRequest;
 
@@ -46,6 +54,38 @@ pub fn templates() -> Vec<ResourceTemplate> {
         .collect()
 }
 
+/// The session a `drydock://sessions/{name}/screen|scrollback` URI names.
+pub fn session_of(uri: &str) -> Option<&str> {
+    let (name, kind) = uri.strip_prefix(PREFIX)?.rsplit_once('/')?;
+    matches!(kind, "screen" | "scrollback").then_some(name)
+}
+
+/// Sends `notifications/resources/updated` for `uri` whenever the session's screen changes
+/// (at most every quarter second), until the client is gone or the session ends.
+pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String) {
+    let mut seen = core.generation();
+    loop {
+        let outcome = core
+            .wait(WaitRequest {
+                after_generation: Some(seen),
+                max_wait: Duration::from_secs(3600),
+                ..Default::default()
+            })
+            .await;
+        if outcome.generation > seen {
+            seen = outcome.generation;
+            let updated = ResourceUpdatedNotificationParam::new(uri.clone());
+            if peer.notify_resource_updated(updated).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        if core.is_closed() {
+            return;
+        }
+    }
+}
+
 /// `None` when the URI is not a session resource.
 pub async fn read(
     terminals: &Terminals,
@@ -64,13 +104,8 @@ pub async fn read(
             });
         return Some(listed);
     }
-    let rest = uri.strip_prefix(PREFIX)?;
-    let (name, kind) = rest.rsplit_once('/')?;
-    let scrollback = match kind {
-        "screen" => false,
-        "scrollback" => true,
-        _ => return None,
-    };
+    let name = session_of(uri)?;
+    let scrollback = uri.ends_with("/scrollback");
     Some(
         terminals
             .read_text(name, scrollback)

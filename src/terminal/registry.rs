@@ -903,6 +903,11 @@ impl Terminals {
         })
     }
 
+    /// A session's terminal, to watch for changes (resource subscriptions).
+    pub async fn core_of(&self, name: &str) -> Result<Arc<TerminalCore>> {
+        Ok(self.get(name).await?.core.clone())
+    }
+
     /// The text of a session's screen or scrollback, for resources.
     pub async fn read_text(&self, name: &str, scrollback: bool) -> Result<String> {
         let session = self.get(name).await?;
