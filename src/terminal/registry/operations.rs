@@ -1,0 +1,232 @@
+//! What agents do with a session once it exists: type into it, read it, wait on it, run
+//! commands in it.
+
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::{Result, Session, Terminals, TerminalsError};
+use crate::terminal::core::{Fallback, RunOutcome, WaitMethod, WaitOutcome, WaitRequest};
+use crate::terminal::keys::Key;
+use crate::terminal::pty::TerminalError;
+use crate::terminal::requests::*;
+
+const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(30);
+const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+const SCREEN_TAIL_LINES: usize = 10;
+/// After keys are sent: how long the screen gets to react, and how often Enter is resent.
+const REACTION_WAIT: Duration = Duration::from_millis(1000);
+const ENTER_RETRIES: u32 = 2;
+
+impl Terminals {
+    pub async fn send(&self, req: SendRequest) -> Result<SendReport> {
+        let session = self.get(&req.session).await?;
+        let keys: Vec<Key> = req
+            .keys
+            .iter()
+            .map(|name| Key::parse(name))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(TerminalError::from)?;
+        let text = match (req.text.as_deref(), req.encoding) {
+            (None, _) => Vec::new(),
+            (Some(text), TextEncoding::Utf8) => text.as_bytes().to_vec(),
+            (Some(text), TextEncoding::Hex) => decode_hex(text).ok_or_else(|| {
+                TerminalsError::InvalidArgument(format!("text is not hexadecimal bytes: {text:?}"))
+            })?,
+        };
+        if text.is_empty() && keys.is_empty() {
+            return Err(TerminalsError::InvalidArgument(
+                "nothing to send: give text and/or keys".into(),
+            ));
+        }
+        let mut bytes = text.len();
+        let before = session.core.generation();
+        if !text.is_empty() {
+            session.write(&text)?;
+            if !keys.is_empty() {
+                // Let the program take the text before the keys, so an Enter is not swallowed
+                // by a TUI still busy with the paste.
+                changed_since(&session, before, REACTION_WAIT / 2).await;
+            }
+        }
+        let mut retries = 0;
+        let mut screen_changed = session.core.generation() > before;
+        if !keys.is_empty() {
+            let application_cursor = session.core.application_cursor();
+            let key_bytes: Vec<u8> = keys
+                .iter()
+                .flat_map(|k| k.bytes_for(application_cursor))
+                .collect();
+            let after_text = session.core.generation();
+            session.write(&key_bytes)?;
+            bytes += key_bytes.len();
+            screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+            let ends_with_enter = keys.last().is_some_and(|k| k.bytes() == b"\r");
+            while !screen_changed && ends_with_enter && retries < ENTER_RETRIES {
+                retries += 1;
+                session.write(b"\r")?;
+                screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+            }
+        }
+        Ok(SendReport {
+            session: req.session,
+            bytes,
+            screen_changed,
+            retries,
+            generation: session.core.generation(),
+        })
+    }
+
+    pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
+        let session = self.get(&req.session).await?;
+        let core = &session.core;
+        let text = match req.format {
+            ScreenFormat::Text => core.screen_text(),
+            ScreenFormat::Styled => core.screen_styled(),
+        };
+        let text = match req.lines {
+            Some(n) => last_lines(&text, n),
+            None => text,
+        };
+        let (rows, cols) = core.size();
+        let (cursor_row, cursor_col) = core.cursor();
+        Ok(ScreenReport {
+            session: req.session,
+            text,
+            rows,
+            cols,
+            cursor_row,
+            cursor_col,
+            generation: core.generation(),
+            title: core.title(),
+            alternate_screen: core.alternate_screen(),
+        })
+    }
+
+    pub async fn scrollback(&self, req: ScrollbackRequest) -> Result<ScrollbackReport> {
+        if req.format == ScreenFormat::Styled {
+            return Err(TerminalsError::InvalidArgument(
+                "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
+            ));
+        }
+        let session = self.get(&req.session).await?;
+        let limit = req.limit.unwrap_or(200).clamp(1, 10_000);
+        let (_, total) = session.core.scrollback(0, 0);
+        let offset = match req.offset.unwrap_or(0) {
+            back if back < 0 => total.saturating_sub(back.unsigned_abs() as usize),
+            from_oldest => from_oldest as usize,
+        };
+        let (lines, total) = session.core.scrollback(offset, limit);
+        Ok(ScrollbackReport {
+            session: req.session,
+            lines,
+            offset,
+            total,
+        })
+    }
+
+    pub async fn wait(&self, req: WaitRequestArgs) -> Result<WaitReport> {
+        let session = self.get(&req.session).await?;
+        let pattern = compile(req.pattern.as_deref())?;
+        let outcome = session
+            .core
+            .wait(WaitRequest {
+                after_generation: req.after_generation,
+                quiet_ms: req.quiet_ms,
+                pattern,
+                max_wait: clamp_ms(req.max_wait_ms, DEFAULT_MAX_WAIT),
+            })
+            .await;
+        session.touch();
+        Ok(WaitReport {
+            session: req.session,
+            screen_tail: last_lines(&session.core.screen_text(), SCREEN_TAIL_LINES),
+            outcome,
+        })
+    }
+
+    pub async fn run(&self, req: RunRequest) -> Result<RunReport> {
+        let session = self.get(&req.session).await?;
+        if !session.alive() {
+            return Err(TerminalError::Exited.into());
+        }
+        let fallback = Fallback {
+            quiet_ms: req.quiet_ms,
+            pattern: compile(req.pattern.as_deref())?,
+        };
+        let input = |bytes: &[u8]| session.write(bytes);
+        let outcome: RunOutcome = session
+            .core
+            .run(
+                &input,
+                &req.command,
+                clamp_ms(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
+                fallback,
+            )
+            .await
+            .map_err(TerminalError::Io)?;
+        session.touch();
+        Ok(RunReport {
+            session: req.session,
+            outcome,
+        })
+    }
+}
+
+async fn changed_since(session: &Session, generation: u64, limit: Duration) -> bool {
+    let outcome: WaitOutcome = session
+        .core
+        .wait(WaitRequest {
+            after_generation: Some(generation),
+            max_wait: limit,
+            ..Default::default()
+        })
+        .await;
+    outcome.method == WaitMethod::Changed || outcome.generation > generation
+}
+
+fn compile(pattern: Option<&str>) -> Result<Option<Regex>> {
+    pattern
+        .map(|p| {
+            Regex::new(&format!("(?m){p}"))
+                .map_err(|e| TerminalsError::InvalidArgument(format!("bad pattern {p:?}: {e}")))
+        })
+        .transpose()
+}
+
+fn clamp_ms(ms: Option<u64>, default: Duration) -> Duration {
+    ms.map(Duration::from_millis)
+        .unwrap_or(default)
+        .min(MAX_TIMEOUT)
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    let hex: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+    if !hex.is_ascii() || !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_and_line_helpers() {
+        assert_eq!(decode_hex("1b 5b41"), Some(vec![0x1b, 0x5b, 0x41]));
+        assert_eq!(decode_hex("1b5"), None);
+        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(decode_hex("éa"), None);
+        assert_eq!(last_lines("a\nb\nc", 2), "b\nc");
+    }
+}
