@@ -212,10 +212,36 @@ async fn screen_send_wait_resize_and_a_repl_without_marks() {
     let waited = call_ok(
         &client,
         "terminal_wait",
-        json!({"session": "py", "pattern": "typedhere", "max_wait_ms": 10000, "after_generation": 0}),
+        json!({"session": "py", "pattern": "typedhere", "max_wait_ms": 10000}),
     )
     .await;
-    assert_eq!(waited["completed"], true, "{waited}");
+    assert_eq!(
+        (&waited["completed"], &waited["method"]),
+        (&json!(true), &json!("pattern")),
+        "{waited}"
+    );
+    // Without a pattern, after_generation waits for the next change and says so.
+    let generation = waited["generation"].as_u64().unwrap();
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": "py", "text": "1"}),
+    )
+    .await;
+    let changed = call_ok(
+        &client,
+        "terminal_wait",
+        json!({"session": "py", "after_generation": generation, "max_wait_ms": 10000}),
+    )
+    .await;
+    assert_eq!(changed["method"], "changed", "{changed}");
+    assert!(changed["generation"].as_u64().unwrap() > generation);
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": "py", "keys": ["BSpace"]}),
+    )
+    .await;
     let screen = call_ok(&client, "terminal_screen", json!({"session": "py"})).await;
     assert!(
         screen["text"].as_str().unwrap().contains("typedhere"),
