@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod config;
+pub mod docs;
 #[cfg(feature = "conformance-fixtures")]
 pub mod conformance;
 pub mod http;
