@@ -684,7 +684,8 @@ mod tests {
             assert_eq!(all.matches(&format!("let value_{i} =")).count(), 1);
         }
         let first_code = code_chunks[0];
-        assert_eq!(first_code.line_start, 2, "intro and code start share a chunk");
+        assert_eq!(first_code.line_start, 4, "the first piece starts at the opening fence");
+        assert_eq!((chunks[0].line_start, chunks[0].line_end), (1, 2), "heading line, intro");
     }
 
     #[test]
