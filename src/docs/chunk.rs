@@ -575,7 +575,6 @@ fn split_long_line(line: &str, budget: usize) -> Vec<String> {
         if word_tokens > budget {
             if !current.is_empty() {
                 parts.push(std::mem::take(&mut current));
-                tokens = 0;
             }
             let mut piece = String::new();
             for c in word.chars() {
@@ -621,6 +620,13 @@ pub(crate) mod checks {
                 chunk.heading_path,
                 chunk.text
             );
+            if let Some(real) = crate::docs::wordpiece::count(&chunk.embedding_text()) {
+                assert!(
+                    real + 2 <= 256,
+                    "chunk over the model window ({real} word pieces, estimated {tokens}): {}",
+                    chunk.embedding_text()
+                );
+            }
             assert!(chunk.line_start >= 1 && chunk.line_start <= chunk.line_end);
             assert!(!chunk.text.trim().is_empty());
         }

@@ -94,3 +94,15 @@ fn counts_like_bert() {
     assert_eq!(count("Hello, world!"), Some(4));
     assert_eq!(count("unaffable"), Some(3));
 }
+
+/// Real and estimated counts summed over many texts, and the largest real count.
+pub fn compare<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<(usize, usize, usize)> {
+    let (mut real, mut estimated, mut max) = (0, 0, 0);
+    for text in texts {
+        let n = count(text)?;
+        real += n;
+        max = max.max(n);
+        estimated += super::chunk::estimate_tokens(text);
+    }
+    Some((real, estimated, max))
+}
