@@ -8,6 +8,7 @@
 pub mod chunk;
 pub mod html;
 pub mod markdown;
+pub mod rust_source;
 
 #[cfg(test)]
 pub(crate) mod wordpiece;
