@@ -6,6 +6,7 @@
 //! (docs of compiled Elixir modules via `Code.fetch_docs`, and `.ex` sources).
 
 pub mod chunk;
+pub mod elixir_docs;
 pub mod html;
 pub mod markdown;
 pub mod rust_source;
