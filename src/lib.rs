@@ -5,9 +5,9 @@
 
 pub mod build;
 pub mod config;
-pub mod docs;
 #[cfg(feature = "conformance-fixtures")]
 pub mod conformance;
+pub mod docs;
 pub mod http;
 pub mod mcp;
 pub mod process;

@@ -294,7 +294,12 @@ impl Draft {
             .collect::<Vec<_>>()
             .join("\n");
         let mut line_start = self.lines.iter().map(|l| l.line).min().unwrap_or(1);
-        let line_end = self.lines.iter().map(|l| l.line).max().unwrap_or(line_start);
+        let line_end = self
+            .lines
+            .iter()
+            .map(|l| l.line)
+            .max()
+            .unwrap_or(line_start);
         if let Some(heading) = self.heading_line {
             line_start = line_start.min(heading);
         }
@@ -506,9 +511,14 @@ fn split_lines(lines: &[SourceLine], budget: usize) -> Vec<Vec<SourceLine>> {
 /// Splits a fenced block at line boundaries; every piece is re-opened and closed.
 fn split_code(lines: &[SourceLine], fence: &Fence, budget: usize) -> Vec<Vec<SourceLine>> {
     let has_close = lines.len() >= 2
-        && fence_marker(&lines[lines.len() - 1].text)
-            .is_some_and(|(m, len, rest)| m == fence.marker && len >= fence.len && rest.trim().is_empty());
-    let inner_end = if has_close { lines.len() - 1 } else { lines.len() };
+        && fence_marker(&lines[lines.len() - 1].text).is_some_and(|(m, len, rest)| {
+            m == fence.marker && len >= fence.len && rest.trim().is_empty()
+        });
+    let inner_end = if has_close {
+        lines.len() - 1
+    } else {
+        lines.len()
+    };
     let inner = &lines[1.min(lines.len())..inner_end];
     let fence_tokens = estimate_tokens(&fence.open) + estimate_tokens(&fence.close);
     let inner_budget = budget.saturating_sub(fence_tokens).max(budget / 2);
@@ -679,7 +689,10 @@ mod tests {
         let chunks = chunk_sections(vec![section(&["Title"], &body, 2)], &meta);
         assert!(chunks.len() > 3);
         assert_well_formed(&chunks);
-        let code_chunks: Vec<_> = chunks.iter().filter(|c| c.text.contains("```rust")).collect();
+        let code_chunks: Vec<_> = chunks
+            .iter()
+            .filter(|c| c.text.contains("```rust"))
+            .collect();
         assert!(code_chunks.len() > 2);
         for chunk in &code_chunks {
             assert!(fences_balanced(&chunk.text), "{}", chunk.text);
@@ -690,8 +703,15 @@ mod tests {
             assert_eq!(all.matches(&format!("let value_{i} =")).count(), 1);
         }
         let first_code = code_chunks[0];
-        assert_eq!(first_code.line_start, 4, "the first piece starts at the opening fence");
-        assert_eq!((chunks[0].line_start, chunks[0].line_end), (1, 2), "heading line, intro");
+        assert_eq!(
+            first_code.line_start, 4,
+            "the first piece starts at the opening fence"
+        );
+        assert_eq!(
+            (chunks[0].line_start, chunks[0].line_end),
+            (1, 2),
+            "heading line, intro"
+        );
     }
 
     #[test]

@@ -63,8 +63,13 @@ pub fn fetch_docs_output(elixir: &Path, ebin_dirs: &[PathBuf]) -> Result<String,
 }
 
 /// Chunks of every doc in the beams of `ebin_dirs` (see [`fetch_docs_output`]).
-pub fn chunk_elixir_beams(elixir: &Path, ebin_dirs: &[PathBuf]) -> Result<Vec<Chunk>, ElixirDocsError> {
-    Ok(parse_fetch_docs_output(&fetch_docs_output(elixir, ebin_dirs)?))
+pub fn chunk_elixir_beams(
+    elixir: &Path,
+    ebin_dirs: &[PathBuf],
+) -> Result<Vec<Chunk>, ElixirDocsError> {
+    Ok(parse_fetch_docs_output(&fetch_docs_output(
+        elixir, ebin_dirs,
+    )?))
 }
 
 /// One line of the script's output.
@@ -126,7 +131,13 @@ fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
     };
     if let Some(definition) = definition {
         let signatures: Vec<String> = if entry.signature.is_empty() {
-            name.iter().map(|n| n.trim_start_matches("t:").trim_start_matches("c:").to_string()).collect()
+            name.iter()
+                .map(|n| {
+                    n.trim_start_matches("t:")
+                        .trim_start_matches("c:")
+                        .to_string()
+                })
+                .collect()
         } else {
             entry.signature.clone()
         };
@@ -151,9 +162,10 @@ fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
         lines,
         mergeable: false,
     };
-    let url = entry.vsn.as_ref().map(|vsn| {
-        format!("https://hexdocs.pm/{library}/{vsn}/{}.html", entry.module)
-    });
+    let url = entry
+        .vsn
+        .as_ref()
+        .map(|vsn| format!("https://hexdocs.pm/{library}/{vsn}/{}.html", entry.module));
     let meta = FileMeta {
         library,
         version: entry.vsn.clone(),
@@ -181,8 +193,9 @@ pub fn relative_source(source: &str, app: &str) -> String {
     source.to_string()
 }
 
-static DEFMODULE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\s*)defmodule\s+([A-Za-z0-9_.]+)\s+do\b").expect("valid regex"));
+static DEFMODULE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\s*)defmodule\s+([A-Za-z0-9_.]+)\s+do\b").expect("valid regex")
+});
 static DOC_ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*@(moduledoc|doc|typedoc)\s+(?:~[Ss])?("""|'''|"((?:[^"\\]|\\.)*)")"#)
         .expect("valid regex")
@@ -244,12 +257,13 @@ pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
             while end < lines.len() && lines[end].trim() != delimiter {
                 end += 1;
             }
-            let indent = lines
-                .get(end)
-                .map_or(0, |l| l.len() - l.trim_start().len());
+            let indent = lines.get(end).map_or(0, |l| l.len() - l.trim_start().len());
             for (j, l) in lines[body_start..end.min(lines.len())].iter().enumerate() {
                 let cut = l.len() - l.trim_start().len();
-                doc.push(SourceLine::new(&l[cut.min(indent)..], (body_start + j) as u32 + 1));
+                doc.push(SourceLine::new(
+                    &l[cut.min(indent)..],
+                    (body_start + j) as u32 + 1,
+                ));
             }
             i = end + 1;
         }
@@ -261,9 +275,17 @@ pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
             let mut j = i;
             while j < lines.len() && j < i + 40 {
                 let l = lines[j];
-                let found = if kind == "doc" { DEF.captures(l) } else { TYPE.captures(l) };
+                let found = if kind == "doc" {
+                    DEF.captures(l)
+                } else {
+                    TYPE.captures(l)
+                };
                 if let Some(def) = found {
-                    let arity = if def.get(3).is_some() { arity_of(&lines[j..]) } else { 0 };
+                    let arity = if def.get(3).is_some() {
+                        arity_of(&lines[j..])
+                    } else {
+                        0
+                    };
                     let prefix = if kind == "typedoc" { "t:" } else { "" };
                     heading_path.push(format!("{prefix}{}/{arity}", &def[2]));
                     let signature = l.trim().trim_end_matches(" do").trim_end_matches(", do:");
@@ -354,23 +376,45 @@ mod tests {
         assert_eq!(any.library, "elixir");
         assert!(any.version.as_deref().is_some_and(|v| v.starts_with("1.")));
         assert!((300..600).contains(&any.line_start), "{}", any.line_start);
-        assert!(any.text.starts_with("```elixir\ndef any?(enumerable, fun)\n```"), "{}", any.text);
+        assert!(
+            any.text
+                .starts_with("```elixir\ndef any?(enumerable, fun)\n```"),
+            "{}",
+            any.text
+        );
         assert!(any.url.as_deref().unwrap().ends_with("/Enum.html#any?/2"));
         let moduledoc = chunks.iter().find(|c| c.heading_path == ["Enum"]).unwrap();
         assert!(moduledoc.text.contains("enumerables"));
-        assert!(chunks.iter().any(|c| c.heading_path == ["Agent", "t:on_start/0"]));
-        assert!(chunks.iter().any(|c| c.heading_path == ["GenServer", "c:init/1"]));
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.heading_path == ["Agent", "t:on_start/0"])
+        );
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.heading_path == ["GenServer", "c:init/1"])
+        );
         assert!(chunks.len() > 1500);
     }
 
     #[test]
     fn relative_sources() {
         assert_eq!(
-            relative_source("/build/x/elixir-1.14.0.dfsg/lib/elixir/lib/enum.ex", "elixir"),
+            relative_source(
+                "/build/x/elixir-1.14.0.dfsg/lib/elixir/lib/enum.ex",
+                "elixir"
+            ),
             "lib/elixir/lib/enum.ex"
         );
-        assert_eq!(relative_source("/home/me/app/deps/jason/lib/jason.ex", "jason"), "lib/jason.ex");
-        assert_eq!(relative_source("/home/me/app/lib/app/thing.ex", "other"), "lib/app/thing.ex");
+        assert_eq!(
+            relative_source("/home/me/app/deps/jason/lib/jason.ex", "jason"),
+            "lib/jason.ex"
+        );
+        assert_eq!(
+            relative_source("/home/me/app/lib/app/thing.ex", "other"),
+            "lib/app/thing.ex"
+        );
     }
 
     const SOURCE: &str = r#"defmodule MyApp.Greeter do
@@ -419,7 +463,11 @@ end
                 "MyApp.Greeter.Inner",
             ]
         );
-        assert!(chunks[0].text.starts_with("Greets people.\n\n    iex>"), "{}", chunks[0].text);
+        assert!(
+            chunks[0].text.starts_with("Greets people.\n\n    iex>"),
+            "{}",
+            chunks[0].text
+        );
         assert_eq!((chunks[0].line_start, chunks[0].line_end), (2, 6));
         assert_eq!(
             chunks[2].text,

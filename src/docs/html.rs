@@ -57,16 +57,19 @@ pub fn skip_html(path: &Path, content: &str) -> bool {
         .components()
         .filter_map(|c| c.as_os_str().to_str())
         .collect();
-    if components.iter().any(|c| *c == "src") {
+    if components.contains(&"src") {
         return true;
     }
-    let arch = components.windows(2).any(|w| {
-        matches!(w[0], "core" | "std") && matches!(w[1], "arch" | "core_arch")
-    });
+    let arch = components
+        .windows(2)
+        .any(|w| matches!(w[0], "core" | "std") && matches!(w[1], "arch" | "core_arch"));
     if arch {
         return true;
     }
-    content.len() < 4096 && content.to_ascii_lowercase().contains("http-equiv=\"refresh\"")
+    content.len() < 4096
+        && content
+            .to_ascii_lowercase()
+            .contains("http-equiv=\"refresh\"")
 }
 
 /// Chunks one HTML page (rustdoc, mdBook or plain).
@@ -94,7 +97,11 @@ pub fn html_sections(content: &str) -> Vec<Section> {
     };
     let title = first(root, |e| e.name() == "title").map(|t| squash(&t.text().collect::<String>()));
     let root_path = match kind {
-        PageKind::Rustdoc => title.as_deref().map(rustdoc_item_path).into_iter().collect(),
+        PageKind::Rustdoc => title
+            .as_deref()
+            .map(rustdoc_item_path)
+            .into_iter()
+            .collect(),
         PageKind::MdBook => first(root, |e| e.name() == "h1" && has_class(e, "menu-title"))
             .map(|h| squash(&h.text().collect::<String>()))
             .into_iter()
@@ -156,22 +163,66 @@ fn squash(text: &str) -> String {
 /// Page chrome and navigation, never indexed.
 fn is_chrome(element: &Element) -> bool {
     const TAGS: &[&str] = &[
-        "script", "style", "noscript", "nav", "button", "template", "svg", "head", "form",
-        "input", "iframe", "rustdoc-toolbar", "rustdoc-topbar", "rustdoc-search",
+        "script",
+        "style",
+        "noscript",
+        "nav",
+        "button",
+        "template",
+        "svg",
+        "head",
+        "form",
+        "input",
+        "iframe",
+        "rustdoc-toolbar",
+        "rustdoc-topbar",
+        "rustdoc-search",
     ];
     const CLASSES: &[&str] = &[
-        "sidebar", "sidebar-elems", "rightside", "src", "anchor", "tooltip", "hideme",
-        "nav-wrapper", "nav-wide-wrapper", "menu-bar", "search-wrapper", "mdbook-help-container",
-        "notable-traits", "notable-traits-tooltip", "since", "out-of-band", "boring",
-        "rustdoc-breadcrumbs", "sub-heading", "main-heading", "search-form", "test-arrow",
-        "sidebar-resize-indicator", "skip-main-content", "doc-anchor",
+        "sidebar",
+        "sidebar-elems",
+        "rightside",
+        "src",
+        "anchor",
+        "tooltip",
+        "hideme",
+        "nav-wrapper",
+        "nav-wide-wrapper",
+        "menu-bar",
+        "search-wrapper",
+        "mdbook-help-container",
+        "notable-traits",
+        "notable-traits-tooltip",
+        "since",
+        "out-of-band",
+        "boring",
+        "rustdoc-breadcrumbs",
+        "sub-heading",
+        "main-heading",
+        "search-form",
+        "test-arrow",
+        "sidebar-resize-indicator",
+        "skip-main-content",
+        "doc-anchor",
     ];
     const IDS: &[&str] = &[
-        "mdbook-sidebar", "mdbook-menu-bar", "mdbook-search-wrapper", "mdbook-help-container",
-        "copy-path", "synthetic-implementations", "synthetic-implementations-list",
-        "blanket-implementations", "blanket-implementations-list", "implementors",
-        "implementors-list", "synthetic-implementors", "synthetic-implementors-list", "search",
-        "settings", "help", "sidebar",
+        "mdbook-sidebar",
+        "mdbook-menu-bar",
+        "mdbook-search-wrapper",
+        "mdbook-help-container",
+        "copy-path",
+        "synthetic-implementations",
+        "synthetic-implementations-list",
+        "blanket-implementations",
+        "blanket-implementations-list",
+        "implementors",
+        "implementors-list",
+        "synthetic-implementors",
+        "synthetic-implementors-list",
+        "search",
+        "settings",
+        "help",
+        "sidebar",
     ];
     TAGS.contains(&element.name())
         || element.classes().any(|c| CLASSES.contains(&c))
@@ -181,10 +232,36 @@ fn is_chrome(element: &Element) -> bool {
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "p" | "div" | "section" | "article" | "main" | "details" | "summary" | "pre" | "ul" | "ol"
-            | "li" | "table" | "thead" | "tbody" | "tfoot" | "tr" | "dl" | "dt" | "dd"
-            | "blockquote" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "header" | "footer"
-            | "aside" | "figure" | "hr"
+        "p" | "div"
+            | "section"
+            | "article"
+            | "main"
+            | "details"
+            | "summary"
+            | "pre"
+            | "ul"
+            | "ol"
+            | "li"
+            | "table"
+            | "thead"
+            | "tbody"
+            | "tfoot"
+            | "tr"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "blockquote"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "footer"
+            | "aside"
+            | "figure"
+            | "hr"
     )
 }
 
@@ -221,7 +298,12 @@ impl Walker<'_> {
         self.sections
     }
 
-    fn start_section(&mut self, heading_path: Vec<String>, anchor: Option<String>, mergeable: bool) {
+    fn start_section(
+        &mut self,
+        heading_path: Vec<String>,
+        anchor: Option<String>,
+        mergeable: bool,
+    ) {
         let next = Section {
             heading_path,
             anchor,
@@ -238,7 +320,12 @@ impl Walker<'_> {
     }
 
     fn blank(&mut self) {
-        if self.current.lines.last().is_some_and(|l| !l.text.is_empty()) {
+        if self
+            .current
+            .lines
+            .last()
+            .is_some_and(|l| !l.text.is_empty())
+        {
             self.push_line(String::new(), self.line);
         }
     }
@@ -366,7 +453,9 @@ impl Walker<'_> {
                     let line = self.line;
                     match child.value().name() {
                         "dt" => self.push_line(format!("{prefix}- {text}"), line),
-                        "dd" if !text.is_empty() => self.push_line(format!("{prefix}  {text}"), line),
+                        "dd" if !text.is_empty() => {
+                            self.push_line(format!("{prefix}  {text}"), line)
+                        }
                         _ => {}
                     }
                 }
@@ -400,7 +489,11 @@ impl Walker<'_> {
                     continue;
                 }
                 if !inline.trim().is_empty() {
-                    let lead = if first { format!("{prefix}{marker}") } else { nested.clone() };
+                    let lead = if first {
+                        format!("{prefix}{marker}")
+                    } else {
+                        nested.clone()
+                    };
                     self.push_text(&inline, line, &nested, &lead);
                     first = false;
                     inline.clear();
@@ -416,7 +509,11 @@ impl Walker<'_> {
             }
         }
         if !inline.trim().is_empty() {
-            let lead = if first { format!("{prefix}{marker}") } else { nested.clone() };
+            let lead = if first {
+                format!("{prefix}{marker}")
+            } else {
+                nested.clone()
+            };
             self.push_text(&inline, line, &nested, &lead);
         }
     }
@@ -726,8 +823,8 @@ mod tests {
             .args(["--print", "sysroot"])
             .output()
             .ok()?;
-        let root = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim())
-            .join("share/doc/rust/html");
+        let root =
+            PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("share/doc/rust/html");
         root.join("std/index.html").exists().then_some(root)
     }
 
@@ -737,7 +834,11 @@ mod tests {
         let path = root.join("book/ch04-02-references-and-borrowing.html");
         let content = std::fs::read_to_string(&path).unwrap();
         assert!(!skip_html(&path, &content));
-        let mut meta = FileMeta::new("rust-book", SourceType::Guide, "book/ch04-02-references-and-borrowing.html");
+        let mut meta = FileMeta::new(
+            "rust-book",
+            SourceType::Guide,
+            "book/ch04-02-references-and-borrowing.html",
+        );
         meta.url = Some(format!("file://{}", path.display()));
         let chunks = chunk_html(&content, &meta);
         assert_well_formed(&chunks);
@@ -747,19 +848,58 @@ mod tests {
             .expect("a chunk for Mutable References");
         assert_eq!(
             mutable.heading_path,
-            ["The Rust Programming Language", "References and Borrowing", "Mutable References"]
+            [
+                "The Rust Programming Language",
+                "References and Borrowing",
+                "Mutable References"
+            ]
         );
-        assert!(mutable.url.as_deref().unwrap().ends_with("#mutable-references"));
+        assert!(
+            mutable
+                .url
+                .as_deref()
+                .unwrap()
+                .ends_with("#mutable-references")
+        );
         let source: Vec<&str> = content.lines().collect();
         assert!(source[mutable.line_start as usize - 1].contains("id=\"mutable-references\""));
-        assert!(chunks.iter().any(|c| c.text.contains("```rust") && c.text.contains("let r1 = &mut s;")));
-        assert!(chunks.iter().all(|c| !c.text.contains("Keyboard shortcuts")));
-        assert!(chunks.iter().all(|c| !c.text.contains("function playground_text")));
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.text.contains("```rust") && c.text.contains("let r1 = &mut s;"))
+        );
+        assert!(
+            chunks
+                .iter()
+                .all(|c| !c.text.contains("Keyboard shortcuts"))
+        );
+        assert!(
+            chunks
+                .iter()
+                .all(|c| !c.text.contains("function playground_text"))
+        );
         // Code lines sit on their own source lines.
-        let code = chunks.iter().find(|c| c.text.contains("fn calculate_length(s: &String) -> usize {")).unwrap();
-        let line = source.iter().position(|l| l.contains("calculate_length(s: &amp;String)") || l.contains("calculate_length</span>(s: &amp;String)")).map(|i| i as u32 + 1);
+        let code = chunks
+            .iter()
+            .find(|c| {
+                c.text
+                    .contains("fn calculate_length(s: &String) -> usize {")
+            })
+            .unwrap();
+        let line = source
+            .iter()
+            .position(|l| {
+                l.contains("calculate_length(s: &amp;String)")
+                    || l.contains("calculate_length</span>(s: &amp;String)")
+            })
+            .map(|i| i as u32 + 1);
         if let Some(line) = line {
-            assert!(code.line_start <= line && line <= code.line_end, "{line} in {}-{}", code.line_start, code.line_end);
+            assert!(
+                code.line_start <= line && line <= code.line_end,
+                "{line} in {}-{}",
+                code.line_start,
+                code.line_end
+            );
         }
     }
 
@@ -771,24 +911,50 @@ mod tests {
         let meta = FileMeta::new("std", SourceType::Api, "std/vec/struct.Vec.html");
         let chunks = chunk_html(&content, &meta);
         let texts: Vec<String> = chunks.iter().map(|c| c.embedding_text()).collect();
-        eprintln!("std Vec page: {} chunks; word pieces real, estimated, max real: {:?}",
-            chunks.len(), crate::docs::wordpiece::compare(texts.iter().map(String::as_str)));
+        eprintln!(
+            "std Vec page: {} chunks; word pieces real, estimated, max real: {:?}",
+            chunks.len(),
+            crate::docs::wordpiece::compare(texts.iter().map(String::as_str))
+        );
         assert_well_formed(&chunks);
         let push = chunks
             .iter()
             .find(|c| c.anchor.as_deref() == Some("method.push"))
             .expect("Vec::push");
         assert_eq!(push.heading_path, ["std::vec::Vec", "push"]);
-        assert!(push.text.starts_with("```rust\npub fn push(&mut self, value: T)\n```"), "{}", push.text);
-        assert!(push.text.contains("Appends an element to the back of a collection."));
+        assert!(
+            push.text
+                .starts_with("```rust\npub fn push(&mut self, value: T)\n```"),
+            "{}",
+            push.text
+        );
+        assert!(
+            push.text
+                .contains("Appends an element to the back of a collection.")
+        );
         let top = &chunks[0];
         assert_eq!(top.heading_path, ["std::vec::Vec"]);
-        assert!(top.text.contains("pub struct Vec<T, A = Global>"), "{}", top.text);
-        assert!(chunks.iter().any(|c| c.anchor.as_deref() == Some("guarantees")
-            && c.heading_path == ["std::vec::Vec", "Guarantees"]));
+        assert!(
+            top.text.contains("pub struct Vec<T, A = Global>"),
+            "{}",
+            top.text
+        );
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.anchor.as_deref() == Some("guarantees")
+                    && c.heading_path == ["std::vec::Vec", "Guarantees"])
+        );
         // Trait impls: headers and signatures, not the traits' docs again; no blanket impls.
-        assert!(chunks.iter().any(|c| c.heading_path.last().is_some_and(|h| h.starts_with("impl<T, A> AsMut<[T]> for Vec<T, A>"))));
-        assert!(chunks.iter().all(|c| !c.text.contains("Converts this type into a mutable reference")));
+        assert!(chunks.iter().any(|c| {
+            c.heading_path
+                .last()
+                .is_some_and(|h| h.starts_with("impl<T, A> AsMut<[T]> for Vec<T, A>"))
+        }));
+        assert!(chunks.iter().all(|c| {
+            !c.text
+                .contains("Converts this type into a mutable reference")
+        }));
         assert!(chunks.iter().all(|c| !c.text.contains("impl<T> Any for T")));
         for chunk in &chunks {
             assert!(!chunk.text.contains('§'), "{}", chunk.text);
@@ -801,7 +967,10 @@ mod tests {
         let p = |s: &str| PathBuf::from(s);
         let page = "<html>".repeat(1000);
         assert!(skip_html(&p("html/src/alloc/vec/mod.rs.html"), &page));
-        assert!(skip_html(&p("html/core/arch/x86_64/fn._mm_add_ps.html"), &page));
+        assert!(skip_html(
+            &p("html/core/arch/x86_64/fn._mm_add_ps.html"),
+            &page
+        ));
         assert!(skip_html(&p("html/core/core_arch/x86/index.html"), &page));
         assert!(skip_html(&p("html/std/arch/index.html"), &page));
         assert!(skip_html(&p("html/book/print.html"), &page));
@@ -811,6 +980,92 @@ mod tests {
         let stub = r#"<meta http-equiv="refresh" content="0;URL=macro.x.html">"#;
         assert!(skip_html(&p("html/std_detect/macro.x!.html"), stub));
         assert!(!skip_html(&p("html/std/vec/struct.Vec.html"), &page));
-        assert!(!skip_html(&p("html/book/ch04-02-references-and-borrowing.html"), &page));
+        assert!(!skip_html(
+            &p("html/book/ch04-02-references-and-borrowing.html"),
+            &page
+        ));
+    }
+}
+
+/// Measures the rustup doc tree: pages kept after [`skip_html`], chunks, time. Chunks every
+/// `DRYDOCK_TREE_STRIDE`-th kept page (default 10, so the test stays quick in a debug build)
+/// and extrapolates; `DRYDOCK_TREE_STRIDE=1` chunks the whole tree.
+#[cfg(test)]
+mod whole_tree {
+    use super::tests::rust_docs;
+    use super::*;
+    use crate::docs::chunk::SourceType;
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    #[test]
+    fn chunk_the_rustup_doc_tree() {
+        let Some(root) = rust_docs() else { return };
+        let stride: usize = std::env::var("DRYDOCK_TREE_STRIDE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10)
+            .max(1);
+        let started = Instant::now();
+        let big_page = "<html>".repeat(1000);
+        let files: Vec<PathBuf> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .collect();
+        // The path rules first (no read), then the content rule (redirect stubs).
+        let kept: Vec<(PathBuf, String)> = files
+            .iter()
+            .filter(|p| !skip_html(p.strip_prefix(&root).unwrap(), &big_page))
+            .filter_map(|p| Some((p.clone(), std::fs::read_to_string(p).ok()?)))
+            .filter(|(p, c)| !skip_html(p.strip_prefix(&root).unwrap(), c))
+            .collect();
+        let filtered = started.elapsed();
+        let sample: Vec<&(PathBuf, String)> = kept.iter().step_by(stride).collect();
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let per_dir: Mutex<BTreeMap<String, (usize, usize)>> = Mutex::default();
+        let chunking = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, content)) = sample.get(i) else {
+                            break;
+                        };
+                        let relative = path.strip_prefix(&root).unwrap().to_string_lossy();
+                        let meta = FileMeta::new("rust", SourceType::Guide, &relative);
+                        let chunks = chunk_html(content, &meta).len();
+                        let top = relative.split('/').next().unwrap_or("").to_string();
+                        let mut per_dir = per_dir.lock().unwrap();
+                        let entry = per_dir.entry(top).or_default();
+                        entry.0 += 1;
+                        entry.1 += chunks;
+                    }
+                });
+            }
+        });
+        let chunking = chunking.elapsed();
+        let per_dir = per_dir.into_inner().unwrap();
+        let chunks: usize = per_dir.values().map(|v| v.1).sum();
+        let mut largest: Vec<_> = per_dir.iter().collect();
+        largest.sort_by_key(|(_, v)| std::cmp::Reverse(v.1));
+        eprintln!(
+            "rustup docs {}: {} files, {} pages kept (read and filtered in {filtered:?}); \
+             chunked 1 page in {stride}: {} pages -> {chunks} chunks in {chunking:?} on {workers} threads; \
+             whole tree ~{} chunks in ~{:?}; largest dirs (pages, chunks): {:?}",
+            root.display(),
+            files.len(),
+            kept.len(),
+            sample.len(),
+            chunks * stride,
+            chunking * stride as u32,
+            &largest[..largest.len().min(10)]
+        );
+        assert!(kept.len() > 1000 && chunks > sample.len());
     }
 }

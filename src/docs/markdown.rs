@@ -44,7 +44,10 @@ pub fn markdown_sections(source: &str) -> Vec<Section> {
 
     let mut path: Vec<(usize, String)> = Vec::new();
     for (i, heading) in headings.iter().enumerate() {
-        while path.last().is_some_and(|(level, _)| *level >= heading.level) {
+        while path
+            .last()
+            .is_some_and(|(level, _)| *level >= heading.level)
+        {
             path.pop();
         }
         path.push((heading.level, heading.title.clone()));
@@ -207,7 +210,10 @@ second
     #[test]
     fn setext_and_atx_headings_with_fenced_hashes() {
         let sections = markdown_sections(TRICKY);
-        let paths: Vec<_> = sections.iter().map(|s| s.heading_path.join(" > ")).collect();
+        let paths: Vec<_> = sections
+            .iter()
+            .map(|s| s.heading_path.join(" > "))
+            .collect();
         assert_eq!(
             paths,
             [
@@ -224,7 +230,10 @@ second
         assert_eq!(anchors[4].as_deref(), Some("repeat"));
         assert_eq!(anchors[5].as_deref(), Some("repeat-1"));
         assert_eq!(sections[1].heading_line, Some(3));
-        assert_eq!(sections[1].lines[0].line, 5, "body starts after the setext underline");
+        assert_eq!(
+            sections[1].lines[0].line, 5,
+            "body starts after the setext underline"
+        );
         assert_eq!(sections[2].lines[1].text, "```sh");
         assert_eq!(sections[2].lines[1].line, 11);
     }
@@ -247,7 +256,10 @@ second
                 );
             }
         }
-        let table = chunks.iter().find(|c| c.text.contains("| 1 | 2 |")).unwrap();
+        let table = chunks
+            .iter()
+            .find(|c| c.text.contains("| 1 | 2 |"))
+            .unwrap();
         assert!(table.text.contains("- item two"));
         let shell = chunks.iter().find(|c| c.text.contains("echo hi")).unwrap();
         assert!(shell.text.contains("# not a heading"));
@@ -257,17 +269,38 @@ second
     fn a_very_long_code_block_is_split_with_fences_reopened() {
         let mut doc = String::from("# Big\n\nSee below.\n\n```rust\n");
         for i in 0..400 {
-            doc.push_str(&format!("    println!(\"line {i}\"); // # looks like a heading\n"));
+            doc.push_str(&format!(
+                "    println!(\"line {i}\"); // # looks like a heading\n"
+            ));
         }
         doc.push_str("```\n\n## After\n\nDone.\n");
         let chunks = chunk_markdown(&doc, &meta());
         assert_well_formed(&chunks);
-        let code: Vec<_> = chunks.iter().filter(|c| c.text.contains("println!")).collect();
+        let code: Vec<_> = chunks
+            .iter()
+            .filter(|c| c.text.contains("println!"))
+            .collect();
         assert!(code.len() >= 4, "{}", code.len());
         for chunk in &code {
-            let body: Vec<&str> = chunk.text.lines().filter(|l| l.contains("println!")).collect();
-            let first: u32 = body[0].split("line ").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-            assert_eq!(chunk.line_start.max(6), first + 6, "first code line is on its source line");
+            let body: Vec<&str> = chunk
+                .text
+                .lines()
+                .filter(|l| l.contains("println!"))
+                .collect();
+            let first: u32 = body[0]
+                .split("line ")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(
+                chunk.line_start.max(6),
+                first + 6,
+                "first code line is on its source line"
+            );
         }
         assert!(chunks.iter().any(|c| c.heading_path == ["Big", "After"]));
     }

@@ -44,7 +44,8 @@ static ITEM: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid regex")
 });
 static FIELD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*[:(,{=]?").expect("valid regex")
+    Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*[:(,{=]?")
+        .expect("valid regex")
 });
 static CONTAINER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -82,7 +83,9 @@ pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
             continue;
         }
         let outer = trimmed.starts_with("///") && !trimmed.starts_with("////");
-        let outer_block = trimmed.starts_with("/**") && !trimmed.starts_with("/***") && !trimmed.starts_with("/**/");
+        let outer_block = trimmed.starts_with("/**")
+            && !trimmed.starts_with("/***")
+            && !trimmed.starts_with("/**/");
         if !outer && !outer_block {
             i += 1;
             continue;
@@ -110,7 +113,9 @@ pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
             .map(|first| item_name(&signature, first))
             .unwrap_or_default();
         let name = match (&container, signature.first()) {
-            (Some(c), Some(first)) if first.text.starts_with(char::is_whitespace) && !name.is_empty() => {
+            (Some(c), Some(first))
+                if first.text.starts_with(char::is_whitespace) && !name.is_empty() =>
+            {
                 format!("{c}::{name}")
             }
             _ => name,
@@ -125,11 +130,9 @@ pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
                 .min()
                 .unwrap_or(0);
             body.push(SourceLine::new("```rust", first));
-            body.extend(
-                signature
-                    .iter()
-                    .map(|l| SourceLine::new(l.text.get(indent..).unwrap_or(l.text.trim_start()), l.line)),
-            );
+            body.extend(signature.iter().map(|l| {
+                SourceLine::new(l.text.get(indent..).unwrap_or(l.text.trim_start()), l.line)
+            }));
             body.push(SourceLine::new("```", last));
             body.push(SourceLine::new("", last));
         }
@@ -162,7 +165,10 @@ pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
 }
 
 fn strip_one_space(rest: &str) -> String {
-    rest.strip_prefix(' ').unwrap_or(rest).trim_end().to_string()
+    rest.strip_prefix(' ')
+        .unwrap_or(rest)
+        .trim_end()
+        .to_string()
 }
 
 /// The text of a `/** … */` or `/*! … */` comment starting on line `start`, and the line after it.
@@ -176,7 +182,11 @@ fn block_comment(lines: &[&str], start: usize, opener: &str) -> (Vec<SourceLine>
         }
         let end = text.find("*/");
         let content = end.map_or(text, |e| &text[..e]);
-        let content = if i == start { content.trim_start() } else { content };
+        let content = if i == start {
+            content.trim_start()
+        } else {
+            content
+        };
         let content = content
             .trim_start()
             .strip_prefix("* ")
@@ -228,7 +238,10 @@ fn signature(lines: &[&str], start: usize) -> (Vec<SourceLine>, usize) {
         }
         signature.push(SourceLine::new(line.trim_end(), i as u32 + 1));
         i += 1;
-        if t.ends_with(';') || t.ends_with(',') || t.ends_with(')') && !t.contains("fn ") && !t.contains("struct ") {
+        if t.ends_with(';')
+            || t.ends_with(',')
+            || t.ends_with(')') && !t.contains("fn ") && !t.contains("struct ")
+        {
             break;
         }
     }
@@ -320,7 +333,11 @@ mod tests {
             .iter()
             .find(|c| c.heading_path == ["drydock::process", "ProcessGroup"])
             .expect("ProcessGroup");
-        assert!(group.text.starts_with("```rust\nstruct ProcessGroup\n```"), "{}", group.text);
+        assert!(
+            group.text.starts_with("```rust\nstruct ProcessGroup\n```"),
+            "{}",
+            group.text
+        );
         assert!(lines[group.line_end as usize - 1].contains("struct ProcessGroup"));
 
         let new = chunks
@@ -370,7 +387,10 @@ pub fn add_one(x: i32)
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].text, "Crate docs.");
         assert_eq!(chunks[1].heading_path, ["demo", "add_one"]);
-        assert_eq!(chunks[1].text, "```rust\npub fn add_one(x: i32)\n    -> i32\n```\n\nAdds one.");
+        assert_eq!(
+            chunks[1].text,
+            "```rust\npub fn add_one(x: i32)\n    -> i32\n```\n\nAdds one."
+        );
         assert_eq!((chunks[1].line_start, chunks[1].line_end), (4, 12));
     }
 }
