@@ -1,9 +1,13 @@
 //! Docs lookup: turning documentation sources into chunks for the local hybrid index.
 //!
-//! Each source format has its own module that produces [`chunk::Chunk`]s through the shared
-//! rules of [`chunk`]: `markdown` (heading-aware Markdown), `html` (rustdoc and mdBook
-//! output), `rust_source` (doc comments with the item they document) and `elixir_docs`
-//! (docs of compiled Elixir modules via `Code.fetch_docs`, and `.ex` sources).
+//! Each source format has its own module that produces [`Chunk`]s through the shared rules
+//! of [`chunk`] (budget, code fences, merges, hashes):
+//!
+//! - [`markdown::chunk_markdown`]: heading-aware Markdown;
+//! - [`html::chunk_html`] and [`html::skip_html`]: rustdoc and mdBook output;
+//! - [`rust_source::chunk_rust_source`]: doc comments with the item they document;
+//! - [`elixir_docs::chunk_elixir_beams`] (compiled modules, via `Code.fetch_docs`) and
+//!   [`elixir_docs::chunk_elixir_source`] (`.ex` files).
 
 pub mod chunk;
 pub mod elixir_docs;
