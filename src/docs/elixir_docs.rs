@@ -1,0 +1,480 @@
+//! Elixir docs → chunks, from compiled modules and from `.ex` sources.
+//!
+//! Compiled modules: [`FETCH_DOCS_SCRIPT`] runs under `elixir` and calls `Code.fetch_docs`
+//! on every `.beam` of the given ebin directories (Debian's Elixir ships no `.ex` sources,
+//! and compiled deps carry their docs too), printing one JSON line per documented module,
+//! function, macro, type and callback with the source path and line the beam records.
+//! [`parse_fetch_docs_output`] turns those lines into chunks: library = the OTP app, version
+//! = the app's `vsn`, file path = the recorded source made relative (`lib/elixir/lib/enum.ex`),
+//! lines = the doc's line, heading path `[Module, "any?/2"]` (types `t:name/arity`, callbacks
+//! `c:name/arity`, as ExDoc writes them), anchor the same, URL the hexdocs location.
+//!
+//! Sources: [`chunk_elixir_source`] reads `@moduledoc`, `@doc` and `@typedoc` (heredocs,
+//! `~S`/`~s` sigils or one-line strings) with the `def`/`defmacro`/`@type`… they document,
+//! by regex, with exact line ranges.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
+
+/// The Elixir script: `elixir -e FETCH_DOCS_SCRIPT -- EBIN_DIR...` prints JSON lines.
+pub const FETCH_DOCS_SCRIPT: &str = include_str!("fetch_docs.exs");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ElixirDocsError {
+    #[error("could not run `{program}` to read Elixir docs: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("`elixir` failed reading docs from {dirs}: {stderr}")]
+    Failed { dirs: String, stderr: String },
+}
+
+/// Runs the fetch-docs script with `elixir` (a path or a name on PATH) over `ebin_dirs` and
+/// returns its output. Blocking: call it from a blocking thread.
+pub fn fetch_docs_output(elixir: &Path, ebin_dirs: &[PathBuf]) -> Result<String, ElixirDocsError> {
+    let output = Command::new(elixir)
+        .arg("-e")
+        .arg(FETCH_DOCS_SCRIPT)
+        .arg("--")
+        .args(ebin_dirs)
+        .output()
+        .map_err(|source| ElixirDocsError::Spawn {
+            program: elixir.display().to_string(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(ElixirDocsError::Failed {
+            dirs: ebin_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Chunks of every doc in the beams of `ebin_dirs` (see [`fetch_docs_output`]).
+pub fn chunk_elixir_beams(
+    elixir: &Path,
+    ebin_dirs: &[PathBuf],
+) -> Result<Vec<Chunk>, ElixirDocsError> {
+    Ok(parse_fetch_docs_output(&fetch_docs_output(
+        elixir, ebin_dirs,
+    )?))
+}
+
+/// One line of the script's output.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DocEntry {
+    pub app: Option<String>,
+    pub vsn: Option<String>,
+    pub module: String,
+    /// `module`, `function`, `macro`, `type`, `callback`, `macrocallback`.
+    pub kind: String,
+    pub name: Option<String>,
+    pub arity: Option<u32>,
+    #[serde(default)]
+    pub signature: Vec<String>,
+    pub line: Option<u32>,
+    pub doc: String,
+    pub source: Option<String>,
+    pub deprecated: Option<String>,
+}
+
+/// Parses the script's output into chunks; lines that are not entries are ignored.
+pub fn parse_fetch_docs_output(output: &str) -> Vec<Chunk> {
+    output
+        .lines()
+        .filter_map(|line| serde_json::from_str::<DocEntry>(line).ok())
+        .flat_map(|entry| entry_chunks(&entry))
+        .collect()
+}
+
+/// The ExDoc name of an entry: `any?/2`, `t:t/0`, `c:init/1`; None for a moduledoc.
+fn entry_name(entry: &DocEntry) -> Option<String> {
+    let name = entry.name.as_deref()?;
+    let arity = entry.arity.unwrap_or(0);
+    let prefix = match entry.kind.as_str() {
+        "type" => "t:",
+        "callback" | "macrocallback" => "c:",
+        _ => "",
+    };
+    Some(format!("{prefix}{name}/{arity}"))
+}
+
+fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
+    let library = entry.app.clone().unwrap_or_else(|| "elixir".to_string());
+    let file_path = entry
+        .source
+        .as_deref()
+        .map(|s| relative_source(s, &library))
+        .unwrap_or_else(|| format!("{}.beam", entry.module));
+    let line = entry.line.unwrap_or(1).max(1);
+    let name = entry_name(entry);
+    let mut lines = Vec::new();
+    let definition = match entry.kind.as_str() {
+        "function" => Some("def"),
+        "macro" => Some("defmacro"),
+        "type" => Some("@type"),
+        "callback" => Some("@callback"),
+        "macrocallback" => Some("@macrocallback"),
+        _ => None,
+    };
+    if let Some(definition) = definition {
+        let signatures: Vec<String> = if entry.signature.is_empty() {
+            name.iter()
+                .map(|n| {
+                    n.trim_start_matches("t:")
+                        .trim_start_matches("c:")
+                        .to_string()
+                })
+                .collect()
+        } else {
+            entry.signature.clone()
+        };
+        lines.push(SourceLine::new("```elixir", line));
+        for signature in signatures {
+            lines.push(SourceLine::new(format!("{definition} {signature}"), line));
+        }
+        lines.push(SourceLine::new("```", line));
+        lines.push(SourceLine::new("", line));
+    }
+    if let Some(deprecated) = &entry.deprecated {
+        lines.push(SourceLine::new(format!("Deprecated: {deprecated}"), line));
+        lines.push(SourceLine::new("", line));
+    }
+    lines.extend(entry.doc.lines().map(|l| SourceLine::new(l, line)));
+    let mut heading_path = vec![entry.module.clone()];
+    heading_path.extend(name.clone());
+    let section = Section {
+        heading_path,
+        anchor: name.clone(),
+        heading_line: Some(line),
+        lines,
+        mergeable: false,
+    };
+    let url = entry
+        .vsn
+        .as_ref()
+        .map(|vsn| format!("https://hexdocs.pm/{library}/{vsn}/{}.html", entry.module));
+    let meta = FileMeta {
+        library,
+        version: entry.vsn.clone(),
+        source_type: SourceType::Api,
+        file_path,
+        url,
+    };
+    chunk_sections(vec![section], &meta)
+}
+
+/// `/build/…/elixir-1.14.0/lib/elixir/lib/enum.ex` → `lib/elixir/lib/enum.ex`;
+/// `/home/me/app/deps/jason/lib/jason.ex` → `lib/jason.ex`; otherwise from the last `/lib/`.
+pub fn relative_source(source: &str, app: &str) -> String {
+    let monorepo = format!("/lib/{app}/lib/");
+    if let Some(i) = source.rfind(&monorepo) {
+        return source[i + 1..].to_string();
+    }
+    let dep = format!("/deps/{app}/");
+    if let Some(i) = source.rfind(&dep) {
+        return source[i + dep.len()..].to_string();
+    }
+    if let Some(i) = source.rfind("/lib/") {
+        return source[i + 1..].to_string();
+    }
+    source.to_string()
+}
+
+static DEFMODULE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\s*)defmodule\s+([A-Za-z0-9_.]+)\s+do\b").expect("valid regex")
+});
+static DOC_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*@(moduledoc|doc|typedoc)\s+(?:~[Ss])?("""|'''|"((?:[^"\\]|\\.)*)")"#)
+        .expect("valid regex")
+});
+static DEF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(defmacrop?|defp?|defguardp?|defdelegate)\s+([a-zA-Z_][a-zA-Z0-9_?!]*|[^\s(,]+)\s*(\()?")
+        .expect("valid regex")
+});
+static TYPE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*@(typep?|opaque|callback|macrocallback)\s+([a-zA-Z_][a-zA-Z0-9_?!]*)\s*(\()?")
+        .expect("valid regex")
+});
+
+/// Chunks the `@moduledoc`, `@doc` and `@typedoc` of an Elixir source file.
+pub fn chunk_elixir_source(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+    chunk_sections(elixir_doc_sections(source), meta)
+}
+
+/// The doc sections of an Elixir source file, with exact lines.
+pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut modules: Vec<(usize, String)> = Vec::new();
+    let mut sections = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some(caps) = DEFMODULE.captures(line) {
+            let indent = caps[1].len();
+            while modules.last().is_some_and(|(d, _)| *d >= indent) {
+                modules.pop();
+            }
+            let name = match modules.last() {
+                Some((_, parent)) if !caps[2].contains('.') || indent > 0 => {
+                    format!("{parent}.{}", &caps[2])
+                }
+                _ => caps[2].to_string(),
+            };
+            modules.push((indent, name));
+            i += 1;
+            continue;
+        }
+        let Some(caps) = DOC_ATTR.captures(line) else {
+            i += 1;
+            continue;
+        };
+        let kind = caps[1].to_string();
+        let doc_start = i;
+        let mut doc = Vec::new();
+        if let Some(one_line) = caps.get(3) {
+            doc.push(SourceLine::new(
+                one_line.as_str().replace("\\\"", "\"").replace("\\n", "\n"),
+                i as u32 + 1,
+            ));
+            i += 1;
+        } else {
+            let delimiter = &caps[2];
+            let body_start = i + 1;
+            let mut end = body_start;
+            while end < lines.len() && lines[end].trim() != delimiter {
+                end += 1;
+            }
+            let indent = lines.get(end).map_or(0, |l| l.len() - l.trim_start().len());
+            for (j, l) in lines[body_start..end.min(lines.len())].iter().enumerate() {
+                let cut = l.len() - l.trim_start().len();
+                doc.push(SourceLine::new(
+                    &l[cut.min(indent)..],
+                    (body_start + j) as u32 + 1,
+                ));
+            }
+            i = end + 1;
+        }
+        let module = modules.last().map(|(_, m)| m.clone()).unwrap_or_default();
+        let mut heading_path = vec![module];
+        let mut body = Vec::new();
+        if kind != "moduledoc" {
+            // The documented definition: the next def (for @doc) or type (for @typedoc).
+            let mut j = i;
+            while j < lines.len() && j < i + 40 {
+                let l = lines[j];
+                let found = if kind == "doc" {
+                    DEF.captures(l)
+                } else {
+                    TYPE.captures(l)
+                };
+                if let Some(def) = found {
+                    let arity = if def.get(3).is_some() {
+                        arity_of(&lines[j..])
+                    } else {
+                        0
+                    };
+                    let prefix = if kind == "typedoc" { "t:" } else { "" };
+                    heading_path.push(format!("{prefix}{}/{arity}", &def[2]));
+                    let signature = l.trim().trim_end_matches(" do").trim_end_matches(", do:");
+                    body.push(SourceLine::new("```elixir", j as u32 + 1));
+                    body.push(SourceLine::new(signature, j as u32 + 1));
+                    body.push(SourceLine::new("```", j as u32 + 1));
+                    body.push(SourceLine::new("", j as u32 + 1));
+                    break;
+                }
+                if DOC_ATTR.is_match(l) || DEFMODULE.is_match(l) {
+                    break;
+                }
+                j += 1;
+            }
+        }
+        body.extend(doc);
+        sections.push(Section {
+            anchor: heading_path.get(1).cloned(),
+            heading_path,
+            heading_line: Some(doc_start as u32 + 1),
+            lines: body,
+            mergeable: false,
+        });
+    }
+    sections
+}
+
+/// Arity of the call starting at the first `(` of `lines[0]`: top-level commas + 1.
+fn arity_of(lines: &[&str]) -> usize {
+    let mut depth = 0i32;
+    let mut commas = 0;
+    let mut any = false;
+    for line in lines.iter().take(10) {
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => {
+                    depth += 1;
+                    continue;
+                }
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return if any { commas + 1 } else { 0 };
+                    }
+                }
+                ',' if depth == 1 => commas += 1,
+                c if depth >= 1 && !c.is_whitespace() => any = true,
+                _ => {}
+            }
+        }
+    }
+    if any { commas + 1 } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::chunk::checks::assert_well_formed;
+    use std::time::Instant;
+
+    const EBIN: &str = "/usr/lib/elixir/lib/elixir/ebin";
+
+    fn elixir() -> Option<PathBuf> {
+        let found = Command::new("elixir").arg("--version").output().ok()?;
+        (found.status.success() && Path::new(EBIN).exists()).then(|| PathBuf::from("elixir"))
+    }
+
+    #[test]
+    fn the_elixir_stdlib_from_its_beams() {
+        let Some(elixir) = elixir() else { return };
+        let started = Instant::now();
+        let output = fetch_docs_output(&elixir, &[PathBuf::from(EBIN)]).unwrap();
+        let fetched = started.elapsed();
+        let chunks = parse_fetch_docs_output(&output);
+        eprintln!(
+            "elixir stdlib ({EBIN}): {} doc entries -> {} chunks; elixir script {:?}, total {:?}",
+            output.lines().count(),
+            chunks.len(),
+            fetched,
+            started.elapsed()
+        );
+        assert_well_formed(&chunks);
+        let any = chunks
+            .iter()
+            .find(|c| c.heading_path == ["Enum", "any?/2"])
+            .expect("Enum.any?/2");
+        assert_eq!(any.file_path, "lib/elixir/lib/enum.ex");
+        assert_eq!(any.library, "elixir");
+        assert!(any.version.as_deref().is_some_and(|v| v.starts_with("1.")));
+        assert!((300..600).contains(&any.line_start), "{}", any.line_start);
+        assert!(
+            any.text
+                .starts_with("```elixir\ndef any?(enumerable, fun)\n```"),
+            "{}",
+            any.text
+        );
+        assert!(any.url.as_deref().unwrap().ends_with("/Enum.html#any?/2"));
+        let moduledoc = chunks.iter().find(|c| c.heading_path == ["Enum"]).unwrap();
+        assert!(moduledoc.text.contains("enumerables"));
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.heading_path == ["Agent", "t:on_start/0"])
+        );
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.heading_path == ["GenServer", "c:init/1"])
+        );
+        assert!(chunks.len() > 1500);
+    }
+
+    #[test]
+    fn relative_sources() {
+        assert_eq!(
+            relative_source(
+                "/build/x/elixir-1.14.0.dfsg/lib/elixir/lib/enum.ex",
+                "elixir"
+            ),
+            "lib/elixir/lib/enum.ex"
+        );
+        assert_eq!(
+            relative_source("/home/me/app/deps/jason/lib/jason.ex", "jason"),
+            "lib/jason.ex"
+        );
+        assert_eq!(
+            relative_source("/home/me/app/lib/app/thing.ex", "other"),
+            "lib/app/thing.ex"
+        );
+    }
+
+    const SOURCE: &str = r#"defmodule MyApp.Greeter do
+  @moduledoc """
+  Greets people.
+
+      iex> MyApp.Greeter.hello("Ann")
+      "Hello, Ann"
+  """
+
+  @typedoc "A name."
+  @type name :: String.t()
+
+  @doc """
+  Says hello to `name`.
+  """
+  @spec hello(name, keyword) :: String.t()
+  def hello(name, opts \\ []) do
+    "Hello, #{name}"
+  end
+
+  @doc ~S"""
+  Says bye; see `hello/2`.
+  """
+  defmacro bye(name), do: name
+
+  defmodule Inner do
+    @moduledoc "Inner module."
+  end
+end
+"#;
+
+    #[test]
+    fn ex_source_docs_with_their_definitions() {
+        let meta = FileMeta::new("my_app", SourceType::Api, "lib/my_app/greeter.ex");
+        let chunks = chunk_elixir_source(SOURCE, &meta);
+        assert_well_formed(&chunks);
+        let paths: Vec<String> = chunks.iter().map(|c| c.heading_path.join(" > ")).collect();
+        assert_eq!(
+            paths,
+            [
+                "MyApp.Greeter",
+                "MyApp.Greeter > t:name/0",
+                "MyApp.Greeter > hello/2",
+                "MyApp.Greeter > bye/1",
+                "MyApp.Greeter.Inner",
+            ]
+        );
+        assert!(
+            chunks[0].text.starts_with("Greets people.\n\n    iex>"),
+            "{}",
+            chunks[0].text
+        );
+        assert_eq!((chunks[0].line_start, chunks[0].line_end), (2, 6));
+        assert_eq!(
+            chunks[2].text,
+            "```elixir\ndef hello(name, opts \\\\ [])\n```\n\nSays hello to `name`."
+        );
+        assert_eq!((chunks[2].line_start, chunks[2].line_end), (12, 16));
+        assert_eq!(chunks[3].anchor.as_deref(), Some("bye/1"));
+        assert_eq!(chunks[4].text, "Inner module.");
+    }
+}
