@@ -314,10 +314,7 @@ mod tests {
 
     #[test]
     fn doc_comments_of_process_rs() {
-        let path = ["/work/main/src/process.rs", "src/process.rs"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-            .unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/process.rs");
         let source = std::fs::read_to_string(path).unwrap();
         let meta = FileMeta::new("drydock", SourceType::Source, "src/process.rs");
         let chunks = chunk_rust_source(&source, &meta);
