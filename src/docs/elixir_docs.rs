@@ -23,7 +23,10 @@ use serde::Deserialize;
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
 
 /// The Elixir script: `elixir -e FETCH_DOCS_SCRIPT -- EBIN_DIR...` prints JSON lines.
-pub const FETCH_DOCS_SCRIPT: &str = include_str!("fetch_docs.exs");
+pub const FETCH_DOCS_SCRIPT: &str = concat!(
+    include_str!("../build/mix/json.exs"),
+    include_str!("fetch_docs.exs")
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ElixirDocsError {

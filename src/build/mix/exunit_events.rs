@@ -11,7 +11,10 @@ use crate::build::test_report::{TestCounts, TestFailure};
 /// Starts every event line; a test that printed without a newline may come before it.
 pub const MARKER: &str = "\u{1e}DRYDOCK-EXUNIT ";
 pub const FORMATTER_MODULE: &str = "DrydockExUnitFormatter";
-pub const FORMATTER_SOURCE: &str = include_str!("exunit_formatter.exs");
+pub const FORMATTER_SOURCE: &str = concat!(
+    include_str!("json.exs"),
+    include_str!("exunit_formatter.exs")
+);
 
 const STACKTRACE_CAP: usize = 2048;
 

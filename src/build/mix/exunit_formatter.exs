@@ -1,7 +1,7 @@
 # drydock's ExUnit formatter: one JSON event per line on stdout, each line starting with
 # the marker below, so the server gets exact results instead of parsing ExUnit's text.
 # Loaded with `elixir -e <this file> -S mix test --formatter DrydockExUnitFormatter`, it never
-# touches the project. Written for Elixir 1.14 and later (no JSON module before 1.18).
+# touches the project. Written for Elixir 1.14 and later; DrydockJSON (json.exs) is prepended.
 defmodule DrydockExUnitFormatter do
   @moduledoc false
   use GenServer
@@ -131,39 +131,5 @@ defmodule DrydockExUnitFormatter do
   defp absolute(nil), do: nil
   defp absolute(path), do: Path.expand(to_string(path))
 
-  defp emit(event), do: IO.puts([@marker, encode(event)])
-
-  defp encode(nil), do: "null"
-  defp encode(true), do: "true"
-  defp encode(false), do: "false"
-  defp encode(n) when is_integer(n) or is_float(n), do: to_string(n)
-  defp encode(atom) when is_atom(atom), do: encode(Atom.to_string(atom))
-
-  defp encode(string) when is_binary(string) do
-    string = if String.valid?(string), do: string, else: inspect(string)
-    [?", escape(string), ?"]
-  end
-
-  defp encode(list) when is_list(list), do: [?[, Enum.map_intersperse(list, ?,, &encode/1), ?]]
-
-  defp encode(map) when is_map(map) do
-    pairs = Enum.map_intersperse(map, ?,, fn {k, v} -> [encode(to_string(k)), ?:, encode(v)] end)
-    [?{, pairs, ?}]
-  end
-
-  defp encode(other), do: encode(inspect(other))
-
-  defp escape(string) do
-    for <<char::utf8 <- string>> do
-      case char do
-        ?" -> "\\\""
-        ?\\ -> "\\\\"
-        ?\n -> "\\n"
-        ?\r -> "\\r"
-        ?\t -> "\\t"
-        c when c < 0x20 -> :io_lib.format("\\u~4.16.0B", [c])
-        c -> <<c::utf8>>
-      end
-    end
-  end
+  defp emit(event), do: IO.puts([@marker, DrydockJSON.encode(event)])
 end

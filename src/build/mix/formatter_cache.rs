@@ -13,36 +13,42 @@ use crate::process::{CommandSpec, Termination};
 
 const COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The modules the formatter's source defines, each compiled to its own .beam.
+const MODULES: [&str; 2] = ["DrydockJSON", FORMATTER_MODULE];
+
 /// The `elixir -e` code that makes the formatter available to `mix test`: loading the
-/// cached .beam when it can be had, else compiling the source in place.
+/// cached .beam files when they can be had, else compiling the source in place.
 pub async fn loader(cache_root: Option<&Path>, runner: &Runner, call: &Call<'_>) -> String {
-    let beam = match cache_root {
-        Some(root) => cached_beam(root, runner, call).await,
+    let beams = match cache_root {
+        Some(root) => cached_beams(root, runner, call).await,
         None => None,
     };
-    match beam {
-        // Loaded into memory before Mix starts, so no code path pruning can lose it.
-        Some(beam) => format!(
-            ":code.load_abs(~c\"{}\")",
-            beam.with_extension("")
-                .display()
-                .to_string()
-                .replace(['\\', '"'], "")
-        ),
+    match beams {
+        // Loaded into memory before Mix starts, so no code path pruning can lose them.
+        Some(beams) => beams
+            .iter()
+            .map(|beam| {
+                let path = beam.with_extension("").display().to_string();
+                format!(":code.load_abs(~c\"{}\")", path.replace(['\\', '"'], ""))
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
         None => FORMATTER_SOURCE.to_string(),
     }
 }
 
-/// `~/.cache/drydock/exunit-formatter/<key>/Elixir.DrydockExUnitFormatter.beam`, compiled
-/// on first use. The key changes with the source and with the installed Elixir.
-async fn cached_beam(root: &Path, runner: &Runner, call: &Call<'_>) -> Option<PathBuf> {
+/// `~/.cache/drydock/exunit-formatter/<key>/Elixir.<module>.beam`, compiled on first use.
+/// The key changes with the source and with the installed Elixir.
+async fn cached_beams(root: &Path, runner: &Runner, call: &Call<'_>) -> Option<Vec<PathBuf>> {
     let dir = root.join("exunit-formatter").join(key()?);
-    let beam = dir.join(format!("Elixir.{FORMATTER_MODULE}.beam"));
-    if beam.is_file() {
-        return Some(beam);
+    let beams: Vec<PathBuf> = MODULES
+        .iter()
+        .map(|module| dir.join(format!("Elixir.{module}.beam")))
+        .collect();
+    if !beams.iter().all(|beam| beam.is_file()) {
+        compile_into(&dir, runner, call).await?;
     }
-    compile_into(&dir, runner, call).await?;
-    beam.is_file().then_some(beam)
+    beams.iter().all(|beam| beam.is_file()).then_some(beams)
 }
 
 /// Compiles into a directory of its own, then renames it into place: a concurrent or
@@ -133,7 +139,7 @@ mod tests {
             .filter_map(Result::ok)
             .filter(|e| e.path().extension() == Some("beam".as_ref()))
             .collect();
-        assert_eq!(beams.len(), 1, "{beams:?}");
+        assert_eq!(beams.len(), 2, "{beams:?}");
         assert_eq!(loader(Some(cache.path()), &runner, &call).await, first);
         assert_eq!(loader(None, &runner, &call).await, FORMATTER_SOURCE);
     }

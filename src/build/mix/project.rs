@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::build::cargo::relative_to;
 use crate::build::reports::{DependencyInfo, PackageInfo, ProjectInfo, TargetInfo};
 
-pub const SCRIPT: &str = include_str!("project_info.exs");
+pub const SCRIPT: &str = concat!(include_str!("json.exs"), include_str!("project_info.exs"));
 
 const MAX_FILES_SCANNED: usize = 5000;
 

@@ -21,7 +21,7 @@ defmodule DrydockProjectInfo do
     root = Mix.Project.config()
 
     IO.puts(
-      encode(%{
+      DrydockJSON.encode(%{
         app: root[:app] && to_string(root[:app]),
         version: root[:version],
         elixir_requirement: root[:elixir],
@@ -98,31 +98,6 @@ defmodule DrydockProjectInfo do
     case File.read(Path.join([:code.root_dir(), "releases", release, "OTP_VERSION"])) do
       {:ok, version} -> String.trim(version)
       _ -> release
-    end
-  end
-
-  defp encode(nil), do: "null"
-  defp encode(true), do: "true"
-  defp encode(false), do: "false"
-  defp encode(n) when is_integer(n), do: to_string(n)
-  defp encode(atom) when is_atom(atom), do: encode(Atom.to_string(atom))
-  defp encode(string) when is_binary(string), do: [?", escape(string), ?"]
-  defp encode(list) when is_list(list), do: [?[, Enum.map_intersperse(list, ?,, &encode/1), ?]]
-
-  defp encode(map) when is_map(map) do
-    [?{, Enum.map_intersperse(map, ?,, fn {k, v} -> [encode(k), ?:, encode(v)] end), ?}]
-  end
-
-  defp encode(other), do: encode(inspect(other))
-
-  defp escape(string) do
-    for <<char::utf8 <- string>> do
-      case char do
-        ?" -> "\\\""
-        ?\\ -> "\\\\"
-        c when c < 0x20 -> :io_lib.format("\\u~4.16.0B", [c])
-        c -> <<c::utf8>>
-      end
     end
   end
 end
