@@ -5,7 +5,7 @@ mod operations;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -294,21 +294,23 @@ impl Terminals {
             shell_integration::launch(&self.shell, &self.shell_dir).map_err(TerminalError::Io)?;
         let mut env = launch.env.clone();
         env.extend(req.env);
+        let shell = NewShell {
+            launch,
+            env,
+            cwd,
+            command: req.command.clone(),
+            rows,
+            cols,
+        };
         let session = match (req.place, req.backend) {
             (Some(_), Some(BackendKind::Pty)) => {
                 return Err(TerminalsError::InvalidArgument(
                     "`place` opens a tmux window or pane: it needs backend tmux".into(),
                 ));
             }
-            (Some(place), _) => {
-                self.spawn_placed(place, &launch, env, &cwd, req.command.clone())
-                    .await?
-            }
-            (None, Some(BackendKind::Tmux)) => {
-                self.spawn_tmux(&name, &launch, env, &cwd, rows, cols, req.command.clone())
-                    .await?
-            }
-            (None, _) => self.spawn_pty(&launch, env, &cwd, rows, cols, req.command.clone())?,
+            (Some(place), _) => self.spawn_placed(place, &shell).await?,
+            (None, Some(BackendKind::Tmux)) => self.spawn_tmux(&name, &shell).await?,
+            (None, _) => self.spawn_pty(&shell)?,
         };
         let session = Arc::new(session);
         if session.marks {
@@ -335,68 +337,43 @@ impl Terminals {
         })
     }
 
-    fn spawn_pty(
-        &self,
-        launch: &ShellLaunch,
-        env: Vec<(String, String)>,
-        cwd: &Path,
-        rows: u16,
-        cols: u16,
-        command: Option<String>,
-    ) -> Result<Session> {
+    fn spawn_pty(&self, shell: &NewShell) -> Result<Session> {
         let pty = PtySession::spawn(PtySpawn {
-            argv: launch.argv.clone(),
-            cwd: cwd.to_path_buf(),
-            env,
-            rows,
-            cols,
+            argv: shell.launch.argv.clone(),
+            cwd: shell.cwd.clone(),
+            env: shell.env.clone(),
+            rows: shell.rows,
+            cols: shell.cols,
             scrollback: self.config.terminal.scrollback_lines,
-            expect_marks: launch.marks,
+            expect_marks: shell.launch.marks,
         })?;
         Ok(Session {
             core: pty.core(),
             backend: Backend::Pty(pty),
-            cwd: Some(cwd.to_path_buf()),
-            command,
-            marks: launch.marks,
+            cwd: Some(shell.cwd.clone()),
+            command: shell.command.clone(),
+            marks: shell.launch.marks,
             last_used: Mutex::new(Instant::now()),
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn spawn_tmux(
-        &self,
-        name: &str,
-        launch: &ShellLaunch,
-        env: Vec<(String, String)>,
-        cwd: &Path,
-        rows: u16,
-        cols: u16,
-        command: Option<String>,
-    ) -> Result<Session> {
+    async fn spawn_tmux(&self, name: &str, shell: &NewShell) -> Result<Session> {
         let tmux_name = format!("{TMUX_PREFIX}{name}");
-        let argv = started_on_enter(&launch.argv);
+        let argv = started_on_enter(&shell.launch.argv);
         let spawn = Spawn {
-            cwd: Some(cwd),
+            cwd: Some(&shell.cwd),
             argv: &argv,
-            env: &env,
+            env: &shell.env,
         };
         self.tmux
-            .new_session(&tmux_name, &spawn, rows, cols)
+            .new_session(&tmux_name, &spawn, shell.rows, shell.cols)
             .await?;
         let session = self.adopt_tmux(&tmux_name).await?;
-        release_shell(session, launch, cwd, command)
+        release_shell(session, shell)
     }
 
     /// A new window or split pane next to an existing tmux session or pane.
-    async fn spawn_placed(
-        &self,
-        place: Placement,
-        launch: &ShellLaunch,
-        env: Vec<(String, String)>,
-        cwd: &Path,
-        command: Option<String>,
-    ) -> Result<Session> {
+    async fn spawn_placed(&self, place: Placement, shell: &NewShell) -> Result<Session> {
         let (Placement::Window { of } | Placement::Split { of, .. }) = &place;
         let anchor = self.get(of).await?;
         let Backend::Tmux {
@@ -410,11 +387,11 @@ impl Terminals {
                 "{of} is a pty session: windows and panes can only be opened in tmux"
             )));
         };
-        let argv = started_on_enter(&launch.argv);
+        let argv = started_on_enter(&shell.launch.argv);
         let spawn = Spawn {
-            cwd: Some(cwd),
+            cwd: Some(&shell.cwd),
             argv: &argv,
-            env: &env,
+            env: &shell.env,
         };
         let (info, owns) = match &place {
             Placement::Window { .. } => {
@@ -429,7 +406,7 @@ impl Terminals {
             }
         };
         let session = self.attach_pane(tmux, info, owns).await?;
-        release_shell(session, launch, cwd, command)
+        release_shell(session, shell)
     }
 
     /// Serves an existing tmux session's first pane: its current screen, then live output.
@@ -770,18 +747,23 @@ impl Terminals {
     }
 }
 
+/// The user's shell as a new session gets it: how to start it, where, and what to send it.
+struct NewShell {
+    launch: ShellLaunch,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    command: Option<String>,
+    rows: u16,
+    cols: u16,
+}
+
 /// A tmux pane started with `started_on_enter`, now listened to: what it runs is known,
 /// and the line that lets its shell start is sent.
-fn release_shell(
-    mut session: Session,
-    launch: &ShellLaunch,
-    cwd: &Path,
-    command: Option<String>,
-) -> Result<Session> {
-    session.marks = launch.marks;
-    session.core.set_expect_marks(launch.marks);
-    session.cwd = Some(cwd.to_path_buf());
-    session.command = command;
+fn release_shell(mut session: Session, shell: &NewShell) -> Result<Session> {
+    session.marks = shell.launch.marks;
+    session.core.set_expect_marks(shell.launch.marks);
+    session.cwd = Some(shell.cwd.clone());
+    session.command = shell.command.clone();
     session.write(b"\n")?;
     Ok(session)
 }
