@@ -196,9 +196,9 @@ struct FileConfig {
     #[serde(default)]
     env: FileEnv,
     #[serde(default)]
-    cargo: FileCargo,
+    cargo: FileTasks,
     #[serde(default)]
-    mix: FileMix,
+    mix: FileTasks,
     #[serde(default)]
     terminal: FileTerminal,
 }
@@ -226,16 +226,18 @@ struct FileEnv {
     remove: Option<Vec<String>>,
 }
 
+/// `[cargo]` and `[mix]`: the tasks `run` may start.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FileCargo {
+struct FileTasks {
     tasks: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileMix {
-    tasks: Option<Vec<String>>,
+impl FileTasks {
+    fn or(self, defaults: &[&str]) -> Vec<String> {
+        self.tasks
+            .unwrap_or_else(|| defaults.iter().map(|s| s.to_string()).collect())
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -334,14 +336,8 @@ impl Config {
             .remove
             .unwrap_or_else(|| DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect());
         env_remove.extend(ALWAYS_REMOVED_ENV.iter().map(|s| s.to_string()));
-        let cargo_tasks = file
-            .cargo
-            .tasks
-            .unwrap_or_else(|| DEFAULT_CARGO_TASKS.iter().map(|s| s.to_string()).collect());
-        let mix_tasks = file
-            .mix
-            .tasks
-            .unwrap_or_else(|| DEFAULT_MIX_TASKS.iter().map(|s| s.to_string()).collect());
+        let cargo_tasks = file.cargo.or(DEFAULT_CARGO_TASKS);
+        let mix_tasks = file.mix.or(DEFAULT_MIX_TASKS);
 
         let terminal = TerminalConfig {
             max_sessions: positive(

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use drydock::build::progress::Logged;
 use drydock::build::{BuildTools, Call};
-use drydock::config::{Config, Overrides};
+use drydock::config::{Config, Overrides, Toolset};
 use drydock::mcp::DrydockServer;
 use drydock::terminal::registry::Terminals;
 use drydock::tool_call::{CallError, call_tool};
@@ -132,11 +132,13 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
     let shutdown = CancellationToken::new();
     let kill_grace = config.limits.kill_grace;
     let terminals = Terminals::new(config.clone());
-    let adopted = terminals.reconcile().await;
-    if adopted > 0 {
-        tracing::info!("serving {adopted} tmux session(s) left by an earlier drydock");
+    if config.toolsets.contains(&Toolset::Terminal) {
+        let adopted = terminals.reconcile().await;
+        if adopted > 0 {
+            tracing::info!("serving {adopted} tmux session(s) left by an earlier drydock");
+        }
+        terminals.start_reaper(shutdown.clone());
     }
-    terminals.start_reaper(shutdown.clone());
     let tools = BuildTools::new(config);
     let app = drydock::http::router(tools.clone(), terminals.clone(), &shutdown);
     let stop = shutdown.clone();
@@ -212,7 +214,9 @@ async fn serve_stdio(args: &CommonArgs) -> Result<ExitCode, String> {
     let config = load(args)?;
     tracing::info!(roots = ?config.allowed_roots, "serving MCP on stdio");
     let terminals = Terminals::new(config.clone());
-    terminals.reconcile().await;
+    if config.toolsets.contains(&Toolset::Terminal) {
+        terminals.reconcile().await;
+    }
     let server = DrydockServer::new(BuildTools::new(config), terminals.clone());
     let running = server
         .serve(rmcp::transport::stdio())
@@ -265,11 +269,7 @@ async fn call(
             println!("{json}");
             Ok(ExitCode::SUCCESS)
         }
-        Err(CallError::Tool(error)) => {
-            eprintln!("drydock: {tool}: {error}");
-            Ok(ExitCode::FAILURE)
-        }
-        Err(CallError::Terminal(error)) => {
+        Err(error @ (CallError::Tool(_) | CallError::Terminal(_))) => {
             eprintln!("drydock: {tool}: {error}");
             Ok(ExitCode::FAILURE)
         }
