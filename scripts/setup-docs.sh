@@ -12,13 +12,18 @@ ort_version=1.31.1
 ort_dir="${XDG_CACHE_HOME:-$HOME/.cache}/drydock/ort"
 ort_lib="$ort_dir/libonnxruntime.so.$ort_version"
 
-if ! command -v protoc >/dev/null; then
+# LanceDB's build scripts run protoc on protos that import google/protobuf/empty.proto,
+# which Debian ships in libprotobuf-dev (only recommended by protobuf-compiler).
+packages=()
+command -v protoc >/dev/null || packages+=(protobuf-compiler)
+[ -f /usr/include/google/protobuf/empty.proto ] || packages+=(libprotobuf-dev)
+if [ ${#packages[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing protobuf-compiler (apt), needed to build LanceDB" >&2
+    echo "installing ${packages[*]} (apt), needed to build LanceDB" >&2
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends protobuf-compiler >/dev/null
+    $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 
 if [ ! -s "$ort_lib" ]; then
