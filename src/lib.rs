@@ -7,6 +7,7 @@ pub mod build;
 pub mod config;
 #[cfg(feature = "conformance-fixtures")]
 pub mod conformance;
+pub mod docs;
 pub mod http;
 pub mod mcp;
 pub mod process;
