@@ -7,9 +7,9 @@
 # the suite's exit code.
 #
 # Environment: DRYDOCK_CACHE (default ~/.cache/drydock) for Node and the suite;
-# CONFORMANCE_TARGET_DIR for the feature build (default: $CARGO_TARGET_DIR with
-# "-conformance" appended, i.e. ~/.cache/drydock-target-conformance, so the feature flip
-# never touches the main target dir); CONFORMANCE_OUT for the results (default
+# CONFORMANCE_TARGET_DIR for the feature build (default: $CARGO_TARGET_DIR: the feature only
+# changes drydock's own crate, whose featured build sits beside the plain one, so the heavy
+# dependencies are built once); CONFORMANCE_OUT for the results (default
 # $CONFORMANCE_TARGET_DIR/conformance, emptied on each run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 readonly SUITE_VERSION=0.1.16
 readonly NODE_MAJOR=22
 cache="${DRYDOCK_CACHE:-$HOME/.cache/drydock}"
-export CARGO_TARGET_DIR="${CONFORMANCE_TARGET_DIR:-${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}-conformance}"
+export CARGO_TARGET_DIR="${CONFORMANCE_TARGET_DIR:-${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}}"
 out="${CONFORMANCE_OUT:-$CARGO_TARGET_DIR/conformance}"
 baseline=tests/conformance-baseline.yml
 
@@ -85,8 +85,11 @@ fi
 
 # 3. drydock with the fixtures.
 quietly "cargo build --features conformance-fixtures" \
-    cargo build --features conformance-fixtures
-drydock="$CARGO_TARGET_DIR/debug/drydock"
+    cargo build --features conformance-fixtures --bin drydock
+drydock="$work/drydock-conformance"
+cp "$CARGO_TARGET_DIR/debug/drydock" "$drydock"
+# Put the plain binary back in target/debug (nothing is rebuilt: both builds are kept).
+quietly "cargo build" cargo build --bin drydock
 
 # 4. The server, on a free port, with a config of its own (no user config, token or roots).
 mkdir -p "$work/root"

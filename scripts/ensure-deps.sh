@@ -10,11 +10,13 @@ command -v erlc >/dev/null || packages+=(erlang-dev)
 command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
-[ ${#packages[@]} -eq 0 ] && exit 0
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing ${packages[*]} (apt)" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+if [ ${#packages[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing ${packages[*]} (apt)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+"$(dirname "$0")/setup-docs.sh"

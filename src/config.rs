@@ -53,12 +53,14 @@ pub enum ConfigError {
     NonLoopbackWithoutToken(SocketAddr),
     #[error("allowed root {path} is not usable: {reason}")]
     Root { path: PathBuf, reason: String },
-    #[error("unknown toolset `{0}` (known: build)")]
+    #[error("unknown toolset `{0}` (known: build, terminal, docs)")]
     UnknownToolset(String),
     #[error(
-        "unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint)"
+        "unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint, terminal_create, terminal_list, terminal_manage, terminal_send, terminal_screen, terminal_scrollback, terminal_wait, terminal_run, docs_lookup, docs_index)"
     )]
     UnknownTool(String),
+    #[error("invalid glob `{pattern}` in docs.include/exclude: {message}")]
+    Glob { pattern: String, message: String },
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
 }
@@ -68,6 +70,7 @@ pub enum ConfigError {
 pub enum Toolset {
     Build,
     Terminal,
+    Docs,
 }
 
 impl Toolset {
@@ -75,6 +78,7 @@ impl Toolset {
         match self {
             Toolset::Build => "build",
             Toolset::Terminal => "terminal",
+            Toolset::Docs => "docs",
         }
     }
 
@@ -82,6 +86,7 @@ impl Toolset {
         match name {
             "build" => Ok(Toolset::Build),
             "terminal" => Ok(Toolset::Terminal),
+            "docs" => Ok(Toolset::Docs),
             other => Err(ConfigError::UnknownToolset(other.to_string())),
         }
     }
@@ -104,6 +109,8 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("terminal_scrollback", Toolset::Terminal),
     ("terminal_wait", Toolset::Terminal),
     ("terminal_run", Toolset::Terminal),
+    ("docs_lookup", Toolset::Docs),
+    ("docs_index", Toolset::Docs),
 ];
 
 /// The resolved configuration every part of drydock reads.
@@ -123,6 +130,7 @@ pub struct Config {
     pub cargo_tasks: Vec<String>,
     pub mix_tasks: Vec<String>,
     pub terminal: TerminalConfig,
+    pub docs: DocsConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -152,6 +160,23 @@ pub struct TerminalConfig {
     pub shell: Option<String>,
 }
 
+/// The docs index.
+#[derive(Debug, Clone)]
+pub struct DocsConfig {
+    /// The LanceDB index directory (default `index/` in the working directory).
+    pub index_dir: PathBuf,
+    /// A directory holding the embedding model's files, instead of the shipped model's
+    /// standard places.
+    pub model_dir: Option<PathBuf>,
+    /// Files larger than this are not indexed.
+    pub max_file_bytes: u64,
+    /// Glob patterns (relative to an indexed path) a file must match to be indexed by
+    /// `drydock index PATH`; empty = every supported file.
+    pub include: Vec<String>,
+    /// Glob patterns of files never indexed (besides what .gitignore excludes).
+    pub exclude: Vec<String>,
+}
+
 /// Per-tool default timeouts and the ceiling a caller's `timeout_ms` is clamped to.
 #[derive(Debug, Clone)]
 pub struct Timeouts {
@@ -178,6 +203,7 @@ pub struct Overrides {
     pub bind: Option<String>,
     pub token: Option<String>,
     pub allow_roots: Vec<PathBuf>,
+    pub index_dir: Option<PathBuf>,
 }
 
 /// The file's shape. Every key is optional.
@@ -201,6 +227,18 @@ struct FileConfig {
     mix: FileTasks,
     #[serde(default)]
     terminal: FileTerminal,
+    #[serde(default)]
+    docs: FileDocs,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDocs {
+    index_dir: Option<PathBuf>,
+    model_dir: Option<PathBuf>,
+    max_file_bytes: Option<u64>,
+    include: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -308,7 +346,7 @@ impl Config {
                 .iter()
                 .map(|n| Toolset::parse(n))
                 .collect::<Result<Vec<_>, _>>()?,
-            None => vec![Toolset::Build, Toolset::Terminal],
+            None => vec![Toolset::Build, Toolset::Terminal, Toolset::Docs],
         };
         let disabled_tools = file.disabled_tools.unwrap_or_default();
         if let Some(unknown) = disabled_tools
@@ -356,6 +394,38 @@ impl Config {
             shell: file.terminal.shell,
         };
 
+        let absolute = |path: PathBuf| {
+            let path = expand_home(&path, env);
+            if path.is_absolute() {
+                path
+            } else {
+                cwd.join(path)
+            }
+        };
+        let docs = DocsConfig {
+            index_dir: absolute(
+                overrides
+                    .index_dir
+                    .clone()
+                    .or_else(|| env("DRYDOCK_INDEX").map(PathBuf::from))
+                    .or(file.docs.index_dir)
+                    .unwrap_or_else(|| PathBuf::from("index")),
+            ),
+            model_dir: file.docs.model_dir.map(absolute),
+            max_file_bytes: positive(
+                file.docs.max_file_bytes.unwrap_or(8 * 1024 * 1024) as usize,
+                "docs.max_file_bytes",
+            )? as u64,
+            include: file.docs.include.unwrap_or_default(),
+            exclude: file.docs.exclude.unwrap_or_default(),
+        };
+        for pattern in docs.include.iter().chain(&docs.exclude) {
+            globset::Glob::new(pattern).map_err(|e| ConfigError::Glob {
+                pattern: pattern.clone(),
+                message: e.kind().to_string(),
+            })?;
+        }
+
         Ok(Config {
             bind,
             token,
@@ -369,6 +439,7 @@ impl Config {
             cargo_tasks,
             mix_tasks,
             terminal,
+            docs,
             source,
         })
     }

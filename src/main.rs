@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 use drydock::build::progress::Logged;
 use drydock::build::{BuildTools, Call};
 use drydock::config::{Config, Overrides, Toolset};
+use drydock::docs::ingest::{IngestProgress, human_duration};
+use drydock::docs::service::{Docs, IndexRequest};
 use drydock::mcp::DrydockServer;
 use drydock::terminal::registry::Terminals;
 use drydock::tool_call::{CallError, call_tool};
@@ -46,6 +48,26 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Index documentation for docs_lookup. Incremental: unchanged files are skipped, changed
+    /// ones replaced, deleted ones removed; Ctrl-C keeps what was committed.
+    Index {
+        /// Files or directories of Markdown, text, HTML, Rust or Elixir sources.
+        paths: Vec<PathBuf>,
+        /// A cargo or mix project: its own docs and its dependencies' at their locked versions.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// With --project: every package in Cargo.lock, not only the direct dependencies.
+        #[arg(long, requires = "project")]
+        transitive: bool,
+        /// The Rust docs rustup installed and Elixir's standard library.
+        #[arg(long)]
+        toolchain_docs: bool,
+        /// Library name for PATHS (default: each path's directory name).
+        #[arg(long, value_name = "NAME")]
+        library: Option<String>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -62,6 +84,9 @@ struct CommonArgs {
     /// Bearer token clients must send; required for a non-loopback bind (env DRYDOCK_TOKEN).
     #[arg(long, value_name = "T")]
     token: Option<String>,
+    /// The docs index directory (default ./index; env DRYDOCK_INDEX, config docs.index_dir).
+    #[arg(long, value_name = "DIR")]
+    index: Option<PathBuf>,
 }
 
 impl CommonArgs {
@@ -71,6 +96,7 @@ impl CommonArgs {
             bind: self.bind.clone(),
             token: self.token.clone(),
             allow_roots: self.allow_roots.clone(),
+            index_dir: self.index.clone(),
         }
     }
 }
@@ -103,6 +129,23 @@ fn main() -> ExitCode {
                 text,
                 common,
             } => call(&common, &tool, arguments.as_deref(), text).await,
+            Command::Index {
+                paths,
+                project,
+                transitive,
+                toolchain_docs,
+                library,
+                common,
+            } => {
+                let request = IndexRequest {
+                    paths: Some(absolute_all(&paths)?),
+                    project_path: project.as_deref().map(absolute).transpose()?,
+                    transitive: transitive.then_some(true),
+                    toolchain_docs: toolchain_docs.then_some(true),
+                    library,
+                };
+                index(&common, request).await
+            }
         }
     });
     // Do not wait for blocking tasks (e.g. a stdin reader) at exit.
@@ -139,8 +182,9 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
         }
         terminals.start_reaper(shutdown.clone());
     }
+    let docs = Docs::new(config.clone());
     let tools = BuildTools::new(config);
-    let app = drydock::http::router(tools.clone(), terminals.clone(), &shutdown);
+    let app = drydock::http::router(tools.clone(), terminals.clone(), docs, &shutdown);
     let stop = shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -217,7 +261,8 @@ async fn serve_stdio(args: &CommonArgs) -> Result<ExitCode, String> {
     if config.toolsets.contains(&Toolset::Terminal) {
         terminals.reconcile().await;
     }
-    let server = DrydockServer::new(BuildTools::new(config), terminals.clone());
+    let docs = Docs::new(config.clone());
+    let server = DrydockServer::new(BuildTools::new(config), terminals.clone(), docs);
     let running = server
         .serve(rmcp::transport::stdio())
         .await
@@ -244,6 +289,7 @@ async fn call(
     if tool.starts_with("terminal_") {
         terminals.reconcile().await;
     }
+    let docs = Docs::new(config.clone());
     let tools = BuildTools::new(config);
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -255,7 +301,7 @@ async fn call(
         progress: &Logged,
         cancel,
     };
-    let result = call_tool(&tools, &terminals, tool, arguments, &call).await;
+    let result = call_tool(&tools, &terminals, &docs, tool, arguments, &call).await;
     tokio::task::spawn_blocking(move || terminals.shutdown())
         .await
         .ok();
@@ -269,11 +315,111 @@ async fn call(
             println!("{json}");
             Ok(ExitCode::SUCCESS)
         }
-        Err(error @ (CallError::Tool(_) | CallError::Terminal(_))) => {
+        Err(error @ (CallError::Tool(_) | CallError::Terminal(_) | CallError::Docs(_))) => {
             eprintln!("drydock: {tool}: {error}");
             Ok(ExitCode::FAILURE)
         }
         Err(other) => Err(other.to_string()),
+    }
+}
+
+fn absolute(path: &std::path::Path) -> Result<String, String> {
+    std::path::absolute(path)
+        .map(|p| p.display().to_string())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn absolute_all(paths: &[PathBuf]) -> Result<Vec<String>, String> {
+    paths.iter().map(|p| absolute(p)).collect()
+}
+
+/// `drydock index`: progress bars on a terminal, a log line every 10 s otherwise; the first
+/// Ctrl-C stops after the current batch (what was committed stays), a second one at once.
+async fn index(args: &CommonArgs, request: IndexRequest) -> Result<ExitCode, String> {
+    let config = load(args)?;
+    let docs = Docs::for_command_line(config);
+    let roots = docs.roots_of(&request).await.map_err(|e| e.to_string())?;
+    eprintln!(
+        "indexing into {} ({} roots)",
+        docs.index_dir().display(),
+        roots.len()
+    );
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("\nstopping after the current batch (Ctrl-C again to quit now)");
+        on_interrupt.cancel();
+        let _ = tokio::signal::ctrl_c().await;
+        std::process::exit(130);
+    });
+    let progress = Arc::new(IngestProgress::default());
+    let display = tokio::spawn(show_progress(Arc::clone(&progress)));
+    let result = docs.ingest_roots(roots, progress, &cancel).await;
+    display.abort();
+    let _ = display.await;
+    let report = result.map_err(|e| e.to_string())?;
+    use drydock::build::reports::Render;
+    println!("{}", report.render());
+    Ok(if report.cancelled {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn show_progress(progress: Arc<IngestProgress>) {
+    if !std::io::stderr().is_terminal() {
+        let mut ticker = tokio::time::interval(Duration::from_secs(10));
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            eprintln!("{}", progress.snapshot().line());
+        }
+    }
+    let bars = indicatif::MultiProgress::new();
+    let style = |template: &str| {
+        indicatif::ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> ")
+    };
+    let files = bars.add(
+        indicatif::ProgressBar::new(0).with_style(style("files  [{bar:40}] {pos}/{len} {msg}")),
+    );
+    let chunks = bars.add(
+        indicatif::ProgressBar::new(0).with_style(style("chunks [{bar:40}] {pos}/~{len} {msg}")),
+    );
+    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    // Dropping the bars (when this task is aborted) clears them.
+    let _guard = BarsGuard(files.clone(), chunks.clone());
+    loop {
+        ticker.tick().await;
+        let now = progress.snapshot();
+        files.set_length(now.files_total);
+        files.set_position(now.files_done);
+        files.set_message(format!("({} changed)", now.files_changed));
+        let done = now.chunks_embedded + now.chunks_reused;
+        chunks.set_length(now.chunks_expected().max(done));
+        chunks.set_position(done);
+        let eta = now
+            .eta()
+            .map(|eta| format!(" · ETA {}", human_duration(eta)))
+            .unwrap_or_default();
+        chunks.set_message(format!(
+            "· {} embedded, {} reused · {:.1}/s{eta}",
+            now.chunks_embedded,
+            now.chunks_reused,
+            now.embeddings_per_second()
+        ));
+    }
+}
+
+struct BarsGuard(indicatif::ProgressBar, indicatif::ProgressBar);
+
+impl Drop for BarsGuard {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+        self.1.finish_and_clear();
     }
 }
 

@@ -6,6 +6,8 @@ use serde_json::Value;
 
 use crate::build::reports::Render;
 use crate::build::{BuildKind, BuildTools, Call, ToolError};
+use crate::docs::ingest::IngestProgress;
+use crate::docs::service::{Docs, DocsError};
 use crate::terminal::registry::{Terminals, TerminalsError};
 
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +20,8 @@ pub enum CallError {
     Tool(#[from] ToolError),
     #[error(transparent)]
     Terminal(#[from] TerminalsError),
+    #[error(transparent)]
+    Docs(#[from] DocsError),
 }
 
 /// A tool's structured result and its text rendering.
@@ -31,6 +35,7 @@ pub struct Outcome {
 pub async fn call_tool(
     tools: &BuildTools,
     terminals: &Terminals,
+    docs: &Docs,
     name: &str,
     arguments: Value,
     call: &Call<'_>,
@@ -66,6 +71,14 @@ pub async fn call_tool(
         "terminal_scrollback" => outcome(terminals.scrollback(parse(name, arguments)?).await),
         "terminal_wait" => outcome(terminals.wait(parse(name, arguments)?).await),
         "terminal_run" => outcome(terminals.run(parse(name, arguments)?).await),
+        "docs_lookup" => outcome(docs.lookup(parse(name, arguments)?).await),
+        "docs_index" => {
+            let progress = std::sync::Arc::new(IngestProgress::default());
+            outcome(
+                docs.index(parse(name, arguments)?, progress, &call.cancel)
+                    .await,
+            )
+        }
         _ => Err(unknown(tools, name)),
     }
 }

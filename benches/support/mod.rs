@@ -36,7 +36,8 @@ pub fn config() -> Arc<Config> {
 pub async fn start_server(shutdown: &CancellationToken) -> String {
     let tools = BuildTools::new(config());
     let terminals = drydock::terminal::registry::Terminals::new(config());
-    let app = drydock::http::router(tools, terminals, shutdown);
+    let docs = drydock::docs::service::Docs::new(config());
+    let app = drydock::http::router(tools, terminals, docs, shutdown);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let stop = shutdown.clone();

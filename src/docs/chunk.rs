@@ -33,7 +33,7 @@ pub const TARGET_TOKENS: usize = 200;
 pub const MIN_TOKENS: usize = 64;
 
 /// What kind of documentation a chunk comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceType {
     /// Prose documentation: books, guides, references.

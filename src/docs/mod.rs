@@ -1,4 +1,4 @@
-//! Docs lookup: turning documentation sources into chunks for the local hybrid index.
+//! Docs lookup: a local hybrid (vector + full-text) index of documentation.
 //!
 //! Each source format has its own module that produces [`Chunk`]s through the shared rules
 //! of [`chunk`] (budget, code fences, merges, hashes):
@@ -8,12 +8,25 @@
 //! - [`rust_source::chunk_rust_source`]: doc comments with the item they document;
 //! - [`elixir_docs::chunk_elixir_beams`] (compiled modules, via `Code.fetch_docs`) and
 //!   [`elixir_docs::chunk_elixir_source`] (`.ex` files).
+//!
+//! [`sources`] says which files are read and how, [`project`] finds a project's dependencies
+//! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally),
+//! [`embed`] turns chunks into vectors with the shipped model, [`store`] keeps them in LanceDB
+//! next to a full-text index, [`search`] fuses vector and full-text results, and [`service`]
+//! is what the server and the command line call.
 
 pub mod chunk;
 pub mod elixir_docs;
+pub mod embed;
 pub mod html;
+pub mod ingest;
 pub mod markdown;
+pub mod project;
 pub mod rust_source;
+pub mod search;
+pub mod service;
+pub mod sources;
+pub mod store;
 
 #[cfg(test)]
 pub(crate) mod wordpiece;

@@ -12,6 +12,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::build::BuildTools;
+use crate::docs::service::Docs;
 use crate::mcp::DrydockServer;
 use crate::terminal::registry::Terminals;
 
@@ -28,6 +29,7 @@ const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 pub fn router(
     tools: BuildTools,
     terminals: Arc<Terminals>,
+    docs: Arc<Docs>,
     shutdown: &CancellationToken,
 ) -> Router {
     let config = tools.config();
@@ -45,7 +47,13 @@ pub fn router(
     });
     let factory_tools = tools.clone();
     let mcp: StreamableHttpService<DrydockServer, Sessions> = StreamableHttpService::new(
-        move || Ok(DrydockServer::new(factory_tools.clone(), terminals.clone())),
+        move || {
+            Ok(DrydockServer::new(
+                factory_tools.clone(),
+                terminals.clone(),
+                docs.clone(),
+            ))
+        },
         Arc::new(Sessions::default()),
         mcp_config,
     );

@@ -1,6 +1,7 @@
 //! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
 //! the same `BuildTools`.
 
+mod docs_tools;
 mod logging;
 mod prompts;
 mod resources;
@@ -22,18 +23,21 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, too
 use std::sync::Arc;
 
 use crate::build::BuildTools;
+use crate::docs::service::Docs;
 use crate::terminal::registry::Terminals;
 use logging::ClientLogging;
 
 const INSTRUCTIONS: &str = "drydock runs cargo and mix for you in allowed project directories and returns structured results, the same shapes for Rust and Elixir. \
 Start with project_info, use type_check or compile to get exact errors (file, line, column, code, message), \
 test to run tests (failures with file, line and left/right values), lint for clippy or credo, format for rustfmt or mix format, run to execute the program or an allowed task. \
-Every tool takes project_path. A failing build or test is a normal result whose status says so; isError means the call could not run (e.g. a path outside the allowed roots).";
+docs_lookup finds the exact documentation passage (std, the Rust book, cargo, Elixir, and the project's dependencies at their locked versions) in a local index; docs_index adds a project's docs to it. \
+Build tools take project_path. A failing build or test is a normal result whose status says so; isError means the call could not run (e.g. a path outside the allowed roots).";
 
 #[derive(Clone)]
 pub struct DrydockServer {
     tools: BuildTools,
     terminals: Arc<Terminals>,
+    docs: Arc<Docs>,
     subscriptions: Arc<Subscriptions>,
     logging: ClientLogging,
     tool_router: ToolRouter<Self>,
@@ -41,9 +45,10 @@ pub struct DrydockServer {
 }
 
 impl DrydockServer {
-    pub fn new(tools: BuildTools, terminals: Arc<Terminals>) -> Self {
+    pub fn new(tools: BuildTools, terminals: Arc<Terminals>, docs: Arc<Docs>) -> Self {
         let mut tool_router = Self::tool_router();
         tool_router.merge(Self::terminal_tool_router());
+        tool_router.merge(Self::docs_tool_router());
         for route in tool_router.list_all() {
             if !tools.config().tool_enabled(&route.name) {
                 tool_router.remove_route(&route.name);
@@ -58,6 +63,7 @@ impl DrydockServer {
         Self {
             tools,
             terminals,
+            docs,
             subscriptions: Arc::default(),
             logging: ClientLogging::default(),
             tool_router,
@@ -145,6 +151,9 @@ impl ServerHandler for DrydockServer {
     ) -> Result<ReadResourceResponse, McpError> {
         if let Some(result) = terminal_resources::read(&self.terminals, &request.uri).await {
             return result.map(Into::into);
+        }
+        if request.uri == resources::DOCS_URI {
+            return resources::read_docs(&self.docs).await.map(Into::into);
         }
         resources::read(&self.tools, &request.uri).map(Into::into)
     }

@@ -11,6 +11,7 @@ use crate::build::BuildTools;
 
 const SERVER_URI: &str = "drydock://server";
 const PROJECTS_URI: &str = "drydock://projects";
+pub const DOCS_URI: &str = "drydock://docs";
 
 /// How deep below an allowed root projects are looked for.
 const PROJECT_SEARCH_DEPTH: usize = 3;
@@ -30,6 +31,11 @@ pub fn list() -> Vec<Resource> {
                 "cargo and mix projects found under the allowed roots, usable as project_path",
             )
             .with_mime_type("application/json"),
+        Resource::new(DOCS_URI, "docs")
+            .with_description(
+                "the docs index: libraries and versions with their chunk counts, the embedding model, the last update",
+            )
+            .with_mime_type("application/json"),
     ];
     #[cfg(feature = "conformance-fixtures")]
     resources.extend(crate::conformance::fixture_resources());
@@ -44,13 +50,17 @@ pub fn read(tools: &BuildTools, uri: &str) -> Result<ReadResourceResult, McpErro
     let value = match uri {
         SERVER_URI => server_summary(tools),
         PROJECTS_URI => json!({ "projects": projects(tools) }),
+        // Read asynchronously by the server; known here for subscribe checks.
+        DOCS_URI => json!({}),
         #[cfg(feature = "conformance-fixtures")]
         other if crate::conformance::is_fixture_uri(other) => {
             return crate::conformance::read_fixture_resource(other);
         }
         _ => {
             return Err(McpError::resource_not_found(
-                format!("unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}"),
+                format!(
+                    "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}"
+                ),
                 None,
             ));
         }
@@ -58,6 +68,18 @@ pub fn read(tools: &BuildTools, uri: &str) -> Result<ReadResourceResult, McpErro
     let text = serde_json::to_string_pretty(&value).expect("JSON values serialize");
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("application/json"),
+    ]))
+}
+
+/// What the docs index holds.
+pub async fn read_docs(docs: &crate::docs::service::Docs) -> Result<ReadResourceResult, McpError> {
+    let summary = docs
+        .summary()
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    let text = serde_json::to_string_pretty(&summary).expect("JSON values serialize");
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(text, DOCS_URI).with_mime_type("application/json"),
     ]))
 }
 

@@ -1,0 +1,362 @@
+//! Text embeddings for the docs index: one fastembed model shared by the whole process.
+//!
+//! The default model, all-MiniLM-L6-v2 quantized to 8 bits (384 dimensions), ships with
+//! drydock in `models/all-MiniLM-L6-v2-int8/` and loads through fastembed's user-defined
+//! model API, so nothing is downloaded. [`default_model_dir`] says where it is looked for.
+//!
+//! ONNX Runtime is loaded at run time (ort's `load-dynamic`), looked for in this order:
+//! 1. `$ORT_DYLIB_PATH`, when set (used as is: a bad path is an error, not a fall-through);
+//! 2. drydock's cache dir: `~/.cache/drydock/ort/libonnxruntime.so.1.31.1`
+//!    (`$XDG_CACHE_HOME/drydock/ort/...` when that is set), where `scripts/setup-docs.sh`
+//!    puts the library from PyPI's `onnxruntime==1.31.1` wheel;
+//! 3. the system: `libonnxruntime.so` next to the executable, then through the dynamic
+//!    loader's search path (`LD_LIBRARY_PATH`, ld.so.cache).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fastembed::{
+    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+};
+
+/// The name recorded in an index built with the shipped model.
+pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2-int8";
+/// The shipped model's embedding size.
+pub const DEFAULT_DIMENSION: usize = 384;
+/// The ONNX Runtime release `scripts/setup-docs.sh` installs.
+pub const ORT_VERSION: &str = "1.31.1";
+/// Texts per model call: fastembed's default (256) costs 3.5x the memory for no speed.
+pub const BATCH_SIZE: usize = 32;
+/// Word pieces per text, as the reference sentence-transformers model (longer is cut).
+pub const MAX_LENGTH: usize = 256;
+
+const MODEL_FILE: &str = "model_quantized.onnx";
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error(
+        "ONNX Runtime was not found (looked at {tried}). Get it with `scripts/setup-docs.sh` from \
+         the drydock checkout, or by hand: `pip download --no-deps --only-binary=:all: \
+         --python-version 3.11 --platform manylinux_2_28_x86_64 onnxruntime=={ORT_VERSION} -d /tmp/ort` \
+         then unzip `onnxruntime/capi/libonnxruntime.so.{ORT_VERSION}` from the wheel into \
+         {cache_dir} (or point ORT_DYLIB_PATH at it)"
+    )]
+    OnnxRuntimeMissing { tried: String, cache_dir: String },
+    #[error("ONNX Runtime at {path} could not be loaded: {reason}")]
+    OnnxRuntimeUnusable { path: String, reason: String },
+    #[error(
+        "the embedding model was not found (looked in {tried}); it ships with drydock in \
+         models/all-MiniLM-L6-v2-int8/: copy that folder to {data_dir} or set the model directory in config"
+    )]
+    ModelMissing { tried: String, data_dir: String },
+    #[error("cannot read the embedding model file {path}: {source}")]
+    ModelFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the embedding model failed: {0}")]
+    Model(String),
+    #[error("the embedding task stopped: {0}")]
+    Task(String),
+}
+
+pub type Result<T> = std::result::Result<T, EmbedError>;
+
+/// One model instance, cheap to clone and share: the model sits behind a mutex (fastembed's
+/// `embed` takes `&mut self`), and every call runs on tokio's blocking pool, one batch per
+/// lock, so a query waits for at most one batch of a running ingest.
+#[derive(Clone)]
+pub struct Embedder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: Mutex<TextEmbedding>,
+    name: String,
+    dimension: usize,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("name", &self.inner.name)
+            .field("dimension", &self.inner.dimension)
+            .finish()
+    }
+}
+
+impl Embedder {
+    /// Loads the shipped model from the first directory [`default_model_dir`] finds.
+    /// Blocking (reads ~23 MB and builds an ONNX Runtime session, about a second).
+    pub fn load_default() -> Result<Self> {
+        Self::load(&default_model_dir(None)?)
+    }
+
+    /// Loads the shipped int8 all-MiniLM-L6-v2 from `dir` (the files of
+    /// `models/all-MiniLM-L6-v2-int8/`). Blocking, like [`Embedder::load_default`].
+    pub fn load(dir: &Path) -> Result<Self> {
+        load_onnx_runtime()?;
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read(&path).map_err(|source| EmbedError::ModelFile { path, source })
+        };
+        let model = UserDefinedEmbeddingModel::new(
+            read(MODEL_FILE)?,
+            TokenizerFiles {
+                tokenizer_file: read("tokenizer.json")?,
+                config_file: read("config.json")?,
+                special_tokens_map_file: read("special_tokens_map.json")?,
+                tokenizer_config_file: read("tokenizer_config.json")?,
+            },
+        )
+        // The ONNX graph outputs last_hidden_state; sentence-transformers mean-pools it.
+        .with_pooling(Pooling::Mean);
+        let options = InitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
+        let model = TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| EmbedError::Model(e.to_string()))?;
+        Ok(Embedder {
+            inner: Arc::new(Inner {
+                model: Mutex::new(model),
+                name: DEFAULT_MODEL_NAME.to_string(),
+                dimension: DEFAULT_DIMENSION,
+            }),
+        })
+    }
+
+    /// The name an index records, to refuse mixing vectors of different models.
+    pub fn model_name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.inner.dimension
+    }
+
+    /// Embeds passages in batches of [`BATCH_SIZE`] on a blocking thread; one vector per
+    /// passage, in order, L2-normalised.
+    pub async fn embed_passages(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let mut vectors = Vec::with_capacity(passages.len());
+            for batch in passages.chunks(BATCH_SIZE) {
+                vectors.extend(inner.embed_batch(batch)?);
+            }
+            Ok(vectors)
+        })
+        .await
+        .map_err(|e| EmbedError::Task(e.to_string()))?
+    }
+
+    /// Embeds a search query (this model uses no query prefix).
+    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embed_passages(vec![query.to_string()]).await?;
+        vectors
+            .pop()
+            .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
+    }
+}
+
+impl Inner {
+    fn embed_batch(&self, batch: &[String]) -> Result<Vec<Vec<f32>>> {
+        let mut model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+        model
+            .embed(batch, Some(BATCH_SIZE))
+            .map_err(|e| EmbedError::Model(e.to_string()))
+    }
+}
+
+/// Where the shipped model is looked for, first hit wins:
+/// 1. `configured`, the model directory from config, when given (it must exist);
+/// 2. drydock's data dir: `~/.local/share/drydock/models/all-MiniLM-L6-v2-int8`
+///    (`$XDG_DATA_HOME/drydock/...`), for an installed binary;
+/// 3. the source checkout the binary was built from: `$CARGO_MANIFEST_DIR/models/...`
+///    (development, tests, `cargo install --path`).
+pub fn default_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
+    let has_model = |dir: &Path| dir.join(MODEL_FILE).is_file();
+    let data_dir = installed_model_dir();
+    let candidates: Vec<PathBuf> = match configured {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => data_dir
+            .iter()
+            .cloned()
+            .chain([checkout_model_dir()])
+            .collect(),
+    };
+    match candidates.iter().find(|dir| has_model(dir)) {
+        Some(dir) => Ok(dir.clone()),
+        None => Err(EmbedError::ModelMissing {
+            tried: display_list(&candidates),
+            data_dir: data_dir
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "~/.local/share/drydock/models/".into()),
+        }),
+    }
+}
+
+fn installed_model_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join("drydock/models").join(DEFAULT_MODEL_NAME))
+}
+
+fn checkout_model_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(DEFAULT_MODEL_NAME)
+}
+
+/// Where `scripts/setup-docs.sh` puts ONNX Runtime.
+pub fn cached_onnx_runtime() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| {
+        d.join("drydock/ort")
+            .join(format!("libonnxruntime.so.{ORT_VERSION}"))
+    })
+}
+
+/// Loads ONNX Runtime once per process, in the order the module documents. ort keeps the
+/// first library it loads; a failed attempt leaves nothing behind, so a later call (after
+/// the user ran the set-up) can still succeed.
+pub fn load_onnx_runtime() -> Result<PathBuf> {
+    static LOADED: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(path) = loaded.as_ref() {
+        return Ok(path.clone());
+    }
+    let unusable = |path: &Path, reason: String| EmbedError::OnnxRuntimeUnusable {
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut tried = Vec::new();
+    let path = match std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            init_ort(&path).map_err(|e| unusable(&path, format!("{e} (from ORT_DYLIB_PATH)")))?;
+            path
+        }
+        None => {
+            let cached = cached_onnx_runtime().filter(|p| p.is_file());
+            match cached {
+                Some(path) => {
+                    init_ort(&path).map_err(|e| unusable(&path, e.to_string()))?;
+                    path
+                }
+                None => {
+                    tried.push("ORT_DYLIB_PATH (unset)".to_string());
+                    if let Some(path) = cached_onnx_runtime() {
+                        tried.push(path.display().to_string());
+                    }
+                    let system = PathBuf::from("libonnxruntime.so");
+                    tried.push("libonnxruntime.so (system)".to_string());
+                    match init_ort(&system) {
+                        Ok(()) => system,
+                        Err(ort::LoadDynamicError::Dlopen { .. }) => {
+                            return Err(EmbedError::OnnxRuntimeMissing {
+                                tried: tried.join(", "),
+                                cache_dir: cached_onnx_runtime()
+                                    .and_then(|p| p.parent().map(Path::to_path_buf))
+                                    .map(|p| p.display().to_string())
+                                    .unwrap_or_else(|| "~/.cache/drydock/ort/".into()),
+                            });
+                        }
+                        Err(e) => return Err(unusable(&system, e.to_string())),
+                    }
+                }
+            }
+        }
+    };
+    *loaded = Some(path.clone());
+    Ok(path)
+}
+
+fn init_ort(path: &Path) -> std::result::Result<(), ort::LoadDynamicError> {
+    // Loads the library and checks its version; the environment builder it returns is
+    // dropped, fastembed builds its own environment on the loaded library.
+    let _environment = ort::init_from(path)?;
+    Ok(())
+}
+
+fn display_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b))
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Reference {
+        sentences: Vec<String>,
+        reference: Vec<Vec<f32>>,
+    }
+
+    /// Vectors of sentence-transformers (torch, fp32) for five sentences, made when the
+    /// model was converted; kept in the repo so the test needs nothing outside it.
+    fn reference() -> Reference {
+        serde_json::from_str(include_str!("testdata/reference-embeddings.json")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn shipped_model_matches_the_reference_embeddings() {
+        let embedder = Embedder::load_default().unwrap();
+        assert_eq!(embedder.model_name(), "all-MiniLM-L6-v2-int8");
+        assert_eq!(embedder.dimension(), 384);
+        let reference = reference();
+        let vectors = embedder
+            .embed_passages(reference.sentences.clone())
+            .await
+            .unwrap();
+        assert_eq!(vectors.len(), reference.sentences.len());
+        for (i, (got, want)) in vectors.iter().zip(&reference.reference).enumerate() {
+            assert_eq!(got.len(), 384);
+            let similarity = cosine(got, want);
+            assert!(
+                similarity >= 0.99,
+                "sentence {i}: cosine {similarity} against the reference"
+            );
+            let norm = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-3, "not normalised: {norm}");
+        }
+        let query = embedder.embed_query(&reference.sentences[2]).await.unwrap();
+        assert!(cosine(&query, &reference.reference[2]) >= 0.99);
+    }
+
+    #[test]
+    fn a_missing_onnx_runtime_is_explained() {
+        let message = EmbedError::OnnxRuntimeMissing {
+            tried: "ORT_DYLIB_PATH (unset), libonnxruntime.so (system)".into(),
+            cache_dir: "/home/u/.cache/drydock/ort".into(),
+        }
+        .to_string();
+        for needed in [
+            "scripts/setup-docs.sh",
+            "onnxruntime==1.31.1",
+            "libonnxruntime.so.1.31.1",
+            "/home/u/.cache/drydock/ort",
+            "ORT_DYLIB_PATH",
+        ] {
+            assert!(message.contains(needed), "{needed} missing from: {message}");
+        }
+    }
+
+    #[test]
+    fn the_model_is_found_in_the_checkout_and_a_configured_dir_must_hold_it() {
+        let found = default_model_dir(None).unwrap();
+        assert!(found.join(MODEL_FILE).is_file());
+        let empty = tempfile::tempdir().unwrap();
+        let error = default_model_dir(Some(empty.path())).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&empty.path().display().to_string()),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! A project's documentation: its own docs and its dependencies' at their locked versions
+//! (what `drydock index --project` ingests), the toolchain docs installed on this machine
+//! (`--toolchain-docs`), and the scope a `docs_lookup` with `project_path` searches.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::search::ProjectScope;
+use super::sources::{FileRoot, Library, PathFilter, Root};
+use crate::workspace::ToolchainKind;
+
+/// cargo metadata can download a missing dependency; it must still end.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(300);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The Rust docs rustup installs, one library per directory (see `rust_toolchain_root`).
+pub const RUST_TOOLCHAIN_LIBRARIES: &[&str] = &[
+    "rust",
+    "book",
+    "cargo",
+    "clippy",
+    "edition-guide",
+    "embedded-book",
+    "error_codes",
+    "nomicon",
+    "proc_macro",
+    "reference",
+    "rust-by-example",
+    "rustc",
+    "rustdoc",
+    "std",
+    "style-guide",
+    "test",
+    "unstable-book",
+];
+/// Elixir's own applications.
+pub const ELIXIR_TOOLCHAIN_LIBRARIES: &[&str] =
+    &["eex", "elixir", "ex_unit", "iex", "logger", "mix"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectDocsError {
+    #[error("`{program}` could not run: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("`{command}` did not finish within {seconds} s")]
+    Timeout { command: String, seconds: u64 },
+    #[error("`{command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+    #[error("cannot read the output of `{command}`: {reason}")]
+    Output { command: String, reason: String },
+}
+
+/// What a project's dependencies are, for `--project`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DependencyChoice {
+    /// Every package in the lock (cargo), not only the direct dependencies.
+    pub transitive: bool,
+}
+
+/// The roots of a project: its own files, then one per dependency.
+pub async fn project_roots(
+    dir: &Path,
+    kind: ToolchainKind,
+    choice: DependencyChoice,
+    exclude: &[String],
+) -> Result<Vec<Root>, ProjectDocsError> {
+    match kind {
+        ToolchainKind::Cargo => cargo_roots(dir, choice, exclude).await,
+        ToolchainKind::Mix => Ok(mix_roots(dir, exclude)),
+    }
+}
+
+async fn cargo_roots(
+    dir: &Path,
+    choice: DependencyChoice,
+    exclude: &[String],
+) -> Result<Vec<Root>, ProjectDocsError> {
+    let mut args = vec!["metadata", "--format-version", "1"];
+    if dir.join("Cargo.lock").is_file() {
+        // Never rewrite the user's lock file.
+        args.push("--locked");
+    }
+    let output = run("cargo", &args, dir, METADATA_TIMEOUT).await?;
+    let metadata: Value = serde_json::from_str(&output).map_err(|e| ProjectDocsError::Output {
+        command: "cargo metadata".into(),
+        reason: e.to_string(),
+    })?;
+    Ok(cargo_roots_from_metadata(&metadata, choice, exclude))
+}
+
+/// Roots from `cargo metadata` JSON: the workspace root (its own files, members left to
+/// themselves), each member, and each dependency's README, docs and `src/`.
+pub fn cargo_roots_from_metadata(
+    metadata: &Value,
+    choice: DependencyChoice,
+    exclude: &[String],
+) -> Vec<Root> {
+    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+    let members: BTreeSet<&str> = metadata["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let direct: BTreeSet<&str> = metadata["resolve"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|node| node["id"].as_str().is_some_and(|id| members.contains(id)))
+        .flat_map(|node| node["deps"].as_array().into_iter().flatten())
+        .filter_map(|dep| dep["pkg"].as_str())
+        .collect();
+    let own_filter = PathFilter::new(&[], exclude).unwrap_or_default();
+    let mut roots = Vec::new();
+    if let Some(workspace) = metadata["workspace_root"].as_str() {
+        let dir = PathBuf::from(workspace);
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "workspace".into());
+        let root_package = packages.iter().find(|p| {
+            package_dir(p).as_deref() == Some(dir.as_path())
+                && p["id"].as_str().is_some_and(|id| members.contains(id))
+        });
+        roots.push(Root::Files(FileRoot {
+            library: Library::Named(
+                root_package
+                    .and_then(|p| p["name"].as_str())
+                    .unwrap_or(&name)
+                    .to_string(),
+            ),
+            version: root_package
+                .and_then(|p| p["version"].as_str())
+                .map(String::from),
+            dir,
+            only: None,
+            filter: own_filter.clone(),
+            skip_nested_packages: true,
+        }));
+    }
+    for package in &packages {
+        let Some(id) = package["id"].as_str() else {
+            continue;
+        };
+        let Some(dir) = package_dir(package) else {
+            continue;
+        };
+        let is_member = members.contains(id);
+        if is_member && roots.iter().any(|r| r.path() == dir) {
+            continue;
+        }
+        if !is_member && !choice.transitive && !direct.contains(id) {
+            continue;
+        }
+        let filter = if is_member {
+            own_filter.clone()
+        } else {
+            let readme = package["readme"].as_str().map(String::from);
+            let mut include: Vec<String> = vec![
+                "README*".into(),
+                "readme*".into(),
+                "src/**/*.rs".into(),
+                "doc/**/*.md".into(),
+                "docs/**/*.md".into(),
+            ];
+            include.extend(readme);
+            PathFilter::new(&include, &[]).unwrap_or_default()
+        };
+        roots.push(Root::Files(FileRoot {
+            dir,
+            only: None,
+            library: Library::Named(package["name"].as_str().unwrap_or("?").to_string()),
+            version: package["version"].as_str().map(String::from),
+            filter,
+            skip_nested_packages: true,
+        }));
+    }
+    roots
+}
+
+fn package_dir(package: &Value) -> Option<PathBuf> {
+    let manifest = PathBuf::from(package["manifest_path"].as_str()?);
+    manifest.parent().map(Path::to_path_buf)
+}
+
+/// A mix project: its own files (umbrella apps included) and every dependency in its deps
+/// directory, at the version mix.lock locks (else the version its mix.exs declares).
+fn mix_roots(dir: &Path, exclude: &[String]) -> Vec<Root> {
+    let mut own_exclude = vec!["deps/**".to_string()];
+    own_exclude.extend(exclude.iter().cloned());
+    let mut roots = vec![Root::Files(FileRoot {
+        dir: dir.to_path_buf(),
+        only: None,
+        library: Library::Named(mix_app_name(dir)),
+        version: mix_version(dir),
+        filter: PathFilter::new(&[], &own_exclude).unwrap_or_default(),
+        skip_nested_packages: false,
+    })];
+    let locked = mix_lock_versions(dir);
+    let Ok(entries) = std::fs::read_dir(dir.join("deps")) else {
+        return roots;
+    };
+    let mut deps: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("mix.exs").is_file())
+        .collect();
+    deps.sort();
+    for dep in deps {
+        let name = dep
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let version = locked
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| mix_version(&dep));
+        let include = [
+            "README*",
+            "readme*",
+            "lib/**/*.ex",
+            "guides/**/*.md",
+            "*.md",
+        ]
+        .map(String::from);
+        roots.push(Root::Files(FileRoot {
+            dir: dep,
+            only: None,
+            library: Library::Named(name),
+            version,
+            filter: PathFilter::new(&include, &[]).unwrap_or_default(),
+            skip_nested_packages: true,
+        }));
+    }
+    roots
+}
+
+fn mix_app_name(dir: &Path) -> String {
+    let mix_exs = std::fs::read_to_string(dir.join("mix.exs")).unwrap_or_default();
+    let app = regex::Regex::new(r"app:\s*:([a-z_0-9]+)").expect("valid regex");
+    app.captures(&mix_exs)
+        .map(|c| c[1].to_string())
+        .unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "project".into())
+        })
+}
+
+fn mix_version(dir: &Path) -> Option<String> {
+    let mix_exs = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
+    let version = regex::Regex::new(r#"version:\s*"([^"]+)""#).expect("valid regex");
+    version.captures(&mix_exs).map(|c| c[1].to_string())
+}
+
+/// `(name, version)` of every hex package in mix.lock.
+pub fn mix_lock_versions(dir: &Path) -> Vec<(String, String)> {
+    let lock = std::fs::read_to_string(dir.join("mix.lock")).unwrap_or_default();
+    let entry = regex::Regex::new(r#""([a-z_0-9]+)":\s*\{:hex,\s*:[a-z_0-9]+,\s*"([^"]+)""#)
+        .expect("valid regex");
+    entry
+        .captures_iter(&lock)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+/// `(name, version)` of every package in the Cargo.lock of `dir` or of a directory above it
+/// (a workspace member's lock is the workspace's).
+pub fn cargo_lock_versions(dir: &Path) -> Vec<(String, String)> {
+    let Some(lock) = dir
+        .ancestors()
+        .map(|d| d.join("Cargo.lock"))
+        .find(|p| p.is_file())
+    else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(lock) else {
+        return Vec::new();
+    };
+    let Ok(value) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    value
+        .get("package")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            Some((
+                p.get("name")?.as_str()?.to_string(),
+                p.get("version")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// What a docs_lookup with `project_path` may return: the project's own files, its locked
+/// dependencies at their versions, and its language's toolchain docs.
+pub fn project_scope(dir: &Path, kind: ToolchainKind) -> ProjectScope {
+    let (locked, toolchain) = match kind {
+        ToolchainKind::Cargo => (cargo_lock_versions(dir), RUST_TOOLCHAIN_LIBRARIES),
+        ToolchainKind::Mix => {
+            let mut locked = mix_lock_versions(dir);
+            // The umbrella's lock, for an app inside it.
+            if let Some(umbrella) = dir.parent().and_then(Path::parent) {
+                if umbrella.join("apps").is_dir() {
+                    locked.extend(mix_lock_versions(umbrella));
+                }
+            }
+            (locked, ELIXIR_TOOLCHAIN_LIBRARIES)
+        }
+    };
+    let mut libraries: Vec<(String, Option<String>)> = locked
+        .into_iter()
+        .map(|(name, version)| (name, Some(version)))
+        .collect();
+    if kind == ToolchainKind::Mix {
+        // Git and path dependencies have no version in the lock.
+        if let Ok(entries) = std::fs::read_dir(dir.join("deps")) {
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if !libraries.iter().any(|(n, _)| *n == name) {
+                    libraries.push((name, None));
+                }
+            }
+        }
+    }
+    libraries.extend(toolchain.iter().map(|name| (name.to_string(), None)));
+    libraries.sort();
+    libraries.dedup();
+    ProjectScope {
+        source_prefixes: vec![format!("{}/", dir.display())],
+        libraries,
+    }
+}
+
+/// The toolchain docs installed here: the Rust docs of the default rustc (when rustup
+/// installed them) and Elixir's standard library (when Elixir is installed).
+pub async fn toolchain_roots(cwd: &Path) -> Vec<Root> {
+    let mut roots = Vec::new();
+    if let (Ok(sysroot), Ok(version)) = (
+        run("rustc", &["--print", "sysroot"], cwd, PROBE_TIMEOUT).await,
+        run("rustc", &["--version"], cwd, PROBE_TIMEOUT).await,
+    ) {
+        // `rustc 1.95.0 (59807616e 2026-04-14)` → 1.95.0
+        let version = version.split_whitespace().nth(1).unwrap_or("").to_string();
+        roots.extend(
+            super::sources::rust_toolchain_root(Path::new(sysroot.trim()), &version)
+                .map(Root::Files),
+        );
+    }
+    let script = "IO.puts(System.version()); IO.puts(:code.lib_dir(:elixir))";
+    if let Ok(output) = run("elixir", &["-e", script], cwd, PROBE_TIMEOUT).await {
+        let mut lines = output.lines();
+        if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next()) {
+            if let Some(lib_dir) = Path::new(elixir_dir.trim()).parent() {
+                roots.extend(super::sources::elixir_toolchain_roots(
+                    lib_dir,
+                    version.trim(),
+                ));
+            }
+        }
+    }
+    roots
+}
+
+/// Runs a helper command to its end (or the timeout, which kills it) and returns stdout.
+async fn run(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<String, ProjectDocsError> {
+    let command_line = format!("{program} {}", args.join(" "));
+    let child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(timeout, child)
+        .await
+        .map_err(|_| ProjectDocsError::Timeout {
+            command: command_line.clone(),
+            seconds: timeout.as_secs(),
+        })?
+        .map_err(|e| ProjectDocsError::Spawn {
+            program: program.to_string(),
+            reason: e.to_string(),
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(ProjectDocsError::Failed {
+            command: command_line,
+            stderr: stderr.trim().lines().last().unwrap_or("").to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_metadata_gives_members_and_direct_dependencies() {
+        let metadata = serde_json::json!({
+            "workspace_root": "/w",
+            "workspace_members": ["path+file:///w#app@0.1.0", "path+file:///w/crates/core#core@0.2.0"],
+            "packages": [
+                {"id": "path+file:///w#app@0.1.0", "name": "app", "version": "0.1.0",
+                 "manifest_path": "/w/Cargo.toml"},
+                {"id": "path+file:///w/crates/core#core@0.2.0", "name": "core", "version": "0.2.0",
+                 "manifest_path": "/w/crates/core/Cargo.toml"},
+                {"id": "registry+x#itoa@1.0.15", "name": "itoa", "version": "1.0.15",
+                 "manifest_path": "/reg/itoa-1.0.15/Cargo.toml", "readme": "README.md"},
+                {"id": "registry+x#deep@2.0.0", "name": "deep", "version": "2.0.0",
+                 "manifest_path": "/reg/deep-2.0.0/Cargo.toml"}
+            ],
+            "resolve": {"nodes": [
+                {"id": "path+file:///w#app@0.1.0", "deps": [{"pkg": "registry+x#itoa@1.0.15"}]},
+                {"id": "registry+x#itoa@1.0.15", "deps": [{"pkg": "registry+x#deep@2.0.0"}]}
+            ]}
+        });
+        let describe = |roots: Vec<Root>| -> Vec<String> {
+            roots
+                .iter()
+                .map(|r| match r {
+                    Root::Files(f) => format!(
+                        "{} {:?} {}",
+                        f.dir.display(),
+                        f.library,
+                        f.version.as_deref().unwrap_or("-")
+                    ),
+                    Root::Beams(b) => b.ebin.display().to_string(),
+                })
+                .collect()
+        };
+        let direct = describe(cargo_roots_from_metadata(
+            &metadata,
+            DependencyChoice::default(),
+            &[],
+        ));
+        assert_eq!(
+            direct,
+            [
+                "/w Named(\"app\") 0.1.0",
+                "/w/crates/core Named(\"core\") 0.2.0",
+                "/reg/itoa-1.0.15 Named(\"itoa\") 1.0.15",
+            ]
+        );
+        let all = cargo_roots_from_metadata(&metadata, DependencyChoice { transitive: true }, &[]);
+        assert_eq!(all.len(), 4);
+    }
+
+    #[test]
+    fn lock_files_give_versions_and_the_scope() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("mix.lock"),
+            r#"%{
+  "jason": {:hex, :jason, "1.4.4", "b9226785a9aa77b6857ca22832cffa5d5011a667207eb2a0ad56adb5db443b8a", [:mix], [], "hexpm", "c5eb0cab91f094599f94d55bc63409236a8ec69a21a67814529e8d5f6cc90b3b"},
+  "plug_crypto": {:hex, :plug_crypto, "2.1.0", "f44309c2b06d249c27c8d3f65cfe08158ade08418cf540fd4f72d4d6863abb7b", [:mix], [], "hexpm", "131216a4b030b8f8ce0f26038bc4421ae60e4bb95c5cf5395e1421437824c4fa"},
+  "local": {:git, "https://example.invalid/local.git", "abc", []},
+}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("deps/local")).unwrap();
+        assert_eq!(
+            mix_lock_versions(dir.path()),
+            [
+                ("jason".to_string(), "1.4.4".to_string()),
+                ("plug_crypto".to_string(), "2.1.0".to_string())
+            ]
+        );
+        let scope = project_scope(dir.path(), ToolchainKind::Mix);
+        assert!(
+            scope
+                .libraries
+                .contains(&("jason".into(), Some("1.4.4".into())))
+        );
+        assert!(scope.libraries.contains(&("local".into(), None)));
+        assert!(scope.libraries.contains(&("elixir".into(), None)));
+        assert_eq!(
+            scope.source_prefixes,
+            [format!("{}/", dir.path().display())]
+        );
+
+        let cargo = dir.path().join("crate");
+        std::fs::create_dir_all(cargo.join("member")).unwrap();
+        std::fs::write(
+            cargo.join("Cargo.lock"),
+            "version = 4\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.15\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cargo_lock_versions(&cargo.join("member")),
+            [("itoa".to_string(), "1.0.15".to_string())]
+        );
+    }
+}

@@ -1,0 +1,687 @@
+//! Searching the docs index: vector search (cosine) and full-text search (BM25) run
+//! separately and are fused here with reciprocal rank fusion, so the score is ours and each
+//! half can also run alone (for the evaluation of vector-only, full-text-only and hybrid).
+
+use std::collections::HashMap;
+
+use arrow_array::{Array, RecordBatch};
+use futures::TryStreamExt;
+use lancedb::DistanceType;
+use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+use super::store::{
+    DocStore, Result, StoreError, f32_column, sql_string, string_column, u32_column,
+};
+
+/// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
+pub const RRF_K: f32 = 60.0;
+/// Each half of a hybrid search fetches this many candidates per requested hit (at least
+/// [`MIN_CANDIDATES`]), so a passage ranked modestly by both can still win.
+const CANDIDATES_PER_HIT: usize = 4;
+const MIN_CANDIDATES: usize = 20;
+
+const HIT_COLUMNS: [&str; 11] = [
+    "id",
+    "text",
+    "library",
+    "version",
+    "source_type",
+    "file_path",
+    "heading",
+    "anchor",
+    "line_start",
+    "line_end",
+    "url",
+];
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// Vectors and full text, fused by reciprocal rank; score = the fused RRF score.
+    #[default]
+    Hybrid,
+    /// Nearest vectors; score = cosine similarity.
+    Vector,
+    /// BM25 over the text; score = the BM25 score.
+    FullText,
+}
+
+/// Which rows may be returned. All given conditions must hold; an empty filter allows all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchFilter {
+    pub library: Option<String>,
+    pub version: Option<String>,
+    /// Any of these source types (guide, api, readme, source); empty = any.
+    pub source_types: Vec<String>,
+    /// A project's scope: when given, a row must belong to it.
+    pub scope: Option<ProjectScope>,
+}
+
+/// What a project sees: its own files and its dependencies at their locked versions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectScope {
+    /// Ingested paths (the `source` column: absolute) whose rows belong to the project,
+    /// by prefix: the project's own directory.
+    pub source_prefixes: Vec<String>,
+    /// `(library, version)` pairs; a `None` version matches any version of the library.
+    pub libraries: Vec<(String, Option<String>)>,
+}
+
+impl SearchFilter {
+    /// The filter as a LanceDB SQL predicate, or `None` when it allows every row.
+    pub fn to_predicate(&self) -> Option<String> {
+        let mut all = Vec::new();
+        if let Some(library) = &self.library {
+            all.push(format!("library = {}", sql_string(library)));
+        }
+        if let Some(version) = &self.version {
+            all.push(format!("version = {}", sql_string(version)));
+        }
+        if !self.source_types.is_empty() {
+            let types: Vec<String> = self.source_types.iter().map(|t| sql_string(t)).collect();
+            all.push(format!("source_type IN ({})", types.join(", ")));
+        }
+        if let Some(scope) = &self.scope {
+            let mut any: Vec<String> = scope
+                .source_prefixes
+                .iter()
+                .map(|prefix| format!("starts_with(source, {})", sql_string(prefix)))
+                .collect();
+            any.extend(
+                scope
+                    .libraries
+                    .iter()
+                    .map(|(library, version)| match version {
+                        Some(v) => format!(
+                            "(library = {} AND version = {})",
+                            sql_string(library),
+                            sql_string(v)
+                        ),
+                        None => format!("library = {}", sql_string(library)),
+                    }),
+            );
+            // An empty scope is a project with nothing indexed: nothing matches.
+            all.push(if any.is_empty() {
+                "false".to_string()
+            } else {
+                format!("({})", any.join(" OR "))
+            });
+        }
+        (!all.is_empty()).then(|| all.join(" AND "))
+    }
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Hit {
+    pub id: String,
+    pub text: String,
+    pub library: String,
+    pub version: Option<String>,
+    pub source_type: String,
+    pub file_path: String,
+    pub heading: String,
+    pub anchor: Option<String>,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub url: Option<String>,
+    /// Higher is better; its meaning depends on the [`SearchMode`].
+    pub score: f32,
+}
+
+impl DocStore {
+    /// The `limit` best chunks for a query. `query_vector` is the embedded query (unused by
+    /// [`SearchMode::FullText`]), `query_text` the query as typed (unused by
+    /// [`SearchMode::Vector`]).
+    pub async fn search(
+        &self,
+        mode: SearchMode,
+        query_vector: &[f32],
+        query_text: &str,
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        if limit == 0 || self.count_rows().await? == 0 {
+            return Ok(Vec::new());
+        }
+        let predicate = filter.to_predicate();
+        match mode {
+            SearchMode::Vector => self.vector_hits(query_vector, predicate, limit).await,
+            SearchMode::FullText => self.text_hits(query_text, predicate, limit).await,
+            SearchMode::Hybrid => {
+                let candidates = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
+                let (by_vector, by_text) = futures::try_join!(
+                    self.vector_hits(query_vector, predicate.clone(), candidates),
+                    self.text_hits(query_text, predicate, candidates),
+                )?;
+                Ok(reciprocal_rank_fusion([by_vector, by_text], limit))
+            }
+        }
+    }
+
+    async fn vector_hits(
+        &self,
+        query_vector: &[f32],
+        predicate: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        if query_vector.len() != self.dimension() {
+            return Err(StoreError::WrongDimension {
+                got: query_vector.len(),
+                want: self.dimension(),
+            });
+        }
+        let mut query = self
+            .table()
+            .query()
+            .nearest_to(query_vector)?
+            .distance_type(DistanceType::Cosine)
+            .select(Select::columns(&HIT_COLUMNS))
+            .limit(limit);
+        if let Some(predicate) = predicate {
+            query = query.only_if(predicate);
+        }
+        let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
+        // Cosine distance is 1 - cosine similarity.
+        hits_from(&batches, "_distance", |distance| 1.0 - distance)
+    }
+
+    async fn text_hits(
+        &self,
+        query_text: &str,
+        predicate: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        if query_text.trim().is_empty() || !self.has_text_index().await? {
+            return Ok(Vec::new());
+        }
+        let mut query = self
+            .table()
+            .query()
+            .full_text_search(FullTextSearchQuery::new(query_text.to_string()))
+            .select(Select::columns(&HIT_COLUMNS))
+            .limit(limit);
+        if let Some(predicate) = predicate {
+            query = query.only_if(predicate);
+        }
+        let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
+        hits_from(&batches, "_score", |score| score)
+    }
+}
+
+/// Fuses ranked lists: each hit scores the sum of 1 / (RRF_K + rank) over the lists it is
+/// in (rank from 1). Ties keep the order of first appearance (vector list first).
+pub fn reciprocal_rank_fusion<const N: usize>(lists: [Vec<Hit>; N], limit: usize) -> Vec<Hit> {
+    let mut fused: Vec<Hit> = Vec::new();
+    let mut position: HashMap<(String, String, u32), usize> = HashMap::new();
+    for list in lists {
+        for (rank, mut hit) in list.into_iter().enumerate() {
+            let contribution = 1.0 / (RRF_K + rank as f32 + 1.0);
+            let key = (hit.file_path.clone(), hit.id.clone(), hit.line_start);
+            match position.get(&key) {
+                Some(&i) => fused[i].score += contribution,
+                None => {
+                    hit.score = contribution;
+                    position.insert(key, fused.len());
+                    fused.push(hit);
+                }
+            }
+        }
+    }
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+    fused.truncate(limit);
+    fused
+}
+
+fn hits_from(
+    batches: &[RecordBatch],
+    score_column: &str,
+    score: impl Fn(f32) -> f32,
+) -> Result<Vec<Hit>> {
+    let mut hits = Vec::new();
+    for batch in batches {
+        let text = |name| string_column(batch, name);
+        let optional = |name, row| -> Result<Option<String>> {
+            let column = string_column(batch, name)?;
+            Ok(column.is_valid(row).then(|| column.value(row).to_string()))
+        };
+        let scores = f32_column(batch, score_column)?;
+        for row in 0..batch.num_rows() {
+            hits.push(Hit {
+                id: text("id")?.value(row).to_string(),
+                text: text("text")?.value(row).to_string(),
+                library: text("library")?.value(row).to_string(),
+                version: optional("version", row)?,
+                source_type: text("source_type")?.value(row).to_string(),
+                file_path: text("file_path")?.value(row).to_string(),
+                heading: text("heading")?.value(row).to_string(),
+                anchor: optional("anchor", row)?,
+                line_start: u32_column(batch, "line_start")?.value(row),
+                line_end: u32_column(batch, "line_end")?.value(row),
+                url: optional("url", row)?,
+                score: score(scores.value(row)),
+            });
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use super::*;
+    use crate::docs::embed::Embedder;
+    use crate::docs::store::{ChunkRecord, FileChunks};
+
+    fn embedder() -> &'static Embedder {
+        static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
+        EMBEDDER.get_or_init(|| Embedder::load_default().unwrap())
+    }
+
+    struct Passage {
+        id: &'static str,
+        heading: &'static str,
+        text: &'static str,
+    }
+
+    const BOOK: [Passage; 4] = [
+        Passage {
+            id: "book-e0502",
+            heading: "Errors > E0502",
+            text: "error[E0502]: cannot borrow `v` as mutable because it is also borrowed as \
+                   immutable. A value was borrowed mutably while a shared borrow of it was still \
+                   alive; end the shared borrow first.",
+        },
+        Passage {
+            id: "book-threads",
+            heading: "Fearless Concurrency > Shared State",
+            text: "To share state between threads, wrap the value in Arc<Mutex<T>>: Arc counts \
+                   the owners atomically and Mutex lets one thread at a time change the value.",
+        },
+        Passage {
+            id: "book-closures",
+            heading: "Functional Features > Closures",
+            text: "Closures are anonymous functions you can save in a variable or pass as \
+                   arguments; they capture values from the scope in which they are defined.",
+        },
+        Passage {
+            id: "book-strings",
+            heading: "Collections > Strings",
+            text: "A String is a growable, UTF-8 encoded piece of text stored on the heap; \
+                   push_str appends a string slice to it.",
+        },
+    ];
+
+    const CARGO: [Passage; 4] = [
+        Passage {
+            id: "cargo-message-format",
+            heading: "cargo build > Output Options",
+            text: "--message-format FMT: the output format for diagnostic messages. Valid values: \
+                   human (default), short, json, json-diagnostic-short, json-render-diagnostics.",
+        },
+        Passage {
+            id: "cargo-profiles",
+            heading: "Profiles > release",
+            text: "The release profile is intended for optimized artifacts used for releases and \
+                   in production: opt-level = 3, debug = false, lto = false.",
+        },
+        Passage {
+            id: "cargo-workspaces",
+            heading: "Workspaces",
+            text: "A workspace is a collection of one or more packages that share a common \
+                   Cargo.lock and output directory.",
+        },
+        Passage {
+            id: "cargo-features",
+            heading: "Features",
+            text: "Cargo features provide a mechanism to express conditional compilation and \
+                   optional dependencies, declared in the [features] table of Cargo.toml.",
+        },
+    ];
+
+    async fn records(
+        passages: &[Passage],
+        file_path: &str,
+        library: &str,
+        version: Option<&str>,
+        source_type: &str,
+    ) -> Vec<ChunkRecord> {
+        let texts = passages.iter().map(|p| p.text.to_string()).collect();
+        let vectors = embedder().embed_passages(texts).await.unwrap();
+        passages
+            .iter()
+            .zip(vectors)
+            .enumerate()
+            .map(|(i, (p, vector))| ChunkRecord {
+                id: p.id.to_string(),
+                embedding_key: format!("key-{}", p.id),
+                text: p.text.to_string(),
+                library: library.to_string(),
+                version: version.map(str::to_string),
+                source_type: source_type.to_string(),
+                file_path: file_path.to_string(),
+                heading: p.heading.to_string(),
+                anchor: None,
+                line_start: 10 * i as u32 + 1,
+                line_end: 10 * i as u32 + 8,
+                url: Some(format!("https://example.invalid/{}", p.id)),
+                vector,
+            })
+            .collect()
+    }
+
+    /// The book as a guide (no version) and cargo's docs as api at 1.95.0, in two commits,
+    /// so the second file's rows are not in the full-text index yet.
+    async fn two_file_index(dir: &std::path::Path) -> DocStore {
+        let embedder = embedder();
+        let store = DocStore::open(dir, embedder.model_name(), embedder.dimension())
+            .await
+            .unwrap();
+        store
+            .upsert_file(
+                "/docs/book/ch16.md",
+                "h-book",
+                records(&BOOK, "book/ch16.md", "rust-book", None, "guide").await,
+            )
+            .await
+            .unwrap();
+        store
+            .upsert_files(vec![FileChunks {
+                source: "/docs/cargo/build.md".into(),
+                file_hash: "h-cargo".into(),
+                chunks: records(&CARGO, "cargo/build.md", "cargo", Some("1.95.0"), "api").await,
+            }])
+            .await
+            .unwrap();
+        store
+    }
+
+    async fn ids(
+        store: &DocStore,
+        mode: SearchMode,
+        query: &str,
+        filter: &SearchFilter,
+    ) -> Vec<String> {
+        let vector = embedder().embed_query(query).await.unwrap();
+        store
+            .search(mode, &vector, query, filter, 3)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|hit| hit.id)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn exact_identifiers_by_full_text_paraphrases_by_vector_both_by_hybrid() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = two_file_index(dir.path()).await;
+        let any = SearchFilter::default();
+        let paraphrase = "which settings make the shipped binary fast";
+
+        for mode in [SearchMode::FullText, SearchMode::Hybrid] {
+            assert_eq!(
+                ids(&store, mode, "E0502", &any).await[0],
+                "book-e0502",
+                "{mode:?}"
+            );
+            assert_eq!(
+                ids(&store, mode, "--message-format", &any).await[0],
+                "cargo-message-format",
+                "{mode:?}"
+            );
+        }
+        for mode in [SearchMode::Vector, SearchMode::Hybrid] {
+            assert_eq!(
+                ids(&store, mode, paraphrase, &any).await[0],
+                "cargo-profiles",
+                "{mode:?}"
+            );
+            assert_eq!(
+                ids(
+                    &store,
+                    mode,
+                    "how do two threads change the same data safely",
+                    &any
+                )
+                .await[0],
+                "book-threads",
+                "{mode:?}"
+            );
+        }
+        assert!(
+            !ids(&store, SearchMode::FullText, paraphrase, &any)
+                .await
+                .contains(&"cargo-profiles".to_string()),
+            "the paraphrase shares no word with the passage"
+        );
+
+        // Hits carry their location and a score in the mode's scale.
+        let vector = embedder().embed_query("E0502").await.unwrap();
+        let hit = &store
+            .search(SearchMode::Hybrid, &vector, "E0502", &any, 1)
+            .await
+            .unwrap()[0];
+        assert_eq!(
+            (
+                hit.library.as_str(),
+                hit.version.as_deref(),
+                hit.file_path.as_str()
+            ),
+            ("rust-book", None, "book/ch16.md")
+        );
+        assert_eq!(
+            (hit.heading.as_str(), hit.line_start, hit.line_end),
+            ("Errors > E0502", 1, 8)
+        );
+        assert_eq!(
+            hit.url.as_deref(),
+            Some("https://example.invalid/book-e0502")
+        );
+        assert!(
+            hit.score > 1.0 / (RRF_K + 1.0),
+            "in both lists: {}",
+            hit.score
+        );
+        let hits = store
+            .search(SearchMode::Vector, &vector, "", &any, 8)
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 8);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        assert!(hits.iter().all(|h| (-1.0..=1.0).contains(&h.score)));
+    }
+
+    #[tokio::test]
+    async fn filters_narrow_every_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = two_file_index(dir.path()).await;
+        let query = "how do I share data between threads";
+        let vector = embedder().embed_query(query).await.unwrap();
+        let search = |filter: SearchFilter, mode| {
+            let store = store.clone();
+            let vector = vector.clone();
+            async move {
+                store
+                    .search(mode, &vector, query, &filter, 10)
+                    .await
+                    .unwrap()
+            }
+        };
+        for mode in [SearchMode::Vector, SearchMode::FullText, SearchMode::Hybrid] {
+            let cargo = search(
+                SearchFilter {
+                    library: Some("cargo".into()),
+                    ..Default::default()
+                },
+                mode,
+            )
+            .await;
+            assert!(cargo.iter().all(|h| h.library == "cargo"), "{mode:?}");
+            let guides = search(
+                SearchFilter {
+                    source_types: vec!["guide".into()],
+                    ..Default::default()
+                },
+                mode,
+            )
+            .await;
+            assert!(
+                !guides.is_empty() && guides.iter().all(|h| h.source_type == "guide"),
+                "{mode:?}"
+            );
+        }
+        let all = search(SearchFilter::default(), SearchMode::Vector).await;
+        assert_eq!(all.len(), 8);
+        let count = |hits: Vec<Hit>| hits.len();
+        let scope = |version: &str| SearchFilter {
+            scope: Some(ProjectScope {
+                source_prefixes: vec!["/docs/book/".into()],
+                libraries: vec![("cargo".into(), Some(version.into()))],
+            }),
+            ..Default::default()
+        };
+        assert_eq!(count(search(scope("1.95.0"), SearchMode::Vector).await), 8);
+        let other_version = search(scope("1.80.0"), SearchMode::Vector).await;
+        assert!(other_version.len() == 4 && other_version.iter().all(|h| h.library == "rust-book"));
+        let versioned = SearchFilter {
+            version: Some("1.95.0".into()),
+            ..Default::default()
+        };
+        assert_eq!(count(search(versioned, SearchMode::Vector).await), 4);
+        let quoted = SearchFilter {
+            library: Some("o'reilly \\ co".into()),
+            ..Default::default()
+        };
+        assert_eq!(count(search(quoted, SearchMode::Hybrid).await), 0);
+        let empty_scope = SearchFilter {
+            scope: Some(ProjectScope::default()),
+            ..Default::default()
+        };
+        assert_eq!(count(search(empty_scope, SearchMode::Hybrid).await), 0);
+    }
+
+    #[tokio::test]
+    async fn replaced_and_removed_files_leave_search_and_reopening_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = two_file_index(dir.path()).await;
+        let any = SearchFilter::default();
+        // book/ch16.md changes: E0502 is gone, closures stay.
+        store
+            .upsert_file(
+                "/docs/book/ch16.md",
+                "h-book-2",
+                records(&BOOK[2..], "book/ch16.md", "rust-book", None, "guide").await,
+            )
+            .await
+            .unwrap();
+        assert!(
+            !ids(&store, SearchMode::FullText, "E0502", &any)
+                .await
+                .contains(&"book-e0502".into())
+        );
+        assert_eq!(store.count_rows().await.unwrap(), 6);
+        store.optimize().await.unwrap();
+        assert_eq!(
+            ids(&store, SearchMode::Hybrid, "--message-format", &any).await[0],
+            "cargo-message-format"
+        );
+
+        store
+            .remove_files(&["/docs/book/ch16.md".into()])
+            .await
+            .unwrap();
+        drop(store);
+        let embedder = embedder();
+        let store = DocStore::open(dir.path(), embedder.model_name(), embedder.dimension())
+            .await
+            .unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 4);
+        let hits = ids(&store, SearchMode::Hybrid, "closures capture values", &any).await;
+        assert!(hits.iter().all(|id| id.starts_with("cargo-")), "{hits:?}");
+        assert_eq!(
+            store
+                .file_hashes()
+                .await
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            [("/docs/cargo/build.md".to_string(), "h-cargo".to_string())]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_empty_index_returns_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DocStore::open(dir.path(), "m", 384).await.unwrap();
+        let hits = store
+            .search(
+                SearchMode::Hybrid,
+                &[0.0; 384],
+                "anything",
+                &SearchFilter::default(),
+                5,
+            )
+            .await
+            .unwrap();
+        assert!(hits.is_empty());
+    }
+
+    #[test]
+    fn rank_fusion_adds_reciprocal_ranks() {
+        let hit = |id: &str| Hit {
+            id: id.into(),
+            text: String::new(),
+            library: "l".into(),
+            version: None,
+            source_type: "guide".into(),
+            file_path: "f".into(),
+            heading: String::new(),
+            anchor: None,
+            line_start: 1,
+            line_end: 2,
+            url: None,
+            score: 0.5,
+        };
+        let fused = reciprocal_rank_fusion([vec![hit("a"), hit("b")], vec![hit("b"), hit("c")]], 2);
+        assert_eq!(
+            fused.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
+        assert!((fused[1].score - 1.0 / 61.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn filters_become_predicates() {
+        assert_eq!(SearchFilter::default().to_predicate(), None);
+        let filter = SearchFilter {
+            library: Some("it's".into()),
+            version: None,
+            source_types: vec!["api".into(), "guide".into()],
+            scope: Some(ProjectScope {
+                source_prefixes: vec!["/p/docs/".into()],
+                libraries: vec![("serde".into(), Some("1.0.1".into())), ("x".into(), None)],
+            }),
+        };
+        assert_eq!(
+            filter.to_predicate().unwrap(),
+            "library = 'it''s' AND source_type IN ('api', 'guide') AND \
+             (starts_with(source, '/p/docs/') OR (library = 'serde' AND version = '1.0.1') \
+             OR library = 'x')"
+        );
+    }
+}

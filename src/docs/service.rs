@@ -1,0 +1,567 @@
+//! The docs index as the server and the command line use it: one model and one open index
+//! per process, lookups, ingests (one at a time) and a summary of what is indexed.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+
+use super::chunk::SourceType;
+use super::embed::{
+    DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, Embedder, default_model_dir,
+};
+use super::ingest::{IngestError, IngestOptions, IngestProgress, IngestReport, ingest};
+use super::project::{
+    DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
+};
+use super::search::{Hit, SearchFilter, SearchMode};
+use super::sources::{FileRoot, Library, PathFilter, Root};
+use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
+use crate::config::Config;
+use crate::workspace::{Workspace, WorkspaceError};
+
+pub const DEFAULT_LIMIT: usize = 5;
+pub const MAX_LIMIT: usize = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DocsError {
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    #[error(transparent)]
+    Project(#[from] ProjectDocsError),
+    #[error("an ingest into {index} is already running ({progress}); wait for it to finish")]
+    Busy { index: String, progress: String },
+}
+
+/// docs_lookup's arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LookupRequest {
+    /// What you want to know, in words ("how do I share a Vec between threads") or an exact
+    /// identifier (`E0502`, `Enum.chunk_every`, `--message-format`).
+    pub query: String,
+    /// Only this library (crate, hex package, or toolchain part such as `std`, `book`,
+    /// `cargo`, `elixir`).
+    pub library: Option<String>,
+    /// Only this version of it.
+    pub version: Option<String>,
+    /// Only these kinds of passages: guide, api, readme, source.
+    pub source_types: Option<Vec<SourceType>>,
+    /// A project inside the allowed roots: only its own docs, its dependencies at the
+    /// versions its lock file pins, and its language's toolchain docs.
+    pub project_path: Option<String>,
+    /// How many passages (default 5, at most 50).
+    pub limit: Option<usize>,
+    /// hybrid (default: vectors and full text fused), vector or full_text.
+    pub mode: Option<SearchMode>,
+}
+
+/// One passage found.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LookupResult {
+    pub content: String,
+    pub library: String,
+    pub version: Option<String>,
+    pub source_type: String,
+    pub file_path: String,
+    /// The heading path, outermost first, joined with " > ".
+    pub heading: String,
+    pub anchor: Option<String>,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub url: Option<String>,
+    /// Higher is better (reciprocal-rank fusion in hybrid mode).
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LookupReport {
+    pub query: String,
+    pub results: Vec<LookupResult>,
+    /// Said when there are no results: why, and what to do.
+    pub message: Option<String>,
+}
+
+/// docs_index's arguments: at least one of them.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexRequest {
+    /// Files or directories inside the allowed roots (Markdown, text, HTML, Rust and Elixir
+    /// sources).
+    pub paths: Option<Vec<String>>,
+    /// A cargo or mix project: its own docs and its dependencies' at their locked versions.
+    pub project_path: Option<String>,
+    /// With project_path: every package in Cargo.lock, not only direct dependencies.
+    pub transitive: Option<bool>,
+    /// The Rust docs rustup installed and Elixir's standard library.
+    pub toolchain_docs: Option<bool>,
+    /// Library name for `paths` (default: each path's directory name).
+    pub library: Option<String>,
+}
+
+/// What the index holds (the drydock://docs resource).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexSummary {
+    pub index_dir: String,
+    pub model: String,
+    pub dimension: usize,
+    pub chunks: usize,
+    pub libraries: Vec<LibrarySummary>,
+    /// When the index last changed (RFC 3339), if it exists.
+    pub last_update: Option<String>,
+    pub vector_index: bool,
+    /// The running ingest's progress, if one is running.
+    pub ingest_running: Option<String>,
+    /// How to fill an empty index.
+    pub message: Option<String>,
+}
+
+/// The process's docs index.
+pub struct Docs {
+    config: Arc<Config>,
+    workspace: Workspace,
+    embedder: OnceCell<Embedder>,
+    store: OnceCell<DocStore>,
+    running: Mutex<Option<Arc<IngestProgress>>>,
+}
+
+impl Docs {
+    /// For the server: what an MCP client indexes must lie in the allowed roots.
+    pub fn new(config: Arc<Config>) -> Arc<Docs> {
+        let workspace = Workspace::new(config.allowed_roots.clone());
+        Self::with_workspace(config, workspace)
+    }
+
+    /// For `drydock index`, run by the user: any path the user can read (given absolute).
+    pub fn for_command_line(config: Arc<Config>) -> Arc<Docs> {
+        Self::with_workspace(config, Workspace::new(vec![PathBuf::from("/")]))
+    }
+
+    fn with_workspace(config: Arc<Config>, workspace: Workspace) -> Arc<Docs> {
+        Arc::new(Docs {
+            workspace,
+            config,
+            embedder: OnceCell::new(),
+            store: OnceCell::new(),
+            running: Mutex::new(None),
+        })
+    }
+
+    pub fn index_dir(&self) -> &Path {
+        &self.config.docs.index_dir
+    }
+
+    /// The shared model, loaded on first use (about a second).
+    pub async fn embedder(&self) -> Result<Embedder, DocsError> {
+        let model_dir = self.config.docs.model_dir.clone();
+        let embedder = self
+            .embedder
+            .get_or_try_init(|| async move {
+                tokio::task::spawn_blocking(move || {
+                    Embedder::load(&default_model_dir(model_dir.as_deref())?)
+                })
+                .await
+                .map_err(|e| EmbedError::Task(e.to_string()))?
+            })
+            .await?;
+        Ok(embedder.clone())
+    }
+
+    /// The index, opened (and created) on first use.
+    pub async fn store(&self) -> Result<DocStore, DocsError> {
+        let store = self
+            .store
+            .get_or_try_init(|| {
+                DocStore::open(self.index_dir(), DEFAULT_MODEL_NAME, DEFAULT_DIMENSION)
+            })
+            .await?;
+        Ok(store.clone())
+    }
+
+    /// Whether the index has been created (a lookup or summary never creates it).
+    fn exists(&self) -> bool {
+        self.store.initialized()
+            || self
+                .index_dir()
+                .join(format!("{TABLE_NAME}.lance"))
+                .is_dir()
+    }
+
+    fn empty_message(&self) -> String {
+        format!(
+            "The docs index at {} is empty. Fill it with `drydock index --toolchain-docs` (the \
+             Rust docs rustup installed and Elixir's standard library), `drydock index --project \
+             DIR` (a project and its dependencies at their locked versions) or `drydock index \
+             PATH...`; from MCP, call docs_index with project_path, paths or toolchain_docs.",
+            self.index_dir().display()
+        )
+    }
+
+    pub async fn lookup(&self, request: LookupRequest) -> Result<LookupReport, DocsError> {
+        let query = request.query.trim().to_string();
+        if query.is_empty() {
+            return Err(DocsError::InvalidArgument(
+                "`query` is empty: say what to look up".into(),
+            ));
+        }
+        let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(DocsError::InvalidArgument(format!(
+                "`limit` must be between 1 and {MAX_LIMIT}, got {limit}"
+            )));
+        }
+        let scope = match &request.project_path {
+            Some(path) => {
+                let project = self.workspace.resolve_project(path, None)?;
+                Some(project_scope(&project.root, project.kind))
+            }
+            None => None,
+        };
+        let filter = SearchFilter {
+            library: request.library.clone(),
+            version: request.version.clone(),
+            source_types: request
+                .source_types
+                .iter()
+                .flatten()
+                .map(|t| t.as_str().to_string())
+                .collect(),
+            scope,
+        };
+        let empty = |message: String| LookupReport {
+            query: query.clone(),
+            results: Vec::new(),
+            message: Some(message),
+        };
+        if !self.exists() {
+            return Ok(empty(self.empty_message()));
+        }
+        let store = self.store().await?;
+        if store.count_rows().await? == 0 {
+            return Ok(empty(self.empty_message()));
+        }
+        let mode = request.mode.unwrap_or_default();
+        let vector = match mode {
+            SearchMode::FullText => Vec::new(),
+            _ => self.embedder().await?.embed_query(&query).await?,
+        };
+        let hits = store.search(mode, &vector, &query, &filter, limit).await?;
+        let message = hits.is_empty().then(|| {
+            format!(
+                "Nothing indexed matches{}. The index holds {}; see the drydock://docs resource \
+                 for what is indexed, or index more with docs_index.",
+                describe_filter(&request),
+                self.config.docs.index_dir.display()
+            )
+        });
+        Ok(LookupReport {
+            query,
+            results: hits.into_iter().map(LookupResult::from).collect(),
+            message,
+        })
+    }
+
+    /// Runs an ingest of what `request` names; refuses a second one while one runs.
+    pub async fn index(
+        &self,
+        request: IndexRequest,
+        progress: Arc<IngestProgress>,
+        cancel: &CancellationToken,
+    ) -> Result<IngestReport, DocsError> {
+        let roots = self.roots_of(&request).await?;
+        self.ingest_roots(roots, progress, cancel).await
+    }
+
+    /// The roots an index request names, each checked against the allowed roots.
+    pub async fn roots_of(&self, request: &IndexRequest) -> Result<Vec<Root>, DocsError> {
+        let paths = request.paths.clone().unwrap_or_default();
+        if paths.is_empty()
+            && request.project_path.is_none()
+            && request.toolchain_docs != Some(true)
+        {
+            return Err(DocsError::InvalidArgument(
+                "say what to index: `paths`, `project_path` or `toolchain_docs: true`".into(),
+            ));
+        }
+        if request.transitive.is_some() && request.project_path.is_none() {
+            return Err(DocsError::InvalidArgument(
+                "`transitive` applies to `project_path` only".into(),
+            ));
+        }
+        let mut roots = Vec::new();
+        for path in &paths {
+            let resolved = self.resolve_path(path)?;
+            roots.push(Root::Files(
+                self.path_root(&resolved, request.library.as_deref())?,
+            ));
+        }
+        if let Some(path) = &request.project_path {
+            let project = self.workspace.resolve_project(path, None)?;
+            let choice = DependencyChoice {
+                transitive: request.transitive == Some(true),
+            };
+            roots.extend(
+                project_roots(
+                    &project.root,
+                    project.kind,
+                    choice,
+                    &self.config.docs.exclude,
+                )
+                .await?,
+            );
+        }
+        if request.toolchain_docs == Some(true) {
+            let cwd = self
+                .workspace
+                .roots()
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("/"));
+            let found = toolchain_roots(&cwd).await;
+            if found.is_empty() {
+                return Err(DocsError::InvalidArgument(
+                    "no toolchain docs found: neither rustup's Rust docs (`rustup component add \
+                     rust-docs`) nor an Elixir installation"
+                        .into(),
+                ));
+            }
+            roots.extend(found);
+        }
+        Ok(roots)
+    }
+
+    /// A file or directory to index, inside the allowed roots (relative paths are taken
+    /// from the first root).
+    fn resolve_path(&self, raw: &str) -> Result<PathBuf, DocsError> {
+        let path = Path::new(raw);
+        let absolute = match self.workspace.roots().first() {
+            Some(root) if !path.is_absolute() => root.join(path),
+            _ => path.to_path_buf(),
+        };
+        if absolute.is_file() {
+            let file = absolute
+                .canonicalize()
+                .map_err(|_| WorkspaceError::Missing { path: raw.into() })?;
+            let parent = file.parent().and_then(Path::to_str).unwrap_or("/");
+            let dir = self.workspace.resolve_dir(parent)?;
+            return Ok(dir.join(file.file_name().unwrap_or_default()));
+        }
+        Ok(self.workspace.resolve_dir(raw)?)
+    }
+
+    /// The root of `drydock index PATH`: a directory tree, or one file of it.
+    pub fn path_root(&self, path: &Path, library: Option<&str>) -> Result<FileRoot, DocsError> {
+        let (dir, only) = if path.is_file() {
+            let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+            (dir, Some(path.to_path_buf()))
+        } else {
+            (path.to_path_buf(), None)
+        };
+        let name = library.map(String::from).unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "docs".into())
+        });
+        let filter = PathFilter::new(&self.config.docs.include, &self.config.docs.exclude)
+            .map_err(|e| DocsError::InvalidArgument(e.to_string()))?;
+        Ok(FileRoot {
+            dir,
+            only,
+            library: Library::Named(name),
+            version: None,
+            filter,
+            skip_nested_packages: false,
+        })
+    }
+
+    /// Ingests `roots`, one ingest at a time per process.
+    pub async fn ingest_roots(
+        &self,
+        roots: Vec<Root>,
+        progress: Arc<IngestProgress>,
+        cancel: &CancellationToken,
+    ) -> Result<IngestReport, DocsError> {
+        {
+            let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(other) = running.as_ref() {
+                return Err(DocsError::Busy {
+                    index: self.index_dir().display().to_string(),
+                    progress: other.snapshot().line(),
+                });
+            }
+            *running = Some(Arc::clone(&progress));
+        }
+        let _done = ClearOnDrop(&self.running);
+        let embedder = self.embedder().await?;
+        let store = self.store().await?;
+        let options = IngestOptions {
+            max_file_bytes: self.config.docs.max_file_bytes,
+            ..IngestOptions::default()
+        };
+        Ok(ingest(&store, &embedder, roots, &options, progress, cancel).await?)
+    }
+
+    /// What is indexed.
+    pub async fn summary(&self) -> Result<IndexSummary, DocsError> {
+        let ingest_running = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|p| p.snapshot().line());
+        let mut summary = IndexSummary {
+            index_dir: self.index_dir().display().to_string(),
+            model: DEFAULT_MODEL_NAME.to_string(),
+            dimension: DEFAULT_DIMENSION,
+            chunks: 0,
+            libraries: Vec::new(),
+            last_update: None,
+            vector_index: false,
+            ingest_running,
+            message: None,
+        };
+        if self.exists() {
+            let store = self.store().await?;
+            summary.chunks = store.count_rows().await?;
+            summary.libraries = store.libraries().await?;
+            summary.last_update = store.last_update().await?;
+            summary.vector_index = store.has_vector_index().await?;
+        }
+        if summary.chunks == 0 {
+            summary.message = Some(self.empty_message());
+        }
+        Ok(summary)
+    }
+}
+
+struct ClearOnDrop<'a>(&'a Mutex<Option<Arc<IngestProgress>>>);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+fn describe_filter(request: &LookupRequest) -> String {
+    let mut parts = Vec::new();
+    if let Some(library) = &request.library {
+        parts.push(format!("library {library}"));
+    }
+    if let Some(version) = &request.version {
+        parts.push(format!("version {version}"));
+    }
+    if let Some(types) = &request.source_types {
+        let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
+        parts.push(format!("source types {}", types.join(", ")));
+    }
+    if let Some(project) = &request.project_path {
+        parts.push(format!("the project {project} and its dependencies"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", parts.join(", "))
+    }
+}
+
+impl From<Hit> for LookupResult {
+    fn from(hit: Hit) -> Self {
+        LookupResult {
+            content: hit.text,
+            library: hit.library,
+            version: hit.version,
+            source_type: hit.source_type,
+            file_path: hit.file_path,
+            heading: hit.heading,
+            anchor: hit.anchor,
+            line_start: hit.line_start,
+            line_end: hit.line_end,
+            url: hit.url,
+            score: hit.score,
+        }
+    }
+}
+
+impl crate::build::reports::Render for LookupReport {
+    /// Each passage under a line saying where it is, best first.
+    fn render(&self) -> String {
+        if self.results.is_empty() {
+            return self.message.clone().unwrap_or_else(|| "no results".into());
+        }
+        let mut out = String::new();
+        for (i, hit) in self.results.iter().enumerate() {
+            let version = hit
+                .version
+                .as_deref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default();
+            let anchor = hit
+                .anchor
+                .as_deref()
+                .map(|a| format!("#{a}"))
+                .unwrap_or_default();
+            out += &format!(
+                "[{}] {}{version} ({}) {}{anchor}:{}-{} — {}\n{}\n\n",
+                i + 1,
+                hit.library,
+                hit.source_type,
+                hit.file_path,
+                hit.line_start,
+                hit.line_end,
+                hit.heading,
+                hit.content.trim_end()
+            );
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl crate::build::reports::Render for IngestReport {
+    fn render(&self) -> String {
+        let mut out = format!(
+            "{}: {} files ({} unchanged, {} indexed, {} removed), {} chunks written ({} \
+             embedded at {:.1}/s, {} reused) in {:.1} s; the index holds {} chunks",
+            if self.cancelled {
+                "stopped early"
+            } else {
+                "indexed"
+            },
+            self.files_seen,
+            self.files_unchanged,
+            self.files_indexed,
+            self.files_removed,
+            self.chunks_written,
+            self.chunks_embedded,
+            self.embeddings_per_second,
+            self.chunks_reused,
+            self.seconds,
+            self.index_rows,
+        );
+        if !self.files_skipped.is_empty() {
+            let skipped: Vec<String> = self
+                .files_skipped
+                .iter()
+                .map(|(reason, n)| format!("{n} {reason}"))
+                .collect();
+            out += &format!("; skipped {}", skipped.join(", "));
+        }
+        if self.error_count > 0 {
+            out += &format!("\n{} files could not be read:", self.error_count);
+            for error in &self.errors {
+                out += &format!("\n  {error}");
+            }
+        }
+        out
+    }
+}

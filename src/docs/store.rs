@@ -1,0 +1,798 @@
+//! The docs index on disk: one LanceDB table of chunks with their vectors, plus a small
+//! JSON record of the embedding model the vectors came from.
+//!
+//! Every write is one LanceDB commit (a new table version), so a crash or Ctrl-C between
+//! writes leaves the last committed version readable. A file is replaced by deleting its
+//! rows and adding the new ones: if the process dies between the two, the file is simply
+//! missing from [`DocStore::file_hashes`] and the next run indexes it again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::types::Float32Type;
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
+};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::TryStreamExt;
+use lancedb::index::scalar::FtsIndexBuilder;
+use lancedb::index::vector::IvfHnswSqIndexBuilder;
+use lancedb::index::{Index, IndexType};
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::OptimizeAction;
+use lancedb::{DistanceType, Table};
+
+/// The table's name inside the index directory.
+pub const TABLE_NAME: &str = "chunks";
+/// Every ingested source with its content hash, chunks or not (a Rust file without doc
+/// comments has none, and must still count as unchanged on the next run).
+pub const FILES_TABLE: &str = "files";
+/// The model record, next to the table.
+pub const METADATA_FILE: &str = "drydock-index.json";
+/// Below this many rows exact vector search is fast enough (~44 ms at 50k rows in release)
+/// and has perfect recall; from here on [`DocStore::optimize`] builds an IVF_HNSW_SQ index.
+pub const VECTOR_INDEX_MIN_ROWS: usize = 20_000;
+/// Rows per `IN (...)` list in one predicate.
+const IDS_PER_PREDICATE: usize = 500;
+const METADATA_FORMAT: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "the docs index at {dir} was built with the embedding model {index_model} \
+         ({index_dimension} dimensions), but drydock now embeds with {model} ({dimension} \
+         dimensions): their vectors cannot be compared. Index into a new directory \
+         (--index DIR), or delete {dir} and index again"
+    )]
+    ModelMismatch {
+        dir: String,
+        index_model: String,
+        index_dimension: usize,
+        model: String,
+        dimension: usize,
+    },
+    #[error(
+        "{dir} holds a LanceDB table `{TABLE_NAME}` but no {METADATA_FILE}, so the model its \
+         vectors came from is unknown; delete it or choose another --index directory"
+    )]
+    UnknownModel { dir: String },
+    #[error("a vector has {got} dimensions, the index holds {want}")]
+    WrongDimension { got: usize, want: usize },
+    #[error("cannot use the index metadata {path}: {reason}")]
+    Metadata { path: String, reason: String },
+    #[error("the docs index: {0}")]
+    Lance(#[from] lancedb::Error),
+    #[error("the docs index: arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    #[error("the docs index: unexpected column {0}")]
+    Column(String),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// One chunk to store: where it is and what it says, with its embedding. The ingested
+/// file it came from is given beside it (see [`FileChunks`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkRecord {
+    /// Content hash of the chunk and where it is (see [`crate::docs::Chunk::content_hash`]).
+    pub id: String,
+    /// Hash of the text the model saw: equal keys have equal vectors, so a chunk seen before
+    /// (the same crate version used by two projects) is not embedded again.
+    pub embedding_key: String,
+    pub text: String,
+    pub library: String,
+    pub version: Option<String>,
+    /// guide, api, readme, source.
+    pub source_type: String,
+    /// The path shown to the user: relative to the ingested root, or the source path an
+    /// Elixir beam records.
+    pub file_path: String,
+    /// The heading path, joined (e.g. `Ownership > References and Borrowing`).
+    pub heading: String,
+    pub anchor: Option<String>,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub url: Option<String>,
+    pub vector: Vec<f32>,
+}
+
+/// All the chunks of one ingested file (or Elixir ebin directory), as of one content hash
+/// of it. `source` (an absolute path) is the unit an ingest replaces or removes.
+#[derive(Debug, Clone)]
+pub struct FileChunks {
+    pub source: String,
+    pub file_hash: String,
+    pub chunks: Vec<ChunkRecord>,
+}
+
+/// What [`DocStore::libraries`] lists: one entry per indexed library version.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct LibrarySummary {
+    pub library: String,
+    pub version: Option<String>,
+    pub chunks: usize,
+}
+
+/// What [`DocStore::optimize`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintenance {
+    pub rows: usize,
+    pub created_text_index: bool,
+    pub created_vector_index: bool,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct IndexMetadata {
+    format: u32,
+    model: String,
+    dimension: usize,
+}
+
+/// The docs index at one directory. Cheap to clone; clones share the open table.
+#[derive(Clone)]
+pub struct DocStore {
+    dir: PathBuf,
+    table: Table,
+    files: Table,
+    model: String,
+    dimension: usize,
+}
+
+impl std::fmt::Debug for DocStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DocStore")
+            .field("dir", &self.dir)
+            .field("model", &self.model)
+            .field("dimension", &self.dimension)
+            .finish()
+    }
+}
+
+impl DocStore {
+    /// Opens the index at `dir`, creating it (and the directory) when it does not exist.
+    /// Refuses an index whose vectors came from another model or have another size.
+    pub async fn open(dir: &Path, model: &str, dimension: usize) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Metadata {
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let uri = dir.to_str().ok_or_else(|| StoreError::Metadata {
+            path: dir.display().to_string(),
+            reason: "the index path is not UTF-8".into(),
+        })?;
+        let db = lancedb::connect(uri)
+            // Another process (`drydock index`) may write while a server reads: look for a
+            // newer table version at most once a second.
+            .read_consistency_interval(Duration::from_secs(1))
+            .execute()
+            .await?;
+        let names = db.table_names().execute().await?;
+        let has_table = names.iter().any(|name| name == TABLE_NAME);
+        let has_files = names.iter().any(|name| name == FILES_TABLE);
+        match read_metadata(dir)? {
+            Some(meta) if meta.model != model || meta.dimension != dimension => {
+                return Err(StoreError::ModelMismatch {
+                    dir: dir.display().to_string(),
+                    index_model: meta.model,
+                    index_dimension: meta.dimension,
+                    model: model.to_string(),
+                    dimension,
+                });
+            }
+            Some(_) => {}
+            None if has_table => {
+                return Err(StoreError::UnknownModel {
+                    dir: dir.display().to_string(),
+                });
+            }
+            // The record is written before the table, so a table never lacks one.
+            None => write_metadata(dir, model, dimension)?,
+        }
+        let table = if has_table {
+            db.open_table(TABLE_NAME).execute().await?
+        } else {
+            db.create_empty_table(TABLE_NAME, chunk_schema(dimension))
+                .execute()
+                .await?
+        };
+        let files = if has_files {
+            db.open_table(FILES_TABLE).execute().await?
+        } else {
+            db.create_empty_table(FILES_TABLE, files_schema())
+                .execute()
+                .await?
+        };
+        Ok(DocStore {
+            dir: dir.to_path_buf(),
+            table,
+            files,
+            model: model.to_string(),
+            dimension,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+
+    pub async fn count_rows(&self) -> Result<usize> {
+        Ok(self.table.count_rows(None).await?)
+    }
+
+    /// Replaces a source's chunks with `chunks` (all rows with this `source` go).
+    pub async fn upsert_file(
+        &self,
+        source: &str,
+        file_hash: &str,
+        chunks: Vec<ChunkRecord>,
+    ) -> Result<()> {
+        self.upsert_files(vec![FileChunks {
+            source: source.to_string(),
+            file_hash: file_hash.to_string(),
+            chunks,
+        }])
+        .await
+    }
+
+    /// Replaces the chunks of several files: one delete and one append for the whole call,
+    /// so an ingest should hand over many files at once. The files' hashes are recorded
+    /// last, so a file whose chunks were not all written is indexed again by the next run.
+    pub async fn upsert_files(&self, files: Vec<FileChunks>) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let batch = self.record_batch(&files)?;
+        let paths: Vec<&str> = files.iter().map(|f| f.source.as_str()).collect();
+        self.delete_files(&paths).await?;
+        if batch.num_rows() > 0 {
+            self.table.add(batch).execute().await?;
+            self.ensure_text_index().await?;
+        }
+        let sources: ArrayRef = Arc::new(
+            files
+                .iter()
+                .map(|f| Some(f.source.as_str()))
+                .collect::<StringArray>(),
+        );
+        let hashes: ArrayRef = Arc::new(
+            files
+                .iter()
+                .map(|f| Some(f.file_hash.as_str()))
+                .collect::<StringArray>(),
+        );
+        let counts: ArrayRef = Arc::new(
+            files
+                .iter()
+                .map(|f| Some(f.chunks.len() as u32))
+                .collect::<UInt32Array>(),
+        );
+        let records = RecordBatch::try_new(files_schema(), vec![sources, hashes, counts])?;
+        self.files.add(records).execute().await?;
+        Ok(())
+    }
+
+    /// Removes every chunk of these sources.
+    pub async fn remove_files(&self, paths: &[String]) -> Result<()> {
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        self.delete_files(&paths).await
+    }
+
+    async fn delete_files(&self, paths: &[&str]) -> Result<()> {
+        for group in paths.chunks(IDS_PER_PREDICATE) {
+            let predicate = in_list("source", group);
+            self.files.delete(&predicate).await?;
+            self.table.delete(&predicate).await?;
+        }
+        Ok(())
+    }
+
+    /// The content hash of every indexed source, by source, to skip unchanged files.
+    pub async fn file_hashes(&self) -> Result<HashMap<String, String>> {
+        let batches: Vec<RecordBatch> = self
+            .files
+            .query()
+            .select(Select::columns(&["source", "file_hash"]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut hashes = HashMap::new();
+        for batch in &batches {
+            let paths = string_column(batch, "source")?;
+            let file_hashes = string_column(batch, "file_hash")?;
+            for row in 0..batch.num_rows() {
+                hashes.insert(
+                    paths.value(row).to_string(),
+                    file_hashes.value(row).to_string(),
+                );
+            }
+        }
+        Ok(hashes)
+    }
+
+    /// Vectors already stored for any of these embedding keys, so identical chunks (the
+    /// same crate version used by two projects, a file that changed elsewhere) are embedded
+    /// once.
+    pub async fn known_vectors(&self, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
+        let mut known = HashMap::new();
+        for group in keys.chunks(IDS_PER_PREDICATE) {
+            let group: Vec<&str> = group.iter().map(String::as_str).collect();
+            let batches = self
+                .scan(
+                    Some(in_list("embedding_key", &group)),
+                    &["embedding_key", "vector"],
+                )
+                .await?;
+            for batch in &batches {
+                let ids = string_column(batch, "embedding_key")?;
+                let vectors = vector_column(batch, "vector")?;
+                for row in 0..batch.num_rows() {
+                    if known.contains_key(ids.value(row)) {
+                        continue;
+                    }
+                    let vector = vectors.value(row);
+                    let vector = vector
+                        .as_any()
+                        .downcast_ref::<Float32Array>()
+                        .ok_or_else(|| StoreError::Column("vector".into()))?;
+                    known.insert(ids.value(row).to_string(), vector.values().to_vec());
+                }
+            }
+        }
+        Ok(known)
+    }
+
+    /// What is indexed: chunk counts per library and version, sorted.
+    pub async fn libraries(&self) -> Result<Vec<LibrarySummary>> {
+        let batches = self.scan(None, &["library", "version"]).await?;
+        let mut counts: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
+        for batch in &batches {
+            let libraries = string_column(batch, "library")?;
+            let versions = string_column(batch, "version")?;
+            for row in 0..batch.num_rows() {
+                let version = versions
+                    .is_valid(row)
+                    .then(|| versions.value(row).to_string());
+                *counts
+                    .entry((libraries.value(row).to_string(), version))
+                    .or_default() += 1;
+            }
+        }
+        Ok(counts
+            .into_iter()
+            .map(|((library, version), chunks)| LibrarySummary {
+                library,
+                version,
+                chunks,
+            })
+            .collect())
+    }
+
+    /// When the table last changed (RFC 3339, UTC).
+    pub async fn last_update(&self) -> Result<Option<String>> {
+        let versions = self.table.list_versions().await?;
+        Ok(versions.iter().max_by_key(|v| v.version).map(|v| {
+            v.timestamp
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        }))
+    }
+
+    /// Index maintenance, for the end of an ingest: builds the full-text index if it is
+    /// missing, the vector index once the table has [`VECTOR_INDEX_MIN_ROWS`] rows, then
+    /// compacts the files written by many small commits, adds new rows to the existing
+    /// indexes and drops table versions older than a week. Rows not yet in an index are
+    /// still found (searched without it), so searches are right at any time; this keeps
+    /// them fast.
+    pub async fn optimize(&self) -> Result<Maintenance> {
+        let rows = self.count_rows().await?;
+        let mut done = Maintenance {
+            rows,
+            ..Maintenance::default()
+        };
+        if rows == 0 {
+            return Ok(done);
+        }
+        done.created_text_index = self.ensure_text_index().await?;
+        if rows >= VECTOR_INDEX_MIN_ROWS && !self.has_index_on("vector").await? {
+            self.create_vector_index().await?;
+            done.created_vector_index = true;
+        }
+        self.table.optimize(OptimizeAction::All).await?;
+        self.files.optimize(OptimizeAction::All).await?;
+        Ok(done)
+    }
+
+    /// Builds (or rebuilds) the IVF_HNSW_SQ cosine index on the vectors; [`DocStore::optimize`]
+    /// does it once the table is large enough. Searches after it are approximate.
+    pub async fn create_vector_index(&self) -> Result<()> {
+        let index = IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine);
+        self.table
+            .create_index(&["vector"], Index::IvfHnswSq(index))
+            .replace(true)
+            .execute()
+            .await?;
+        Ok(())
+    }
+
+    /// Whether the table has a vector index (else vector search is exact).
+    pub async fn has_vector_index(&self) -> Result<bool> {
+        self.has_index_on("vector").await
+    }
+
+    /// The full-text index is built with the first rows; later rows are searched without
+    /// it until [`DocStore::optimize`] adds them.
+    async fn ensure_text_index(&self) -> Result<bool> {
+        if self.has_index_on("text").await? {
+            return Ok(false);
+        }
+        self.table
+            .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
+            .replace(true)
+            .execute()
+            .await?;
+        Ok(true)
+    }
+
+    pub(crate) async fn has_text_index(&self) -> Result<bool> {
+        self.has_index_on("text").await
+    }
+
+    async fn has_index_on(&self, column: &str) -> Result<bool> {
+        let indices = self.table.list_indices().await?;
+        Ok(indices.iter().any(|index| {
+            index.columns.iter().any(|c| c == column)
+                && match column {
+                    "text" => index.index_type == IndexType::FTS,
+                    _ => true,
+                }
+        }))
+    }
+
+    async fn scan(&self, filter: Option<String>, columns: &[&str]) -> Result<Vec<RecordBatch>> {
+        let mut query = self.table.query().select(Select::columns(columns));
+        if let Some(filter) = filter {
+            query = query.only_if(filter);
+        }
+        Ok(query.execute().await?.try_collect().await?)
+    }
+
+    fn record_batch(&self, files: &[FileChunks]) -> Result<RecordBatch> {
+        let rows = || {
+            files
+                .iter()
+                .flat_map(|f| f.chunks.iter().map(move |c| (f, c)))
+        };
+        if let Some((_, chunk)) = rows().find(|(_, c)| c.vector.len() != self.dimension) {
+            return Err(StoreError::WrongDimension {
+                got: chunk.vector.len(),
+                want: self.dimension,
+            });
+        }
+        fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+            Arc::new(values.collect::<StringArray>())
+        }
+        fn numbers(values: impl Iterator<Item = u32>) -> ArrayRef {
+            Arc::new(values.map(Some).collect::<UInt32Array>())
+        }
+        let vectors = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+            rows().map(|(_, c)| Some(c.vector.iter().copied().map(Some))),
+            self.dimension as i32,
+        );
+        let columns: Vec<ArrayRef> = vec![
+            strings(rows().map(|(_, c)| Some(c.id.as_str()))),
+            strings(rows().map(|(_, c)| Some(c.embedding_key.as_str()))),
+            strings(rows().map(|(_, c)| Some(c.text.as_str()))),
+            strings(rows().map(|(_, c)| Some(c.library.as_str()))),
+            strings(rows().map(|(_, c)| c.version.as_deref())),
+            strings(rows().map(|(_, c)| Some(c.source_type.as_str()))),
+            strings(rows().map(|(_, c)| Some(c.file_path.as_str()))),
+            strings(rows().map(|(_, c)| Some(c.heading.as_str()))),
+            strings(rows().map(|(_, c)| c.anchor.as_deref())),
+            numbers(rows().map(|(_, c)| c.line_start)),
+            numbers(rows().map(|(_, c)| c.line_end)),
+            strings(rows().map(|(_, c)| c.url.as_deref())),
+            strings(rows().map(|(f, _)| Some(f.source.as_str()))),
+            strings(rows().map(|(f, _)| Some(f.file_hash.as_str()))),
+            Arc::new(vectors),
+        ];
+        Ok(RecordBatch::try_new(chunk_schema(self.dimension), columns)?)
+    }
+}
+
+/// The `chunks` table's columns.
+pub fn chunk_schema(dimension: usize) -> SchemaRef {
+    let text = |name: &str| Field::new(name, DataType::Utf8, false);
+    let optional_text = |name: &str| Field::new(name, DataType::Utf8, true);
+    Arc::new(Schema::new(vec![
+        text("id"),
+        text("embedding_key"),
+        text("text"),
+        text("library"),
+        optional_text("version"),
+        text("source_type"),
+        text("file_path"),
+        text("heading"),
+        optional_text("anchor"),
+        Field::new("line_start", DataType::UInt32, false),
+        Field::new("line_end", DataType::UInt32, false),
+        optional_text("url"),
+        text("source"),
+        text("file_hash"),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                dimension as i32,
+            ),
+            false,
+        ),
+    ]))
+}
+
+/// The `files` table's columns.
+fn files_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("source", DataType::Utf8, false),
+        Field::new("file_hash", DataType::Utf8, false),
+        Field::new("chunks", DataType::UInt32, false),
+    ]))
+}
+
+/// A SQL string literal for a LanceDB predicate (standard SQL: quotes doubled, backslashes
+/// are plain characters in Lance's dialect).
+pub(crate) fn sql_string(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+pub(crate) fn in_list(column: &str, values: &[&str]) -> String {
+    let values: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
+    format!("{column} IN ({})", values.join(", "))
+}
+
+pub(crate) fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| StoreError::Column(name.to_string()))
+}
+
+pub(crate) fn u32_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a UInt32Array> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+        .ok_or_else(|| StoreError::Column(name.to_string()))
+}
+
+pub(crate) fn f32_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Float32Array> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+        .ok_or_else(|| StoreError::Column(name.to_string()))
+}
+
+fn vector_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a FixedSizeListArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+        .ok_or_else(|| StoreError::Column(name.to_string()))
+}
+
+fn read_metadata(dir: &Path) -> Result<Option<IndexMetadata>> {
+    let path = dir.join(METADATA_FILE);
+    let error = |reason: String| StoreError::Metadata {
+        path: path.display().to_string(),
+        reason,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| error(e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+fn write_metadata(dir: &Path, model: &str, dimension: usize) -> Result<()> {
+    let path = dir.join(METADATA_FILE);
+    let error = |reason: String| StoreError::Metadata {
+        path: path.display().to_string(),
+        reason,
+    };
+    let meta = IndexMetadata {
+        format: METADATA_FORMAT,
+        model: model.to_string(),
+        dimension,
+    };
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| error(e.to_string()))?;
+    // Written whole or not at all: a torn record would lock the user out of the index.
+    let partial = dir.join(format!("{METADATA_FILE}.part"));
+    std::fs::write(&partial, text + "\n").map_err(|e| error(e.to_string()))?;
+    std::fs::rename(&partial, &path).map_err(|e| error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIM: usize = 384;
+    const MODEL: &str = "all-MiniLM-L6-v2-int8";
+
+    /// A unit vector pointing mostly along axis `seed`.
+    fn vector(seed: usize) -> Vec<f32> {
+        let mut v = vec![0.01; DIM];
+        v[seed % DIM] = 1.0;
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / norm).collect()
+    }
+
+    fn chunk(id: &str, library: &str, version: Option<&str>, seed: usize) -> ChunkRecord {
+        ChunkRecord {
+            id: id.to_string(),
+            embedding_key: format!("key-{id}"),
+            text: format!("text of {id}"),
+            library: library.to_string(),
+            version: version.map(str::to_string),
+            source_type: "guide".to_string(),
+            file_path: format!("docs/{id}.md"),
+            heading: format!("Guide > {id}"),
+            anchor: Some(format!("#{id}")),
+            line_start: seed as u32,
+            line_end: seed as u32 + 3,
+            url: None,
+            vector: vector(seed),
+        }
+    }
+
+    #[tokio::test]
+    async fn files_are_replaced_removed_and_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 0);
+        assert!(store.file_hashes().await.unwrap().is_empty());
+        store
+            .upsert_files(vec![
+                FileChunks {
+                    source: "a.md".into(),
+                    file_hash: "ha1".into(),
+                    chunks: vec![
+                        chunk("a1", "alpha", Some("1.0"), 1),
+                        chunk("a2", "alpha", Some("1.0"), 2),
+                    ],
+                },
+                FileChunks {
+                    source: "b's dir\\b.md".into(),
+                    file_hash: "hb1".into(),
+                    chunks: vec![chunk("b1", "beta", None, 3)],
+                },
+            ])
+            .await
+            .unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 3);
+        let hashes = store.file_hashes().await.unwrap();
+        assert_eq!(hashes.len(), 2);
+        assert_eq!(hashes["b's dir\\b.md"], "hb1");
+
+        store
+            .upsert_file("a.md", "ha2", vec![chunk("a3", "alpha", Some("1.0"), 4)])
+            .await
+            .unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 2);
+        assert_eq!(store.file_hashes().await.unwrap()["a.md"], "ha2");
+        let known = store
+            .known_vectors(&[
+                "key-a1".into(),
+                "key-a3".into(),
+                "key-b1".into(),
+                "key-zz".into(),
+            ])
+            .await
+            .unwrap();
+        let mut keys: Vec<&String> = known.keys().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["key-a3", "key-b1"],
+            "a1 left with the old version of a.md"
+        );
+        assert_eq!(known["key-b1"], vector(3));
+
+        assert_eq!(
+            store.libraries().await.unwrap(),
+            vec![
+                LibrarySummary {
+                    library: "alpha".into(),
+                    version: Some("1.0".into()),
+                    chunks: 1
+                },
+                LibrarySummary {
+                    library: "beta".into(),
+                    version: None,
+                    chunks: 1
+                },
+            ]
+        );
+
+        store.remove_files(&["b's dir\\b.md".into()]).await.unwrap();
+        let hashes = store.file_hashes().await.unwrap();
+        assert_eq!(hashes.keys().collect::<Vec<_>>(), ["a.md"]);
+        // An empty file list and a file without chunks are fine.
+        store.upsert_files(Vec::new()).await.unwrap();
+        store.upsert_file("a.md", "ha3", Vec::new()).await.unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 0);
+        // A file without chunks is still known, so the next ingest skips it.
+        assert_eq!(store.file_hashes().await.unwrap()["a.md"], "ha3");
+    }
+
+    #[tokio::test]
+    async fn a_reopened_index_has_the_data_and_refuses_another_model() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+            store
+                .upsert_file("a.md", "h", vec![chunk("a1", "alpha", None, 1)])
+                .await
+                .unwrap();
+        }
+        let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+        assert_eq!(store.count_rows().await.unwrap(), 1);
+        assert_eq!(store.file_hashes().await.unwrap()["a.md"], "h");
+
+        let error = DocStore::open(dir.path(), "bge-small-en-v1.5", DIM)
+            .await
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(
+            matches!(error, StoreError::ModelMismatch { .. }),
+            "{message}"
+        );
+        assert!(
+            message.contains("all-MiniLM-L6-v2-int8") && message.contains("bge-small-en-v1.5"),
+            "{message}"
+        );
+        let error = DocStore::open(dir.path(), MODEL, 768).await.unwrap_err();
+        assert!(error.to_string().contains("768"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_table_without_a_model_record_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+        std::fs::remove_file(dir.path().join(METADATA_FILE)).unwrap();
+        let error = DocStore::open(dir.path(), MODEL, DIM).await.unwrap_err();
+        assert!(matches!(error, StoreError::UnknownModel { .. }), "{error}");
+    }
+
+    #[tokio::test]
+    async fn vectors_of_the_wrong_size_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+        let mut bad = chunk("a1", "alpha", None, 1);
+        bad.vector.truncate(10);
+        let error = store.upsert_file("a.md", "h", vec![bad]).await.unwrap_err();
+        assert!(matches!(
+            error,
+            StoreError::WrongDimension { got: 10, want: 384 }
+        ));
+        assert_eq!(store.count_rows().await.unwrap(), 0);
+    }
+
+    #[test]
+    fn predicates_quote_strings() {
+        assert_eq!(sql_string("it's"), "'it''s'");
+        assert_eq!(in_list("id", &["a", "b'c"]), "id IN ('a', 'b''c')");
+    }
+}

@@ -1,0 +1,225 @@
+//! Retrieval quality on real documentation: the Rust docs rustup installed (book, cargo,
+//! error codes, part of std) and Elixir's standard library, against the questions in
+//! `tests/fixtures/docs-eval/questions.json` (paraphrased developer questions and exact
+//! identifiers, each with the file and a phrase of the passage that answers it).
+//!
+//! Reports Hit@1, Hit@5 and MRR (over the top 10) for vector-only, full-text-only and hybrid
+//! search, and requires hybrid to beat both. The index is kept in cargo's target tmp dir, so
+//! after the first run (a few minutes of embedding) later runs re-index nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use drydock::docs::embed::Embedder;
+use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
+use drydock::docs::search::{SearchFilter, SearchMode};
+use drydock::docs::sources::{FileRoot, Library, PathFilter, Root, elixir_toolchain_roots};
+use drydock::docs::store::DocStore;
+use tokio_util::sync::CancellationToken;
+
+#[derive(serde::Deserialize)]
+struct Question {
+    id: String,
+    question: String,
+    file: String,
+    contains: String,
+    kind: String,
+}
+
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn command_output(program: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(output.status.success(), "{program} {args:?} failed");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+fn corpus() -> Vec<Root> {
+    let sysroot = command_output("rustc", &["--print", "sysroot"]);
+    let html = PathBuf::from(sysroot).join("share/doc/rust/html");
+    assert!(
+        html.join("book").is_dir(),
+        "the Rust docs are not installed: rustup component add rust-docs"
+    );
+    let include: Vec<String> = [
+        "book/**",
+        "cargo/**",
+        "error_codes/**",
+        "std/option/**",
+        "std/result/**",
+        "std/vec/**",
+        "std/collections/hash_map/**",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rust = Root::Files(FileRoot {
+        dir: html.canonicalize().unwrap(),
+        only: None,
+        library: Library::FirstDirectory {
+            top_level: "rust".into(),
+        },
+        version: None,
+        filter: PathFilter::new(&include, &[]).unwrap(),
+        skip_nested_packages: false,
+    });
+    let script = "IO.puts(System.version()); IO.puts(:code.lib_dir(:elixir))";
+    let elixir = command_output("elixir", &["-e", script]);
+    let mut lines = elixir.lines();
+    let version = lines.next().unwrap();
+    let elixir_app = PathBuf::from(lines.next().unwrap());
+    let elixir_roots: Vec<Root> = elixir_toolchain_roots(elixir_app.parent().unwrap(), version)
+        .into_iter()
+        .filter(|root| root.path().starts_with(&elixir_app))
+        .collect();
+    assert_eq!(elixir_roots.len(), 1, "Elixir's `elixir` app");
+    std::iter::once(rust).chain(elixir_roots).collect()
+}
+
+#[derive(Default)]
+struct Scores {
+    hit1: usize,
+    hit5: usize,
+    reciprocal_ranks: f64,
+    count: usize,
+}
+
+impl Scores {
+    fn add(&mut self, rank: Option<usize>) {
+        self.count += 1;
+        if let Some(rank) = rank {
+            self.hit1 += usize::from(rank == 1);
+            self.hit5 += usize::from(rank <= 5);
+            self.reciprocal_ranks += 1.0 / rank as f64;
+        }
+    }
+
+    fn mrr(&self) -> f64 {
+        self.reciprocal_ranks / self.count as f64
+    }
+
+    fn line(&self) -> String {
+        let n = self.count as f64;
+        format!(
+            "Hit@1 {:.3}  Hit@5 {:.3}  MRR {:.3}",
+            self.hit1 as f64 / n,
+            self.hit5 as f64 / n,
+            self.mrr()
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_search_beats_vector_only_and_full_text_only() {
+    let questions: Vec<Question> =
+        serde_json::from_str(include_str!("fixtures/docs-eval/questions.json")).unwrap();
+    assert!(questions.len() >= 40);
+
+    let embedder = Embedder::load_default().unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("docs-eval-index");
+    let store = DocStore::open(&dir, embedder.model_name(), embedder.dimension())
+        .await
+        .unwrap();
+    let report = ingest(
+        &store,
+        &embedder,
+        corpus(),
+        &IngestOptions::default(),
+        Arc::new(IngestProgress::default()),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    println!(
+        "corpus: {} files ({} unchanged), {} chunks in the index; {} embedded this run in {:.0} s",
+        report.files_seen,
+        report.files_unchanged,
+        report.index_rows,
+        report.chunks_embedded,
+        report.seconds
+    );
+    assert_eq!(report.error_count, 0, "{:?}", report.errors);
+
+    let modes = [SearchMode::Vector, SearchMode::FullText, SearchMode::Hybrid];
+    let mut scores: Vec<(SearchMode, String, Scores)> = Vec::new();
+    for mode in modes {
+        for kind in ["all", "paraphrase", "identifier"] {
+            scores.push((mode, kind.to_string(), Scores::default()));
+        }
+    }
+    let mut misses = Vec::new();
+    for question in &questions {
+        let vector = embedder.embed_query(&question.question).await.unwrap();
+        let wanted = squash(&question.contains);
+        for mode in modes {
+            let hits = store
+                .search(
+                    mode,
+                    &vector,
+                    &question.question,
+                    &SearchFilter::default(),
+                    10,
+                )
+                .await
+                .unwrap();
+            let rank = hits
+                .iter()
+                .position(|hit| {
+                    hit.file_path.ends_with(&question.file) && squash(&hit.text).contains(&wanted)
+                })
+                .map(|i| i + 1);
+            if mode == SearchMode::Hybrid && rank.is_none_or(|r| r > 5) {
+                let top = hits
+                    .first()
+                    .map(|h| format!("{} {}", h.file_path, h.heading));
+                misses.push(format!("{} (rank {rank:?}; top: {top:?})", question.id));
+            }
+            for (m, kind, s) in scores.iter_mut() {
+                if *m == mode && (kind == "all" || *kind == question.kind) {
+                    s.add(rank);
+                }
+            }
+        }
+    }
+    println!("{} questions; top 10 searched per mode", questions.len());
+    for (mode, kind, s) in &scores {
+        println!(
+            "{:<9} {:<10} (n={:>2})  {}",
+            format!("{mode:?}"),
+            kind,
+            s.count,
+            s.line()
+        );
+    }
+    println!("hybrid misses at 5: {misses:#?}");
+    let all = |mode| {
+        &scores
+            .iter()
+            .find(|(m, k, _)| *m == mode && k == "all")
+            .unwrap()
+            .2
+    };
+    let (vector, text, hybrid) = (
+        all(SearchMode::Vector),
+        all(SearchMode::FullText),
+        all(SearchMode::Hybrid),
+    );
+    assert!(
+        hybrid.mrr() > vector.mrr() && hybrid.mrr() > text.mrr(),
+        "hybrid MRR {:.3} must beat vector {:.3} and full text {:.3}",
+        hybrid.mrr(),
+        vector.mrr(),
+        text.mrr()
+    );
+    assert!(
+        hybrid.hit5 >= vector.hit5 && hybrid.hit5 >= text.hit5,
+        "hybrid Hit@5 {} vs vector {} and full text {}",
+        hybrid.hit5,
+        vector.hit5,
+        text.hit5
+    );
+}
