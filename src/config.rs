@@ -712,6 +712,34 @@ mod tests {
         assert_eq!(example.mix_tasks, defaults.mix_tasks);
         assert_eq!(example.limits.output_cap, defaults.limits.output_cap);
         assert_eq!(example.timeouts.default, defaults.timeouts.default);
+        assert_eq!(example.toolsets, defaults.toolsets);
+        assert_eq!(example.docs.max_file_bytes, defaults.docs.max_file_bytes);
+    }
+
+    #[test]
+    fn the_docs_index_dir_comes_from_flag_env_or_file_relative_to_the_working_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let default = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+        assert_eq!(default.docs.index_dir, dir.path().join("index"));
+        let file = resolve_with("[docs]\nindex_dir = \"idx\"\n", Overrides::default()).unwrap();
+        assert!(file.docs.index_dir.ends_with("idx") && file.docs.index_dir.is_absolute());
+        let env = |name: &str| (name == "DRYDOCK_INDEX").then(|| "/var/idx".to_string());
+        let from_env = Config::resolve(&Overrides::default(), &env, dir.path()).unwrap();
+        assert_eq!(from_env.docs.index_dir, PathBuf::from("/var/idx"));
+        let flag = Overrides {
+            index_dir: Some("/flag/idx".into()),
+            ..Overrides::default()
+        };
+        let from_flag = Config::resolve(&flag, &env, dir.path()).unwrap();
+        assert_eq!(from_flag.docs.index_dir, PathBuf::from("/flag/idx"));
+        assert!(matches!(
+            resolve_with("[docs]\nexclude = [\"a[\"]\n", Overrides::default()),
+            Err(ConfigError::Glob { .. })
+        ));
+        assert!(matches!(
+            resolve_with("[docs]\nindex = \"x\"\n", Overrides::default()),
+            Err(ConfigError::Parse { .. })
+        ));
     }
 
     #[test]

@@ -183,6 +183,10 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
         terminals.start_reaper(shutdown.clone());
     }
     let docs = Docs::new(config.clone());
+    if config.toolsets.contains(&Toolset::Docs) {
+        let docs = docs.clone();
+        tokio::spawn(async move { docs.warm_up().await });
+    }
     let tools = BuildTools::new(config);
     let app = drydock::http::router(tools.clone(), terminals.clone(), docs, &shutdown);
     let stop = shutdown.clone();
@@ -243,9 +247,18 @@ fn banner(config: &Config, address: std::net::SocketAddr) -> String {
         .as_ref()
         .map(|p| format!("config: {}\n", p.display()))
         .unwrap_or_default();
+    let docs_note = if config.toolsets.contains(&Toolset::Docs) {
+        format!(
+            "docs index: {} (fill it with `drydock index --toolchain-docs` or `--project DIR`)\n",
+            config.docs.index_dir.display()
+        )
+    } else {
+        String::new()
+    };
     format!(
         "drydock {version} serving MCP at {url}\n\
          {config_note}allowed project roots: {roots}{roots_note}\n\
+         {docs_note}\
          \n\
          Add it to Claude Code:\n  claude mcp add --transport http drydock {url}{header_flag}\n\
          or to a project's .mcp.json:\n  {{\"mcpServers\": {{\"drydock\": {{\"type\": \"http\", \"url\": \"{url}\"{header_json}}}}}}}\n",

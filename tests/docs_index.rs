@@ -222,6 +222,7 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
     )
     .unwrap();
     std::fs::write(dir.join("sub/data.json"), "{}").unwrap();
+    std::fs::write(dir.join("sub/huge.md"), "word ".repeat(2 * 1024 * 1024)).unwrap();
 
     for bad in [
         IndexRequest::default(),
@@ -255,10 +256,11 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
         },
     )
     .await;
-    assert_eq!(report.files_seen, 3, "{report:?}");
+    assert_eq!(report.files_seen, 4, "{report:?}");
     assert_eq!(report.files_indexed, 1);
     assert_eq!(report.files_skipped.get("binary"), Some(&1));
     assert_eq!(report.files_skipped.get("generated"), Some(&1));
+    assert_eq!(report.files_skipped.get("huge"), Some(&1));
     let hit = lookup(&docs, "where should the target dir live", None).await;
     let top = &hit.results[0];
     assert_eq!(

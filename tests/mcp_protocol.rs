@@ -21,8 +21,10 @@ const BUILD_TOOLS: [&str; 7] = [
     "type_check",
 ];
 
-/// Each terminal tool and the arguments it requires.
-const TERMINAL_TOOLS: [(&str, &[&str]); 8] = [
+/// Each terminal and docs tool and the arguments it requires.
+const OTHER_TOOLS: [(&str, &[&str]); 10] = [
+    ("docs_index", &[]),
+    ("docs_lookup", &["query"]),
     ("terminal_create", &["cwd"]),
     ("terminal_list", &[]),
     ("terminal_manage", &["action", "session"]),
@@ -38,7 +40,7 @@ async fn assert_tool_listing(client: &Client) {
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
     let mut expected: Vec<&str> = BUILD_TOOLS.to_vec();
-    expected.extend(TERMINAL_TOOLS.iter().map(|(name, _)| *name));
+    expected.extend(OTHER_TOOLS.iter().map(|(name, _)| *name));
     expected.sort_unstable();
     assert_eq!(names, expected);
     for tool in &tools {
@@ -50,7 +52,7 @@ async fn assert_tool_listing(client: &Client) {
         let output = tool.output_schema.as_ref().expect("output schema");
         assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
         let input = serde_json::to_value(tool.input_schema.as_ref()).unwrap();
-        let required = match TERMINAL_TOOLS.iter().find(|(name, _)| *name == tool.name) {
+        let required = match OTHER_TOOLS.iter().find(|(name, _)| *name == tool.name) {
             Some((_, required)) => required.to_vec(),
             None => vec!["project_path"],
         };
@@ -219,6 +221,7 @@ async fn resources_prompts_and_completion_work() {
         [
             "drydock://server",
             "drydock://projects",
+            "drydock://docs",
             "drydock://sessions"
         ]
     );

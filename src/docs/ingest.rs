@@ -202,7 +202,7 @@ pub struct IngestReport {
     pub files_indexed: u64,
     /// Files gone from the roots, removed from the index.
     pub files_removed: u64,
-    /// Files left out, by reason (binary, huge, generated).
+    /// Files left out, by reason (binary, huge, generated, unsupported).
     pub files_skipped: BTreeMap<String, u64>,
     pub chunks_written: u64,
     /// Chunks that went through the model.
@@ -338,7 +338,13 @@ fn walk_roots(
             Root::Beams(_) => (root, Vec::new()),
         })
         .collect();
-    let total: usize = planned.iter().map(|(_, files)| files.len().max(1)).sum();
+    let total: usize = planned
+        .iter()
+        .map(|(root, files)| match root {
+            Root::Files(_) => files.len(),
+            Root::Beams(_) => 1,
+        })
+        .sum();
     IngestProgress::add(&progress.files_total, total);
     progress.planned.store(true, Ordering::Relaxed);
 
@@ -405,6 +411,7 @@ fn record(
                 Skip::Binary => "binary",
                 Skip::Huge => "huge",
                 Skip::Generated => "generated",
+                Skip::Unsupported => "unsupported",
             };
             *outcome.skipped.entry(reason.to_string()).or_default() += 1;
         }
@@ -433,7 +440,7 @@ fn prepare_file(
     options: &IngestOptions,
 ) -> Step {
     let Some(kind) = FileKind::of(path) else {
-        return Step::Skipped(Skip::Binary);
+        return Step::Skipped(Skip::Unsupported);
     };
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return Step::Skipped(Skip::Huge),

@@ -78,8 +78,8 @@ async fn cargo_roots(
     exclude: &[String],
 ) -> Result<Vec<Root>, ProjectDocsError> {
     let mut args = vec!["metadata", "--format-version", "1"];
-    if dir.join("Cargo.lock").is_file() {
-        // Never rewrite the user's lock file.
+    if dir.ancestors().any(|d| d.join("Cargo.lock").is_file()) {
+        // Never rewrite the user's lock file (a member's is the workspace's).
         args.push("--locked");
     }
     let output = run("cargo", &args, dir, METADATA_TIMEOUT).await?;

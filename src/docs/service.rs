@@ -189,6 +189,19 @@ impl Docs {
         Ok(store.clone())
     }
 
+    /// Loads the model and opens the index when there is one, so the first lookup does not
+    /// wait for them; a failure is logged and reported again by the first call.
+    pub async fn warm_up(&self) {
+        if !self.exists() {
+            return;
+        }
+        if let Err(error) = self.store().await {
+            tracing::warn!("docs index: {error}");
+        } else if let Err(error) = self.embedder().await {
+            tracing::warn!("docs index: {error}");
+        }
+    }
+
     /// Whether the index has been created (a lookup or summary never creates it).
     fn exists(&self) -> bool {
         self.store.initialized()
@@ -344,6 +357,10 @@ impl Docs {
     /// A file or directory to index, inside the allowed roots (relative paths are taken
     /// from the first root).
     fn resolve_path(&self, raw: &str) -> Result<PathBuf, DocsError> {
+        // The workspace speaks of `project_path`; here the argument is a path to index.
+        let explain = |e: WorkspaceError| {
+            DocsError::InvalidArgument(e.to_string().replacen("project_path", "path", 1))
+        };
         let path = Path::new(raw);
         let absolute = match self.workspace.roots().first() {
             Some(root) if !path.is_absolute() => root.join(path),
@@ -352,12 +369,12 @@ impl Docs {
         if absolute.is_file() {
             let file = absolute
                 .canonicalize()
-                .map_err(|_| WorkspaceError::Missing { path: raw.into() })?;
+                .map_err(|_| explain(WorkspaceError::Missing { path: raw.into() }))?;
             let parent = file.parent().and_then(Path::to_str).unwrap_or("/");
-            let dir = self.workspace.resolve_dir(parent)?;
+            let dir = self.workspace.resolve_dir(parent).map_err(explain)?;
             return Ok(dir.join(file.file_name().unwrap_or_default()));
         }
-        Ok(self.workspace.resolve_dir(raw)?)
+        self.workspace.resolve_dir(raw).map_err(explain)
     }
 
     /// The root of `drydock index PATH`: a directory tree, or one file of it.

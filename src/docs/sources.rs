@@ -130,6 +130,8 @@ pub enum Skip {
     Huge,
     /// Generated noise (rustdoc sources, SIMD intrinsics, print pages, redirects).
     Generated,
+    /// A file named explicitly whose type drydock does not read (e.g. `data.json`).
+    Unsupported,
 }
 
 /// The chunks of one text file (`relative` is its path below the root).

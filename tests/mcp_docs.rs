@@ -1,0 +1,206 @@
+//! docs_lookup, docs_index and drydock://docs over MCP against a real server, and
+//! `drydock index` / `drydock call` from the shell: the empty index explains itself, an
+//! ingest reports progress, lookups return located passages, and bad requests change nothing.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::{Value, json};
+
+async fn read_docs_resource(client: &rmcp::service::Peer<rmcp::RoleClient>) -> Value {
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "drydock://docs",
+        ))
+        .await
+        .unwrap();
+    match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+            serde_json::from_str(text).unwrap()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_fills_the_index_and_finds_passages() {
+    let (_keep, project) = copy_project("docs-deps");
+    let root = project.parent().unwrap().to_path_buf();
+    let index = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        &[
+            "--allow-root",
+            root.to_str().unwrap(),
+            "--index",
+            index.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let recorder = ProgressRecorder::default();
+    let client = connect(
+        &server.url,
+        rmcp::ClientLifecycleMode::Initialize,
+        recorder.clone(),
+    )
+    .await;
+
+    // Empty: a normal answer that says how to fill the index.
+    let empty = call_ok(&client, "docs_lookup", json!({"query": "badge colour"})).await;
+    assert_eq!(empty["results"], json!([]));
+    assert!(
+        empty["message"].as_str().unwrap().contains("docs_index"),
+        "{empty}"
+    );
+    let summary = read_docs_resource(&client).await;
+    assert_eq!(summary["chunks"], 0);
+    assert_eq!(summary["model"], "all-MiniLM-L6-v2-int8");
+
+    // Bad requests: errors, and nothing is created.
+    let outside = call_err(&client, "docs_index", json!({"paths": ["/etc"]})).await;
+    assert!(outside.contains("outside the allowed roots"), "{outside}");
+    let nothing = call_err(&client, "docs_index", json!({})).await;
+    assert!(nothing.contains("project_path"), "{nothing}");
+    let limit = call_err(&client, "docs_lookup", json!({"query": "x", "limit": 0})).await;
+    assert!(limit.contains("limit"), "{limit}");
+    assert!(
+        client
+            .call_tool(tool_call("docs_lookup", json!({"limit": 3})))
+            .await
+            .is_err(),
+        "a missing query is invalid params"
+    );
+    assert!(!index.path().join("chunks.lance").exists());
+
+    let result = call_with_progress(
+        &client,
+        "docs_index",
+        json!({"project_path": project.to_str().unwrap()}),
+        "ingest-1",
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let report = result.structured_content.clone().unwrap();
+    assert!(report["files_indexed"].as_u64().unwrap() >= 5, "{report}");
+    assert!(report["chunks_embedded"].as_u64().unwrap() > 0);
+    assert!(
+        text_of(&result).starts_with("indexed:"),
+        "{}",
+        text_of(&result)
+    );
+    let progress = recorder.snapshot();
+    assert!(
+        progress.iter().any(|m| m.contains("embeddings/s")),
+        "{progress:?}"
+    );
+
+    let found = call(
+        &client,
+        "docs_lookup",
+        json!({
+            "query": "what colour is the badge drawn in for a pre-release version",
+            "project_path": project.to_str().unwrap(),
+            "limit": 3
+        }),
+    )
+    .await;
+    let structured = found.structured_content.clone().unwrap();
+    let top = &structured["results"][0];
+    assert_eq!(top["library"], "docs-deps", "{structured}");
+    for field in [
+        "content",
+        "version",
+        "source_type",
+        "file_path",
+        "heading",
+        "line_start",
+        "line_end",
+        "score",
+    ] {
+        assert!(!top[field].is_null(), "{field} in {top}");
+    }
+    assert!(
+        text_of(&found).starts_with("[1] docs-deps 0.3.0"),
+        "{}",
+        text_of(&found)
+    );
+
+    let api = call_ok(
+        &client,
+        "docs_lookup",
+        json!({"query": "itoa Buffer format", "library": "itoa", "source_types": ["api"]}),
+    )
+    .await;
+    let results = api["results"].as_array().unwrap();
+    assert!(
+        !results.is_empty()
+            && results
+                .iter()
+                .all(|r| r["library"] == "itoa" && r["source_type"] == "api"),
+        "{api}"
+    );
+
+    let summary = read_docs_resource(&client).await;
+    assert!(summary["chunks"].as_u64().unwrap() > 0);
+    assert!(summary["last_update"].is_string());
+    let libraries: Vec<&str> = summary["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["library"].as_str().unwrap())
+        .collect();
+    assert!(libraries.contains(&"semver"), "{libraries:?}");
+}
+
+#[test]
+fn drydock_index_is_incremental_from_the_shell() {
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docs.path().join("deploy.md"),
+        "# Deploying\n\n## Rolling back\n\nRun `fleet rollback --to PREVIOUS` to return every node to the last good release.\n",
+    )
+    .unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(drydock_bin())
+            .args(args)
+            .args(["--index", index.path().to_str().unwrap()])
+            .current_dir(docs.path())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, first, _) = run(&["index", "."]);
+    assert_eq!(code, Some(0), "{first}");
+    assert!(first.contains("1 indexed"), "{first}");
+    let (code, again, _) = run(&["index", "."]);
+    assert_eq!(code, Some(0));
+    assert!(
+        again.contains("1 unchanged") && again.contains("0 embedded"),
+        "{again}"
+    );
+    let (code, json_out, stderr) = run(&[
+        "call",
+        "docs_lookup",
+        r#"{"query": "how do I undo a bad release"}"#,
+        "--allow-root",
+        docs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let value: Value = serde_json::from_str(&json_out).unwrap();
+    assert!(
+        value["results"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("fleet rollback"),
+        "{value}"
+    );
+    let (code, _, stderr) = run(&["index", "/no/such/path"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("/no/such/path"), "{stderr}");
+}
