@@ -305,10 +305,10 @@ pub fn project_scope(dir: &Path, kind: ToolchainKind) -> ProjectScope {
         ToolchainKind::Mix => {
             let mut locked = mix_lock_versions(dir);
             // The umbrella's lock, for an app inside it.
-            if let Some(umbrella) = dir.parent().and_then(Path::parent) {
-                if umbrella.join("apps").is_dir() {
-                    locked.extend(mix_lock_versions(umbrella));
-                }
+            if let Some(umbrella) = dir.parent().and_then(Path::parent)
+                && umbrella.join("apps").is_dir()
+            {
+                locked.extend(mix_lock_versions(umbrella));
             }
             (locked, ELIXIR_TOOLCHAIN_LIBRARIES)
         }
@@ -355,13 +355,13 @@ pub async fn toolchain_roots(cwd: &Path) -> Vec<Root> {
     let script = "IO.puts(System.version()); IO.puts(:code.lib_dir(:elixir))";
     if let Ok(output) = run("elixir", &["-e", script], cwd, PROBE_TIMEOUT).await {
         let mut lines = output.lines();
-        if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next()) {
-            if let Some(lib_dir) = Path::new(elixir_dir.trim()).parent() {
-                roots.extend(super::sources::elixir_toolchain_roots(
-                    lib_dir,
-                    version.trim(),
-                ));
-            }
+        if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next())
+            && let Some(lib_dir) = Path::new(elixir_dir.trim()).parent()
+        {
+            roots.extend(super::sources::elixir_toolchain_roots(
+                lib_dir,
+                version.trim(),
+            ));
         }
     }
     roots
