@@ -64,13 +64,16 @@ async fn an_agent_fills_the_index_and_finds_passages() {
     assert!(nothing.contains("project_path"), "{nothing}");
     let limit = call_err(&client, "docs_lookup", json!({"query": "x", "limit": 0})).await;
     assert!(limit.contains("limit"), "{limit}");
-    assert!(
-        client
-            .call_tool(tool_call("docs_lookup", json!({"limit": 3})))
-            .await
-            .is_err(),
-        "a missing query is invalid params"
-    );
+    let missing = client
+        .call_tool(tool_call("docs_lookup", json!({"limit": 3})))
+        .await;
+    match missing {
+        Err(error) => assert!(error.to_string().contains("query"), "{error}"),
+        Ok(result) => {
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+            assert!(text_of(&result).contains("query"), "{result:?}");
+        }
+    }
     assert!(!index.path().join("chunks.lance").exists());
 
     let result = call_with_progress(
