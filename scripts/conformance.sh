@@ -83,13 +83,14 @@ if ! grep -q "\"version\": \"$SUITE_VERSION\"" "$suite_pkg/package.json" 2>/dev/
         "@modelcontextprotocol/conformance@$SUITE_VERSION"
 fi
 
-# 3. drydock with the fixtures.
-quietly "cargo build --features conformance-fixtures" \
-    cargo build --features conformance-fixtures --bin drydock
+# 3. drydock with the fixtures. Built the way `cargo test` builds it (dev-dependencies take
+# part in feature unification), so the dependencies compiled for the tests are reused and
+# only rmcp and drydock's own crate are built again; the plain binary is put back after.
+quietly "cargo test --no-run --features conformance-fixtures" \
+    cargo test --no-run --features conformance-fixtures --test mcp_protocol
 drydock="$work/drydock-conformance"
 cp "$CARGO_TARGET_DIR/debug/drydock" "$drydock"
-# Put the plain binary back in target/debug (nothing is rebuilt: both builds are kept).
-quietly "cargo build" cargo build --bin drydock
+quietly "cargo test --no-run" cargo test --no-run --test mcp_protocol
 
 # 4. The server, on a free port, with a config of its own (no user config, token or roots).
 mkdir -p "$work/root"
