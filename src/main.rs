@@ -11,6 +11,7 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use drydock::build::progress::Logged;
+use drydock::build::reports::Render;
 use drydock::build::{BuildTools, Call};
 use drydock::config::{Config, Overrides, Toolset};
 use drydock::docs::ingest::{IngestProgress, human_duration};
@@ -372,7 +373,6 @@ async fn index(args: &CommonArgs, request: IndexRequest) -> Result<ExitCode, Str
     display.abort();
     let _ = display.await;
     let report = result.map_err(|e| e.to_string())?;
-    use drydock::build::reports::Render;
     println!("{}", report.render());
     Ok(if report.cancelled {
         ExitCode::from(130)
