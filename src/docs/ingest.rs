@@ -221,11 +221,12 @@ pub struct IngestReport {
     pub error_count: u64,
 }
 
-/// A changed file, chunked, on its way to the model.
+/// A changed file, chunked, on its way to the model: each chunk with its embedding key,
+/// hashed here on the walking thread rather than on the embedding loop.
 struct Prepared {
     source: String,
     hash: String,
-    chunks: Vec<Chunk>,
+    chunks: Vec<(String, Chunk)>,
 }
 
 /// What the walking stage found besides the files it sent.
@@ -422,7 +423,7 @@ fn record(
             let file = Prepared {
                 source,
                 hash,
-                chunks,
+                chunks: chunks.into_iter().map(|c| (c.embedding_key(), c)).collect(),
             };
             if prepared.blocking_send(file).is_err() {
                 return false;
@@ -540,34 +541,29 @@ async fn embed_files(
                 Err(_) => break,
             }
         }
-        let keys: Vec<String> = round
-            .iter()
-            .flat_map(|f| f.chunks.iter().map(Chunk::embedding_key))
-            .collect();
-        let missing: Vec<String> = keys
-            .iter()
-            .filter(|k| !cache.contains_key(*k))
+        // Cleared before the lookup, so every key of this round is in the cache below.
+        if cache.len() > RUN_CACHE_LIMIT {
+            cache.clear();
+        }
+        let keyed = || round.iter().flat_map(|f| &f.chunks);
+        let missing: Vec<String> = keyed()
+            .map(|(key, _)| key)
+            .filter(|key| !cache.contains_key(*key))
             .cloned()
             .collect::<HashSet<_>>()
             .into_iter()
             .collect();
-        if cache.len() > RUN_CACHE_LIMIT {
-            cache.clear();
-        }
         for (key, vector) in store.known_vectors(&missing).await? {
             cache.insert(key, vector.into());
         }
-        let mut to_embed: Vec<(String, String)> = Vec::new();
+        let mut to_embed: Vec<(&String, String)> = Vec::new();
         let mut queued = HashSet::new();
-        for file in &round {
-            for chunk in &file.chunks {
-                let key = chunk.embedding_key();
-                if !cache.contains_key(&key) && queued.insert(key.clone()) {
-                    to_embed.push((key, chunk.embedding_text()));
-                }
+        for (key, chunk) in keyed() {
+            if !cache.contains_key(key) && queued.insert(key) {
+                to_embed.push((key, chunk.embedding_text()));
             }
         }
-        IngestProgress::add(&progress.chunks_reused, keys.len() - to_embed.len());
+        IngestProgress::add(&progress.chunks_reused, keyed().count() - to_embed.len());
         for group in to_embed.chunks(BATCH_SIZE) {
             if cancel.is_cancelled() {
                 return Ok(());
@@ -575,7 +571,7 @@ async fn embed_files(
             let texts = group.iter().map(|(_, text)| text.clone()).collect();
             let vectors = embedder.embed_passages(texts).await?;
             for ((key, _), vector) in group.iter().zip(vectors) {
-                cache.insert(key.clone(), vector.into());
+                cache.insert((*key).clone(), vector.into());
             }
             IngestProgress::add(&progress.chunks_embedded, group.len());
         }
@@ -583,8 +579,7 @@ async fn embed_files(
             let records = file
                 .chunks
                 .into_iter()
-                .map(|chunk| {
-                    let key = chunk.embedding_key();
+                .map(|(key, chunk)| {
                     let vector = cache[&key].to_vec();
                     record_of(chunk, key, vector)
                 })
