@@ -122,21 +122,26 @@ impl SearchFilter {
     }
 }
 
-/// One search result.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// One search result, as docs_lookup returns it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Hit {
+    /// The chunk's content hash, for fusing result lists.
+    #[serde(skip)]
     pub id: String,
-    pub text: String,
+    /// The passage.
+    pub content: String,
     pub library: String,
     pub version: Option<String>,
     pub source_type: String,
     pub file_path: String,
+    /// The heading path, outermost first, joined with " > ".
     pub heading: String,
     pub anchor: Option<String>,
     pub line_start: u32,
     pub line_end: u32,
     pub url: Option<String>,
-    /// Higher is better; its meaning depends on the [`SearchMode`].
+    /// Higher is better; its meaning depends on the [`SearchMode`] (hybrid: reciprocal-rank
+    /// fusion; vector: cosine similarity; full text: BM25).
     pub score: f32,
 }
 
@@ -260,7 +265,7 @@ fn hits_from(
         for row in 0..batch.num_rows() {
             hits.push(Hit {
                 id: text("id")?.value(row).to_string(),
-                text: text("text")?.value(row).to_string(),
+                content: text("text")?.value(row).to_string(),
                 library: text("library")?.value(row).to_string(),
                 version: optional("version", row)?,
                 source_type: text("source_type")?.value(row).to_string(),
@@ -644,7 +649,7 @@ mod tests {
     fn rank_fusion_adds_reciprocal_ranks() {
         let hit = |id: &str| Hit {
             id: id.into(),
-            text: String::new(),
+            content: String::new(),
             library: "l".into(),
             version: None,
             source_type: "guide".into(),

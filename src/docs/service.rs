@@ -67,28 +67,10 @@ pub struct LookupRequest {
     pub mode: Option<SearchMode>,
 }
 
-/// One passage found.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LookupResult {
-    pub content: String,
-    pub library: String,
-    pub version: Option<String>,
-    pub source_type: String,
-    pub file_path: String,
-    /// The heading path, outermost first, joined with " > ".
-    pub heading: String,
-    pub anchor: Option<String>,
-    pub line_start: u32,
-    pub line_end: u32,
-    pub url: Option<String>,
-    /// Higher is better (reciprocal-rank fusion in hybrid mode).
-    pub score: f32,
-}
-
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LookupReport {
     pub query: String,
-    pub results: Vec<LookupResult>,
+    pub results: Vec<Hit>,
     /// Said when there are no results: why, and what to do.
     pub message: Option<String>,
 }
@@ -280,7 +262,7 @@ impl Docs {
         });
         Ok(LookupReport {
             query,
-            results: hits.into_iter().map(LookupResult::from).collect(),
+            results: hits,
             message,
         })
     }
@@ -489,24 +471,6 @@ fn describe_filter(request: &LookupRequest) -> String {
         String::new()
     } else {
         format!(" with {}", parts.join(", "))
-    }
-}
-
-impl From<Hit> for LookupResult {
-    fn from(hit: Hit) -> Self {
-        LookupResult {
-            content: hit.text,
-            library: hit.library,
-            version: hit.version,
-            source_type: hit.source_type,
-            file_path: hit.file_path,
-            heading: hit.heading,
-            anchor: hit.anchor,
-            line_start: hit.line_start,
-            line_end: hit.line_end,
-            url: hit.url,
-            score: hit.score,
-        }
     }
 }
 
