@@ -11,12 +11,5 @@ command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
 
-if [ ${#packages[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing ${packages[*]} (apt)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 "$(dirname "$0")/setup-docs.sh"

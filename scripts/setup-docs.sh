@@ -17,14 +17,7 @@ ort_lib="$ort_dir/libonnxruntime.so.$ort_version"
 packages=()
 command -v protoc >/dev/null || packages+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/empty.proto ] || packages+=(libprotobuf-dev)
-if [ ${#packages[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing ${packages[*]} (apt), needed to build LanceDB" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 
 if [ ! -s "$ort_lib" ]; then
     pip=$(command -v pip3 || command -v pip || true)
