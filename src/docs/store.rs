@@ -302,14 +302,7 @@ impl DocStore {
 
     /// The content hash of every indexed source, by source, to skip unchanged files.
     pub async fn file_hashes(&self) -> Result<HashMap<String, String>> {
-        let batches: Vec<RecordBatch> = self
-            .files
-            .query()
-            .select(Select::columns(&["source", "file_hash"]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
+        let batches = scan(&self.files, None, &["source", "file_hash"]).await?;
         let mut hashes = HashMap::new();
         for batch in &batches {
             let paths = string_column(batch, "source")?;
@@ -331,12 +324,12 @@ impl DocStore {
         let mut known = HashMap::new();
         for group in keys.chunks(IDS_PER_PREDICATE) {
             let group: Vec<&str> = group.iter().map(String::as_str).collect();
-            let batches = self
-                .scan(
-                    Some(in_list("embedding_key", &group)),
-                    &["embedding_key", "vector"],
-                )
-                .await?;
+            let batches = scan(
+                &self.table,
+                Some(in_list("embedding_key", &group)),
+                &["embedding_key", "vector"],
+            )
+            .await?;
             for batch in &batches {
                 let ids = string_column(batch, "embedding_key")?;
                 let vectors = vector_column(batch, "vector")?;
@@ -358,7 +351,7 @@ impl DocStore {
 
     /// What is indexed: chunk counts per library and version, sorted.
     pub async fn libraries(&self) -> Result<Vec<LibrarySummary>> {
-        let batches = self.scan(None, &["library", "version"]).await?;
+        let batches = scan(&self.table, None, &["library", "version"]).await?;
         let mut counts: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
         for batch in &batches {
             let libraries = string_column(batch, "library")?;
@@ -462,14 +455,6 @@ impl DocStore {
         }))
     }
 
-    async fn scan(&self, filter: Option<String>, columns: &[&str]) -> Result<Vec<RecordBatch>> {
-        let mut query = self.table.query().select(Select::columns(columns));
-        if let Some(filter) = filter {
-            query = query.only_if(filter);
-        }
-        Ok(query.execute().await?.try_collect().await?)
-    }
-
     fn record_batch(&self, files: &[FileChunks]) -> Result<RecordBatch> {
         let rows = || {
             files
@@ -541,6 +526,15 @@ pub fn chunk_schema(dimension: usize) -> SchemaRef {
             false,
         ),
     ]))
+}
+
+/// The given columns of a table's rows that match `filter`.
+async fn scan(table: &Table, filter: Option<String>, columns: &[&str]) -> Result<Vec<RecordBatch>> {
+    let mut query = table.query().select(Select::columns(columns));
+    if let Some(filter) = filter {
+        query = query.only_if(filter);
+    }
+    Ok(query.execute().await?.try_collect().await?)
 }
 
 /// The `files` table's columns.
