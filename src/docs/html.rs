@@ -234,6 +234,15 @@ fn is_chrome(element: &Element) -> bool {
         || element.attr("id").is_some_and(|id| IDS.contains(&id))
 }
 
+/// What starts a list item's text line: the marker on its first line, indentation after.
+fn item_lead(first: bool, prefix: &str, marker: &str, nested: &str) -> String {
+    if first {
+        format!("{prefix}{marker}")
+    } else {
+        nested.to_string()
+    }
+}
+
 fn is_block(name: &str) -> bool {
     matches!(
         name,
@@ -494,11 +503,7 @@ impl Walker<'_> {
                     continue;
                 }
                 if !inline.trim().is_empty() {
-                    let lead = if first {
-                        format!("{prefix}{marker}")
-                    } else {
-                        nested.clone()
-                    };
+                    let lead = item_lead(first, prefix, marker, &nested);
                     self.push_text(&inline, line, &nested, &lead);
                     first = false;
                     inline.clear();
@@ -514,11 +519,7 @@ impl Walker<'_> {
             }
         }
         if !inline.trim().is_empty() {
-            let lead = if first {
-                format!("{prefix}{marker}")
-            } else {
-                nested.clone()
-            };
+            let lead = item_lead(first, prefix, marker, &nested);
             self.push_text(&inline, line, &nested, &lead);
         }
     }
