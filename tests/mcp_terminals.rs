@@ -23,11 +23,14 @@ fn server(tmux_dir: &Path, extra: &[&str]) -> Server {
     Server::start_with(&args, &[("TMUX_TMPDIR", dir), ("TMUX", ""), ("HOME", dir)])
 }
 
-/// The user's tmux server of these tests (the default socket below `tmux_dir`).
+/// The user's tmux server of these tests (the default socket below `tmux_dir`). Its HOME is
+/// `tmux_dir` like the server's: the shells drydock starts in it source the test's .bashrc,
+/// not the machine's (whose start-up may wait on a lock a killed shell left behind).
 fn user_tmux(tmux_dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("tmux")
         .args(args)
         .env("TMUX_TMPDIR", tmux_dir)
+        .env("HOME", tmux_dir)
         .env_remove("TMUX")
         .output()
         .expect("tmux runs")
@@ -619,7 +622,7 @@ async fn tmux_windows_and_split_panes_open_next_to_a_session_and_close_alone() {
     .await;
     assert_eq!(beside["backend"], "tmux", "{beside}");
     let next_to_user = run(&client, "beside", "echo next-to-you", 10_000).await;
-    assert_eq!(next_to_user["output"], "next-to-you\n");
+    assert_eq!(next_to_user["output"], "next-to-you\n", "{next_to_user}");
     let user_panes = || {
         let out = user_tmux(tmux.dir(), &["list-panes", "-t", "mine"]);
         String::from_utf8_lossy(&out.stdout).lines().count()

@@ -28,8 +28,9 @@ pub type OutputCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
 /// The name of the subscription that reports pane deaths.
 const DEAD_SUBSCRIPTION: &str = "drydock-dead";
 /// Empty while the pane lives; "STATUS:SIGNAL" once it died. tmux marks the pane dead when
-/// the pty closes and learns the status a moment later, so ":" (dead, status not yet known)
-/// is skipped and the change to "3:" or ":9" is what gets reported.
+/// the pty closes and learns the status a moment later (or, on a busy machine, not at all
+/// until nudged), so ":" (dead, status not yet known) is not reported: the change to "3:" or
+/// ":9" is.
 const DEAD_FORMAT: &str = "#{?pane_dead,#{pane_dead_status}:#{pane_dead_signal},}";
 const EVENT_CAPACITY: usize = 1024;
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -530,13 +531,19 @@ async fn read_loop(
                 if name == DEAD_SUBSCRIPTION
                     && let Some(pane) = pane
                     && let Some((status, signal)) = value.split_once(':')
-                    && (!status.is_empty() || !signal.is_empty())
                 {
-                    shared.emit(ControlEvent::PaneExited {
-                        pane,
-                        status: status.parse().ok(),
-                        signal: signal.parse().ok(),
-                    });
+                    if status.is_empty() && signal.is_empty() {
+                        // Dead without a status: reading the pane makes tmux reap a lost
+                        // exit (see `Tmux::settle_exits`); the subscription then reports it.
+                        let tmux = tmux.clone();
+                        tokio::spawn(async move { tmux.pane(&pane).await });
+                    } else {
+                        shared.emit(ControlEvent::PaneExited {
+                            pane,
+                            status: status.parse().ok(),
+                            signal: signal.parse().ok(),
+                        });
+                    }
                 }
             }
         }
