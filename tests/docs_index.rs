@@ -185,15 +185,19 @@ async fn a_mix_project_indexes_its_deps_and_shares_identical_chunks() {
     );
     let escaping = lookup(&docs, "how are quotes escaped in JSON strings", Some(&dir)).await;
     assert_eq!(escaping.results[0].library, "tiny_json", "{escaping:#?}");
+    // The function's doc comes first or second: the README ("A minimal JSON encoder") is
+    // first by vector and second by full text, the function the other way round, and a tie
+    // in the fused score goes to the vector order.
     let encode = lookup(&docs, "TinyJson.encode", Some(&dir)).await;
-    let top = &encode.results[0];
+    let function = encode.results[..2]
+        .iter()
+        .find(|hit| hit.heading.contains("encode/1"))
+        .unwrap_or_else(|| panic!("{encode:#?}"));
     assert_eq!(
-        (top.library.as_str(), top.file_path.as_str()),
-        ("tiny_json", "lib/tiny_json.ex"),
-        "{encode:#?}"
+        (function.library.as_str(), function.file_path.as_str()),
+        ("tiny_json", "lib/tiny_json.ex")
     );
-    assert!(top.heading.contains("encode/1"), "{}", top.heading);
-    assert!(top.line_start > 1);
+    assert!(function.line_start > 1);
 
     // The same dependency in a second project: its chunks are reused, not embedded again.
     let (_keep_copy, copy) = common::copy_project("mix-docs-deps");

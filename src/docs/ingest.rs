@@ -297,7 +297,8 @@ pub async fn ingest(
             .collect()
     };
     store.remove_files(&removed).await?;
-    if files_indexed > 0 || !removed.is_empty() {
+    // Also when nothing changed, for full-text indexes an older drydock built.
+    if files_indexed > 0 || !removed.is_empty() || !store.has_text_indexes().await? {
         store.optimize().await?;
     }
 

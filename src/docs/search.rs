@@ -1,17 +1,19 @@
-//! Searching the docs index: vector search (cosine) and full-text search (BM25) run
-//! separately and are fused here with reciprocal rank fusion, so the score is ours and each
-//! half can also run alone (for the evaluation of vector-only, full-text-only and hybrid).
+//! Searching the docs index: vector search (cosine) and full-text search (BM25F over the
+//! passage and its heading path) run separately and are fused here with reciprocal rank
+//! fusion, so the score is ours and each half can also run alone (for the evaluation of
+//! vector-only, full-text-only and hybrid).
 
 use std::collections::HashMap;
 
 use arrow_array::{Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::DistanceType;
-use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use super::store::{
-    DocStore, Result, StoreError, f32_column, sql_string, string_column, u32_column,
+    DocStore, HEADING_WEIGHT, Result, StoreError, TEXT_INDEXES, TextIndexes, f32_column,
+    sql_string, string_column, u32_column,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -53,7 +55,7 @@ pub enum SearchMode {
     Hybrid,
     /// Nearest vectors; score = cosine similarity.
     Vector,
-    /// BM25 over the text; score = the BM25 score.
+    /// BM25F over the text and its heading path; score = the BM25F score.
     FullText,
 }
 
@@ -208,13 +210,23 @@ impl DocStore {
         predicate: Option<String>,
         limit: usize,
     ) -> Result<Vec<Hit>> {
-        if query_text.trim().is_empty() || !self.has_text_index().await? {
-            return Ok(Vec::new());
-        }
+        let terms = query_text.to_string();
+        let search = match self.text_indexes().await? {
+            _ if query_text.trim().is_empty() => return Ok(Vec::new()),
+            TextIndexes::None => return Ok(Vec::new()),
+            TextIndexes::TextOnly => FullTextSearchQuery::new(terms),
+            TextIndexes::Current => {
+                let columns = TEXT_INDEXES.map(|(column, _)| column.to_string()).to_vec();
+                let fields = CombinedFieldsQuery::try_new(terms, columns)
+                    .and_then(|q| q.try_with_boosts(vec![1.0, HEADING_WEIGHT]))
+                    .expect("two distinct columns, weights in range");
+                FullTextSearchQuery::new_query(FtsQuery::CombinedFields(fields))
+            }
+        };
         let mut query = self
             .table()
             .query()
-            .full_text_search(FullTextSearchQuery::new(query_text.to_string()))
+            .full_text_search(search)
             .select(Select::columns(&HIT_COLUMNS))
             .limit(limit);
         if let Some(predicate) = predicate {
@@ -467,6 +479,11 @@ mod tests {
                 "{mode:?}"
             );
         }
+        // A word of the heading path alone finds the passage under it.
+        assert_eq!(
+            ids(&store, SearchMode::FullText, "collections", &any).await[0],
+            "book-strings"
+        );
         assert!(
             !ids(&store, SearchMode::FullText, paraphrase, &any)
                 .await

@@ -34,6 +34,21 @@ pub const METADATA_FILE: &str = "drydock-index.json";
 /// Below this many rows exact vector search is fast enough (~44 ms at 50k rows in release)
 /// and has perfect recall; from here on [`DocStore::optimize`] builds an IVF_HNSW_SQ index.
 pub const VECTOR_INDEX_MIN_ROWS: usize = 20_000;
+/// The full-text indexes, one per column, searched together as one BM25F field with the
+/// heading weighted [`HEADING_WEIGHT`] (see `search.rs`). The names carry the analyzer: an
+/// index an older drydock built with another one is dropped and built again.
+pub const TEXT_INDEXES: [(&str, &str); 2] = [
+    ("text", "text_fts_code_stem"),
+    ("heading", "heading_fts_code_stem"),
+];
+/// On the evaluation set (tests/docs_eval.rs, default analyzer) the heading path at weight 2
+/// lifted full-text MRR from 0.42 (text alone) to 0.48; weight 1 gave 0.45, 4 gave 0.49
+/// with a lower Hit@5.
+pub const HEADING_WEIGHT: f32 = 2.0;
+/// A full-text index is built anew, not extended, once one row in this many is new to it:
+/// an index extended by many appends ranks worse than one built over all rows (evaluation
+/// set: full-text Hit@5 0.613 extended, 0.645 built at once).
+const TEXT_REBUILD_ONE_IN: usize = 10;
 /// Rows per `IN (...)` list in one predicate.
 const IDS_PER_PREDICATE: usize = 500;
 const METADATA_FORMAT: u32 = 1;
@@ -115,11 +130,23 @@ pub struct LibrarySummary {
     pub chunks: usize,
 }
 
+/// The full-text indexes a table has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextIndexes {
+    None,
+    /// An index on the text alone, as an older drydock built it (until the next ingest).
+    TextOnly,
+    /// [`TEXT_INDEXES`].
+    Current,
+}
+
 /// What [`DocStore::optimize`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintenance {
     pub rows: usize,
-    pub created_text_index: bool,
+    /// The full-text indexes were built over all rows (missing, from an older drydock, or
+    /// too many rows new to them).
+    pub built_text_indexes: bool,
     pub created_vector_index: bool,
 }
 
@@ -260,7 +287,9 @@ impl DocStore {
         self.delete_files(&paths).await?;
         if batch.num_rows() > 0 {
             self.table.add(batch).execute().await?;
-            self.ensure_text_index().await?;
+            if !self.has_text_indexes().await? {
+                self.build_text_indexes().await?;
+            }
         }
         let sources: ArrayRef = Arc::new(
             files
@@ -384,8 +413,9 @@ impl DocStore {
         }))
     }
 
-    /// Index maintenance, for the end of an ingest: builds the full-text index if it is
-    /// missing, the vector index once the table has [`VECTOR_INDEX_MIN_ROWS`] rows, then
+    /// Index maintenance, for the end of an ingest: builds the full-text indexes when they
+    /// are missing, outdated or lack many rows, the vector index once the table has
+    /// [`VECTOR_INDEX_MIN_ROWS`] rows, then
     /// compacts the files written by many small commits, adds new rows to the existing
     /// indexes and drops table versions older than a week. Rows not yet in an index are
     /// still found (searched without it), so searches are right at any time; this keeps
@@ -399,13 +429,18 @@ impl DocStore {
         if rows == 0 {
             return Ok(done);
         }
-        done.created_text_index = self.ensure_text_index().await?;
+        // Decided before the optimization below, which adds the new rows to the indexes.
+        done.built_text_indexes = self.text_indexes_need_building(rows).await?;
         if rows >= VECTOR_INDEX_MIN_ROWS && !self.has_index_on("vector").await? {
             self.create_vector_index().await?;
             done.created_vector_index = true;
         }
         self.table.optimize(OptimizeAction::All).await?;
         self.files.optimize(OptimizeAction::All).await?;
+        // After the compaction: a full-text index built before it ranks worse.
+        if done.built_text_indexes {
+            self.build_text_indexes().await?;
+        }
         Ok(done)
     }
 
@@ -426,22 +461,77 @@ impl DocStore {
         self.has_index_on("vector").await
     }
 
-    /// The full-text index is built with the first rows; later rows are searched without
-    /// it until [`DocStore::optimize`] adds them.
-    async fn ensure_text_index(&self) -> Result<bool> {
-        if self.has_index_on("text").await? {
-            return Ok(false);
-        }
-        self.table
-            .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
-            .replace(true)
-            .execute()
-            .await?;
-        Ok(true)
+    /// The analyzer of both full-text indexes: code-aware tokens (an identifier is kept whole
+    /// and also split at digits: `E0502`, `chunk_every`), lower-cased and stemmed, stop words
+    /// kept. On the evaluation set it beat the default analyzer (plain words, stop words
+    /// removed): full-text Hit@5 on identifiers 1.0 instead of 0.94, MRR over all questions
+    /// 0.53 instead of 0.48; removing stop words too gave 0.50.
+    fn text_index_params() -> FtsIndexBuilder {
+        FtsIndexBuilder::code().stem(true)
     }
 
-    pub(crate) async fn has_text_index(&self) -> Result<bool> {
-        self.has_index_on("text").await
+    /// Builds both full-text indexes over all rows, replacing any earlier ones.
+    async fn build_text_indexes(&self) -> Result<()> {
+        let indices = self.table.list_indices().await?;
+        for (column, name) in TEXT_INDEXES {
+            let outdated = indices.iter().filter(|index| {
+                index.index_type == IndexType::FTS
+                    && index.columns.iter().any(|c| c == column)
+                    && index.name != name
+            });
+            for index in outdated {
+                self.table.drop_index(&index.name).await?;
+            }
+            self.table
+                .create_index(&[column], Index::FTS(Self::text_index_params()))
+                .name(name.to_string())
+                .replace(true)
+                .execute()
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn text_indexes_need_building(&self, rows: usize) -> Result<bool> {
+        if !self.has_text_indexes().await? {
+            return Ok(true);
+        }
+        for (_, name) in TEXT_INDEXES {
+            let Some(stats) = self.table.index_stats(name).await? else {
+                return Ok(true);
+            };
+            if stats.num_unindexed_rows * TEXT_REBUILD_ONE_IN >= rows {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether both full-text indexes exist as this drydock builds them.
+    pub async fn has_text_indexes(&self) -> Result<bool> {
+        Ok(self.text_indexes().await? == TextIndexes::Current)
+    }
+
+    /// Which full-text indexes the table has.
+    pub(crate) async fn text_indexes(&self) -> Result<TextIndexes> {
+        let indices = self.table.list_indices().await?;
+        let fts = |column: &str, name: Option<&str>| {
+            indices.iter().any(|index| {
+                index.index_type == IndexType::FTS
+                    && index.columns.iter().any(|c| c == column)
+                    && name.is_none_or(|name| index.name == name)
+            })
+        };
+        let current = TEXT_INDEXES
+            .iter()
+            .all(|(column, name)| fts(column, Some(name)));
+        Ok(if current {
+            TextIndexes::Current
+        } else if fts("text", None) {
+            TextIndexes::TextOnly
+        } else {
+            TextIndexes::None
+        })
     }
 
     async fn has_index_on(&self, column: &str) -> Result<bool> {
@@ -729,6 +819,67 @@ mod tests {
         assert_eq!(store.count_rows().await.unwrap(), 0);
         // A file without chunks is still known, so the next ingest skips it.
         assert_eq!(store.file_hashes().await.unwrap()["a.md"], "ha3");
+    }
+
+    fn file(name: &str, chunks: std::ops::Range<usize>) -> FileChunks {
+        FileChunks {
+            source: format!("{name}.md"),
+            file_hash: format!("h-{name}"),
+            chunks: chunks
+                .map(|i| chunk(&format!("{name}{i}"), "alpha", None, i))
+                .collect(),
+        }
+    }
+
+    async fn index_names(store: &DocStore) -> Vec<String> {
+        let mut names: Vec<String> = (store.table.list_indices().await.unwrap())
+            .into_iter()
+            .map(|index| index.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn text_indexes_are_upgraded_and_rebuilt_when_many_rows_are_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
+        // The table as an older drydock left it: one default full-text index on the text.
+        store
+            .table
+            .add(store.record_batch(&[file("a", 0..40)]).unwrap())
+            .execute()
+            .await
+            .unwrap();
+        store
+            .table
+            .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
+            .execute()
+            .await
+            .unwrap();
+        assert_eq!(store.text_indexes().await.unwrap(), TextIndexes::TextOnly);
+
+        let done = store.optimize().await.unwrap();
+        assert!(done.built_text_indexes);
+        assert_eq!(store.text_indexes().await.unwrap(), TextIndexes::Current);
+        assert_eq!(
+            index_names(&store).await,
+            ["heading_fts_code_stem", "text_fts_code_stem"]
+        );
+        assert!(!store.optimize().await.unwrap().built_text_indexes);
+
+        // A few new rows are added to the indexes; many new rows rebuild them.
+        store.upsert_files(vec![file("b", 0..3)]).await.unwrap();
+        assert!(!store.optimize().await.unwrap().built_text_indexes);
+        store.upsert_files(vec![file("c", 0..10)]).await.unwrap();
+        assert!(store.optimize().await.unwrap().built_text_indexes);
+        let stats = store
+            .table
+            .index_stats("text_fts_code_stem")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((stats.num_indexed_rows, stats.num_unindexed_rows), (53, 0));
     }
 
     #[tokio::test]
