@@ -297,8 +297,8 @@ pub async fn ingest(
             .collect()
     };
     store.remove_files(&removed).await?;
-    // Also when nothing changed, for full-text indexes an older drydock built.
-    if files_indexed > 0 || !removed.is_empty() || !store.has_text_indexes().await? {
+    // Also when nothing changed, for a full-text index an older drydock built.
+    if files_indexed > 0 || !removed.is_empty() || !store.has_text_index().await? {
         store.optimize().await?;
     }
 
@@ -580,9 +580,10 @@ async fn embed_files(
             let records = file
                 .chunks
                 .into_iter()
-                .map(|(key, chunk)| {
-                    let vector = cache[&key].to_vec();
-                    record_of(chunk, key, vector)
+                .map(|(key, chunk)| ChunkRecord {
+                    vector: cache[&key].to_vec(),
+                    chunk,
+                    embedding_key: key,
                 })
                 .collect();
             let done = FileChunks {
@@ -594,24 +595,6 @@ async fn embed_files(
                 return Ok(());
             }
         }
-    }
-}
-
-fn record_of(chunk: Chunk, embedding_key: String, vector: Vec<f32>) -> ChunkRecord {
-    ChunkRecord {
-        id: chunk.content_hash,
-        embedding_key,
-        heading: chunk.heading_path.join(" > "),
-        text: chunk.text,
-        library: chunk.library,
-        version: chunk.version,
-        source_type: chunk.source_type.as_str().to_string(),
-        file_path: chunk.file_path,
-        anchor: chunk.anchor,
-        line_start: chunk.line_start,
-        line_end: chunk.line_end,
-        url: chunk.url,
-        vector,
     }
 }
 

@@ -1,19 +1,19 @@
-//! Searching the docs index: vector search (cosine) and full-text search (BM25F over the
-//! passage and its heading path) run separately and are fused here with reciprocal rank
-//! fusion, so the score is ours and each half can also run alone (for the evaluation of
-//! vector-only, full-text-only and hybrid).
+//! Searching the docs index: vector search (cosine) and full-text search (BM25 over the
+//! passage and its heading path, see [`super::store::SEARCH_TEXT`]) run separately and are
+//! fused here with reciprocal rank fusion, so the score is ours and each half can also run
+//! alone (for the evaluation of vector-only, full-text-only and hybrid).
 
 use std::collections::HashMap;
 
 use arrow_array::{Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::DistanceType;
-use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
+use lancedb::index::scalar::{FullTextSearchQuery, MatchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use super::store::{
-    DocStore, HEADING_WEIGHT, Result, StoreError, TEXT_INDEXES, TextIndexes, f32_column,
-    sql_string, string_column, u32_column,
+    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, f32_column, sql_string, string_column,
+    u32_column,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -55,7 +55,7 @@ pub enum SearchMode {
     Hybrid,
     /// Nearest vectors; score = cosine similarity.
     Vector,
-    /// BM25F over the text and its heading path; score = the BM25F score.
+    /// BM25 over the text and its heading path; score = the BM25 score.
     FullText,
 }
 
@@ -210,19 +210,14 @@ impl DocStore {
         predicate: Option<String>,
         limit: usize,
     ) -> Result<Vec<Hit>> {
-        let terms = query_text.to_string();
-        let search = match self.text_indexes().await? {
+        let column = match self.text_index().await? {
             _ if query_text.trim().is_empty() => return Ok(Vec::new()),
-            TextIndexes::None => return Ok(Vec::new()),
-            TextIndexes::TextOnly => FullTextSearchQuery::new(terms),
-            TextIndexes::Current => {
-                let columns = TEXT_INDEXES.map(|(column, _)| column.to_string()).to_vec();
-                let fields = CombinedFieldsQuery::try_new(terms, columns)
-                    .and_then(|q| q.try_with_boosts(vec![1.0, HEADING_WEIGHT]))
-                    .expect("two distinct columns, weights in range");
-                FullTextSearchQuery::new_query(FtsQuery::CombinedFields(fields))
-            }
+            TextIndex::None => return Ok(Vec::new()),
+            TextIndex::TextOnly => "text",
+            TextIndex::Current => SEARCH_TEXT,
         };
+        let terms = MatchQuery::new(query_text.to_string()).with_column(Some(column.to_string()));
+        let search = FullTextSearchQuery::new_query(terms.into());
         let mut query = self
             .table()
             .query()
@@ -302,6 +297,7 @@ mod tests {
     use super::*;
     use crate::docs::embed::Embedder;
     use crate::docs::store::{ChunkRecord, FileChunks};
+    use crate::docs::{Chunk, SourceType};
 
     fn embedder() -> &'static Embedder {
         static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
@@ -374,7 +370,7 @@ mod tests {
         file_path: &str,
         library: &str,
         version: Option<&str>,
-        source_type: &str,
+        source_type: SourceType,
     ) -> Vec<ChunkRecord> {
         let texts = passages.iter().map(|p| p.text.to_string()).collect();
         let vectors = embedder().embed_passages(texts).await.unwrap();
@@ -383,18 +379,20 @@ mod tests {
             .zip(vectors)
             .enumerate()
             .map(|(i, (p, vector))| ChunkRecord {
-                id: p.id.to_string(),
+                chunk: Chunk {
+                    text: p.text.to_string(),
+                    library: library.to_string(),
+                    version: version.map(str::to_string),
+                    source_type,
+                    file_path: file_path.to_string(),
+                    heading_path: p.heading.split(" > ").map(String::from).collect(),
+                    anchor: None,
+                    line_start: 10 * i as u32 + 1,
+                    line_end: 10 * i as u32 + 8,
+                    url: Some(format!("https://example.invalid/{}", p.id)),
+                    content_hash: p.id.to_string(),
+                },
                 embedding_key: format!("key-{}", p.id),
-                text: p.text.to_string(),
-                library: library.to_string(),
-                version: version.map(str::to_string),
-                source_type: source_type.to_string(),
-                file_path: file_path.to_string(),
-                heading: p.heading.to_string(),
-                anchor: None,
-                line_start: 10 * i as u32 + 1,
-                line_end: 10 * i as u32 + 8,
-                url: Some(format!("https://example.invalid/{}", p.id)),
                 vector,
             })
             .collect()
@@ -411,7 +409,7 @@ mod tests {
             .upsert_file(
                 "/docs/book/ch16.md",
                 "h-book",
-                records(&BOOK, "book/ch16.md", "rust-book", None, "guide").await,
+                records(&BOOK, "book/ch16.md", "rust-book", None, SourceType::Guide).await,
             )
             .await
             .unwrap();
@@ -419,7 +417,14 @@ mod tests {
             .upsert_files(vec![FileChunks {
                 source: "/docs/cargo/build.md".into(),
                 file_hash: "h-cargo".into(),
-                chunks: records(&CARGO, "cargo/build.md", "cargo", Some("1.95.0"), "api").await,
+                chunks: records(
+                    &CARGO,
+                    "cargo/build.md",
+                    "cargo",
+                    Some("1.95.0"),
+                    SourceType::Api,
+                )
+                .await,
             }])
             .await
             .unwrap();
@@ -481,14 +486,13 @@ mod tests {
         }
         // A word of the heading path alone finds the passage under it.
         assert_eq!(
-            ids(&store, SearchMode::FullText, "collections", &any).await[0],
-            "book-strings"
+            ids(&store, SearchMode::FullText, "fearless", &any).await[0],
+            "book-threads"
         );
-        assert!(
-            !ids(&store, SearchMode::FullText, paraphrase, &any)
-                .await
-                .contains(&"cargo-profiles".to_string()),
-            "the paraphrase shares no word with the passage"
+        assert_ne!(
+            ids(&store, SearchMode::FullText, paraphrase, &any).await[0],
+            "cargo-profiles",
+            "the paraphrase shares no word but `the` with the passage"
         );
 
         // Hits carry their location and a score in the mode's scale.
@@ -606,7 +610,14 @@ mod tests {
             .upsert_file(
                 "/docs/book/ch16.md",
                 "h-book-2",
-                records(&BOOK[2..], "book/ch16.md", "rust-book", None, "guide").await,
+                records(
+                    &BOOK[2..],
+                    "book/ch16.md",
+                    "rust-book",
+                    None,
+                    SourceType::Guide,
+                )
+                .await,
             )
             .await
             .unwrap();

@@ -21,8 +21,10 @@ use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::index::vector::IvfHnswSqIndexBuilder;
 use lancedb::index::{Index, IndexType};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use lancedb::table::OptimizeAction;
+use lancedb::table::{NewColumnTransform, OptimizeAction};
 use lancedb::{DistanceType, Table};
+
+use super::chunk::Chunk;
 
 /// The table's name inside the index directory.
 pub const TABLE_NAME: &str = "chunks";
@@ -34,20 +36,20 @@ pub const METADATA_FILE: &str = "drydock-index.json";
 /// Below this many rows exact vector search is fast enough (~44 ms at 50k rows in release)
 /// and has perfect recall; from here on [`DocStore::optimize`] builds an IVF_HNSW_SQ index.
 pub const VECTOR_INDEX_MIN_ROWS: usize = 20_000;
-/// The full-text indexes, one per column, searched together as one BM25F field with the
-/// heading weighted [`HEADING_WEIGHT`] (see `search.rs`). The names carry the analyzer: an
-/// index an older drydock built with another one is dropped and built again.
-pub const TEXT_INDEXES: [(&str, &str); 2] = [
-    ("text", "text_fts_code_stem"),
-    ("heading", "heading_fts_code_stem"),
-];
-/// On the evaluation set (tests/docs_eval.rs, default analyzer) the heading path at weight 2
-/// lifted full-text MRR from 0.42 (text alone) to 0.48; weight 1 gave 0.45, 4 gave 0.49
-/// with a lower Hit@5.
-pub const HEADING_WEIGHT: f32 = 2.0;
+/// The column the full-text index covers: the heading path, then the passage, so a word of
+/// the heading finds the passages under it. One column because LanceDB's query over two
+/// indexed columns (BM25F) measured 127 ms p50 at 100k rows against 4 ms for one. On the
+/// evaluation set (tests/docs_eval.rs) hybrid search with it scored Hit@1 0.403, Hit@5 0.742,
+/// MRR 0.560; with the heading twice (weight 2) 0.387/0.742/0.547, thrice 0.387/0.758/0.553.
+pub const SEARCH_TEXT: &str = "search_text";
+/// [`SEARCH_TEXT`] for the rows of a table that predates it.
+const SEARCH_TEXT_SQL: &str = "concat(heading, ' ', text)";
+/// The full-text index's name carries its analyzer: an index an older drydock built with
+/// another one (or on another column) is dropped and built again.
+pub const TEXT_INDEX: &str = "search_text_fts_code_stem";
 /// A full-text index is built anew, not extended, once one row in this many is new to it:
 /// an index extended by many appends ranks worse than one built over all rows (evaluation
-/// set: full-text Hit@5 0.613 extended, 0.645 built at once).
+/// set, default analyzer: full-text Hit@5 0.613 extended, 0.645 built at once).
 const TEXT_REBUILD_ONE_IN: usize = 10;
 /// Rows per `IN (...)` list in one predicate.
 const IDS_PER_PREDICATE: usize = 500;
@@ -87,29 +89,15 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// One chunk to store: where it is and what it says, with its embedding. The ingested
-/// file it came from is given beside it (see [`FileChunks`]).
+/// One chunk to store with its embedding. The ingested file it came from is given beside
+/// it (see [`FileChunks`]). The row's id is the chunk's content hash; its heading column
+/// holds the heading path joined with " > " (`Ownership > References and Borrowing`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkRecord {
-    /// Content hash of the chunk and where it is (see [`crate::docs::Chunk::content_hash`]).
-    pub id: String,
+    pub chunk: Chunk,
     /// Hash of the text the model saw: equal keys have equal vectors, so a chunk seen before
     /// (the same crate version used by two projects) is not embedded again.
     pub embedding_key: String,
-    pub text: String,
-    pub library: String,
-    pub version: Option<String>,
-    /// guide, api, readme, source.
-    pub source_type: String,
-    /// The path shown to the user: relative to the ingested root, or the source path an
-    /// Elixir beam records.
-    pub file_path: String,
-    /// The heading path, joined (e.g. `Ownership > References and Borrowing`).
-    pub heading: String,
-    pub anchor: Option<String>,
-    pub line_start: u32,
-    pub line_end: u32,
-    pub url: Option<String>,
     pub vector: Vec<f32>,
 }
 
@@ -130,13 +118,13 @@ pub struct LibrarySummary {
     pub chunks: usize,
 }
 
-/// The full-text indexes a table has.
+/// The full-text index a table has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TextIndexes {
+pub(crate) enum TextIndex {
     None,
     /// An index on the text alone, as an older drydock built it (until the next ingest).
     TextOnly,
-    /// [`TEXT_INDEXES`].
+    /// [`TEXT_INDEX`] on [`SEARCH_TEXT`].
     Current,
 }
 
@@ -144,9 +132,9 @@ pub(crate) enum TextIndexes {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintenance {
     pub rows: usize,
-    /// The full-text indexes were built over all rows (missing, from an older drydock, or
-    /// too many rows new to them).
-    pub built_text_indexes: bool,
+    /// The full-text index was built over all rows (missing, from an older drydock, or too
+    /// many rows new to it).
+    pub built_text_index: bool,
     pub created_vector_index: bool,
 }
 
@@ -286,9 +274,10 @@ impl DocStore {
         let paths: Vec<&str> = files.iter().map(|f| f.source.as_str()).collect();
         self.delete_files(&paths).await?;
         if batch.num_rows() > 0 {
+            self.ensure_search_text().await?;
             self.table.add(batch).execute().await?;
-            if !self.has_text_indexes().await? {
-                self.build_text_indexes().await?;
+            if !self.has_text_index().await? {
+                self.build_text_index().await?;
             }
         }
         let sources: ArrayRef = Arc::new(
@@ -413,8 +402,8 @@ impl DocStore {
         }))
     }
 
-    /// Index maintenance, for the end of an ingest: builds the full-text indexes when they
-    /// are missing, outdated or lack many rows, the vector index once the table has
+    /// Index maintenance, for the end of an ingest: builds the full-text index when it is
+    /// missing, outdated or lacks many rows, the vector index once the table has
     /// [`VECTOR_INDEX_MIN_ROWS`] rows, then
     /// compacts the files written by many small commits, adds new rows to the existing
     /// indexes and drops table versions older than a week. Rows not yet in an index are
@@ -430,16 +419,16 @@ impl DocStore {
             return Ok(done);
         }
         // Decided before the optimization below, which adds the new rows to the indexes.
-        done.built_text_indexes = self.text_indexes_need_building(rows).await?;
-        if rows >= VECTOR_INDEX_MIN_ROWS && !self.has_index_on("vector").await? {
+        done.built_text_index = self.text_index_needs_building(rows).await?;
+        if rows >= VECTOR_INDEX_MIN_ROWS && !self.has_vector_index().await? {
             self.create_vector_index().await?;
             done.created_vector_index = true;
         }
         self.table.optimize(OptimizeAction::All).await?;
         self.files.optimize(OptimizeAction::All).await?;
         // After the compaction: a full-text index built before it ranks worse.
-        if done.built_text_indexes {
-            self.build_text_indexes().await?;
+        if done.built_text_index {
+            self.build_text_index().await?;
         }
         Ok(done)
     }
@@ -461,7 +450,7 @@ impl DocStore {
         self.has_index_on("vector").await
     }
 
-    /// The analyzer of both full-text indexes: code-aware tokens (an identifier is kept whole
+    /// The analyzer of the full-text index: code-aware tokens (an identifier is kept whole
     /// and also split at digits: `E0502`, `chunk_every`), lower-cased and stemmed, stop words
     /// kept. On the evaluation set it beat the default analyzer (plain words, stop words
     /// removed): full-text Hit@5 on identifiers 1.0 instead of 0.94, MRR over all questions
@@ -470,79 +459,77 @@ impl DocStore {
         FtsIndexBuilder::code().stem(true)
     }
 
-    /// Builds both full-text indexes over all rows, replacing any earlier ones.
-    async fn build_text_indexes(&self) -> Result<()> {
-        let indices = self.table.list_indices().await?;
-        for (column, name) in TEXT_INDEXES {
-            let outdated = indices.iter().filter(|index| {
-                index.index_type == IndexType::FTS
-                    && index.columns.iter().any(|c| c == column)
-                    && index.name != name
-            });
-            for index in outdated {
-                self.table.drop_index(&index.name).await?;
-            }
+    /// Adds the [`SEARCH_TEXT`] column to a table an older drydock wrote.
+    async fn ensure_search_text(&self) -> Result<()> {
+        if self
+            .table
+            .schema()
+            .await?
+            .field_with_name(SEARCH_TEXT)
+            .is_err()
+        {
+            let column = vec![(SEARCH_TEXT.to_string(), SEARCH_TEXT_SQL.to_string())];
             self.table
-                .create_index(&[column], Index::FTS(Self::text_index_params()))
-                .name(name.to_string())
-                .replace(true)
+                .add_columns()
+                .transform(NewColumnTransform::SqlExpressions(column))
                 .execute()
                 .await?;
         }
         Ok(())
     }
 
-    async fn text_indexes_need_building(&self, rows: usize) -> Result<bool> {
-        if !self.has_text_indexes().await? {
-            return Ok(true);
-        }
-        for (_, name) in TEXT_INDEXES {
-            let Some(stats) = self.table.index_stats(name).await? else {
-                return Ok(true);
-            };
-            if stats.num_unindexed_rows * TEXT_REBUILD_ONE_IN >= rows {
-                return Ok(true);
+    /// Builds the full-text index over all rows, replacing any earlier full-text index.
+    async fn build_text_index(&self) -> Result<()> {
+        self.ensure_search_text().await?;
+        for index in self.table.list_indices().await? {
+            if index.index_type == IndexType::FTS && index.name != TEXT_INDEX {
+                self.table.drop_index(&index.name).await?;
             }
         }
-        Ok(false)
+        self.table
+            .create_index(&[SEARCH_TEXT], Index::FTS(Self::text_index_params()))
+            .name(TEXT_INDEX.to_string())
+            .replace(true)
+            .execute()
+            .await?;
+        Ok(())
     }
 
-    /// Whether both full-text indexes exist as this drydock builds them.
-    pub async fn has_text_indexes(&self) -> Result<bool> {
-        Ok(self.text_indexes().await? == TextIndexes::Current)
+    async fn text_index_needs_building(&self, rows: usize) -> Result<bool> {
+        if !self.has_text_index().await? {
+            return Ok(true);
+        }
+        Ok(match self.table.index_stats(TEXT_INDEX).await? {
+            Some(stats) => stats.num_unindexed_rows * TEXT_REBUILD_ONE_IN >= rows,
+            None => true,
+        })
     }
 
-    /// Which full-text indexes the table has.
-    pub(crate) async fn text_indexes(&self) -> Result<TextIndexes> {
+    /// Whether the full-text index exists as this drydock builds it.
+    pub async fn has_text_index(&self) -> Result<bool> {
+        Ok(self.text_index().await? == TextIndex::Current)
+    }
+
+    /// Which full-text index the table has.
+    pub(crate) async fn text_index(&self) -> Result<TextIndex> {
         let indices = self.table.list_indices().await?;
-        let fts = |column: &str, name: Option<&str>| {
-            indices.iter().any(|index| {
-                index.index_type == IndexType::FTS
-                    && index.columns.iter().any(|c| c == column)
-                    && name.is_none_or(|name| index.name == name)
+        let fts_on = |column: &str| {
+            indices.iter().find(|index| {
+                index.index_type == IndexType::FTS && index.columns.iter().any(|c| c == column)
             })
         };
-        let current = TEXT_INDEXES
-            .iter()
-            .all(|(column, name)| fts(column, Some(name)));
-        Ok(if current {
-            TextIndexes::Current
-        } else if fts("text", None) {
-            TextIndexes::TextOnly
-        } else {
-            TextIndexes::None
+        Ok(match (fts_on(SEARCH_TEXT), fts_on("text")) {
+            (Some(index), _) if index.name == TEXT_INDEX => TextIndex::Current,
+            (_, Some(_)) => TextIndex::TextOnly,
+            _ => TextIndex::None,
         })
     }
 
     async fn has_index_on(&self, column: &str) -> Result<bool> {
         let indices = self.table.list_indices().await?;
-        Ok(indices.iter().any(|index| {
-            index.columns.iter().any(|c| c == column)
-                && match column {
-                    "text" => index.index_type == IndexType::FTS,
-                    _ => true,
-                }
-        }))
+        Ok(indices
+            .iter()
+            .any(|index| index.columns.iter().any(|c| c == column)))
     }
 
     fn record_batch(&self, files: &[FileChunks]) -> Result<RecordBatch> {
@@ -567,22 +554,29 @@ impl DocStore {
             rows().map(|(_, c)| Some(c.vector.iter().copied().map(Some))),
             self.dimension as i32,
         );
+        let chunks = || rows().map(|(_, record)| &record.chunk);
+        let headings: Vec<String> = chunks().map(|c| c.heading_path.join(" > ")).collect();
+        let search_texts: Vec<String> = chunks()
+            .zip(&headings)
+            .map(|(c, heading)| format!("{heading} {}", c.text))
+            .collect();
         let columns: Vec<ArrayRef> = vec![
-            strings(rows().map(|(_, c)| Some(c.id.as_str()))),
-            strings(rows().map(|(_, c)| Some(c.embedding_key.as_str()))),
-            strings(rows().map(|(_, c)| Some(c.text.as_str()))),
-            strings(rows().map(|(_, c)| Some(c.library.as_str()))),
-            strings(rows().map(|(_, c)| c.version.as_deref())),
-            strings(rows().map(|(_, c)| Some(c.source_type.as_str()))),
-            strings(rows().map(|(_, c)| Some(c.file_path.as_str()))),
-            strings(rows().map(|(_, c)| Some(c.heading.as_str()))),
-            strings(rows().map(|(_, c)| c.anchor.as_deref())),
-            numbers(rows().map(|(_, c)| c.line_start)),
-            numbers(rows().map(|(_, c)| c.line_end)),
-            strings(rows().map(|(_, c)| c.url.as_deref())),
+            strings(chunks().map(|c| Some(c.content_hash.as_str()))),
+            strings(rows().map(|(_, record)| Some(record.embedding_key.as_str()))),
+            strings(chunks().map(|c| Some(c.text.as_str()))),
+            strings(chunks().map(|c| Some(c.library.as_str()))),
+            strings(chunks().map(|c| c.version.as_deref())),
+            strings(chunks().map(|c| Some(c.source_type.as_str()))),
+            strings(chunks().map(|c| Some(c.file_path.as_str()))),
+            strings(headings.iter().map(|h| Some(h.as_str()))),
+            strings(chunks().map(|c| c.anchor.as_deref())),
+            numbers(chunks().map(|c| c.line_start)),
+            numbers(chunks().map(|c| c.line_end)),
+            strings(chunks().map(|c| c.url.as_deref())),
             strings(rows().map(|(f, _)| Some(f.source.as_str()))),
             strings(rows().map(|(f, _)| Some(f.file_hash.as_str()))),
             Arc::new(vectors),
+            strings(search_texts.iter().map(|t| Some(t.as_str()))),
         ];
         Ok(RecordBatch::try_new(chunk_schema(self.dimension), columns)?)
     }
@@ -615,6 +609,8 @@ pub fn chunk_schema(dimension: usize) -> SchemaRef {
             ),
             false,
         ),
+        // Last: tables written before it have it appended (see `ensure_search_text`).
+        optional_text(SEARCH_TEXT),
     ]))
 }
 
@@ -711,6 +707,7 @@ fn write_metadata(dir: &Path, model: &str, dimension: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::docs::SourceType;
 
     const DIM: usize = 384;
     const MODEL: &str = "all-MiniLM-L6-v2-int8";
@@ -725,18 +722,20 @@ mod tests {
 
     fn chunk(id: &str, library: &str, version: Option<&str>, seed: usize) -> ChunkRecord {
         ChunkRecord {
-            id: id.to_string(),
+            chunk: Chunk {
+                text: format!("text of {id}"),
+                library: library.to_string(),
+                version: version.map(str::to_string),
+                source_type: SourceType::Guide,
+                file_path: format!("docs/{id}.md"),
+                heading_path: vec!["Guide".into(), id.into()],
+                anchor: Some(format!("#{id}")),
+                line_start: seed as u32,
+                line_end: seed as u32 + 3,
+                url: None,
+                content_hash: id.to_string(),
+            },
             embedding_key: format!("key-{id}"),
-            text: format!("text of {id}"),
-            library: library.to_string(),
-            version: version.map(str::to_string),
-            source_type: "guide".to_string(),
-            file_path: format!("docs/{id}.md"),
-            heading: format!("Guide > {id}"),
-            anchor: Some(format!("#{id}")),
-            line_start: seed as u32,
-            line_end: seed as u32 + 3,
-            url: None,
             vector: vector(seed),
         }
     }
@@ -841,45 +840,48 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn text_indexes_are_upgraded_and_rebuilt_when_many_rows_are_new() {
+    async fn a_table_from_an_older_drydock_gets_the_text_index_and_many_new_rows_rebuild_it() {
         let dir = tempfile::tempdir().unwrap();
         let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
-        // The table as an older drydock left it: one default full-text index on the text.
-        store
-            .table
-            .add(store.record_batch(&[file("a", 0..40)]).unwrap())
-            .execute()
-            .await
-            .unwrap();
+        // The table as an older drydock left it: no search_text column, a default full-text
+        // index on the text.
+        store.table.drop_columns(&[SEARCH_TEXT]).await.unwrap();
+        let batch = store.record_batch(&[file("a", 0..40)]).unwrap();
+        let old = batch.project(&(0..batch.num_columns() - 1).collect::<Vec<_>>());
+        store.table.add(old.unwrap()).execute().await.unwrap();
         store
             .table
             .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
             .execute()
             .await
             .unwrap();
-        assert_eq!(store.text_indexes().await.unwrap(), TextIndexes::TextOnly);
+        assert_eq!(store.text_index().await.unwrap(), TextIndex::TextOnly);
 
         let done = store.optimize().await.unwrap();
-        assert!(done.built_text_indexes);
-        assert_eq!(store.text_indexes().await.unwrap(), TextIndexes::Current);
-        assert_eq!(
-            index_names(&store).await,
-            ["heading_fts_code_stem", "text_fts_code_stem"]
-        );
-        assert!(!store.optimize().await.unwrap().built_text_indexes);
-
-        // A few new rows are added to the indexes; many new rows rebuild them.
-        store.upsert_files(vec![file("b", 0..3)]).await.unwrap();
-        assert!(!store.optimize().await.unwrap().built_text_indexes);
-        store.upsert_files(vec![file("c", 0..10)]).await.unwrap();
-        assert!(store.optimize().await.unwrap().built_text_indexes);
-        let stats = store
-            .table
-            .index_stats("text_fts_code_stem")
-            .await
+        assert!(done.built_text_index);
+        assert_eq!(store.text_index().await.unwrap(), TextIndex::Current);
+        assert_eq!(index_names(&store).await, [TEXT_INDEX]);
+        let rows = scan(&store.table, Some("id = 'a7'".into()), &[SEARCH_TEXT]).await;
+        let column = string_column(&rows.unwrap()[0], SEARCH_TEXT)
             .unwrap()
-            .unwrap();
+            .value(0)
+            .to_string();
+        assert_eq!(column, "Guide > a7 text of a7");
+        assert!(!store.optimize().await.unwrap().built_text_index);
+
+        // New rows of the new shape; a few are added to the index, many rebuild it.
+        store.upsert_files(vec![file("b", 0..3)]).await.unwrap();
+        assert!(!store.optimize().await.unwrap().built_text_index);
+        store.upsert_files(vec![file("c", 0..10)]).await.unwrap();
+        assert!(store.optimize().await.unwrap().built_text_index);
+        let stats = store.table.index_stats(TEXT_INDEX).await.unwrap().unwrap();
         assert_eq!((stats.num_indexed_rows, stats.num_unindexed_rows), (53, 0));
+        let rows = scan(&store.table, Some("id = 'c3'".into()), &[SEARCH_TEXT]).await;
+        let column = string_column(&rows.unwrap()[0], SEARCH_TEXT)
+            .unwrap()
+            .value(0)
+            .to_string();
+        assert_eq!(column, "Guide > c3 text of c3");
     }
 
     #[tokio::test]
