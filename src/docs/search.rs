@@ -210,8 +210,10 @@ impl DocStore {
         predicate: Option<String>,
         limit: usize,
     ) -> Result<Vec<Hit>> {
+        if query_text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
         let column = match self.text_index().await? {
-            _ if query_text.trim().is_empty() => return Ok(Vec::new()),
             TextIndex::None => return Ok(Vec::new()),
             TextIndex::TextOnly => "text",
             TextIndex::Current => SEARCH_TEXT,
