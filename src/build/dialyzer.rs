@@ -176,6 +176,9 @@ impl Toolchain {
         let spec = CommandSpec::new("elixir", ["-e", TOOLCHAIN_QUERY], cwd);
         let runner = runner.quick(TOOLCHAIN_QUERY_TIMEOUT);
         let output = run_tool(&runner, spec, call, &mut |_, _| {}).await?;
+        if output.termination == Termination::Cancelled {
+            return Err(ToolError::Cancelled);
+        }
         let parsed = output
             .termination
             .success()
@@ -509,6 +512,27 @@ mod tests {
         }
     }
 
+    /// Records progress and cancels the call a second after a message starting with
+    /// `trigger` is reported.
+    struct CancelOn {
+        recorder: Recorder,
+        trigger: &'static str,
+        cancel: CancellationToken,
+    }
+
+    impl Progress for CancelOn {
+        fn report(&self, message: &str) {
+            if message.starts_with(self.trigger) {
+                let cancel = self.cancel.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    cancel.cancel();
+                });
+            }
+            self.recorder.report(message);
+        }
+    }
+
     fn runner() -> Runner {
         Runner::for_tests()
     }
@@ -701,20 +725,19 @@ mod tests {
         let apps = [mix_compile(&project)];
         let cache_dir = tempfile::tempdir().unwrap();
         let cache = PltCache::at(cache_dir.path());
-        let progress = Recorder::default();
+        let cancel = CancellationToken::new();
+        let progress = CancelOn {
+            recorder: Recorder::default(),
+            trigger: "building the dialyzer PLT",
+            cancel: cancel.clone(),
+        };
         let call = Call {
             progress: &progress,
-            cancel: CancellationToken::new(),
+            cancel,
         };
-        let cancel = call.cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(3)).await;
-            cancel.cancel();
-        });
         let outcome = analyze(&project, &apps, &cache, &runner(), &call)
             .await
             .unwrap();
-        assert!(progress.saw("building the dialyzer PLT"));
         assert_eq!(outcome.termination, Termination::Cancelled);
         assert!(!outcome.built_plt);
         assert!(
