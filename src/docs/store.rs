@@ -830,6 +830,17 @@ mod tests {
         }
     }
 
+    async fn search_text_of(store: &DocStore, id: &str) -> String {
+        let filter = format!("id = {}", sql_string(id));
+        let rows = scan(&store.table, Some(filter), &[SEARCH_TEXT])
+            .await
+            .unwrap();
+        string_column(&rows[0], SEARCH_TEXT)
+            .unwrap()
+            .value(0)
+            .to_string()
+    }
+
     async fn index_names(store: &DocStore) -> Vec<String> {
         let mut names: Vec<String> = (store.table.list_indices().await.unwrap())
             .into_iter()
@@ -861,12 +872,7 @@ mod tests {
         assert!(done.built_text_index);
         assert_eq!(store.text_index().await.unwrap(), TextIndex::Current);
         assert_eq!(index_names(&store).await, [TEXT_INDEX]);
-        let rows = scan(&store.table, Some("id = 'a7'".into()), &[SEARCH_TEXT]).await;
-        let column = string_column(&rows.unwrap()[0], SEARCH_TEXT)
-            .unwrap()
-            .value(0)
-            .to_string();
-        assert_eq!(column, "Guide > a7 text of a7");
+        assert_eq!(search_text_of(&store, "a7").await, "Guide > a7 text of a7");
         assert!(!store.optimize().await.unwrap().built_text_index);
 
         // New rows of the new shape; a few are added to the index, many rebuild it.
@@ -876,12 +882,7 @@ mod tests {
         assert!(store.optimize().await.unwrap().built_text_index);
         let stats = store.table.index_stats(TEXT_INDEX).await.unwrap().unwrap();
         assert_eq!((stats.num_indexed_rows, stats.num_unindexed_rows), (53, 0));
-        let rows = scan(&store.table, Some("id = 'c3'".into()), &[SEARCH_TEXT]).await;
-        let column = string_column(&rows.unwrap()[0], SEARCH_TEXT)
-            .unwrap()
-            .value(0)
-            .to_string();
-        assert_eq!(column, "Guide > c3 text of c3");
+        assert_eq!(search_text_of(&store, "c3").await, "Guide > c3 text of c3");
     }
 
     #[tokio::test]

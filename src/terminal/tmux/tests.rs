@@ -394,19 +394,9 @@ async fn argv_reaches_the_program_unchanged() {
 #[tokio::test]
 async fn quick_exits_are_listed_with_their_status() {
     let server = TestServer::new();
-    let (argv, env) = TestServer::bash_spawn();
     server
         .tmux
-        .new_session(
-            "drydock-quick",
-            &Spawn {
-                cwd: None,
-                argv: &argv,
-                env: &env,
-            },
-            24,
-            80,
-        )
+        .bash_spawn_session_again("drydock-quick")
         .await
         .unwrap();
     const EXITS: usize = 12;
