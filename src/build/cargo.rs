@@ -71,12 +71,14 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
+/// `--package=SPEC` and `--features=LIST`, in the `=` form so that no value is read as an
+/// option of cargo's (the values are also checked before the call, see `arg_values`).
 fn selection_args(args: &mut Vec<String>, package: &Option<String>, features: &[String]) {
     if let Some(package) = package {
-        args.extend(["--package".into(), package.clone()]);
+        args.push(format!("--package={package}"));
     }
     if !features.is_empty() {
-        args.extend(["--features".into(), features.join(",")]);
+        args.push(format!("--features={}", features.join(",")));
     }
 }
 
@@ -273,9 +275,8 @@ pub async fn test(
 ) -> Result<TestReport, ToolError> {
     let mut args = strings(&["test", "--no-fail-fast", "--message-format=json"]);
     selection_args(&mut args, &req.package, &req.features);
-    let libtest_args = libtest_args(req);
     args.push("--".into());
-    args.extend(libtest_args.iter().cloned());
+    args.extend(libtest_args(req, req.include_ignored));
 
     let started = Instant::now();
     call.progress.report(&format!("cargo {}", args.join(" ")));
@@ -328,7 +329,7 @@ pub async fn test(
     };
     let unfinished = match status {
         TestStatus::Timeout | TestStatus::Cancelled => {
-            unfinished_tests(&running, &libtest_args, project, runner, call).await
+            unfinished_tests(&running, req, project, runner, call).await
         }
         _ => Vec::new(),
     };
@@ -362,16 +363,18 @@ pub async fn test(
     })
 }
 
-fn libtest_args(req: &TestRequest) -> Vec<String> {
+/// libtest's options, then `--` and the filter. libtest reads options with getopts, which
+/// stops at `--`, so a filter is never read as an option (`--logfile=...` stays a filter).
+fn libtest_args(req: &TestRequest, include_ignored: bool) -> Vec<String> {
     let mut args = Vec::new();
+    if include_ignored {
+        args.push("--include-ignored".into());
+    }
     if let Some(filter) = &req.filter {
-        args.push(filter.clone());
         if req.exact {
             args.push("--exact".into());
         }
-    }
-    if req.include_ignored {
-        args.push("--include-ignored".into());
+        args.extend(["--".into(), filter.clone()]);
     }
     args
 }
@@ -379,7 +382,7 @@ fn libtest_args(req: &TestRequest) -> Vec<String> {
 /// The tests of the binary that was running when the run stopped, minus those that finished.
 async fn unfinished_tests(
     running: &RunningBinary,
-    libtest_args: &[String],
+    req: &TestRequest,
     project: &Project,
     runner: &Runner,
     call: &Call<'_>,
@@ -388,12 +391,7 @@ async fn unfinished_tests(
         return Vec::new();
     };
     let mut args = strings(&["--list", "--format", "terse"]);
-    args.extend(
-        libtest_args
-            .iter()
-            .filter(|a| *a != "--include-ignored")
-            .cloned(),
-    );
+    args.extend(libtest_args(req, false));
     let spec = CommandSpec::new(executable.display().to_string(), args, &project.root);
     let mut names = Vec::new();
     let listing = Call {
@@ -415,6 +413,8 @@ async fn unfinished_tests(
     }
 }
 
+/// Build the project's program and run it with `args`, which are the program's own: they
+/// go to it directly, never through cargo.
 pub async fn run(
     project: &Project,
     req: &RunRequest,
@@ -422,21 +422,37 @@ pub async fn run(
     call: &Call<'_>,
 ) -> Result<RunReport, ToolError> {
     let started = Instant::now();
-    let spec = match &req.task {
-        Some(task) => {
-            let mut args = vec![task.clone()];
-            args.extend(req.args.iter().cloned());
-            cargo(project, args)
-        }
-        None => match build_program(project, req, runner, call, started).await? {
-            Ok(executable) => CommandSpec::new(
-                executable.display().to_string(),
-                req.args.clone(),
-                &project.root,
-            ),
-            Err(failed) => return Ok(failed),
-        },
+    let executable = match build_program(project, req, runner, call, started).await? {
+        Ok(executable) => executable,
+        Err(failed) => return Ok(failed),
     };
+    let spec = CommandSpec::new(
+        executable.display().to_string(),
+        req.args.clone(),
+        &project.root,
+    );
+    run_with_stdin(spec, req, runner, call, started).await
+}
+
+/// `cargo TASK ...`, where `argv` (task name first) went through the task's allowlist
+/// (`task_args`).
+pub async fn run_task(
+    project: &Project,
+    req: &RunRequest,
+    argv: Vec<String>,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Result<RunReport, ToolError> {
+    run_with_stdin(cargo(project, argv), req, runner, call, Instant::now()).await
+}
+
+async fn run_with_stdin(
+    spec: CommandSpec,
+    req: &RunRequest,
+    runner: &Runner,
+    call: &Call<'_>,
+    started: Instant,
+) -> Result<RunReport, ToolError> {
     let spec = CommandSpec {
         stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
         ..spec
@@ -480,7 +496,7 @@ async fn build_program(
     let mut args = strings(&["build", "--message-format=json"]);
     selection_args(&mut args, &req.package, &[]);
     if let Some(bin) = &req.bin {
-        args.extend(["--bin".into(), bin.clone()]);
+        args.push(format!("--bin={bin}"));
     }
     call.progress.report(&format!("cargo {}", args.join(" ")));
     let ws_root = workspace_root(&project.root);
@@ -955,6 +971,73 @@ mod tests {
         );
         running.observe_stderr("   Doc-tests demo", Path::new("/w"));
         assert_eq!(running.executable, None);
+    }
+
+    #[test]
+    fn a_filter_follows_libtest_options_after_dashes() {
+        let req = |filter: &str, exact| TestRequest {
+            filter: Some(filter.into()),
+            exact,
+            include_ignored: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            libtest_args(&req("--logfile=/x", true), true),
+            ["--include-ignored", "--exact", "--", "--logfile=/x"]
+        );
+        assert_eq!(
+            libtest_args(&req("--include-ignored", false), false),
+            ["--", "--include-ignored"]
+        );
+        assert_eq!(
+            libtest_args(&TestRequest::default(), true),
+            ["--include-ignored"]
+        );
+    }
+
+    /// A real libtest binary, built with rustc: `--list` with a filter that looks like an
+    /// option writes no file and lists nothing; a plain filter still lists its test.
+    #[tokio::test]
+    async fn listing_unfinished_tests_reads_a_dash_filter_as_a_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(
+            root.join("t.rs"),
+            "#[test] fn alpha() {}\n#[test] fn beta() {}\n",
+        )
+        .unwrap();
+        let built = std::process::Command::new("rustc")
+            .args(["--edition", "2021", "--test", "t.rs", "-o", "t"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(built.success());
+        let project = Project {
+            root: root.clone(),
+            kind: crate::workspace::ToolchainKind::Cargo,
+        };
+        let running = RunningBinary {
+            executable: Some(root.join("t")),
+            finished: vec!["beta".into()],
+        };
+        let call = Call {
+            progress: &super::super::progress::Silent,
+            cancel: Default::default(),
+        };
+        let runner = Runner::for_tests();
+        let list = |filter: String| TestRequest {
+            filter: Some(filter),
+            ..Default::default()
+        };
+
+        let log = root.join("pwned");
+        let dashed = list(format!("--logfile={}", log.display()));
+        let names = unfinished_tests(&running, &dashed, &project, &runner, &call).await;
+        assert_eq!(names, Vec::<String>::new());
+        assert!(!log.exists(), "libtest read the filter as --logfile");
+
+        let plain = unfinished_tests(&running, &list("alp".into()), &project, &runner, &call).await;
+        assert_eq!(plain, ["alpha"]);
     }
 
     #[test]

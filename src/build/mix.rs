@@ -505,10 +505,12 @@ async fn run_test(
     Ok((output, compiler, events))
 }
 
+/// Options in the `--option=value` form and the path after `--` (mix test's option parser
+/// stops there), so no request value is read as another option.
 fn mix_test_args(req: &TestRequest) -> Vec<String> {
     let mut args = Vec::new();
     for tag in &req.tags {
-        args.extend(["--only".to_string(), tag.clone()]);
+        args.push(format!("--only={tag}"));
     }
     if let Some(name) = &req.filter {
         let name = if name.starts_with("test ") || name.starts_with("doctest ") {
@@ -516,37 +518,39 @@ fn mix_test_args(req: &TestRequest) -> Vec<String> {
         } else {
             format!("test {name}")
         };
-        args.extend(["--only".to_string(), format!("test:{name}")]);
+        args.push(format!("--only=test:{name}"));
     }
     for tag in &req.exclude {
-        args.extend(["--exclude".to_string(), tag.clone()]);
+        args.push(format!("--exclude={tag}"));
     }
     if req.include_ignored {
-        args.extend(strings(&["--include", "skip"]));
+        args.push("--include=skip".into());
     }
     if let Some(seed) = req.seed {
-        args.extend(["--seed".to_string(), seed.to_string()]);
+        args.push(format!("--seed={seed}"));
     }
     if let Some(max) = req.max_failures {
-        args.extend(["--max-failures".to_string(), max.to_string()]);
+        args.push(format!("--max-failures={max}"));
     }
     if let Some(path) = &req.path {
-        args.push(path.clone());
+        args.extend(["--".to_string(), path.clone()]);
     }
     args
 }
 
+/// `mix TASK ...`, where `argv` (task name first) went through the task's allowlist
+/// (`task_args`).
 pub async fn run(
     project: &Project,
     req: &RunRequest,
+    argv: Vec<String>,
     runner: &Runner,
     call: &Call<'_>,
 ) -> Result<RunReport, ToolError> {
     let started = Instant::now();
-    let task = req.task.clone().unwrap_or_else(|| "run".into());
     // Compiled first, on its own: its messages become `errors`, and the program's stdout
     // holds nothing but the program's output.
-    if task == "run" {
+    if argv.first().is_some_and(|task| task == "run") {
         let compiled = compile(project, &CompileRequest::default(), false, runner, call).await?;
         if compiled.status != BuildStatus::Ok {
             return Ok(RunReport {
@@ -564,12 +568,10 @@ pub async fn run(
             });
         }
     }
-    let mut args = vec![task];
-    args.extend(req.args.iter().cloned());
-    call.progress.report(&format!("mix {}", args.join(" ")));
+    call.progress.report(&format!("mix {}", argv.join(" ")));
     let spec = CommandSpec {
         stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
-        ..mix(project, args)
+        ..mix(project, argv)
     };
     let output = run_quiet(runner, spec, call).await?;
     check_deps(project, &output)?;

@@ -3,6 +3,7 @@
 //! `BuildTools` resolves the project against the allowlist, waits for the project's turn
 //! and hands the call to the project's toolchain.
 
+pub mod arg_values;
 pub mod cargo;
 pub mod diagnostics;
 pub mod dialyzer;
@@ -14,6 +15,7 @@ pub mod progress;
 pub mod project_queue;
 pub mod reports;
 pub mod requests;
+pub mod task_args;
 pub mod test_report;
 pub mod version_cache;
 
@@ -26,6 +28,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
 use crate::workspace::{Project, ToolchainKind, Workspace, WorkspaceError};
+use arg_values::{NameKind, ValueError};
 use progress::Progress;
 use project_queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
@@ -47,6 +50,18 @@ pub enum ToolError {
     Failed(String),
     #[error("the call was cancelled before it started")]
     Cancelled,
+}
+
+impl From<ValueError> for ToolError {
+    fn from(error: ValueError) -> Self {
+        ToolError::InvalidArgument(error.to_string())
+    }
+}
+
+impl From<task_args::TaskArgError> for ToolError {
+    fn from(error: task_args::TaskArgError) -> Self {
+        ToolError::InvalidArgument(error.to_string())
+    }
 }
 
 /// One call's link to its caller: where progress goes and what cancels it.
@@ -140,9 +155,12 @@ impl BuildTools {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        if project.kind == ToolchainKind::Mix {
-            cargo_only("features", !req.features.is_empty())?;
-            cargo_only("all_targets", req.all_targets.is_some())?;
+        match project.kind {
+            ToolchainKind::Cargo => check_cargo_selection(&req.package, &req.features)?,
+            ToolchainKind::Mix => {
+                cargo_only("features", !req.features.is_empty())?;
+                cargo_only("all_targets", req.all_targets.is_some())?;
+            }
         }
         let runner = self.runner(kind.tool_name(), req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
@@ -166,6 +184,7 @@ impl BuildTools {
                 mix_only("exclude", !req.exclude.is_empty())?;
                 mix_only("seed", req.seed.is_some())?;
                 mix_only("max_failures", req.max_failures.is_some())?;
+                check_cargo_selection(&req.package, &req.features)?;
             }
             ToolchainKind::Mix => {
                 cargo_only("features", !req.features.is_empty())?;
@@ -180,12 +199,16 @@ impl BuildTools {
             }
         }
         let runner = self.runner("test", req.timeout_ms);
-        let _turn = self.wait_turn(&project, call).await?;
         match project.kind {
-            ToolchainKind::Cargo => cargo::test(&project, &req, &runner, call).await,
+            ToolchainKind::Cargo => {
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::test(&project, &req, &runner, call).await
+            }
             ToolchainKind::Mix => {
-                let project = umbrella_app(project, &req.package)?;
-                mix::test(&project, &req, &runner, call).await
+                let app = umbrella_app(project.clone(), &req.package)?;
+                check_mix_test_selection(&app, &req)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                mix::test(&app, &req, &runner, call).await
             }
         }
     }
@@ -194,35 +217,58 @@ impl BuildTools {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        let (allowed, key) = match project.kind {
-            ToolchainKind::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
-            ToolchainKind::Mix => {
-                cargo_only("bin", req.bin.is_some())?;
-                (&self.config.mix_tasks, "mix.tasks")
+        if project.kind == ToolchainKind::Mix {
+            cargo_only("bin", req.bin.is_some())?;
+        }
+        let task = self.allowed_task(project.kind, &req.task)?;
+        let runner = self.runner("run", req.timeout_ms);
+        match (project.kind, task) {
+            (ToolchainKind::Cargo, None) => {
+                check_cargo_selection(&req.package, &[])?;
+                if let Some(bin) = &req.bin {
+                    arg_values::name("`bin`", bin, NameKind::Target)?;
+                }
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::run(&project, &req, &runner, call).await
             }
+            (ToolchainKind::Cargo, Some(task)) => {
+                let argv = task_args::task_argv(project.kind, task, &req.args, &project.root)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::run_task(&project, &req, argv, &runner, call).await
+            }
+            (ToolchainKind::Mix, task) => {
+                let app = umbrella_app(project.clone(), &req.package)?;
+                let task = task.unwrap_or("run");
+                let argv = task_args::task_argv(project.kind, task, &req.args, &app.root)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                mix::run(&app, &req, argv, &runner, call).await
+            }
+        }
+    }
+
+    /// The task `run` starts (a mix project's default is `run`; a cargo project's is its
+    /// program, `None`), once it is known to be in the configured allowlist.
+    fn allowed_task<'r>(
+        &self,
+        kind: ToolchainKind,
+        task: &'r Option<String>,
+    ) -> Result<Option<&'r str>, ToolError> {
+        let (allowed, key) = match kind {
+            ToolchainKind::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
+            ToolchainKind::Mix => (&self.config.mix_tasks, "mix.tasks"),
         };
-        let task = match (project.kind, &req.task) {
-            (_, Some(task)) => Some(task.as_str()),
-            (ToolchainKind::Mix, None) => Some("run"),
-            (ToolchainKind::Cargo, None) => None,
+        let task = match (kind, task) {
+            (_, Some(task)) => task.as_str(),
+            (ToolchainKind::Mix, None) => "run",
+            (ToolchainKind::Cargo, None) => return Ok(None),
         };
-        if let Some(task) = task
-            && !allowed.iter().any(|t| t == task)
-        {
+        if !allowed.iter().any(|t| t == task) {
             return Err(ToolError::InvalidArgument(format!(
                 "task `{task}` is not allowed; allowed tasks: {} (config key {key})",
                 allowed.join(", ")
             )));
         }
-        let runner = self.runner("run", req.timeout_ms);
-        let _turn = self.wait_turn(&project, call).await?;
-        match project.kind {
-            ToolchainKind::Cargo => cargo::run(&project, &req, &runner, call).await,
-            ToolchainKind::Mix => {
-                let project = umbrella_app(project, &req.package)?;
-                mix::run(&project, &req, &runner, call).await
-            }
-        }
+        Ok(Some(task))
     }
 
     pub async fn format(
@@ -233,6 +279,9 @@ impl BuildTools {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
+        if project.kind == ToolchainKind::Cargo {
+            check_cargo_selection(&req.package, &[])?;
+        }
         let runner = self.runner("format", req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
         match project.kind {
@@ -289,6 +338,30 @@ fn mix_only(option: &str, given: bool) -> Result<(), ToolError> {
         ))),
         false => Ok(()),
     }
+}
+
+/// Cargo's `package` and `features`, checked before they reach cargo's argv (as
+/// `--package=SPEC` and `--features=LIST`).
+fn check_cargo_selection(package: &Option<String>, features: &[String]) -> Result<(), ToolError> {
+    if let Some(package) = package {
+        arg_values::name("`package`", package, NameKind::Package)?;
+    }
+    arg_values::features("`features`", features)?;
+    Ok(())
+}
+
+/// `mix test`'s `path` (inside the app), `tags` and `exclude`, checked before they reach its argv.
+fn check_mix_test_selection(app: &Project, req: &TestRequest) -> Result<(), ToolError> {
+    if let Some(path) = &req.path {
+        arg_values::test_path("`path`", &app.root, path)?;
+    }
+    for tag in &req.tags {
+        arg_values::name("`tags`", tag, NameKind::Tag)?;
+    }
+    for tag in &req.exclude {
+        arg_values::name("`exclude`", tag, NameKind::Tag)?;
+    }
+    Ok(())
 }
 
 /// For a mix umbrella, `package` names the child app (under `apps/`) to work in.

@@ -1,0 +1,1139 @@
+//! The arguments each task that `run` starts may take: one allowlist per task.
+//!
+//! A cargo task (`run` with `task: "doc"`) or a mix task gets only the options its table
+//! lists. Anything else (`--manifest-path`, `--config`, `-Z`, `--target-dir`, `+toolchain`,
+//! an unknown flag, in any spelling) is refused with an error that names the argument, the
+//! task and what the task accepts. Accepted arguments are rewritten into one unambiguous
+//! argv: the task name first, then options as `--long` or `--long=value` (so no value is ever
+//! read as another option), then positional values, which never start with `-` unless they
+//! follow a `--` that the tool reads as the end of its options. Values that name files must
+//! resolve inside the project. A configured task without a table here takes no options, only
+//! positional values that do not start with `-`.
+
+use std::path::Path;
+
+use super::arg_values::{self, NameKind, ValueError};
+use crate::workspace::ToolchainKind;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TaskArgError {
+    #[error(
+        "task name {0:?} is refused: a task name starts with a letter or digit and has only \
+         letters, digits and `_.:-`"
+    )]
+    TaskName(String),
+    #[error("`{arg}` is not accepted by `{command}`; {accepts}")]
+    NotAccepted {
+        arg: String,
+        command: String,
+        accepts: String,
+    },
+    #[error("`{option}` of `{command}` needs a value; write it as `{option}=VALUE`")]
+    MissingValue { option: String, command: String },
+    #[error("`{option}` of `{command}` takes no value, but was given `{arg}`")]
+    UnexpectedValue {
+        option: String,
+        command: String,
+        arg: String,
+    },
+    #[error("`{option}` of `{command}` must be one of {choices}, not {value:?}")]
+    NotAChoice {
+        option: String,
+        command: String,
+        choices: String,
+        value: String,
+    },
+    #[error("`{option}` of `{command}` must be a whole number, not {value:?}")]
+    NotANumber {
+        option: String,
+        command: String,
+        value: String,
+    },
+    #[error("`{arg}` is one argument too many for `{command}`; {accepts}")]
+    TooManyPositionals {
+        arg: String,
+        command: String,
+        accepts: String,
+    },
+    #[error("`{command}` needs {needs}")]
+    MissingPositional {
+        command: String,
+        needs: &'static str,
+    },
+    #[error(transparent)]
+    Value(#[from] ValueError),
+}
+
+/// The full argv, task name first, of `tool`'s task `task` given the request's `args`;
+/// `project` is the directory the task runs in.
+pub fn task_argv(
+    tool: ToolchainKind,
+    task: &str,
+    args: &[String],
+    project: &Path,
+) -> Result<Vec<String>, TaskArgError> {
+    check_task_name(task)?;
+    let spec = spec_for(tool, task);
+    let parser = Parser {
+        spec: &spec,
+        command: format!("{} {task}", tool.name()),
+        project,
+    };
+    let (options, positionals) = parser.split(args)?;
+    let given: Vec<&str> = options.iter().map(|o| o.option.long).collect();
+    let positionals = parser.positionals(&given, positionals)?;
+    let mut argv = vec![task.to_string()];
+    argv.extend(options.into_iter().flat_map(Accepted::into_args));
+    if spec.dashes_end_options && !positionals.is_empty() {
+        argv.push("--".into());
+    }
+    argv.extend(positionals);
+    Ok(argv)
+}
+
+/// Cargo reads a first argument `+name` as a toolchain and one starting with `-` as its own
+/// option: a task name is neither.
+fn check_task_name(task: &str) -> Result<(), TaskArgError> {
+    let mut chars = task.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c)) {
+        return Ok(());
+    }
+    Err(TaskArgError::TaskName(task.into()))
+}
+
+/// What an option's value must be.
+#[derive(Debug, Clone, Copy)]
+enum Value {
+    /// Any text; the hint names it in messages.
+    Text(&'static str),
+    Choice(&'static [&'static str]),
+    Integer,
+    Name(NameKind),
+    Features,
+    /// An existing file inside the project.
+    ProjectFile,
+    /// An existing file inside the project, named literally: the task would expand
+    /// wildcards, so `*?[]{}` are refused.
+    LiteralProjectFile,
+    /// A file or directory the task creates, inside the project.
+    ProjectOutput,
+}
+
+impl Value {
+    fn hint(self) -> String {
+        match self {
+            Value::Text(hint) => hint.into(),
+            Value::Choice(choices) => choices.join("|"),
+            Value::Integer => "N".into(),
+            Value::Name(NameKind::Package) => "SPEC".into(),
+            Value::Name(NameKind::Target) => "NAME".into(),
+            Value::Name(NameKind::Feature) | Value::Features => "FEATURES".into(),
+            Value::Name(NameKind::Tag) => "TAG".into(),
+            Value::ProjectFile | Value::LiteralProjectFile => "FILE (inside the project)".into(),
+            Value::ProjectOutput => "DIR (inside the project)".into(),
+        }
+    }
+}
+
+/// Whether an option takes a value, and how it is passed on.
+#[derive(Debug, Clone, Copy)]
+enum Takes {
+    Nothing,
+    /// `--long=VALUE`, `--long VALUE` or `-s VALUE`; passed on as `--long=VALUE`.
+    Value(Value),
+    /// clap's `--long [VALUE]`: the next argument is the value unless it starts with `-`.
+    Optional(Value),
+    /// Passed on as two arguments, to a task that matches its argv literally
+    /// (`mix help --search PATTERN`); the value must not start with `-`.
+    Separate(Value),
+}
+
+#[derive(Debug)]
+struct Opt {
+    long: &'static str,
+    short: Option<char>,
+    takes: Takes,
+}
+
+const fn flag(long: &'static str, short: Option<char>) -> Opt {
+    Opt {
+        long,
+        short,
+        takes: Takes::Nothing,
+    }
+}
+
+const fn valued(long: &'static str, short: Option<char>, value: Value) -> Opt {
+    Opt {
+        long,
+        short,
+        takes: Takes::Value(value),
+    }
+}
+
+const fn optional(long: &'static str, short: Option<char>, value: Value) -> Opt {
+    Opt {
+        long,
+        short,
+        takes: Takes::Optional(value),
+    }
+}
+
+impl Opt {
+    fn describe(&self) -> String {
+        let short = self.short.map(|s| format!("-{s}/")).unwrap_or_default();
+        let value = match self.takes {
+            Takes::Nothing => String::new(),
+            Takes::Value(v) => format!("={}", v.hint()),
+            Takes::Optional(v) => format!("[={}]", v.hint()),
+            Takes::Separate(v) => format!(" {}", v.hint()),
+        };
+        format!("{short}--{}{value}", self.long)
+    }
+}
+
+/// The positional values a task takes.
+#[derive(Debug, Clone, Copy)]
+enum Positionals {
+    None,
+    /// At most one value.
+    One(Value, &'static str),
+    /// Any number of values that do not start with `-` (tasks without a table).
+    AnyText,
+    /// `mix run`: a script inside the project unless `--eval` is given, then the
+    /// program's own arguments (free text: they follow `--`).
+    Script,
+    /// `mix xref`: `callers MODULE`, `trace FILE` or `graph`.
+    XrefCommand,
+}
+
+impl Positionals {
+    fn describe(self) -> &'static str {
+        match self {
+            Positionals::None => "no positional arguments",
+            Positionals::One(_, what) => what,
+            Positionals::AnyText => "positional values that do not start with `-`",
+            Positionals::Script => {
+                "then a script inside the project (unless --eval is given) and the program's \
+                 own arguments"
+            }
+            Positionals::XrefCommand => "one of `callers MODULE`, `trace FILE` or `graph`",
+        }
+    }
+}
+
+struct TaskSpec {
+    /// Groups of options, so tables can share common ones.
+    options: &'static [&'static [Opt]],
+    positionals: Positionals,
+    /// The tool reads `--` as the end of its options: positional values are passed after one.
+    dashes_end_options: bool,
+    /// A configured task without a table here: no options, only plain positional values.
+    unlisted: bool,
+}
+
+impl TaskSpec {
+    fn find(&self, matches: impl Fn(&Opt) -> bool) -> Option<&'static Opt> {
+        self.options
+            .iter()
+            .flat_map(|group| group.iter())
+            .find(|o| matches(o))
+    }
+
+    fn describe(&self) -> String {
+        if self.unlisted {
+            return "this task has no argument allowlist in drydock, so it takes no options, \
+                    only positional values that do not start with `-`"
+                .into();
+        }
+        let options: Vec<String> = self
+            .options
+            .iter()
+            .flat_map(|group| group.iter())
+            .map(Opt::describe)
+            .collect();
+        match (options.is_empty(), self.positionals) {
+            (true, Positionals::None) => "it takes no arguments".into(),
+            (true, positionals) => format!("it takes no options, only {}", positionals.describe()),
+            (false, positionals) => format!(
+                "it accepts {}; {}",
+                options.join(", "),
+                positionals.describe()
+            ),
+        }
+    }
+}
+
+/// One accepted option with its checked value.
+struct Accepted {
+    option: &'static Opt,
+    value: Option<String>,
+}
+
+impl Accepted {
+    fn into_args(self) -> Vec<String> {
+        let long = format!("--{}", self.option.long);
+        match (self.option.takes, self.value) {
+            (Takes::Separate(_), Some(value)) => vec![long, value],
+            (_, Some(value)) => vec![format!("{long}={value}")],
+            (_, None) => vec![long],
+        }
+    }
+}
+
+struct Parser<'a> {
+    spec: &'a TaskSpec,
+    command: String,
+    project: &'a Path,
+}
+
+impl Parser<'_> {
+    /// The request's args as accepted options and (not yet checked) positional values.
+    fn split(&self, args: &[String]) -> Result<(Vec<Accepted>, Vec<String>), TaskArgError> {
+        let mut options = Vec::new();
+        let mut positionals = Vec::new();
+        let mut rest = args.iter().peekable();
+        while let Some(arg) = rest.next() {
+            let program_args_follow =
+                matches!(self.spec.positionals, Positionals::Script) && !positionals.is_empty();
+            if arg == "--" || program_args_follow {
+                if arg != "--" {
+                    positionals.push(arg.clone());
+                }
+                positionals.extend(rest.by_ref().cloned());
+                break;
+            }
+            if arg.len() > 1 && arg.starts_with('-') {
+                options.extend(self.option(arg, &mut rest)?);
+            } else {
+                positionals.push(arg.clone());
+            }
+        }
+        Ok((options, positionals))
+    }
+
+    /// One option argument: `--long`, `--long=value`, `-s`, or a cluster of switches `-vq`;
+    /// its value may be the next argument.
+    fn option(
+        &self,
+        arg: &str,
+        rest: &mut std::iter::Peekable<std::slice::Iter<'_, String>>,
+    ) -> Result<Vec<Accepted>, TaskArgError> {
+        let not_accepted = || TaskArgError::NotAccepted {
+            arg: arg.into(),
+            command: self.command.clone(),
+            accepts: self.spec.describe(),
+        };
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let option = self
+                .spec
+                .find(|o| o.long == name)
+                .ok_or_else(not_accepted)?;
+            return Ok(vec![self.value_of(option, arg, inline, rest)?]);
+        }
+        let shorts: Vec<char> = arg[1..].chars().collect();
+        let options: Vec<&'static Opt> = shorts
+            .iter()
+            .map(|c| self.spec.find(|o| o.short == Some(*c)))
+            .collect::<Option<_>>()
+            .ok_or_else(not_accepted)?;
+        if let [option] = options[..] {
+            return Ok(vec![self.value_of(option, arg, None, rest)?]);
+        }
+        // A cluster (`-vv`) is read as separate switches; one that takes a value would swallow
+        // the rest of the cluster, so it is refused.
+        if options.iter().all(|o| matches!(o.takes, Takes::Nothing)) {
+            return Ok(options
+                .into_iter()
+                .map(|option| Accepted {
+                    option,
+                    value: None,
+                })
+                .collect());
+        }
+        Err(not_accepted())
+    }
+
+    fn value_of(
+        &self,
+        option: &'static Opt,
+        arg: &str,
+        inline: Option<&str>,
+        rest: &mut std::iter::Peekable<std::slice::Iter<'_, String>>,
+    ) -> Result<Accepted, TaskArgError> {
+        let name = format!("--{}", option.long);
+        let next_is_value = rest.peek().is_some_and(|next| !next.starts_with('-'));
+        let raw = match (option.takes, inline) {
+            (Takes::Nothing, None) => None,
+            (Takes::Nothing, Some(_)) => {
+                return Err(TaskArgError::UnexpectedValue {
+                    option: name,
+                    command: self.command.clone(),
+                    arg: arg.into(),
+                });
+            }
+            (_, Some(value)) => Some(value.to_string()),
+            (Takes::Optional(_), None) if !next_is_value => None,
+            (_, None) if next_is_value => rest.next().cloned(),
+            (_, None) => {
+                return Err(TaskArgError::MissingValue {
+                    option: name,
+                    command: self.command.clone(),
+                });
+            }
+        };
+        let value = match (option.takes, raw) {
+            (Takes::Value(kind) | Takes::Optional(kind), Some(raw)) => {
+                Some(self.check_value(&name, kind, raw)?)
+            }
+            (Takes::Separate(kind), Some(raw)) => {
+                let what = self.what(&name);
+                arg_values::not_an_option(&what, &raw, NOT_DASHED)?;
+                Some(self.check_value(&name, kind, raw)?)
+            }
+            (_, raw) => raw,
+        };
+        Ok(Accepted { option, value })
+    }
+
+    /// How a value is named in errors: "`--require` of `mix run`", or "an argument of
+    /// `mix run`" for a positional value (`name` "").
+    fn what(&self, name: &str) -> String {
+        match name {
+            "" => format!("an argument of `{}`", self.command),
+            _ => format!("`{name}` of `{}`", self.command),
+        }
+    }
+
+    fn check_value(&self, name: &str, kind: Value, raw: String) -> Result<String, TaskArgError> {
+        let what = self.what(name);
+        match kind {
+            Value::Text(_) => Ok(raw),
+            Value::Choice(choices) if choices.contains(&raw.as_str()) => Ok(raw),
+            Value::Choice(choices) => Err(TaskArgError::NotAChoice {
+                option: name.into(),
+                command: self.command.clone(),
+                choices: choices.join(", "),
+                value: raw,
+            }),
+            Value::Integer if raw.parse::<i64>().is_ok() => Ok(raw),
+            Value::Integer => Err(TaskArgError::NotANumber {
+                option: name.into(),
+                command: self.command.clone(),
+                value: raw,
+            }),
+            Value::Name(kind) => Ok(arg_values::name(&what, &raw, kind)?.to_string()),
+            Value::Features => Ok(arg_values::features(&what, &[raw])?),
+            Value::ProjectFile => {
+                arg_values::project_file(&what, self.project, &raw)?;
+                Ok(raw)
+            }
+            Value::LiteralProjectFile if raw.contains(['*', '?', '[', ']', '{', '}']) => {
+                Err(ValueError::Malformed {
+                    what,
+                    value: raw,
+                    expected: "a file named literally (the task would expand `*?[]{}`)",
+                }
+                .into())
+            }
+            Value::LiteralProjectFile => {
+                arg_values::project_file(&what, self.project, &raw)?;
+                Ok(raw)
+            }
+            Value::ProjectOutput => {
+                arg_values::project_output(&what, self.project, &raw)?;
+                Ok(raw)
+            }
+        }
+    }
+
+    /// The positional values, checked against what the task takes.
+    fn positionals(
+        &self,
+        given: &[&str],
+        values: Vec<String>,
+    ) -> Result<Vec<String>, TaskArgError> {
+        match self.spec.positionals {
+            Positionals::None => self.at_most(0, values),
+            Positionals::One(kind, _) => {
+                let values = self.at_most(1, values)?;
+                for value in &values {
+                    self.positional_value(kind, value)?;
+                }
+                Ok(values)
+            }
+            Positionals::AnyText => {
+                for value in &values {
+                    self.positional_value(Value::Text("TEXT"), value)?;
+                }
+                Ok(values)
+            }
+            Positionals::Script => {
+                if let Some(script) = values.first().filter(|_| !given.contains(&"eval")) {
+                    self.positional_value(Value::ProjectFile, script)?;
+                }
+                Ok(values)
+            }
+            Positionals::XrefCommand => self.xref_command(values),
+        }
+    }
+
+    fn at_most(&self, max: usize, values: Vec<String>) -> Result<Vec<String>, TaskArgError> {
+        match values.get(max) {
+            Some(extra) => Err(TaskArgError::TooManyPositionals {
+                arg: extra.clone(),
+                command: self.command.clone(),
+                accepts: self.spec.describe(),
+            }),
+            None => Ok(values),
+        }
+    }
+
+    /// A positional value: never one that starts with `-`, whatever else it must be.
+    fn positional_value(&self, kind: Value, value: &str) -> Result<(), TaskArgError> {
+        arg_values::not_an_option(&self.what(""), value, NOT_DASHED)?;
+        self.check_value("", kind, value.to_string()).map(|_| ())
+    }
+
+    fn xref_command(&self, values: Vec<String>) -> Result<Vec<String>, TaskArgError> {
+        let takes = Positionals::XrefCommand.describe();
+        let operand = match values.first().map(String::as_str) {
+            None => None,
+            Some("graph") => return self.at_most(1, values),
+            Some("callers") => Some(Value::Text("MODULE")),
+            Some("trace") => Some(Value::ProjectFile),
+            Some(other) => {
+                return Err(TaskArgError::NotAccepted {
+                    arg: other.into(),
+                    command: self.command.clone(),
+                    accepts: self.spec.describe(),
+                });
+            }
+        };
+        let Some(kind) = operand else {
+            return Err(TaskArgError::MissingPositional {
+                command: self.command.clone(),
+                needs: takes,
+            });
+        };
+        let values = self.at_most(2, values)?;
+        let Some(operand) = values.get(1) else {
+            return Err(TaskArgError::MissingPositional {
+                command: self.command.clone(),
+                needs: takes,
+            });
+        };
+        self.positional_value(kind, operand)?;
+        Ok(values)
+    }
+}
+
+const FILTER: &str = "one optional filter that does not start with `-`";
+const NOT_DASHED: &str = "a value that does not start with `-`";
+
+const CARGO_OUTPUT: &[Opt] = &[
+    flag("quiet", Some('q')),
+    flag("verbose", Some('v')),
+    valued("color", None, Value::Choice(&["auto", "always", "never"])),
+    flag("locked", None),
+    flag("offline", None),
+    flag("frozen", None),
+];
+
+const CARGO_PACKAGES: &[Opt] = &[
+    optional("package", Some('p'), Value::Name(NameKind::Package)),
+    flag("workspace", None),
+    valued("exclude", None, Value::Name(NameKind::Package)),
+];
+
+const CARGO_FEATURES: &[Opt] = &[
+    valued("features", Some('F'), Value::Features),
+    flag("all-features", None),
+    flag("no-default-features", None),
+];
+
+const CARGO_COMPILE: &[Opt] = &[
+    valued("jobs", Some('j'), Value::Integer),
+    valued("profile", None, Value::Name(NameKind::Target)),
+    flag("ignore-rust-version", None),
+    valued(
+        "message-format",
+        None,
+        Value::Choice(&["human", "short", "json"]),
+    ),
+    flag("lib", None),
+    flag("bins", None),
+    optional("bin", None, Value::Name(NameKind::Target)),
+    flag("examples", None),
+    optional("example", None, Value::Name(NameKind::Target)),
+];
+
+const CARGO_DOC: &[Opt] = &[
+    flag("no-deps", None),
+    flag("document-private-items", None),
+    flag("keep-going", None),
+    flag("release", Some('r')),
+];
+
+const CARGO_BENCH: &[Opt] = &[
+    flag("no-run", None),
+    flag("no-fail-fast", None),
+    flag("tests", None),
+    optional("test", None, Value::Name(NameKind::Target)),
+    flag("benches", None),
+    optional("bench", None, Value::Name(NameKind::Target)),
+    flag("all-targets", None),
+];
+
+const CARGO_TREE: &[Opt] = &[
+    valued("edges", Some('e'), Value::Text("KINDS")),
+    optional("invert", Some('i'), Value::Name(NameKind::Package)),
+    valued("prune", None, Value::Name(NameKind::Package)),
+    valued("depth", None, Value::Text("DEPTH")),
+    valued("prefix", None, Value::Choice(&["indent", "depth", "none"])),
+    flag("no-dedupe", None),
+    flag("duplicates", Some('d')),
+    valued("charset", None, Value::Choice(&["utf8", "ascii"])),
+    valued("format", Some('f'), Value::Text("FORMAT")),
+];
+
+const CARGO_METADATA: &[Opt] = &[
+    valued("format-version", None, Value::Choice(&["1"])),
+    flag("no-deps", None),
+];
+
+const MIX_RUN: &[Opt] = &[
+    valued("eval", Some('e'), Value::Text("EXPR")),
+    valued("require", Some('r'), Value::LiteralProjectFile),
+    valued("parallel-require", None, Value::LiteralProjectFile),
+    flag("parallel", Some('p')),
+    valued("config", Some('c'), Value::ProjectFile),
+    flag("no-compile", None),
+    flag("no-deps-check", None),
+    flag("no-archives-check", None),
+    flag("no-elixir-version-check", None),
+    flag("no-start", None),
+    flag("no-halt", None),
+    flag("preload-modules", None),
+];
+
+const MIX_TREE_FORMAT: Value = Value::Choice(&["pretty", "plain", "dot"]);
+
+const MIX_DEPS_TREE: &[Opt] = &[
+    valued("only", None, Value::Name(NameKind::Package)),
+    valued("target", None, Value::Name(NameKind::Package)),
+    valued("exclude", None, Value::Name(NameKind::Package)),
+    valued("format", None, MIX_TREE_FORMAT),
+];
+
+const MIX_APP_TREE: &[Opt] = &[
+    valued("exclude", None, Value::Name(NameKind::Package)),
+    valued("format", None, MIX_TREE_FORMAT),
+];
+
+const MIX_XREF: &[Opt] = &[
+    flag("no-compile", None),
+    flag("no-deps-check", None),
+    flag("no-archives-check", None),
+    flag("no-elixir-version-check", None),
+    valued("exclude", None, Value::Text("FILE")),
+    valued("fail-above", None, Value::Integer),
+    valued(
+        "format",
+        None,
+        Value::Choice(&["pretty", "plain", "stats", "cycles", "dot"]),
+    ),
+    valued("group", None, Value::Text("FILES")),
+    flag("include-siblings", None),
+    valued("label", None, Value::Text("LABEL")),
+    flag("only-nodes", None),
+    flag("only-direct", None),
+    valued("sink", None, Value::Text("FILE")),
+    valued("source", None, Value::Text("FILE")),
+    valued("min-cycle-size", None, Value::Integer),
+];
+
+const MIX_HELP: &[Opt] = &[
+    flag("names", None),
+    Opt {
+        long: "search",
+        short: None,
+        takes: Takes::Separate(Value::Text("PATTERN")),
+    },
+];
+
+const MIX_DOCS: &[Opt] = &[
+    valued("canonical", Some('n'), Value::Text("URL")),
+    valued(
+        "formatter",
+        Some('f'),
+        Value::Choice(&["html", "epub", "markdown"]),
+    ),
+    valued("language", None, Value::Text("LANGUAGE")),
+    valued("output", Some('o'), Value::ProjectOutput),
+    valued("proglang", None, Value::Choice(&["elixir", "erlang"])),
+    flag("warnings-as-errors", None),
+];
+
+fn spec_for(tool: ToolchainKind, task: &str) -> TaskSpec {
+    let cargo = |options, positionals| TaskSpec {
+        options,
+        positionals,
+        dashes_end_options: false,
+        unlisted: false,
+    };
+    let mix = |options, positionals| TaskSpec {
+        options,
+        positionals,
+        dashes_end_options: true,
+        unlisted: false,
+    };
+    let name = |what| Positionals::One(Value::Name(NameKind::Package), what);
+    match (tool, task) {
+        (ToolchainKind::Cargo, "doc") => cargo(
+            &[
+                CARGO_DOC,
+                CARGO_PACKAGES,
+                CARGO_FEATURES,
+                CARGO_COMPILE,
+                CARGO_OUTPUT,
+            ],
+            Positionals::None,
+        ),
+        (ToolchainKind::Cargo, "bench") => cargo(
+            &[
+                CARGO_BENCH,
+                CARGO_PACKAGES,
+                CARGO_FEATURES,
+                CARGO_COMPILE,
+                CARGO_OUTPUT,
+            ],
+            Positionals::One(Value::Text("FILTER"), FILTER),
+        ),
+        (ToolchainKind::Cargo, "tree") => cargo(
+            &[CARGO_TREE, CARGO_PACKAGES, CARGO_FEATURES, CARGO_OUTPUT],
+            Positionals::None,
+        ),
+        (ToolchainKind::Cargo, "metadata") => cargo(
+            &[CARGO_METADATA, CARGO_FEATURES, CARGO_OUTPUT],
+            Positionals::None,
+        ),
+        (ToolchainKind::Cargo, "version") => cargo(&[], Positionals::None),
+        (ToolchainKind::Mix, "run") => mix(&[MIX_RUN], Positionals::Script),
+        (ToolchainKind::Mix, "deps.tree") => {
+            mix(&[MIX_DEPS_TREE], name("one optional dependency name"))
+        }
+        (ToolchainKind::Mix, "app.tree") => {
+            mix(&[MIX_APP_TREE], name("one optional application name"))
+        }
+        (ToolchainKind::Mix, "xref") => mix(&[MIX_XREF], Positionals::XrefCommand),
+        (ToolchainKind::Mix, "help") => TaskSpec {
+            // `mix help` matches its argv literally: no `--`.
+            dashes_end_options: false,
+            ..mix(&[MIX_HELP], name("one optional task name (or `app:NAME`)"))
+        },
+        (ToolchainKind::Mix, "docs") => mix(&[MIX_DOCS], Positionals::None),
+        _ => TaskSpec {
+            options: &[],
+            positionals: Positionals::AnyText,
+            dashes_end_options: false,
+            unlisted: true,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        project: std::path::PathBuf,
+        outside: std::path::PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project = base.join("project");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(project.join("lib")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        for file in ["script.exs", "lib/a.ex", "config.exs"] {
+            std::fs::write(project.join(file), "").unwrap();
+        }
+        for file in ["Cargo.toml", "evil.exs", "evil.ex"] {
+            std::fs::write(outside.join(file), "").unwrap();
+        }
+        Fixture {
+            _dir: dir,
+            project,
+            outside,
+        }
+    }
+
+    fn argv(tool: ToolchainKind, task: &str, args: &[&str], project: &Path) -> Vec<String> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        task_argv(tool, task, &args, project)
+            .unwrap_or_else(|e| panic!("{task} {args:?} refused: {e}"))
+    }
+
+    fn refusal(tool: ToolchainKind, task: &str, args: &[&str], project: &Path) -> TaskArgError {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        match task_argv(tool, task, &args, project) {
+            Ok(argv) => panic!("{task} {args:?} was accepted as {argv:?}"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn cargo_tasks_accept_their_options_in_one_form() {
+        let f = fixture();
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            ("doc", &[], &["doc"]),
+            (
+                "doc",
+                &["--no-deps", "-p", "ws-core", "--features", "a,b", "--lib"],
+                &[
+                    "doc",
+                    "--no-deps",
+                    "--package=ws-core",
+                    "--features=a,b",
+                    "--lib",
+                ],
+            ),
+            (
+                "doc",
+                &[
+                    "--package=serde@1.0.200",
+                    "-F",
+                    "x y",
+                    "--document-private-items",
+                ],
+                &[
+                    "doc",
+                    "--package=serde@1.0.200",
+                    "--features=x,y",
+                    "--document-private-items",
+                ],
+            ),
+            (
+                "doc",
+                &["-vv", "-q"],
+                &["doc", "--verbose", "--verbose", "--quiet"],
+            ),
+            ("doc", &["-p"], &["doc", "--package"]),
+            ("doc", &["--jobs=-1"], &["doc", "--jobs=-1"]),
+            (
+                "tree",
+                &[
+                    "-e", "normal", "-i", "serde", "--depth", "1", "--prefix", "none", "-d",
+                ],
+                &[
+                    "tree",
+                    "--edges=normal",
+                    "--invert=serde",
+                    "--depth=1",
+                    "--prefix=none",
+                    "--duplicates",
+                ],
+            ),
+            (
+                "tree",
+                &["--format", "{p} {f}", "--charset=ascii", "--invert"],
+                &["tree", "--format={p} {f}", "--charset=ascii", "--invert"],
+            ),
+            (
+                "metadata",
+                &["--format-version", "1", "--no-deps"],
+                &["metadata", "--format-version=1", "--no-deps"],
+            ),
+            (
+                "bench",
+                &["--bench", "parse", "--no-run", "fast"],
+                &["bench", "--bench=parse", "--no-run", "fast"],
+            ),
+            ("bench", &["--", "fast"], &["bench", "fast"]),
+            ("version", &[], &["version"]),
+        ];
+        for (task, args, expected) in cases {
+            assert_eq!(
+                argv(ToolchainKind::Cargo, task, args, &f.project),
+                *expected,
+                "{task} {args:?}"
+            );
+        }
+        // A value that starts with `-` is taken only in the `=` form.
+        let error = refusal(ToolchainKind::Cargo, "doc", &["-j", "-1"], &f.project);
+        assert_eq!(
+            error.to_string(),
+            "`--jobs` of `cargo doc` needs a value; write it as `--jobs=VALUE`"
+        );
+    }
+
+    #[test]
+    fn cargo_tasks_refuse_what_picks_another_manifest_config_target_or_toolchain() {
+        let f = fixture();
+        let manifest = f.outside.join("Cargo.toml");
+        let manifest = manifest.to_str().unwrap();
+        let manifest_eq = format!("--manifest-path={manifest}");
+        let refused: &[&[&str]] = &[
+            &["--manifest-path", manifest],
+            &[&manifest_eq],
+            &["--config", "build.target-dir=\"/tmp/x\""],
+            &["--config=build.rustc-wrapper=\"/tmp/x\""],
+            &["-Z", "unstable-options"],
+            &["-Zunstable-options"],
+            &["--target-dir", "/tmp/x"],
+            &["--target-dir=/tmp/x"],
+            &["--out-dir=/tmp/x"],
+            &["--artifact-dir", "/tmp/x"],
+            &["+nightly"],
+            &["--path", "/tmp/x"],
+            &["--git=https://example.com/x"],
+            &["--registry", "evil"],
+            &["--index=sparse+https://example.com/"],
+            &["-C", "/tmp"],
+            &["--lockfile-path=/tmp/Cargo.lock"],
+            &["--target", "/tmp/spec.json"],
+            &["--open"],
+            &["-pfoo"],
+            &["-vZ"],
+            &["--no-deps=yes"],
+            &["--package=--manifest-path=/tmp/x"],
+            &["--features=-Zx"],
+            &["--color", "--manifest-path=/tmp/x"],
+        ];
+        for task in ["doc", "tree", "metadata", "bench", "version"] {
+            for args in refused {
+                if task == "bench" && args == &["+nightly"] {
+                    continue;
+                }
+                refusal(ToolchainKind::Cargo, task, args, &f.project);
+            }
+        }
+        // `+name` picks a toolchain only as cargo's first argument; after the task name it
+        // is a plain value, here a bench filter.
+        assert_eq!(
+            argv(ToolchainKind::Cargo, "bench", &["+nightly"], &f.project),
+            ["bench", "+nightly"]
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_argument_the_task_and_what_it_accepts() {
+        let f = fixture();
+        let error = refusal(
+            ToolchainKind::Cargo,
+            "doc",
+            &["--manifest-path=/x/Cargo.toml"],
+            &f.project,
+        )
+        .to_string();
+        assert!(
+            error.starts_with(
+                "`--manifest-path=/x/Cargo.toml` is not accepted by `cargo doc`; it accepts --no-deps, "
+            ),
+            "{error}"
+        );
+        assert!(error.contains("-p/--package[=SPEC]"), "{error}");
+        assert!(error.contains("-F/--features=FEATURES"), "{error}");
+        assert!(error.ends_with("no positional arguments"), "{error}");
+
+        let plus = refusal(ToolchainKind::Cargo, "metadata", &["+nightly"], &f.project);
+        assert!(
+            plus.to_string().starts_with(
+                "`+nightly` is one argument too many for `cargo metadata`; it accepts"
+            ),
+            "{plus}"
+        );
+        let version = refusal(ToolchainKind::Cargo, "version", &["-v"], &f.project);
+        assert!(
+            version.to_string().ends_with("it takes no arguments"),
+            "{version}"
+        );
+    }
+
+    #[test]
+    fn task_names_cannot_be_flags_or_toolchains() {
+        let f = fixture();
+        for task in ["+nightly", "-Zx", "--config", "", "a b", "doc/x"] {
+            assert!(
+                matches!(
+                    refusal(ToolchainKind::Cargo, task, &[], &f.project),
+                    TaskArgError::TaskName(_)
+                ),
+                "{task:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tasks_without_a_table_take_only_plain_positional_values() {
+        let f = fixture();
+        assert_eq!(
+            argv(
+                ToolchainKind::Cargo,
+                "outdated",
+                &["serde", "x"],
+                &f.project
+            ),
+            ["outdated", "serde", "x"]
+        );
+        let error = refusal(
+            ToolchainKind::Mix,
+            "hex.info",
+            &["--config", "x"],
+            &f.project,
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("has no argument allowlist in drydock"),
+            "{error}"
+        );
+        refusal(ToolchainKind::Cargo, "outdated", &["--", "-x"], &f.project);
+    }
+
+    #[test]
+    fn mix_run_passes_the_script_and_program_arguments_after_dashes() {
+        let f = fixture();
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["-e", "IO.puts 1"], &["run", "--eval=IO.puts 1"]),
+            (&["--eval=-1"], &["run", "--eval=-1"]),
+            (
+                &["-e", "IO.inspect System.argv", "--", "a", "--b"],
+                &["run", "--eval=IO.inspect System.argv", "--", "a", "--b"],
+            ),
+            (
+                &["script.exs", "--erl-config", "/x/evil.config"],
+                &["run", "--", "script.exs", "--erl-config", "/x/evil.config"],
+            ),
+            (
+                &["--no-halt", "--", "script.exs", "a"],
+                &["run", "--no-halt", "--", "script.exs", "a"],
+            ),
+            (
+                &[
+                    "-r",
+                    "lib/a.ex",
+                    "-c",
+                    "config.exs",
+                    "-p",
+                    "--no-start",
+                    "-e",
+                    "1",
+                ],
+                &[
+                    "run",
+                    "--require=lib/a.ex",
+                    "--config=config.exs",
+                    "--parallel",
+                    "--no-start",
+                    "--eval=1",
+                ],
+            ),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(
+                argv(ToolchainKind::Mix, "run", args, &f.project),
+                *expected,
+                "{args:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn mix_run_refuses_files_outside_the_project() {
+        let f = fixture();
+        let evil = f.outside.join("evil.exs");
+        let evil = evil.to_str().unwrap();
+        let require_eq = format!("--require={evil}");
+        let config_eq = format!("--config={evil}");
+        let refused: &[&[&str]] = &[
+            &[evil],
+            &["--", evil],
+            &["-r", evil],
+            &[&require_eq],
+            &["--parallel-require", evil],
+            &["-c", evil],
+            &[&config_eq],
+            &["-r", "../outside/evil.exs"],
+            &["-r", "lib/*.ex"],
+            &["-e", "1", "--erl-config", "/x"],
+            &["--erl-config=/x"],
+            &["--mix-exs"],
+            &["-e"],
+            &["-e", "--config"],
+        ];
+        for args in refused {
+            let error = refusal(ToolchainKind::Mix, "run", args, &f.project);
+            if args.first() == Some(&evil) {
+                assert!(error.to_string().contains("outside the project"), "{error}");
+            }
+        }
+    }
+
+    #[test]
+    fn other_mix_tasks_take_their_own_options() {
+        let f = fixture();
+        let mix = |task, args: &[&str]| argv(ToolchainKind::Mix, task, args, &f.project);
+        assert_eq!(
+            mix("deps.tree", &["--format", "plain", "jason"]),
+            ["deps.tree", "--format=plain", "--", "jason"]
+        );
+        assert_eq!(
+            mix("app.tree", &["--exclude", "logger"]),
+            ["app.tree", "--exclude=logger"]
+        );
+        assert_eq!(
+            mix("xref", &["callers", "MixClean", "--label", "compile"]),
+            ["xref", "--label=compile", "--", "callers", "MixClean"]
+        );
+        assert_eq!(
+            mix("xref", &["trace", "lib/a.ex"]),
+            ["xref", "--", "trace", "lib/a.ex"]
+        );
+        assert_eq!(
+            mix("xref", &["graph", "--format", "stats"]),
+            ["xref", "--format=stats", "--", "graph"]
+        );
+        assert_eq!(mix("help", &["deps.tree"]), ["help", "deps.tree"]);
+        assert_eq!(
+            mix("help", &["--search", "deps"]),
+            ["help", "--search", "deps"]
+        );
+        assert_eq!(
+            mix("docs", &["-o", "doc/new", "-f", "html"]),
+            ["docs", "--output=doc/new", "--formatter=html"]
+        );
+
+        let evil = f.outside.join("evil.ex");
+        let evil = evil.to_str().unwrap();
+        let outside_output = format!("--output={}", f.outside.display());
+        let refused: &[(&str, &[&str])] = &[
+            ("xref", &["trace", evil]),
+            ("xref", &["trace"]),
+            ("xref", &["delete"]),
+            ("xref", &["graph", "extra"]),
+            ("xref", &["--output", "x"]),
+            ("deps.tree", &["a", "b"]),
+            ("deps.tree", &["--", "-x"]),
+            ("help", &["--search", "-x"]),
+            ("help", &["--search"]),
+            ("docs", &["--open"]),
+            ("docs", &[&outside_output]),
+            ("docs", &["-o", "../x"]),
+            ("docs", &["--formatter=pdf"]),
+            ("app.tree", &["--format", "svg"]),
+        ];
+        for (task, args) in refused {
+            refusal(ToolchainKind::Mix, task, args, &f.project);
+        }
+    }
+}
