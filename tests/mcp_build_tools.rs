@@ -480,3 +480,214 @@ async fn a_failure_without_diagnostics_still_says_why() {
     assert!(info.contains("cargo metadata failed"), "{info}");
     client.cancel().await.ok();
 }
+
+/// A cargo project outside the allowed roots whose build script writes `MARKER` next to its
+/// manifest: if drydock ever builds it, the marker says so.
+struct OutsideCrate {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+impl OutsideCrate {
+    fn new() -> OutsideCrate {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("evil");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("build.rs"),
+            "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    \
+             std::fs::write(format!(\"{dir}/MARKER\"), \"pwned\").unwrap();\n}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("src/lib.rs"), "pub fn evil() {}\n").unwrap();
+        OutsideCrate { _dir: dir, root }
+    }
+
+    fn manifest(&self) -> String {
+        self.root.join("Cargo.toml").display().to_string()
+    }
+
+    fn marker(&self) -> std::path::PathBuf {
+        self.root.join("MARKER")
+    }
+}
+
+/// Issue 14: `run {task: "doc", args: ["--manifest-path", OUTSIDE]}` built a project outside
+/// the roots and ran its build script; `metadata` read it.
+#[tokio::test]
+async fn task_arguments_cannot_pick_another_manifest_config_target_or_toolchain() {
+    let outside = OutsideCrate::new();
+    let manifest = outside.manifest();
+    let target_dir = outside.root.join("target").display().to_string();
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let attacks = [
+        ("doc", json!(["--manifest-path", manifest])),
+        ("doc", json!([format!("--manifest-path={manifest}")])),
+        (
+            "metadata",
+            json!(["--manifest-path", manifest, "--no-deps"]),
+        ),
+        ("metadata", json!([format!("--manifest-path={manifest}")])),
+        ("tree", json!(["--manifest-path", manifest])),
+        (
+            "bench",
+            json!([format!("--manifest-path={manifest}"), "--no-run"]),
+        ),
+        (
+            "doc",
+            json!(["--config", format!("build.target-dir=\"{target_dir}\"")]),
+        ),
+        ("doc", json!([format!("--target-dir={target_dir}")])),
+        (
+            "doc",
+            json!(["-Zunstable-options", "--artifact-dir", target_dir]),
+        ),
+        ("doc", json!(["+nightly"])),
+        ("doc", json!(["--open"])),
+        ("doc", json!(["--package=--manifest-path=x"])),
+        ("version", json!(["--config", "x"])),
+    ];
+    for (task, args) in attacks {
+        let first = args[0].as_str().unwrap();
+        let flag = first.split('=').next().unwrap();
+        let error = call_err(
+            &client,
+            "run",
+            json!({"project_path": "cargo-clean", "task": task, "args": args}),
+        )
+        .await;
+        assert!(
+            error.contains(&format!("`{flag}")) && error.contains(&format!("`cargo {task}`")),
+            "{task} {args}: {error}"
+        );
+    }
+    assert!(
+        !outside.marker().exists(),
+        "the outside project's build script ran"
+    );
+
+    let tree = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "cargo-clean", "task": "tree", "args": ["--depth", "0", "-e", "normal"]}),
+    )
+    .await;
+    assert_eq!(tree["status"], "ok", "{tree}");
+    assert!(
+        tree["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("cargo-clean v0.1.0"),
+        "{tree}"
+    );
+    let metadata = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "cargo-clean", "task": "metadata", "args": ["--format-version", "1", "--no-deps"]}),
+    )
+    .await;
+    let packages: Value = serde_json::from_str(metadata["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(packages["packages"][0]["name"], "cargo-clean");
+    client.cancel().await.ok();
+}
+
+/// Issue 14: `test {filter: "--logfile=OUTSIDE/pwned"}` made libtest write a file outside the
+/// roots. A filter is passed after `--`: whatever it looks like, it only selects tests.
+#[tokio::test]
+async fn a_test_filter_is_never_read_as_a_libtest_option() {
+    let outside = tempfile::tempdir().unwrap();
+    let log = outside.path().join("pwned");
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    for exact in [false, true] {
+        let report = call_ok(
+            &client,
+            "test",
+            json!({"project_path": "cargo-clean", "filter": format!("--logfile={}", log.display()), "exact": exact}),
+        )
+        .await;
+        assert_eq!(
+            (&report["status"], &report["passed"], &report["failed"]),
+            (&json!("passed"), &json!(0), &json!(0)),
+            "{report}"
+        );
+        assert!(!log.exists(), "libtest wrote {}", log.display());
+    }
+    // Only the two doc tests (`src/lib.rs - add (line 5)`, `src/lib.rs - greet (line 14)`)
+    // have a `-` in their names: a filter that starts with `-` still selects tests.
+    let dashed = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-clean", "filter": "-"}),
+    )
+    .await;
+    assert_eq!(
+        (&dashed["status"], &dashed["passed"], &dashed["filtered_out"]),
+        (&json!("passed"), &json!(2), &json!(6)),
+        "{dashed}"
+    );
+    client.cancel().await.ok();
+}
+
+/// `package`, `features` and `bin` reach cargo's argv as `--flag=value`, and a value that
+/// starts with `-` is refused before anything runs.
+#[tokio::test]
+async fn selection_values_that_look_like_options_are_refused() {
+    let outside = OutsideCrate::new();
+    let option = format!("--manifest-path={}", outside.manifest());
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let cases = [
+        (
+            "compile",
+            json!({"project_path": "cargo-clean", "package": option}),
+        ),
+        (
+            "type_check",
+            json!({"project_path": "cargo-clean", "features": [option]}),
+        ),
+        (
+            "lint",
+            json!({"project_path": "cargo-clean", "features": ["ok", "-Zx"]}),
+        ),
+        (
+            "test",
+            json!({"project_path": "cargo-clean", "package": option}),
+        ),
+        (
+            "test",
+            json!({"project_path": "cargo-clean", "features": [option]}),
+        ),
+        ("run", json!({"project_path": "cargo-clean", "bin": option})),
+        (
+            "run",
+            json!({"project_path": "cargo-clean", "package": option}),
+        ),
+        (
+            "format",
+            json!({"project_path": "cargo-clean", "package": option}),
+        ),
+    ];
+    for (tool, args) in cases {
+        let error = call_err(&client, tool, args.clone()).await;
+        assert!(
+            error.contains("starts with `-`, so it would be read as an option"),
+            "{tool} {args}: {error}"
+        );
+    }
+    assert!(!outside.marker().exists());
+    let member = call_ok(
+        &client,
+        "compile",
+        json!({"project_path": "cargo-workspace", "package": "ws-core"}),
+    )
+    .await;
+    assert_eq!(member["status"], "ok", "{member}");
+    client.cancel().await.ok();
+}
