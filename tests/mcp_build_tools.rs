@@ -628,7 +628,11 @@ async fn a_test_filter_is_never_read_as_a_libtest_option() {
     )
     .await;
     assert_eq!(
-        (&dashed["status"], &dashed["passed"], &dashed["filtered_out"]),
+        (
+            &dashed["status"],
+            &dashed["passed"],
+            &dashed["filtered_out"]
+        ),
         (&json!("passed"), &json!(2), &json!(6)),
         "{dashed}"
     );

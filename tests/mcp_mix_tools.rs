@@ -686,3 +686,153 @@ async fn bad_mix_input_gets_clear_errors() {
     }
     client.cancel().await.ok();
 }
+
+/// Elixir files outside the allowed roots that write `MARKER` when they are run, required,
+/// compiled, loaded as config or run as tests: if drydock ever loads one, the marker says so.
+struct OutsideElixir {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+impl OutsideElixir {
+    fn new() -> OutsideElixir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let write_marker = format!(
+            "File.write!({:?}, \"pwned\")\n",
+            root.join("MARKER").display().to_string()
+        );
+        let files = [
+            ("evil.exs", write_marker.clone()),
+            ("evil.ex", write_marker.clone()),
+            ("config.exs", format!("import Config\n{write_marker}")),
+            (
+                "evil_test.exs",
+                format!(
+                    "{write_marker}defmodule EvilTest do\n  use ExUnit.Case\n  test \"x\", do: :ok\nend\n"
+                ),
+            ),
+        ];
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        OutsideElixir { _dir: dir, root }
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.root.join(name).display().to_string()
+    }
+
+    fn marker(&self) -> std::path::PathBuf {
+        self.root.join("MARKER")
+    }
+}
+
+/// Issue 14, for mix: a script, `-r`, `--config` or `xref trace` naming a file outside the
+/// project is refused; options a task does not list are refused; nothing runs.
+#[tokio::test]
+async fn mix_tasks_cannot_load_files_outside_the_project() {
+    let _turn = turn().await;
+    let outside = OutsideElixir::new();
+    let (evil, config, evil_ex) = (
+        outside.file("evil.exs"),
+        outside.file("config.exs"),
+        outside.file("evil.ex"),
+    );
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let attacks = [
+        ("run", json!([evil]), "outside the project"),
+        ("run", json!(["--", evil, "a"]), "outside the project"),
+        (
+            "run",
+            json!(["-r", evil, "-e", "IO.puts 1"]),
+            "outside the project",
+        ),
+        (
+            "run",
+            json!([format!("--require={evil}")]),
+            "outside the project",
+        ),
+        (
+            "run",
+            json!(["--parallel-require", evil]),
+            "outside the project",
+        ),
+        ("run", json!(["-c", config]), "outside the project"),
+        (
+            "run",
+            json!([format!("--config={config}")]),
+            "outside the project",
+        ),
+        (
+            "run",
+            json!(["-r", "../mix-failing/lib/mix_failing.ex"]),
+            "contains `..`",
+        ),
+        (
+            "run",
+            json!(["-e", "IO.puts 1", "--erl-config", outside.file("x.config")]),
+            "`--erl-config` is not accepted by `mix run`",
+        ),
+        ("xref", json!(["trace", evil_ex]), "outside the project"),
+        (
+            "deps.tree",
+            json!(["--format", "svg"]),
+            "must be one of pretty, plain, dot",
+        ),
+        ("help", json!(["--search", "-x"]), "needs a value"),
+    ];
+    for (task, args, expected) in attacks {
+        let error = call_err(
+            &client,
+            "run",
+            json!({"project_path": "mix-clean", "task": task, "args": args}),
+        )
+        .await;
+        assert!(error.contains(expected), "{task} {args}: {error}");
+    }
+    assert!(!outside.marker().exists(), "an outside file was loaded");
+
+    let argv = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "mix-clean", "args": ["-e", "IO.inspect(System.argv())", "--", "a", "--b"]}),
+    )
+    .await;
+    assert_eq!(argv["stdout"], "[\"a\", \"--b\"]\n", "{argv}");
+    client.cancel().await.ok();
+}
+
+/// Issue 14, for `mix test`: `path` is a file inside the project, after `--`; tags are tags.
+#[tokio::test]
+async fn mix_test_values_stay_inside_the_project_and_are_never_options() {
+    let _turn = turn().await;
+    let outside = OutsideElixir::new();
+    let server = Server::start(&[]);
+    let client = legacy_client(&server.url).await;
+    let cases = [
+        (
+            json!({"path": outside.file("evil_test.exs")}),
+            "outside the project",
+        ),
+        (json!({"path": "--cover"}), "starts with `-`"),
+        (
+            json!({"path": "test/../../mix-failing/test"}),
+            "contains `..`",
+        ),
+        (json!({"path": "test/missing_test.exs:3"}), "does not exist"),
+        (json!({"tags": ["--cover"]}), "starts with `-`"),
+        (
+            json!({"exclude": ["--export-coverage=x"]}),
+            "starts with `-`",
+        ),
+    ];
+    for (mut args, expected) in cases {
+        args["project_path"] = json!("mix-clean");
+        let error = call_err(&client, "test", args.clone()).await;
+        assert!(error.contains(expected), "{args}: {error}");
+    }
+    assert!(!outside.marker().exists(), "an outside test file was run");
+    client.cancel().await.ok();
+}

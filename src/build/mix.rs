@@ -505,8 +505,8 @@ async fn run_test(
     Ok((output, compiler, events))
 }
 
-/// Options in the `--option=value` form and the path after `--` (mix test's option parser
-/// stops there), so no request value is read as another option.
+/// Text values as `--option=value` and the path after `--` (mix test's option parser stops
+/// there), so no request value is read as another option; seed and max_failures are numbers.
 fn mix_test_args(req: &TestRequest) -> Vec<String> {
     let mut args = Vec::new();
     for tag in &req.tags {
@@ -524,13 +524,13 @@ fn mix_test_args(req: &TestRequest) -> Vec<String> {
         args.push(format!("--exclude={tag}"));
     }
     if req.include_ignored {
-        args.push("--include=skip".into());
+        args.extend(strings(&["--include", "skip"]));
     }
     if let Some(seed) = req.seed {
-        args.push(format!("--seed={seed}"));
+        args.extend(["--seed".to_string(), seed.to_string()]);
     }
     if let Some(max) = req.max_failures {
-        args.push(format!("--max-failures={max}"));
+        args.extend(["--max-failures".to_string(), max.to_string()]);
     }
     if let Some(path) = &req.path {
         args.extend(["--".to_string(), path.clone()]);
@@ -625,4 +625,33 @@ pub async fn format(
         Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
         _ => report(FormatStatus::Error, files, output_tail(&applied)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_args_never_let_a_value_be_read_as_an_option() {
+        let req = TestRequest {
+            tags: vec!["--cover".into()],
+            exclude: vec!["area:math".into()],
+            filter: Some("adds --export-coverage=x".into()),
+            seed: Some(0),
+            path: Some("test/a_test.exs:3".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            mix_test_args(&req),
+            [
+                "--only=--cover",
+                "--only=test:test adds --export-coverage=x",
+                "--exclude=area:math",
+                "--seed",
+                "0",
+                "--",
+                "test/a_test.exs:3",
+            ]
+        );
+    }
 }
