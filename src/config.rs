@@ -131,6 +131,7 @@ pub struct Config {
     pub mix_tasks: Vec<String>,
     pub terminal: TerminalConfig,
     pub docs: DocsConfig,
+    pub http: HttpConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -175,6 +176,21 @@ pub struct DocsConfig {
     pub include: Vec<String>,
     /// Glob patterns of files never indexed (besides what .gitignore excludes).
     pub exclude: Vec<String>,
+}
+
+/// The HTTP server's limits on connections and MCP sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// An MCP session (initialize handshake) without a call in flight or an open stream is
+    /// closed after this long without a request.
+    pub session_idle_timeout: Duration,
+    /// MCP sessions at most; when full, a new one replaces the longest-idle session, or is
+    /// refused (503) when every session is in use.
+    pub max_sessions: usize,
+    /// A connection must deliver each request's headers within this time.
+    pub header_read_timeout: Duration,
+    /// A request's body must arrive within this time.
+    pub body_read_timeout: Duration,
 }
 
 /// Per-tool default timeouts and the ceiling a caller's `timeout_ms` is clamped to.
@@ -229,6 +245,17 @@ struct FileConfig {
     terminal: FileTerminal,
     #[serde(default)]
     docs: FileDocs,
+    #[serde(default)]
+    http: FileHttp,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileHttp {
+    session_idle_timeout_s: Option<u64>,
+    max_sessions: Option<usize>,
+    header_read_timeout_s: Option<u64>,
+    body_read_timeout_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -440,6 +467,7 @@ impl Config {
             mix_tasks,
             terminal,
             docs,
+            http: resolve_http(file.http)?,
             source,
         })
     }
@@ -566,6 +594,22 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
         default,
         per_tool,
         max,
+    })
+}
+
+fn resolve_http(file: FileHttp) -> Result<HttpConfig, ConfigError> {
+    let seconds = |value: Option<u64>, default: u64, key: &'static str| {
+        positive(value.unwrap_or(default), key).map(Duration::from_secs)
+    };
+    Ok(HttpConfig {
+        session_idle_timeout: seconds(
+            file.session_idle_timeout_s,
+            30 * 60,
+            "http.session_idle_timeout_s",
+        )?,
+        max_sessions: positive(file.max_sessions.unwrap_or(256), "http.max_sessions")?,
+        header_read_timeout: seconds(file.header_read_timeout_s, 10, "http.header_read_timeout_s")?,
+        body_read_timeout: seconds(file.body_read_timeout_s, 30, "http.body_read_timeout_s")?,
     })
 }
 
@@ -714,6 +758,7 @@ mod tests {
         assert_eq!(example.timeouts.default, defaults.timeouts.default);
         assert_eq!(example.toolsets, defaults.toolsets);
         assert_eq!(example.docs.max_file_bytes, defaults.docs.max_file_bytes);
+        assert_eq!(example.http, defaults.http);
     }
 
     #[test]
@@ -738,6 +783,28 @@ mod tests {
         ));
         assert!(matches!(
             resolve_with("[docs]\nindex = \"x\"\n", Overrides::default()),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn http_limits_are_read_and_zero_is_refused() {
+        let config = resolve_with(
+            "[http]\nsession_idle_timeout_s = 3\nmax_sessions = 2\nheader_read_timeout_s = 1\nbody_read_timeout_s = 4\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        let http = config.http;
+        assert_eq!(http.session_idle_timeout, Duration::from_secs(3));
+        assert_eq!(http.max_sessions, 2);
+        assert_eq!(http.header_read_timeout, Duration::from_secs(1));
+        assert_eq!(http.body_read_timeout, Duration::from_secs(4));
+        assert!(matches!(
+            resolve_with("[http]\nmax_sessions = 0\n", Overrides::default()),
+            Err(ConfigError::Zero("http.max_sessions"))
+        ));
+        assert!(matches!(
+            resolve_with("[http]\nidle = 3\n", Overrides::default()),
             Err(ConfigError::Parse { .. })
         ));
     }

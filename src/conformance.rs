@@ -19,16 +19,17 @@ use rmcp::service::RequestContext;
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::RestoreOutcome;
 use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+    LocalSessionHandle, LocalSessionWorker,
 };
 use rmcp::transport::streamable_http_server::session::{
-    EventStore, ServerSseMessage, SessionId, SessionManager,
+    ServerSseMessage, SessionId, SessionManager,
 };
 use rmcp::{ErrorData as McpError, RoleServer, prompt, prompt_router, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::http::{Sessions, SessionsError};
 use crate::mcp::DrydockServer;
 
 /// A 1x1 red PNG.
@@ -507,16 +508,22 @@ struct RequestStream {
     http_request_id: u64,
 }
 
-/// rmcp's [`LocalSessionManager`], plus a [`RequestStream`] in the extensions of every
-/// request that gets a stream of its own. Use it in place of `LocalSessionManager` under the
-/// `conformance-fixtures` feature.
-#[derive(Debug, Default)]
+/// drydock's [`Sessions`], plus a [`RequestStream`] in the extensions of every request that
+/// gets a stream of its own. Use it in place of `Sessions` under the `conformance-fixtures`
+/// feature.
+#[derive(Debug)]
 pub struct FixtureSessions {
-    inner: LocalSessionManager,
+    inner: Arc<Sessions>,
+}
+
+impl FixtureSessions {
+    pub fn new(inner: Arc<Sessions>) -> Self {
+        Self { inner }
+    }
 }
 
 impl SessionManager for FixtureSessions {
-    type Error = LocalSessionManagerError;
+    type Error = SessionsError;
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
@@ -539,35 +546,23 @@ impl SessionManager for FixtureSessions {
         self.inner.close_session(id).await
     }
 
-    /// As `LocalSessionManager::create_stream`, recording the stream in the request.
+    /// As `Sessions::create_stream`, recording the stream in the request.
     async fn create_stream(
         &self,
         id: &SessionId,
-        mut message: ClientJsonRpcMessage,
+        message: ClientJsonRpcMessage,
     ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>
     {
-        let session = self
-            .inner
-            .sessions
-            .read()
+        self.inner
+            .create_stream_tagged(id, message, |message, session, http_request_id| {
+                if let ClientJsonRpcMessage::Request(request) = message {
+                    request.request.extensions_mut().insert(RequestStream {
+                        session: session.clone(),
+                        http_request_id,
+                    });
+                }
+            })
             .await
-            .get(id)
-            .cloned()
-            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
-        let mut receiver = session.establish_request_wise_channel().await?;
-        let http_request_id = receiver.http_request_id;
-        if let (ClientJsonRpcMessage::Request(request), Some(http_request_id)) =
-            (&mut message, http_request_id)
-        {
-            request.request.extensions_mut().insert(RequestStream {
-                session: session.clone(),
-                http_request_id,
-            });
-        }
-        session.push_message(message, http_request_id).await?;
-        Ok(futures::stream::poll_fn(move |cx| {
-            receiver.inner.poll_recv(cx)
-        }))
     }
 
     async fn accept_message(
@@ -600,10 +595,6 @@ impl SessionManager for FixtureSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         self.inner.restore_session(id).await
-    }
-
-    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
-        self.inner.event_store()
     }
 }
 

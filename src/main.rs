@@ -175,6 +175,7 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
     print!("{}", banner(&config, address));
     let shutdown = CancellationToken::new();
     let kill_grace = config.limits.kill_grace;
+    let header_read_timeout = config.http.header_read_timeout;
     let terminals = Terminals::new(config.clone());
     if config.toolsets.contains(&Toolset::Terminal) {
         let adopted = terminals.reconcile().await;
@@ -208,10 +209,7 @@ async fn serve(args: &CommonArgs) -> Result<ExitCode, String> {
         tokio::time::sleep(Duration::from_secs(2)).await;
         std::process::exit(0);
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-        .await
-        .map_err(|e| e.to_string())?;
+    drydock::http::serve(listener, app, header_read_timeout, shutdown).await;
     Ok(ExitCode::SUCCESS)
 }
 

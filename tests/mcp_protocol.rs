@@ -461,3 +461,256 @@ async fn a_config_file_can_switch_tools_off() {
     client.cancel().await.ok();
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+
+/// A session without a call in flight or an open stream expires after the idle timeout;
+/// one holding its event stream open does not.
+#[tokio::test]
+async fn idle_legacy_sessions_expire_and_sessions_in_use_do_not() {
+    let server = Server::start_with_config("[http]\nsession_idle_timeout_s = 2\n");
+    let idle = RawSession::open(&server.url).await;
+    let in_use = RawSession::open(&server.url).await;
+    let _stream = in_use.open_stream().await;
+    let client = legacy_client(&server.url).await;
+
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (status, body) = idle.post(PING).await;
+    assert_eq!(status, 404, "the idle session expired: {body}");
+    assert!(body.contains("Session not found"), "{body}");
+    let (status, body) = in_use.post(PING).await;
+    assert_eq!(status, 200, "{body}");
+    client
+        .list_all_tools()
+        .await
+        .expect("a real client is served throughout");
+    client.cancel().await.ok();
+}
+
+/// With `max_sessions` reached, a new session replaces the one idle the longest; when every
+/// session is in use, `initialize` gets 503 and a JSON-RPC error.
+#[tokio::test]
+async fn the_session_cap_replaces_the_longest_idle_session_and_refuses_when_all_are_in_use() {
+    let server = Server::start_with_config("[http]\nmax_sessions = 2\n");
+    let oldest = RawSession::open(&server.url).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = RawSession::open(&server.url).await;
+    let third = RawSession::open(&server.url).await;
+    assert_eq!(
+        oldest.post(PING).await.0,
+        404,
+        "the longest-idle session was replaced"
+    );
+    assert_eq!(second.post(PING).await.0, 200);
+    assert_eq!(third.post(PING).await.0, 200);
+
+    let second_stream = second.open_stream().await;
+    let _third_stream = third.open_stream().await;
+    let (status, body) = post_raw(&server.url, &[], INITIALIZE).await;
+    assert_eq!(status, 503, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["id"], 1, "{body}");
+    assert_eq!(error["error"]["code"], -32000, "{body}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("all 2 MCP sessions") && message.contains("max_sessions"),
+        "{message}"
+    );
+
+    // Once a client goes away its session is idle again, and can be replaced.
+    drop(second_stream);
+    let mut status = 0;
+    for _ in 0..40 {
+        status = post_raw(&server.url, &[], INITIALIZE).await.0;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(status, 200, "a session whose client left is replaced");
+    assert_eq!(second.post(PING).await.0, 404);
+    assert_eq!(third.post(PING).await.0, 200);
+}
+
+/// The error a body gets: HTTP status, JSON-RPC code, message.
+async fn error_for(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Value) {
+    let (status, text) = post_raw(url, headers, body).await;
+    let message = messages_in(&text)
+        .into_iter()
+        .find(|m| m.get("error").is_some())
+        .unwrap_or_else(|| panic!("{body}: no JSON-RPC error in {status} {text}"));
+    (status, message)
+}
+
+/// Bodies rmcp could not read got 415 and a text body; known methods with unusable params
+/// got -32601 "method not found". Each now gets the JSON-RPC error that says what is wrong,
+/// with the request's id when it has a usable one.
+#[tokio::test]
+async fn malformed_json_rpc_gets_json_rpc_errors_saying_what_is_wrong() {
+    let server = Server::start(&[]);
+    let session = RawSession::open(&server.url).await;
+    let in_session = [("Mcp-Session-Id", session.id.as_str())];
+    let envelope_cases = [
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#,
+            "`id` must be a string or an integer, not an object",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#,
+            "not a boolean",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2.5,"method":"tools/list"}"#,
+            "not a fractional number",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":"all"}"#,
+            "`params` must be an object, not a string",
+            json!(3),
+        ),
+    ];
+    let no_session: [(&str, &str); 0] = [];
+    for headers in [&in_session[..], &no_session[..]] {
+        for (body, expected, id) in &envelope_cases {
+            let (status, error) = error_for(&server.url, headers, body).await;
+            assert_eq!(status, 400, "{body}");
+            assert_eq!(error["error"]["code"], -32600, "{body}: {error}");
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(message.contains(expected), "{body}: {message}");
+            assert_eq!(&error["id"], id, "{body}");
+        }
+    }
+    let params_cases = [
+        ("null", "tools/call needs `params` to be an object"),
+        (
+            r#"{"name":"compile","arguments":["cargo-clean"]}"#,
+            "`params.arguments` must be an object",
+        ),
+        (
+            r#"{"name":42,"arguments":{}}"#,
+            "`params.name` must be a string",
+        ),
+        (r#"{"arguments":{}}"#, "tools/call needs `params.name`"),
+    ];
+    for (params, expected) in params_cases {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{params}}}"#);
+        let (_, error) = error_for(&server.url, &in_session, &body).await;
+        assert_eq!(error["error"]["code"], -32602, "{params}: {error}");
+        assert_eq!(error["id"], "call-1", "{params}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expected), "{params}: {message}");
+    }
+    // Nothing changed: the session still serves calls.
+    assert_eq!(session.post(PING).await.0, 200);
+}
+
+/// Over stdio rmcp reads a `tools/call` with unusable params as an unknown method; drydock
+/// answers -32602 there too.
+#[tokio::test]
+async fn stdio_answers_unusable_tool_call_params_with_invalid_params() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let root = test_projects_root();
+    let mut child = tokio::process::Command::new(drydock_bin())
+        .arg("mcp")
+        .args(["--allow-root", root.to_str().unwrap()])
+        .env("RUST_LOG", "drydock=warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in [
+        INITIALIZE,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":42}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"compile","arguments":[1]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method"}"#,
+    ] {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut errors = std::collections::BTreeMap::new();
+    while errors.len() < 3 {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("drydock answers")
+            .unwrap()
+            .expect("a line");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = message["id"].as_i64().filter(|id| *id > 1) {
+            errors.insert(id, message["error"].clone());
+        }
+    }
+    assert_eq!(errors[&2]["code"], -32602, "{:?}", errors[&2]);
+    assert!(
+        errors[&2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`params.name` must be a string")
+    );
+    assert_eq!(errors[&3]["code"], -32602, "{:?}", errors[&3]);
+    assert!(
+        errors[&3]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`params.arguments` must be an object")
+    );
+    assert_eq!(errors[&4]["code"], -32601, "{:?}", errors[&4]);
+}
+
+/// Slow-loris: connections that never finish their headers, or stall half-way through a
+/// body, are closed within the read timeouts (the defaults: 10 s and 30 s) while other
+/// clients are served. They used to stay open for good.
+#[tokio::test]
+async fn stalled_connections_are_closed_while_other_clients_are_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Server::start(&[]);
+    let authority = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stalled = Vec::new();
+    for i in 0..32 {
+        let mut socket = tokio::net::TcpStream::connect(&authority).await.unwrap();
+        if i % 4 != 0 {
+            socket
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0")
+                .await
+                .unwrap();
+        }
+        stalled.push(socket);
+    }
+    let mut half_body = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{{\"jsonrpc\":\"2.0\","
+    );
+    half_body.write_all(head.as_bytes()).await.unwrap();
+
+    let client = legacy_client(&server.url).await;
+    client.list_all_tools().await.expect("served meanwhile");
+
+    let mut answer = Vec::new();
+    let closed =
+        tokio::time::timeout(Duration::from_secs(45), half_body.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(closed.is_ok(), "a half-sent body is cut: {answer}");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    for (i, mut socket) in stalled.into_iter().enumerate() {
+        let mut rest = Vec::new();
+        let closed =
+            tokio::time::timeout(Duration::from_secs(20), socket.read_to_end(&mut rest)).await;
+        assert!(closed.is_ok(), "stalled connection {i} was not closed");
+    }
+    client.list_all_tools().await.expect("still serving");
+    client.cancel().await.ok();
+}

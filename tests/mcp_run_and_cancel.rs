@@ -153,7 +153,6 @@ async fn an_explicit_cancellation_stops_the_process_group() {
 /// Sends a raw 2026-07-28 `tools/call` of `run --spawn-grandchild` (as Claude Code would) on
 /// a socket of its own, so that dropping the socket is exactly a client going away.
 async fn send_stateless_run(url: &str, progress_token: Option<&str>) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
@@ -173,16 +172,73 @@ async fn send_stateless_run(url: &str, progress_token: Option<&str>) -> tokio::n
         }
     })
     .to_string();
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: run\r\n";
+    post_on_own_socket(url, headers, &body).await
+}
+
+/// POSTs `body` to `url` with the extra `headers` (each ending in CRLF) on a new socket.
+async fn post_on_own_socket(url: &str, headers: &str, body: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
     let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: run\r\nContent-Length: {}\r\n\r\n{body}",
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
     let mut socket = tokio::net::TcpStream::connect(authority).await.unwrap();
     socket.write_all(request.as_bytes()).await.unwrap();
     socket
+}
+
+/// Sends `tools/call` `run` with `arguments` (id 7) in a legacy session, on a socket of its
+/// own.
+async fn send_session_run(
+    session: &RawSession,
+    arguments: serde_json::Value,
+) -> tokio::net::TcpStream {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "run", "arguments": arguments}
+    })
+    .to_string();
+    let headers = format!(
+        "Mcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n",
+        session.id
+    );
+    post_on_own_socket(&session.url, &headers, &body).await
+}
+
+/// Reads from `socket` until `wanted` shows up in what was read; returns all of it.
+async fn read_until(socket: &mut tokio::net::TcpStream, wanted: &str) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut text = String::new();
+    let mut buffer = vec![0u8; 4096];
+    while !text.contains(wanted) {
+        let read = tokio::time::timeout(Duration::from_secs(60), socket.read(&mut buffer))
+            .await
+            .expect("the server answers")
+            .unwrap();
+        assert!(read > 0, "connection closed before {wanted:?}: {text}");
+        text.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+    text
+}
+
+/// True while the server still holds its end of the connection from `client_port` open
+/// after the client closed it (TCP state CLOSE_WAIT): it has not noticed the client left.
+fn server_holds_closed_connection(client_port: u16) -> bool {
+    const CLOSE_WAIT: &str = "08";
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let remote_port = fields
+            .get(2)
+            .and_then(|address| address.rsplit_once(':'))
+            .and_then(|(_, port)| u16::from_str_radix(port, 16).ok());
+        remote_port == Some(client_port) && fields.get(3) == Some(&CLOSE_WAIT)
+    })
 }
 
 /// In the 2026-07-28 era a client cancels by dropping the request: that must stop the
@@ -220,6 +276,137 @@ async fn a_dropped_stateless_request_stops_the_process_group() {
         left.is_empty(),
         "an abandoned request left processes behind: {left:?}"
     );
+}
+
+/// A legacy-era client whose connection drops mid-call is a cancellation too (it used to
+/// leave the program running until its timeout), and the session stays usable.
+#[tokio::test]
+async fn a_dropped_connection_in_a_legacy_session_stops_the_process_group() {
+    let server = Server::start(&[]);
+    let session = RawSession::open(&server.url).await;
+    let mut socket = send_session_run(
+        &session,
+        json!({"project_path": clean(), "args": ["--spawn-grandchild"], "timeout_ms": 120000}),
+    )
+    .await;
+    let head = read_until(&mut socket, "\r\n\r\n").await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
+        "program and grandchild started"
+    );
+    drop(socket);
+    let left = server.wait_for_no_descendants(Duration::from_secs(30));
+    assert!(
+        left.is_empty(),
+        "a dropped connection left processes behind: {left:?}"
+    );
+    let (status, body) = session
+        .post(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        messages_in(&body)
+            .iter()
+            .any(|m| m["id"] == 8 && m["result"].is_object()),
+        "{body}"
+    );
+}
+
+/// A client whose connection broke may resume the call's stream (GET with Last-Event-ID):
+/// the call goes on and its result arrives on the resumed stream.
+#[tokio::test]
+async fn a_call_resumed_with_last_event_id_is_not_cancelled() {
+    let server = Server::start(&[]);
+    let session = RawSession::open(&server.url).await;
+    let build = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"compile","arguments":{"project_path": clean()}}});
+    let (status, body) = session.post(&build.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let mut socket = send_session_run(
+        &session,
+        json!({"project_path": clean(), "args": ["--sleep-forever"], "timeout_ms": 25000}),
+    )
+    .await;
+    let priming = read_until(&mut socket, "\nretry:").await;
+    let event_id = priming
+        .lines()
+        .find_map(|line| line.strip_prefix("id:"))
+        .expect("the priming event has an id")
+        .trim()
+        .to_string();
+    assert!(
+        eventually(Duration::from_secs(60), || !server.descendants().is_empty()).await,
+        "program started"
+    );
+    let client_port = socket.local_addr().unwrap().port();
+    drop(socket);
+    // Resume only once the server noticed the client left, so the call is in its grace time.
+    assert!(
+        eventually(Duration::from_secs(30), || !server_holds_closed_connection(
+            client_port
+        ))
+        .await,
+        "the server notices the dropped connection"
+    );
+    let resumed = reqwest::Client::new()
+        .get(&session.url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session.id)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Last-Event-ID", &event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status().as_u16(), 200);
+    let body = tokio::time::timeout(Duration::from_secs(60), resumed.text())
+        .await
+        .expect("the resumed stream ends with the result")
+        .unwrap();
+    let result = messages_in(&body)
+        .into_iter()
+        .find(|m| m["id"] == 7)
+        .unwrap_or_else(|| panic!("no result on the resumed stream: {body}"));
+    assert_eq!(
+        result["result"]["structuredContent"]["status"], "timeout",
+        "the call ran to its own timeout: {result}"
+    );
+}
+
+/// rmcp closed a legacy session 300 s after its last message, with the silent call in it
+/// (`sleep 330` got no result); drydock's own idle expiry (2 s here) never closes a session
+/// with a call in flight, in either era. The read timeouts (1 s) do not cut long responses.
+#[tokio::test]
+async fn calls_outlive_the_session_idle_timeout_in_both_eras() {
+    let server = Server::start_with_config(
+        "[http]\nsession_idle_timeout_s = 2\nheader_read_timeout_s = 1\nbody_read_timeout_s = 1\n",
+    );
+    let modern = modern_client(&server.url).await;
+    call_ok(&modern, "compile", json!({"project_path": clean()})).await;
+    let silent_run =
+        json!({"project_path": clean(), "args": ["--sleep-forever"], "timeout_ms": 5000});
+
+    let session = RawSession::open(&server.url).await;
+    let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run","arguments": silent_run}});
+    let (status, body) = session.post(&call.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let result = messages_in(&body)
+        .into_iter()
+        .find(|m| m["id"] == 3)
+        .unwrap_or_else(|| panic!("no result: {body}"));
+    assert_eq!(
+        result["result"]["structuredContent"]["status"], "timeout",
+        "{result}"
+    );
+    let (status, _) = session
+        .post(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#)
+        .await;
+    assert_eq!(status, 200, "the session outlived the call");
+
+    for client in [legacy_client(&server.url).await, modern] {
+        let report = call_ok(&client, "run", silent_run.clone()).await;
+        assert_eq!(report["status"], "timeout", "{report}");
+        client.cancel().await.ok();
+    }
 }
 
 #[tokio::test]

@@ -2,17 +2,23 @@
 //! body size and JSON-RPC shape.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+
+use super::sessions::Sessions;
+use crate::mcp::request_params::check_tool_call;
 
 pub struct GuardConfig {
     pub token: Option<String>,
     pub max_request_bytes: usize,
+    pub body_read_timeout: Duration,
+    pub sessions: Arc<Sessions>,
 }
 
 /// A browser page from another site must not reach a local server through a rebound DNS name.
@@ -77,7 +83,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// A POST body must be one JSON-RPC message; anything else gets a JSON-RPC error, not a 415.
+/// A POST body must arrive in time and be one JSON-RPC message; anything else gets a
+/// JSON-RPC error, not rmcp's 415. A new session is only started when there is room.
 pub async fn check_json_rpc(
     State(config): State<Arc<GuardConfig>>,
     request: Request,
@@ -87,52 +94,220 @@ pub async fn check_json_rpc(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = to_bytes(body, config.max_request_bytes).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "Payload Too Large: request bodies are limited to {} bytes",
-                config.max_request_bytes
-            ),
-        )
-            .into_response();
+    let bytes = match read_body(body, &config).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
     };
-    if let Err((code, message)) = validate_message(&bytes) {
-        return json_rpc_error(code, &message);
+    let message = match validate_message(&bytes) {
+        Ok(message) => message,
+        Err(invalid) => return invalid.into_response(),
+    };
+    let opens_session = message.method.as_deref() == Some("initialize")
+        && !parts.headers.contains_key(SESSION_ID_HEADER);
+    if opens_session && !config.sessions.has_room() {
+        return sessions_full(&config.sessions, message.id);
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }
 
-fn validate_message(bytes: &[u8]) -> Result<(), (i64, String)> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| (-32700, format!("Parse error: {e}")))?;
+const SESSION_ID_HEADER: &str = "mcp-session-id";
+
+async fn read_body(body: Body, config: &GuardConfig) -> Result<axum::body::Bytes, Response> {
+    let limit = config.max_request_bytes;
+    match tokio::time::timeout(config.body_read_timeout, to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: request bodies are limited to {limit} bytes"),
+        )
+            .into_response()),
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            [(header::CONNECTION, "close")],
+            format!(
+                "Request Timeout: the request body did not arrive within {} s",
+                config.body_read_timeout.as_secs()
+            ),
+        )
+            .into_response()),
+    }
+}
+
+/// The parts of a valid message the guards need.
+#[derive(Debug)]
+struct Message {
+    method: Option<String>,
+    id: Value,
+}
+
+/// Why a body is not a usable JSON-RPC message, with the id to answer to.
+#[derive(Debug)]
+struct Invalid {
+    code: i64,
+    message: String,
+    id: Value,
+}
+
+impl Invalid {
+    fn new(code: i64, message: impl Into<String>, id: &Value) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            id: id.clone(),
+        }
+    }
+}
+
+impl IntoResponse for Invalid {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": self.id,
+            "error": { "code": self.code, "message": self.message },
+        });
+        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    }
+}
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC's range for server errors: the server cannot take another session now.
+const SERVER_BUSY: i64 = -32000;
+
+fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Invalid::new(PARSE_ERROR, format!("Parse error: {e}"), &Value::Null))?;
     let Value::Object(object) = value else {
         let what = if value.is_array() {
             "batch requests are not supported"
         } else {
             "the body must be a JSON-RPC message object"
         };
-        return Err((-32600, format!("Invalid Request: {what}")));
-    };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((-32600, "Invalid Request: `jsonrpc` must be \"2.0\"".into()));
-    }
-    let is_call = object.get("method").is_some_and(Value::is_string);
-    let is_reply = object.contains_key("result") || object.contains_key("error");
-    if !is_call && !is_reply {
-        return Err((
-            -32600,
-            "Invalid Request: a message needs a string `method`, or `result`/`error`".into(),
+        return Err(Invalid::new(
+            INVALID_REQUEST,
+            format!("Invalid Request: {what}"),
+            &Value::Null,
         ));
+    };
+    let id = usable_id(object.get("id"));
+    let invalid =
+        |message: &str| Invalid::new(INVALID_REQUEST, format!("Invalid Request: {message}"), &id);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("`jsonrpc` must be \"2.0\""));
+    }
+    match object.get("method") {
+        Some(Value::String(method)) => {
+            check_call(method, &object)
+                .map_err(|(code, message)| Invalid::new(code, message, &id))?;
+            Ok(Message {
+                method: Some(method.clone()),
+                id,
+            })
+        }
+        Some(_) => Err(invalid("`method` must be a string")),
+        None if object.contains_key("result") || object.contains_key("error") => {
+            check_reply_id(&object).map_err(|message| invalid(&message))?;
+            Ok(Message { method: None, id })
+        }
+        None => Err(invalid(
+            "a message needs a string `method`, or `result`/`error`",
+        )),
+    }
+}
+
+/// A request or notification: its id (requests only) and params.
+fn check_call(method: &str, object: &Map<String, Value>) -> Result<(), (i64, String)> {
+    if let Some(id) = object.get("id")
+        && !is_usable_id(id)
+    {
+        return Err((
+            INVALID_REQUEST,
+            format!(
+                "Invalid Request: `id` must be a string or an integer, not {}",
+                kind_of(id)
+            ),
+        ));
+    }
+    let params = object.get("params");
+    match params {
+        None | Some(Value::Null | Value::Object(_)) => {}
+        Some(Value::Array(_)) => {
+            return Err((
+                INVALID_PARAMS,
+                "Invalid params: MCP `params` are an object, not an array".into(),
+            ));
+        }
+        Some(other) => {
+            return Err((
+                INVALID_REQUEST,
+                format!(
+                    "Invalid Request: `params` must be an object, not {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    }
+    if method == "tools/call" && object.contains_key("id") {
+        check_tool_call(params)
+            .map_err(|problem| (INVALID_PARAMS, format!("Invalid params: {problem}")))?;
     }
     Ok(())
 }
 
-fn json_rpc_error(code: i64, message: &str) -> Response {
-    let body =
-        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
-    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+/// A response's id names the request it answers; an error may have a null id.
+fn check_reply_id(object: &Map<String, Value>) -> Result<(), String> {
+    match object.get("id") {
+        Some(id) if is_usable_id(id) => Ok(()),
+        Some(Value::Null) if object.contains_key("error") => Ok(()),
+        Some(other) => Err(format!(
+            "`id` must be a string or an integer, not {}",
+            kind_of(other)
+        )),
+        None => Err("a response needs the `id` of the request it answers".into()),
+    }
+}
+
+/// JSON-RPC ids MCP accepts: strings and integers (no fractions, booleans or objects).
+fn is_usable_id(id: &Value) -> bool {
+    id.is_string() || id.as_i64().is_some()
+}
+
+fn usable_id(id: Option<&Value>) -> Value {
+    id.filter(|id| is_usable_id(id))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(_) => "an integer out of range",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn sessions_full(sessions: &Sessions, id: Value) -> Response {
+    let message = format!(
+        "Server busy: all {} MCP sessions (http.max_sessions) have a call in flight or an open stream; retry later, or end unused sessions with DELETE",
+        sessions.max_sessions()
+    );
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": SERVER_BUSY, "message": message },
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "5")],
+        axum::Json(body),
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -161,25 +336,82 @@ mod tests {
         }
     }
 
+    fn code_of(body: &str) -> i64 {
+        validate_message(body.as_bytes()).unwrap_err().code
+    }
+
     #[test]
     fn json_rpc_shape_is_checked() {
         assert!(validate_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_ok());
         assert!(validate_message(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_ok());
-        assert_eq!(validate_message(b"{nope").unwrap_err().0, -32700);
-        assert_eq!(validate_message(b"[]").unwrap_err().0, -32600);
-        assert_eq!(validate_message(b"42").unwrap_err().0, -32600);
-        assert_eq!(
-            validate_message(br#"{"jsonrpc":"1.0","method":"x"}"#)
-                .unwrap_err()
-                .0,
-            -32600
+        assert!(validate_message(br#"{"jsonrpc":"2.0","id":null,"error":{}}"#).is_ok());
+        assert!(
+            validate_message(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_ok()
         );
+        assert_eq!(code_of("{nope"), PARSE_ERROR);
+        assert_eq!(code_of("[]"), INVALID_REQUEST);
+        assert_eq!(code_of("42"), INVALID_REQUEST);
         assert_eq!(
-            validate_message(br#"{"jsonrpc":"2.0","id":1}"#)
-                .unwrap_err()
-                .0,
-            -32600
+            code_of(r#"{"jsonrpc":"1.0","method":"x"}"#),
+            INVALID_REQUEST
         );
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1}"#), INVALID_REQUEST);
+        assert_eq!(
+            code_of(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+            INVALID_REQUEST
+        );
+    }
+
+    #[test]
+    fn ids_must_be_strings_or_integers_and_are_echoed_when_usable() {
+        for (id, kind) in [
+            (r#"{"a":1}"#, "an object"),
+            ("true", "a boolean"),
+            ("1.5", "a fractional number"),
+            ("null", "null"),
+            ("18446744073709551615", "an integer out of range"),
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let invalid = validate_message(body.as_bytes()).unwrap_err();
+            assert_eq!(invalid.code, INVALID_REQUEST, "{id}");
+            assert!(invalid.message.contains(kind), "{id}: {}", invalid.message);
+            assert_eq!(invalid.id, Value::Null);
+        }
+        let bad_reply = validate_message(br#"{"jsonrpc":"2.0","id":true,"result":{}}"#);
+        assert_eq!(bad_reply.unwrap_err().code, INVALID_REQUEST);
+        let invalid =
+            validate_message(br#"{"jsonrpc":"2.0","id":"a-1","method":"ping","params":"x"}"#)
+                .unwrap_err();
+        assert_eq!(invalid.code, INVALID_REQUEST);
+        assert!(
+            invalid
+                .message
+                .contains("`params` must be an object, not a string"),
+            "{}",
+            invalid.message
+        );
+        assert_eq!(invalid.id, json!("a-1"));
+    }
+
+    #[test]
+    fn tool_calls_need_a_name_and_object_arguments() {
+        let call = |params: &str| {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{params}}}"#);
+            validate_message(body.as_bytes())
+        };
+        assert!(call(r#"{"name":"compile","arguments":{}}"#).is_ok());
+        for params in [
+            "null",
+            r#"{"name":5}"#,
+            r#"{"arguments":{}}"#,
+            r#"{"name":"run","arguments":[]}"#,
+            "[]",
+        ] {
+            let invalid = call(params).unwrap_err();
+            assert_eq!(invalid.code, INVALID_PARAMS, "{params}");
+            assert_eq!(invalid.id, json!(9), "{params}");
+        }
     }
 
     #[test]

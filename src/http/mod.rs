@@ -1,6 +1,11 @@
 //! The HTTP face of drydock: MCP at /mcp, /health, with the local-first guards in front.
 
 mod guards;
+mod serve;
+mod sessions;
+
+pub use serve::serve;
+pub use sessions::{SessionLimits, Sessions, SessionsError, TrackedStream};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,12 +21,12 @@ use crate::docs::service::Docs;
 use crate::mcp::DrydockServer;
 use crate::terminal::registry::Terminals;
 
-/// rmcp's in-memory sessions; the conformance fixtures wrap them so their `test_reconnection`
-/// tool can close its own SSE stream.
+/// The session manager rmcp is given; the conformance fixtures wrap drydock's so their
+/// `test_reconnection` tool can close its own SSE stream.
 #[cfg(not(feature = "conformance-fixtures"))]
-type Sessions = rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+type SessionManager = Sessions;
 #[cfg(feature = "conformance-fixtures")]
-type Sessions = crate::conformance::FixtureSessions;
+type SessionManager = crate::conformance::FixtureSessions;
 
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
@@ -41,12 +46,21 @@ pub fn router(
         // Reached by other names than localhost; the bearer token guards it instead.
         mcp_config = mcp_config.disable_allowed_hosts();
     }
+    let sessions = Sessions::new(
+        SessionLimits {
+            idle_timeout: config.http.session_idle_timeout,
+            max_sessions: config.http.max_sessions,
+        },
+        shutdown,
+    );
     let guard_state = Arc::new(guards::GuardConfig {
         token: config.token.clone(),
         max_request_bytes: config.limits.max_request_bytes,
+        body_read_timeout: config.http.body_read_timeout,
+        sessions: sessions.clone(),
     });
     let factory_tools = tools.clone();
-    let mcp: StreamableHttpService<DrydockServer, Sessions> = StreamableHttpService::new(
+    let mcp: StreamableHttpService<DrydockServer, SessionManager> = StreamableHttpService::new(
         move || {
             Ok(DrydockServer::new(
                 factory_tools.clone(),
@@ -54,7 +68,7 @@ pub fn router(
                 docs.clone(),
             ))
         },
-        Arc::new(Sessions::default()),
+        session_manager(sessions),
         mcp_config,
     );
     let mcp_routes = Router::new()
@@ -71,6 +85,16 @@ pub fn router(
         .route("/health", get(health))
         .merge(mcp_routes)
         .layer(middleware::from_fn(guards::reject_foreign_origin))
+}
+
+#[cfg(not(feature = "conformance-fixtures"))]
+fn session_manager(sessions: Arc<Sessions>) -> Arc<SessionManager> {
+    sessions
+}
+
+#[cfg(feature = "conformance-fixtures")]
+fn session_manager(sessions: Arc<Sessions>) -> Arc<SessionManager> {
+    Arc::new(crate::conformance::FixtureSessions::new(sessions))
 }
 
 async fn health() -> Json<serde_json::Value> {

@@ -4,6 +4,7 @@
 mod docs_tools;
 mod logging;
 mod prompts;
+pub(crate) mod request_params;
 mod resources;
 mod terminal_resources;
 mod terminal_tools;
@@ -13,9 +14,10 @@ use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CompleteRequestParams, CompleteResult, CompletionInfo, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
@@ -223,5 +225,25 @@ impl ServerHandler for DrydockServer {
         info.total = u32::try_from(total).ok();
         info.has_more = Some(total > CompletionInfo::MAX_VALUES);
         Ok(CompleteResult::new(info))
+    }
+
+    /// rmcp hands over known methods whose params it could not read as custom requests:
+    /// those are invalid params, not unknown methods.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        match request_params::explain(&request.method, request.params.as_ref()) {
+            Some(problem) => Err(McpError::invalid_params(
+                format!("Invalid params: {problem}"),
+                None,
+            )),
+            None => Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {}", request.method),
+                None,
+            )),
+        }
     }
 }

@@ -376,3 +376,97 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
     }
     check()
 }
+
+impl Server {
+    /// `start` with `config` (TOML, e.g. an `[http]` section) as the config file.
+    pub fn start_with_config(config: &str) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("drydock.toml");
+        std::fs::write(&path, config).unwrap();
+        let root = test_projects_root();
+        let (root, path) = (root.to_str().unwrap(), path.to_str().unwrap());
+        Self::start_with(&["--allow-root", root, "--config", path], &[])
+    }
+}
+
+/// A legacy-era session driven with plain HTTP requests: no event stream of its own.
+pub struct RawSession {
+    pub url: String,
+    pub id: String,
+    http: reqwest::Client,
+}
+
+pub const RAW_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+impl RawSession {
+    pub async fn open(url: &str) -> RawSession {
+        let http = reqwest::Client::new();
+        let response = mcp_post(&http, url, None, RAW_INITIALIZE).await;
+        assert_eq!(response.status().as_u16(), 200, "initialize");
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let session = RawSession {
+            url: url.into(),
+            id,
+            http,
+        };
+        let (status, _) = session
+            .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        assert_eq!(status, 202, "initialized");
+        session
+    }
+
+    /// POSTs `body` in the session; the status and the whole response text.
+    pub async fn post(&self, body: &str) -> (u16, String) {
+        let response = mcp_post(&self.http, &self.url, Some(&self.id), body).await;
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
+    /// The session's own event stream (GET), open until dropped.
+    pub async fn open_stream(&self) -> reqwest::Response {
+        let response = self
+            .http
+            .get(&self.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &self.id)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "GET stream");
+        response
+    }
+}
+
+pub async fn mcp_post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
+    let mut request = http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    request.send().await.expect("request")
+}
+
+/// The JSON-RPC messages in an SSE body (`data:` lines), or the body itself if it is JSON.
+pub fn messages_in(body: &str) -> Vec<Value> {
+    if let Ok(value) = serde_json::from_str(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
+}

@@ -1,0 +1,91 @@
+//! The accept loop. `axum::serve` puts no time limit on reading a request, so a client that
+//! sends half a request line and stalls held its connection forever (slow-loris). Here every
+//! connection must deliver each request's headers within `header_read_timeout`; bodies are
+//! held to `body_read_timeout` by the guards. Responses have no total time limit: a call's
+//! event stream lasts as long as the call.
+
+use std::io;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Serves `app` on `listener` until `shutdown`, then waits for open connections to finish
+/// their responses.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    header_read_timeout: Duration,
+    shutdown: CancellationToken,
+) {
+    let connections = TaskTracker::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    pause_after_accept_error(error).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        connections.spawn(serve_connection(
+            stream,
+            app.clone(),
+            header_read_timeout,
+            shutdown.clone(),
+        ));
+    }
+    connections.close();
+    connections.wait().await;
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    app: Router,
+    header_read_timeout: Duration,
+    shutdown: CancellationToken,
+) {
+    // Event streams send small messages that must not wait for more to fill a packet.
+    let _ = stream.set_nodelay(true);
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app))
+        .with_upgrades();
+    tokio::pin!(connection);
+    let mut shutting_down = false;
+    let result = loop {
+        tokio::select! {
+            result = connection.as_mut() => break result,
+            _ = shutdown.cancelled(), if !shutting_down => {
+                shutting_down = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+    };
+    if let Err(error) = result {
+        tracing::debug!("connection ended: {error}");
+    }
+}
+
+/// A peer that gave up before being accepted is normal; anything else (out of file
+/// descriptors) gets a pause, as hyper and axum do, instead of a busy loop.
+async fn pause_after_accept_error(error: io::Error) {
+    if matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!("accept error: {error}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
