@@ -187,7 +187,8 @@ pub struct HttpConfig {
     /// MCP sessions at most; when full, a new one replaces the longest-idle session, or is
     /// refused (503) when every session is in use.
     pub max_sessions: usize,
-    /// A connection must deliver each request's headers within this time.
+    /// A connection must deliver each request's headers within this time (so an idle
+    /// keep-alive connection is closed after it too).
     pub header_read_timeout: Duration,
     /// A request's body must arrive within this time.
     pub body_read_timeout: Duration,

@@ -345,6 +345,12 @@ mod tests {
             project_output("`--output`", &f.project, absolute.to_str().unwrap()),
             Err(ValueError::OutsideProject { .. })
         ));
+        // A dangling link would have the task create its target, outside.
+        std::os::unix::fs::symlink(f.outside.join("later"), f.project.join("dangling")).unwrap();
+        assert!(matches!(
+            project_output("`--output`", &f.project, "dangling"),
+            Err(ValueError::Missing { .. })
+        ));
     }
 
     #[test]
