@@ -66,6 +66,9 @@ pub enum SessionsError {
 pub struct Sessions {
     inner: LocalSessionManager,
     registry: Arc<Registry>,
+    /// Makes room and adds a session in one step, so concurrent `initialize`s cannot
+    /// overshoot the cap.
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl Sessions {
@@ -76,6 +79,7 @@ impl Sessions {
         let sessions = Arc::new(Self {
             inner,
             registry: Arc::new(Registry::new(limits)),
+            creating: tokio::sync::Mutex::default(),
         });
         tokio::spawn(close_idle_sessions(
             Arc::downgrade(&sessions),
@@ -193,6 +197,7 @@ impl SessionManager for Sessions {
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let _one_at_a_time = self.creating.lock().await;
         self.make_room().await?;
         let (id, transport) = self.inner.create_session().await?;
         self.registry.add(&id);
