@@ -647,6 +647,32 @@ mod tests {
     }
 
     #[test]
+    fn a_call_is_forgotten_only_by_the_stream_that_carries_it_now() {
+        use rmcp::model::NumberOrString;
+        use rmcp::transport::streamable_http_server::session::local::create_local_session;
+        let registry = registry(2);
+        registry.add(&id("s"));
+        let (session, _worker) = create_local_session("s", SessionConfig::default());
+        let original = CallOnStream {
+            session,
+            request_id: NumberOrString::Number(7),
+            http_request_id: 3,
+            serial: next_serial(),
+        };
+        let resumed = CallOnStream {
+            serial: next_serial(),
+            ..original.clone()
+        };
+        registry.remember_call(&id("s"), &original);
+        registry.remember_call(&id("s"), &resumed);
+
+        registry.forget_call(&id("s"), &original);
+        assert_eq!(registry.call(&id("s"), 3), Some(NumberOrString::Number(7)));
+        registry.forget_call(&id("s"), &resumed);
+        assert_eq!(registry.call(&id("s"), 3), None);
+    }
+
+    #[test]
     fn call_stream_event_ids_name_their_http_request() {
         assert_eq!(http_request_id_of("3/17"), Some(17));
         assert_eq!(http_request_id_of("3"), None);
