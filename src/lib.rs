@@ -12,5 +12,6 @@ pub mod http;
 pub mod mcp;
 pub mod process;
 pub mod terminal;
+pub mod text_budget;
 pub mod tool_call;
 pub mod workspace;

@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -17,6 +17,7 @@ use drydock::config::{Config, Overrides, Toolset};
 use drydock::docs::ingest::{IngestProgress, human_duration};
 use drydock::docs::service::{Docs, IndexRequest};
 use drydock::mcp::DrydockServer;
+use drydock::process::env_policy;
 use drydock::terminal::registry::Terminals;
 use drydock::tool_call::{CallError, call_tool};
 
@@ -90,6 +91,15 @@ struct CommonArgs {
     index: Option<PathBuf>,
 }
 
+impl Command {
+    fn common(&self) -> &CommonArgs {
+        match self {
+            Command::Serve(common) | Command::Mcp(common) => common,
+            Command::Call { common, .. } | Command::Index { common, .. } => common,
+        }
+    }
+}
+
 impl CommonArgs {
     fn overrides(&self) -> Overrides {
         Overrides {
@@ -116,6 +126,12 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
+    let config = read_config(cli.command.common());
+    if let Ok(config) = &config {
+        // SAFETY: no other thread exists yet: the runtime is built below.
+        unsafe { env_policy::remove_from_own_environment(&config.env_remove) };
+    }
+    CONFIG.set(config).expect("the config is read once");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -160,7 +176,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// The config of this run, read once in `main` before the runtime starts.
+static CONFIG: OnceLock<Result<Arc<Config>, String>> = OnceLock::new();
+
 fn load(args: &CommonArgs) -> Result<Arc<Config>, String> {
+    CONFIG
+        .get_or_init(|| read_config(args))
+        .clone()
+}
+
+fn read_config(args: &CommonArgs) -> Result<Arc<Config>, String> {
     Config::load(&args.overrides())
         .map(Arc::new)
         .map_err(|e| e.to_string())

@@ -6,16 +6,18 @@ use crate::config::expand_home;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WorkspaceError {
-    #[error("project_path is empty")]
-    Empty,
-    #[error("project_path contains a NUL byte")]
-    Nul,
-    #[error("project_path `{path}` contains `..`, which is refused; pass the path without it")]
-    ParentComponent { path: String },
-    #[error("project_path `{path}` does not exist")]
-    Missing { path: String },
-    #[error("project_path `{path}` is a file, not a directory")]
-    NotADirectory { path: String },
+    #[error("project_path is empty; the allowed roots are: {roots}")]
+    Empty { roots: String },
+    #[error("project_path contains a NUL byte; the allowed roots are: {roots}")]
+    Nul { roots: String },
+    #[error(
+        "project_path `{path}` contains `..`, which is refused; pass the path without it, inside the allowed roots: {roots}"
+    )]
+    ParentComponent { path: String, roots: String },
+    #[error("project_path `{path}` does not exist; the allowed roots are: {roots}")]
+    Missing { path: String, roots: String },
+    #[error("project_path `{path}` is a file, not a directory; the allowed roots are: {roots}")]
+    NotADirectory { path: String, roots: String },
     #[error("project_path `{path}` resolves to {resolved}, outside the allowed roots: {roots}")]
     OutsideRoots {
         path: String,
@@ -85,15 +87,19 @@ impl Workspace {
 
     /// A directory inside an allowed root. Relative paths are taken from the first root.
     pub fn resolve_dir(&self, raw: &str) -> Result<PathBuf, WorkspaceError> {
+        let roots = || self.roots_text();
         if raw.trim().is_empty() {
-            return Err(WorkspaceError::Empty);
+            return Err(WorkspaceError::Empty { roots: roots() });
         }
         if raw.contains('\0') {
-            return Err(WorkspaceError::Nul);
+            return Err(WorkspaceError::Nul { roots: roots() });
         }
         let path = expand_home(Path::new(raw), &|name| std::env::var(name).ok());
         if path.components().any(|c| c == Component::ParentDir) {
-            return Err(WorkspaceError::ParentComponent { path: raw.into() });
+            return Err(WorkspaceError::ParentComponent {
+                path: raw.into(),
+                roots: roots(),
+            });
         }
         let absolute = match (path.is_absolute(), self.roots.first()) {
             (true, _) => path,
@@ -102,14 +108,25 @@ impl Workspace {
         };
         let resolved = absolute
             .canonicalize()
-            .map_err(|_| WorkspaceError::Missing { path: raw.into() })?;
+            .map_err(|_| self.missing(raw))?;
         if !self.roots.iter().any(|root| resolved.starts_with(root)) {
             return Err(self.outside(raw, &resolved));
         }
         if !resolved.is_dir() {
-            return Err(WorkspaceError::NotADirectory { path: raw.into() });
+            return Err(WorkspaceError::NotADirectory {
+                path: raw.into(),
+                roots: roots(),
+            });
         }
         Ok(resolved)
+    }
+
+    /// The error for a path that does not exist.
+    pub fn missing(&self, raw: &str) -> WorkspaceError {
+        WorkspaceError::Missing {
+            path: raw.into(),
+            roots: self.roots_text(),
+        }
     }
 
     /// A project inside an allowed root; `toolchain` settles a directory that has both manifests.
@@ -143,21 +160,22 @@ impl Workspace {
     }
 
     fn outside(&self, raw: &str, resolved: &Path) -> WorkspaceError {
-        let roots = self
-            .roots
-            .iter()
-            .map(|r| r.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
         WorkspaceError::OutsideRoots {
             path: raw.into(),
             resolved: resolved.display().to_string(),
-            roots: if roots.is_empty() {
-                "(none)".into()
-            } else {
-                roots
-            },
+            roots: self.roots_text(),
         }
+    }
+
+    fn roots_text(&self) -> String {
+        if self.roots.is_empty() {
+            return "(none)".into();
+        }
+        self.roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -245,8 +263,19 @@ mod tests {
     fn refuses_bad_input() {
         let f = fixture();
         let ws = workspace(&f);
-        assert_eq!(ws.resolve_dir(""), Err(WorkspaceError::Empty));
-        assert_eq!(ws.resolve_dir("a\0b"), Err(WorkspaceError::Nul));
+        let roots = f.root.display().to_string();
+        assert_eq!(
+            ws.resolve_dir(""),
+            Err(WorkspaceError::Empty {
+                roots: roots.clone()
+            })
+        );
+        assert_eq!(
+            ws.resolve_dir("a\0b"),
+            Err(WorkspaceError::Nul {
+                roots: roots.clone()
+            })
+        );
         assert!(matches!(
             ws.resolve_dir("nope"),
             Err(WorkspaceError::Missing { .. })
@@ -255,6 +284,10 @@ mod tests {
             ws.resolve_dir("file.txt"),
             Err(WorkspaceError::NotADirectory { .. })
         ));
+        for bad in ["", "a\0b", "nope", "file.txt", "app/../app", "/etc/passwd"] {
+            let message = ws.resolve_dir(bad).unwrap_err().to_string();
+            assert!(message.contains(&roots), "{bad:?}: {message}");
+        }
         let err = ws.resolve_project("plain", None).unwrap_err();
         assert!(err.to_string().contains("not a cargo or mix project"));
     }

@@ -351,7 +351,7 @@ impl Docs {
         if absolute.is_file() {
             let file = absolute
                 .canonicalize()
-                .map_err(|_| explain(WorkspaceError::Missing { path: raw.into() }))?;
+                .map_err(|_| explain(self.workspace.missing(raw)))?;
             let parent = file.parent().and_then(Path::to_str).unwrap_or("/");
             let dir = self.workspace.resolve_dir(parent).map_err(explain)?;
             return Ok(dir.join(file.file_name().unwrap_or_default()));

@@ -20,6 +20,7 @@ use crate::build::requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
 };
 use crate::build::{BuildKind, Call};
+use crate::text_budget;
 
 /// Sends progress notifications in order, from a task of their own, so a tool never
 /// waits on a slow client.
@@ -77,6 +78,10 @@ macro_rules! serve_call {
     }};
 }
 
+/// How large the text content of a result may be as JSON. structuredContent carries the whole
+/// report, so a large rendering (a flood of output) is cut here rather than sent twice.
+const TEXT_BUDGET: usize = 64 * 1024;
+
 pub(super) fn respond<T: Serialize + Render, E: std::fmt::Display>(
     result: Result<T, E>,
 ) -> Result<CallToolResult, McpError> {
@@ -84,7 +89,12 @@ pub(super) fn respond<T: Serialize + Render, E: std::fmt::Display>(
         Ok(report) => {
             let structured = serde_json::to_value(&report)
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-            let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+            let text = text_budget::fit(
+                &report.render(),
+                TEXT_BUDGET,
+                "structuredContent has the whole result",
+            );
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = Some(structured);
             Ok(result)
         }

@@ -1,9 +1,11 @@
 //! Run a child process: argv only (never a shell), in its own process group, with a timeout,
 //! cancellation, line-by-line streaming and head + tail capped capture of stdout and stderr.
 //!
-//! The whole process group is gone when a run ends, however it ends: on timeout or cancel it
-//! gets SIGTERM and, after the grace period, SIGKILL; when the direct child exits, whatever is
-//! left of its group gets SIGKILL; when the `run` future is dropped, a guard sends SIGKILL.
+//! Every process the run started is gone when it ends, however it ends ([`tree`] says how they
+//! are found: the process group, descendants that left it with `setsid`, and orphans that
+//! carry the run's tag in their environment): on timeout or cancel they get SIGTERM and, after
+//! the grace period, SIGKILL; when the direct child exits, whatever is left gets SIGKILL; when
+//! the `run` future is dropped, a guard sends SIGKILL.
 
 use std::borrow::Cow;
 use std::io;
@@ -12,13 +14,20 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
+
+use crate::text_budget::{elision_marker, json_cost, prefix_within, suffix_within};
+
+pub mod env_policy;
+pub mod procfs;
+mod tree;
+
+pub use tree::RUN_TAG_VAR;
+use tree::{ProcessTree, RunTag};
 
 /// Longest line handed to `on_line`. A longer line is cut here, ends with
 /// `[... N bytes elided ...]`, and the rest of it is skipped. Deliberately independent of
@@ -30,7 +39,7 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// How long to keep reading once the group is dead, for pipes held open by a process that
 /// left the group (e.g. with `setsid`).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
-const GROUP_POLL_INTERVAL: Duration = Duration::from_millis(20);
+const TREE_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone)]
 pub struct CommandSpec {
@@ -67,7 +76,7 @@ impl CommandSpec {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub timeout: Duration,
-    /// Per stream, bytes kept (head + tail).
+    /// Per stream: how large the kept text (head + tail) may be as a JSON string.
     pub output_cap: usize,
     /// SIGTERM -> wait this long -> SIGKILL.
     pub kill_grace: Duration,
@@ -140,11 +149,12 @@ pub async fn run(
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
 ) -> Result<ProcessOutput, RunError> {
     let started = Instant::now();
-    let mut child = spawn(spec)?;
+    let tag = RunTag::next();
+    let mut child = spawn(spec, &tag)?;
     let pid = child
         .id()
         .expect("a child that was just spawned has not been reaped");
-    let group = ProcessGroup::new(pid);
+    let tree = ProcessTree::new(pid, &tag);
     tracing::debug!(program = %spec.program, pid, "spawned");
 
     let mut pump = Pump::new(&mut child, limits.output_cap);
@@ -161,11 +171,11 @@ pub async fn run(
     let termination = match outcome {
         Outcome::Exited(status) => termination_of(status),
         Outcome::Stopped(reason) => {
-            terminate_gracefully(&group, &mut child, &mut pump, limits.kill_grace, on_line).await;
+            terminate_gracefully(&tree, &mut child, &mut pump, limits.kill_grace, on_line).await;
             reason
         }
     };
-    group.kill_all();
+    tree.kill_all();
     let _ = child.wait().await;
     pump.drain(DRAIN_AFTER_EXIT, on_line).await;
     let (stdout, stderr) = pump.finish(on_line);
@@ -179,7 +189,7 @@ pub async fn run(
     })
 }
 
-fn spawn(spec: &CommandSpec) -> Result<Child, RunError> {
+fn spawn(spec: &CommandSpec, tag: &RunTag) -> Result<Child, RunError> {
     // A missing cwd also fails with ENOENT: tell it apart from a missing program up front.
     if !spec.cwd.is_dir() {
         let message = format!("working directory {} does not exist", spec.cwd.display());
@@ -205,6 +215,7 @@ fn spawn(spec: &CommandSpec) -> Result<Child, RunError> {
         command.env_remove(name);
     }
     command.envs(spec.env_set.iter().map(|(name, value)| (name, value)));
+    command.env(RUN_TAG_VAR, tag.value());
     command.spawn().map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => RunError::NotFound {
             program: spec.program.clone(),
@@ -253,16 +264,16 @@ async fn wait_for_exit_or_stop(
     }
 }
 
-/// SIGTERM to the group, then wait (still reading output) until the group is gone or the
-/// grace period is over. The caller sends SIGKILL afterwards either way.
+/// SIGTERM to every process of the run, then wait (still reading output) until none is left
+/// or the grace period is over. The caller sends SIGKILL afterwards either way.
 async fn terminate_gracefully(
-    group: &ProcessGroup,
+    tree: &ProcessTree,
     child: &mut Child,
     pump: &mut Pump,
     grace: Duration,
     on_line: &mut OnLine<'_>,
 ) {
-    group.signal(Signal::SIGTERM);
+    tree.signal(Signal::SIGTERM);
     let grace_over = sleep_until(deadline_after(grace));
     tokio::pin!(grace_over);
     let mut leader_reaped = false;
@@ -270,9 +281,8 @@ async fn terminate_gracefully(
         tokio::select! {
             _ = child.wait(), if !leader_reaped => leader_reaped = true,
             () = &mut grace_over => return,
-            // Only meaningful once the leader is reaped: until then it is a member itself.
-            () = sleep(GROUP_POLL_INTERVAL), if leader_reaped => {
-                if !group.has_live_members() {
+            () = sleep(TREE_POLL_INTERVAL) => {
+                if !tree.has_live_members() {
                     return;
                 }
             }
@@ -299,96 +309,6 @@ fn deadline_after(duration: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(duration)
         .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
-}
-
-/// The child's process group. Dropping it while armed SIGKILLs the whole group, so a dropped
-/// `run` future leaves nothing behind.
-struct ProcessGroup {
-    pgid: Pid,
-    armed: bool,
-}
-
-impl ProcessGroup {
-    fn new(pid: u32) -> Self {
-        let pid = i32::try_from(pid).expect("pids fit in an i32");
-        Self {
-            pgid: Pid::from_raw(pid),
-            armed: true,
-        }
-    }
-
-    fn signal(&self, signal: Signal) {
-        match killpg(self.pgid, signal) {
-            Ok(()) | Err(Errno::ESRCH) => {}
-            Err(error) => {
-                tracing::warn!(pgid = %self.pgid, %signal, "could not signal the process group: {error}")
-            }
-        }
-    }
-
-    fn has_live_members(&self) -> bool {
-        group_has_live_members(self.pgid)
-    }
-
-    /// SIGKILL whatever is left of the group and disarm the drop guard.
-    fn kill_all(mut self) {
-        self.signal(Signal::SIGKILL);
-        self.armed = false;
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        if self.armed {
-            self.signal(Signal::SIGKILL);
-        }
-    }
-}
-
-/// Whether any process of the group is still running. Zombies do not count: orphans are
-/// reparented to init, which may take its time to reap them (seconds in some containers).
-fn group_has_live_members(pgid: Pid) -> bool {
-    match killpg(pgid, None) {
-        Err(Errno::ESRCH) => false,
-        _ => !only_zombies_in_group(pgid),
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn only_zombies_in_group(pgid: Pid) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-        .filter_map(|stat| state_and_pgrp(&stat))
-        .filter(|&(_, pgrp)| pgrp == pgid.as_raw())
-        .all(|(state, _)| state == 'Z' || state == 'X')
-}
-
-#[cfg(not(target_os = "linux"))]
-fn only_zombies_in_group(_pgid: Pid) -> bool {
-    false
-}
-
-/// State and process group from `/proc/PID/stat`: "pid (comm) state ppid pgrp ...", where
-/// comm may itself contain spaces and parentheses.
-#[cfg(target_os = "linux")]
-fn state_and_pgrp(stat: &str) -> Option<(char, i32)> {
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_comm.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
 }
 
 /// Reads stdout and stderr as data arrives, feeding lines to the callback and the capture.
@@ -596,18 +516,22 @@ impl Capture {
         }
     }
 
+    /// The kept text, within the cap counted as JSON (a control character costs up to six
+    /// bytes there), cut between characters.
     fn finish(self) -> CapturedOutput {
         let tail = &self.tail[self.tail.len().saturating_sub(self.tail_cap)..];
         if (self.head.len() + tail.len()) as u64 == self.total {
             let whole = [self.head.as_slice(), tail].concat();
-            return CapturedOutput {
-                text: String::from_utf8_lossy(&whole).into_owned(),
-                total_bytes: self.total,
-                elided_bytes: 0,
-            };
+            if json_cost(&whole) <= self.head_cap + self.tail_cap {
+                return CapturedOutput {
+                    text: String::from_utf8_lossy(&whole).into_owned(),
+                    total_bytes: self.total,
+                    elided_bytes: 0,
+                };
+            }
         }
-        let head = without_partial_char_at_end(&self.head);
-        let tail = without_partial_char_at_start(tail);
+        let head = prefix_within(without_partial_char_at_end(&self.head), self.head_cap);
+        let tail = suffix_within(without_partial_char_at_start(tail), self.tail_cap);
         let elided = self.total - (head.len() + tail.len()) as u64;
         CapturedOutput {
             text: format!(
@@ -620,10 +544,6 @@ impl Capture {
             elided_bytes: elided,
         }
     }
-}
-
-fn elision_marker(elided: u64) -> String {
-    format!("[... {elided} bytes elided ...]")
 }
 
 /// Drops a UTF-8 sequence cut short at the end.
@@ -711,18 +631,35 @@ mod tests {
         (output, lines)
     }
 
-    fn pgid_of(output: &ProcessOutput) -> Pid {
-        Pid::from_raw(output.pid as i32)
+    fn pgid_of(output: &ProcessOutput) -> i32 {
+        output.pid as i32
     }
 
     /// Waits (generously) until no process of the group is running any more.
-    async fn assert_group_gone(pgid: Pid) {
+    async fn assert_group_gone(pgid: i32) {
+        let running = || {
+            procfs::all_processes()
+                .into_iter()
+                .any(|p| p.pgrp == pgid && !p.is_gone())
+        };
+        wait_until_not(running, &format!("process group {pgid} still has running members")).await;
+    }
+
+    /// Waits (generously) until `pid` is not running any more.
+    async fn assert_process_gone(pid: i32) {
+        let running = || procfs::ProcStat::read(pid).is_some_and(|p| !p.is_gone());
+        wait_until_not(running, &format!("process {pid} is still running")).await;
+    }
+
+    async fn wait_until_not(condition: impl Fn() -> bool, failure: &str) {
         let give_up = Instant::now() + Duration::from_secs(10);
-        while group_has_live_members(pgid) {
-            assert!(
-                Instant::now() < give_up,
-                "process group {pgid} still has running members"
-            );
+        while condition() {
+            if Instant::now() >= give_up {
+                let _ = std::process::Command::new("ps")
+                    .args(["-eo", "pid,ppid,pgid,sid,stat,args"])
+                    .status();
+                panic!("{failure}");
+            }
             sleep(Duration::from_millis(50)).await;
         }
     }
@@ -814,8 +751,7 @@ mod tests {
         .await;
 
         assert!(dropped.is_err(), "the run should still have been going");
-        let pgid = Pid::from_raw(pgid.expect("the child printed its pid"));
-        assert_group_gone(pgid).await;
+        assert_group_gone(pgid.expect("the child printed its pid")).await;
     }
 
     #[tokio::test]
@@ -833,57 +769,70 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_process_that_left_the_group_cannot_hold_the_run_open() {
+    async fn a_daemon_left_behind_by_a_normal_exit_is_killed_and_does_not_hold_the_run_open() {
         let (output, lines) = run_collecting(
             &sh("setsid sleep 60 & echo $!"),
             &limits(Duration::from_secs(600)),
         )
         .await;
-        let escaped = Pid::from_raw(lines.stdout[0].parse().expect("sh prints the pid"));
-        let _ = nix::sys::signal::kill(escaped, Signal::SIGKILL);
+        let escaped: i32 = lines.stdout[0].parse().expect("sh prints the pid");
 
         assert_eq!(output.termination, Termination::Exited(0));
         assert!(output.duration < GENEROUS, "took {:?}", output.duration);
+        assert_process_gone(escaped).await;
     }
 
-    #[test]
-    fn zombies_do_not_count_as_live_members() {
-        use std::os::unix::process::CommandExt;
-        let mut child = std::process::Command::new("true")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pgid = Pid::from_raw(child.id() as i32);
-        let stat = format!("/proc/{}/stat", child.id());
-        while std::fs::read_to_string(&stat).is_ok_and(|s| state_and_pgrp(&s).unwrap().0 != 'Z') {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    #[tokio::test]
+    async fn a_setsid_grandchild_that_ignores_sigterm_dies_at_the_timeout() {
+        let script = "setsid sh -c 'trap \"\" TERM; exec sleep 1000' & echo $!; sleep 1000";
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            kill_grace: Duration::from_secs(1),
+            ..limits(Duration::ZERO)
+        };
+        let (output, lines) = run_collecting(&sh(script), &limits).await;
+        let escaped: i32 = lines.stdout[0].parse().expect("sh prints the pid");
 
-        assert_eq!(killpg(pgid, None), Ok(()), "the zombie is still a member");
-        assert!(!group_has_live_members(pgid));
-        child.wait().unwrap();
-        assert!(!group_has_live_members(pgid));
+        assert_eq!(output.termination, Termination::TimedOut);
+        assert!(output.duration < GENEROUS, "took {:?}", output.duration);
+        assert_process_gone(escaped).await;
+        assert_group_gone(pgid_of(&output)).await;
     }
 
-    #[test]
-    fn a_running_process_is_a_live_member() {
-        use std::os::unix::process::CommandExt;
-        let mut child = std::process::Command::new("sleep")
-            .arg("1000")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pgid = Pid::from_raw(child.id() as i32);
+    #[tokio::test]
+    async fn an_orphan_in_a_session_of_its_own_dies_when_the_run_is_cancelled() {
+        // The middle shell exits at once, so the setsid grandchild is reparented and only the
+        // run's tag in its environment still ties it to the run.
+        let middle = "setsid sh -c 'trap \"\" TERM; exec sleep 1000' & echo $!";
+        let spec = spec("sh", &["-c", "sh -c \"$0\"; sleep 1000", middle]);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            sleep(Duration::from_millis(500)).await;
+            trigger.cancel();
+        });
+        let (output, lines) =
+            run_cancellable(&spec, &limits(Duration::from_secs(600)), &cancel).await;
+        let escaped: i32 = lines.stdout[0].parse().expect("sh prints the pid");
 
-        assert!(group_has_live_members(pgid));
-        child.kill().unwrap();
-        child.wait().unwrap();
+        assert_eq!(output.termination, Termination::Cancelled);
+        assert_process_gone(escaped).await;
     }
 
-    #[test]
-    fn stat_lines_with_odd_command_names_parse() {
-        let stat = "123 (a) b (c) S 1 456 456 0 -1 4194560";
-        assert_eq!(state_and_pgrp(stat), Some(('S', 456)));
+    #[tokio::test]
+    async fn every_child_carries_the_run_tag() {
+        let (first, lines) = run_collecting(&spec("env", &[]), &limits(GENEROUS)).await;
+        let (_, again) = run_collecting(&spec("env", &[]), &limits(GENEROUS)).await;
+        let tag = |lines: &Lines| {
+            lines
+                .stdout
+                .iter()
+                .find_map(|line| line.strip_prefix(&format!("{RUN_TAG_VAR}=")).map(str::to_owned))
+                .expect("the tag is in the environment")
+        };
+
+        assert_eq!(first.termination, Termination::Exited(0));
+        assert_ne!(tag(&lines), tag(&again), "each run has its own tag");
     }
 
     // --- termination ---
@@ -1034,12 +983,11 @@ mod tests {
         let (output, lines) = run_collecting(&spec("seq", &["1", "1000"]), &limits).await;
 
         let full: String = (1..=1000).map(|n| format!("{n}\n")).collect();
-        let elided = full.len() - 100;
-        let expected = format!(
-            "{}\n[... {elided} bytes elided ...]\n{}",
-            &full[..50],
-            &full[full.len() - 50..]
-        );
+        // A newline costs two bytes as JSON: 49 and 50 of the 50 bytes each half may take.
+        let head = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15";
+        let tail = "91\n992\n993\n994\n995\n996\n997\n998\n999\n1000\n";
+        let elided = full.len() - head.len() - tail.len();
+        let expected = format!("{head}\n[... {elided} bytes elided ...]\n{tail}");
         assert_eq!(output.stdout.text, expected);
         assert_eq!(output.stdout.total_bytes, full.len() as u64);
         assert_eq!(output.stdout.elided_bytes, elided as u64);
@@ -1093,8 +1041,9 @@ mod tests {
         )
         .await;
 
-        let elided = total - cap as u64;
-        let half = "\0".repeat(cap / 2);
+        // A NUL byte costs six bytes as JSON.
+        let half = "\0".repeat(cap / 2 / 6);
+        let elided = total - 2 * half.len() as u64;
         assert_eq!(output.termination, Termination::Exited(0));
         assert_eq!(output.stdout.total_bytes, total);
         assert_eq!(output.stdout.elided_bytes, elided);
