@@ -61,8 +61,16 @@ pub enum ConfigError {
     UnknownTool(String),
     #[error("invalid glob `{pattern}` in docs.include/exclude: {message}")]
     Glob { pattern: String, message: String },
+    #[error(
+        "limits.output_cap_bytes is {0}; at most {MAX_OUTPUT_CAP} bytes of each stream fit in a result (a client reads at most 1 MiB of it)"
+    )]
+    OutputCapTooLarge(usize),
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
+    #[error(
+        "terminal.output_cap_bytes is {0}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
+    )]
+    TerminalOutputCap(usize),
 }
 
 /// Groups of tools a client can be given or denied as a whole.
@@ -138,7 +146,7 @@ pub struct Config {
 
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Bytes of each output stream kept (head and tail).
+    /// How large the kept text of each output stream may be as JSON (head and tail).
     pub output_cap: usize,
     /// SIGTERM to SIGKILL.
     pub kill_grace: Duration,
@@ -146,11 +154,19 @@ pub struct Limits {
     pub max_request_bytes: usize,
 }
 
+/// The range of `terminal.output_cap_bytes` and of a terminal call's `max_output_bytes`: a
+/// result with its text rendering stays well under the 1 MiB a client reads.
+pub const TERMINAL_OUTPUT_CAP_MIN: usize = 1024;
+pub const TERMINAL_OUTPUT_CAP_MAX: usize = 256 * 1024;
+
 /// Limits of the terminal sessions.
 #[derive(Debug, Clone)]
 pub struct TerminalConfig {
     /// Live sessions at most (drydock's PTY and tmux sessions; the user's panes do not count).
     pub max_sessions: usize,
+    /// How large the output of a terminal result may be as JSON, unless the call asks for
+    /// another size (`max_output_bytes`); head and tail are kept.
+    pub output_cap: usize,
     /// Sessions nobody has used for this long are killed.
     pub idle_timeout: Duration,
     /// Lines of scrollback each session keeps.
@@ -310,6 +326,7 @@ impl FileTasks {
 #[serde(deny_unknown_fields)]
 struct FileTerminal {
     max_sessions: Option<usize>,
+    output_cap_bytes: Option<usize>,
     idle_timeout_s: Option<u64>,
     scrollback_lines: Option<usize>,
     tmux_socket: Option<String>,
@@ -385,10 +402,7 @@ impl Config {
         }
 
         let limits = Limits {
-            output_cap: positive(
-                file.limits.output_cap_bytes.unwrap_or(1024 * 1024),
-                "limits.output_cap_bytes",
-            )?,
+            output_cap: output_cap(file.limits.output_cap_bytes)?,
             kill_grace: Duration::from_millis(file.limits.kill_grace_ms.unwrap_or(2000)),
             max_request_bytes: positive(
                 file.limits.max_request_bytes.unwrap_or(4 * 1024 * 1024),
@@ -410,6 +424,7 @@ impl Config {
                 file.terminal.max_sessions.unwrap_or(16),
                 "terminal.max_sessions",
             )?,
+            output_cap: terminal_output_cap(file.terminal.output_cap_bytes.unwrap_or(64 * 1024))?,
             idle_timeout: Duration::from_secs(positive(
                 file.terminal.idle_timeout_s.unwrap_or(4 * 3600),
                 "terminal.idle_timeout_s",
@@ -614,6 +629,24 @@ fn resolve_http(file: FileHttp) -> Result<HttpConfig, ConfigError> {
     })
 }
 
+/// Both streams of a `run`, plus the text rendering, stay under 1 MiB of JSON.
+pub const MAX_OUTPUT_CAP: usize = 384 * 1024;
+
+fn output_cap(configured: Option<usize>) -> Result<usize, ConfigError> {
+    let cap = positive(configured.unwrap_or(256 * 1024), "limits.output_cap_bytes")?;
+    match cap <= MAX_OUTPUT_CAP {
+        true => Ok(cap),
+        false => Err(ConfigError::OutputCapTooLarge(cap)),
+    }
+}
+
+fn terminal_output_cap(bytes: usize) -> Result<usize, ConfigError> {
+    match (TERMINAL_OUTPUT_CAP_MIN..=TERMINAL_OUTPUT_CAP_MAX).contains(&bytes) {
+        true => Ok(bytes),
+        false => Err(ConfigError::TerminalOutputCap(bytes)),
+    }
+}
+
 fn positive<T: PartialEq + Default>(value: T, key: &'static str) -> Result<T, ConfigError> {
     if value == T::default() {
         Err(ConfigError::Zero(key))
@@ -682,6 +715,17 @@ mod tests {
             Overrides::default(),
         );
         assert_eq!(ok.unwrap().token.as_deref(), Some("s3cret"));
+    }
+
+    #[test]
+    fn an_output_cap_too_large_for_one_result_is_refused() {
+        let error =
+            resolve_with("[limits]\noutput_cap_bytes = 1048576", Overrides::default()).unwrap_err();
+
+        assert!(matches!(error, ConfigError::OutputCapTooLarge(1_048_576)));
+        assert!(error.to_string().contains("393216"), "{error}");
+        let largest = format!("[limits]\noutput_cap_bytes = {MAX_OUTPUT_CAP}");
+        assert!(resolve_with(&largest, Overrides::default()).is_ok());
     }
 
     #[test]
@@ -760,6 +804,14 @@ mod tests {
         assert_eq!(example.toolsets, defaults.toolsets);
         assert_eq!(example.docs.max_file_bytes, defaults.docs.max_file_bytes);
         assert_eq!(example.http, defaults.http);
+        assert_eq!(example.terminal.output_cap, defaults.terminal.output_cap);
+        for bad in [0, 1023, 262_145] {
+            let file = format!("[terminal]\noutput_cap_bytes = {bad}");
+            assert!(
+                matches!(resolve_with(&file, Overrides::default()), Err(ConfigError::TerminalOutputCap(n)) if n == bad),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

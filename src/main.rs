@@ -180,9 +180,7 @@ fn main() -> ExitCode {
 static CONFIG: OnceLock<Result<Arc<Config>, String>> = OnceLock::new();
 
 fn load(args: &CommonArgs) -> Result<Arc<Config>, String> {
-    CONFIG
-        .get_or_init(|| read_config(args))
-        .clone()
+    CONFIG.get_or_init(|| read_config(args)).clone()
 }
 
 fn read_config(args: &CommonArgs) -> Result<Arc<Config>, String> {

@@ -102,7 +102,11 @@ mod tests {
             "\u{7f} del is not escaped",
         ];
         for sample in samples {
-            assert_eq!(json_cost(sample.as_bytes()), serialized_len(sample), "{sample:?}");
+            assert_eq!(
+                json_cost(sample.as_bytes()),
+                serialized_len(sample),
+                "{sample:?}"
+            );
         }
         let invalid = b"ok\xff\xfe then \xe6\x97";
         let lossy = String::from_utf8_lossy(invalid);

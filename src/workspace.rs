@@ -106,9 +106,7 @@ impl Workspace {
             (false, Some(first)) => first.join(path),
             (false, None) => return Err(self.outside(raw, &path)),
         };
-        let resolved = absolute
-            .canonicalize()
-            .map_err(|_| self.missing(raw))?;
+        let resolved = absolute.canonicalize().map_err(|_| self.missing(raw))?;
         if !self.roots.iter().any(|root| resolved.starts_with(root)) {
             return Err(self.outside(raw, &resolved));
         }

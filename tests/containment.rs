@@ -85,11 +85,36 @@ async fn no_child_on_any_path_sees_the_token_or_the_configured_secrets() {
     );
     let client = legacy_client_with_token(&server.url, TOKEN).await;
 
-    call_ok(&client, "project_info", json!({"project_path": path_arg(&cargo_project)})).await;
-    call_ok(&client, "compile", json!({"project_path": path_arg(&cargo_project)})).await;
-    call_ok(&client, "docs_index", json!({"project_path": path_arg(&cargo_project)})).await;
-    call_ok(&client, "project_info", json!({"project_path": path_arg(&mix_project)})).await;
-    call_ok(&client, "test", json!({"project_path": path_arg(&mix_project)})).await;
+    call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": path_arg(&cargo_project)}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "compile",
+        json!({"project_path": path_arg(&cargo_project)}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "docs_index",
+        json!({"project_path": path_arg(&cargo_project)}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "project_info",
+        json!({"project_path": path_arg(&mix_project)}),
+    )
+    .await;
+    call_ok(
+        &client,
+        "test",
+        json!({"project_path": path_arg(&mix_project)}),
+    )
+    .await;
     let shown = call_ok(
         &client,
         "run",
@@ -101,7 +126,11 @@ async fn no_child_on_any_path_sees_the_token_or_the_configured_secrets() {
     .await;
     client.cancel().await.unwrap();
 
-    assert_eq!(shown["stdout"].as_str().unwrap().trim(), "unset unset", "{shown}");
+    assert_eq!(
+        shown["stdout"].as_str().unwrap().trim(),
+        "unset unset",
+        "{shown}"
+    );
     let environments = recorded(log_dir.path());
     for program in ["cargo", "rustc", "mix", "elixir"] {
         assert!(
@@ -160,9 +189,20 @@ async fn a_flood_of_output_comes_back_as_a_result_a_client_can_read() {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("no marker in {stream}"));
         let kept = text.len() as u64 - format!("\n[... {elided} bytes elided ...]\n").len() as u64;
-        assert_eq!(kept + elided, total, "{stream}: the marker counts what was left out");
+        assert_eq!(
+            kept + elided,
+            total,
+            "{stream}: the marker counts what was left out"
+        );
     }
     let text = text_of(&result);
-    assert!(text.len() < 100 * 1024, "the text rendering is {} bytes", text.len());
-    assert!(text.contains("structuredContent has the whole result"), "{text:.200}");
+    assert!(
+        text.len() < 100 * 1024,
+        "the text rendering is {} bytes",
+        text.len()
+    );
+    assert!(
+        text.contains("structuredContent has the whole result"),
+        "{text:.200}"
+    );
 }

@@ -14,13 +14,20 @@ use serde_json::{Value, json};
 /// A server whose tmux servers (drydock's own and "the user's") live in `tmux_dir`, which
 /// is also the shells' HOME: its rc files stand for the user's own.
 fn server(tmux_dir: &Path, extra: &[&str]) -> Server {
+    server_with_env(tmux_dir, extra, &[])
+}
+
+/// `server`, with more variables in the server's environment.
+fn server_with_env(tmux_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
     let root = test_projects_root();
     let mut args = vec!["--allow-root", root.to_str().unwrap()];
     args.extend_from_slice(extra);
     std::fs::write(tmux_dir.join(".bashrc"), "export FROM_USER_RC=bash\n").unwrap();
     std::fs::write(tmux_dir.join(".zshrc"), "export FROM_USER_RC=zsh\n").unwrap();
     let dir = tmux_dir.to_str().unwrap();
-    Server::start_with(&args, &[("TMUX_TMPDIR", dir), ("TMUX", ""), ("HOME", dir)])
+    let mut env = env.to_vec();
+    env.extend([("TMUX_TMPDIR", dir), ("TMUX", ""), ("HOME", dir)]);
+    Server::start_with(&args, &env)
 }
 
 /// The user's tmux server of these tests (the default socket below `tmux_dir`). Its HOME is
@@ -817,5 +824,279 @@ async fn a_subscribed_screen_sends_updates_when_it_changes() {
         ))
         .await;
     assert!(unknown.is_err(), "{unknown:?}");
+    client.cancel().await.ok();
+}
+
+const TOKEN: &str = "drydock-token-8d1e5a";
+const SECRET: &str = "github-secret-3f9c07";
+
+/// A modern-era client of a server that requires a bearer token.
+async fn client_with_token(url: &str, token: &str) -> Client {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt};
+
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
+    rmcp::model::ClientConfig::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("MCP client connects")
+}
+
+#[tokio::test]
+async fn no_terminal_sees_drydocks_token_or_the_configured_secrets() {
+    let tmux = TmuxServers::new();
+    let started = user_tmux(
+        tmux.dir(),
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "mine",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "bash --norc --noprofile",
+        ],
+    );
+    assert!(started.status.success(), "{started:?}");
+    let server = server_with_env(
+        tmux.dir(),
+        &[],
+        &[("DRYDOCK_TOKEN", TOKEN), ("GITHUB_TOKEN", SECRET)],
+    );
+    let client = client_with_token(&server.url, TOKEN).await;
+    let sessions = [
+        ("pty", json!({"name": "pty", "cwd": "."})),
+        (
+            "tmux",
+            json!({"name": "tmux", "cwd": ".", "backend": "tmux"}),
+        ),
+        (
+            "window",
+            json!({"name": "window", "cwd": ".", "place": {"window": {"of": "tmux"}}}),
+        ),
+        (
+            "split",
+            json!({"name": "split", "cwd": ".", "place": {"split": {"of": "tmux"}}}),
+        ),
+        // A pane of the user's own server: drydock adds nothing of its own to it.
+        (
+            "beside",
+            json!({"name": "beside", "cwd": ".", "place": {"split": {"of": "tmux:mine:0.0"}}}),
+        ),
+    ];
+    for (name, arguments) in sessions {
+        call_ok(&client, "terminal_create", arguments).await;
+        let env = run(&client, name, "env", 10_000).await;
+        let output = env["output"].as_str().unwrap();
+        assert!(
+            output.contains("HOME="),
+            "{name}: env printed nothing: {env}"
+        );
+        for secret in ["DRYDOCK_TOKEN", TOKEN, "GITHUB_TOKEN", SECRET] {
+            assert!(!output.contains(secret), "{name} sees {secret}:\n{output}");
+        }
+    }
+    let global = user_tmux(tmux.dir(), &["-L", "drydock", "show-environment", "-g"]);
+    let global = String::from_utf8_lossy(&global.stdout);
+    assert!(global.contains("HOME="), "{global}");
+    for secret in ["DRYDOCK_TOKEN", TOKEN, "GITHUB_TOKEN", SECRET] {
+        assert!(
+            !global.contains(secret),
+            "drydock's tmux server has {secret}:\n{global}"
+        );
+    }
+    client.cancel().await.ok();
+}
+
+/// The serialized size of a tool's result, which must stay under the 1 MiB a client reads.
+async fn result_size(client: &Client, tool: &str, arguments: Value) -> (usize, Value) {
+    let result = call(client, tool, arguments.clone()).await;
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "{tool} {arguments}: {:?}",
+        result.content
+    );
+    let size = serde_json::to_string(&result).unwrap().len();
+    assert!(
+        size < 1024 * 1024,
+        "{tool} {arguments}: the result is {size} bytes"
+    );
+    let text = text_of(&result);
+    assert!(
+        text.len() < 40 * 1024,
+        "{tool}: the text rendering is {} bytes",
+        text.len()
+    );
+    (size, result.structured_content.expect("structuredContent"))
+}
+
+/// Runs `seq 1 count` in `session`: the output comes back capped, with a marker that counts
+/// what was left out and says where the whole of it is; every line of it is read back from
+/// terminal_scrollback at those numbers.
+async fn a_flood_pages_back_from_the_scrollback(client: &Client, session: &str, count: u64) {
+    let command = format!("seq 1 {count}");
+    let arguments = json!({"session": session, "command": command, "timeout_ms": 300_000});
+    let (size, report) = result_size(client, "terminal_run", arguments).await;
+    eprintln!("{session}: terminal_run of `{command}`: a result of {size} bytes");
+    assert_eq!(
+        (&report["completed"], &report["exit_code"]),
+        (&json!(true), &json!(0)),
+        "{report:.300}"
+    );
+    let output = report["output"].as_str().unwrap();
+    let seq: String = (1..=count).map(|n| format!("{n}\n")).collect();
+    let at = &report["scrollback"];
+    let (offset, end) = (at["offset"].as_u64().unwrap(), at["end"].as_u64().unwrap());
+    assert_eq!(end - offset, count, "{at}");
+    assert!(
+        at["oldest_kept"].as_u64().unwrap() <= offset,
+        "the scrollback holds all of it: {at}"
+    );
+    let (elided_bytes, elided_lines) = (
+        report["elided_bytes"].as_u64().unwrap(),
+        report["elided_lines"].as_u64().unwrap(),
+    );
+    let marker = format!(
+        "\n[... {elided_bytes} bytes, {elided_lines} lines elided; the whole output is terminal_scrollback offset {offset}, {count} lines ...]\n"
+    );
+    let (head, tail) = output
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("no marker {marker:?}"));
+    assert!(seq.starts_with(head) && seq.ends_with(tail));
+    assert_eq!(
+        (head.len() + tail.len()) as u64 + elided_bytes,
+        seq.len() as u64
+    );
+    let newlines = |text: &str| text.matches('\n').count() as u64;
+    assert_eq!(newlines(head) + newlines(tail) + elided_lines, count);
+
+    let mut line = offset;
+    while line < end {
+        let page = call_ok(
+            client,
+            "terminal_scrollback",
+            json!({"session": session, "offset": line, "limit": 10_000, "max_output_bytes": 262_144}),
+        )
+        .await;
+        assert_eq!(
+            (page["offset"].as_u64(), &page["elided"]),
+            (Some(line), &Value::Null),
+            "{page:.300}"
+        );
+        for text in page["lines"].as_array().unwrap() {
+            if line < end {
+                assert_eq!(
+                    text.as_str().unwrap(),
+                    (line - offset + 1).to_string(),
+                    "line {line}"
+                );
+            }
+            line += 1;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_output_comes_back_capped_and_every_terminal_result_stays_small() {
+    let tmux = TmuxServers::new();
+    let config = tmux.dir().join("drydock.toml");
+    std::fs::write(&config, "[terminal]\nscrollback_lines = 310000\n").unwrap();
+    let server = server(tmux.dir(), &["--config", config.to_str().unwrap()]);
+    let client = modern_client(&server.url).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "pty", "cwd": "."}),
+    )
+    .await;
+    a_flood_pages_back_from_the_scrollback(&client, "pty", 300_000).await;
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "tmux", "cwd": ".", "backend": "tmux"}),
+    )
+    .await;
+    a_flood_pages_back_from_the_scrollback(&client, "tmux", 100_000).await;
+
+    // A screen as large as a session gets, full of long lines.
+    call_ok(
+        &client,
+        "terminal_create",
+        json!({"name": "wide", "cwd": ".", "rows": 500, "cols": 1000}),
+    )
+    .await;
+    let fill = "yes \"$(printf '%0999d' 7)\" | head -n 3000";
+    let calls = [
+        (
+            "terminal_run",
+            json!({"session": "wide", "command": fill, "timeout_ms": 120_000}),
+        ),
+        ("terminal_screen", json!({"session": "wide"})),
+        (
+            "terminal_screen",
+            json!({"session": "wide", "format": "styled", "max_output_bytes": 262_144}),
+        ),
+        (
+            "terminal_scrollback",
+            json!({"session": "wide", "offset": -10_000, "limit": 10_000}),
+        ),
+        (
+            "terminal_scrollback",
+            json!({"session": "pty", "offset": -10_000, "limit": 10_000, "max_output_bytes": 262_144}),
+        ),
+        ("terminal_wait", json!({"session": "wide", "quiet_ms": 100})),
+        (
+            "terminal_send",
+            json!({"session": "wide", "keys": ["Enter"]}),
+        ),
+        ("terminal_list", json!({})),
+        (
+            "terminal_create",
+            json!({"name": "flooding", "cwd": ".", "rows": 500, "cols": 1000, "command": fill}),
+        ),
+    ];
+    for (tool, arguments) in calls {
+        let (size, report) = result_size(&client, tool, arguments.clone()).await;
+        eprintln!("{tool} {arguments}: {size} bytes");
+        if tool == "terminal_screen" {
+            assert!(
+                report["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(" lines elided: terminal_scrollback offset "),
+                "{report:.300}"
+            );
+        }
+    }
+    let bad = call_err(
+        &client,
+        "terminal_run",
+        json!({"session": "wide", "command": "true", "max_output_bytes": 2_000_000}),
+    )
+    .await;
+    assert!(
+        bad.contains("max_output_bytes is 2000000; it must be 1024-262144"),
+        "{bad}"
+    );
+    let resource = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "drydock://sessions/pty/scrollback",
+        ))
+        .await
+        .unwrap();
+    let size = serde_json::to_string(&resource).unwrap().len();
+    assert!(
+        size < 1024 * 1024,
+        "the scrollback resource is {size} bytes"
+    );
     client.cancel().await.ok();
 }

@@ -79,7 +79,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "The session's visible screen as text (or styled with ANSI), with cursor position, size and a generation number for terminal_wait. `lines`: only the last N lines.",
+        description = "The session's visible screen as text (or styled with ANSI), with cursor position, size and a generation number for terminal_wait. `lines`: only the last N lines. A screen larger than `max_output_bytes` (default 64 KiB of JSON) keeps its first and last lines around a line saying which terminal_scrollback lines were left out.",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ScreenReport>()
     )]
@@ -92,7 +92,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Lines of the session's history (scrollback and screen): `offset` from the oldest line (negative: from the newest, -100 is the last 100), `limit` lines.",
+        description = "Lines of the session's history (scrollback and screen), `limit` of them from line `offset`. Lines are numbered from the first line the session showed and keep their numbers (terminal_run's `scrollback.offset` is where a command's output starts); `oldest` is the oldest still kept. A negative offset counts back from the newest: -100 is the last 100. Lines beyond `max_output_bytes` (default 64 KiB of JSON) are left out of the middle, and `elided` says which.",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ScrollbackReport>()
     )]
@@ -118,7 +118,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Run a command in a session's shell and return only that command's output and its exit code, the moment it finishes (shell-integration marks: no quiet-period guessing). Without marks (a REPL, a pane drydock did not start) it ends on `pattern` or after `quiet_ms` of silence, and says so in `method`. At timeout_ms it returns what was printed so far with completed=false; the command keeps running (terminal_manage interrupt stops it).",
+        description = "Run a command in a session's shell and return only that command's output and its exit code, the moment it finishes (shell-integration marks: no quiet-period guessing). Without marks (a REPL, a pane drydock did not start) it ends on `pattern` or after `quiet_ms` of silence, and says so in `method`. At timeout_ms it returns what was printed so far with completed=false; the command keeps running (terminal_manage interrupt stops it). Output over `max_output_bytes` (default 64 KiB of JSON) keeps its head and tail around a line saying how many bytes and lines were left out; `scrollback` gives the output's lines for terminal_scrollback.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<RunReport>()
     )]

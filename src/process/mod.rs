@@ -642,7 +642,11 @@ mod tests {
                 .into_iter()
                 .any(|p| p.pgrp == pgid && !p.is_gone())
         };
-        wait_until_not(running, &format!("process group {pgid} still has running members")).await;
+        wait_until_not(
+            running,
+            &format!("process group {pgid} still has running members"),
+        )
+        .await;
     }
 
     /// Waits (generously) until `pid` is not running any more.
@@ -827,7 +831,10 @@ mod tests {
             lines
                 .stdout
                 .iter()
-                .find_map(|line| line.strip_prefix(&format!("{RUN_TAG_VAR}=")).map(str::to_owned))
+                .find_map(|line| {
+                    line.strip_prefix(&format!("{RUN_TAG_VAR}="))
+                        .map(str::to_owned)
+                })
                 .expect("the tag is in the environment")
         };
 

@@ -197,7 +197,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
 
-        assert_eq!(tree.members().len(), 1, "the zombie leader is still a member");
+        assert_eq!(
+            tree.members().len(),
+            1,
+            "the zombie leader is still a member"
+        );
         assert!(!tree.has_live_members());
         child.wait().unwrap();
         assert!(tree.members().is_empty());
@@ -220,7 +224,10 @@ mod tests {
         let mut members = Vec::new();
         for _ in 0..500 {
             members = tree.members();
-            if members.iter().any(|p| p.pgrp != leader && p.session == p.pid) {
+            if members
+                .iter()
+                .any(|p| p.pgrp != leader && p.session == p.pid)
+            {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -240,6 +247,9 @@ mod tests {
         drop(tree);
 
         let status = child.wait().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9)
+        );
     }
 }

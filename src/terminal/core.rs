@@ -1,10 +1,11 @@
 //! The backend-independent heart of a terminal: output bytes go in (`feed`), and out come
-//! the screen, the scrollback, shell-integration marks, a generation counter that waiters
-//! watch, and the output of a command run through the shell.
+//! the screen, the numbered lines of its history, shell-integration marks, a generation
+//! counter that waiters watch, and the output of a command run through the shell.
 //!
 //! `feed` holds the state lock only while one chunk is parsed; waiters are woken through a
 //! `watch` channel carrying the generation, so a waiter never misses a change between
-//! reading the state and going to sleep.
+//! reading the state and going to sleep. The screen is fed the text between marks in order,
+//! so a mark knows the line the cursor was on when it arrived.
 
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,15 +16,16 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::watch;
 
+use super::capture::{Capture, Kept, Phase, line_after};
 use super::marks::{Mark, MarkEvent, MarkScanner};
-use super::screen::Screen;
+use super::screen::{Lines, Screen};
 
-/// Default cap on the output `run` returns: head and tail are kept around a marker.
-pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 /// Quiet period used by `run` when there are no marks and the caller gave no fallback.
 pub const DEFAULT_QUIET_MS: u64 = 1000;
 /// How long `run` waits for the first prompt of a shell expected to emit marks.
 const FIRST_PROMPT_WAIT: Duration = Duration::from_secs(10);
+/// How long `run` waits for a prompt being drawn to finish before typing.
+const PROMPT_DRAW_WAIT: Duration = Duration::from_millis(500);
 
 /// What decided that a wait or a run was over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -80,8 +82,9 @@ pub struct Fallback {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RunOutcome {
-    /// The command's own output: ANSI stripped, `\r\n` as `\n`, head and tail kept around
-    /// a `[... N bytes elided ...]` marker when over the cap. With marks, exactly what was
+    /// The command's own output: ANSI stripped, `\r\n` as `\n`. Over the cap (counted as
+    /// JSON), its head and tail around a `[... N bytes, L lines elided ...]` line that says
+    /// where the whole output is in terminal_scrollback. With marks, exactly what was
     /// printed between the C and D marks; without, what followed the echoed command line
     /// (up to the matched pattern).
     pub output: String,
@@ -93,6 +96,28 @@ pub struct RunOutcome {
     pub method: WaitMethod,
     /// Bytes of output left out of `output` (0 when all of it fits).
     pub elided_bytes: u64,
+    /// Lines (newlines) of output left out of `output`.
+    pub elided_lines: u64,
+    /// Where the output is on the terminal, in terminal_scrollback's line numbers.
+    pub scrollback: OutputLines,
+}
+
+/// The lines a command's output took on the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutputLines {
+    /// The first line (without marks: the line the command was typed on).
+    pub offset: u64,
+    /// The line after the last.
+    pub end: u64,
+    /// The oldest line the terminal still keeps: lines before it are gone from its
+    /// scrollback.
+    pub oldest_kept: u64,
+}
+
+impl OutputLines {
+    fn lines(&self) -> u64 {
+        self.end - self.offset
+    }
 }
 
 pub struct TerminalCore {
@@ -105,17 +130,54 @@ pub struct TerminalCore {
 struct State {
     screen: Screen,
     scanner: MarkScanner,
-    has_marks: bool,
-    expect_marks: bool,
-    at_prompt: bool,
-    /// The last mark seen, and whether this shell ever sent B (end of prompt).
-    last_mark: Option<Mark>,
-    seen_command_start: bool,
-    last_exit_code: Option<i32>,
+    shell: Shell,
     closed: Option<Option<i32>>,
     last_output: Instant,
-    output_cap: usize,
     capture: Option<Capture>,
+}
+
+/// What the shell-integration marks told so far.
+#[derive(Debug, Default)]
+struct Shell {
+    /// A shell drydock started with integration: it will send marks.
+    expect_marks: bool,
+    /// At least one prompt or end-of-command mark was seen.
+    has_marks: bool,
+    at_prompt: bool,
+    last_mark: Option<Mark>,
+    /// The shell sends B (end of prompt).
+    seen_command_start: bool,
+    last_exit_code: Option<i32>,
+}
+
+impl Shell {
+    fn on_mark(&mut self, mark: Mark) {
+        self.last_mark = Some(mark);
+        self.seen_command_start |= mark == Mark::CommandStart;
+        match mark {
+            Mark::PromptStart | Mark::CommandStart => {
+                self.has_marks = true;
+                self.at_prompt = true;
+            }
+            Mark::CommandFinished { exit_code } => {
+                self.has_marks = true;
+                self.at_prompt = true;
+                self.last_exit_code = exit_code;
+            }
+            Mark::OutputStart => self.at_prompt = false,
+        }
+    }
+
+    /// A prompt is being drawn: typing now would be echoed twice (once by the terminal,
+    /// once by the line editor). Only known for shells that send B.
+    fn drawing_prompt(&self) -> bool {
+        self.has_marks
+            && self.seen_command_start
+            && matches!(
+                self.last_mark,
+                Some(Mark::PromptStart | Mark::CommandFinished { .. })
+            )
+    }
 }
 
 impl TerminalCore {
@@ -124,15 +186,9 @@ impl TerminalCore {
             state: Mutex::new(State {
                 screen: Screen::new(rows, cols, scrollback_lines),
                 scanner: MarkScanner::new(),
-                has_marks: false,
-                expect_marks: false,
-                at_prompt: false,
-                last_mark: None,
-                seen_command_start: false,
-                last_exit_code: None,
+                shell: Shell::default(),
                 closed: None,
                 last_output: Instant::now(),
-                output_cap: DEFAULT_OUTPUT_CAP,
                 capture: None,
             }),
             generation: watch::Sender::new(0),
@@ -153,12 +209,7 @@ impl TerminalCore {
     /// The program is a shell drydock started with integration: `run` waits for its first
     /// prompt (up to 10 s) before deciding whether marks are available.
     pub fn set_expect_marks(&self, expect: bool) {
-        self.lock().expect_marks = expect;
-    }
-
-    /// Cap, in bytes, on the output `run` returns.
-    pub fn set_output_cap(&self, bytes: usize) {
-        self.lock().output_cap = bytes.max(64);
+        self.lock().shell.expect_marks = expect;
     }
 
     /// Output from the program: updates the screen, scans marks, bumps the generation.
@@ -168,42 +219,26 @@ impl TerminalCore {
         }
         {
             let mut guard = self.lock();
-            let state = &mut *guard;
-            state.screen.feed(bytes);
-            state.last_output = Instant::now();
             let State {
+                screen,
                 scanner,
+                shell,
+                last_output,
                 capture,
-                has_marks,
-                at_prompt,
-                last_mark,
-                seen_command_start,
-                last_exit_code,
                 ..
-            } = state;
+            } = &mut *guard;
+            *last_output = Instant::now();
             scanner.feed(bytes, |event| match event {
                 MarkEvent::Text(text) => {
+                    screen.feed(text);
                     if let Some(capture) = capture.as_mut() {
                         capture.on_text(text);
                     }
                 }
                 MarkEvent::Mark(mark) => {
-                    *last_mark = Some(mark);
-                    *seen_command_start |= mark == Mark::CommandStart;
-                    match mark {
-                        Mark::PromptStart | Mark::CommandStart => {
-                            *has_marks = true;
-                            *at_prompt = true;
-                        }
-                        Mark::CommandFinished { exit_code } => {
-                            *has_marks = true;
-                            *at_prompt = true;
-                            *last_exit_code = exit_code;
-                        }
-                        Mark::OutputStart => *at_prompt = false,
-                    }
+                    shell.on_mark(mark);
                     if let Some(capture) = capture.as_mut() {
-                        capture.on_mark(mark);
+                        capture.on_mark(mark, screen.cursor_line());
                     }
                 }
             });
@@ -230,6 +265,19 @@ impl TerminalCore {
         self.lock().screen.styled()
     }
 
+    /// The visible screen (styled or plain text) and the line number of its top row.
+    pub fn screen_and_top_line(&self, styled: bool) -> (String, u64) {
+        let state = self.lock();
+        let text = match styled {
+            true => state.screen.styled(),
+            false => state.screen.text(),
+        };
+        (
+            text,
+            state.screen.cursor_line().0 - u64::from(state.screen.cursor().0),
+        )
+    }
+
     pub fn cursor(&self) -> (u16, u16) {
         self.lock().screen.cursor()
     }
@@ -250,9 +298,10 @@ impl TerminalCore {
         self.lock().screen.alternate_screen()
     }
 
-    /// Lines of history + screen, `offset` counted from the oldest kept; and the total.
-    pub fn scrollback(&self, offset: usize, limit: usize) -> (Vec<String>, usize) {
-        self.lock().screen.scrollback(offset, limit)
+    /// Up to `limit` lines of history and screen from line number `offset` (see
+    /// `Screen::lines`).
+    pub fn lines(&self, offset: u64, limit: usize) -> Lines {
+        self.lock().screen.lines(offset, limit)
     }
 
     pub fn generation(&self) -> u64 {
@@ -261,18 +310,18 @@ impl TerminalCore {
 
     /// At least one prompt or end-of-command mark was seen: this shell is integrated.
     pub fn has_marks(&self) -> bool {
-        self.lock().has_marks
+        self.lock().shell.has_marks
     }
 
     /// The shell shows a prompt (last mark A, B or D, not C).
     pub fn at_prompt(&self) -> bool {
-        let state = self.lock();
-        state.has_marks && state.at_prompt
+        let shell = &self.lock().shell;
+        shell.has_marks && shell.at_prompt
     }
 
     /// Exit status of the last command, from its D mark.
     pub fn last_exit_code(&self) -> Option<i32> {
-        self.lock().last_exit_code
+        self.lock().shell.last_exit_code
     }
 
     /// Some(exit code) once the process ended.
@@ -351,149 +400,45 @@ impl TerminalCore {
     /// at its D mark when the shell emits marks (no quiet period), else when the fallback
     /// pattern matches the new output or the output has been quiet for the fallback period.
     /// At `timeout` it returns what was printed so far with `completed: false`; the command
-    /// keeps running and the terminal stays usable (interrupt it, then run again).
+    /// keeps running and the terminal stays usable (interrupt it, then run again). The
+    /// output returned costs about `output_cap` bytes as JSON at most.
     pub async fn run(
         &self,
         input: &(dyn Fn(&[u8]) -> io::Result<()> + Sync),
         command: &str,
         timeout: Duration,
         fallback: Fallback,
+        output_cap: usize,
     ) -> io::Result<RunOutcome> {
         let _one_at_a_time = self.run_lock.lock().await;
         let start = Instant::now();
         let deadline = start + timeout;
-        let mut receiver = self.generation.subscribe();
-
         let expecting_first_prompt = {
             let state = self.lock();
-            state.expect_marks && !state.has_marks && state.closed.is_none()
+            state.shell.expect_marks && !state.shell.has_marks && state.closed.is_none()
         };
         if expecting_first_prompt {
-            let first_prompt_deadline = deadline.min(start + FIRST_PROMPT_WAIT);
-            loop {
-                receiver.borrow_and_update();
-                {
-                    let state = self.lock();
-                    if state.has_marks || state.closed.is_some() {
-                        break;
-                    }
-                }
-                if Instant::now() >= first_prompt_deadline {
-                    break;
-                }
-                tokio::select! {
-                    _ = receiver.changed() => {}
-                    _ = tokio::time::sleep_until(first_prompt_deadline.into()) => {}
-                }
-            }
+            self.wait_for(deadline.min(start + FIRST_PROMPT_WAIT), |state| {
+                state.shell.has_marks || state.closed.is_some()
+            })
+            .await;
         }
+        self.wait_for(deadline.min(Instant::now() + PROMPT_DRAW_WAIT), |state| {
+            !state.shell.drawing_prompt() || state.closed.is_some()
+        })
+        .await;
 
-        // Typed before the prompt is drawn, the command would be echoed twice on the screen
-        // (once by the terminal, once by the line editor): wait for B when the shell sends it.
-        let prompt_deadline = deadline.min(Instant::now() + Duration::from_millis(500));
-        loop {
-            receiver.borrow_and_update();
-            {
-                let state = self.lock();
-                let drawing_prompt = state.has_marks
-                    && state.seen_command_start
-                    && matches!(
-                        state.last_mark,
-                        Some(Mark::PromptStart | Mark::CommandFinished { .. })
-                    );
-                if !drawing_prompt || state.closed.is_some() {
-                    break;
-                }
-            }
-            if Instant::now() >= prompt_deadline {
-                break;
-            }
-            tokio::select! {
-                _ = receiver.changed() => {}
-                _ = tokio::time::sleep_until(prompt_deadline.into()) => {}
-            }
-        }
-
-        let use_marks = {
-            let mut state = self.lock();
-            // A program in the foreground (a REPL started from the shell) gets the command,
-            // not the shell: its end is the fallback's to find, when the caller gave one.
-            let foreground_program =
-                !state.at_prompt && (fallback.pattern.is_some() || fallback.quiet_ms.is_some());
-            let use_marks = state.has_marks && !foreground_program;
-            let phase = if !use_marks {
-                Phase::Raw
-            } else if state.at_prompt {
-                Phase::AwaitOutputStart
-            } else {
-                Phase::AwaitPreviousEnd
-            };
-            state.capture = Some(Capture::new(phase, state.output_cap));
-            use_marks
-        };
+        let use_marks = self.arm_capture(&fallback, output_cap);
         let mut line = command.as_bytes().to_vec();
         line.push(b'\r');
         if let Err(error) = input(&line) {
             self.lock().capture = None;
             return Err(error);
         }
-        let quiet = (!use_marks).then(|| {
-            let quiet_ms = match (&fallback.quiet_ms, &fallback.pattern) {
-                (Some(ms), _) => Some(*ms),
-                (None, Some(_)) => None,
-                (None, None) => Some(DEFAULT_QUIET_MS),
-            };
-            quiet_ms.map(Duration::from_millis)
-        });
-        let quiet = quiet.flatten();
-        let mut pattern_checked: u64 = 0;
-
-        let (method, exit_code, matched_at) = loop {
-            receiver.borrow_and_update();
-            let now = Instant::now();
-            let mut wake = deadline;
-            {
-                let mut state = self.lock();
-                let closed = state.closed;
-                let capture = state.capture.as_mut().expect("capture armed by run");
-                if let Phase::Done(exit_code) = capture.phase {
-                    break (WaitMethod::Mark, exit_code, None);
-                }
-                if let Some(pattern) = fallback.pattern.as_ref().filter(|_| !use_marks)
-                    && capture.text.total > pattern_checked
-                {
-                    let (window_start, window) = capture
-                        .text
-                        .recent(capture.text.total - pattern_checked + 1024);
-                    pattern_checked = capture.text.total;
-                    let (skipped, window) = utf8_window(&window);
-                    if let Some(found) = last_match(pattern, &window) {
-                        let at = window_start + (skipped + found) as u64;
-                        break (WaitMethod::Pattern, None, Some(at));
-                    }
-                }
-                if let Some(exit_code) = closed {
-                    break (WaitMethod::Exited, exit_code, None);
-                }
-                if let Some(quiet) = quiet {
-                    let quiet_until = capture.last_output.unwrap_or(capture.started) + quiet;
-                    if now >= quiet_until {
-                        break (WaitMethod::Quiet, None, None);
-                    }
-                    wake = wake.min(quiet_until);
-                }
-            }
-            if now >= deadline {
-                break (WaitMethod::Timeout, None, None);
-            }
-            tokio::select! {
-                _ = receiver.changed() => {}
-                _ = tokio::time::sleep_until(wake.into()) => {}
-            }
-        };
-
-        let capture = self.lock().capture.take().expect("capture armed by run");
-        let (mut output, elided_bytes) = capture.text.finish(matched_at);
+        let (method, exit_code, matched_at) = self.await_end(use_marks, &fallback, deadline).await;
+        let (kept, scrollback) = self.finish_capture(matched_at);
+        let (elided_bytes, elided_lines) = (kept.elided_bytes, kept.elided_lines);
+        let mut output = output_text(kept, &scrollback);
         if !use_marks {
             output = drop_echoed_command(&output, command);
         }
@@ -504,8 +449,154 @@ impl TerminalCore {
             completed: method != WaitMethod::Timeout,
             method,
             elided_bytes,
+            elided_lines,
+            scrollback,
         })
     }
+
+    /// Waits until `done` holds, or until `deadline`.
+    async fn wait_for(&self, deadline: Instant, done: impl Fn(&State) -> bool) {
+        let mut receiver = self.generation.subscribe();
+        loop {
+            receiver.borrow_and_update();
+            let done_now = done(&self.lock());
+            if done_now || Instant::now() >= deadline {
+                return;
+            }
+            tokio::select! {
+                _ = receiver.changed() => {}
+                _ = tokio::time::sleep_until(deadline.into()) => {}
+            }
+        }
+    }
+
+    /// Starts capturing the output of the command about to be typed; returns whether its
+    /// end will be known from marks.
+    fn arm_capture(&self, fallback: &Fallback, output_cap: usize) -> bool {
+        let mut state = self.lock();
+        // A program in the foreground (a REPL started from the shell) gets the command,
+        // not the shell: its end is the fallback's to find, when the caller gave one.
+        let foreground_program =
+            !state.shell.at_prompt && (fallback.pattern.is_some() || fallback.quiet_ms.is_some());
+        let use_marks = state.shell.has_marks && !foreground_program;
+        let phase = if !use_marks {
+            Phase::Raw
+        } else if state.shell.at_prompt {
+            Phase::AwaitOutputStart
+        } else {
+            Phase::AwaitPreviousEnd
+        };
+        let cursor = state.screen.cursor_line();
+        state.capture = Some(Capture::new(phase, output_cap, cursor));
+        use_marks
+    }
+
+    /// Waits for the end of the command being captured: its D mark, the fallback's pattern
+    /// or quiet period, the process's exit, or the deadline. Returns how it ended, its exit
+    /// code, and where in the output the pattern matched.
+    async fn await_end(
+        &self,
+        use_marks: bool,
+        fallback: &Fallback,
+        deadline: Instant,
+    ) -> (WaitMethod, Option<i32>, Option<u64>) {
+        let quiet_ms = match (fallback.quiet_ms, &fallback.pattern) {
+            _ if use_marks => None,
+            (Some(ms), _) => Some(ms),
+            (None, Some(_)) => None,
+            (None, None) => Some(DEFAULT_QUIET_MS),
+        };
+        let quiet = quiet_ms.map(Duration::from_millis);
+        let pattern = fallback.pattern.as_ref().filter(|_| !use_marks);
+        let mut pattern_checked: u64 = 0;
+        let mut receiver = self.generation.subscribe();
+        loop {
+            receiver.borrow_and_update();
+            let now = Instant::now();
+            let mut wake = deadline;
+            {
+                let mut state = self.lock();
+                let closed = state.closed;
+                let capture = state.capture.as_mut().expect("capture armed by run");
+                if let Phase::Done(exit_code) = capture.phase {
+                    return (WaitMethod::Mark, exit_code, None);
+                }
+                if let Some(pattern) = pattern
+                    && capture.text.total > pattern_checked
+                {
+                    let (window_start, window) = capture
+                        .text
+                        .recent(capture.text.total - pattern_checked + 1024);
+                    pattern_checked = capture.text.total;
+                    let (skipped, window) = utf8_window(&window);
+                    if let Some(found) = last_match(pattern, &window) {
+                        let at = window_start + (skipped + found) as u64;
+                        return (WaitMethod::Pattern, None, Some(at));
+                    }
+                }
+                if let Some(exit_code) = closed {
+                    return (WaitMethod::Exited, exit_code, None);
+                }
+                if let Some(quiet) = quiet {
+                    let quiet_until = capture.last_output.unwrap_or(capture.started) + quiet;
+                    if now >= quiet_until {
+                        return (WaitMethod::Quiet, None, None);
+                    }
+                    wake = wake.min(quiet_until);
+                }
+            }
+            if now >= deadline {
+                return (WaitMethod::Timeout, None, None);
+            }
+            tokio::select! {
+                _ = receiver.changed() => {}
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
+    /// Ends the capture: the output kept (cut where a pattern matched), and the lines it
+    /// took on the terminal.
+    fn finish_capture(&self, matched_at: Option<u64>) -> (Kept, OutputLines) {
+        let (capture, cursor, oldest_kept) = {
+            let mut state = self.lock();
+            let capture = state.capture.take().expect("capture armed by run");
+            (
+                capture,
+                state.screen.cursor_line(),
+                state.screen.oldest_line(),
+            )
+        };
+        let end = capture.end_line.unwrap_or_else(|| line_after(cursor));
+        let offset = capture.first_line.unwrap_or(end).min(end);
+        let lines = OutputLines {
+            offset,
+            end,
+            oldest_kept,
+        };
+        (capture.text.finish(matched_at), lines)
+    }
+}
+
+/// The output kept; where its middle was left out, a line saying how much, and where the
+/// whole output can be read.
+fn output_text(kept: Kept, lines: &OutputLines) -> String {
+    if kept.elided_bytes == 0 {
+        return kept.head + &kept.tail;
+    }
+    let gone = match lines.oldest_kept > lines.offset {
+        true => format!("; lines before {} are no longer kept", lines.oldest_kept),
+        false => String::new(),
+    };
+    format!(
+        "{}\n[... {} bytes, {} lines elided; the whole output is terminal_scrollback offset {}, {} lines{gone} ...]\n{}",
+        kept.head,
+        kept.elided_bytes,
+        kept.elided_lines,
+        lines.offset,
+        lines.lines(),
+        kept.tail
+    )
 }
 
 /// The window as text, starting at a character boundary: (bytes skipped, text). Offsets
@@ -542,280 +633,9 @@ fn drop_echoed_command(output: &str, command: &str) -> String {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// The shell was busy when the command was typed: the running command's D comes first.
-    AwaitPreviousEnd,
-    AwaitOutputStart,
-    Capturing,
-    Done(Option<i32>),
-    /// No marks: everything after the command was sent is kept.
-    Raw,
-}
-
-struct Capture {
-    phase: Phase,
-    stripper: AnsiStripper,
-    text: CappedText,
-    started: Instant,
-    last_output: Option<Instant>,
-    scratch: Vec<u8>,
-}
-
-impl Capture {
-    fn new(phase: Phase, cap: usize) -> Capture {
-        Capture {
-            phase,
-            stripper: AnsiStripper::default(),
-            text: CappedText::new(cap),
-            started: Instant::now(),
-            last_output: None,
-            scratch: Vec::new(),
-        }
-    }
-
-    fn on_text(&mut self, bytes: &[u8]) {
-        if matches!(self.phase, Phase::Capturing | Phase::Raw) {
-            self.last_output = Some(Instant::now());
-            self.scratch.clear();
-            self.stripper.strip(bytes, &mut self.scratch);
-            self.text.push(&self.scratch);
-        }
-    }
-
-    fn on_mark(&mut self, mark: Mark) {
-        self.phase = match (self.phase, mark) {
-            (Phase::AwaitPreviousEnd, Mark::CommandFinished { .. }) => Phase::AwaitOutputStart,
-            (Phase::AwaitOutputStart, Mark::OutputStart) => Phase::Capturing,
-            // No C: an empty command line.
-            (Phase::AwaitOutputStart | Phase::Capturing, Mark::CommandFinished { exit_code }) => {
-                Phase::Done(exit_code)
-            }
-            (phase, _) => phase,
-        };
-    }
-}
-
-/// Output text kept as a head and a tail of at most `cap / 2` bytes each.
-struct CappedText {
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    half: usize,
-    /// Bytes pushed in all.
-    total: u64,
-}
-
-impl CappedText {
-    fn new(cap: usize) -> CappedText {
-        CappedText {
-            head: Vec::new(),
-            tail: std::collections::VecDeque::new(),
-            half: cap / 2,
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        if self.head.len() < self.half {
-            let take = bytes.len().min(self.half - self.head.len());
-            self.head.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-        }
-        if bytes.len() >= self.half {
-            self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - self.half..]);
-            return;
-        }
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.half);
-        self.tail.drain(..overflow);
-        self.tail.extend(bytes);
-    }
-
-    fn elided(&self) -> u64 {
-        self.total - self.head.len() as u64 - self.tail.len() as u64
-    }
-
-    /// The last (up to) `n` bytes kept, and their offset in the whole stream.
-    fn recent(&self, n: u64) -> (u64, Vec<u8>) {
-        let n = n.min(self.head.len() as u64 + self.tail.len() as u64) as usize;
-        let from_tail = n.min(self.tail.len());
-        let from_head = if self.elided() == 0 { n - from_tail } else { 0 };
-        let mut bytes = Vec::with_capacity(from_head + from_tail);
-        bytes.extend_from_slice(&self.head[self.head.len() - from_head..]);
-        bytes.extend(self.tail.range(self.tail.len() - from_tail..));
-        (self.total - bytes.len() as u64, bytes)
-    }
-
-    /// The text (cut at stream offset `cut_at` when given), and the bytes elided.
-    fn finish(mut self, cut_at: Option<u64>) -> (String, u64) {
-        if let Some(cut_at) = cut_at {
-            let head_len = self.head.len() as u64;
-            if cut_at <= head_len {
-                self.head.truncate(cut_at as usize);
-                self.tail.clear();
-                self.total = cut_at;
-            } else {
-                let drop = (self.total - cut_at).min(self.tail.len() as u64) as usize;
-                self.tail.truncate(self.tail.len() - drop);
-                self.total = cut_at;
-            }
-        }
-        let elided = self.elided();
-        let mut bytes = self.head;
-        if elided > 0 {
-            bytes.extend_from_slice(format!("\n[... {elided} bytes elided ...]\n").as_bytes());
-        }
-        bytes.extend(self.tail);
-        (String::from_utf8_lossy(&bytes).into_owned(), elided)
-    }
-}
-
-/// Removes escape sequences and turns `\r\n` into `\n`, across chunk boundaries.
-#[derive(Default)]
-struct AnsiStripper {
-    state: StripState,
-    pending_cr: bool,
-}
-
-#[derive(Default, Clone, Copy, PartialEq, Eq)]
-enum StripState {
-    #[default]
-    Ground,
-    Escape,
-    EscapeIntermediate,
-    Csi,
-    /// OSC, DCS, SOS, PM, APC: until BEL or ST.
-    String,
-    StringEscape,
-}
-
-impl AnsiStripper {
-    fn strip(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        let mut i = 0;
-        while i < bytes.len() {
-            let byte = bytes[i];
-            match self.state {
-                StripState::Ground => {
-                    // Fast path: a run of plain bytes.
-                    let run = bytes[i..]
-                        .iter()
-                        .position(|&b| b < 0x20 || b == 0x7f)
-                        .unwrap_or(bytes.len() - i);
-                    if run > 0 {
-                        if self.pending_cr {
-                            out.push(b'\r');
-                            self.pending_cr = false;
-                        }
-                        out.extend_from_slice(&bytes[i..i + run]);
-                        i += run;
-                        continue;
-                    }
-                    match byte {
-                        b'\n' => {
-                            self.pending_cr = false;
-                            out.push(b'\n');
-                        }
-                        b'\r' => {
-                            if self.pending_cr {
-                                out.push(b'\r');
-                            }
-                            self.pending_cr = true;
-                        }
-                        0x1b => self.state = StripState::Escape,
-                        b'\t' => {
-                            if std::mem::take(&mut self.pending_cr) {
-                                out.push(b'\r');
-                            }
-                            out.push(b'\t');
-                        }
-                        _ => {} // BEL, BS and other controls
-                    }
-                }
-                StripState::Escape => {
-                    self.state = match byte {
-                        b'[' => StripState::Csi,
-                        b']' | b'P' | b'X' | b'^' | b'_' => StripState::String,
-                        0x20..=0x2f => StripState::EscapeIntermediate,
-                        _ => StripState::Ground,
-                    }
-                }
-                StripState::EscapeIntermediate => {
-                    if !(0x20..=0x2f).contains(&byte) {
-                        self.state = StripState::Ground;
-                    }
-                }
-                StripState::Csi => {
-                    if (0x40..=0x7e).contains(&byte) {
-                        self.state = StripState::Ground;
-                    }
-                }
-                StripState::String => match byte {
-                    0x07 => self.state = StripState::Ground,
-                    0x1b => self.state = StripState::StringEscape,
-                    _ => {}
-                },
-                StripState::StringEscape => {
-                    if byte == b'\\' {
-                        self.state = StripState::Ground;
-                    } else {
-                        self.state = StripState::Escape;
-                        continue;
-                    }
-                }
-            }
-            i += 1;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strip(chunks: &[&[u8]]) -> String {
-        let mut stripper = AnsiStripper::default();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            stripper.strip(chunk, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn strips_ansi_and_crlf_across_chunks() {
-        let input: &[u8] = b"\x1b[1;31mred\x1b[0m\r\nnext\x1b]0;t\x07 line\r\n\x1b(Bok\rover\r\n";
-        assert_eq!(strip(&[input]), "red\nnext line\nok\rover\n");
-        for split in 0..input.len() {
-            let (a, b) = input.split_at(split);
-            assert_eq!(
-                strip(&[a, b]),
-                "red\nnext line\nok\rover\n",
-                "split {split}"
-            );
-        }
-    }
-
-    #[test]
-    fn capped_text_keeps_head_and_tail() {
-        let mut text = CappedText::new(10);
-        for chunk in [&b"0123"[..], b"4567", b"89abcdef", b"ghij"] {
-            text.push(chunk);
-        }
-        assert_eq!(text.total, 20);
-        let (recent_at, recent) = text.recent(3);
-        assert_eq!((recent_at, recent.as_slice()), (17, &b"hij"[..]));
-        let (output, elided) = text.finish(None);
-        assert_eq!(elided, 10);
-        assert_eq!(output, "01234\n[... 10 bytes elided ...]\nfghij");
-    }
-
-    #[test]
-    fn capped_text_cut_at_a_match() {
-        let mut text = CappedText::new(100);
-        text.push(b"2\n>>> ");
-        assert_eq!(text.finish(Some(2)), ("2\n".to_string(), 0));
-    }
 
     #[test]
     fn echo_is_dropped_without_marks() {
@@ -859,6 +679,7 @@ mod tests {
                 "echo hi",
                 Duration::from_secs(5),
                 Fallback::default(),
+                1024,
             )
             .await
             .unwrap();
@@ -866,6 +687,15 @@ mod tests {
         assert_eq!(outcome.exit_code, Some(3));
         assert_eq!(outcome.method, WaitMethod::Mark);
         assert!(outcome.completed);
+        // "$ echo hi" on line 0, "hi" on line 1, the next prompt on line 2.
+        assert_eq!(
+            outcome.scrollback,
+            OutputLines {
+                offset: 1,
+                end: 2,
+                oldest_kept: 0
+            }
+        );
     }
 
     #[tokio::test]
@@ -947,6 +777,71 @@ mod tests {
         }
         let rate = fed as f64 / started.elapsed().as_secs_f64() / 1e6;
         eprintln!("mark scanner alone: {rate:.1} MB/s ({count} events)");
-        assert!(core.scrollback(0, 1).1 <= 10_000 + 24);
+        let kept = core.lines(0, 1);
+        assert!(kept.total - kept.oldest <= 10_000 + 24);
+    }
+
+    #[tokio::test]
+    async fn a_flood_comes_back_capped_saying_where_all_of_it_is() {
+        let core = TerminalCore::new(24, 80, 1000);
+        core.feed(b"\x1b]133;A\x07$ \x1b]133;B\x07");
+        let seq: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+        let feeder = core.clone();
+        let input = move |_: &[u8]| -> io::Result<()> {
+            let mut flood = b"seq 1 100000\r\n\x1b]133;C\x07".to_vec();
+            flood.extend((1..=100_000).flat_map(|n| format!("{n}\r\n").into_bytes()));
+            flood.extend(b"\x1b]133;D;0\x07\x1b]133;A\x07$ ");
+            let feeder = feeder.clone();
+            tokio::spawn(async move {
+                for chunk in flood.chunks(4096) {
+                    feeder.feed(chunk);
+                }
+            });
+            Ok(())
+        };
+        let outcome = core
+            .run(
+                &input,
+                "seq 1 100000",
+                Duration::from_secs(10),
+                Fallback::default(),
+                4096,
+            )
+            .await
+            .unwrap();
+
+        let oldest_kept = core.lines(0, 0).oldest;
+        assert_eq!(
+            outcome.scrollback,
+            OutputLines {
+                offset: 1,
+                end: 100_001,
+                oldest_kept
+            }
+        );
+        let marker = format!(
+            "\n[... {} bytes, {} lines elided; the whole output is terminal_scrollback offset 1, \
+             100000 lines; lines before {oldest_kept} are no longer kept ...]\n",
+            outcome.elided_bytes, outcome.elided_lines
+        );
+        let (head, tail) = outcome.output.split_once(&marker).expect("one marker line");
+        assert!(
+            seq.starts_with(head) && seq.ends_with(tail),
+            "{head:?} {tail:?}"
+        );
+        assert!(head.starts_with("1\n2\n3\n") && tail.ends_with("99999\n100000\n"));
+        let kept = (head.len() + tail.len()) as u64;
+        assert_eq!(kept + outcome.elided_bytes, seq.len() as u64);
+        let newlines = |text: &str| text.matches('\n').count() as u64;
+        assert_eq!(
+            newlines(head) + newlines(tail) + outcome.elided_lines,
+            100_000
+        );
+        assert!(serde_json::to_string(&outcome.output).unwrap().len() < 4096 + 200);
+        let page = core.lines(oldest_kept, 2);
+        assert_eq!(
+            page.lines,
+            vec![(oldest_kept).to_string(), (oldest_kept + 1).to_string()]
+        );
     }
 }

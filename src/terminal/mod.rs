@@ -5,10 +5,13 @@
 //! `%output` events) and are fed to a `TerminalCore`, which keeps the screen, the
 //! scrollback, the marks and a generation counter that waiters watch.
 
+mod budget;
+mod capture;
 pub mod core;
 pub mod keys;
 pub mod marks;
 pub mod pty;
+pub mod pump;
 pub mod registry;
 pub mod requests;
 pub mod screen;

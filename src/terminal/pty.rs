@@ -14,6 +14,7 @@ use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 use super::core::{Fallback, RunOutcome, TerminalCore};
 use super::keys::{Key, KeyError};
+use super::pump::Pump;
 
 /// Time between SIGHUP/SIGTERM and SIGKILL when a session is killed.
 pub const KILL_GRACE: Duration = Duration::from_millis(500);
@@ -43,6 +44,8 @@ pub struct PtySpawn {
     pub cwd: PathBuf,
     /// Added to (and overriding) drydock's own environment.
     pub env: Vec<(String, String)>,
+    /// Taken out of drydock's own environment (secrets: `Config::env_remove`); `env` wins.
+    pub env_remove: Vec<String>,
     pub rows: u16,
     pub cols: u16,
     /// Lines of scrollback kept by the screen model.
@@ -82,6 +85,10 @@ impl PtySession {
             .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
         let mut command = CommandBuilder::from_argv(spawn.argv.iter().map(Into::into).collect());
         command.cwd(&spawn.cwd);
+        // The builder starts from a snapshot of drydock's environment.
+        for name in &spawn.env_remove {
+            command.env_remove(name);
+        }
         for (key, value) in &spawn.env {
             command.env(key, value);
         }
@@ -107,7 +114,7 @@ impl PtySession {
         core.set_expect_marks(spawn.expect_marks);
 
         let (reader_done, reader_finished) = std::sync::mpsc::channel::<()>();
-        let reader_core = core.clone();
+        let pump = Pump::start(core.clone(), format!("pty-feeder-{pid}"))?;
         std::thread::Builder::new()
             .name(format!("pty-reader-{pid}"))
             .spawn(move || {
@@ -115,12 +122,13 @@ impl PtySession {
                 loop {
                     match reader.read(&mut buffer) {
                         Ok(0) => break,
-                        Ok(n) => reader_core.feed(&buffer[..n]),
+                        Ok(n) => pump.push(&buffer[..n]),
                         Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                         // EIO once every holder of the slave side is gone.
                         Err(_) => break,
                     }
                 }
+                pump.finish();
                 let _ = reader_done.send(());
             })?;
 
@@ -218,6 +226,7 @@ impl PtySession {
         command: &str,
         timeout: Duration,
         fallback: Fallback,
+        output_cap: usize,
     ) -> Result<RunOutcome, TerminalError> {
         if !self.is_alive() {
             return Err(TerminalError::Exited);
@@ -228,7 +237,10 @@ impl PtySession {
                 other => io::Error::other(other.to_string()),
             })
         };
-        Ok(self.core.run(&input, command, timeout, fallback).await?)
+        Ok(self
+            .core
+            .run(&input, command, timeout, fallback, output_cap)
+            .await?)
     }
 
     /// Ends every process of the session (the program is a session leader; background
@@ -317,6 +329,7 @@ mod tests {
     use regex::Regex;
 
     const SECOND: Duration = Duration::from_secs(1);
+    const CAP: usize = 64 * 1024;
 
     struct Shell {
         session: PtySession,
@@ -341,6 +354,7 @@ mod tests {
             env,
             rows: 24,
             cols: 80,
+            env_remove: Vec::new(),
             scrollback: 1000,
             expect_marks: launch.marks,
         })
@@ -357,9 +371,13 @@ mod tests {
     }
 
     async fn run(shell: &Shell, command: &str, timeout: Duration) -> RunOutcome {
+        run_capped(shell, command, timeout, CAP).await
+    }
+
+    async fn run_capped(shell: &Shell, command: &str, timeout: Duration, cap: usize) -> RunOutcome {
         shell
             .session
-            .run(command, timeout, Fallback::default())
+            .run(command, timeout, Fallback::default(), cap)
             .await
             .unwrap()
     }
@@ -408,20 +426,34 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn large_output_keeps_the_tail_and_is_capped() {
+    async fn large_output_is_capped_and_its_lines_keep_their_numbers() {
         let shell = shell("bash");
-        shell.session.core().set_output_cap(256 * 1024);
-        let outcome = run(&shell, "seq 1 200000", 60 * SECOND).await;
+        let cap = 256 * 1024;
+        let outcome = run_capped(&shell, "seq 1 200000", 60 * SECOND, cap).await;
         assert!(outcome.completed, "{:?}", outcome.method);
         assert_eq!(outcome.exit_code, Some(0));
-        assert!(outcome.output.starts_with("1\n2\n3\n"));
-        assert!(outcome.output.ends_with("199999\n200000\n"));
-        assert!(outcome.output.contains(" bytes elided ...]"));
-        // seq 1 200000 prints 1,288,895 bytes.
-        assert_eq!(outcome.elided_bytes, 1_288_895 - 256 * 1024);
-        assert!(outcome.output.len() < 256 * 1024 + 100);
-        let (_, total) = shell.session.core().scrollback(0, 0);
-        assert!(total <= 1000 + 24, "scrollback is bounded: {total}");
+        let output = &outcome.output;
+        assert!(output.starts_with("1\n2\n3\n"));
+        assert!(output.ends_with("199999\n200000\n"));
+        let marker_start = output.find("\n[... ").expect("a marker");
+        let marker_end = marker_start + output[marker_start..].find(" ...]\n").unwrap() + 6;
+        // seq 1 200000 prints 1,288,895 bytes in 200,000 lines.
+        let kept = output.len() - (marker_end - marker_start);
+        assert_eq!(kept as u64 + outcome.elided_bytes, 1_288_895);
+        let kept_lines = output.matches('\n').count() as u64 - 2;
+        assert_eq!(kept_lines + outcome.elided_lines, 200_000);
+        assert!(serde_json::to_string(output).unwrap().len() < cap + 300);
+
+        let lines = outcome.scrollback;
+        assert_eq!(lines.end - lines.offset, 200_000, "{lines:?}");
+        let core = shell.session.core();
+        let last = core.lines(lines.end - 2, 2);
+        assert_eq!(last.lines, ["199999", "200000"]);
+        assert_eq!(last.oldest, lines.oldest_kept);
+        assert!(
+            last.total - last.oldest <= 1000 + 24,
+            "scrollback is bounded: {last:?}"
+        );
     }
 
     #[tokio::test]
@@ -453,6 +485,7 @@ mod tests {
             argv: vec!["python3".into(), "-q".into(), "-i".into()],
             cwd: home.path().to_path_buf(),
             env: vec![("TERM".into(), "xterm-256color".into())],
+            env_remove: Vec::new(),
             rows: 24,
             cols: 80,
             scrollback: 100,
@@ -473,7 +506,7 @@ mod tests {
             pattern: Some(Regex::new(r">>> $").unwrap()),
         };
         let outcome = session
-            .run("6 * 7", 10 * SECOND, fallback.clone())
+            .run("6 * 7", 10 * SECOND, fallback.clone(), CAP)
             .await
             .unwrap();
         assert_eq!(outcome.method, WaitMethod::Pattern);
@@ -486,6 +519,7 @@ mod tests {
                 "import time; time.sleep(1.5); print('late')",
                 10 * SECOND,
                 fallback,
+                CAP,
             )
             .await
             .unwrap();
@@ -495,7 +529,10 @@ mod tests {
             quiet_ms: Some(300),
             pattern: None,
         };
-        let outcome = session.run("print('q')", 10 * SECOND, quiet).await.unwrap();
+        let outcome = session
+            .run("print('q')", 10 * SECOND, quiet, CAP)
+            .await
+            .unwrap();
         assert_eq!(outcome.method, WaitMethod::Quiet);
         assert!(outcome.output.starts_with("q\n"), "{outcome:?}");
     }
@@ -565,6 +602,38 @@ mod tests {
         assert_eq!(outcome.output, "zsh-yes\nunset\n");
     }
 
+    #[tokio::test]
+    async fn removed_variables_never_reach_the_program() {
+        assert!(
+            std::env::var_os("PATH").is_some(),
+            "tests run with PATH set"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let session = PtySession::spawn(PtySpawn {
+            argv: vec!["/usr/bin/env".into()],
+            cwd: dir.path().to_path_buf(),
+            env: vec![("DRYDOCK_GIVEN".into(), "yes".into())],
+            env_remove: vec!["PATH".into(), "DRYDOCK_GIVEN".into()],
+            rows: 24,
+            cols: 200,
+            scrollback: 1000,
+            expect_marks: false,
+        })
+        .unwrap();
+        let core = session.core();
+        let ended = core
+            .wait(WaitRequest {
+                after_generation: Some(u64::MAX),
+                max_wait: 10 * SECOND,
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(ended.method, WaitMethod::Exited);
+        let lines = core.lines(0, usize::MAX).lines;
+        assert!(lines.iter().any(|l| l == "DRYDOCK_GIVEN=yes"), "{lines:?}");
+        assert!(!lines.iter().any(|l| l.starts_with("PATH=")), "{lines:?}");
+    }
+
     #[test]
     fn spawn_errors_are_clear() {
         let spawn = |argv: Vec<&str>, cwd: &str| {
@@ -572,6 +641,7 @@ mod tests {
                 argv: argv.into_iter().map(String::from).collect(),
                 cwd: cwd.into(),
                 env: vec![],
+                env_remove: Vec::new(),
                 rows: 24,
                 cols: 80,
                 scrollback: 10,
@@ -622,7 +692,7 @@ mod tests {
     fn run_futures_are_send() {
         fn assert_send<T: Send>(_: &T) {}
         let shell = shell("bash");
-        let future = shell.session.run("true", SECOND, Fallback::default());
+        let future = shell.session.run("true", SECOND, Fallback::default(), CAP);
         assert_send(&future);
         let core = shell.session.core();
         let wait = core.wait(WaitRequest::default());

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::budget::lines_within;
 use super::core::{TerminalCore, WaitRequest};
 use super::keys::Key;
 use super::pty::{PtySession, PtySpawn, TerminalError};
+use super::pump::Pump;
 use super::requests::*;
 use super::shell_integration::{self, ShellLaunch};
 use super::tmux::{
@@ -22,6 +24,7 @@ use super::tmux::{
 };
 use crate::config::Config;
 use crate::workspace::{Workspace, WorkspaceError};
+use operations::last_lines_within;
 
 /// tmux sessions drydock creates are named with this prefix on its own server.
 const TMUX_PREFIX: &str = "drydock-";
@@ -164,11 +167,14 @@ impl Terminals {
             remain_on_exit: true,
         };
         let tmux = Tmux::new(SocketSpec::Name(config.terminal.tmux_socket.clone()))
-            .with_defaults(defaults.clone());
-        let user_tmux = Tmux::user_default().with_defaults(SessionDefaults {
-            remain_on_exit: false,
-            ..defaults
-        });
+            .with_defaults(defaults.clone())
+            .with_env_remove(config.env_remove.clone());
+        let user_tmux = Tmux::user_default()
+            .with_defaults(SessionDefaults {
+                remain_on_exit: false,
+                ..defaults
+            })
+            .with_env_remove(config.env_remove.clone());
         let shell = config
             .terminal
             .shell
@@ -328,7 +334,8 @@ impl Terminals {
         if let Some(command) = &req.command {
             session.write(format!("{command}\r").as_bytes())?;
         }
-        let screen = session.core.screen_text();
+        let (screen, top_line) = session.core.screen_and_top_line(false);
+        let screen = last_lines_within(&screen, top_line, None, self.config.terminal.output_cap);
         let info = self.info(&name, &session);
         self.insert(&name, session);
         Ok(CreateReport {
@@ -342,6 +349,7 @@ impl Terminals {
             argv: shell.launch.argv.clone(),
             cwd: shell.cwd.clone(),
             env: shell.env.clone(),
+            env_remove: self.config.env_remove.clone(),
             rows: shell.rows,
             cols: shell.cols,
             scrollback: self.config.terminal.scrollback_lines,
@@ -431,8 +439,9 @@ impl Terminals {
             self.config.terminal.scrollback_lines,
         );
         let client = ControlClient::attach(tmux, &pane.session).await?;
-        let feed = core.clone();
-        client.subscribe(&pane.id, Arc::new(move |bytes: &[u8]| feed.feed(bytes)));
+        let pump = Pump::start(core.clone(), format!("tmux-feeder-{}", pane.id))
+            .map_err(TerminalError::Io)?;
+        client.subscribe(&pane.id, Arc::new(move |bytes: &[u8]| pump.push(bytes)));
         let screen = tmux
             .capture(
                 &pane.id,
@@ -726,14 +735,18 @@ impl Terminals {
         Ok(self.get(name).await?.core.clone())
     }
 
-    /// The text of a session's screen or scrollback, for resources.
+    /// The text of a session's screen or scrollback, for resources, within the configured
+    /// output cap.
     pub async fn read_text(&self, name: &str, scrollback: bool) -> Result<String> {
         let session = self.get(name).await?;
+        let cap = self.config.terminal.output_cap;
         Ok(if scrollback {
-            let (lines, _) = session.core.scrollback(0, usize::MAX);
-            lines.join("\n")
+            let kept = session.core.lines(0, usize::MAX);
+            let lines: Vec<&str> = kept.lines.iter().map(String::as_str).collect();
+            lines_within(&lines, kept.offset, cap)
         } else {
-            session.core.screen_text()
+            let (screen, top_line) = session.core.screen_and_top_line(false);
+            last_lines_within(&screen, top_line, None, cap)
         })
     }
 

@@ -5,8 +5,10 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::budget::{RENDER_BUDGET, elision_marker};
 use super::core::{RunOutcome, WaitOutcome};
 use crate::build::reports::Render;
+use crate::text_budget::fit;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -139,22 +141,34 @@ pub struct ScreenRequest {
     /// Only the last N lines of the screen.
     #[serde(default)]
     pub lines: Option<usize>,
+    /// How large the output in the result may be, in bytes of JSON (default
+    /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
+    /// and the tail are kept around a line saying what was left out.
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollbackRequest {
     pub session: String,
-    /// First line, counted from the oldest kept line (default 0). Negative counts back
-    /// from the newest: -100 is the last 100 lines.
+    /// First line: lines are numbered from the first line the session showed (0), and keep
+    /// their number when older ones leave the scrollback (a line before the oldest kept reads
+    /// from the oldest). Negative counts back from the newest: -100 is the last 100 lines.
+    /// Default 0.
     #[serde(default)]
     pub offset: Option<i64>,
-    /// Lines at most (default 200).
+    /// Lines at most (default 200, at most 10000).
     #[serde(default)]
     pub limit: Option<usize>,
     /// Only `text`: scrollback is kept as plain text.
     #[serde(default)]
     pub format: ScreenFormat,
+    /// How large the output in the result may be, in bytes of JSON (default
+    /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
+    /// and the tail are kept around a line saying what was left out.
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -174,6 +188,11 @@ pub struct WaitRequestArgs {
     /// Give up after this long (default 30000).
     #[serde(default)]
     pub max_wait_ms: Option<u64>,
+    /// How large the output in the result may be, in bytes of JSON (default
+    /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
+    /// and the tail are kept around a line saying what was left out.
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -193,6 +212,11 @@ pub struct RunRequest {
     /// ...or when its output matches this regex (e.g. ">>> $").
     #[serde(default)]
     pub pattern: Option<String>,
+    /// How large the output in the result may be, in bytes of JSON (default
+    /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
+    /// and the tail are kept around a line saying what was left out.
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
 }
 
 /// One session, as terminal_list shows it.
@@ -262,11 +286,26 @@ pub struct ScreenReport {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScrollbackReport {
     pub session: String,
+    /// The lines from `offset` on. When they did not all fit the result, the ones from the
+    /// head and from the tail, and `elided` says which are left out between them.
     pub lines: Vec<String>,
-    /// Index of the first returned line, from the oldest kept line.
-    pub offset: usize,
-    /// Lines kept in all (scrollback and screen).
-    pub total: usize,
+    /// The number of the first line (0 is the first line the session showed).
+    pub offset: u64,
+    /// The oldest line still kept: lines before it have left the scrollback.
+    pub oldest: u64,
+    /// Lines shown so far: the newest is `total - 1`.
+    pub total: u64,
+    /// Lines left out of `lines` to fit the result: read them with their `offset`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elided: Option<ElidedLines>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ElidedLines {
+    /// The number of the first line left out.
+    pub offset: u64,
+    pub lines: usize,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -374,13 +413,24 @@ impl Render for SendReport {
 
 impl Render for ScreenReport {
     fn render(&self) -> String {
-        self.text.clone()
+        fit(&self.text, RENDER_BUDGET, "the text field has the screen")
     }
 }
 
 impl Render for ScrollbackReport {
     fn render(&self) -> String {
-        self.lines.join("\n")
+        let mut lines: Vec<&str> = self.lines.iter().map(String::as_str).collect();
+        let marker = self.elided.map(|elided| {
+            let at = usize::try_from(elided.offset - self.offset).unwrap_or(lines.len());
+            (
+                at,
+                elision_marker(elided.bytes, elided.lines, elided.offset),
+            )
+        });
+        if let Some((at, marker)) = &marker {
+            lines.insert((*at).min(lines.len()), marker);
+        }
+        fit(&lines.join("\n"), RENDER_BUDGET, "the lines field has them")
     }
 }
 
@@ -392,7 +442,7 @@ impl Render for WaitReport {
             if o.completed { "done" } else { "timed out" },
             o.method,
             o.generation,
-            self.screen_tail
+            fit(&self.screen_tail, RENDER_BUDGET, "screen_tail has it")
         )
     }
 }
@@ -411,7 +461,9 @@ impl Render for RunReport {
         };
         format!(
             "{state} in {} ms{exit} ({:?})\n{}",
-            o.duration_ms, o.method, o.output
+            o.duration_ms,
+            o.method,
+            fit(&o.output, RENDER_BUDGET, "the output field has more of it")
         )
     }
 }

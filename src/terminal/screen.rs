@@ -1,23 +1,48 @@
 //! The terminal screen model: a vt100 parser with bounded scrollback, read as plain text,
 //! as styled (ANSI) rows, or as lines of history.
+//!
+//! Lines are numbered from the first line the terminal showed (0), and keep their number
+//! when older lines leave the bounded history: a command's output found at lines 120-180
+//! is still there, under the same numbers, after more output arrived.
 
 use std::num::NonZeroU16;
 
 pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
 
 #[derive(Default)]
-struct TitleCallbacks {
+struct Callbacks {
     title: String,
+    /// Lines that left the history (or the screen, without history) for good.
+    dropped_lines: u64,
 }
 
-impl vt100::Callbacks for TitleCallbacks {
+impl vt100::Callbacks for Callbacks {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
         self.title = String::from_utf8_lossy(title).into_owned();
+    }
+
+    fn on_scroll(&mut self, _: vt100::capture::RowContents<'_>, alternate_screen: bool) {
+        // The alternate screen (a full-screen program) has no history: its rows are not lines.
+        if !alternate_screen {
+            self.dropped_lines += 1;
+        }
     }
 }
 
 pub struct Screen {
-    parser: vt100::Parser<TitleCallbacks>,
+    parser: vt100::Parser<Callbacks>,
+}
+
+/// Lines of history and screen, as `Screen::lines` reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lines {
+    pub lines: Vec<String>,
+    /// The number of the first line in `lines`.
+    pub offset: u64,
+    /// The oldest line still kept.
+    pub oldest: u64,
+    /// Lines shown so far: the newest is `total - 1`.
+    pub total: u64,
 }
 
 fn nonzero(n: u16) -> NonZeroU16 {
@@ -32,13 +57,80 @@ impl Screen {
                 nonzero(rows),
                 nonzero(cols),
                 scrollback_lines,
-                TitleCallbacks::default(),
+                Callbacks::default(),
             ),
         }
     }
 
+    /// Output from the program. A long run of short plain lines (`yes`, `seq`, a log) that
+    /// scrolls out of the kept history before `bytes` ends is counted rather than laid out
+    /// (vt100 allocates and trims a row for every line): see [`Screen::feed_flood`].
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        let (rows, cols) = self.size();
+        let enough = self.parser.screen().scrollback_capacity() + usize::from(rows) * 2 + 1;
+        let mut rest = bytes;
+        while let Some(run) = find_plain_lines(rest, usize::from(cols), enough) {
+            self.parser.process(&rest[..run.start]);
+            self.feed_flood(&rest[run.start..run.end], run.lines);
+            rest = &rest[run.end..];
+        }
+        self.parser.process(rest);
+    }
+
+    /// Feeds `lines` plain lines (see [`find_plain_lines`]), skipping those that cannot be
+    /// seen at the end. Once one of them was printed on the bottom row and scrolled the whole
+    /// screen by one row into the history, the parser is in its ground state at the bottom
+    /// left, and every further plain line does the same: the last `history + rows` of them
+    /// replace everything the ones before left. Anything else (a scroll region, the
+    /// alternate screen, an unfinished escape sequence) is fed line by line.
+    fn feed_flood(&mut self, flood: &[u8], lines: usize) {
+        let rows = usize::from(self.size().0);
+        let kept = self.parser.screen().scrollback_capacity() + rows;
+        let lead = after_lines(flood, rows);
+        let probe = lead + after_lines(&flood[lead..], 1);
+        self.parser.process(&flood[..lead]);
+        let before = self.lines_above();
+        self.parser.process(&flood[lead..probe]);
+        let skipped = if self.printed_and_scrolled(&flood[lead..probe], before) {
+            lines - rows - 1 - kept
+        } else {
+            0
+        };
+        self.parser.callbacks_mut().dropped_lines += skipped as u64;
+        let resume = probe + after_lines(&flood[probe..], skipped);
+        self.parser.process(&flood[resume..]);
+    }
+
+    /// `line` (plain, ended by `\r\n`), just fed, was printed on the bottom row and then
+    /// scrolled the whole screen by one row into the history (`lines_above` was `before`).
+    fn printed_and_scrolled(&self, line: &[u8], before: u64) -> bool {
+        let (rows, cols) = self.size();
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        let printed = rows >= 2
+            && !text.is_empty()
+            && self
+                .screen()
+                .rows(0, cols)
+                .nth(usize::from(rows) - 2)
+                .is_some_and(|row| row.trim_end() == text);
+        printed && self.lines_above() == before + 1 && self.cursor() == (rows - 1, 0)
+    }
+
+    /// Lines above the screen: dropped and kept in the history.
+    fn lines_above(&self) -> u64 {
+        self.parser.callbacks().dropped_lines + self.parser.screen().scrollback_len() as u64
+    }
+
+    /// The cursor's line number, and its column.
+    pub fn cursor_line(&self) -> (u64, u16) {
+        let (row, col) = self.cursor();
+        (self.lines_above() + u64::from(row), col)
+    }
+
+    /// The line number of the oldest line kept.
+    pub fn oldest_line(&self) -> u64 {
+        self.parser.callbacks().dropped_lines
     }
 
     fn screen(&self) -> &vt100::Screen {
@@ -124,10 +216,24 @@ impl Screen {
         self.screen().application_cursor()
     }
 
+    /// Up to `limit` lines of history followed by the visible screen, from line number
+    /// `offset` (or the oldest kept, when that line is gone), trailing spaces trimmed.
+    /// Trailing empty screen rows are not lines (yet).
+    pub fn lines(&mut self, offset: u64, limit: usize) -> Lines {
+        let oldest = self.oldest_line();
+        let offset = offset.max(oldest);
+        let (lines, total) = self.kept_lines((offset - oldest) as usize, limit);
+        Lines {
+            lines,
+            offset,
+            oldest,
+            total: oldest + total as u64,
+        }
+    }
+
     /// Lines `offset..offset+limit` of history followed by the visible screen, counted
-    /// from the oldest line kept, trailing spaces trimmed; and the total number of lines.
-    /// Trailing empty screen rows are not counted.
-    pub fn scrollback(&mut self, offset: usize, limit: usize) -> (Vec<String>, usize) {
+    /// from the oldest line kept; and the number of lines kept.
+    fn kept_lines(&mut self, offset: usize, limit: usize) -> (Vec<String>, usize) {
         let history = self.parser.screen().scrollback_len();
         let (rows, cols) = self.size();
         let rows = usize::from(rows);
@@ -164,6 +270,58 @@ impl Screen {
         }
         (lines, total)
     }
+}
+
+/// A run of plain lines in the output: `start..end`, `lines` of them.
+#[derive(Debug, PartialEq, Eq)]
+struct PlainLines {
+    start: usize,
+    end: usize,
+    lines: usize,
+}
+
+/// The first run of at least `at_least` plain lines in `bytes`: printable ASCII, shorter
+/// than the screen is wide (so none wraps), each ended by `\r\n`.
+fn find_plain_lines(bytes: &[u8], cols: usize, at_least: usize) -> Option<PlainLines> {
+    let mut run: Option<PlainLines> = None;
+    let mut line_start = 0;
+    while let Some(newline) = bytes[line_start..].iter().position(|&b| b == b'\n') {
+        let line_end = line_start + newline + 1;
+        let text = &bytes[line_start..line_start + newline];
+        let plain = text.strip_suffix(b"\r").is_some_and(|text| {
+            text.len() < cols && text.iter().all(|&b| (0x20..0x7f).contains(&b))
+        });
+        if !plain {
+            if run.as_ref().is_some_and(|run| run.lines >= at_least) {
+                return run;
+            }
+            run = None;
+        } else if let Some(run) = &mut run {
+            run.end = line_end;
+            run.lines += 1;
+        } else {
+            run = Some(PlainLines {
+                start: line_start,
+                end: line_end,
+                lines: 1,
+            });
+        }
+        line_start = line_end;
+    }
+    run.filter(|run| run.lines >= at_least)
+}
+
+/// The end of the first `lines` lines of `bytes` (all of it when it has fewer).
+fn after_lines(bytes: &[u8], lines: usize) -> usize {
+    if lines == 0 {
+        return 0;
+    }
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(lines - 1)
+        .map_or(bytes.len(), |(at, _)| at + 1)
 }
 
 fn join_dropping_trailing_empty(mut rows: Vec<String>) -> String {
@@ -211,26 +369,100 @@ mod tests {
     }
 
     #[test]
-    fn scrollback_reads_history_then_screen_and_is_bounded() {
+    fn lines_keep_their_numbers_as_the_history_drops_old_ones() {
         let mut screen = Screen::new(4, 20, 50);
         for i in 0..100 {
             screen.feed(format!("line {i}\r\n").as_bytes());
         }
-        let (lines, total) = screen.scrollback(0, 1000);
+        let all = screen.lines(0, 1000);
         // 50 lines of history + 3 used screen rows (the 4th is the empty cursor row).
-        assert_eq!(total, 53);
-        assert_eq!(lines.len(), 53);
-        assert_eq!(lines[0], "line 47");
-        assert_eq!(lines[52], "line 99");
-        let (page, _) = screen.scrollback(10, 5);
+        assert_eq!((all.offset, all.oldest, all.total), (47, 47, 100));
+        assert_eq!(all.lines.len(), 53);
+        assert_eq!(all.lines[0], "line 47");
+        assert_eq!(all.lines[52], "line 99");
+        let page = screen.lines(57, 5);
         assert_eq!(
-            page,
+            page.lines,
             vec!["line 57", "line 58", "line 59", "line 60", "line 61"]
         );
-        let (tail, _) = screen.scrollback(49, 3);
-        assert_eq!(tail, vec!["line 96", "line 97", "line 98"]);
+        assert_eq!(
+            screen.lines(96, 3).lines,
+            vec!["line 96", "line 97", "line 98"]
+        );
+        assert_eq!(screen.cursor_line(), (100, 0));
         // Reading history does not move the visible screen.
         assert_eq!(screen.text(), "line 97\nline 98\nline 99");
+    }
+
+    /// The screen and every kept line, with their numbers.
+    fn state(screen: &mut Screen) -> (String, (u64, u16), Lines) {
+        (
+            screen.text(),
+            screen.cursor_line(),
+            screen.lines(0, usize::MAX),
+        )
+    }
+
+    /// Feeds `stream` whole (a flood is skipped through) and in small chunks (too short for
+    /// a run of plain lines, so every line is laid out): both must end the same.
+    fn assert_skipping_is_exact(setup: &[u8], stream: &[u8]) {
+        let (mut whole, mut chunked) = (Screen::new(6, 30, 40), Screen::new(6, 30, 40));
+        whole.feed(setup);
+        chunked.feed(setup);
+        whole.feed(stream);
+        for chunk in stream.chunks(64) {
+            chunked.feed(chunk);
+        }
+        assert_eq!(state(&mut whole), state(&mut chunked));
+    }
+
+    fn numbered_lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("{}{i}\r\n", "x".repeat(i % 25)).into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn a_flood_of_plain_lines_ends_as_if_every_line_was_laid_out() {
+        let flood: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("n{i}\r\n").into_bytes())
+            .collect();
+        let mut mixed = b"\x1b[31mred\x1b[0m\r\n".to_vec();
+        mixed.extend(&flood);
+        mixed.extend(b"tail without newline\x1b[1mbold");
+        mixed.extend(&flood);
+        mixed.extend(numbered_lines(300));
+        let cases: [(&str, &[u8]); 4] = [
+            ("at the bottom", b""),
+            // Old text stays under shorter lines until the screen scrolls.
+            (
+                "under old text",
+                b"0123456789012345678901234\r\n0123456789\x1b[H",
+            ),
+            // Rows scroll inside a region and never reach the history.
+            ("in a scroll region", b"\x1b[2;4r\x1b[3H"),
+            ("on the alternate screen", b"\x1b[?1049h"),
+        ];
+        for (what, setup) in cases {
+            eprintln!("{what}");
+            assert_skipping_is_exact(setup, &mixed);
+        }
+        // Digits, CR and LF all continue an unfinished CSI sequence: no line is printed.
+        let digits: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("{i}\r\n").into_bytes())
+            .collect();
+        assert_skipping_is_exact(b"\x1b[", &digits);
+    }
+
+    #[test]
+    fn lines_as_wide_as_the_screen_are_not_plain() {
+        let line = format!("{}\r\n", "w".repeat(30));
+        let flood = line.repeat(200);
+        assert_eq!(find_plain_lines(flood.as_bytes(), 30, 1), None);
+        let narrower = format!("{}\r\n", "w".repeat(29)).repeat(200);
+        let run = find_plain_lines(narrower.as_bytes(), 30, 100).unwrap();
+        assert_eq!((run.start, run.end, run.lines), (0, narrower.len(), 200));
+        assert_skipping_is_exact(b"", flood.as_bytes());
     }
 
     #[test]

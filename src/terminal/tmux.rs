@@ -152,7 +152,9 @@ pub fn inside_tmux() -> bool {
 
 /// The installed tmux's version, e.g. "3.3a".
 pub async fn version() -> Result<String> {
-    let output = run_tmux(Vec::new(), vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
+    let mut command = Command::new("tmux");
+    command.env_remove("TMUX");
+    let output = run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
     let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
     Ok(version.to_string())
 }
@@ -464,6 +466,9 @@ pub struct Tmux {
     config_file: Option<PathBuf>,
     timeout: Duration,
     defaults: SessionDefaults,
+    /// Kept out of every tmux drydock runs, and out of the global environment of its own
+    /// server (secrets: `Config::env_remove`).
+    env_remove: Vec<String>,
 }
 
 impl Tmux {
@@ -473,6 +478,7 @@ impl Tmux {
             config_file: None,
             timeout: DEFAULT_COMMAND_TIMEOUT,
             defaults: SessionDefaults::default(),
+            env_remove: Vec::new(),
         }
     }
 
@@ -498,11 +504,21 @@ impl Tmux {
         self
     }
 
+    /// Environment variables no pane may inherit from drydock (its secrets). A tmux client
+    /// that starts the server hands its whole environment to the server's global
+    /// environment, and so to every pane: they are removed from every tmux drydock runs, and
+    /// from the global environment of its own server, which an older drydock may have
+    /// started with them.
+    pub fn with_env_remove(mut self, names: Vec<String>) -> Self {
+        self.env_remove = names;
+        self
+    }
+
     pub fn socket(&self) -> &SocketSpec {
         &self.socket
     }
 
-    pub(crate) fn base_args(&self) -> Vec<OsString> {
+    fn base_args(&self) -> Vec<OsString> {
         let mut args = self.socket.args();
         if let Some(config) = &self.config_file {
             args.push("-f".into());
@@ -511,11 +527,36 @@ impl Tmux {
         args
     }
 
+    /// `tmux` with this server's socket and config file, without `TMUX` (it would make tmux
+    /// address the server drydock runs in) and without the removed variables.
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(self.base_args()).env_remove("TMUX");
+        for name in &self.env_remove {
+            command.env_remove(name);
+        }
+        command
+    }
+
+    /// On drydock's own server: commands that take the removed variables out of the global
+    /// environment new panes start from, to run first in an invocation that creates a pane.
+    fn scrub_global_environment(&self) -> Vec<String> {
+        if !self.socket.is_owned() {
+            return Vec::new();
+        }
+        let mut args = Vec::new();
+        for name in &self.env_remove {
+            args.extend(cmd(["set-environment", "-g", "-u", name]));
+            args.push(SEPARATOR.into());
+        }
+        args
+    }
+
     /// Runs one tmux command (or several separated by `;` items, see [`SEPARATOR`]); returns
     /// its stdout.
     async fn run(&self, args: Vec<String>) -> Result<String> {
         run_tmux(
-            self.base_args(),
+            self.command(),
             args,
             self.timeout,
             Some(self.socket.describe()),
@@ -661,7 +702,7 @@ impl Tmux {
                 "terminal size {cols}x{rows} must be at least 1x1"
             )));
         }
-        let mut args = Vec::new();
+        let mut args = self.scrub_global_environment();
         if self.socket.is_owned() {
             args.extend(cmd([
                 "set-option",
@@ -732,7 +773,8 @@ impl Tmux {
         name: Option<&str>,
         spawn: &Spawn<'_>,
     ) -> Result<PaneInfo> {
-        let mut args = cmd([
+        let mut args = self.scrub_global_environment();
+        args.extend(cmd([
             "new-window",
             "-d",
             "-t",
@@ -740,7 +782,7 @@ impl Tmux {
             "-P",
             "-F",
             "#{pane_id}",
-        ]);
+        ]));
         if let Some(name) = name {
             args.extend(cmd(["-n", name]));
         }
@@ -759,7 +801,8 @@ impl Tmux {
         vertical: bool,
         spawn: &Spawn<'_>,
     ) -> Result<PaneInfo> {
-        let mut args = cmd([
+        let mut args = self.scrub_global_environment();
+        args.extend(cmd([
             "split-window",
             if vertical { "-v" } else { "-h" },
             "-d",
@@ -768,7 +811,7 @@ impl Tmux {
             "-P",
             "-F",
             "#{pane_id}",
-        ]);
+        ]));
         spawn_args(&mut args, spawn)?;
         let out = self.run(args).await?;
         let pane = self.after_create(first_line(&out, "split-window")?).await?;
@@ -1145,18 +1188,17 @@ fn parse_one<T>(out: &str, parse: impl Fn(&str) -> Option<T>, command: &str) -> 
         })
 }
 
-/// Runs `tmux BASE ARGS` with stdin at /dev/null and `TMUX` removed; maps failures to
-/// [`TmuxError`]. `socket` is `Some(description)` for commands that talk to a server.
+/// Runs `command` (a `tmux` with its socket arguments) with `args` and stdin at /dev/null;
+/// maps failures to [`TmuxError`]. `socket` is `Some(description)` for commands that talk to
+/// a server.
 async fn run_tmux(
-    base: Vec<OsString>,
+    mut command: Command,
     args: Vec<String>,
     timeout: Duration,
     socket: Option<Option<String>>,
 ) -> Result<String> {
     let name = args.first().cloned().unwrap_or_default();
-    let mut command = Command::new("tmux");
     command
-        .args(base)
         .args(args.iter().map(|a| {
             if a == SEPARATOR {
                 ";".to_string()
@@ -1164,7 +1206,6 @@ async fn run_tmux(
                 escape_arg(a)
             }
         }))
-        .env_remove("TMUX")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

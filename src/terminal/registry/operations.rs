@@ -6,6 +6,8 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::{Result, Session, Terminals, TerminalsError};
+use crate::config::{TERMINAL_OUTPUT_CAP_MAX, TERMINAL_OUTPUT_CAP_MIN};
+use crate::terminal::budget::{fit_lines, lines_within, text_bytes};
 use crate::terminal::core::{Fallback, RunOutcome, WaitMethod, WaitOutcome, WaitRequest};
 use crate::terminal::keys::Key;
 use crate::terminal::pty::TerminalError;
@@ -79,16 +81,11 @@ impl Terminals {
     }
 
     pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
+        let cap = self.output_cap(req.max_output_bytes)?;
         let session = self.get(&req.session).await?;
         let core = &session.core;
-        let text = match req.format {
-            ScreenFormat::Text => core.screen_text(),
-            ScreenFormat::Styled => core.screen_styled(),
-        };
-        let text = match req.lines {
-            Some(n) => last_lines(&text, n),
-            None => text,
-        };
+        let (text, top_line) = core.screen_and_top_line(req.format == ScreenFormat::Styled);
+        let text = last_lines_within(&text, top_line, req.lines, cap);
         let (rows, cols) = core.size();
         let (cursor_row, cursor_col) = core.cursor();
         Ok(ScreenReport {
@@ -110,23 +107,39 @@ impl Terminals {
                 "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
             ));
         }
+        let cap = self.output_cap(req.max_output_bytes)?;
         let session = self.get(&req.session).await?;
         let limit = req.limit.unwrap_or(200).clamp(1, 10_000);
-        let (_, total) = session.core.scrollback(0, 0);
         let offset = match req.offset.unwrap_or(0) {
-            back if back < 0 => total.saturating_sub(back.unsigned_abs() as usize),
-            from_oldest => from_oldest as usize,
+            back if back < 0 => session
+                .core
+                .lines(0, 0)
+                .total
+                .saturating_sub(back.unsigned_abs()),
+            from_first => from_first as u64,
         };
-        let (lines, total) = session.core.scrollback(offset, limit);
+        let page = session.core.lines(offset, limit);
+        let fit = fit_lines(&page.lines, cap);
+        let (elided_at, elided) = fit.elided(page.lines.len());
+        let elided = (elided > 0).then(|| ElidedLines {
+            offset: page.offset + elided_at as u64,
+            lines: elided,
+            bytes: text_bytes(&page.lines[elided_at..elided_at + elided]),
+        });
+        let mut lines = page.lines;
+        lines.drain(elided_at..elided_at + elided.map_or(0, |e| e.lines));
         Ok(ScrollbackReport {
             session: req.session,
             lines,
-            offset,
-            total,
+            offset: page.offset,
+            oldest: page.oldest,
+            total: page.total,
+            elided,
         })
     }
 
     pub async fn wait(&self, req: WaitRequestArgs) -> Result<WaitReport> {
+        let cap = self.output_cap(req.max_output_bytes)?;
         let session = self.get(&req.session).await?;
         let pattern = compile(req.pattern.as_deref())?;
         let outcome = session
@@ -139,14 +152,16 @@ impl Terminals {
             })
             .await;
         session.touch();
+        let (screen, top_line) = session.core.screen_and_top_line(false);
         Ok(WaitReport {
             session: req.session,
-            screen_tail: last_lines(&session.core.screen_text(), SCREEN_TAIL_LINES),
+            screen_tail: last_lines_within(&screen, top_line, Some(SCREEN_TAIL_LINES), cap),
             outcome,
         })
     }
 
     pub async fn run(&self, req: RunRequest) -> Result<RunReport> {
+        let cap = self.output_cap(req.max_output_bytes)?;
         let session = self.get(&req.session).await?;
         if !session.alive() {
             return Err(TerminalError::Exited.into());
@@ -163,6 +178,7 @@ impl Terminals {
                 &req.command,
                 clamp_ms(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
                 fallback,
+                cap,
             )
             .await
             .map_err(TerminalError::Io)?;
@@ -172,6 +188,33 @@ impl Terminals {
             outcome,
         })
     }
+
+    /// The output budget of a call: the `max_output_bytes` it asked for, else the configured
+    /// one.
+    pub(super) fn output_cap(&self, asked: Option<usize>) -> Result<usize> {
+        match asked {
+            None => Ok(self.config.terminal.output_cap),
+            Some(cap) if (TERMINAL_OUTPUT_CAP_MIN..=TERMINAL_OUTPUT_CAP_MAX).contains(&cap) => {
+                Ok(cap)
+            }
+            Some(cap) => Err(TerminalsError::InvalidArgument(format!(
+                "max_output_bytes is {cap}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
+            ))),
+        }
+    }
+}
+
+/// The last `lines` (all when None) of a screen whose top row is line number `top_line`,
+/// within `budget`.
+pub(super) fn last_lines_within(
+    screen: &str,
+    top_line: u64,
+    lines: Option<usize>,
+    budget: usize,
+) -> String {
+    let rows: Vec<&str> = screen.split('\n').collect();
+    let skip = lines.map_or(0, |n| rows.len().saturating_sub(n));
+    lines_within(&rows[skip..], top_line + skip as u64, budget)
 }
 
 async fn changed_since(session: &Session, generation: u64, limit: Duration) -> bool {
@@ -201,11 +244,6 @@ fn clamp_ms(ms: Option<u64>, default: Duration) -> Duration {
         .min(MAX_TIMEOUT)
 }
 
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
     let hex: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
     if !hex.is_ascii() || !hex.len().is_multiple_of(2) {
@@ -227,6 +265,7 @@ mod tests {
         assert_eq!(decode_hex("1b5"), None);
         assert_eq!(decode_hex("zz"), None);
         assert_eq!(decode_hex("éa"), None);
-        assert_eq!(last_lines("a\nb\nc", 2), "b\nc");
+        assert_eq!(last_lines_within("a\nb\nc", 0, Some(2), 100), "b\nc");
+        assert_eq!(last_lines_within("a\nb\nc", 0, None, 100), "a\nb\nc");
     }
 }

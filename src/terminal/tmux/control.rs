@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -248,9 +248,8 @@ impl ControlClient {
     /// Attaches to `session` (exact name) in control mode. Only output produced from now on
     /// is reported: capture the pane's current screen first.
     pub async fn attach(tmux: &Tmux, session: &str) -> Result<ControlClient> {
-        let mut command = Command::new("tmux");
+        let mut command = tmux.command();
         command
-            .args(tmux.base_args())
             .args([
                 "-C",
                 "attach-session",
@@ -259,7 +258,6 @@ impl ControlClient {
                 "-t",
                 &escape_arg(&session_target(session)),
             ])
-            .env_remove("TMUX")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

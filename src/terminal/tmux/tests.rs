@@ -705,6 +705,75 @@ async fn kill_session_leaves_no_process() {
     ));
 }
 
+/// The names in the environment of a pane's `sleep`, once it runs (until tmux's child
+/// execs it, /proc shows the server's own environment).
+async fn environment_names(pid: u32) -> Vec<String> {
+    wait_until("the pane runs sleep", || {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        async move { cmdline.starts_with(b"sleep\0") }
+    })
+    .await;
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    environ
+        .split(|&b| b == 0)
+        .filter_map(|entry| entry.split(|&b| b == b'=').next())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect()
+}
+
+async fn global_environment(tmux: &Tmux) -> String {
+    tmux.run(cmd(["show-environment", "-g"])).await.unwrap()
+}
+
+#[tokio::test]
+async fn removed_variables_reach_no_pane_and_leave_the_global_environment() {
+    assert!(
+        std::env::var_os("HOME").is_some(),
+        "tests run with HOME set"
+    );
+    let sleeper = strings(&["sleep", "600"]);
+    let spawn = Spawn {
+        cwd: None,
+        argv: &sleeper,
+        env: &[],
+    };
+    let has_home = |text: &str| text.lines().any(|line| line.starts_with("HOME="));
+
+    // A server drydock starts itself never gets them.
+    let fresh = TestServer::new();
+    let scrubbed = fresh.tmux.clone().with_env_remove(vec!["HOME".into()]);
+    let pane = scrubbed.new_session("fresh", &spawn, 24, 80).await.unwrap();
+    assert!(
+        !environment_names(pane.pid)
+            .await
+            .contains(&"HOME".to_string())
+    );
+    assert!(!has_home(&global_environment(&scrubbed).await));
+
+    // A server an older drydock started with them: new panes no longer inherit them.
+    let old = TestServer::new();
+    let first = old.tmux.new_session("old", &spawn, 24, 80).await.unwrap();
+    assert!(
+        environment_names(first.pid)
+            .await
+            .contains(&"HOME".to_string())
+    );
+    assert!(has_home(&global_environment(&old.tmux).await));
+    let scrubbed = old.tmux.clone().with_env_remove(vec!["HOME".into()]);
+    let window = scrubbed.new_window("old", None, &spawn).await.unwrap();
+    let split = scrubbed.split_pane(&first.id, false, &spawn).await.unwrap();
+    let session = scrubbed.new_session("new", &spawn, 24, 80).await.unwrap();
+    for pane in [&window, &split, &session] {
+        let names = environment_names(pane.pid).await;
+        assert!(
+            !names.contains(&"HOME".to_string()),
+            "{}: {names:?}",
+            pane.id
+        );
+    }
+    assert!(!has_home(&global_environment(&old.tmux).await));
+}
+
 #[tokio::test]
 async fn sessions_are_found_again_after_a_restart() {
     let server = TestServer::new();
