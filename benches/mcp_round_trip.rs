@@ -5,26 +5,27 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use drydock::app::App;
+use drydock::build::Call;
 use drydock::build::progress::Silent;
 use drydock::build::requests::ProjectInfoRequest;
-use drydock::build::{BuildTools, Call};
 use serde_json::json;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
-/// `concurrency` callers sharing one BuildTools, `n` calls each.
+/// `concurrency` callers sharing one App, `n` calls each.
 async fn in_process_concurrent(
-    tools: &std::sync::Arc<BuildTools>,
+    app: &std::sync::Arc<App>,
     project: &str,
     concurrency: usize,
     n: usize,
 ) -> Vec<Duration> {
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
-        let (tools, project) = (tools.clone(), project.to_string());
-        tasks.push(tokio::spawn(async move {
-            in_process(&tools, &project, n).await
-        }));
+        let (app, project) = (app.clone(), project.to_string());
+        tasks.push(tokio::spawn(
+            async move { in_process(&app, &project, n).await },
+        ));
     }
     let mut all = Vec::new();
     for task in tasks {
@@ -33,7 +34,7 @@ async fn in_process_concurrent(
     all
 }
 
-async fn in_process(tools: &BuildTools, project: &str, n: usize) -> Vec<Duration> {
+async fn in_process(app: &App, project: &str, n: usize) -> Vec<Duration> {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let call = Call {
@@ -45,7 +46,7 @@ async fn in_process(tools: &BuildTools, project: &str, n: usize) -> Vec<Duration
             toolchain: None,
         };
         let started = Instant::now();
-        tools
+        app.toolchains()
             .project_info(request, &call)
             .await
             .expect("project_info");
@@ -101,13 +102,13 @@ fn main() {
         let url = start_server(&shutdown).await;
         let project = test_projects().join("cargo-clean");
         let project = project.to_str().unwrap();
-        let tools = std::sync::Arc::new(BuildTools::new(config()));
+        let app = app().await;
         let n = iterations(40);
         let per_client = n.div_ceil(8);
 
-        in_process(&tools, project, 3).await;
-        let serial = in_process(&tools, project, n).await;
-        let concurrent = in_process_concurrent(&tools, project, 32, per_client).await;
+        in_process(&app, project, 3).await;
+        let serial = in_process(&app, project, n).await;
+        let concurrent = in_process_concurrent(&app, project, 32, per_client).await;
         println!("project_info round trips:");
         report("in-process (no MCP), 1 caller", &serial, None);
         report(

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use crate::catalog::{ToolName, Toolset};
+
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 
 /// Environment variables never passed to children, whatever the config says.
@@ -53,11 +55,9 @@ pub enum ConfigError {
     NonLoopbackWithoutToken(SocketAddr),
     #[error("allowed root {path} is not usable: {reason}")]
     Root { path: PathBuf, reason: String },
-    #[error("unknown toolset `{0}` (known: build, terminal, docs)")]
+    #[error("unknown toolset `{0}` (known: {known})", known = Toolset::known())]
     UnknownToolset(String),
-    #[error(
-        "unknown tool `{0}` (known: project_info, compile, type_check, test, run, format, lint, terminal_create, terminal_list, terminal_manage, terminal_send, terminal_screen, terminal_scrollback, terminal_wait, terminal_run, docs_lookup, docs_index)"
-    )]
+    #[error("unknown tool `{0}` (known: {known})", known = ToolName::known())]
     UnknownTool(String),
     #[error("invalid glob `{pattern}` in docs.include/exclude: {message}")]
     Glob { pattern: String, message: String },
@@ -73,54 +73,6 @@ pub enum ConfigError {
     TerminalOutputCap(usize),
 }
 
-/// Groups of tools a client can be given or denied as a whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Toolset {
-    Build,
-    Terminal,
-    Docs,
-}
-
-impl Toolset {
-    pub fn name(self) -> &'static str {
-        match self {
-            Toolset::Build => "build",
-            Toolset::Terminal => "terminal",
-            Toolset::Docs => "docs",
-        }
-    }
-
-    fn parse(name: &str) -> Result<Self, ConfigError> {
-        match name {
-            "build" => Ok(Toolset::Build),
-            "terminal" => Ok(Toolset::Terminal),
-            "docs" => Ok(Toolset::Docs),
-            other => Err(ConfigError::UnknownToolset(other.to_string())),
-        }
-    }
-}
-
-/// The names of every tool drydock can serve, with their toolset.
-pub const TOOLS: &[(&str, Toolset)] = &[
-    ("project_info", Toolset::Build),
-    ("compile", Toolset::Build),
-    ("type_check", Toolset::Build),
-    ("test", Toolset::Build),
-    ("run", Toolset::Build),
-    ("format", Toolset::Build),
-    ("lint", Toolset::Build),
-    ("terminal_create", Toolset::Terminal),
-    ("terminal_list", Toolset::Terminal),
-    ("terminal_manage", Toolset::Terminal),
-    ("terminal_send", Toolset::Terminal),
-    ("terminal_screen", Toolset::Terminal),
-    ("terminal_scrollback", Toolset::Terminal),
-    ("terminal_wait", Toolset::Terminal),
-    ("terminal_run", Toolset::Terminal),
-    ("docs_lookup", Toolset::Docs),
-    ("docs_index", Toolset::Docs),
-];
-
 /// The resolved configuration every part of drydock reads.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -131,7 +83,7 @@ pub struct Config {
     /// True when no root was configured and the working directory was used.
     pub roots_defaulted: bool,
     pub toolsets: Vec<Toolset>,
-    pub disabled_tools: Vec<String>,
+    pub disabled_tools: Vec<ToolName>,
     pub limits: Limits,
     pub timeouts: Timeouts,
     pub env_remove: Vec<String>,
@@ -214,16 +166,16 @@ pub struct HttpConfig {
 #[derive(Debug, Clone)]
 pub struct Timeouts {
     pub default: Duration,
-    pub per_tool: BTreeMap<String, Duration>,
+    pub per_tool: BTreeMap<ToolName, Duration>,
     pub max: Duration,
 }
 
 impl Timeouts {
     /// The timeout of one call: the caller's wish, else the tool's default, never above `max`.
-    pub fn for_call(&self, tool: &str, requested_ms: Option<u64>) -> Duration {
+    pub fn for_call(&self, tool: ToolName, requested_ms: Option<u64>) -> Duration {
         let chosen = requested_ms
             .map(Duration::from_millis)
-            .or_else(|| self.per_tool.get(tool).copied())
+            .or_else(|| self.per_tool.get(&tool).copied())
             .unwrap_or(self.default);
         chosen.min(self.max)
     }
@@ -367,9 +319,6 @@ impl Config {
             .or_else(|| env("DRYDOCK_TOKEN"))
             .or(file.token)
             .filter(|t| !t.is_empty());
-        if !bind.ip().is_loopback() && token.is_none() {
-            return Err(ConfigError::NonLoopbackWithoutToken(bind));
-        }
 
         let configured_roots = if !overrides.allow_roots.is_empty() {
             overrides.allow_roots.clone()
@@ -389,17 +338,16 @@ impl Config {
         let toolsets = match file.toolsets {
             Some(names) => names
                 .iter()
-                .map(|n| Toolset::parse(n))
+                .map(|n| Toolset::parse(n).ok_or_else(|| ConfigError::UnknownToolset(n.clone())))
                 .collect::<Result<Vec<_>, _>>()?,
-            None => vec![Toolset::Build, Toolset::Terminal, Toolset::Docs],
+            None => Toolset::ALL.to_vec(),
         };
-        let disabled_tools = file.disabled_tools.unwrap_or_default();
-        if let Some(unknown) = disabled_tools
+        let disabled_tools = file
+            .disabled_tools
+            .unwrap_or_default()
             .iter()
-            .find(|t| !TOOLS.iter().any(|(name, _)| name == t))
-        {
-            return Err(ConfigError::UnknownTool(unknown.clone()));
-        }
+            .map(|n| ToolName::parse(n).ok_or_else(|| ConfigError::UnknownTool(n.clone())))
+            .collect::<Result<Vec<_>, _>>()?;
 
         let limits = Limits {
             output_cap: output_cap(file.limits.output_cap_bytes)?,
@@ -488,12 +436,26 @@ impl Config {
         })
     }
 
+    /// What serving HTTP needs beyond a valid config: a token, unless only this machine can
+    /// connect.
+    pub fn check_servable(&self) -> Result<(), ConfigError> {
+        match self.bind.ip().is_loopback() || self.token.is_some() {
+            true => Ok(()),
+            false => Err(ConfigError::NonLoopbackWithoutToken(self.bind)),
+        }
+    }
+
     /// Whether a tool is served: its toolset is on and it is not disabled by name.
-    pub fn tool_enabled(&self, tool: &str) -> bool {
-        TOOLS
+    pub fn tool_enabled(&self, tool: ToolName) -> bool {
+        self.toolsets.contains(&tool.toolset()) && !self.disabled_tools.contains(&tool)
+    }
+
+    /// The tools this configuration serves, in catalog order.
+    pub fn enabled_tools(&self) -> impl Iterator<Item = ToolName> + '_ {
+        ToolName::ALL
             .iter()
-            .any(|(name, set)| *name == tool && self.toolsets.contains(set))
-            && !self.disabled_tools.iter().any(|t| t == tool)
+            .copied()
+            .filter(|tool| self.tool_enabled(*tool))
     }
 }
 
@@ -597,12 +559,12 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
     )?);
     let mut per_tool = BTreeMap::new();
     for (key, ms) in file.per_tool_ms {
-        let tool = key.strip_suffix("_ms").unwrap_or_default();
-        if !TOOLS.iter().any(|(name, _)| *name == tool) {
-            return Err(ConfigError::UnknownTool(format!("timeouts.{key}")));
-        }
+        let tool = key
+            .strip_suffix("_ms")
+            .and_then(ToolName::parse)
+            .ok_or_else(|| ConfigError::UnknownTool(format!("timeouts.{key}")))?;
         per_tool.insert(
-            tool.to_string(),
+            tool,
             Duration::from_millis(positive(ms, "timeouts.<tool>_ms")?),
         );
     }
@@ -680,7 +642,7 @@ mod tests {
         );
         assert!(config.roots_defaulted);
         assert!(config.token.is_none());
-        assert!(config.tool_enabled("compile"));
+        assert!(config.tool_enabled(ToolName::Compile));
         assert!(config.env_remove.contains(&"DRYDOCK_TOKEN".to_string()));
     }
 
@@ -707,14 +669,22 @@ mod tests {
     }
 
     #[test]
-    fn non_loopback_bind_needs_a_token() {
-        let err = resolve_with("bind = \"0.0.0.0:7878\"", Overrides::default()).unwrap_err();
-        assert!(matches!(err, ConfigError::NonLoopbackWithoutToken(_)));
-        let ok = resolve_with(
+    fn serving_a_non_loopback_bind_needs_a_token() {
+        // The config itself is valid: `drydock index` or `call` with it must work.
+        let open = resolve_with("bind = \"0.0.0.0:7878\"", Overrides::default()).unwrap();
+        assert!(matches!(
+            open.check_servable(),
+            Err(ConfigError::NonLoopbackWithoutToken(_))
+        ));
+        let guarded = resolve_with(
             "bind = \"0.0.0.0:7878\"\ntoken = \"s3cret\"",
             Overrides::default(),
-        );
-        assert_eq!(ok.unwrap().token.as_deref(), Some("s3cret"));
+        )
+        .unwrap();
+        assert_eq!(guarded.token.as_deref(), Some("s3cret"));
+        assert!(guarded.check_servable().is_ok());
+        let local = resolve_with("", Overrides::default()).unwrap();
+        assert!(local.check_servable().is_ok());
     }
 
     #[test]
@@ -753,10 +723,10 @@ mod tests {
     #[test]
     fn disabled_tools_and_toolsets_switch_tools_off() {
         let config = resolve_with("disabled_tools = [\"run\"]", Overrides::default()).unwrap();
-        assert!(!config.tool_enabled("run"));
-        assert!(config.tool_enabled("test"));
+        assert!(!config.tool_enabled(ToolName::Run));
+        assert!(config.tool_enabled(ToolName::Test));
         let none = resolve_with("toolsets = []", Overrides::default()).unwrap();
-        assert!(!none.tool_enabled("compile"));
+        assert!(!none.tool_enabled(ToolName::Compile));
     }
 
     #[test]
@@ -767,10 +737,22 @@ mod tests {
         )
         .unwrap();
         let t = &config.timeouts;
-        assert_eq!(t.for_call("compile", None), Duration::from_millis(1000));
-        assert_eq!(t.for_call("test", None), Duration::from_millis(3000));
-        assert_eq!(t.for_call("test", Some(9000)), Duration::from_millis(5000));
-        assert_eq!(t.for_call("run", Some(200)), Duration::from_millis(200));
+        assert_eq!(
+            t.for_call(ToolName::Compile, None),
+            Duration::from_millis(1000)
+        );
+        assert_eq!(
+            t.for_call(ToolName::Test, None),
+            Duration::from_millis(3000)
+        );
+        assert_eq!(
+            t.for_call(ToolName::Test, Some(9000)),
+            Duration::from_millis(5000)
+        );
+        assert_eq!(
+            t.for_call(ToolName::Run, Some(200)),
+            Duration::from_millis(200)
+        );
     }
 
     #[test]

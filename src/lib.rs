@@ -3,11 +3,15 @@
 //! Each capability (build tools today) lives in its own module and is usable without MCP;
 //! `mcp` and `http` are thin adapters over them.
 
+pub mod app;
 pub mod build;
+pub mod catalog;
+pub mod cli;
 pub mod config;
 #[cfg(feature = "conformance-fixtures")]
 pub mod conformance;
 pub mod docs;
+pub mod events;
 pub mod http;
 pub mod mcp;
 pub mod process;

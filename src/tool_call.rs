@@ -4,18 +4,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::app::App;
 use crate::build::reports::Render;
-use crate::build::{BuildKind, BuildTools, Call, ToolError};
+use crate::build::{BuildKind, Call, ToolError};
+use crate::catalog::ToolName;
+use crate::config::Config;
 use crate::docs::ingest::IngestProgress;
-use crate::docs::service::{Docs, DocsError};
-use crate::terminal::registry::{Terminals, TerminalsError};
+use crate::docs::service::DocsError;
+use crate::events::{CallRecord, CallStatus};
+use crate::terminal::registry::TerminalsError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
     #[error("unknown tool `{name}`; available: {available}")]
     UnknownTool { name: String, available: String },
     #[error("invalid arguments for `{tool}`: {message}")]
-    InvalidArguments { tool: String, message: String },
+    InvalidArguments { tool: ToolName, message: String },
     #[error(transparent)]
     Tool(#[from] ToolError),
     #[error(transparent)]
@@ -30,74 +34,102 @@ pub struct Outcome {
     pub text: String,
 }
 
+/// The served tool called `name`, or the error listing those that are.
+pub fn served_tool(config: &Config, name: &str) -> Result<ToolName, CallError> {
+    ToolName::parse(name)
+        .filter(|tool| config.tool_enabled(*tool))
+        .ok_or_else(|| CallError::UnknownTool {
+            name: name.to_string(),
+            available: config
+                .enabled_tools()
+                .map(ToolName::name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// Runs `tool` (see [`served_tool`]) and publishes the call on the app's event feed.
 /// Terminal tools work here too; a PTY session lives only as long as the command, so
 /// sessions meant to last are tmux ones.
 pub async fn call_tool(
-    tools: &BuildTools,
-    terminals: &Terminals,
-    docs: &Docs,
-    name: &str,
+    app: &App,
+    tool: ToolName,
     arguments: Value,
     call: &Call<'_>,
 ) -> Result<Outcome, CallError> {
-    if !tools.config().tool_enabled(name) {
-        return Err(unknown(tools, name));
-    }
-    match name {
-        "project_info" => outcome(tools.project_info(parse(name, arguments)?, call).await),
-        "compile" => outcome(
-            tools
-                .build(BuildKind::Compile, parse(name, arguments)?, call)
+    let record = CallRecord::started(
+        app.events().clone(),
+        tool,
+        &arguments,
+        Some("drydock call".into()),
+    );
+    let result = dispatch(app, tool, arguments, call).await;
+    record.finish(match &result {
+        Ok(outcome) => CallStatus::Completed {
+            status: outcome.structured["status"].as_str().map(str::to_string),
+        },
+        Err(error) => CallStatus::Error {
+            message: error.to_string(),
+        },
+    });
+    result
+}
+
+async fn dispatch(
+    app: &App,
+    tool: ToolName,
+    arguments: Value,
+    call: &Call<'_>,
+) -> Result<Outcome, CallError> {
+    let toolchains = app.toolchains();
+    let terminals = app.terminals();
+    let docs = app.docs();
+    match tool {
+        ToolName::ProjectInfo => {
+            outcome(toolchains.project_info(parse(tool, arguments)?, call).await)
+        }
+        ToolName::Compile => outcome(
+            toolchains
+                .build(BuildKind::Compile, parse(tool, arguments)?, call)
                 .await,
         ),
-        "type_check" => outcome(
-            tools
-                .build(BuildKind::TypeCheck, parse(name, arguments)?, call)
+        ToolName::TypeCheck => outcome(
+            toolchains
+                .build(BuildKind::TypeCheck, parse(tool, arguments)?, call)
                 .await,
         ),
-        "lint" => outcome(
-            tools
-                .build(BuildKind::Lint, parse(name, arguments)?, call)
+        ToolName::Lint => outcome(
+            toolchains
+                .build(BuildKind::Lint, parse(tool, arguments)?, call)
                 .await,
         ),
-        "test" => outcome(tools.test(parse(name, arguments)?, call).await),
-        "run" => outcome(tools.run(parse(name, arguments)?, call).await),
-        "format" => outcome(tools.format(parse(name, arguments)?, call).await),
-        "terminal_create" => outcome(terminals.create(parse(name, arguments)?).await),
-        "terminal_list" => outcome(terminals.list(parse(name, arguments)?).await),
-        "terminal_manage" => outcome(terminals.manage(parse(name, arguments)?).await),
-        "terminal_send" => outcome(terminals.send(parse(name, arguments)?).await),
-        "terminal_screen" => outcome(terminals.screen(parse(name, arguments)?).await),
-        "terminal_scrollback" => outcome(terminals.scrollback(parse(name, arguments)?).await),
-        "terminal_wait" => outcome(terminals.wait(parse(name, arguments)?).await),
-        "terminal_run" => outcome(terminals.run(parse(name, arguments)?).await),
-        "docs_lookup" => outcome(docs.lookup(parse(name, arguments)?).await),
-        "docs_index" => {
+        ToolName::Test => outcome(toolchains.test(parse(tool, arguments)?, call).await),
+        ToolName::Run => outcome(toolchains.run(parse(tool, arguments)?, call).await),
+        ToolName::Format => outcome(toolchains.format(parse(tool, arguments)?, call).await),
+        ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?).await),
+        ToolName::TerminalList => outcome(terminals.list(parse(tool, arguments)?).await),
+        ToolName::TerminalManage => outcome(terminals.manage(parse(tool, arguments)?).await),
+        ToolName::TerminalSend => outcome(terminals.send(parse(tool, arguments)?).await),
+        ToolName::TerminalScreen => outcome(terminals.screen(parse(tool, arguments)?).await),
+        ToolName::TerminalScrollback => {
+            outcome(terminals.scrollback(parse(tool, arguments)?).await)
+        }
+        ToolName::TerminalWait => outcome(terminals.wait(parse(tool, arguments)?).await),
+        ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?).await),
+        ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
+        ToolName::DocsIndex => {
             let progress = std::sync::Arc::new(IngestProgress::default());
             outcome(
-                docs.index(parse(name, arguments)?, progress, &call.cancel)
+                docs.index(parse(tool, arguments)?, progress, &call.cancel)
                     .await,
             )
         }
-        _ => Err(unknown(tools, name)),
     }
 }
 
-fn unknown(tools: &BuildTools, name: &str) -> CallError {
-    let available: Vec<&str> = crate::config::TOOLS
-        .iter()
-        .map(|(tool, _)| *tool)
-        .filter(|tool| tools.config().tool_enabled(tool))
-        .collect();
-    CallError::UnknownTool {
-        name: name.to_string(),
-        available: available.join(", "),
-    }
-}
-
-fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CallError> {
+fn parse<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, CallError> {
     serde_json::from_value(arguments).map_err(|e| CallError::InvalidArguments {
-        tool: tool.to_string(),
+        tool,
         message: e.to_string(),
     })
 }

@@ -206,4 +206,15 @@ fn drydock_index_is_incremental_from_the_shell() {
     let (code, _, stderr) = run(&["index", "/no/such/path"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("/no/such/path"), "{stderr}");
+
+    // Flags that only serving uses are not index's, and a config that could only be served
+    // with a token still indexes.
+    let (code, _, stderr) = run(&["index", ".", "--allow-root", "/"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let open_config = tempfile::tempdir().unwrap();
+    let config_file = open_config.path().join("drydock.toml");
+    std::fs::write(&config_file, "bind = \"0.0.0.0:7878\"\n").unwrap();
+    let (code, again, stderr) = run(&["index", ".", "--config", config_file.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(again.contains("1 unchanged"), "{again}");
 }

@@ -516,3 +516,54 @@ async fn stopping_the_server_stops_the_programs_it_runs() {
     );
     running.abort();
 }
+
+/// `drydock mcp` ends when its client closes stdin; a build or program still running then
+/// ends with it, grandchildren included.
+#[tokio::test]
+async fn closing_stdio_stops_every_child_of_drydock_mcp() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::TokioChildProcess;
+    let marker = format!("stdio-{}", std::process::id());
+    let root = test_projects_root();
+    let mut command = tokio::process::Command::new(drydock_bin());
+    command
+        .arg("mcp")
+        .args(["--allow-root", root.to_str().unwrap()])
+        .env("RUST_LOG", "drydock=warn")
+        .env("DRYDOCK_TEST_MARKER", &marker);
+    let transport = TokioChildProcess::new(command).expect("spawn drydock mcp");
+    let client = rmcp::model::ClientConfig::default()
+        .serve(transport)
+        .await
+        .expect("stdio handshake");
+    let sleeping = || {
+        processes_with_env("DRYDOCK_TEST_MARKER", &marker)
+            .iter()
+            .any(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|cmd| cmd.starts_with(b"sleep\0"))
+            })
+    };
+    let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(tool_call(
+        "run",
+        json!({"project_path": clean(), "args": ["--spawn-grandchild"], "timeout_ms": 120000}),
+    )));
+    let _pending = client
+        .send_cancellable_request(request, Default::default())
+        .await
+        .expect("request sent");
+    assert!(
+        eventually(Duration::from_secs(120), sleeping).await,
+        "program and grandchild started"
+    );
+    client.cancel().await.ok();
+    let gone = eventually(Duration::from_secs(15), || {
+        processes_with_env("DRYDOCK_TEST_MARKER", &marker).is_empty()
+    })
+    .await;
+    assert!(
+        gone,
+        "left behind: {:?}",
+        processes_with_env("DRYDOCK_TEST_MARKER", &marker)
+    );
+}

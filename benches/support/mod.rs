@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock::build::BuildTools;
+use drydock::app::{App, Mode};
 use drydock::config::{Config, Overrides};
 use rmcp::model::{CallToolRequestParams, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};
@@ -32,21 +32,24 @@ pub fn config() -> Arc<Config> {
     Arc::new(Config::resolve(&overrides, &|_| None, &test_projects()).expect("config"))
 }
 
+/// The app the benchmarks' servers run, as `drydock serve` starts it.
+pub async fn app() -> Arc<App> {
+    App::start(config(), Mode::Server).await
+}
+
 /// Serves MCP on a free loopback port until the token is cancelled; returns the URL.
 pub async fn start_server(shutdown: &CancellationToken) -> String {
-    let tools = BuildTools::new(config());
-    let terminals = drydock::terminal::registry::Terminals::new(config());
-    let docs = drydock::docs::service::Docs::new(config());
-    let app = drydock::http::router(tools, terminals, docs, shutdown);
+    let app = app().await;
+    let header_read_timeout = app.config().http.header_read_timeout;
+    let router = drydock::http::router(app, shutdown);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled_owned().await })
-            .await
-            .unwrap();
-    });
+    tokio::spawn(drydock::http::serve(
+        listener,
+        router,
+        header_read_timeout,
+        shutdown.clone(),
+    ));
     url
 }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::Config;
+use crate::config::{Config, ToolName};
 use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
 use crate::workspace::{Project, ToolchainKind, Workspace, WorkspaceError};
 use arg_values::{NameKind, ValueError};
@@ -92,11 +92,11 @@ pub enum BuildKind {
 }
 
 impl BuildKind {
-    pub fn tool_name(self) -> &'static str {
+    pub fn tool_name(self) -> ToolName {
         match self {
-            BuildKind::Compile => "compile",
-            BuildKind::TypeCheck => "type_check",
-            BuildKind::Lint => "lint",
+            BuildKind::Compile => ToolName::Compile,
+            BuildKind::TypeCheck => ToolName::TypeCheck,
+            BuildKind::Lint => ToolName::Lint,
         }
     }
 }
@@ -137,7 +137,7 @@ impl BuildTools {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        let runner = self.runner("project_info", None);
+        let runner = self.runner(ToolName::ProjectInfo, None);
         match project.kind {
             ToolchainKind::Cargo => {
                 cargo::project_info(&project, &runner, call, &self.versions).await
@@ -198,7 +198,7 @@ impl BuildTools {
                 }
             }
         }
-        let runner = self.runner("test", req.timeout_ms);
+        let runner = self.runner(ToolName::Test, req.timeout_ms);
         match project.kind {
             ToolchainKind::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
@@ -221,7 +221,7 @@ impl BuildTools {
             cargo_only("bin", req.bin.is_some())?;
         }
         let task = self.allowed_task(project.kind, &req.task)?;
-        let runner = self.runner("run", req.timeout_ms);
+        let runner = self.runner(ToolName::Run, req.timeout_ms);
         match (project.kind, task) {
             (ToolchainKind::Cargo, None) => {
                 check_cargo_selection(&req.package, &[])?;
@@ -282,7 +282,7 @@ impl BuildTools {
         if project.kind == ToolchainKind::Cargo {
             check_cargo_selection(&req.package, &[])?;
         }
-        let runner = self.runner("format", req.timeout_ms);
+        let runner = self.runner(ToolName::Format, req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
         match project.kind {
             ToolchainKind::Cargo => cargo::format(&project, &req, &runner, call).await,
@@ -308,7 +308,7 @@ impl BuildTools {
             .ok_or(ToolError::Cancelled)
     }
 
-    fn runner(&self, tool: &str, timeout_ms: Option<u64>) -> Runner {
+    fn runner(&self, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
         Runner {
             limits: Limits {
                 timeout: self.config.timeouts.for_call(tool, timeout_ms),

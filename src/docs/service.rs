@@ -21,6 +21,7 @@ use super::search::{Hit, SearchFilter, SearchMode};
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
 use crate::config::Config;
+use crate::events::{EventKind, Events, IngestPhase};
 use crate::workspace::{Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 5;
@@ -112,6 +113,7 @@ pub struct IndexSummary {
 /// The process's docs index.
 pub struct Docs {
     config: Arc<Config>,
+    events: Arc<Events>,
     workspace: Workspace,
     embedder: OnceCell<Embedder>,
     store: OnceCell<DocStore>,
@@ -120,20 +122,22 @@ pub struct Docs {
 
 impl Docs {
     /// For the server: what an MCP client indexes must lie in the allowed roots.
-    pub fn new(config: Arc<Config>) -> Arc<Docs> {
+    pub fn new(config: Arc<Config>, events: Arc<Events>) -> Arc<Docs> {
         let workspace = Workspace::new(config.allowed_roots.clone());
-        Self::with_workspace(config, workspace)
+        Self::with_workspace(config, events, workspace)
     }
 
     /// For `drydock index`, run by the user: any path the user can read (given absolute).
     pub fn for_command_line(config: Arc<Config>) -> Arc<Docs> {
-        Self::with_workspace(config, Workspace::new(vec![PathBuf::from("/")]))
+        let everything = Workspace::new(vec![PathBuf::from("/")]);
+        Self::with_workspace(config, Arc::default(), everything)
     }
 
-    fn with_workspace(config: Arc<Config>, workspace: Workspace) -> Arc<Docs> {
+    fn with_workspace(config: Arc<Config>, events: Arc<Events>, workspace: Workspace) -> Arc<Docs> {
         Arc::new(Docs {
             workspace,
             config,
+            events,
             embedder: OnceCell::new(),
             store: OnceCell::new(),
             running: Mutex::new(None),
@@ -402,6 +406,7 @@ impl Docs {
             *running = Some(Arc::clone(&progress));
         }
         let _done = ClearOnDrop(&self.running);
+        let _published = PublishedIngest::start(self.events.clone(), Arc::clone(&progress));
         let embedder = self.embedder().await?;
         let store = self.store().await?;
         let options = IngestOptions {
@@ -545,4 +550,55 @@ impl crate::build::reports::Render for IngestReport {
         }
         out
     }
+}
+
+/// An ingest on the event feed: started, its progress every [`PUBLISH_EVERY`], finished
+/// (when dropped, however the ingest ended).
+struct PublishedIngest {
+    events: Arc<Events>,
+    progress: Arc<IngestProgress>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl PublishedIngest {
+    fn start(events: Arc<Events>, progress: Arc<IngestProgress>) -> PublishedIngest {
+        publish_ingest(&events, IngestPhase::Started, &progress);
+        let ticker = tokio::spawn({
+            let events = events.clone();
+            let progress = progress.clone();
+            async move {
+                let mut ticks = tokio::time::interval(PUBLISH_EVERY);
+                ticks.tick().await;
+                loop {
+                    ticks.tick().await;
+                    publish_ingest(&events, IngestPhase::Progress, &progress);
+                }
+            }
+        });
+        PublishedIngest {
+            events,
+            progress,
+            ticker,
+        }
+    }
+}
+
+impl Drop for PublishedIngest {
+    fn drop(&mut self) {
+        self.ticker.abort();
+        publish_ingest(&self.events, IngestPhase::Finished, &self.progress);
+    }
+}
+
+fn publish_ingest(events: &Events, phase: IngestPhase, progress: &IngestProgress) {
+    let now = progress.snapshot();
+    events.publish(EventKind::DocsIngest {
+        phase,
+        files_done: now.files_done,
+        files_total: now.files_total,
+        chunks_embedded: now.chunks_embedded,
+        chunks_reused: now.chunks_reused,
+    });
 }

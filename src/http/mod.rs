@@ -16,10 +16,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::build::BuildTools;
-use crate::docs::service::Docs;
+use crate::app::App;
 use crate::mcp::DrydockServer;
-use crate::terminal::registry::Terminals;
 
 /// The session manager rmcp is given; the conformance fixtures wrap drydock's so their
 /// `test_reconnection` tool can close its own SSE stream.
@@ -31,16 +29,12 @@ type SessionManager = crate::conformance::FixtureSessions;
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
-pub fn router(
-    tools: BuildTools,
-    terminals: Arc<Terminals>,
-    docs: Arc<Docs>,
-    shutdown: &CancellationToken,
-) -> Router {
-    let config = tools.config();
+/// `/mcp` and `/health`; `stop` ends every MCP session and stream.
+pub fn router(app: Arc<App>, stop: &CancellationToken) -> Router {
+    let config = app.config().clone();
     let mut mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
-        .with_cancellation_token(shutdown.child_token())
+        .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(config.limits.max_request_bytes);
     if !config.bind.ip().is_loopback() {
         // Reached by other names than localhost; the bearer token guards it instead.
@@ -51,7 +45,7 @@ pub fn router(
             idle_timeout: config.http.session_idle_timeout,
             max_sessions: config.http.max_sessions,
         },
-        shutdown,
+        stop,
     );
     let guard_state = Arc::new(guards::GuardConfig {
         token: config.token.clone(),
@@ -59,15 +53,8 @@ pub fn router(
         body_read_timeout: config.http.body_read_timeout,
         sessions: sessions.clone(),
     });
-    let factory_tools = tools.clone();
     let mcp: StreamableHttpService<DrydockServer, SessionManager> = StreamableHttpService::new(
-        move || {
-            Ok(DrydockServer::new(
-                factory_tools.clone(),
-                terminals.clone(),
-                docs.clone(),
-            ))
-        },
+        move || Ok(DrydockServer::new(app.clone())),
         session_manager(sessions),
         mcp_config,
     );

@@ -21,7 +21,6 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 impl DrydockServer {
     #[tool(
         description = "Search the local documentation index (vectors + full text, fused) for the exact passage: Rust book, std, cargo, error codes, Elixir's stdlib, and every indexed crate or hex package at its version. Ask in words (\"how do I share a Vec between threads\") or by identifier (`E0502`, `Enum.chunk_every`, `--message-format`). With project_path, only that project's own docs, its dependencies at the versions its lock file pins and its language's toolchain docs. Returns ranked passages with library, version, file, heading, anchor and lines.",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<LookupReport>()
     )]
     async fn docs_lookup(
@@ -30,14 +29,13 @@ impl DrydockServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         tokio::select! {
-            result = self.docs.lookup(req) => respond(result),
+            result = self.app.docs().lookup(req) => respond(result),
             _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
         }
     }
 
     #[tool(
         description = "Add documentation to the local index, incrementally (unchanged files are skipped, changed ones replaced, deleted ones removed): `project_path` (a cargo or mix project: its own docs and its dependencies' READMEs and API docs at their locked versions; `transitive` for every locked package), `paths` (files or directories of Markdown, text, HTML, Rust or Elixir sources) and/or `toolchain_docs` (the Rust docs rustup installed and Elixir's standard library). Sends progress notifications; embedding runs at ~40 passages/s, so a large corpus takes minutes. Cancelling keeps what was committed; the next call continues.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<IngestReport>()
     )]
     async fn docs_index(
@@ -47,7 +45,7 @@ impl DrydockServer {
     ) -> Result<CallToolResult, McpError> {
         let progress = Arc::new(IngestProgress::default());
         let reporter = tokio::spawn(report_progress(Arc::clone(&progress), ctx.clone()));
-        let result = self.docs.index(req, progress, &ctx.ct).await;
+        let result = self.app.docs().index(req, progress, &ctx.ct).await;
         reporter.abort();
         respond(result)
     }

@@ -1,5 +1,5 @@
 //! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
-//! the same `BuildTools`.
+//! the same `App`.
 
 mod docs_tools;
 mod logging;
@@ -11,22 +11,23 @@ mod terminal_tools;
 mod tools;
 
 use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    CustomRequest, CustomResult, ErrorCode, Implementation, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
 use std::sync::Arc;
 
-use crate::build::BuildTools;
-use crate::docs::service::Docs;
-use crate::terminal::registry::Terminals;
+use crate::app::App;
+use crate::catalog::ToolName;
+use crate::events::{CallRecord, CallStatus};
 use logging::ClientLogging;
 
 const INSTRUCTIONS: &str = "drydock runs cargo and mix for you in allowed project directories and returns structured results, the same shapes for Rust and Elixir. \
@@ -37,9 +38,7 @@ Build tools take project_path. A failing build or test is a normal result whose 
 
 #[derive(Clone)]
 pub struct DrydockServer {
-    tools: BuildTools,
-    terminals: Arc<Terminals>,
-    docs: Arc<Docs>,
+    app: Arc<App>,
     subscriptions: Arc<Subscriptions>,
     logging: ClientLogging,
     tool_router: ToolRouter<Self>,
@@ -47,15 +46,11 @@ pub struct DrydockServer {
 }
 
 impl DrydockServer {
-    pub fn new(tools: BuildTools, terminals: Arc<Terminals>, docs: Arc<Docs>) -> Self {
-        let mut tool_router = Self::tool_router();
-        tool_router.merge(Self::terminal_tool_router());
-        tool_router.merge(Self::docs_tool_router());
-        for route in tool_router.list_all() {
-            if !tools.config().tool_enabled(&route.name) {
-                tool_router.remove_route(&route.name);
-            }
-        }
+    pub fn new(app: Arc<App>) -> Self {
+        let mut tool_router = Self::catalog_router();
+        tool_router
+            .map
+            .retain(|name, _| ToolName::parse(name).is_some_and(|t| app.config().tool_enabled(t)));
         #[cfg(feature = "conformance-fixtures")]
         tool_router.merge(Self::fixture_tool_router());
         #[allow(unused_mut)]
@@ -63,14 +58,25 @@ impl DrydockServer {
         #[cfg(feature = "conformance-fixtures")]
         prompt_router.merge(Self::fixture_prompt_router());
         Self {
-            tools,
-            terminals,
-            docs,
+            app,
             subscriptions: Arc::default(),
             logging: ClientLogging::default(),
             tool_router,
             prompt_router,
         }
+    }
+
+    /// Every tool of the catalog, with the annotations the catalog gives it.
+    fn catalog_router() -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        router.merge(Self::terminal_tool_router());
+        router.merge(Self::docs_tool_router());
+        for (name, route) in router.map.iter_mut() {
+            let tool = ToolName::parse(name)
+                .unwrap_or_else(|| panic!("the tool `{name}` is not in the catalog"));
+            route.attr.annotations = Some(tool.annotations());
+        }
+        router
     }
 }
 
@@ -122,14 +128,43 @@ impl ServerHandler for DrydockServer {
             .with_instructions(INSTRUCTIONS)
     }
 
+    /// Every call of a served tool runs with a cancellation that shutdown also triggers, and
+    /// is published on the event feed when it starts and when it ends.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let served = ToolName::parse(&request.name).filter(|t| self.app.config().tool_enabled(*t));
+        let Some(tool) = served else {
+            // Not a tool of the catalog: the router answers (a fixture, or "tool not found").
+            let call = ToolCallContext::new(self, request, context);
+            return self.tool_router.call(call).await;
+        };
+        let (cancel, _tracked) = self.app.call_token(&context.ct);
+        context.ct = cancel;
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
+        let record = CallRecord::started(self.app.events().clone(), tool, &arguments, client);
+        let response = self
+            .tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await;
+        record.finish(call_status(&response));
+        response
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let mut all = resources::list();
-        all.extend(terminal_resources::list(&self.terminals));
-        Ok(ListResourcesResult::with_all_items(all))
+        Ok(ListResourcesResult::with_all_items(resources::list(
+            &self.app,
+        )))
     }
 
     async fn list_resource_templates(
@@ -151,13 +186,9 @@ impl ServerHandler for DrydockServer {
         request: ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if let Some(result) = terminal_resources::read(&self.terminals, &request.uri).await {
-            return result.map(Into::into);
-        }
-        if request.uri == resources::DOCS_URI {
-            return resources::read_docs(&self.docs).await.map(Into::into);
-        }
-        resources::read(&self.tools, &request.uri).map(Into::into)
+        resources::read(&self.app, &request.uri)
+            .await
+            .map(Into::into)
     }
 
     #[allow(deprecated)]
@@ -167,10 +198,11 @@ impl ServerHandler for DrydockServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let Some(name) = terminal_resources::session_of(&request.uri) else {
-            return resources::check_known(&self.tools, &request.uri);
+            return resources::check_known(&request.uri);
         };
         let core = self
-            .terminals
+            .app
+            .terminals()
             .core_of(name)
             .await
             .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
@@ -192,7 +224,7 @@ impl ServerHandler for DrydockServer {
         if self.subscriptions.remove(&request.uri) {
             return Ok(());
         }
-        resources::check_known(&self.tools, &request.uri)
+        resources::check_known(&request.uri)
     }
 
     #[allow(deprecated)]
@@ -211,9 +243,10 @@ impl ServerHandler for DrydockServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let values = match (&request.r#ref, request.argument.name.as_str()) {
-            (Reference::Prompt(_), "project_path") => {
-                resources::project_paths_starting_with(&self.tools, &request.argument.value)
-            }
+            (Reference::Prompt(_), "project_path") => resources::project_paths_starting_with(
+                self.app.toolchains().workspace(),
+                &request.argument.value,
+            ),
             _ => Vec::new(),
         };
         let total = values.len();
@@ -245,5 +278,91 @@ impl ServerHandler for DrydockServer {
                 None,
             )),
         }
+    }
+}
+
+/// How a call ended, for the event feed: a result's own `status` when it has one.
+fn call_status(response: &Result<CallToolResponse, McpError>) -> CallStatus {
+    let result = match response {
+        Ok(CallToolResponse::Complete(result)) => result,
+        Ok(_) => return CallStatus::Completed { status: None },
+        Err(error) => {
+            return CallStatus::Error {
+                message: error.message.to_string(),
+            };
+        }
+    };
+    if result.is_error == Some(true) {
+        let message = result
+            .content
+            .iter()
+            .find_map(|block| block.as_text())
+            .and_then(|text| text.text.lines().next())
+            .unwrap_or_default();
+        return match message {
+            "cancelled" => CallStatus::Cancelled,
+            message => CallStatus::Error {
+                message: message.to_string(),
+            },
+        };
+    }
+    let status = result
+        .structured_content
+        .as_ref()
+        .and_then(|structured| structured.get("status")?.as_str())
+        .map(str::to_string);
+    CallStatus::Completed { status }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Mode;
+    use crate::config::{Config, Overrides};
+
+    fn names(tools: Vec<rmcp::model::Tool>) -> Vec<String> {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_routers_serve_exactly_the_catalog_with_its_annotations() {
+        let router = DrydockServer::catalog_router();
+        let mut catalog: Vec<String> = ToolName::ALL.iter().map(|t| t.to_string()).collect();
+        catalog.sort();
+        assert_eq!(names(router.list_all()), catalog);
+        for tool in router.list_all() {
+            let name = ToolName::parse(&tool.name).unwrap();
+            assert_eq!(tool.annotations, Some(name.annotations()), "{name}");
+        }
+    }
+
+    #[tokio::test]
+    async fn switched_off_tools_are_not_served() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("drydock.toml"),
+            "toolsets = [\"build\", \"docs\"]\ndisabled_tools = [\"run\"]\n",
+        )
+        .unwrap();
+        let config = Config::resolve(&Overrides::default(), &|_| None, dir.path()).unwrap();
+        let app = App::start(Arc::new(config), Mode::OneCall(ToolName::Compile)).await;
+        let server = DrydockServer::new(app);
+        let expected: Vec<ToolName> = ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|t| t.toolset() != crate::catalog::Toolset::Terminal && *t != ToolName::Run)
+            .collect();
+        assert_eq!(
+            names(server.tool_router.list_all()),
+            names(
+                DrydockServer::catalog_router()
+                    .list_all()
+                    .into_iter()
+                    .filter(|t| expected.contains(&ToolName::parse(&t.name).unwrap()))
+                    .collect()
+            )
+        );
     }
 }

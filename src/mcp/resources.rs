@@ -1,5 +1,6 @@
-//! Resources: what this server allows (`drydock://server`) and the projects it can build
-//! (`drydock://projects`).
+//! Resources: what this server allows (`drydock://server`), the projects it can build
+//! (`drydock://projects`), the docs index (`drydock://docs`); terminal sessions' resources
+//! live in `terminal_resources`.
 
 use std::path::Path;
 
@@ -7,7 +8,12 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
-use crate::build::BuildTools;
+use super::terminal_resources;
+use crate::app::App;
+use crate::catalog::ToolName;
+use crate::config::Config;
+use crate::docs::service::Docs;
+use crate::workspace::Workspace;
 
 const SERVER_URI: &str = "drydock://server";
 const PROJECTS_URI: &str = "drydock://projects";
@@ -18,7 +24,8 @@ const PROJECT_SEARCH_DEPTH: usize = 3;
 /// Directories that never hold a project of their own worth listing.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules", "_build", "deps", ".git"];
 
-pub fn list() -> Vec<Resource> {
+/// The fixed resources, and one per terminal session.
+pub fn list(app: &App) -> Vec<Resource> {
     #[allow(unused_mut)]
     let mut resources = vec![
         Resource::new(SERVER_URI, "server")
@@ -37,59 +44,78 @@ pub fn list() -> Vec<Resource> {
             )
             .with_mime_type("application/json"),
     ];
+    resources.extend(terminal_resources::list(app.terminals()));
     #[cfg(feature = "conformance-fixtures")]
     resources.extend(crate::conformance::fixture_resources());
     resources
 }
 
-pub fn check_known(tools: &BuildTools, uri: &str) -> Result<(), McpError> {
-    read(tools, uri).map(|_| ())
+/// Whether `uri` names one of the resources `read` serves (session names are checked when
+/// the session is looked up).
+pub fn is_known(uri: &str) -> bool {
+    #[cfg(feature = "conformance-fixtures")]
+    if crate::conformance::is_fixture_uri(uri) {
+        return true;
+    }
+    [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri) || terminal_resources::is_session_uri(uri)
 }
 
-pub fn read(tools: &BuildTools, uri: &str) -> Result<ReadResourceResult, McpError> {
-    let value = match uri {
-        SERVER_URI => server_summary(tools),
-        PROJECTS_URI => json!({ "projects": projects(tools) }),
-        // Read asynchronously by the server; known here for subscribe checks.
-        DOCS_URI => json!({}),
-        #[cfg(feature = "conformance-fixtures")]
-        other if crate::conformance::is_fixture_uri(other) => {
-            return crate::conformance::read_fixture_resource(other);
+/// Ok for a known resource, else the error `read` would give.
+pub fn check_known(uri: &str) -> Result<(), McpError> {
+    match is_known(uri) {
+        true => Ok(()),
+        false => Err(unknown(uri)),
+    }
+}
+
+fn unknown(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}, {}",
+            terminal_resources::SESSIONS_URI
+        ),
+        None,
+    )
+}
+
+/// Reads a resource: each capability serves the URIs under its own prefix.
+pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
+    #[cfg(feature = "conformance-fixtures")]
+    if crate::conformance::is_fixture_uri(uri) {
+        return crate::conformance::read_fixture_resource(uri);
+    }
+    match uri {
+        SERVER_URI => Ok(json_resource(uri, &server_summary(app.config()))),
+        PROJECTS_URI => Ok(json_resource(
+            uri,
+            &json!({ "projects": projects(app.toolchains().workspace()) }),
+        )),
+        DOCS_URI => read_docs(app.docs()).await,
+        _ if terminal_resources::is_session_uri(uri) => {
+            terminal_resources::read(app.terminals(), uri).await
         }
-        _ => {
-            return Err(McpError::resource_not_found(
-                format!(
-                    "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}"
-                ),
-                None,
-            ));
-        }
-    };
-    let text = serde_json::to_string_pretty(&value).expect("JSON values serialize");
-    Ok(ReadResourceResult::new(vec![
+        _ => Err(unknown(uri)),
+    }
+}
+
+fn json_resource(uri: &str, value: &impl serde::Serialize) -> ReadResourceResult {
+    let text = serde_json::to_string_pretty(value).expect("JSON values serialize");
+    ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("application/json"),
-    ]))
+    ])
 }
 
 /// What the docs index holds.
-pub async fn read_docs(docs: &crate::docs::service::Docs) -> Result<ReadResourceResult, McpError> {
+async fn read_docs(docs: &Docs) -> Result<ReadResourceResult, McpError> {
     let summary = docs
         .summary()
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-    let text = serde_json::to_string_pretty(&summary).expect("JSON values serialize");
-    Ok(ReadResourceResult::new(vec![
-        ResourceContents::text(text, DOCS_URI).with_mime_type("application/json"),
-    ]))
+    Ok(json_resource(DOCS_URI, &summary))
 }
 
-fn server_summary(tools: &BuildTools) -> serde_json::Value {
-    let config = tools.config();
-    let enabled: Vec<&str> = crate::config::TOOLS
-        .iter()
-        .map(|(name, _)| *name)
-        .filter(|name| config.tool_enabled(name))
-        .collect();
+fn server_summary(config: &Config) -> serde_json::Value {
+    let enabled: Vec<&str> = config.enabled_tools().map(ToolName::name).collect();
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "allowed_roots": config.allowed_roots,
@@ -102,9 +128,9 @@ fn server_summary(tools: &BuildTools) -> serde_json::Value {
 }
 
 /// Project directories (absolute) under the allowed roots, sorted.
-pub fn projects(tools: &BuildTools) -> Vec<String> {
+pub fn projects(workspace: &Workspace) -> Vec<String> {
     let mut found = Vec::new();
-    for root in tools.workspace().roots() {
+    for root in workspace.roots() {
         let walker = walkdir::WalkDir::new(root)
             .max_depth(PROJECT_SEARCH_DEPTH)
             .into_iter()
@@ -128,8 +154,8 @@ fn is_project(dir: &Path) -> bool {
 }
 
 /// Completion for `project_path` arguments.
-pub fn project_paths_starting_with(tools: &BuildTools, prefix: &str) -> Vec<String> {
-    projects(tools)
+pub fn project_paths_starting_with(workspace: &Workspace, prefix: &str) -> Vec<String> {
+    projects(workspace)
         .into_iter()
         .filter(|p| p.starts_with(prefix))
         .collect()

@@ -14,7 +14,7 @@ use crate::terminal::core::{TerminalCore, WaitRequest};
 use crate::terminal::registry::Terminals;
 use crate::terminal::requests::ListRequest;
 
-const SESSIONS_URI: &str = "drydock://sessions";
+pub const SESSIONS_URI: &str = "drydock://sessions";
 const PREFIX: &str = "drydock://sessions/";
 
 pub fn list(terminals: &Terminals) -> Vec<Resource> {
@@ -86,13 +86,15 @@ pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String)
     }
 }
 
-/// `None` when the URI is not a session resource.
-pub async fn read(
-    terminals: &Terminals,
-    uri: &str,
-) -> Option<Result<ReadResourceResult, McpError>> {
+/// Whether `uri` is `drydock://sessions` or one session's screen or scrollback.
+pub fn is_session_uri(uri: &str) -> bool {
+    uri == SESSIONS_URI || session_of(uri).is_some()
+}
+
+/// Reads `drydock://sessions` or a session's resource (see [`is_session_uri`]).
+pub async fn read(terminals: &Terminals, uri: &str) -> Result<ReadResourceResult, McpError> {
     if uri == SESSIONS_URI {
-        let listed = terminals
+        return terminals
             .list(ListRequest::default())
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))
@@ -102,19 +104,21 @@ pub async fn read(
                     ResourceContents::text(text, uri).with_mime_type("application/json"),
                 ])
             });
-        return Some(listed);
     }
-    let name = session_of(uri)?;
+    let Some(name) = session_of(uri) else {
+        return Err(McpError::resource_not_found(
+            format!("unknown resource `{uri}`"),
+            None,
+        ));
+    };
     let scrollback = uri.ends_with("/scrollback");
-    Some(
-        terminals
-            .read_text(name, scrollback)
-            .await
-            .map_err(|e| McpError::resource_not_found(e.to_string(), None))
-            .map(|text| {
-                ReadResourceResult::new(vec![
-                    ResourceContents::text(text, uri).with_mime_type("text/plain"),
-                ])
-            }),
-    )
+    terminals
+        .read_text(name, scrollback)
+        .await
+        .map_err(|e| McpError::resource_not_found(e.to_string(), None))
+        .map(|text| {
+            ReadResourceResult::new(vec![
+                ResourceContents::text(text, uri).with_mime_type("text/plain"),
+            ])
+        })
 }

@@ -28,7 +28,6 @@ async fn serve<T: Serialize + Render>(
 impl DrydockServer {
     #[tool(
         description = "Start a terminal session: the user's shell (bash or zsh, with shell integration so terminal_run knows exactly when a command ends) in `cwd`, optionally sent `command` (e.g. a dev server or a REPL). backend \"pty\" (default) ends with the server; \"tmux\" survives a restart and the user can watch it with `tmux -L drydock attach`. Returns the session's name and first screen.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<CreateReport>()
     )]
     async fn terminal_create(
@@ -36,12 +35,11 @@ impl DrydockServer {
         Parameters(req): Parameters<CreateRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.create(req)).await
+        serve(ctx, self.app.terminals().create(req)).await
     }
 
     #[tool(
         description = "List terminal sessions: drydock's own (pty, tmux) and every pane of the user's tmux server (addressable as tmux:SESSION:WINDOW.PANE), with command, cwd, pid, size and whether commands in it are tracked by shell marks; plus the environment (inside tmux or not, tmux version, shell).",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ListReport>()
     )]
     async fn terminal_list(
@@ -49,12 +47,11 @@ impl DrydockServer {
         Parameters(req): Parameters<ListRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.list(req)).await
+        serve(ctx, self.app.terminals().list(req)).await
     }
 
     #[tool(
         description = "Manage a session: kill (it and every process in it), rename (new_name), resize (rows, cols) or interrupt (Ctrl-C as a key). The user's own tmux panes can only be interrupted.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
         output_schema = schema_for_output::<ManageReport>()
     )]
     async fn terminal_manage(
@@ -62,12 +59,11 @@ impl DrydockServer {
         Parameters(req): Parameters<ManageRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.manage(req)).await
+        serve(ctx, self.app.terminals().manage(req)).await
     }
 
     #[tool(
         description = "Type into a session: `text` (literal), then `keys` (e.g. [\"Enter\"], [\"C-c\"], [\"Escape\", \"Up\"]). Keys are sent after the program took the text, and an Enter the screen does not react to is sent again (at most twice), so TUIs do not swallow it. To run a shell command and get its output, prefer terminal_run.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<SendReport>()
     )]
     async fn terminal_send(
@@ -75,12 +71,11 @@ impl DrydockServer {
         Parameters(req): Parameters<SendRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.send(req)).await
+        serve(ctx, self.app.terminals().send(req)).await
     }
 
     #[tool(
         description = "The session's visible screen as text (or styled with ANSI), with cursor position, size and a generation number for terminal_wait. `lines`: only the last N lines. A screen larger than `max_output_bytes` (default 64 KiB of JSON) keeps its first and last lines around a line saying which terminal_scrollback lines were left out.",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ScreenReport>()
     )]
     async fn terminal_screen(
@@ -88,12 +83,11 @@ impl DrydockServer {
         Parameters(req): Parameters<ScreenRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.screen(req)).await
+        serve(ctx, self.app.terminals().screen(req)).await
     }
 
     #[tool(
         description = "Lines of the session's history (scrollback and screen), `limit` of them from line `offset`. Lines are numbered from the first line the session showed and keep their numbers (terminal_run's `scrollback.offset` is where a command's output starts); `oldest` is the oldest still kept. A negative offset counts back from the newest: -100 is the last 100. Lines beyond `max_output_bytes` (default 64 KiB of JSON) are left out of the middle, and `elided` says which.",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ScrollbackReport>()
     )]
     async fn terminal_scrollback(
@@ -101,12 +95,11 @@ impl DrydockServer {
         Parameters(req): Parameters<ScrollbackRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.scrollback(req)).await
+        serve(ctx, self.app.terminals().scrollback(req)).await
     }
 
     #[tool(
         description = "Wait until the screen matches `pattern` (regex), or there was no output for `quiet_ms`, or (with neither) the screen changes after `after_generation`; at most `max_wait_ms`. Returns which method decided, the generation to pass next time, and the last lines of the screen.",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<WaitReport>()
     )]
     async fn terminal_wait(
@@ -114,12 +107,11 @@ impl DrydockServer {
         Parameters(req): Parameters<WaitRequestArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.wait(req)).await
+        serve(ctx, self.app.terminals().wait(req)).await
     }
 
     #[tool(
         description = "Run a command in a session's shell and return only that command's output and its exit code, the moment it finishes (shell-integration marks: no quiet-period guessing). Without marks (a REPL, a pane drydock did not start) it ends on `pattern` or after `quiet_ms` of silence, and says so in `method`. At timeout_ms it returns what was printed so far with completed=false; the command keeps running (terminal_manage interrupt stops it). Output over `max_output_bytes` (default 64 KiB of JSON) keeps its head and tail around a line saying how many bytes and lines were left out; `scrollback` gives the output's lines for terminal_scrollback.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<RunReport>()
     )]
     async fn terminal_run(
@@ -127,6 +119,6 @@ impl DrydockServer {
         Parameters(req): Parameters<RunRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.terminals.run(req)).await
+        serve(ctx, self.app.terminals().run(req)).await
     }
 }

@@ -108,7 +108,6 @@ pub(super) fn respond<T: Serialize + Render, E: std::fmt::Display>(
 impl DrydockServer {
     #[tool(
         description = "Describe a cargo or mix project: name, version, edition (cargo) or Elixir requirement (mix), toolchain versions (rustc/cargo or Elixir/OTP), workspace packages or umbrella apps, targets, dependencies with the versions Cargo.lock or mix.lock locked, and the files that hold tests.",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ProjectInfo>()
     )]
     async fn project_info(
@@ -116,12 +115,14 @@ impl DrydockServer {
         Parameters(req): Parameters<ProjectInfoRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.project_info(req, &call))
+        serve_call!(self, ctx, |call| self
+            .app
+            .toolchains()
+            .project_info(req, &call))
     }
 
     #[tool(
         description = "Build the project (cargo build, or mix compile) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\". mix: `force` recompiles everything, `warnings_as_errors` fails on warnings.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]
     async fn compile(
@@ -129,7 +130,7 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.build(
+        serve_call!(self, ctx, |call| self.app.toolchains().build(
             BuildKind::Compile,
             req,
             &call
@@ -138,7 +139,6 @@ impl DrydockServer {
 
     #[tool(
         description = "Type-check the project: cargo check --all-targets (the fastest way to see every error, including in tests and examples), or for mix, dialyzer (mix dialyzer with dialyxir, else Erlang's dialyzer on the compiled beams; its first run builds a PLT for several minutes).",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]
     async fn type_check(
@@ -146,7 +146,7 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.build(
+        serve_call!(self, ctx, |call| self.app.toolchains().build(
             BuildKind::TypeCheck,
             req,
             &call
@@ -155,7 +155,6 @@ impl DrydockServer {
 
     #[tool(
         description = "Run the tests (cargo test: every binary, unit, integration and doc tests; or mix test). Returns passed/failed/ignored/filtered-out (and, for ExUnit, invalid) counts and each failure with its file, line, message, left/right values and captured output or stacktrace. Tests that do not compile come back as errors (status \"build_failed\"). mix options: path (file or file:line), tags, exclude, seed, max_failures.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<TestReport>()
     )]
     async fn test(
@@ -163,12 +162,11 @@ impl DrydockServer {
         Parameters(req): Parameters<TestRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.test(req, &call))
+        serve_call!(self, ctx, |call| self.app.toolchains().test(req, &call))
     }
 
     #[tool(
         description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`; for mix, an allowed mix task (default `run`, e.g. args [\"-e\", \"IO.puts 1\"]). Returns status ok/error/timeout, exit code, stdout and stderr separately. stdin is empty unless given.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schema_for_output::<RunReport>()
     )]
     async fn run(
@@ -176,12 +174,11 @@ impl DrydockServer {
         Parameters(req): Parameters<RunRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.run(req, &call))
+        serve_call!(self, ctx, |call| self.app.toolchains().run(req, &call))
     }
 
     #[tool(
         description = "Check formatting (cargo fmt --check, or mix format --check-formatted): list the files that need formatting with a short diff. With apply=true, format them and list what changed.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FormatReport>()
     )]
     async fn format(
@@ -189,12 +186,11 @@ impl DrydockServer {
         Parameters(req): Parameters<FormatRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.format(req, &call))
+        serve_call!(self, ctx, |call| self.app.toolchains().format(req, &call))
     }
 
     #[tool(
         description = "Lint the project (cargo clippy, or mix credo when the project has it, else the compiler's warnings) and return its warnings and errors with file, line, column, lint code (e.g. clippy::needless_return) and message, plus machine-applicable suggestions.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<BuildReport>()
     )]
     async fn lint(
@@ -202,7 +198,7 @@ impl DrydockServer {
         Parameters(req): Parameters<CompileRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.tools.build(
+        serve_call!(self, ctx, |call| self.app.toolchains().build(
             BuildKind::Lint,
             req,
             &call

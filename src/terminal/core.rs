@@ -333,6 +333,21 @@ impl TerminalCore {
         self.lock().closed.is_some()
     }
 
+    /// Resolves to the exit code once the process ended (see [`TerminalCore::closed`]), or
+    /// to None if the core is dropped first. Holds no reference to the core while waiting.
+    pub fn exit(self: &Arc<Self>) -> impl Future<Output = Option<Option<i32>>> + use<> {
+        let core = Arc::downgrade(self);
+        let mut generations = self.generation.subscribe();
+        async move {
+            loop {
+                if let Some(status) = core.upgrade()?.exit_status() {
+                    return Some(status);
+                }
+                generations.changed().await.ok()?;
+            }
+        }
+    }
+
     /// Time since the last output.
     pub fn idle_for(&self) -> Duration {
         self.lock().last_output.elapsed()

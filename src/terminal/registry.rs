@@ -23,6 +23,7 @@ use super::tmux::{
     TmuxError,
 };
 use crate::config::Config;
+use crate::events::{EventKind, Events};
 use crate::workspace::{Workspace, WorkspaceError};
 use operations::last_lines_within;
 
@@ -149,6 +150,7 @@ impl Session {
 
 pub struct Terminals {
     config: Arc<Config>,
+    events: Arc<Events>,
     workspace: Workspace,
     sessions: Mutex<BTreeMap<String, Arc<Session>>>,
     tmux: Tmux,
@@ -161,7 +163,7 @@ pub struct Terminals {
 }
 
 impl Terminals {
-    pub fn new(config: Arc<Config>) -> Arc<Self> {
+    pub fn new(config: Arc<Config>, events: Arc<Events>) -> Arc<Self> {
         let defaults = SessionDefaults {
             history_limit: u32::try_from(config.terminal.scrollback_lines).unwrap_or(u32::MAX),
             remain_on_exit: true,
@@ -183,6 +185,7 @@ impl Terminals {
         Arc::new(Self {
             workspace: Workspace::new(config.allowed_roots.clone()),
             config,
+            events,
             sessions: Mutex::default(),
             tmux,
             user_tmux,
@@ -486,7 +489,22 @@ impl Terminals {
         })
     }
 
+    /// Serves `session` as `name`, and tells the event feed when it starts and ends.
     fn insert(&self, name: &str, session: Arc<Session>) {
+        self.events.publish(EventKind::TerminalSessionCreated {
+            session: name.to_string(),
+            backend: session.backend_name(),
+        });
+        let exit = session.core.exit();
+        let events = self.events.clone();
+        let session_name = name.to_string();
+        tokio::spawn(async move {
+            let exit_code = exit.await.flatten();
+            events.publish(EventKind::TerminalSessionExited {
+                session: session_name,
+                exit_code,
+            });
+        });
         self.sessions
             .lock()
             .expect("sessions lock")

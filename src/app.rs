@@ -1,0 +1,159 @@
+//! The running drydock: the resolved config, one handle per capability, the event feed and
+//! the lifecycle they share. Every front end (the HTTP server, MCP over stdio, `drydock
+//! call`) starts one `App` and stops it with [`App::shutdown`], which stops every child
+//! process of every capability.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::build::BuildTools;
+use crate::catalog::{ToolName, Toolset};
+use crate::config::Config;
+use crate::docs::service::Docs;
+use crate::events::Events;
+use crate::terminal::registry::Terminals;
+
+/// How drydock was started: decides what runs in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `drydock serve`: long-lived, many clients; idle terminals are reaped and the
+    /// embedding model is loaded ahead of the first docs_lookup.
+    Server,
+    /// `drydock mcp`: one client on stdin/stdout, for as long as it stays.
+    Stdio,
+    /// `drydock call TOOL`: one tool, then exit.
+    OneCall(ToolName),
+}
+
+pub struct App {
+    config: Arc<Config>,
+    toolchains: BuildTools,
+    terminals: Arc<Terminals>,
+    docs: Arc<Docs>,
+    events: Arc<Events>,
+    /// Cancelled by `shutdown`: every call in flight and every background task sees it.
+    shutdown: CancellationToken,
+    /// Tool calls in flight and background tasks, so `shutdown` can wait for them.
+    tasks: TaskTracker,
+}
+
+impl App {
+    /// The capabilities, ready; with the background work `mode` calls for.
+    pub async fn start(config: Arc<Config>, mode: Mode) -> Arc<App> {
+        let app = Arc::new(App::new(config));
+        if app.serves(Toolset::Terminal, mode) {
+            let adopted = app.terminals.reconcile().await;
+            if adopted > 0 && mode == Mode::Server {
+                tracing::info!("serving {adopted} tmux session(s) left by an earlier drydock");
+            }
+        }
+        if mode == Mode::Server && app.serves(Toolset::Terminal, mode) {
+            app.terminals.start_reaper(app.shutdown.clone());
+        }
+        if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
+            let docs = app.docs.clone();
+            app.tasks.spawn(async move { docs.warm_up().await });
+        }
+        app
+    }
+
+    fn new(config: Arc<Config>) -> App {
+        let events = Arc::new(Events::default());
+        App {
+            toolchains: BuildTools::new(config.clone()),
+            terminals: Terminals::new(config.clone(), events.clone()),
+            docs: Docs::new(config.clone(), events.clone()),
+            events,
+            config,
+            shutdown: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// Whether this run serves a toolset: a one-call run only the one its tool is in.
+    fn serves(&self, toolset: Toolset, mode: Mode) -> bool {
+        let wanted = match mode {
+            Mode::OneCall(tool) => tool.toolset() == toolset,
+            Mode::Server | Mode::Stdio => true,
+        };
+        wanted && self.config.toolsets.contains(&toolset)
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    pub fn toolchains(&self) -> &BuildTools {
+        &self.toolchains
+    }
+
+    pub fn terminals(&self) -> &Arc<Terminals> {
+        &self.terminals
+    }
+
+    pub fn docs(&self) -> &Arc<Docs> {
+        &self.docs
+    }
+
+    pub fn events(&self) -> &Arc<Events> {
+        &self.events
+    }
+
+    /// Cancelled when the app shuts down.
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// A token for one call: cancelled by `caller` (the client's cancellation) or by
+    /// shutdown. The call is tracked until the returned guard drops.
+    pub fn call_token(&self, caller: &CancellationToken) -> (CancellationToken, CallGuard) {
+        let token = self.shutdown.child_token();
+        let linked = token.clone();
+        let caller = caller.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                _ = caller.cancelled() => linked.cancel(),
+                _ = linked.cancelled() => {}
+            }
+        });
+        let guard = CallGuard {
+            token: token.clone(),
+            _tracked: self.tasks.token(),
+        };
+        (token, guard)
+    }
+
+    /// Stops everything: cancels calls in flight, ends PTY sessions (drydock's tmux sessions
+    /// stay for the next drydock), stops every child process of every capability and waits,
+    /// bounded, until calls and background tasks are done.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        let terminals = self.terminals.clone();
+        let _ = tokio::task::spawn_blocking(move || terminals.shutdown()).await;
+        let limit = self.config.limits.kill_grace * 2 + Duration::from_secs(2);
+        let everything = async {
+            self.toolchains.shutdown().await;
+            self.tasks.close();
+            self.tasks.wait().await;
+        };
+        if tokio::time::timeout(limit, everything).await.is_err() {
+            tracing::warn!("some child processes or calls did not stop in time");
+        }
+    }
+}
+
+/// Held for the length of one call (see [`App::call_token`]).
+pub struct CallGuard {
+    token: CancellationToken,
+    _tracked: tokio_util::task::task_tracker::TaskTrackerToken,
+}
+
+impl Drop for CallGuard {
+    /// The call is over: its link to the caller's cancellation is no longer needed.
+    fn drop(&mut self) {
+        self.token.cancel();
+    }
+}

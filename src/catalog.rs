@@ -1,0 +1,189 @@
+//! The one list of drydock's tools: each tool's name, its toolset and its MCP annotations.
+//! Config validation, `drydock call`'s dispatch, the MCP routers and the toolset switches all
+//! read it; no tool name is typed anywhere else.
+
+use std::fmt;
+
+use rmcp::model::ToolAnnotations;
+use serde::{Deserialize, Serialize};
+
+/// Groups of tools a client can be given or denied as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Toolset {
+    Build,
+    Terminal,
+    Docs,
+}
+
+impl Toolset {
+    pub const ALL: [Toolset; 3] = [Toolset::Build, Toolset::Terminal, Toolset::Docs];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Toolset::Build => "build",
+            Toolset::Terminal => "terminal",
+            Toolset::Docs => "docs",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Toolset> {
+        Self::ALL.into_iter().find(|set| set.name() == name)
+    }
+
+    /// "build, terminal, docs", for error messages.
+    pub fn known() -> String {
+        Self::ALL.map(Toolset::name).join(", ")
+    }
+}
+
+/// What a tool does to the world, as MCP annotations describe it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// It reaches beyond the project (runs the user's program, a shell, the network).
+    pub open_world: bool,
+}
+
+const READS: Effects = Effects {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+/// Builds: writes only the project's build output, and the same call gives the same result.
+const BUILDS: Effects = Effects {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+const RUNS_ANYTHING: Effects = Effects {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: true,
+};
+
+macro_rules! catalog {
+    ($($variant:ident => $name:literal, $toolset:ident, $effects:expr;)*) => {
+        /// Every tool drydock can serve.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ToolName {
+            $($variant,)*
+        }
+
+        impl ToolName {
+            pub const ALL: &'static [ToolName] = &[$(ToolName::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ToolName::$variant => $name,)*
+                }
+            }
+
+            pub fn toolset(self) -> Toolset {
+                match self {
+                    $(ToolName::$variant => Toolset::$toolset,)*
+                }
+            }
+
+            pub fn effects(self) -> Effects {
+                match self {
+                    $(ToolName::$variant => $effects,)*
+                }
+            }
+        }
+    };
+}
+
+catalog! {
+    ProjectInfo => "project_info", Build, READS;
+    Compile => "compile", Build, BUILDS;
+    TypeCheck => "type_check", Build, BUILDS;
+    Test => "test", Build, BUILDS;
+    Run => "run", Build, RUNS_ANYTHING;
+    Format => "format", Build, Effects { destructive: true, ..BUILDS };
+    Lint => "lint", Build, BUILDS;
+    TerminalCreate => "terminal_create", Terminal, Effects { destructive: false, ..RUNS_ANYTHING };
+    TerminalList => "terminal_list", Terminal, READS;
+    TerminalManage => "terminal_manage", Terminal, Effects { open_world: false, ..RUNS_ANYTHING };
+    TerminalSend => "terminal_send", Terminal, RUNS_ANYTHING;
+    TerminalScreen => "terminal_screen", Terminal, READS;
+    TerminalScrollback => "terminal_scrollback", Terminal, READS;
+    TerminalWait => "terminal_wait", Terminal, READS;
+    TerminalRun => "terminal_run", Terminal, RUNS_ANYTHING;
+    DocsLookup => "docs_lookup", Docs, READS;
+    DocsIndex => "docs_index", Docs, BUILDS;
+}
+
+impl ToolName {
+    pub fn parse(name: &str) -> Option<ToolName> {
+        Self::ALL.iter().copied().find(|tool| tool.name() == name)
+    }
+
+    /// Every tool name, comma separated, for error messages.
+    pub fn known() -> String {
+        Self::ALL
+            .iter()
+            .map(|tool| tool.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn annotations(self) -> ToolAnnotations {
+        let effects = self.effects();
+        ToolAnnotations::new()
+            .read_only(effects.read_only)
+            .destructive(effects.destructive)
+            .idempotent(effects.idempotent)
+            .open_world(effects.open_world)
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_are_unique() {
+        for tool in ToolName::ALL {
+            assert_eq!(ToolName::parse(tool.name()), Some(*tool));
+            assert_eq!(
+                serde_json::to_value(tool).unwrap(),
+                serde_json::json!(tool.name())
+            );
+        }
+        let mut names: Vec<&str> = ToolName::ALL.iter().map(|t| t.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ToolName::ALL.len());
+        assert_eq!(ToolName::parse("nope"), None);
+    }
+
+    #[test]
+    fn read_only_tools_are_never_destructive() {
+        for tool in ToolName::ALL {
+            let effects = tool.effects();
+            assert!(!(effects.read_only && effects.destructive), "{tool}");
+        }
+    }
+
+    #[test]
+    fn toolsets_parse_by_name() {
+        for set in Toolset::ALL {
+            assert_eq!(Toolset::parse(set.name()), Some(set));
+        }
+        assert_eq!(Toolset::parse("shell"), None);
+        assert_eq!(Toolset::known(), "build, terminal, docs");
+    }
+}

@@ -1,0 +1,167 @@
+//! The `drydock` command line: parses the arguments, reads the config once, starts the
+//! runtime and hands over to the subcommand. Usage errors (bad arguments, a config that
+//! cannot be used) exit 2, failures at run time (cannot listen, a tool that could not run,
+//! an unreadable index) exit 1.
+
+mod call;
+mod index;
+mod serve;
+mod stdio;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, Overrides};
+use crate::process::env_policy;
+
+#[derive(Parser)]
+#[command(
+    name = "drydock",
+    version,
+    about = "A developer toolbox for coding agents, served over MCP"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over Streamable HTTP (default http://127.0.0.1:7878/mcp).
+    Serve(serve::ServeArgs),
+    /// Serve MCP over stdin/stdout (logs go to stderr).
+    Mcp(stdio::StdioArgs),
+    /// Run one tool and print its structured result as JSON.
+    Call(call::CallArgs),
+    /// Index documentation for docs_lookup. Incremental: unchanged files are skipped, changed
+    /// ones replaced, deleted ones removed; Ctrl-C keeps what was committed.
+    Index(index::IndexArgs),
+}
+
+/// Where the config comes from and the docs index: every command reads them.
+#[derive(Args, Clone)]
+struct ConfigArgs {
+    /// Config file (default: ./drydock.toml, then the user config dir).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The docs index directory (default ./index; env DRYDOCK_INDEX, config docs.index_dir).
+    #[arg(long, value_name = "DIR")]
+    index: Option<PathBuf>,
+}
+
+/// The directories projects may live in: for the commands that run tools.
+#[derive(Args, Clone)]
+struct RootArgs {
+    /// A directory projects may live in; repeat for several (env DRYDOCK_ALLOW_ROOTS).
+    #[arg(long = "allow-root", value_name = "DIR")]
+    allow_roots: Vec<PathBuf>,
+}
+
+/// Why a command failed, and so its exit status.
+#[derive(Debug)]
+enum Failure {
+    /// The command cannot run as given: exit 2.
+    Usage(String),
+    /// It ran and failed: exit 1.
+    Runtime(String),
+}
+
+impl Failure {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            Failure::Usage(_) => ExitCode::from(2),
+            Failure::Runtime(_) => ExitCode::FAILURE,
+        }
+    }
+
+    fn message(&self) -> &str {
+        match self {
+            Failure::Usage(message) | Failure::Runtime(message) => message,
+        }
+    }
+}
+
+type Outcome = Result<ExitCode, Failure>;
+
+impl Command {
+    fn overrides(&self) -> Overrides {
+        let (config, roots) = match self {
+            Command::Serve(args) => (&args.config, Some(&args.roots)),
+            Command::Mcp(args) => (&args.config, Some(&args.roots)),
+            Command::Call(args) => (&args.config, Some(&args.roots)),
+            Command::Index(args) => (&args.config, None),
+        };
+        let (bind, token) = match self {
+            Command::Serve(args) => (args.bind.clone(), args.token.clone()),
+            _ => (None, None),
+        };
+        Overrides {
+            config_file: config.config.clone(),
+            bind,
+            token,
+            allow_roots: roots.map(|r| r.allow_roots.clone()).unwrap_or_default(),
+            index_dir: config.index.clone(),
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.command);
+    let config = Config::load(&cli.command.overrides())
+        .map(Arc::new)
+        .map_err(|e| Failure::Usage(e.to_string()));
+    if let Ok(config) = &config {
+        // SAFETY: no other thread exists yet: the runtime is built below.
+        unsafe { env_policy::remove_from_own_environment(&config.env_remove) };
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = runtime.block_on(async move {
+        let config = config?;
+        match cli.command {
+            Command::Serve(_) => serve::run(config).await,
+            Command::Mcp(_) => stdio::run(config).await,
+            Command::Call(args) => call::run(config, args).await,
+            Command::Index(args) => index::run(config, args).await,
+        }
+    });
+    // Do not wait for blocking tasks (e.g. a stdin reader) at exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result.unwrap_or_else(|failure| {
+        eprintln!("drydock: {}", failure.message());
+        failure.exit_code()
+    })
+}
+
+fn init_logging(command: &Command) {
+    let default_log = match command {
+        Command::Serve(_) => "drydock=info",
+        _ => "drydock=warn",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_log.into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -1,0 +1,102 @@
+//! `drydock serve`: MCP over Streamable HTTP until SIGINT or SIGTERM.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
+use crate::app::{App, Mode};
+use crate::catalog::Toolset;
+use crate::config::Config;
+
+#[derive(Args, Clone)]
+pub(super) struct ServeArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Address to listen on, e.g. 127.0.0.1:7878 (env DRYDOCK_BIND).
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Bearer token clients must send; required for a non-loopback bind (env DRYDOCK_TOKEN).
+    #[arg(long, value_name = "T")]
+    pub token: Option<String>,
+}
+
+pub(super) async fn run(config: Arc<Config>) -> Outcome {
+    config
+        .check_servable()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", config.bind)))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    print!("{}", banner(&config, address));
+    let app = App::start(config.clone(), Mode::Server).await;
+    let stop_http = CancellationToken::new();
+    let router = crate::http::router(app.clone(), &stop_http);
+    tokio::spawn(stop_on_signal(app, stop_http.clone()));
+    crate::http::serve(listener, router, config.http.header_read_timeout, stop_http).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// On SIGINT or SIGTERM: stop every tool and child process (calls in flight get their
+/// cancelled results), then the HTTP server, then the process.
+async fn stop_on_signal(app: Arc<App>, stop_http: CancellationToken) {
+    wait_for_signal().await;
+    tracing::info!("shutting down: stopping running tools");
+    app.shutdown().await;
+    stop_http.cancel();
+    // Streams that do not close by themselves must not keep the process alive.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    std::process::exit(0);
+}
+
+fn banner(config: &Config, address: std::net::SocketAddr) -> String {
+    let url = format!("http://{address}/mcp");
+    let roots: Vec<String> = config
+        .allowed_roots
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    let roots_note = if config.roots_defaulted {
+        " (the directory drydock was started in; add roots with --allow-root or drydock.toml)"
+    } else {
+        ""
+    };
+    let (header_flag, header_json) = match &config.token {
+        Some(token) => (
+            format!(" --header \"Authorization: Bearer {token}\""),
+            format!(", \"headers\": {{\"Authorization\": \"Bearer {token}\"}}"),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let config_note = config
+        .source
+        .as_ref()
+        .map(|p| format!("config: {}\n", p.display()))
+        .unwrap_or_default();
+    let docs_note = if config.toolsets.contains(&Toolset::Docs) {
+        format!(
+            "docs index: {} (fill it with `drydock index --toolchain-docs` or `--project DIR`)\n",
+            config.docs.index_dir.display()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "drydock {version} serving MCP at {url}\n\
+         {config_note}allowed project roots: {roots}{roots_note}\n\
+         {docs_note}\
+         \n\
+         Add it to Claude Code:\n  claude mcp add --transport http drydock {url}{header_flag}\n\
+         or to a project's .mcp.json:\n  {{\"mcpServers\": {{\"drydock\": {{\"type\": \"http\", \"url\": \"{url}\"{header_json}}}}}}}\n",
+        version = env!("CARGO_PKG_VERSION"),
+        roots = roots.join(", "),
+    )
+}

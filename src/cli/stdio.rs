@@ -1,0 +1,45 @@
+//! `drydock mcp`: MCP over stdin/stdout for one client, until it closes stdin or drydock
+//! gets SIGINT or SIGTERM.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use rmcp::ServiceExt;
+
+use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
+use crate::app::{App, Mode};
+use crate::config::Config;
+use crate::mcp::DrydockServer;
+
+#[derive(Args, Clone)]
+pub(super) struct StdioArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    #[command(flatten)]
+    pub roots: RootArgs,
+}
+
+pub(super) async fn run(config: Arc<Config>) -> Outcome {
+    tracing::info!(roots = ?config.allowed_roots, "serving MCP on stdio");
+    let app = App::start(config, Mode::Stdio).await;
+    let served = tokio::select! {
+        served = serve(&app) => served,
+        _ = wait_for_signal() => Ok(()),
+    };
+    // However the session ended, nothing drydock started outlives it.
+    app.shutdown().await;
+    served.map(|()| ExitCode::SUCCESS)
+}
+
+async fn serve(app: &Arc<App>) -> Result<(), Failure> {
+    let running = DrydockServer::new(app.clone())
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Failure::Runtime(format!("MCP over stdio failed to start: {e}")))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| Failure::Runtime(format!("MCP over stdio stopped: {e}")))?;
+    Ok(())
+}

@@ -1,0 +1,400 @@
+//! The event feed: what drydock is doing, as typed events numbered in the order they were
+//! published. Tool calls, terminal sessions and docs ingests publish here; the dashboard and
+//! anything else that watches subscribes. Publishing never waits: a subscriber that falls
+//! more than [`CAPACITY`] events behind loses the oldest and is told how many it missed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::catalog::ToolName;
+
+/// Events kept for subscribers that have not read them yet.
+pub const CAPACITY: usize = 4096;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// 1 for the first event of this drydock process, then one more per event.
+    pub seq: u64,
+    /// When it was published, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    ToolCallStarted(ToolCall),
+    ToolCallFinished {
+        #[serde(flatten)]
+        call: ToolCall,
+        status: CallStatus,
+        duration_ms: u64,
+    },
+    TerminalSessionCreated {
+        session: String,
+        /// "pty", "tmux" or "user_tmux".
+        backend: &'static str,
+    },
+    TerminalSessionExited {
+        session: String,
+        /// None when the program was killed by a signal or its status is unknown.
+        exit_code: Option<i32>,
+    },
+    DocsIngest {
+        phase: IngestPhase,
+        files_done: u64,
+        files_total: u64,
+        chunks_embedded: u64,
+        chunks_reused: u64,
+    },
+}
+
+/// One tool call, as its started and finished events name it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// Shared by a call's started and finished events.
+    pub call_id: u64,
+    pub tool: ToolName,
+    /// The arguments as compact JSON, cut to [`ARGUMENTS_SUMMARY_CHARS`] characters.
+    pub arguments: String,
+    /// The `project_path` (or `cwd`) the call names, if any.
+    pub project: Option<String>,
+    /// The client's name from its MCP handshake ("claude-code"), or "drydock call".
+    pub client: Option<String>,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CallStatus {
+    /// It returned a result; `status` is the result's own (`passed`, `failed`, ...) if it has one.
+    Completed { status: Option<String> },
+    /// It could not run (an error result): the error's first line.
+    Error { message: String },
+    /// The client cancelled it or went away before it finished.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IngestPhase {
+    Started,
+    Progress,
+    Finished,
+}
+
+pub const ARGUMENTS_SUMMARY_CHARS: usize = 200;
+
+/// `arguments` as compact JSON, at most [`ARGUMENTS_SUMMARY_CHARS`] characters (then "…").
+pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
+    let json = arguments.to_string();
+    match json.char_indices().nth(ARGUMENTS_SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", &json[..cut]),
+        None => json,
+    }
+}
+
+/// One tool call on the feed: `started` publishes its start; `finish` (or dropping it
+/// unfinished, as happens when the client goes away) publishes how it ended.
+pub struct CallRecord {
+    events: Arc<Events>,
+    call: Option<ToolCall>,
+    started: Instant,
+}
+
+impl CallRecord {
+    pub fn started(
+        events: Arc<Events>,
+        tool: ToolName,
+        arguments: &serde_json::Value,
+        client: Option<String>,
+    ) -> CallRecord {
+        static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+        let call = ToolCall {
+            call_id: NEXT_CALL.fetch_add(1, Ordering::Relaxed),
+            tool,
+            arguments: summarize_arguments(arguments),
+            project: ["project_path", "cwd"]
+                .iter()
+                .find_map(|key| arguments.get(key)?.as_str())
+                .map(str::to_string),
+            client,
+        };
+        events.publish(EventKind::ToolCallStarted(call.clone()));
+        CallRecord {
+            events,
+            call: Some(call),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn finish(mut self, status: CallStatus) {
+        self.publish_finished(status);
+    }
+
+    fn publish_finished(&mut self, status: CallStatus) {
+        if let Some(call) = self.call.take() {
+            let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.events.publish(EventKind::ToolCallFinished {
+                call,
+                status,
+                duration_ms,
+            });
+        }
+    }
+}
+
+impl Drop for CallRecord {
+    fn drop(&mut self) {
+        self.publish_finished(CallStatus::Cancelled);
+    }
+}
+
+/// What a subscriber reads next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    Event(Event),
+    /// This many events were published but dropped before this subscriber read them.
+    Missed(u64),
+}
+
+pub struct Events {
+    sender: broadcast::Sender<Event>,
+    /// The last sequence number given; held while sending so numbers reach subscribers in order.
+    last_seq: Mutex<u64>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Self::with_capacity(CAPACITY)
+    }
+}
+
+impl Events {
+    pub fn with_capacity(capacity: usize) -> Events {
+        Events {
+            sender: broadcast::Sender::new(capacity),
+            last_seq: Mutex::new(0),
+        }
+    }
+
+    /// Publishes `kind` and returns its sequence number. Never waits for a subscriber.
+    pub fn publish(&self, kind: EventKind) -> u64 {
+        let mut last_seq = self
+            .last_seq
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *last_seq += 1;
+        let event = Event {
+            seq: *last_seq,
+            at_ms: unix_millis(SystemTime::now()),
+            kind,
+        };
+        // No subscriber is not an error: the event is simply not kept.
+        let _ = self.sender.send(event);
+        *last_seq
+    }
+
+    /// Events published from now on.
+    pub fn subscribe(&self) -> Subscription {
+        Subscription {
+            receiver: self.sender.subscribe(),
+        }
+    }
+}
+
+pub struct Subscription {
+    receiver: broadcast::Receiver<Event>,
+}
+
+impl Subscription {
+    /// The next event, or how many were missed; None once the feed is gone.
+    pub async fn recv(&mut self) -> Option<Received> {
+        match self.receiver.recv().await {
+            Ok(event) => Some(Received::Event(event)),
+            Err(broadcast::error::RecvError::Lagged(missed)) => Some(Received::Missed(missed)),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+
+    /// Like [`Subscription::recv`], without waiting: None when nothing is waiting.
+    pub fn try_recv(&mut self) -> Option<Received> {
+        match self.receiver.try_recv() {
+            Ok(event) => Some(Received::Event(event)),
+            Err(broadcast::error::TryRecvError::Lagged(missed)) => Some(Received::Missed(missed)),
+            Err(_) => None,
+        }
+    }
+}
+
+fn unix_millis(time: SystemTime) -> u64 {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created(n: usize) -> EventKind {
+        EventKind::TerminalSessionCreated {
+            session: format!("t{n}"),
+            backend: "pty",
+        }
+    }
+
+    fn seq(received: Option<Received>) -> u64 {
+        match received {
+            Some(Received::Event(event)) => event.seq,
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn subscribers_read_every_event_in_order_with_rising_numbers() {
+        let events = Events::default();
+        let mut first = events.subscribe();
+        let mut second = events.subscribe();
+        for n in 0..10 {
+            assert_eq!(events.publish(created(n)), n as u64 + 1);
+        }
+        for expected in 1..=10 {
+            assert_eq!(seq(first.recv().await), expected);
+            assert_eq!(seq(second.recv().await), expected);
+        }
+        assert_eq!(first.try_recv(), None);
+    }
+
+    #[tokio::test]
+    async fn a_slow_subscriber_loses_the_oldest_and_learns_how_many() {
+        let events = Events::with_capacity(8);
+        let mut slow = events.subscribe();
+        for n in 0..20 {
+            // Publishing does not wait for the subscriber that reads nothing.
+            events.publish(created(n));
+        }
+        assert_eq!(slow.recv().await, Some(Received::Missed(12)));
+        assert_eq!(seq(slow.recv().await), 13);
+        for expected in 14..=20 {
+            assert_eq!(seq(slow.recv().await), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn publishing_from_many_threads_keeps_numbers_in_order() {
+        let events = std::sync::Arc::new(Events::with_capacity(10_000));
+        let mut subscriber = events.subscribe();
+        let publishers: Vec<_> = (0..4)
+            .map(|_| {
+                let events = events.clone();
+                std::thread::spawn(move || {
+                    for n in 0..1000 {
+                        events.publish(created(n));
+                    }
+                })
+            })
+            .collect();
+        for publisher in publishers {
+            publisher.join().unwrap();
+        }
+        for expected in 1..=4000 {
+            assert_eq!(seq(subscriber.try_recv()), expected);
+        }
+    }
+
+    #[test]
+    fn a_subscriber_sees_only_what_comes_after_it() {
+        let events = Events::default();
+        events.publish(created(0));
+        let mut late = events.subscribe();
+        assert_eq!(late.try_recv(), None);
+        events.publish(created(1));
+        assert_eq!(seq(late.try_recv()), 2);
+    }
+
+    #[test]
+    fn events_serialize_flat_with_their_type() {
+        let event = Event {
+            seq: 7,
+            at_ms: 1_000,
+            kind: EventKind::ToolCallFinished {
+                call: ToolCall {
+                    call_id: 3,
+                    tool: ToolName::Test,
+                    arguments: "{}".into(),
+                    project: Some("/p".into()),
+                    client: None,
+                },
+                status: CallStatus::Completed {
+                    status: Some("passed".into()),
+                },
+                duration_ms: 12,
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            serde_json::json!({
+                "seq": 7, "at_ms": 1000, "type": "tool_call_finished",
+                "call_id": 3, "tool": "test", "arguments": "{}", "project": "/p", "client": null,
+                "status": {"outcome": "completed", "status": "passed"}, "duration_ms": 12
+            })
+        );
+    }
+
+    fn finished(received: Option<Received>) -> (ToolCall, CallStatus) {
+        match received {
+            Some(Received::Event(Event {
+                kind: EventKind::ToolCallFinished { call, status, .. },
+                ..
+            })) => (call, status),
+            other => panic!("expected a finished call, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_is_published_when_it_starts_and_when_it_ends_however_it_ends() {
+        let events = Arc::new(Events::default());
+        let mut feed = events.subscribe();
+        let arguments = serde_json::json!({ "project_path": "/p", "filter": "x" });
+        let record = CallRecord::started(events.clone(), ToolName::Test, &arguments, None);
+        let Some(Received::Event(Event {
+            kind: EventKind::ToolCallStarted(started),
+            ..
+        })) = feed.try_recv()
+        else {
+            panic!("no started event");
+        };
+        assert_eq!(started.project.as_deref(), Some("/p"));
+        record.finish(CallStatus::Completed {
+            status: Some("passed".into()),
+        });
+        let (call, status) = finished(feed.try_recv());
+        assert_eq!(call, started);
+        assert_eq!(
+            status,
+            CallStatus::Completed {
+                status: Some("passed".into())
+            }
+        );
+
+        let abandoned = CallRecord::started(events.clone(), ToolName::Run, &arguments, None);
+        let _ = feed.try_recv();
+        drop(abandoned);
+        assert_eq!(finished(feed.try_recv()).1, CallStatus::Cancelled);
+        assert_eq!(feed.try_recv(), None, "one finished event per call");
+    }
+
+    #[test]
+    fn long_arguments_are_cut_on_a_character_boundary() {
+        let long = serde_json::json!({ "text": "é".repeat(500) });
+        let summary = summarize_arguments(&long);
+        assert_eq!(summary.chars().count(), ARGUMENTS_SUMMARY_CHARS + 1);
+        assert!(summary.ends_with('…'));
+        assert_eq!(summarize_arguments(&serde_json::json!({})), "{}");
+    }
+}
