@@ -410,6 +410,29 @@ async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
     client.cancel().await.ok();
 }
 
+/// `mix test` with a test helper and no test file prints "There are no tests to run" and
+/// exits 0: nothing was tested, so it is not a pass.
+#[tokio::test]
+async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    many_warnings_app(dir.path(), 0);
+    let lib = dir.path().join("noisy/lib/noisy.ex");
+    std::fs::write(lib, "defmodule Noisy do\n  def one, do: 1\nend\n").unwrap();
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = modern_client(&server.url).await;
+    let report = call_ok(&client, "test", json!({"project_path": "noisy"})).await;
+    assert_eq!(
+        (&report["status"], &report["stage"], &report["reason"]),
+        (
+            &json!("no_tests"),
+            &json!("test"),
+            &json!("the project has no tests")
+        ),
+        "{report}"
+    );
+    client.cancel().await.ok();
+}
+
 #[tokio::test]
 async fn test_progress_names_failures_as_they_happen() {
     let _turn = turn().await;
