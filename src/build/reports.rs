@@ -206,7 +206,7 @@ impl TestEnd {
     }
 }
 
-/// ` (3 filtered out, 1 ignored: pass include_ignored to run it)`, or nothing.
+/// ` (3 filtered out, 1 ignored: pass include_ignored ...)`, or nothing when nothing was left out.
 fn left_out(counts: &TestCounts) -> String {
     let mut parts = Vec::new();
     if counts.filtered_out > 0 {
