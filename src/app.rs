@@ -54,8 +54,9 @@ impl App {
             app.terminals.start_reaper(app.shutdown.clone());
         }
         if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
+            // Not tracked: loading the model is no reason to delay a shutdown.
             let docs = app.docs.clone();
-            app.tasks.spawn(async move { docs.warm_up().await });
+            tokio::spawn(async move { docs.warm_up().await });
         }
         app
     }

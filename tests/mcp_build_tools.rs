@@ -211,8 +211,165 @@ async fn tests_that_do_not_compile_come_back_as_diagnostics() {
     let client = modern_client(&server.url).await;
     let report = call_ok(&client, "test", json!({"project_path": "cargo-errors"})).await;
     assert_eq!(report["status"], "build_failed", "{report}");
+    assert_eq!(report["stage"], "build");
     assert_eq!(located(&report["errors"]), set(&ERRORS));
+    assert_eq!(located(&report["warnings"]), set(&WARNINGS));
     assert_eq!(report["passed"], 0);
+    client.cancel().await.ok();
+}
+
+const BROKEN_BIN_ERRORS: [&str; 1] = ["src/main.rs:7:22 E0308 mismatched types"];
+const BROKEN_BIN_WARNINGS: [&str; 2] = [
+    "build.rs:1:4 dead_code function `unused_helper` is never used",
+    "src/main.rs:2:9 unused_variables unused variable: `unused`",
+];
+
+/// Issue 10: `test` dropped the warnings of the build that failed, and `run` called the same
+/// failure `error` with nothing saying the program never ran.
+#[tokio::test]
+async fn test_and_run_of_code_that_does_not_build_say_build_failed_with_every_diagnostic() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let args = json!({"project_path": "cargo-broken-bin"});
+    let compiled = call_ok(&client, "compile", args.clone()).await;
+    let tested = call_ok(&client, "test", args.clone()).await;
+    let ran = call_ok(&client, "run", args).await;
+    for report in [&compiled, &tested, &ran] {
+        assert_eq!(
+            located(&report["errors"]),
+            set(&BROKEN_BIN_ERRORS),
+            "{report}"
+        );
+        assert_eq!(
+            located(&report["warnings"]),
+            set(&BROKEN_BIN_WARNINGS),
+            "{report}"
+        );
+        assert_eq!(
+            (&report["omitted_errors"], &report["omitted_warnings"]),
+            (&json!(0), &json!(0))
+        );
+    }
+    for report in [&tested, &ran] {
+        assert_eq!(
+            (&report["status"], &report["stage"]),
+            (&json!("build_failed"), &json!("build")),
+            "{report}"
+        );
+    }
+    assert!(ran.get("exit_code").is_none(), "{ran}");
+    assert_eq!((&ran["stdout"], &ran["stderr"]), (&json!(""), &json!("")));
+
+    let exited = call_ok(
+        &client,
+        "run",
+        json!({"project_path": "cargo-clean", "args": ["--exit", "3"]}),
+    )
+    .await;
+    assert_eq!(
+        (&exited["status"], &exited["stage"], &exited["exit_code"]),
+        (&json!("error"), &json!("run"), &json!(3))
+    );
+    client.cancel().await.ok();
+}
+
+/// A filter that selects nothing ran nothing: cargo exits 0, drydock does not say passed.
+#[tokio::test]
+async fn a_test_run_that_ran_no_test_is_not_a_pass() {
+    let server = Server::start(&[]);
+    let client = modern_client(&server.url).await;
+    let unmatched = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-clean", "filter": "no_test_has_this_name"}),
+    )
+    .await;
+    assert_eq!(
+        (
+            &unmatched["status"],
+            &unmatched["stage"],
+            &unmatched["passed"],
+            &unmatched["failed"]
+        ),
+        (
+            &json!("no_tests_matched"),
+            &json!("test"),
+            &json!(0),
+            &json!(0)
+        ),
+        "{unmatched}"
+    );
+    let reason = unmatched["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("`no_test_has_this_name`") && reason.contains("filtered out"),
+        "{reason}"
+    );
+
+    let only_ignored = call_ok(
+        &client,
+        "test",
+        json!({"project_path": "cargo-clean", "filter": "slow_test"}),
+    )
+    .await;
+    assert_eq!(only_ignored["status"], "no_tests_matched", "{only_ignored}");
+    assert!(
+        only_ignored["reason"]
+            .as_str()
+            .unwrap()
+            .contains("include_ignored"),
+        "{only_ignored}"
+    );
+
+    let project = test_project("odd päths/crate with space");
+    let no_tests = call_ok(
+        &client,
+        "test",
+        json!({"project_path": project.to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(
+        (&no_tests["status"], &no_tests["reason"]),
+        (&json!("no_tests"), &json!("the project has no tests")),
+        "{no_tests}"
+    );
+    client.cancel().await.ok();
+}
+
+/// A binary crate with one type error and `warnings` unused variables.
+fn many_warnings_crate(dir: &std::path::Path, warnings: usize) {
+    let root = dir.join("noisy");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"noisy\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    let unused: String = (0..warnings)
+        .map(|n| format!("    let unused_{n} = {n};\n"))
+        .collect();
+    let main = format!(
+        "fn noisy() {{\n{unused}}}\n\nfn main() {{\n    noisy();\n    let broken: i32 = \"text\";\n}}\n"
+    );
+    std::fs::write(root.join("src/main.rs"), main).unwrap();
+}
+
+/// Issue 10: cargo kept the first 50 diagnostics and said nothing of the rest.
+#[tokio::test]
+async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    many_warnings_crate(dir.path(), 62);
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = legacy_client(&server.url).await;
+    for tool in ["compile", "type_check", "test", "run"] {
+        let report = call_ok(&client, tool, json!({"project_path": "noisy"})).await;
+        assert_diagnostics_capped(tool, &report, 12);
+    }
+    let text = text_of(&call(&client, "compile", json!({"project_path": "noisy"})).await);
+    assert!(text.contains("1 error(s), 62 warning(s)"), "{text}");
+    assert!(
+        text.contains("... and 12 more warnings not shown"),
+        "{text}"
+    );
     client.cancel().await.ok();
 }
 
@@ -612,9 +769,10 @@ async fn a_test_filter_is_never_read_as_a_libtest_option() {
             json!({"project_path": "cargo-clean", "filter": format!("--logfile={}", log.display()), "exact": exact}),
         )
         .await;
+        // The filter selected nothing (issue 10: a run that ran no test is not a pass).
         assert_eq!(
             (&report["status"], &report["passed"], &report["failed"]),
-            (&json!("passed"), &json!(0), &json!(0)),
+            (&json!("no_tests_matched"), &json!(0), &json!(0)),
             "{report}"
         );
         assert!(!log.exists(), "libtest wrote {}", log.display());

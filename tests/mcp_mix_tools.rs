@@ -44,6 +44,19 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 
 const UNUSED: &str = "(if the variable is not meant to be used, prefix it with an underscore)";
 
+const MIX_ERRORS_ERROR: &str = "lib/mix_errors/report.ex:16 CompileError undefined function format_row/1 (expected MixErrors.Report to define such a function or for it to be imported, but none are available)";
+
+/// mix-errors' warnings: its library never compiles, so every build prints them all.
+fn mix_errors_warnings() -> BTreeSet<String> {
+    set(&[
+        &format!("lib/mix_errors.ex:7 - variable \"count\" is unused {UNUSED}"),
+        "lib/mix_errors.ex:4 - unused alias Report",
+        &format!("lib/mix_errors/format.ex:6 - variable \"width\" is unused {UNUSED}"),
+        "lib/mix_errors/format.ex:4 - unused import String",
+        &format!("lib/mix_errors/report.ex:10 - variable \"unused_width\" is unused {UNUSED}"),
+    ])
+}
+
 fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["failures"]
         .as_array()
@@ -61,24 +74,8 @@ async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
         let client = client(&era, &server.url).await;
         let report = call_ok(&client, "compile", json!({"project_path": "mix-errors"})).await;
         assert_eq!(report["status"], "failed", "{report}");
-        assert_eq!(
-            located(&report["errors"]),
-            set(&[
-                "lib/mix_errors/report.ex:16 CompileError undefined function format_row/1 (expected MixErrors.Report to define such a function or for it to be imported, but none are available)"
-            ])
-        );
-        assert_eq!(
-            located(&report["warnings"]),
-            set(&[
-                &format!("lib/mix_errors.ex:7 - variable \"count\" is unused {UNUSED}"),
-                "lib/mix_errors.ex:4 - unused alias Report",
-                &format!("lib/mix_errors/format.ex:6 - variable \"width\" is unused {UNUSED}"),
-                "lib/mix_errors/format.ex:4 - unused import String",
-                &format!(
-                    "lib/mix_errors/report.ex:10 - variable \"unused_width\" is unused {UNUSED}"
-                ),
-            ])
-        );
+        assert_eq!(located(&report["errors"]), set(&[MIX_ERRORS_ERROR]));
+        assert_eq!(located(&report["warnings"]), mix_errors_warnings());
         assert_eq!(report["errors"][0]["severity"], "error");
 
         let clean = call_ok(&client, "compile", json!({"project_path": "mix-clean"})).await;
@@ -312,14 +309,26 @@ async fn passing_umbrella_and_broken_test_suites() {
         json!({"project_path": "mix-clean", "tags": ["missing_tag"]}),
     )
     .await;
+    // mix exits 1 ("The --only option was given ... but no test was executed"): not a pass.
     assert_eq!(
         (
             &nothing["status"],
+            &nothing["stage"],
             &nothing["passed"],
             &nothing["filtered_out"]
         ),
-        (&json!("passed"), &json!(0), &json!(7)),
+        (
+            &json!("no_tests_matched"),
+            &json!("test"),
+            &json!(0),
+            &json!(7)
+        ),
         "{nothing}"
+    );
+    let reason = nothing["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("missing_tag") && reason.contains("7 filtered out"),
+        "{reason}"
     );
 
     let umbrella = call_ok(&client, "test", json!({"project_path": "mix-umbrella"})).await;
@@ -335,6 +344,10 @@ async fn passing_umbrella_and_broken_test_suites() {
     .await;
     assert_eq!(one_app["passed"], 2, "{one_app}");
 
+    // Issue 10: the warnings of the build that failed came back only from `compile`.
+    let not_built = call_ok(&client, "test", json!({"project_path": "mix-errors"})).await;
+    assert_mix_errors_not_built(&not_built);
+
     let broken = call_ok(&client, "test", json!({"project_path": "mix-warnings"})).await;
     assert_eq!(broken["status"], "build_failed", "{broken}");
     assert_eq!(
@@ -342,6 +355,64 @@ async fn passing_umbrella_and_broken_test_suites() {
         set(&[
             "test/broken_test.exs:5 CompileError undefined function build_fixture/1 (expected MixWarnings.BrokenTest to define such a function or for it to be imported, but none are available)"
         ])
+    );
+    client.cancel().await.ok();
+}
+
+/// A mix project with one module: `warnings` functions with an unused variable each, and
+/// one call to a function that does not exist.
+fn many_warnings_app(dir: &std::path::Path, warnings: usize) {
+    let root = dir.join("noisy");
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::create_dir_all(root.join("test")).unwrap();
+    std::fs::write(
+        root.join("mix.exs"),
+        "defmodule Noisy.MixProject do\n  use Mix.Project\n\n  \
+         def project, do: [app: :noisy, version: \"0.1.0\", elixir: \"~> 1.14\"]\nend\n",
+    )
+    .unwrap();
+    let functions: String = (0..warnings)
+        .map(|n| format!("  def f{n}(x) do\n    y{n} = x\n    x\n  end\n\n"))
+        .collect();
+    let module =
+        format!("defmodule Noisy do\n{functions}  def broken, do: missing_function(1)\nend\n");
+    std::fs::write(root.join("lib/noisy.ex"), module).unwrap();
+    std::fs::write(root.join("test/test_helper.exs"), "ExUnit.start()\n").unwrap();
+}
+
+/// Issue 10: mix listed every diagnostic while cargo kept 50; both now keep 50 and count the rest.
+#[tokio::test]
+async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    many_warnings_app(dir.path(), 60);
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = modern_client(&server.url).await;
+    for tool in ["compile", "test", "run"] {
+        let report = call_ok(&client, tool, json!({"project_path": "noisy"})).await;
+        assert_diagnostics_capped(tool, &report, 10);
+    }
+    client.cancel().await.ok();
+}
+
+/// `mix test` with a test helper and no test file prints "There are no tests to run" and
+/// exits 0: nothing was tested, so it is not a pass.
+#[tokio::test]
+async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    many_warnings_app(dir.path(), 0);
+    let lib = dir.path().join("noisy/lib/noisy.ex");
+    std::fs::write(lib, "defmodule Noisy do\n  def one, do: 1\nend\n").unwrap();
+    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let client = modern_client(&server.url).await;
+    let report = call_ok(&client, "test", json!({"project_path": "noisy"})).await;
+    assert_eq!(
+        (&report["status"], &report["stage"], &report["reason"]),
+        (
+            &json!("no_tests"),
+            &json!("test"),
+            &json!("the project has no tests")
+        ),
+        "{report}"
     );
     client.cancel().await.ok();
 }
@@ -461,8 +532,12 @@ async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
         json!({"project_path": "mix-errors", "args": ["-e", "IO.puts(1)"]}),
     )
     .await;
-    assert_eq!(not_built["status"], "error");
-    assert_eq!(not_built["errors"][0]["line"], 16, "{not_built}");
+    assert_mix_errors_not_built(&not_built);
+    assert!(not_built.get("exit_code").is_none(), "{not_built}");
+    assert_eq!(
+        (&printed["status"], &printed["stage"]),
+        (&json!("ok"), &json!("run"))
+    );
 
     let refused = call_err(
         &client,
@@ -835,4 +910,16 @@ async fn mix_test_values_stay_inside_the_project_and_are_never_options() {
     }
     assert!(!outside.marker().exists(), "an outside test file was run");
     client.cancel().await.ok();
+}
+
+/// `test` or `run` on mix-errors: build_failed at the build stage, with its error and the
+/// warnings the same build printed.
+fn assert_mix_errors_not_built(report: &Value) {
+    assert_eq!(
+        (&report["status"], &report["stage"]),
+        (&json!("build_failed"), &json!("build")),
+        "{report}"
+    );
+    assert_eq!(located(&report["errors"]), set(&[MIX_ERRORS_ERROR]));
+    assert_eq!(located(&report["warnings"]), mix_errors_warnings());
 }

@@ -8,21 +8,20 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde::Deserialize;
 
-use super::diagnostics::{CargoEvent, CargoMessageParser, Diagnostic, Severity};
+use super::diagnostics::{CargoEvent, CargoMessageParser};
 use super::format_report::{FormatFile, parse_fmt_check};
 use super::reports::{
-    BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus, PackageInfo, ProjectInfo,
-    RunReport, RunStatus, TargetInfo, TestReport, TestStatus,
+    BuildDiagnostics, BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus,
+    PackageInfo, ProjectInfo, RunEnd, RunReport, RunStage, TargetInfo, TestEnd, TestReport,
+    TestStage,
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
-use super::test_report::{LibtestEvent, LibtestParser};
+use super::test_report::{LibtestEvent, LibtestParser, TestRun};
 use super::version_cache::{VersionCache, Versions};
 use super::{BuildKind, Call, Runner, ToolError, millis};
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
 
-/// Diagnostics listed per severity; the rest are counted in `omitted`.
-pub const MAX_DIAGNOSTICS: usize = 50;
 /// Lines of the tool's own output kept when it failed without a parsed error.
 const OUTPUT_TAIL_LINES: usize = 40;
 /// Captured stdout kept per failing test.
@@ -147,14 +146,6 @@ fn output_tail(text: &str) -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
-fn split_diagnostics(all: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-    let (mut errors, mut warnings): (Vec<_>, Vec<_>) =
-        all.into_iter().partition(|d| d.severity == Severity::Error);
-    errors.truncate(MAX_DIAGNOSTICS);
-    warnings.truncate(MAX_DIAGNOSTICS);
-    (errors, warnings)
-}
-
 /// Feeds cargo's JSON messages to the parser and reports compile progress.
 fn compile_progress<'p>(
     parser: &'p mut CargoMessageParser,
@@ -213,15 +204,17 @@ pub async fn build(
         Termination::Cancelled => BuildStatus::Cancelled,
         Termination::Exited(_) | Termination::Signaled(_) => BuildStatus::Failed,
     };
-    let (errors, warnings) = split_diagnostics(messages.diagnostics);
+    let diagnostics = BuildDiagnostics::capped(messages.diagnostics);
     let mut notes = Vec::new();
-    let status = if req.warnings_as_errors && status == BuildStatus::Ok && !warnings.is_empty() {
+    let failed_on_warnings = !diagnostics.warnings.is_empty() && req.warnings_as_errors;
+    let status = if status == BuildStatus::Ok && failed_on_warnings {
         notes.push("failed because of warnings (warnings_as_errors)".to_string());
         BuildStatus::Failed
     } else {
         status
     };
-    let unexplained = status != BuildStatus::Ok && errors.is_empty() && notes.is_empty();
+    let unexplained =
+        status != BuildStatus::Ok && diagnostics.errors.is_empty() && notes.is_empty();
     let report = BuildReport {
         status,
         notes,
@@ -230,14 +223,13 @@ pub async fn build(
         } else {
             None
         },
-        errors,
-        warnings,
+        diagnostics,
         duration_ms: millis(started.elapsed()),
     };
     call.progress.report(&format!(
         "done: {} error(s), {} warning(s)",
-        report.errors.len(),
-        report.warnings.len()
+        report.diagnostics.error_count(),
+        report.diagnostics.warning_count()
     ));
     Ok(report)
 }
@@ -316,43 +308,28 @@ pub async fn test(
     };
     let built = messages.finish();
     let run = libtest.finish();
-    let (errors, _) = split_diagnostics(built.diagnostics);
-    let status = match output.termination {
-        Termination::TimedOut => TestStatus::Timeout,
-        Termination::Cancelled => TestStatus::Cancelled,
-        _ if built.build_success == Some(false) || (!errors.is_empty() && run.binaries == 0) => {
-            TestStatus::BuildFailed
-        }
-        _ if run.counts.failed > 0 => TestStatus::Failed,
-        Termination::Exited(0) => TestStatus::Passed,
-        _ => TestStatus::Failed,
+    let build = BuildDiagnostics::capped(built.diagnostics);
+    let build_failed = built.build_success == Some(false);
+    let end = test_end(output.termination, build_failed, build, &run, req);
+    let unfinished = match end.stopped_in() {
+        Some(_) => unfinished_tests(&running, req, project, runner, call).await,
+        None => Vec::new(),
     };
-    let unfinished = match status {
-        TestStatus::Timeout | TestStatus::Cancelled => {
-            unfinished_tests(&running, req, project, runner, call).await
-        }
-        _ => Vec::new(),
-    };
-    let explained = match status {
-        TestStatus::Passed => true,
-        TestStatus::Failed => !run.failures.is_empty(),
-        TestStatus::BuildFailed => !errors.is_empty(),
-        TestStatus::Timeout | TestStatus::Cancelled => false,
+    let explained = match &end {
+        TestEnd::Failed => !run.failures.is_empty(),
+        TestEnd::BuildFailed(build) => !build.errors.is_empty(),
+        TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
+        TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
     };
     call.progress.report(&format!(
         "done: {} passed, {} failed, {} ignored",
         run.counts.passed, run.counts.failed, run.counts.ignored
     ));
     Ok(TestReport {
-        status,
+        end,
         counts: run.counts,
         duration_ms: millis(started.elapsed()),
         failures: run.failures,
-        errors: if status == TestStatus::BuildFailed {
-            errors
-        } else {
-            Vec::new()
-        },
         unfinished,
         seed: None,
         output: if explained {
@@ -360,6 +337,41 @@ pub async fn test(
         } else {
             output_tail(&output.stderr.text)
         },
+    })
+}
+
+/// How `cargo test` ended: tests that built and ran none pass nothing.
+fn test_end(
+    termination: Termination,
+    build_failed: bool,
+    build: BuildDiagnostics,
+    run: &TestRun,
+    req: &TestRequest,
+) -> TestEnd {
+    let stage = match run.binaries {
+        0 => TestStage::Build,
+        _ => TestStage::Test,
+    };
+    match termination {
+        Termination::TimedOut => TestEnd::Timeout(stage),
+        Termination::Cancelled => TestEnd::Cancelled(stage),
+        _ if build_failed || (!build.errors.is_empty() && run.binaries == 0) => {
+            TestEnd::BuildFailed(build)
+        }
+        _ if run.counts.failed > 0 => TestEnd::Failed,
+        Termination::Exited(0) => {
+            TestEnd::when_no_test_ran(&run.counts, test_selection(req)).unwrap_or(TestEnd::Passed)
+        }
+        _ => TestEnd::Failed,
+    }
+}
+
+/// What the request narrowed the tests to, in words, if it did.
+fn test_selection(req: &TestRequest) -> Option<String> {
+    let filter = req.filter.as_ref()?;
+    Some(match req.exact {
+        true => format!("the exact filter `{filter}`"),
+        false => format!("the filter `{filter}`"),
     })
 }
 
@@ -515,29 +527,16 @@ async fn build_program(
         };
         run_cargo(runner, cargo(project, args), call, &mut on_line).await?
     };
-    let (errors, _) = split_diagnostics(parser.finish().diagnostics);
-    let status = match output.termination {
-        Termination::Exited(0) => None,
-        Termination::TimedOut => Some(RunStatus::Timeout),
-        Termination::Cancelled => Some(RunStatus::Cancelled),
-        _ => Some(RunStatus::Error),
+    let build = BuildDiagnostics::capped(parser.finish().diagnostics);
+    let unexplained = output_tail(&output.stderr.text).filter(|_| build.errors.is_empty());
+    let end = match output.termination {
+        Termination::Exited(0) => return choose_binary(project, req, binaries).map(Ok),
+        Termination::TimedOut => RunEnd::Timeout(RunStage::Build),
+        Termination::Cancelled => RunEnd::Cancelled(RunStage::Build),
+        Termination::Exited(_) | Termination::Signaled(_) => RunEnd::BuildFailed(build),
     };
-    if let Some(status) = status {
-        return Ok(Err(RunReport {
-            status,
-            exit_code: None,
-            signal: None,
-            stdout: String::new(),
-            stderr: if errors.is_empty() {
-                output_tail(&output.stderr.text).unwrap_or_default()
-            } else {
-                String::new()
-            },
-            duration_ms: millis(started.elapsed()),
-            errors,
-        }));
-    }
-    choose_binary(project, req, binaries).map(Ok)
+    let duration_ms = millis(started.elapsed());
+    Ok(Err(RunReport::not_built(end, unexplained, duration_ms)))
 }
 
 fn built_binary(line: &str) -> Option<BuiltBinary> {

@@ -15,8 +15,8 @@ use super::dialyzer;
 use super::exunit_output;
 use super::mix_diagnostics::{self, MixDiagnosticParser, MixEvent};
 use super::reports::{
-    BuildReport, BuildStatus, FormatReport, FormatStatus, ProjectInfo, RunReport, RunStatus,
-    TestReport, TestStatus,
+    BuildDiagnostics, BuildReport, BuildStatus, FormatReport, FormatStatus, ProjectInfo, RunEnd,
+    RunReport, RunStage, TestEnd, TestReport, TestStage,
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::{BuildKind, Call, Runner, ToolError, millis};
@@ -137,16 +137,37 @@ fn report_event(call: &Call<'_>, event: Option<MixEvent>) {
     }
 }
 
-fn split(all: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-    all.into_iter().partition(|d| d.severity == Severity::Error)
-}
-
-fn build_status(termination: Termination, errors: &[Diagnostic]) -> BuildStatus {
+fn build_status(termination: Termination, has_errors: bool) -> BuildStatus {
     match termination {
         Termination::TimedOut => BuildStatus::Timeout,
         Termination::Cancelled => BuildStatus::Cancelled,
-        Termination::Exited(0) if errors.is_empty() => BuildStatus::Ok,
+        Termination::Exited(0) if !has_errors => BuildStatus::Ok,
         _ => BuildStatus::Failed,
+    }
+}
+
+fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(|d| d.severity == Severity::Error)
+}
+
+/// What `mix compile` left: every diagnostic, before a report caps them.
+struct Compiled {
+    status: BuildStatus,
+    diagnostics: Vec<Diagnostic>,
+    /// The tail of mix's output, when no error or note explains a failure.
+    output: Option<String>,
+    notes: Vec<String>,
+}
+
+impl Compiled {
+    fn into_report(self, started: Instant) -> BuildReport {
+        BuildReport {
+            status: self.status,
+            diagnostics: BuildDiagnostics::capped(self.diagnostics),
+            duration_ms: millis(started.elapsed()),
+            output: self.output,
+            notes: self.notes,
+        }
     }
 }
 
@@ -192,7 +213,11 @@ pub async fn build(
     call: &Call<'_>,
 ) -> Result<BuildReport, ToolError> {
     match kind {
-        BuildKind::Compile => compile(project, req, req.force, runner, call).await,
+        BuildKind::Compile => {
+            let started = Instant::now();
+            let compiled = compile(project, req, req.force, runner, call).await?;
+            Ok(compiled.into_report(started))
+        }
         BuildKind::TypeCheck => type_check(project, req, runner, call).await,
         BuildKind::Lint => lint(project, req, runner, call).await,
     }
@@ -204,8 +229,7 @@ async fn compile(
     force: bool,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<BuildReport, ToolError> {
-    let started = Instant::now();
+) -> Result<Compiled, ToolError> {
     let mut args = strings(&["compile", "--all-warnings"]);
     if force {
         args.push("--force".into());
@@ -221,23 +245,26 @@ async fn compile(
         run_mix(runner, mix(project, args), call, &mut on_line).await?
     };
     check_deps(project, &output)?;
-    let (errors, warnings) = split(compiler.finish());
-    let status = build_status(output.termination, &errors);
+    let diagnostics = compiler.finish();
+    let errors = has_errors(&diagnostics);
+    let status = build_status(output.termination, errors);
     let mut notes = Vec::new();
-    if req.warnings_as_errors && status == BuildStatus::Failed && errors.is_empty() {
+    if req.warnings_as_errors && status == BuildStatus::Failed && !errors {
         notes.push("failed because of warnings (warnings_as_errors)".to_string());
     }
-    let explained = status == BuildStatus::Ok || !errors.is_empty() || !notes.is_empty();
+    let explained = status == BuildStatus::Ok || errors || !notes.is_empty();
+    let error_count = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     call.progress.report(&format!(
         "done: {} error(s), {} warning(s)",
-        errors.len(),
-        warnings.len()
+        error_count,
+        diagnostics.len() - error_count
     ));
-    Ok(BuildReport {
+    Ok(Compiled {
         status,
-        errors,
-        warnings,
-        duration_ms: millis(started.elapsed()),
+        diagnostics,
         output: if explained {
             None
         } else {
@@ -258,9 +285,9 @@ async fn type_check(
     let started = Instant::now();
     let compiled = compile(project, req, false, runner, call).await?;
     if compiled.status != BuildStatus::Ok {
-        return Ok(compiled);
+        return Ok(compiled.into_report(started));
     }
-    let (diagnostics, termination, output, mut notes) = if declares_dep(project, "dialyxir") {
+    let (mut diagnostics, termination, output, mut notes) = if declares_dep(project, "dialyxir") {
         call.progress.report("mix dialyzer --format short");
         let spec = mix(project, strings(&["dialyzer", "--format", "short"]));
         let output = run_quiet(runner, spec, call).await?;
@@ -290,21 +317,21 @@ async fn type_check(
             notes,
         )
     };
-    let (errors, mut warnings) = split(diagnostics);
-    warnings.extend(compiled.warnings);
+    let errors = has_errors(&diagnostics);
+    // The build succeeded: what it left are warnings, listed after dialyzer's.
+    diagnostics.extend(compiled.diagnostics);
     let status = match termination {
         Termination::TimedOut => BuildStatus::Timeout,
         Termination::Cancelled => BuildStatus::Cancelled,
         // dialyzer exits 2 when it found warnings: the analysis itself succeeded.
-        Termination::Exited(0 | 2) if errors.is_empty() => BuildStatus::Ok,
+        Termination::Exited(0 | 2) if !errors => BuildStatus::Ok,
         _ => BuildStatus::Failed,
     };
-    let explained = status == BuildStatus::Ok || !errors.is_empty();
+    let explained = status == BuildStatus::Ok || errors;
     notes.extend(compiled.notes);
     Ok(BuildReport {
         status,
-        errors,
-        warnings,
+        diagnostics: BuildDiagnostics::capped(diagnostics),
         duration_ms: millis(started.elapsed()),
         output: if explained { None } else { output },
         notes,
@@ -353,7 +380,10 @@ async fn lint(
     call: &Call<'_>,
 ) -> Result<BuildReport, ToolError> {
     if !declares_dep(project, "credo") {
-        let mut report = compile(project, req, true, runner, call).await?;
+        let started = Instant::now();
+        let mut report = compile(project, req, true, runner, call)
+            .await?
+            .into_report(started);
         report.notes.push(
             "credo is not a dependency of this project: these are the compiler's warnings \
              (add {:credo, \"~> 1.7\", only: [:dev, :test], runtime: false} for more checks)"
@@ -369,14 +399,12 @@ async fn lint(
     );
     let output = run_quiet(runner, spec, call).await?;
     check_deps(project, &output)?;
-    let status = build_status(output.termination, &[]);
+    let status = build_status(output.termination, false);
     let issues = credo::parse(&output.stdout.text, &project.root);
     let explained = status == BuildStatus::Ok || issues.is_some();
-    let (errors, warnings) = split(issues.unwrap_or_default());
     Ok(BuildReport {
         status,
-        errors,
-        warnings,
+        diagnostics: BuildDiagnostics::capped(issues.unwrap_or_default()),
         duration_ms: millis(started.elapsed()),
         output: if explained {
             None
@@ -413,8 +441,7 @@ pub async fn test(
     let (output, compiler, events) = run_test(project, runner, call, spec).await?;
     check_deps(project, &output)?;
     let run = events.finish();
-    let diagnostics = compiler.finish();
-    let (errors, _) = split(diagnostics);
+    let build = BuildDiagnostics::capped(compiler.finish());
 
     let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
         (run.counts, run.failures, run.seed, true)
@@ -423,38 +450,40 @@ pub async fn test(
             exunit_output::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
         (plain.counts, plain.failures, plain.seed, false)
     };
-    let status = match output.termination {
-        Termination::TimedOut => TestStatus::Timeout,
-        Termination::Cancelled => TestStatus::Cancelled,
-        _ if !errors.is_empty() && failures.is_empty() && counts.passed == 0 => {
-            TestStatus::BuildFailed
-        }
-        _ if counts.failed > 0 || counts.invalid > 0 || !failures.is_empty() => TestStatus::Failed,
-        Termination::Exited(0) => TestStatus::Passed,
-        // `--only` that matches nothing exits 1 with every test excluded.
-        Termination::Exited(1) if formatter_ran && counts.failed == 0 => TestStatus::Passed,
-        _ => TestStatus::Failed,
+    let stage = match formatter_ran {
+        true => TestStage::Test,
+        false => TestStage::Build,
     };
-    let explained = match status {
-        TestStatus::Passed => true,
-        TestStatus::Failed => !failures.is_empty(),
-        TestStatus::BuildFailed => !errors.is_empty(),
-        TestStatus::Timeout | TestStatus::Cancelled => false,
+    let failed = counts.failed > 0 || counts.invalid > 0 || !failures.is_empty();
+    let passed_if_any_ran =
+        || TestEnd::when_no_test_ran(&counts, test_selection(req)).unwrap_or(TestEnd::Passed);
+    let end = match output.termination {
+        Termination::TimedOut => TestEnd::Timeout(stage),
+        Termination::Cancelled => TestEnd::Cancelled(stage),
+        _ if !build.errors.is_empty() && failures.is_empty() && counts.passed == 0 => {
+            TestEnd::BuildFailed(build)
+        }
+        _ if failed => TestEnd::Failed,
+        Termination::Exited(0) => passed_if_any_ran(),
+        // `--only` that matches nothing exits 1 with every test excluded.
+        Termination::Exited(1) if formatter_ran => passed_if_any_ran(),
+        _ => TestEnd::Failed,
+    };
+    let explained = match &end {
+        TestEnd::Failed => !failures.is_empty(),
+        TestEnd::BuildFailed(build) => !build.errors.is_empty(),
+        TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
+        TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
     };
     call.progress.report(&format!(
         "done: {} passed, {} failed, {} skipped, {} excluded",
         counts.passed, counts.failed, counts.ignored, counts.filtered_out
     ));
     Ok(TestReport {
-        status,
+        end,
         counts,
         duration_ms: millis(started.elapsed()),
         failures,
-        errors: if status == TestStatus::BuildFailed {
-            errors
-        } else {
-            Vec::new()
-        },
         unfinished: Vec::new(),
         output: if explained {
             None
@@ -505,6 +534,24 @@ async fn run_test(
     Ok((output, compiler, events))
 }
 
+/// What the request narrowed the tests to, in words, if it did.
+fn test_selection(req: &TestRequest) -> Option<String> {
+    let mut parts = Vec::new();
+    if !req.tags.is_empty() {
+        parts.push(format!("tags {:?} (mix test --only)", req.tags));
+    }
+    if let Some(filter) = &req.filter {
+        parts.push(format!("the filter {filter:?}"));
+    }
+    if !req.exclude.is_empty() {
+        parts.push(format!("exclude {:?}", req.exclude));
+    }
+    if let Some(path) = &req.path {
+        parts.push(format!("the path {path:?}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(" with "))
+}
+
 /// Text values as `--option=value` and the path after `--` (mix test's option parser stops
 /// there), so no request value is read as another option; seed and max_failures are numbers.
 fn mix_test_args(req: &TestRequest) -> Vec<String> {
@@ -552,20 +599,17 @@ pub async fn run(
     // holds nothing but the program's output.
     if argv.first().is_some_and(|task| task == "run") {
         let compiled = compile(project, &CompileRequest::default(), false, runner, call).await?;
-        if compiled.status != BuildStatus::Ok {
-            return Ok(RunReport {
-                status: match compiled.status {
-                    BuildStatus::Timeout => RunStatus::Timeout,
-                    BuildStatus::Cancelled => RunStatus::Cancelled,
-                    _ => RunStatus::Error,
-                },
-                exit_code: None,
-                signal: None,
-                stdout: String::new(),
-                stderr: compiled.output.unwrap_or_default(),
-                duration_ms: millis(started.elapsed()),
-                errors: compiled.errors,
-            });
+        let end = match compiled.status {
+            BuildStatus::Ok => None,
+            BuildStatus::Failed => Some(RunEnd::BuildFailed(BuildDiagnostics::capped(
+                compiled.diagnostics,
+            ))),
+            BuildStatus::Timeout => Some(RunEnd::Timeout(RunStage::Build)),
+            BuildStatus::Cancelled => Some(RunEnd::Cancelled(RunStage::Build)),
+        };
+        if let Some(end) = end {
+            let duration_ms = millis(started.elapsed());
+            return Ok(RunReport::not_built(end, compiled.output, duration_ms));
         }
     }
     call.progress.report(&format!("mix {}", argv.join(" ")));

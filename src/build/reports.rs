@@ -5,9 +5,12 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::diagnostics::Diagnostic;
+use super::diagnostics::{Diagnostic, Severity};
 use super::format_report::FormatFile;
 use super::test_report::{TestCounts, TestFailure};
+
+/// Diagnostics listed per severity; the rest are counted in `omitted_errors` / `omitted_warnings`.
+pub const MAX_DIAGNOSTICS: usize = 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -18,12 +21,53 @@ pub enum BuildStatus {
     Cancelled,
 }
 
-/// Result of compile, type_check and lint.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct BuildReport {
-    pub status: BuildStatus,
+/// A build's errors and warnings: at most 50 of each listed, the rest counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BuildDiagnostics {
     pub errors: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
+    /// Errors the build reported beyond the 50 listed in `errors`.
+    pub omitted_errors: u32,
+    /// Warnings the build reported beyond the 50 listed in `warnings`.
+    pub omitted_warnings: u32,
+}
+
+impl BuildDiagnostics {
+    /// Split by severity and capped: the one place any report's diagnostics are cut.
+    pub fn capped(all: Vec<Diagnostic>) -> Self {
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|d| d.severity == Severity::Error);
+        let (errors, omitted_errors) = cap(errors);
+        let (warnings, omitted_warnings) = cap(warnings);
+        BuildDiagnostics {
+            errors,
+            warnings,
+            omitted_errors,
+            omitted_warnings,
+        }
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.errors.len() + self.omitted_errors as usize
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.warnings.len() + self.omitted_warnings as usize
+    }
+}
+
+fn cap(mut list: Vec<Diagnostic>) -> (Vec<Diagnostic>, u32) {
+    let omitted = list.len().saturating_sub(MAX_DIAGNOSTICS);
+    list.truncate(MAX_DIAGNOSTICS);
+    (list, u32::try_from(omitted).unwrap_or(u32::MAX))
+}
+
+/// Result of compile, type_check and lint.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BuildReport {
+    pub status: BuildStatus,
+    #[serde(flatten)]
+    pub diagnostics: BuildDiagnostics,
     pub duration_ms: u64,
     /// The tail of the tool's own output, when it failed without a parsed error
     /// (a broken manifest, a missing dependency) or timed out.
@@ -35,27 +79,159 @@ pub struct BuildReport {
     pub notes: Vec<String>,
 }
 
+/// How a `test` call ended. Serialized as the report's `status` and `stage` (and, when the
+/// tests did not build, the build's diagnostics; when no test ran, the `reason`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(into = "TestEndFields")]
+pub enum TestEnd {
+    Passed,
+    Failed,
+    /// The selection (filter, tags, path, exclude) left no test to run.
+    NoTestsMatched {
+        reason: String,
+    },
+    /// Nothing was selected and still no test ran: there are none, or all are ignored.
+    NoTests {
+        reason: String,
+    },
+    BuildFailed(BuildDiagnostics),
+    Timeout(TestStage),
+    Cancelled(TestStage),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TestStatus {
+    /// Tests ran and none failed.
     Passed,
     Failed,
-    /// The tests did not compile: see `errors`.
+    /// The filter, tags, path or exclude selected no test: nothing was tested (see `reason`).
+    NoTestsMatched,
+    /// No test ran although nothing was filtered: the project has none, or every one is
+    /// ignored or skipped (see `reason`).
+    NoTests,
+    /// The code or the tests did not compile: see `errors`.
     BuildFailed,
     Timeout,
     Cancelled,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// Where a `test` call ended: building the code and tests, or running the tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStage {
+    Build,
+    Test,
+}
+
+/// `TestEnd` as the report's JSON fields.
+#[derive(Serialize, JsonSchema)]
+struct TestEndFields {
+    status: TestStatus,
+    stage: TestStage,
+    /// no_tests_matched, no_tests: why no test ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// build_failed: the errors and warnings of the build that failed.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    build: Option<BuildDiagnostics>,
+}
+
+impl From<TestEnd> for TestEndFields {
+    fn from(end: TestEnd) -> Self {
+        let (status, stage) = (end.status(), end.stage());
+        let (reason, build) = match end {
+            TestEnd::NoTestsMatched { reason } | TestEnd::NoTests { reason } => {
+                (Some(reason), None)
+            }
+            TestEnd::BuildFailed(build) => (None, Some(build)),
+            _ => (None, None),
+        };
+        TestEndFields {
+            status,
+            stage,
+            reason,
+            build,
+        }
+    }
+}
+
+impl TestEnd {
+    pub fn status(&self) -> TestStatus {
+        match self {
+            TestEnd::Passed => TestStatus::Passed,
+            TestEnd::Failed => TestStatus::Failed,
+            TestEnd::NoTestsMatched { .. } => TestStatus::NoTestsMatched,
+            TestEnd::NoTests { .. } => TestStatus::NoTests,
+            TestEnd::BuildFailed(_) => TestStatus::BuildFailed,
+            TestEnd::Timeout(_) => TestStatus::Timeout,
+            TestEnd::Cancelled(_) => TestStatus::Cancelled,
+        }
+    }
+
+    /// The stage a timeout or cancel stopped the call in.
+    pub fn stopped_in(&self) -> Option<TestStage> {
+        match self {
+            TestEnd::Timeout(stage) | TestEnd::Cancelled(stage) => Some(*stage),
+            _ => None,
+        }
+    }
+
+    pub fn stage(&self) -> TestStage {
+        match self {
+            TestEnd::BuildFailed(_) => TestStage::Build,
+            TestEnd::Timeout(stage) | TestEnd::Cancelled(stage) => *stage,
+            _ => TestStage::Test,
+        }
+    }
+
+    /// When no test ran (and none failed), how the run ends instead of passing: `selection`
+    /// describes what the request narrowed the tests to, if anything.
+    pub fn when_no_test_ran(counts: &TestCounts, selection: Option<String>) -> Option<TestEnd> {
+        if counts.passed + counts.failed + counts.invalid > 0 {
+            return None;
+        }
+        let left_out = left_out(counts);
+        Some(match selection {
+            Some(selection) => TestEnd::NoTestsMatched {
+                reason: format!("{selection} selected no test to run{left_out}"),
+            },
+            None if counts.ignored + counts.filtered_out > 0 => TestEnd::NoTests {
+                reason: format!("every test was left out{left_out}"),
+            },
+            None => TestEnd::NoTests {
+                reason: "the project has no tests".into(),
+            },
+        })
+    }
+}
+
+/// ` (3 filtered out, 1 ignored: pass include_ignored ...)`, or nothing when nothing was left out.
+fn left_out(counts: &TestCounts) -> String {
+    let mut parts = Vec::new();
+    if counts.filtered_out > 0 {
+        parts.push(format!("{} filtered out", counts.filtered_out));
+    }
+    if counts.ignored > 0 {
+        parts.push(format!(
+            "{} ignored: pass include_ignored to run ignored tests",
+            counts.ignored
+        ));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TestReport {
-    pub status: TestStatus,
+    #[serde(flatten)]
+    pub end: TestEnd,
     #[serde(flatten)]
     pub counts: TestCounts,
     pub duration_ms: u64,
     pub failures: Vec<TestFailure>,
-    /// Compile errors when the tests did not build.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<Diagnostic>,
     /// mix: the seed ExUnit ordered the tests with; pass it back as `seed` to reproduce the order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -67,53 +243,138 @@ pub struct TestReport {
     pub output: Option<String>,
 }
 
+/// How a `run` call ended. Serialized as the report's `status` and `stage`, with the
+/// exit code, the signal or the failed build's diagnostics that go with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(into = "RunEndFields")]
+pub enum RunEnd {
+    Exited(i32),
+    Signaled(i32),
+    BuildFailed(BuildDiagnostics),
+    Timeout(RunStage),
+    Cancelled(RunStage),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Exited with code 0.
     Ok,
-    /// Did not build, exited non-zero or was killed by a signal.
+    /// Exited non-zero or was killed by a signal.
     Error,
+    /// The program did not build: see `errors` (and `stderr` when no error explains it).
+    BuildFailed,
     Timeout,
     Cancelled,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct RunReport {
-    pub status: RunStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
+/// Where a `run` call ended: building the program, or running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStage {
+    Build,
+    Run,
+}
+
+/// `RunEnd` as the report's JSON fields.
+#[derive(Serialize, JsonSchema)]
+struct RunEndFields {
+    status: RunStatus,
+    stage: RunStage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
     /// The signal that killed the program, if one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signal: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+    /// build_failed: the errors and warnings of the build that failed.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    build: Option<BuildDiagnostics>,
+}
+
+impl From<RunEnd> for RunEndFields {
+    fn from(end: RunEnd) -> Self {
+        let (status, stage) = (end.status(), end.stage());
+        let (exit_code, signal, build) = match end {
+            RunEnd::Exited(code) => (Some(code), None, None),
+            RunEnd::Signaled(signal) => (None, Some(signal), None),
+            RunEnd::BuildFailed(build) => (None, None, Some(build)),
+            RunEnd::Timeout(_) | RunEnd::Cancelled(_) => (None, None, None),
+        };
+        RunEndFields {
+            status,
+            stage,
+            exit_code,
+            signal,
+            build,
+        }
+    }
+}
+
+impl RunEnd {
+    pub fn status(&self) -> RunStatus {
+        match self {
+            RunEnd::Exited(0) => RunStatus::Ok,
+            RunEnd::Exited(_) | RunEnd::Signaled(_) => RunStatus::Error,
+            RunEnd::BuildFailed(_) => RunStatus::BuildFailed,
+            RunEnd::Timeout(_) => RunStatus::Timeout,
+            RunEnd::Cancelled(_) => RunStatus::Cancelled,
+        }
+    }
+
+    /// The stage a timeout or cancel stopped the call in.
+    pub fn stopped_in(&self) -> Option<RunStage> {
+        match self {
+            RunEnd::Timeout(stage) | RunEnd::Cancelled(stage) => Some(*stage),
+            _ => None,
+        }
+    }
+
+    pub fn stage(&self) -> RunStage {
+        match self {
+            RunEnd::BuildFailed(_) => RunStage::Build,
+            RunEnd::Timeout(stage) | RunEnd::Cancelled(stage) => *stage,
+            RunEnd::Exited(_) | RunEnd::Signaled(_) => RunStage::Run,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunReport {
+    #[serde(flatten)]
+    pub end: RunEnd,
     /// Capped (head and tail kept, `[... N bytes elided ...]` between).
     pub stdout: String,
+    /// The program's stderr; when the build failed without a parsed error, the build's own output.
     pub stderr: String,
     pub duration_ms: u64,
-    /// Compile errors when the program did not build.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<Diagnostic>,
 }
 
 impl RunReport {
     /// How a program that ran ended, with everything it printed.
     pub fn from_output(output: crate::process::ProcessOutput, duration_ms: u64) -> Self {
         use crate::process::Termination;
-        let (status, exit_code, signal) = match output.termination {
-            Termination::Exited(0) => (RunStatus::Ok, Some(0), None),
-            Termination::Exited(code) => (RunStatus::Error, Some(code), None),
-            Termination::Signaled(signal) => (RunStatus::Error, None, Some(signal)),
-            Termination::TimedOut => (RunStatus::Timeout, None, None),
-            Termination::Cancelled => (RunStatus::Cancelled, None, None),
+        let end = match output.termination {
+            Termination::Exited(code) => RunEnd::Exited(code),
+            Termination::Signaled(signal) => RunEnd::Signaled(signal),
+            Termination::TimedOut => RunEnd::Timeout(RunStage::Run),
+            Termination::Cancelled => RunEnd::Cancelled(RunStage::Run),
         };
         RunReport {
-            status,
-            exit_code,
-            signal,
+            end,
             stdout: output.stdout.text,
             stderr: output.stderr.text,
             duration_ms,
-            errors: Vec::new(),
+        }
+    }
+
+    /// A program that never ran: its build failed (`end` says how), `output` the build's
+    /// own words when no diagnostic explains the failure.
+    pub fn not_built(end: RunEnd, output: Option<String>, duration_ms: u64) -> Self {
+        RunReport {
+            end,
+            stdout: String::new(),
+            stderr: output.unwrap_or_default(),
+            duration_ms,
         }
     }
 }
@@ -235,21 +496,41 @@ fn output_tail(out: &mut String, output: &Option<String>) {
     }
 }
 
+/// Every listed diagnostic, then how many more were found and not listed.
+fn diagnostic_lines(out: &mut String, build: &BuildDiagnostics) {
+    for d in build.errors.iter().chain(&build.warnings) {
+        diagnostic_line(out, d);
+    }
+    for (omitted, kind) in [
+        (build.omitted_errors, "errors"),
+        (build.omitted_warnings, "warnings"),
+    ] {
+        if omitted > 0 {
+            let _ = write!(out, "\n... and {omitted} more {kind} not shown");
+        }
+    }
+}
+
+fn diagnostic_counts(build: &BuildDiagnostics) -> String {
+    format!(
+        "{} error(s), {} warning(s)",
+        build.error_count(),
+        build.warning_count()
+    )
+}
+
 impl Render for BuildReport {
     fn render(&self) -> String {
         let mut out = format!(
-            "{}: {} error(s), {} warning(s) in {} ms",
+            "{}: {} in {} ms",
             status_word(&self.status),
-            self.errors.len(),
-            self.warnings.len(),
+            diagnostic_counts(&self.diagnostics),
             self.duration_ms
         );
         for note in &self.notes {
             let _ = write!(out, "\nnote: {note}");
         }
-        for d in self.errors.iter().chain(&self.warnings) {
-            diagnostic_line(&mut out, d);
-        }
+        diagnostic_lines(&mut out, &self.diagnostics);
         output_tail(&mut out, &self.output);
         out
     }
@@ -260,7 +541,7 @@ impl Render for TestReport {
         let c = &self.counts;
         let mut out = format!(
             "{}: {} passed, {} failed, {} ignored, {} filtered out in {} ms",
-            status_word(&self.status),
+            end_word(self.end.status(), self.end.stopped_in()),
             c.passed,
             c.failed,
             c.ignored,
@@ -277,8 +558,15 @@ impl Render for TestReport {
                 let _ = write!(out, " (left: {left}, right: {right})");
             }
         }
-        for d in &self.errors {
-            diagnostic_line(&mut out, d);
+        match &self.end {
+            TestEnd::BuildFailed(build) => {
+                let _ = write!(out, "\nthe build failed: {}", diagnostic_counts(build));
+                diagnostic_lines(&mut out, build);
+            }
+            TestEnd::NoTestsMatched { reason } | TestEnd::NoTests { reason } => {
+                let _ = write!(out, "\nno test ran: {reason}");
+            }
+            _ => {}
         }
         if !self.unfinished.is_empty() {
             let _ = write!(out, "\nunfinished: {}", self.unfinished.join(", "));
@@ -290,15 +578,23 @@ impl Render for TestReport {
 
 impl Render for RunReport {
     fn render(&self) -> String {
-        let mut out = format!("{} in {} ms", status_word(&self.status), self.duration_ms);
-        if let Some(code) = self.exit_code {
-            let _ = write!(out, ", exit code {code}");
-        }
-        if let Some(signal) = self.signal {
-            let _ = write!(out, ", killed by signal {signal}");
-        }
-        for d in &self.errors {
-            diagnostic_line(&mut out, d);
+        let mut out = format!(
+            "{} in {} ms",
+            end_word(self.end.status(), self.end.stopped_in()),
+            self.duration_ms
+        );
+        match &self.end {
+            RunEnd::Exited(code) => {
+                let _ = write!(out, ", exit code {code}");
+            }
+            RunEnd::Signaled(signal) => {
+                let _ = write!(out, ", killed by signal {signal}");
+            }
+            RunEnd::BuildFailed(build) => {
+                let _ = write!(out, ": {}", diagnostic_counts(build));
+                diagnostic_lines(&mut out, build);
+            }
+            RunEnd::Timeout(_) | RunEnd::Cancelled(_) => {}
         }
         if !self.stdout.is_empty() {
             let _ = write!(out, "\n--- stdout ---\n{}", self.stdout);
@@ -307,6 +603,14 @@ impl Render for RunReport {
             let _ = write!(out, "\n--- stderr ---\n{}", self.stderr);
         }
         out
+    }
+}
+
+/// The status, with the stage a timeout or cancel stopped in (`timeout (build)`).
+fn end_word<S: Serialize, T: Serialize>(status: S, stopped_in: Option<T>) -> String {
+    match stopped_in {
+        Some(stage) => format!("{} ({})", status_word(&status), status_word(&stage)),
+        None => status_word(&status),
     }
 }
 
@@ -360,4 +664,224 @@ fn status_word<T: Serialize>(status: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn diagnostic(severity: Severity, n: usize) -> Diagnostic {
+        Diagnostic {
+            file: Some("src/lib.rs".into()),
+            line: Some(n as u32),
+            column: None,
+            end_line: None,
+            end_column: None,
+            severity,
+            code: None,
+            message: format!("number {n}"),
+            label: None,
+            notes: Vec::new(),
+            suggestions: Vec::new(),
+            rendered: None,
+        }
+    }
+
+    fn many(errors: usize, warnings: usize) -> Vec<Diagnostic> {
+        let errors = (0..errors).map(|n| diagnostic(Severity::Error, n));
+        let warnings = (0..warnings).map(|n| diagnostic(Severity::Warning, n));
+        warnings.chain(errors).collect()
+    }
+
+    #[test]
+    fn diagnostics_beyond_the_cap_are_counted_and_rendered() {
+        let capped = BuildDiagnostics::capped(many(3, MAX_DIAGNOSTICS + 12));
+        assert_eq!(
+            (capped.errors.len(), capped.omitted_errors),
+            (3, 0),
+            "errors under the cap are all kept"
+        );
+        assert_eq!(
+            (capped.warnings.len(), capped.omitted_warnings),
+            (MAX_DIAGNOSTICS, 12)
+        );
+        assert_eq!(capped.warnings[0].message, "number 0", "the first are kept");
+        let report = BuildReport {
+            status: BuildStatus::Failed,
+            diagnostics: capped,
+            duration_ms: 5,
+            output: None,
+            notes: Vec::new(),
+        };
+        let text = report.render();
+        assert!(
+            text.starts_with("failed: 3 error(s), 62 warning(s) in 5 ms"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n... and 12 more warnings not shown"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            (&json["omitted_errors"], &json["omitted_warnings"]),
+            (&json!(0), &json!(12))
+        );
+    }
+
+    fn test_report(end: TestEnd) -> Value {
+        let report = TestReport {
+            end,
+            counts: TestCounts::default(),
+            duration_ms: 1,
+            failures: Vec::new(),
+            seed: None,
+            unfinished: Vec::new(),
+            output: None,
+        };
+        serde_json::to_value(report).unwrap()
+    }
+
+    fn keys(value: &Value) -> Vec<&str> {
+        let mut keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn a_test_end_carries_exactly_the_fields_of_its_status() {
+        let passed = test_report(TestEnd::Passed);
+        assert_eq!(
+            (&passed["status"], &passed["stage"]),
+            (&json!("passed"), &json!("test"))
+        );
+        assert!(passed.get("errors").is_none() && passed.get("reason").is_none());
+
+        let build = BuildDiagnostics::capped(many(1, 2));
+        let failed = test_report(TestEnd::BuildFailed(build));
+        assert_eq!(
+            (&failed["status"], &failed["stage"]),
+            (&json!("build_failed"), &json!("build"))
+        );
+        assert_eq!(failed["warnings"].as_array().unwrap().len(), 2);
+        assert_eq!(failed["omitted_warnings"], 0);
+
+        let none = test_report(TestEnd::NoTestsMatched {
+            reason: "why".into(),
+        });
+        assert_eq!(
+            (&none["status"], &none["reason"]),
+            (&json!("no_tests_matched"), &json!("why"))
+        );
+
+        let stopped = test_report(TestEnd::Timeout(TestStage::Build));
+        assert_eq!(
+            (&stopped["status"], &stopped["stage"]),
+            (&json!("timeout"), &json!("build"))
+        );
+        assert!(!keys(&stopped).contains(&"errors"));
+    }
+
+    #[test]
+    fn no_test_run_is_never_a_pass() {
+        let counts = |passed, ignored, filtered_out| TestCounts {
+            passed,
+            ignored,
+            filtered_out,
+            ..TestCounts::default()
+        };
+        assert_eq!(TestEnd::when_no_test_ran(&counts(1, 0, 0), None), None);
+        let matched = TestEnd::when_no_test_ran(&counts(0, 0, 7), Some("tags [\"x\"]".into()));
+        assert_eq!(
+            matched,
+            Some(TestEnd::NoTestsMatched {
+                reason: "tags [\"x\"] selected no test to run (7 filtered out)".into()
+            })
+        );
+        assert_eq!(
+            TestEnd::when_no_test_ran(&counts(0, 0, 0), None),
+            Some(TestEnd::NoTests {
+                reason: "the project has no tests".into()
+            })
+        );
+        let ignored = TestEnd::when_no_test_ran(&counts(0, 2, 0), None).unwrap();
+        assert_eq!(ignored.status(), TestStatus::NoTests);
+        assert!(
+            format!("{ignored:?}").contains("include_ignored"),
+            "{ignored:?}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_did_not_build_says_so_and_which_stage() {
+        let build = BuildDiagnostics::capped(many(1, 1));
+        let report = RunReport::not_built(RunEnd::BuildFailed(build), None, 3);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            keys(&json),
+            [
+                "duration_ms",
+                "errors",
+                "omitted_errors",
+                "omitted_warnings",
+                "stage",
+                "status",
+                "stderr",
+                "stdout",
+                "warnings"
+            ]
+        );
+        assert_eq!(
+            (&json["status"], &json["stage"]),
+            (&json!("build_failed"), &json!("build"))
+        );
+        assert!(
+            report
+                .render()
+                .starts_with("build_failed in 3 ms: 1 error(s), 1 warning(s)")
+        );
+
+        let ran = serde_json::to_value(RunReport::not_built(RunEnd::Exited(3), None, 1)).unwrap();
+        assert_eq!(
+            (&ran["status"], &ran["stage"], &ran["exit_code"]),
+            (&json!("error"), &json!("run"), &json!(3))
+        );
+        let stopped = RunReport::not_built(RunEnd::Timeout(RunStage::Build), None, 1);
+        assert!(
+            stopped.render().starts_with("timeout (build) in 1 ms"),
+            "{}",
+            stopped.render()
+        );
+    }
+
+    /// The output schemas list `status` and `stage` as plain required fields, and the build
+    /// diagnostics of a failed build as optional ones.
+    #[test]
+    fn output_schemas_show_status_stage_and_diagnostics_as_flat_fields() {
+        use rmcp::handler::server::common::schema_for_output;
+        let schema_of = |schema: std::sync::Arc<rmcp::model::JsonObject>| {
+            Value::Object(schema.as_ref().clone())
+        };
+        for schema in [
+            schema_of(schema_for_output::<TestReport>()),
+            schema_of(schema_for_output::<RunReport>()),
+        ] {
+            let properties = &schema["properties"];
+            for field in ["status", "stage", "errors", "warnings", "omitted_errors"] {
+                assert!(properties.get(field).is_some(), "{field} in {schema}");
+            }
+            let required = schema["required"].as_array().unwrap();
+            assert!(required.contains(&json!("status")) && required.contains(&json!("stage")));
+            assert!(!required.contains(&json!("errors")), "{schema}");
+        }
+        let build = schema_of(schema_for_output::<BuildReport>());
+        let required = build["required"].as_array().unwrap();
+        assert!(required.contains(&json!("omitted_warnings")), "{build}");
+    }
 }

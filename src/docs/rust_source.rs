@@ -318,7 +318,7 @@ mod tests {
         // that keeps still while the code moves on.
         let source = include_str!("testdata/process.rs.txt");
         let meta = FileMeta::new("drydock", SourceType::Source, "src/process.rs");
-        let chunks = chunk_rust_source(&source, &meta);
+        let chunks = chunk_rust_source(source, &meta);
         assert_well_formed(&chunks);
         let lines: Vec<&str> = source.lines().collect();
 

@@ -365,4 +365,66 @@ mod tests {
             )
         );
     }
+
+    #[tokio::test]
+    async fn every_tool_call_is_published_on_the_event_feed() {
+        use crate::events::{EventKind, Received};
+        use rmcp::ServiceExt;
+        let projects = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test-projects");
+        let overrides = Overrides {
+            allow_roots: vec![projects.clone()],
+            ..Default::default()
+        };
+        let config = Config::resolve(&overrides, &|_| None, &projects).unwrap();
+        let app = App::start(Arc::new(config), Mode::Stdio).await;
+        let mut feed = app.events().subscribe();
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let server = DrydockServer::new(app.clone());
+        tokio::spawn(async move {
+            let running = server.serve(server_io).await.expect("server handshake");
+            let _ = running.waiting().await;
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let call = |arguments: serde_json::Value| {
+            rmcp::model::CallToolRequestParams::new("project_info")
+                .with_arguments(arguments.as_object().unwrap().clone())
+        };
+        let clean = projects.join("cargo-clean").canonicalize().unwrap();
+        let clean = clean.to_str().unwrap();
+        client
+            .call_tool(call(serde_json::json!({ "project_path": clean })))
+            .await
+            .unwrap();
+        client
+            .call_tool(call(serde_json::json!({ "project_path": "/" })))
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            match feed.recv().await {
+                Some(Received::Event(event)) => seen.push(event),
+                other => panic!("{other:?}"),
+            }
+        }
+        let EventKind::ToolCallStarted(first) = &seen[0].kind else {
+            panic!("{:?}", seen[0]);
+        };
+        assert_eq!(first.tool, ToolName::ProjectInfo);
+        assert_eq!(first.project.as_deref(), Some(clean));
+        let EventKind::ToolCallFinished { call, status, .. } = &seen[1].kind else {
+            panic!("{:?}", seen[1]);
+        };
+        assert_eq!(call, first);
+        assert_eq!(status, &CallStatus::Completed { status: None });
+        let EventKind::ToolCallFinished { status, .. } = &seen[3].kind else {
+            panic!("{:?}", seen[3]);
+        };
+        let CallStatus::Error { message } = status else {
+            panic!("{status:?}");
+        };
+        assert!(message.contains("outside the allowed roots"), "{message}");
+        assert!(seen.windows(2).all(|pair| pair[1].seq == pair[0].seq + 1));
+        client.cancel().await.unwrap();
+        app.shutdown().await;
+    }
 }

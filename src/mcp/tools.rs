@@ -122,7 +122,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Build the project (cargo build, or mix compile) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\". mix: `force` recompiles everything, `warnings_as_errors` fails on warnings.",
+        description = "Build the project (cargo build, or mix compile) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\". mix: `force` recompiles everything, `warnings_as_errors` fails on warnings. At most 50 errors and 50 warnings are listed; `omitted_errors` and `omitted_warnings` count the rest.",
         output_schema = schema_for_output::<BuildReport>()
     )]
     async fn compile(
@@ -154,7 +154,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Run the tests (cargo test: every binary, unit, integration and doc tests; or mix test). Returns passed/failed/ignored/filtered-out (and, for ExUnit, invalid) counts and each failure with its file, line, message, left/right values and captured output or stacktrace. Tests that do not compile come back as errors (status \"build_failed\"). mix options: path (file or file:line), tags, exclude, seed, max_failures.",
+        description = "Run the tests (cargo test: every binary, unit, integration and doc tests; or mix test). Returns passed/failed/ignored/filtered-out (and, for ExUnit, invalid) counts and each failure with its file, line, message, left/right values and captured output or stacktrace. Tests that do not compile come back with the build's errors and warnings (status \"build_failed\", stage \"build\"). A run in which no test ran is not a pass: status \"no_tests_matched\" when filter, tags, path or exclude selected no test, \"no_tests\" when the project has none (or all are ignored), with a `reason`. mix options: path (file or file:line), tags, exclude, seed, max_failures.",
         output_schema = schema_for_output::<TestReport>()
     )]
     async fn test(
@@ -166,7 +166,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`; for mix, an allowed mix task (default `run`, e.g. args [\"-e\", \"IO.puts 1\"]). Returns status ok/error/timeout, exit code, stdout and stderr separately. stdin is empty unless given.",
+        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`; for mix, an allowed mix task (default `run`, e.g. args [\"-e\", \"IO.puts 1\"]). Returns status ok/error/build_failed/timeout/cancelled and `stage` (\"build\" or \"run\": where it ended), exit code, stdout and stderr separately; a program that does not build comes back with the build's errors and warnings (status \"build_failed\"). stdin is empty unless given.",
         output_schema = schema_for_output::<RunReport>()
     )]
     async fn run(

@@ -470,3 +470,18 @@ pub fn messages_in(body: &str) -> Vec<Value> {
         .filter_map(|data| serde_json::from_str(data.trim()).ok())
         .collect()
 }
+
+/// A build report of `tool` with one error and 50 of its warnings listed, `omitted` counted.
+pub fn assert_diagnostics_capped(tool: &str, report: &Value, omitted_warnings: u64) {
+    assert_eq!(
+        report["errors"].as_array().unwrap().len(),
+        1,
+        "{tool}: {report}"
+    );
+    assert_eq!(report["warnings"].as_array().unwrap().len(), 50, "{tool}");
+    assert_eq!(
+        (&report["omitted_errors"], &report["omitted_warnings"]),
+        (&json!(0), &json!(omitted_warnings)),
+        "{tool}"
+    );
+}
