@@ -1,7 +1,20 @@
 //! drydock: a developer toolbox served to coding agents over MCP.
 //!
-//! Each capability (build tools today) lives in its own module and is usable without MCP;
-//! `mcp` and `http` are thin adapters over them.
+//! Layout:
+//!
+//! - [`app`]: one running drydock: config, the capabilities, the event feed, shutdown;
+//! - [`catalog`]: the one list of tools, with their toolsets and annotations;
+//! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
+//! - [`build`]: cargo and mix for the build tools, with their parsers;
+//! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
+//! - [`docs`]: the local documentation index and its lookup;
+//! - [`process`]: how every child process is started, limited and stopped;
+//! - [`workspace`]: the allowed roots, and paths resolved inside them;
+//! - [`config`]: drydock.toml, flags and environment, resolved once;
+//! - [`text_budget`]: fitting text into what a client reads;
+//! - [`mcp`] and [`http`]: the MCP server and its HTTP face, thin adapters over the above;
+//! - [`tool_call`]: one tool by name without MCP (`drydock call`);
+//! - [`cli`]: the command line.
 
 pub mod app;
 pub mod build;
