@@ -15,9 +15,6 @@ pub use crate::catalog::{ToolName, Toolset};
 
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 
-/// Environment variables never passed to children, whatever the config says.
-const ALWAYS_REMOVED_ENV: &[&str] = &["DRYDOCK_TOKEN"];
-
 /// Removed from children's environment unless the config replaces the list.
 const DEFAULT_SECRET_ENV: &[&str] = &[
     "AWS_SECRET_ACCESS_KEY",
@@ -363,7 +360,11 @@ impl Config {
             .env
             .remove
             .unwrap_or_else(|| DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect());
-        env_remove.extend(ALWAYS_REMOVED_ENV.iter().map(|s| s.to_string()));
+        env_remove.extend(
+            crate::process::env_policy::ALWAYS_REMOVED
+                .iter()
+                .map(|s| s.to_string()),
+        );
         let cargo_tasks = file.cargo.or(DEFAULT_CARGO_TASKS);
         let mix_tasks = file.mix.or(DEFAULT_MIX_TASKS);
 

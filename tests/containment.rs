@@ -1,11 +1,15 @@
 //! What a server never lets through, tried on a real one: drydock's token or a configured
 //! secret into any child it starts (every program goes through a shim on PATH that records the
 //! environment it was given: cargo, rustc, mix, elixir, on every path: build tools, project
-//! metadata, docs ingest), and a result larger than a client can read (1 MiB).
+//! metadata, docs ingest and its `elixir` reading docs out of beams), a docs helper that never
+//! ends (the timeout, a cancelled call and Ctrl-C on `drydock index` each end it and its
+//! group), and a result larger than a client can read (1 MiB).
 
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
@@ -205,4 +209,219 @@ async fn a_flood_of_output_comes_back_as_a_result_a_client_can_read() {
         text.contains("structuredContent has the whole result"),
         "{text:.200}"
     );
+}
+
+/// A fake toolchain on PATH: `rustc` records its environment and fails (no Rust docs), and
+/// `elixir` records its environment, answers the toolchain probe with one installed app
+/// (`fakeapp`, beams only) and reads its docs as one module, or, while the file `hang`
+/// exists in its directory, starts a `sleep` in its group and waits for it.
+struct FakeToolchain {
+    dir: tempfile::TempDir,
+    logs: tempfile::TempDir,
+    path: String,
+}
+
+impl FakeToolchain {
+    fn new() -> FakeToolchain {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = tempfile::tempdir().unwrap();
+        let (bin, app) = (dir.path().join("bin"), dir.path().join("lib/fakeapp"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(app.join("ebin")).unwrap();
+        std::fs::write(app.join("ebin/Elixir.Fake.beam"), "not really a beam").unwrap();
+        let record = format!("env > \"{}/$(basename \"$0\").$$\"", logs.path().display());
+        let doc = r#"{"app":"fakeapp","vsn":"1.0.0","module":"Fake","kind":"module","doc":"Fake turns widgets into gadgets.","line":1,"source":"/src/fakeapp/lib/fake.ex"}"#;
+        let elixir = format!(
+            "#!/bin/sh\n{record}\n\
+             if [ \"$3\" != \"--\" ]; then printf '1.99.0\\n{app}\\n'; exit 0; fi\n\
+             if [ -e \"{hang}\" ]; then sleep 1000 & wait; fi\n\
+             echo '{doc}'\n",
+            app = app.display(),
+            hang = dir.path().join("hang").display(),
+        );
+        executable(&bin.join("elixir"), &elixir);
+        executable(
+            &bin.join("rustc"),
+            &format!("#!/bin/sh\n{record}\nexit 1\n"),
+        );
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        FakeToolchain { dir, logs, path }
+    }
+
+    fn hang(&self, hang: bool) {
+        let flag = self.dir.path().join("hang");
+        match hang {
+            true => std::fs::write(flag, "").unwrap(),
+            false => std::fs::remove_file(flag).unwrap(),
+        }
+    }
+
+    /// `drydock serve` with this toolchain on PATH, the token and a secret in its
+    /// environment, and `config` as its config file.
+    fn server(&self, index: &Path, config: &str) -> Server {
+        let config_file = self.dir.path().join("drydock.toml");
+        std::fs::write(&config_file, config).unwrap();
+        Server::start_with(
+            &[
+                "--allow-root",
+                self.dir.path().to_str().unwrap(),
+                "--index",
+                index.to_str().unwrap(),
+                "--config",
+                config_file.to_str().unwrap(),
+            ],
+            &[
+                ("PATH", &self.path),
+                ("DRYDOCK_TOKEN", TOKEN),
+                ("GITHUB_TOKEN", SECRET),
+            ],
+        )
+    }
+}
+
+fn executable(path: &Path, script: &str) {
+    std::fs::write(path, script).unwrap();
+    let mut permissions = std::fs::metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(path, permissions).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_elixir_reading_docs_out_of_beams_sees_neither_the_token_nor_the_secrets() {
+    let toolchain = FakeToolchain::new();
+    let index = tempfile::tempdir().unwrap();
+    let server = toolchain.server(index.path(), "");
+    let client = legacy_client_with_token(&server.url, TOKEN).await;
+
+    let report = call_ok(&client, "docs_index", json!({"toolchain_docs": true})).await;
+    client.cancel().await.unwrap();
+
+    assert_eq!(report["error_count"], 0, "{report}");
+    assert_eq!(report["files_indexed"], 1, "{report}");
+    let environments = recorded(toolchain.logs.path());
+    let runs = |program: &str| environments.iter().filter(|(p, _)| p == program).count();
+    assert_eq!(runs("elixir"), 2, "the probe and the docs reader");
+    assert_eq!(runs("rustc"), 2, "the sysroot and version probes");
+    for (program, environment) in &environments {
+        assert!(!environment.contains(TOKEN), "{program} saw DRYDOCK_TOKEN");
+        assert!(!environment.contains(SECRET), "{program} saw GITHUB_TOKEN");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_elixir_times_out_and_its_group_dies_while_docs_index_reports_it() {
+    let toolchain = FakeToolchain::new();
+    toolchain.hang(true);
+    let index = tempfile::tempdir().unwrap();
+    let config = "[timeouts]\ndocs_index_ms = 3000\n[limits]\nkill_grace_ms = 300\n";
+    let server = toolchain.server(index.path(), config);
+    let client = legacy_client_with_token(&server.url, TOKEN).await;
+
+    let started = Instant::now();
+    let report = call_ok(&client, "docs_index", json!({"toolchain_docs": true})).await;
+    client.cancel().await.unwrap();
+
+    assert!(started.elapsed() < Duration::from_secs(60), "{report}");
+    assert_eq!(report["error_count"], 1, "{report}");
+    let error = report["errors"][0].as_str().unwrap();
+    assert!(error.contains("within 3 s"), "{error}");
+    let left = server.wait_for_no_descendants(Duration::from_secs(10));
+    assert!(left.is_empty(), "the hung elixir left {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_docs_index_ends_a_hung_elixir_and_its_group() {
+    use rmcp::model::{ClientRequest, Request};
+
+    let toolchain = FakeToolchain::new();
+    toolchain.hang(true);
+    let index = tempfile::tempdir().unwrap();
+    let server = toolchain.server(index.path(), "");
+    let client = legacy_client_with_token(&server.url, TOKEN).await;
+    let request = ClientRequest::CallToolRequest(Request::new(tool_call(
+        "docs_index",
+        json!({"toolchain_docs": true}),
+    )));
+
+    let handle = client
+        .send_cancellable_request(request, Default::default())
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
+        "the hung elixir started its sleep"
+    );
+    handle.cancel(Some("test".into())).await.unwrap();
+    let left = server.wait_for_no_descendants(Duration::from_secs(15));
+    assert!(left.is_empty(), "the cancelled elixir left {left:?}");
+    toolchain.hang(false);
+    let again = index_once_the_last_ingest_ended(&client, Duration::from_secs(30)).await;
+    client.cancel().await.unwrap();
+
+    assert_eq!(again["files_indexed"], 1, "{again}");
+}
+
+/// docs_index of the toolchain docs, retried while the index is busy with an ingest that is
+/// winding down (committing what it had).
+async fn index_once_the_last_ingest_ended(client: &Client, limit: Duration) -> serde_json::Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let result = call(client, "docs_index", json!({"toolchain_docs": true})).await;
+        let busy = text_of(&result).contains("already running");
+        if !busy || Instant::now() > deadline {
+            assert_eq!(result.is_error, Some(false), "{result:?}");
+            return result.structured_content.expect("structured");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[test]
+fn ctrl_c_on_drydock_index_ends_a_hung_elixir_and_its_group() {
+    let toolchain = FakeToolchain::new();
+    toolchain.hang(true);
+    let index = tempfile::tempdir().unwrap();
+    let marker = format!("ctrl-c-{}", std::process::id());
+    let mut drydock = std::process::Command::new(drydock_bin())
+        .args(["index", "--toolchain-docs", "--index"])
+        .arg(index.path())
+        .env("PATH", &toolchain.path)
+        .env("DRYDOCK_CTRL_C_TEST", &marker)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        processes_with_env("DRYDOCK_CTRL_C_TEST", &marker)
+            .iter()
+            .any(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|cmd| cmd.starts_with(b"sleep\0"))
+            })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !sleeping() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(sleeping(), "the hung elixir started its sleep");
+
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &drydock.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = drydock.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = drydock.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{status:?}");
+    let left = processes_with_env("DRYDOCK_CTRL_C_TEST", &marker);
+    assert!(left.is_empty(), "Ctrl-C left {left:?}");
 }

@@ -14,13 +14,15 @@
 //! by regex, with exact line ranges.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use regex::Regex;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
+use crate::process::{CommandSpec, Limits, Policy, RunError, Stream, Termination};
 
 /// The Elixir script: `elixir -e FETCH_DOCS_SCRIPT -- EBIN_DIR...` prints JSON lines.
 pub const FETCH_DOCS_SCRIPT: &str = concat!(
@@ -30,49 +32,99 @@ pub const FETCH_DOCS_SCRIPT: &str = concat!(
 
 #[derive(Debug, thiserror::Error)]
 pub enum ElixirDocsError {
-    #[error("could not run `{program}` to read Elixir docs: {source}")]
-    Spawn {
-        program: String,
-        source: std::io::Error,
-    },
+    #[error("could not read Elixir docs: {0}")]
+    Spawn(#[from] RunError),
     #[error("`elixir` failed reading docs from {dirs}: {stderr}")]
     Failed { dirs: String, stderr: String },
+    #[error(
+        "`elixir` did not finish reading docs from {dirs} within {seconds} s (the limit is \
+         `timeouts.docs_index_ms`)"
+    )]
+    TimedOut { dirs: String, seconds: u64 },
+    #[error("reading docs from {dirs} was cancelled")]
+    Cancelled { dirs: String },
 }
 
-/// Runs the fetch-docs script with `elixir` (a path or a name on PATH) over `ebin_dirs` and
-/// returns its output. Blocking: call it from a blocking thread.
-pub fn fetch_docs_output(elixir: &Path, ebin_dirs: &[PathBuf]) -> Result<String, ElixirDocsError> {
-    let output = Command::new(elixir)
-        .arg("-e")
-        .arg(FETCH_DOCS_SCRIPT)
-        .arg("--")
-        .args(ebin_dirs)
-        .output()
-        .map_err(|source| ElixirDocsError::Spawn {
-            program: elixir.display().to_string(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(ElixirDocsError::Failed {
-            dirs: ebin_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        });
+/// The policy of the docs helper when no config says otherwise: the secrets drydock's own
+/// environment still holds are the caller's business; the token is always removed.
+pub fn default_policy() -> Policy {
+    Policy {
+        limits: Limits {
+            timeout: Duration::from_secs(10 * 60),
+            output_cap: 64 * 1024,
+            kill_grace: Duration::from_secs(2),
+        },
+        env_remove: Vec::new(),
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Runs the fetch-docs script with `elixir` (a path or a name on PATH) over `ebin_dirs`
+/// under `policy` and returns its output; `cancel` stops it. Blocking.
+pub fn fetch_docs_output(
+    policy: &Policy,
+    elixir: &Path,
+    ebin_dirs: &[PathBuf],
+    cancel: &CancellationToken,
+) -> Result<String, ElixirDocsError> {
+    let mut args = vec!["-e".to_string(), FETCH_DOCS_SCRIPT.to_string(), "--".into()];
+    args.extend(ebin_dirs.iter().map(|d| d.display().to_string()));
+    // Any existing directory does: the script reads only the paths it is given.
+    let cwd = ebin_dirs
+        .first()
+        .cloned()
+        .unwrap_or_else(std::env::temp_dir);
+    let spec = CommandSpec::new(elixir.display().to_string(), args, cwd);
+    let mut stdout = String::new();
+    let mut keep_stdout = |stream: Stream, line: &str| {
+        if stream == Stream::Stdout {
+            stdout.push_str(line);
+            stdout.push('\n');
+        }
+    };
+    let output = policy.run_blocking(spec, cancel, &mut keep_stdout)?;
+    let dirs = || {
+        ebin_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match output.termination {
+        Termination::Exited(0) => Ok(stdout),
+        Termination::TimedOut => Err(ElixirDocsError::TimedOut {
+            dirs: dirs(),
+            seconds: policy.limits.timeout.as_secs(),
+        }),
+        Termination::Cancelled => Err(ElixirDocsError::Cancelled { dirs: dirs() }),
+        Termination::Exited(_) | Termination::Signaled(_) => Err(ElixirDocsError::Failed {
+            dirs: dirs(),
+            stderr: output.stderr.text.trim().to_string(),
+        }),
+    }
 }
 
 /// Chunks of every doc in the beams of `ebin_dirs` (see [`fetch_docs_output`]).
+pub fn chunk_beams_with(
+    policy: &Policy,
+    elixir: &Path,
+    ebin_dirs: &[PathBuf],
+    cancel: &CancellationToken,
+) -> Result<Vec<Chunk>, ElixirDocsError> {
+    let output = fetch_docs_output(policy, elixir, ebin_dirs, cancel)?;
+    Ok(parse_fetch_docs_output(&output))
+}
+
+/// [`chunk_beams_with`] under the [`default_policy`], not cancellable.
 pub fn chunk_elixir_beams(
     elixir: &Path,
     ebin_dirs: &[PathBuf],
 ) -> Result<Vec<Chunk>, ElixirDocsError> {
-    Ok(parse_fetch_docs_output(&fetch_docs_output(
-        elixir, ebin_dirs,
-    )?))
+    chunk_beams_with(
+        &default_policy(),
+        elixir,
+        ebin_dirs,
+        &CancellationToken::new(),
+    )
 }
 
 /// One line of the script's output.
@@ -352,7 +404,10 @@ mod tests {
     const EBIN: &str = "/usr/lib/elixir/lib/elixir/ebin";
 
     fn elixir() -> Option<PathBuf> {
-        let found = Command::new("elixir").arg("--version").output().ok()?;
+        let found = std::process::Command::new("elixir")
+            .arg("--version")
+            .output()
+            .ok()?;
         (found.status.success() && Path::new(EBIN).exists()).then(|| PathBuf::from("elixir"))
     }
 
@@ -360,7 +415,13 @@ mod tests {
     fn the_elixir_stdlib_from_its_beams() {
         let Some(elixir) = elixir() else { return };
         let started = Instant::now();
-        let output = fetch_docs_output(&elixir, &[PathBuf::from(EBIN)]).unwrap();
+        let output = fetch_docs_output(
+            &default_policy(),
+            &elixir,
+            &[PathBuf::from(EBIN)],
+            &CancellationToken::new(),
+        )
+        .unwrap();
         let fetched = started.elapsed();
         let chunks = parse_fetch_docs_output(&output);
         eprintln!(
@@ -399,6 +460,84 @@ mod tests {
                 .any(|c| c.heading_path == ["GenServer", "c:init/1"])
         );
         assert!(chunks.len() > 1500);
+    }
+
+    /// A stand-in for `elixir` that starts a `sleep` in its group, writes the sleep's pid to
+    /// `pid_file` and waits forever.
+    fn hung_elixir(dir: &Path) -> (PathBuf, PathBuf) {
+        let pid_file = dir.join("sleep.pid");
+        let program = dir.join("elixir");
+        let script = format!(
+            "#!/bin/sh\nsleep 1000 &\necho $! > {}\nwait\n",
+            pid_file.display()
+        );
+        std::fs::write(&program, script).unwrap();
+        let mut permissions = std::fs::metadata(&program).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&program, permissions).unwrap();
+        (program, pid_file)
+    }
+
+    fn is_running(pid_file: &Path) -> bool {
+        let pid: i32 = std::fs::read_to_string(pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        crate::process::procfs::ProcStat::read(pid).is_some_and(|p| !p.is_gone())
+    }
+
+    fn short_policy(timeout: Duration) -> Policy {
+        let mut policy = default_policy();
+        policy.limits.timeout = timeout;
+        policy.limits.kill_grace = Duration::from_millis(200);
+        policy
+    }
+
+    #[test]
+    fn a_hung_elixir_times_out_and_takes_its_group_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let (elixir, pid_file) = hung_elixir(dir.path());
+        let policy = short_policy(Duration::from_secs(1));
+
+        let started = Instant::now();
+        let result = fetch_docs_output(&policy, &elixir, &[dir.path().into()], &Default::default());
+
+        assert!(
+            matches!(result, Err(ElixirDocsError::TimedOut { seconds: 1, .. })),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!is_running(&pid_file), "the helper's child survived");
+    }
+
+    #[test]
+    fn cancelling_stops_a_hung_elixir_and_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let (elixir, pid_file) = hung_elixir(dir.path());
+        let policy = short_policy(Duration::from_secs(600));
+        let cancel = CancellationToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            let pid_file = pid_file.clone();
+            std::thread::spawn(move || {
+                while !pid_file.exists() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                cancel.cancel();
+            })
+        };
+
+        let started = Instant::now();
+        let result = fetch_docs_output(&policy, &elixir, &[dir.path().into()], &cancel);
+        canceller.join().unwrap();
+
+        assert!(
+            matches!(result, Err(ElixirDocsError::Cancelled { .. })),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!is_running(&pid_file), "the helper's child survived");
     }
 
     #[test]

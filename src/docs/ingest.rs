@@ -26,6 +26,7 @@ use super::elixir_docs;
 use super::embed::{BATCH_SIZE, EmbedError, Embedder};
 use super::sources::{BeamRoot, FileKind, FileRoot, Root, Skip, chunk_file, text_of};
 use super::store::{ChunkRecord, DocStore, FileChunks, StoreError};
+use crate::process::Policy;
 
 /// Bumped when chunking changes, so every file is chunked (not embedded) again.
 const CHUNKER_VERSION: &str = "1";
@@ -55,6 +56,9 @@ pub struct IngestOptions {
     pub max_file_bytes: u64,
     /// The `elixir` executable that reads docs out of beams.
     pub elixir: PathBuf,
+    /// How it runs: its timeout and the secrets it never sees. The ingest's cancellation
+    /// stops it too.
+    pub helper: Policy,
 }
 
 impl Default for IngestOptions {
@@ -62,6 +66,7 @@ impl Default for IngestOptions {
         IngestOptions {
             max_file_bytes: 8 * 1024 * 1024,
             elixir: PathBuf::from("elixir"),
+            helper: elixir_docs::default_policy(),
         }
     }
 }
@@ -379,7 +384,10 @@ fn walk_roots(
                 outcome.files_seen += 1;
                 let source = beams.ebin.to_string_lossy().into_owned();
                 outcome.seen.insert(source.clone());
-                let step = prepare_beams(beams, known_hashes, options);
+                let step = prepare_beams(beams, known_hashes, options, cancel);
+                if cancel.is_cancelled() {
+                    return outcome;
+                }
                 IngestProgress::add(&progress.files_done, 1);
                 if !record(step, source, &mut outcome, progress, prepared) {
                     return outcome;
@@ -479,6 +487,7 @@ fn prepare_beams(
     root: &BeamRoot,
     known_hashes: &HashMap<String, String>,
     options: &IngestOptions,
+    cancel: &CancellationToken,
 ) -> Step {
     let failed = |e: &dyn std::fmt::Display| Step::Failed(format!("{}: {e}", root.ebin.display()));
     let entries = match std::fs::read_dir(&root.ebin) {
@@ -508,7 +517,8 @@ fn prepare_beams(
     if known_hashes.get(root.ebin.to_string_lossy().as_ref()) == Some(&hash) {
         return Step::Unchanged;
     }
-    match elixir_docs::chunk_elixir_beams(&options.elixir, std::slice::from_ref(&root.ebin)) {
+    let ebin = std::slice::from_ref(&root.ebin);
+    match elixir_docs::chunk_beams_with(&options.helper, &options.elixir, ebin, cancel) {
         Ok(chunks) => Step::Changed { hash, chunks },
         Err(e) => failed(&e),
     }

@@ -7,14 +7,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::search::ProjectScope;
 use super::sources::{FileRoot, Library, PathFilter, Root};
+use crate::process::{CommandSpec, Limits, Policy, Termination};
 use crate::workspace::ToolchainKind;
 
 /// cargo metadata can download a missing dependency; it must still end.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(300);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The whole of `cargo metadata`'s one JSON line is needed, whatever the output cap of tools.
+const HELPER_OUTPUT_CAP: usize = 256 * 1024 * 1024;
 
 /// The Rust docs rustup installs, one library per directory (see `rust_toolchain_root`).
 pub const RUST_TOOLCHAIN_LIBRARIES: &[&str] = &[
@@ -59,20 +63,23 @@ pub struct DependencyChoice {
     pub transitive: bool,
 }
 
-/// The roots of a project: its own files, then one per dependency.
+/// The roots of a project: its own files, then one per dependency. `cargo metadata` runs
+/// under `policy`.
 pub async fn project_roots(
+    policy: &Policy,
     dir: &Path,
     kind: ToolchainKind,
     choice: DependencyChoice,
     exclude: &[String],
 ) -> Result<Vec<Root>, ProjectDocsError> {
     match kind {
-        ToolchainKind::Cargo => cargo_roots(dir, choice, exclude).await,
+        ToolchainKind::Cargo => cargo_roots(policy, dir, choice, exclude).await,
         ToolchainKind::Mix => Ok(mix_roots(dir, exclude)),
     }
 }
 
 async fn cargo_roots(
+    policy: &Policy,
     dir: &Path,
     choice: DependencyChoice,
     exclude: &[String],
@@ -82,7 +89,7 @@ async fn cargo_roots(
         // Never rewrite the user's lock file (a member's is the workspace's).
         args.push("--locked");
     }
-    let output = run("cargo", &args, dir, METADATA_TIMEOUT).await?;
+    let output = run(policy, METADATA_TIMEOUT, "cargo", &args, dir).await?;
     let metadata: Value = serde_json::from_str(&output).map_err(|e| ProjectDocsError::Output {
         command: "cargo metadata".into(),
         reason: e.to_string(),
@@ -338,12 +345,13 @@ pub fn project_scope(dir: &Path, kind: ToolchainKind) -> ProjectScope {
 }
 
 /// The toolchain docs installed here: the Rust docs of the default rustc (when rustup
-/// installed them) and Elixir's standard library (when Elixir is installed).
-pub async fn toolchain_roots(cwd: &Path) -> Vec<Root> {
+/// installed them) and Elixir's standard library (when Elixir is installed). The probes
+/// run under `policy`.
+pub async fn toolchain_roots(policy: &Policy, cwd: &Path) -> Vec<Root> {
     let mut roots = Vec::new();
     if let (Ok(sysroot), Ok(version)) = (
-        run("rustc", &["--print", "sysroot"], cwd, PROBE_TIMEOUT).await,
-        run("rustc", &["--version"], cwd, PROBE_TIMEOUT).await,
+        run(policy, PROBE_TIMEOUT, "rustc", &["--print", "sysroot"], cwd).await,
+        run(policy, PROBE_TIMEOUT, "rustc", &["--version"], cwd).await,
     ) {
         // `rustc 1.95.0 (59807616e 2026-04-14)` → 1.95.0
         let version = version.split_whitespace().nth(1).unwrap_or("").to_string();
@@ -353,7 +361,7 @@ pub async fn toolchain_roots(cwd: &Path) -> Vec<Root> {
         );
     }
     let script = "IO.puts(System.version()); IO.puts(:code.lib_dir(:elixir))";
-    if let Ok(output) = run("elixir", &["-e", script], cwd, PROBE_TIMEOUT).await {
+    if let Ok(output) = run(policy, PROBE_TIMEOUT, "elixir", &["-e", script], cwd).await {
         let mut lines = output.lines();
         if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next())
             && let Some(lib_dir) = Path::new(elixir_dir.trim()).parent()
@@ -367,38 +375,49 @@ pub async fn toolchain_roots(cwd: &Path) -> Vec<Root> {
     roots
 }
 
-/// Runs a helper command to its end (or the timeout, which kills it) and returns stdout.
+/// Runs a helper command to its end under `policy`, for at most `timeout` (which kills its
+/// whole group, as dropping the future does), and returns its stdout.
 async fn run(
+    policy: &Policy,
+    timeout: Duration,
     program: &str,
     args: &[&str],
     cwd: &Path,
-    timeout: Duration,
 ) -> Result<String, ProjectDocsError> {
-    let command_line = format!("{program} {}", args.join(" "));
-    let child = tokio::process::Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(timeout, child)
+    let policy = Policy {
+        limits: Limits {
+            output_cap: HELPER_OUTPUT_CAP,
+            ..policy.within(timeout).limits
+        },
+        env_remove: policy.env_remove.clone(),
+    };
+    let command = || format!("{program} {}", args.join(" "));
+    let spec = CommandSpec::new(program, args.iter().copied(), cwd);
+    let output = policy
+        .run(spec, &CancellationToken::new(), &mut |_, _| {})
         .await
-        .map_err(|_| ProjectDocsError::Timeout {
-            command: command_line.clone(),
-            seconds: timeout.as_secs(),
-        })?
         .map_err(|e| ProjectDocsError::Spawn {
             program: program.to_string(),
             reason: e.to_string(),
         })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(ProjectDocsError::Failed {
-            command: command_line,
-            stderr: stderr.trim().lines().last().unwrap_or("").to_string(),
-        });
+    match output.termination {
+        Termination::Exited(0) => Ok(output.stdout.text),
+        Termination::TimedOut => Err(ProjectDocsError::Timeout {
+            command: command(),
+            seconds: policy.limits.timeout.as_secs(),
+        }),
+        _ => Err(ProjectDocsError::Failed {
+            command: command(),
+            stderr: output
+                .stderr
+                .text
+                .trim()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .into(),
+        }),
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -20,8 +20,9 @@ use super::project::{
 use super::search::{Hit, SearchFilter, SearchMode};
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
-use crate::config::Config;
+use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase};
+use crate::process::{Limits, Policy};
 use crate::workspace::{Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 5;
@@ -278,8 +279,28 @@ impl Docs {
         progress: Arc<IngestProgress>,
         cancel: &CancellationToken,
     ) -> Result<IngestReport, DocsError> {
-        let roots = self.roots_of(&request).await?;
+        // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
+        let roots = tokio::select! {
+            roots = self.roots_of(&request) => roots?,
+            () = cancel.cancelled() => return Ok(IngestReport {
+                cancelled: true,
+                ..IngestReport::default()
+            }),
+        };
         self.ingest_roots(roots, progress, cancel).await
+    }
+
+    /// How the helpers of an ingest run (`cargo metadata`, the toolchain probes, `elixir`
+    /// reading docs out of beams): each within the docs_index timeout, without the secrets.
+    fn helper_policy(&self) -> Policy {
+        Policy {
+            limits: Limits {
+                timeout: self.config.timeouts.for_call(ToolName::DocsIndex, None),
+                output_cap: self.config.limits.output_cap,
+                kill_grace: self.config.limits.kill_grace,
+            },
+            env_remove: self.config.env_remove.clone(),
+        }
     }
 
     /// The roots an index request names, each checked against the allowed roots.
@@ -312,6 +333,7 @@ impl Docs {
             };
             roots.extend(
                 project_roots(
+                    &self.helper_policy(),
                     &project.root,
                     project.kind,
                     choice,
@@ -327,7 +349,7 @@ impl Docs {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| PathBuf::from("/"));
-            let found = toolchain_roots(&cwd).await;
+            let found = toolchain_roots(&self.helper_policy(), &cwd).await;
             if found.is_empty() {
                 return Err(DocsError::InvalidArgument(
                     "no toolchain docs found: neither rustup's Rust docs (`rustup component add \
@@ -411,6 +433,7 @@ impl Docs {
         let store = self.store().await?;
         let options = IngestOptions {
             max_file_bytes: self.config.docs.max_file_bytes,
+            helper: self.helper_policy(),
             ..IngestOptions::default()
         };
         Ok(ingest(&store, &embedder, roots, &options, progress, cancel).await?)

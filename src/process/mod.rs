@@ -49,7 +49,8 @@ pub struct CommandSpec {
     pub cwd: PathBuf,
     /// Added to (or overriding) the inherited environment; wins over `env_remove`.
     pub env_set: Vec<(String, String)>,
-    /// Removed from the inherited environment (secrets); exact names.
+    /// Removed from the inherited environment (secrets); exact names. Drydock's token is
+    /// always removed ([`env_policy::ALWAYS_REMOVED`]).
     pub env_remove: Vec<String>,
     /// Written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
     pub stdin: Option<Vec<u8>>,
@@ -189,6 +190,63 @@ pub async fn run(
     })
 }
 
+/// What every run of one caller shares: its limits and the secrets its children never see.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub limits: Limits,
+    /// Added to every spec's `env_remove` (the config's `env_remove`).
+    pub env_remove: Vec<String>,
+}
+
+impl Policy {
+    /// The same policy with a timeout no longer than `timeout`.
+    pub fn within(&self, timeout: Duration) -> Policy {
+        Policy {
+            limits: Limits {
+                timeout: timeout.min(self.limits.timeout),
+                ..self.limits
+            },
+            env_remove: self.env_remove.clone(),
+        }
+    }
+
+    /// [`run`] under this policy.
+    pub async fn run(
+        &self,
+        mut spec: CommandSpec,
+        cancel: &CancellationToken,
+        on_line: &mut (dyn FnMut(Stream, &str) + Send),
+    ) -> Result<ProcessOutput, RunError> {
+        spec.env_remove.extend(self.env_remove.iter().cloned());
+        run(&spec, &self.limits, cancel, on_line).await
+    }
+
+    /// [`Policy::run`] for blocking code: on a thread and a runtime of its own, so that it
+    /// works on a blocking thread and on a runtime's worker alike.
+    pub fn run_blocking(
+        &self,
+        spec: CommandSpec,
+        cancel: &CancellationToken,
+        on_line: &mut (dyn FnMut(Stream, &str) + Send),
+    ) -> Result<ProcessOutput, RunError> {
+        std::thread::scope(|scope| {
+            let runner = scope.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|source| RunError::Spawn {
+                        program: spec.program.clone(),
+                        source,
+                    })?;
+                runtime.block_on(self.run(spec.clone(), cancel, on_line))
+            });
+            runner
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+}
+
 fn spawn(spec: &CommandSpec, tag: &RunTag) -> Result<Child, RunError> {
     // A missing cwd also fails with ENOENT: tell it apart from a missing program up front.
     if !spec.cwd.is_dir() {
@@ -211,9 +269,7 @@ fn spawn(spec: &CommandSpec, tag: &RunTag) -> Result<Child, RunError> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for name in &spec.env_remove {
-        command.env_remove(name);
-    }
+    env_policy::scrub(&mut command, &spec.env_remove);
     command.envs(spec.env_set.iter().map(|(name, value)| (name, value)));
     command.env(RUN_TAG_VAR, tag.value());
     command.spawn().map_err(|source| match source.kind() {
