@@ -6,20 +6,39 @@ use crate::config::expand_home;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WorkspaceError {
-    #[error("project_path is empty; the allowed roots are: {roots}")]
-    Empty { roots: String },
-    #[error("project_path contains a NUL byte; the allowed roots are: {roots}")]
-    Nul { roots: String },
+    #[error("{argument} is empty; the allowed roots are: {roots}")]
+    Empty {
+        argument: PathArgument,
+        roots: String,
+    },
+    #[error("{argument} contains a NUL byte; the allowed roots are: {roots}")]
+    Nul {
+        argument: PathArgument,
+        roots: String,
+    },
     #[error(
-        "project_path `{path}` contains `..`, which is refused; pass the path without it, inside the allowed roots: {roots}"
+        "{argument} `{path}` contains `..`, which is refused; pass the path without it, inside the allowed roots: {roots}"
     )]
-    ParentComponent { path: String, roots: String },
-    #[error("project_path `{path}` does not exist; the allowed roots are: {roots}")]
-    Missing { path: String, roots: String },
-    #[error("project_path `{path}` is a file, not a directory; the allowed roots are: {roots}")]
-    NotADirectory { path: String, roots: String },
-    #[error("project_path `{path}` resolves to {resolved}, outside the allowed roots: {roots}")]
+    ParentComponent {
+        argument: PathArgument,
+        path: String,
+        roots: String,
+    },
+    #[error("{argument} `{path}` does not exist; the allowed roots are: {roots}")]
+    Missing {
+        argument: PathArgument,
+        path: String,
+        roots: String,
+    },
+    #[error("{argument} `{path}` is a file, not a directory; the allowed roots are: {roots}")]
+    NotADirectory {
+        argument: PathArgument,
+        path: String,
+        roots: String,
+    },
+    #[error("{argument} `{path}` resolves to {resolved}, outside the allowed roots: {roots}")]
     OutsideRoots {
+        argument: PathArgument,
         path: String,
         resolved: String,
         roots: String,
@@ -36,6 +55,24 @@ pub enum WorkspaceError {
         manifest: &'static str,
         toolchain: &'static str,
     },
+}
+
+/// The request argument a path came in, so an error names what the caller wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathArgument {
+    ProjectPath,
+    Cwd,
+    Paths,
+}
+
+impl std::fmt::Display for PathArgument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathArgument::ProjectPath => "project_path",
+            PathArgument::Cwd => "cwd",
+            PathArgument::Paths => "paths",
+        })
+    }
 }
 
 #[derive(
@@ -86,17 +123,28 @@ impl Workspace {
     }
 
     /// A directory inside an allowed root. Relative paths are taken from the first root.
-    pub fn resolve_dir(&self, raw: &str) -> Result<PathBuf, WorkspaceError> {
+    pub fn resolve_dir(
+        &self,
+        argument: PathArgument,
+        raw: &str,
+    ) -> Result<PathBuf, WorkspaceError> {
         let roots = || self.roots_text();
         if raw.trim().is_empty() {
-            return Err(WorkspaceError::Empty { roots: roots() });
+            return Err(WorkspaceError::Empty {
+                argument,
+                roots: roots(),
+            });
         }
         if raw.contains('\0') {
-            return Err(WorkspaceError::Nul { roots: roots() });
+            return Err(WorkspaceError::Nul {
+                argument,
+                roots: roots(),
+            });
         }
         let path = expand_home(Path::new(raw), &|name| std::env::var(name).ok());
         if path.components().any(|c| c == Component::ParentDir) {
             return Err(WorkspaceError::ParentComponent {
+                argument,
                 path: raw.into(),
                 roots: roots(),
             });
@@ -104,14 +152,17 @@ impl Workspace {
         let absolute = match (path.is_absolute(), self.roots.first()) {
             (true, _) => path,
             (false, Some(first)) => first.join(path),
-            (false, None) => return Err(self.outside(raw, &path)),
+            (false, None) => return Err(self.outside(argument, raw, &path)),
         };
-        let resolved = absolute.canonicalize().map_err(|_| self.missing(raw))?;
+        let resolved = absolute
+            .canonicalize()
+            .map_err(|_| self.missing(argument, raw))?;
         if !self.roots.iter().any(|root| resolved.starts_with(root)) {
-            return Err(self.outside(raw, &resolved));
+            return Err(self.outside(argument, raw, &resolved));
         }
         if !resolved.is_dir() {
             return Err(WorkspaceError::NotADirectory {
+                argument,
                 path: raw.into(),
                 roots: roots(),
             });
@@ -120,8 +171,9 @@ impl Workspace {
     }
 
     /// The error for a path that does not exist.
-    pub fn missing(&self, raw: &str) -> WorkspaceError {
+    pub fn missing(&self, argument: PathArgument, raw: &str) -> WorkspaceError {
         WorkspaceError::Missing {
+            argument,
             path: raw.into(),
             roots: self.roots_text(),
         }
@@ -133,7 +185,7 @@ impl Workspace {
         raw: &str,
         toolchain: Option<ToolchainKind>,
     ) -> Result<Project, WorkspaceError> {
-        let root = self.resolve_dir(raw)?;
+        let root = self.resolve_dir(PathArgument::ProjectPath, raw)?;
         let shown = root.display().to_string();
         let has = |kind: ToolchainKind| root.join(kind.manifest()).is_file();
         let kind = match (
@@ -157,8 +209,9 @@ impl Workspace {
         Ok(Project { root, kind })
     }
 
-    fn outside(&self, raw: &str, resolved: &Path) -> WorkspaceError {
+    fn outside(&self, argument: PathArgument, raw: &str, resolved: &Path) -> WorkspaceError {
         WorkspaceError::OutsideRoots {
+            argument,
             path: raw.into(),
             resolved: resolved.display().to_string(),
             roots: self.roots_text(),
@@ -262,29 +315,33 @@ mod tests {
         let f = fixture();
         let ws = workspace(&f);
         let roots = f.root.display().to_string();
+        let cwd = |raw: &str| ws.resolve_dir(PathArgument::Cwd, raw);
         assert_eq!(
-            ws.resolve_dir(""),
+            cwd(""),
             Err(WorkspaceError::Empty {
+                argument: PathArgument::Cwd,
                 roots: roots.clone()
             })
         );
         assert_eq!(
-            ws.resolve_dir("a\0b"),
+            cwd("a\0b"),
             Err(WorkspaceError::Nul {
+                argument: PathArgument::Cwd,
                 roots: roots.clone()
             })
         );
+        assert!(matches!(cwd("nope"), Err(WorkspaceError::Missing { .. })));
         assert!(matches!(
-            ws.resolve_dir("nope"),
-            Err(WorkspaceError::Missing { .. })
-        ));
-        assert!(matches!(
-            ws.resolve_dir("file.txt"),
+            cwd("file.txt"),
             Err(WorkspaceError::NotADirectory { .. })
         ));
         for bad in ["", "a\0b", "nope", "file.txt", "app/../app", "/etc/passwd"] {
-            let message = ws.resolve_dir(bad).unwrap_err().to_string();
+            let message = cwd(bad).unwrap_err().to_string();
             assert!(message.contains(&roots), "{bad:?}: {message}");
+            assert!(
+                message.starts_with("cwd "),
+                "the argument is named: {message}"
+            );
         }
         let err = ws.resolve_project("plain", None).unwrap_err();
         assert!(err.to_string().contains("not a cargo or mix project"));

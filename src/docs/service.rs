@@ -23,7 +23,7 @@ use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
 use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase};
 use crate::process::{Limits, Policy};
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 50;
@@ -365,10 +365,7 @@ impl Docs {
     /// A file or directory to index, inside the allowed roots (relative paths are taken
     /// from the first root).
     fn resolve_path(&self, raw: &str) -> Result<PathBuf, DocsError> {
-        // The workspace speaks of `project_path`; here the argument is a path to index.
-        let explain = |e: WorkspaceError| {
-            DocsError::InvalidArgument(e.to_string().replacen("project_path", "path", 1))
-        };
+        let explain = |e: WorkspaceError| DocsError::InvalidArgument(e.to_string());
         let path = Path::new(raw);
         let absolute = match self.workspace.roots().first() {
             Some(root) if !path.is_absolute() => root.join(path),
@@ -377,12 +374,17 @@ impl Docs {
         if absolute.is_file() {
             let file = absolute
                 .canonicalize()
-                .map_err(|_| explain(self.workspace.missing(raw)))?;
+                .map_err(|_| explain(self.workspace.missing(PathArgument::Paths, raw)))?;
             let parent = file.parent().and_then(Path::to_str).unwrap_or("/");
-            let dir = self.workspace.resolve_dir(parent).map_err(explain)?;
+            let dir = self
+                .workspace
+                .resolve_dir(PathArgument::Paths, parent)
+                .map_err(explain)?;
             return Ok(dir.join(file.file_name().unwrap_or_default()));
         }
-        self.workspace.resolve_dir(raw).map_err(explain)
+        self.workspace
+            .resolve_dir(PathArgument::Paths, raw)
+            .map_err(explain)
     }
 
     /// The root of `drydock index PATH`: a directory tree, or one file of it.

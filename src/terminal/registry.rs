@@ -24,7 +24,7 @@ use super::tmux::{
 };
 use crate::config::Config;
 use crate::events::{EventKind, Events};
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 use operations::last_lines_within;
 
 /// tmux sessions drydock creates are named with this prefix on its own server.
@@ -272,7 +272,7 @@ impl Terminals {
     }
 
     pub async fn create(&self, req: CreateRequest) -> Result<CreateReport> {
-        let cwd = self.workspace.resolve_dir(&req.cwd)?;
+        let cwd = self.workspace.resolve_dir(PathArgument::Cwd, &req.cwd)?;
         if let Some(bad) = req
             .env
             .keys()
