@@ -265,10 +265,13 @@ pub async fn ingest(
     let existing: HashSet<String> = known_hashes.keys().cloned().collect();
 
     let (prepared_tx, prepared_rx) = mpsc::channel::<Prepared>(64);
+    // A dropped ingest (a call dropped, the server stopping) stops the walk and its `elixir`.
+    let walk_cancel = cancel.child_token();
+    let _stop_walk = walk_cancel.clone().drop_guard();
     let walk = {
         let options = options.clone();
         let progress = Arc::clone(&progress);
-        let cancel = cancel.clone();
+        let cancel = walk_cancel;
         tokio::task::spawn_blocking(move || {
             walk_roots(
                 &roots,

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep, sleep_until};
@@ -26,8 +25,8 @@ pub mod env_policy;
 pub mod procfs;
 mod tree;
 
-pub use tree::RUN_TAG_VAR;
-use tree::{ProcessTree, RunTag};
+use tree::RunTag;
+pub use tree::{Escalation, ProcessTree, RUN_TAG_VAR};
 
 /// Longest line handed to `on_line`. A longer line is cut here, ends with
 /// `[... N bytes elided ...]`, and the rest of it is skipped. Deliberately independent of
@@ -39,7 +38,6 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// How long to keep reading once the group is dead, for pipes held open by a process that
 /// left the group (e.g. with `setsid`).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
-const TREE_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone)]
 pub struct CommandSpec {
@@ -320,8 +318,8 @@ async fn wait_for_exit_or_stop(
     }
 }
 
-/// SIGTERM to every process of the run, then wait (still reading output) until none is left
-/// or the grace period is over. The caller sends SIGKILL afterwards either way.
+/// The run's escalation up to SIGKILL ([`ProcessTree::terminate`]), still reading output
+/// meanwhile. The caller sends SIGKILL afterwards either way.
 async fn terminate_gracefully(
     tree: &ProcessTree,
     child: &mut Child,
@@ -329,19 +327,13 @@ async fn terminate_gracefully(
     grace: Duration,
     on_line: &mut OnLine<'_>,
 ) {
-    tree.signal(Signal::SIGTERM);
-    let grace_over = sleep_until(deadline_after(grace));
-    tokio::pin!(grace_over);
+    let terminated = tree.terminate(Escalation::sigterm(grace));
+    tokio::pin!(terminated);
     let mut leader_reaped = false;
     loop {
         tokio::select! {
+            _ = &mut terminated => return,
             _ = child.wait(), if !leader_reaped => leader_reaped = true,
-            () = &mut grace_over => return,
-            () = sleep(TREE_POLL_INTERVAL) => {
-                if !tree.has_live_members() {
-                    return;
-                }
-            }
             () = pump.step(on_line), if pump.is_open() => {}
         }
     }

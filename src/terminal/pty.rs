@@ -6,18 +6,26 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 use super::core::{Fallback, RunOutcome, TerminalCore};
 use super::keys::{Key, KeyError};
 use super::pump::Pump;
+use crate::process::env_policy;
+use crate::process::procfs::ProcStat;
+use crate::process::{Escalation, ProcessTree};
 
 /// Time between SIGHUP/SIGTERM and SIGKILL when a session is killed.
 pub const KILL_GRACE: Duration = Duration::from_millis(500);
+/// How a session ends: a hang-up as when its terminal closes, SIGCONT for stopped jobs,
+/// SIGTERM, then SIGKILL.
+const ESCALATION: Escalation = Escalation {
+    first: &[Signal::SIGHUP, Signal::SIGCONT, Signal::SIGTERM],
+    grace: KILL_GRACE,
+};
 const READ_CHUNK: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +68,10 @@ pub struct PtySession {
     master: Mutex<Box<dyn MasterPty + Send>>,
     writer: Mutex<Box<dyn Write + Send>>,
     pid: u32,
+    /// The program as it was when it started: the leader of the session to end.
+    leader: Option<ProcStat>,
     exited: Arc<AtomicBool>,
+    ended: AtomicBool,
 }
 
 impl PtySession {
@@ -86,9 +97,7 @@ impl PtySession {
         let mut command = CommandBuilder::from_argv(spawn.argv.iter().map(Into::into).collect());
         command.cwd(&spawn.cwd);
         // The builder starts from a snapshot of drydock's environment.
-        for name in &spawn.env_remove {
-            command.env_remove(name);
-        }
+        env_policy::scrub(&mut command, &spawn.env_remove);
         for (key, value) in &spawn.env {
             command.env(key, value);
         }
@@ -102,6 +111,8 @@ impl PtySession {
         // Only the child holds the slave side now: its exit gives the reader EOF.
         drop(pair.slave);
         let pid = child.process_id().unwrap_or(0);
+        // Read before the program can exit: the waiter thread below reaps it.
+        let leader = i32::try_from(pid).ok().and_then(ProcStat::read);
         let master = pair.master;
         let mut reader = master
             .try_clone_reader()
@@ -155,7 +166,9 @@ impl PtySession {
             master: Mutex::new(master),
             writer: Mutex::new(writer),
             pid,
+            leader,
             exited,
+            ended: AtomicBool::new(false),
         })
     }
 
@@ -244,81 +257,37 @@ impl PtySession {
     }
 
     /// Ends every process of the session (the program is a session leader; background
-    /// jobs have their own process groups in it): SIGHUP and SIGTERM, then SIGKILL after
-    /// `KILL_GRACE`. Blocks until they are gone (at most about 3 s). Processes that left
-    /// the session themselves (`setsid`, daemons) are not followed.
+    /// jobs have their own process groups in it), and their descendants: SIGHUP, SIGCONT and
+    /// SIGTERM, then SIGKILL after `KILL_GRACE`. Blocks until they are gone (at most about
+    /// 3 s): call it from a blocking thread.
     pub fn kill(&self) {
-        kill_session(self.pid);
+        if let Some(tree) = self.take_tree() {
+            tree.end_blocking(ESCALATION);
+        }
+    }
+
+    /// The session's processes, the first time it is asked for.
+    fn take_tree(&self) -> Option<ProcessTree> {
+        let leader = self.leader?;
+        let first = !self.ended.swap(true, Ordering::SeqCst);
+        first.then(|| ProcessTree::of_sessions([leader]))
     }
 }
 
 impl Drop for PtySession {
+    /// Ends the session on a thread of its own: a drop may run on an async thread, where
+    /// the grace period must not block.
     fn drop(&mut self) {
-        kill_session(self.pid);
-    }
-}
-
-/// Processes of session `sid` that are not zombies.
-pub fn session_processes(sid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parens.
-            let Some(after_comm) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-                return false;
-            };
-            let fields: Vec<&str> = after_comm.split_whitespace().collect();
-            fields.len() > 3 && fields[0] != "Z" && fields[0] != "X" && fields[3] == sid.to_string()
-        })
-        .collect()
-}
-
-fn kill_session(sid: u32) {
-    if sid == 0 {
-        return;
-    }
-    let signal_all = |signals: &[Signal]| {
-        let members = session_processes(sid);
-        for pid in &members {
-            for signal in signals {
-                let _ = kill(Pid::from_raw(*pid as i32), *signal);
-            }
-        }
-        members.is_empty()
-    };
-    if signal_all(&[Signal::SIGHUP, Signal::SIGCONT, Signal::SIGTERM]) {
-        return;
-    }
-    let wait_empty = |limit: Duration| {
-        let started = Instant::now();
-        while started.elapsed() < limit {
-            if session_processes(sid).is_empty() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    };
-    if wait_empty(KILL_GRACE) {
-        return;
-    }
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(2) {
-        if signal_all(&[Signal::SIGKILL]) {
+        let Some(tree) = self.take_tree() else {
             return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        };
+        // The members are listed now, while the session's links are intact.
+        tree.members();
+        let tree = tree.kill_on_drop();
+        let ender = std::thread::Builder::new().name(format!("pty-end-{}", self.pid));
+        let _ = ender.spawn(move || tree.end_blocking(ESCALATION));
+        // If the thread could not start, the tree was dropped armed: SIGKILL at once.
     }
-    tracing::warn!(
-        sid,
-        "processes of a killed terminal session are still running"
-    );
 }
 
 #[cfg(test)]
@@ -327,9 +296,19 @@ mod tests {
     use crate::terminal::core::{WaitMethod, WaitRequest};
     use crate::terminal::shell_integration;
     use regex::Regex;
+    use std::time::Instant;
 
     const SECOND: Duration = Duration::from_secs(1);
     const CAP: usize = 64 * 1024;
+
+    /// Processes of session `sid` that are not zombies.
+    fn session_processes(sid: u32) -> Vec<i32> {
+        crate::process::procfs::all_processes()
+            .into_iter()
+            .filter(|p| p.session == sid as i32 && !p.is_gone())
+            .map(|p| p.pid)
+            .collect()
+    }
 
     struct Shell {
         session: PtySession,
@@ -574,12 +553,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn drop_kills_the_session() {
+    async fn drop_kills_the_session_without_blocking() {
         let shell = shell("bash");
-        run(&shell, "sleep 1000 &", 10 * SECOND).await;
+        run(&shell, "trap '' HUP TERM; sleep 1000 &", 10 * SECOND).await;
         let sid = shell.session.pid();
+        let started = Instant::now();
         drop(shell);
-        assert!(session_processes(sid).is_empty());
+        let dropped_in = started.elapsed();
+
+        assert!(
+            dropped_in < KILL_GRACE,
+            "the drop blocked for {dropped_in:?}"
+        );
+        while !session_processes(sid).is_empty() && started.elapsed() < 5 * SECOND {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(session_processes(sid), Vec::<i32>::new());
     }
 
     #[tokio::test]

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
+use crate::process::env_policy;
 pub use control::{ControlClient, ControlEvent, OutputCallback};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
@@ -154,6 +155,7 @@ pub fn inside_tmux() -> bool {
 pub async fn version() -> Result<String> {
     let mut command = Command::new("tmux");
     command.env_remove("TMUX");
+    env_policy::scrub(&mut command, &[]);
     let output = run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
     let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
     Ok(version.to_string())
@@ -532,9 +534,7 @@ impl Tmux {
     pub(crate) fn command(&self) -> Command {
         let mut command = Command::new("tmux");
         command.args(self.base_args()).env_remove("TMUX");
-        for name in &self.env_remove {
-            command.env_remove(name);
-        }
+        env_policy::scrub(&mut command, &self.env_remove);
         command
     }
 
@@ -545,7 +545,7 @@ impl Tmux {
             return Vec::new();
         }
         let mut args = Vec::new();
-        for name in &self.env_remove {
+        for name in env_policy::removed(&self.env_remove) {
             args.extend(cmd(["set-environment", "-g", "-u", name]));
             args.push(SEPARATOR.into());
         }
@@ -868,10 +868,9 @@ impl Tmux {
     }
 
     async fn kill_with_processes(&self, panes: &[PaneInfo], kill: Vec<String>) -> Result<()> {
-        let processes =
-            procs::ProcessSet::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
+        let processes = procs::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
         self.run(kill).await?;
-        processes.kill_survivors().await;
+        processes.end(procs::AFTER_HANGUP).await;
         Ok(())
     }
 
@@ -1209,6 +1208,8 @@ async fn run_tmux(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // The client only, not its group or descendants: a client that starts drydock's
+        // server forks it off, and the server outlives every client.
         .kill_on_drop(true);
     let child = command.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => TmuxError::NotInstalled,

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::procs::ProcessSet;
+use super::procs;
 use super::*;
+use crate::process::procfs::ProcStat;
 
 /// Generous: these wait on real tmux, on a machine that may be busy with other tests.
 const WAIT: Duration = Duration::from_secs(30);
@@ -121,10 +122,8 @@ async fn run_line(tmux: &Tmux, pane: &str, line: &str) {
     tmux.send_keys(pane, &strings(&["Enter"])).await.unwrap();
 }
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
-        .unwrap_or(false)
+fn alive(pid: i32) -> bool {
+    ProcStat::read(pid).is_some_and(|p| !p.is_gone())
 }
 
 #[tokio::test]
@@ -691,13 +690,17 @@ async fn kill_session_leaves_no_process() {
         .unwrap();
     let mut pids = Vec::new();
     wait_until("both sleeps started in each pane", || {
-        pids = ProcessSet::of_panes([pane.pid, window.pid]).pids();
+        pids = procs::of_panes([pane.pid, window.pid])
+            .members()
+            .iter()
+            .map(|p| p.pid)
+            .collect();
         let n = pids.len();
         async move { n == 6 }
     })
     .await;
     server.tmux.kill_session("drydock-kill").await.unwrap();
-    let survivors: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    let survivors: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
     assert!(survivors.is_empty(), "still running: {survivors:?}");
     assert!(matches!(
         server.tmux.session_panes("drydock-kill").await,
