@@ -550,21 +550,7 @@ async fn session_resources_show_screens() {
 #[tokio::test]
 async fn tmux_windows_and_split_panes_open_next_to_a_session_and_close_alone() {
     let tmux = TmuxServers::new();
-    let started = user_tmux(
-        tmux.dir(),
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "mine",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "bash --norc --noprofile",
-        ],
-    );
-    assert!(started.status.success(), "{started:?}");
+    start_users_session(&tmux);
     let server = server(tmux.dir(), &[]);
     let client = modern_client(&server.url).await;
     call_ok(
@@ -851,21 +837,7 @@ async fn client_with_token(url: &str, token: &str) -> Client {
 #[tokio::test]
 async fn no_terminal_sees_drydocks_token_or_the_configured_secrets() {
     let tmux = TmuxServers::new();
-    let started = user_tmux(
-        tmux.dir(),
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "mine",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "bash --norc --noprofile",
-        ],
-    );
-    assert!(started.status.success(), "{started:?}");
+    start_users_session(&tmux);
     let server = server_with_env(
         tmux.dir(),
         &[],
@@ -1099,4 +1071,23 @@ async fn a_flood_of_output_comes_back_capped_and_every_terminal_result_stays_sma
         "the scrollback resource is {size} bytes"
     );
     client.cancel().await.ok();
+}
+
+/// The user's own tmux session `mine` (120x40, a plain bash) on the test's tmux server.
+fn start_users_session(tmux: &TmuxServers) {
+    let started = user_tmux(
+        tmux.dir(),
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "mine",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "bash --norc --noprofile",
+        ],
+    );
+    assert!(started.status.success(), "{started:?}");
 }
