@@ -142,7 +142,7 @@ impl ServerHandler for DrydockServer {
             return self.tool_router.call(call).await;
         };
         let (cancel, _tracked) = self.app.call_token(&context.ct);
-        context.ct = cancel;
+        context.ct = cancel.clone();
         let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         let client = context
             .peer
@@ -153,7 +153,7 @@ impl ServerHandler for DrydockServer {
             .tool_router
             .call(ToolCallContext::new(self, request, context))
             .await;
-        record.finish(call_status(&response));
+        record.finish(call_status(&response, cancel.is_cancelled()));
         response
     }
 
@@ -281,8 +281,9 @@ impl ServerHandler for DrydockServer {
     }
 }
 
-/// How a call ended, for the event feed: a result's own `status` when it has one.
-fn call_status(response: &Result<CallToolResponse, McpError>) -> CallStatus {
+/// How a call ended, for the event feed: a result's own `status` when it has one; an error
+/// result of a call whose cancellation fired is its cancellation.
+fn call_status(response: &Result<CallToolResponse, McpError>, cancelled: bool) -> CallStatus {
     let result = match response {
         Ok(CallToolResponse::Complete(result)) => result,
         Ok(_) => return CallStatus::Completed { status: None },
@@ -293,17 +294,17 @@ fn call_status(response: &Result<CallToolResponse, McpError>) -> CallStatus {
         }
     };
     if result.is_error == Some(true) {
+        if cancelled {
+            return CallStatus::Cancelled;
+        }
         let message = result
             .content
             .iter()
             .find_map(|block| block.as_text())
             .and_then(|text| text.text.lines().next())
             .unwrap_or_default();
-        return match message {
-            "cancelled" => CallStatus::Cancelled,
-            message => CallStatus::Error {
-                message: message.to_string(),
-            },
+        return CallStatus::Error {
+            message: message.to_string(),
         };
     }
     let status = result
