@@ -5,6 +5,8 @@
 //! - [`app`]: one running drydock: config, the capabilities, the event feed, shutdown;
 //! - [`catalog`]: the one list of tools, with their toolsets and annotations;
 //! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
+//! - [`call`] and [`render`]: what every capability's long operations take (progress,
+//!   cancellation) and how every report renders as text;
 //! - [`build`]: cargo and mix for the build tools, with their parsers;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
 //! - [`docs`]: the local documentation index and its lookup;
@@ -18,6 +20,7 @@
 
 pub mod app;
 pub mod build;
+pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod config;
@@ -28,6 +31,7 @@ pub mod events;
 pub mod http;
 pub mod mcp;
 pub mod process;
+pub mod render;
 pub mod terminal;
 pub mod text_budget;
 pub mod tool_call;

@@ -5,13 +5,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::app::App;
-use crate::build::reports::Render;
-use crate::build::{BuildKind, Call, ToolError};
+use crate::build::{BuildKind, ToolError};
+use crate::call::Call;
 use crate::catalog::ToolName;
 use crate::config::Config;
-use crate::docs::ingest::IngestProgress;
 use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
+use crate::render::Render;
 use crate::terminal::registry::TerminalsError;
 
 #[derive(Debug, thiserror::Error)]
@@ -117,13 +117,7 @@ async fn dispatch(
         ToolName::TerminalWait => outcome(terminals.wait(parse(tool, arguments)?).await),
         ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?).await),
         ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
-        ToolName::DocsIndex => {
-            let progress = std::sync::Arc::new(IngestProgress::default());
-            outcome(
-                docs.index(parse(tool, arguments)?, progress, &call.cancel)
-                    .await,
-            )
-        }
+        ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
     }
 }
 

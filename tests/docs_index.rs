@@ -7,6 +7,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use drydock::call::Call;
 use drydock::config::{Config, Overrides};
 use drydock::docs::ingest::{IngestProgress, IngestReport};
 use drydock::docs::service::{Docs, IndexRequest, LookupReport, LookupRequest};
@@ -24,13 +25,9 @@ fn docs_at(index: &Path) -> Arc<Docs> {
 }
 
 async fn index(docs: &Docs, request: IndexRequest) -> IngestReport {
-    docs.index(
-        request,
-        Arc::new(IngestProgress::default()),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap()
+    docs.index(request, &Call::silent(CancellationToken::new()))
+        .await
+        .unwrap()
 }
 
 fn project(dir: &Path) -> IndexRequest {
@@ -241,11 +238,7 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
         },
     ] {
         let error = docs
-            .index(
-                bad,
-                Arc::new(IngestProgress::default()),
-                &CancellationToken::new(),
-            )
+            .index(bad, &Call::silent(CancellationToken::new()))
             .await
             .unwrap_err();
         assert!(!error.to_string().is_empty());
@@ -332,8 +325,9 @@ async fn a_cancelled_ingest_keeps_a_readable_index_and_the_next_run_finishes_it(
             cancel.cancel();
         })
     };
+    let roots = docs.roots_of(&request).await.unwrap();
     let stopped = docs
-        .index(request.clone(), progress, &cancel)
+        .ingest_roots(roots, progress, &Call::silent(cancel.clone()))
         .await
         .unwrap();
     watcher.await.unwrap();

@@ -1020,7 +1020,7 @@ mod tests {
             finished: vec!["beta".into()],
         };
         let call = Call {
-            progress: &super::super::progress::Silent,
+            progress: &crate::call::Silent,
             cancel: Default::default(),
         };
         let runner = Runner::for_tests();

@@ -493,7 +493,7 @@ fn failure_text(output: &ProcessOutput) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::progress::Progress;
+    use crate::call::Progress;
     use crate::process::CapturedOutput;
     use tokio_util::sync::CancellationToken;
 

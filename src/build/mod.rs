@@ -11,7 +11,6 @@ pub mod exunit_output;
 pub mod format_report;
 pub mod mix;
 pub mod mix_diagnostics;
-pub mod progress;
 pub mod project_queue;
 pub mod reports;
 pub mod requests;
@@ -25,11 +24,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
 use crate::workspace::{Project, ToolchainKind, Workspace, WorkspaceError};
 use arg_values::{NameKind, ValueError};
-use progress::Progress;
 use project_queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
@@ -62,12 +61,6 @@ impl From<task_args::TaskArgError> for ToolError {
     fn from(error: task_args::TaskArgError) -> Self {
         ToolError::InvalidArgument(error.to_string())
     }
-}
-
-/// One call's link to its caller: where progress goes and what cancels it.
-pub struct Call<'a> {
-    pub progress: &'a dyn Progress,
-    pub cancel: CancellationToken,
 }
 
 /// The build tools, shared by the MCP server and `drydock call`.

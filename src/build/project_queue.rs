@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
-use super::progress::Progress;
+use crate::call::Progress;
 
 #[derive(Default)]
 struct Slot {
@@ -90,7 +90,7 @@ impl ProjectQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::progress::Silent;
+    use crate::call::Silent;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 

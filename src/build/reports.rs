@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::diagnostics::{Diagnostic, Severity};
 use super::format_report::FormatFile;
 use super::test_report::{TestCounts, TestFailure};
+use crate::render::Render;
 
 /// Diagnostics listed per severity; the rest are counted in `omitted_errors` / `omitted_warnings`.
 pub const MAX_DIAGNOSTICS: usize = 50;
@@ -461,11 +462,6 @@ pub struct DependencyInfo {
     pub optional: Option<bool>,
     /// registry, path or git (cargo); hex, path, git or in_umbrella (mix).
     pub source: String,
-}
-
-/// A short text for clients that read only the text content.
-pub trait Render {
-    fn render(&self) -> String;
 }
 
 fn diagnostic_line(out: &mut String, d: &Diagnostic) {

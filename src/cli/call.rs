@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Failure, Outcome, RootArgs};
 use crate::app::{App, Mode};
-use crate::build::Call;
-use crate::build::progress::Logged;
+use crate::call::Call;
+use crate::call::Logged;
 use crate::config::Config;
 use crate::tool_call::{CallError, call_tool, served_tool};
 
@@ -39,10 +39,7 @@ pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Outcome {
         let _ = tokio::signal::ctrl_c().await;
         on_interrupt.cancel();
     });
-    let call = Call {
-        progress: &Logged,
-        cancel,
-    };
+    let call = Call::new(&Logged, cancel);
     let result = call_tool(&app, tool, arguments, &call).await;
     app.shutdown().await;
     match result {

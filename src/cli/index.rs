@@ -10,10 +10,11 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Failure, Outcome};
-use crate::build::reports::Render;
+use crate::call::Call;
 use crate::config::Config;
 use crate::docs::ingest::{IngestProgress, human_duration};
 use crate::docs::service::{Docs, IndexRequest};
+use crate::render::Render;
 
 #[derive(Args, Clone)]
 pub(super) struct IndexArgs {
@@ -84,7 +85,9 @@ pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Outcome {
     });
     let progress = Arc::new(IngestProgress::default());
     let display = tokio::spawn(show_progress(Arc::clone(&progress)));
-    let result = docs.ingest_roots(roots, progress, &cancel).await;
+    let result = docs
+        .ingest_roots(roots, progress, &Call::silent(cancel))
+        .await;
     display.abort();
     let _ = display.await;
     let report = result.map_err(|e| Failure::Runtime(e.to_string()))?;

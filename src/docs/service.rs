@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::OnceCell;
-use tokio_util::sync::CancellationToken;
 
 use super::chunk::SourceType;
 use super::embed::{
@@ -20,6 +19,7 @@ use super::project::{
 use super::search::{Hit, SearchFilter, SearchMode};
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
+use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase};
 use crate::process::{Limits, Policy};
@@ -272,22 +272,36 @@ impl Docs {
         })
     }
 
-    /// Runs an ingest of what `request` names; refuses a second one while one runs.
+    /// Runs an ingest of what `request` names, reporting its counts through `call` every
+    /// second; refuses a second one while one runs.
     pub async fn index(
         &self,
         request: IndexRequest,
-        progress: Arc<IngestProgress>,
-        cancel: &CancellationToken,
+        call: &Call<'_>,
     ) -> Result<IngestReport, DocsError> {
         // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
         let roots = tokio::select! {
             roots = self.roots_of(&request) => roots?,
-            () = cancel.cancelled() => return Ok(IngestReport {
+            () = call.cancelled() => return Ok(IngestReport {
                 cancelled: true,
                 ..IngestReport::default()
             }),
         };
-        self.ingest_roots(roots, progress, cancel).await
+        let counters = Arc::new(IngestProgress::default());
+        let ingest = self.ingest_roots(roots, Arc::clone(&counters), call);
+        tokio::pin!(ingest);
+        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                result = &mut ingest => return result,
+                _ = ticker.tick() => {
+                    let now = counters.snapshot();
+                    let done = now.chunks_embedded + now.chunks_reused;
+                    call.progress.report_count(done, now.chunks_expected().max(done), &now.line());
+                }
+            }
+        }
     }
 
     /// How the helpers of an ingest run (`cargo metadata`, the toolchain probes, `elixir`
@@ -417,7 +431,7 @@ impl Docs {
         &self,
         roots: Vec<Root>,
         progress: Arc<IngestProgress>,
-        cancel: &CancellationToken,
+        call: &Call<'_>,
     ) -> Result<IngestReport, DocsError> {
         {
             let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
@@ -438,7 +452,7 @@ impl Docs {
             helper: self.helper_policy(),
             ..IngestOptions::default()
         };
-        Ok(ingest(&store, &embedder, roots, &options, progress, cancel).await?)
+        Ok(ingest(&store, &embedder, roots, &options, progress, &call.cancel).await?)
     }
 
     /// What is indexed.
@@ -504,7 +518,7 @@ fn describe_filter(request: &LookupRequest) -> String {
     }
 }
 
-impl crate::build::reports::Render for LookupReport {
+impl crate::render::Render for LookupReport {
     /// Each passage under a line saying where it is, best first.
     fn render(&self) -> String {
         if self.results.is_empty() {
@@ -538,7 +552,7 @@ impl crate::build::reports::Render for LookupReport {
     }
 }
 
-impl crate::build::reports::Render for IngestReport {
+impl crate::render::Render for IngestReport {
     fn render(&self) -> String {
         let mut out = format!(
             "{}: {} files ({} unchanged, {} indexed, {} removed), {} chunks written ({} \
@@ -586,6 +600,9 @@ struct PublishedIngest {
 }
 
 const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How often a running `index` reports its counts to its caller.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PublishedIngest {
     fn start(events: Arc<Events>, progress: Arc<IngestProgress>) -> PublishedIngest {

@@ -1,21 +1,16 @@
 //! The docs tools as MCP tools.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
 use super::DrydockServer;
-use super::tools::respond;
-use crate::docs::ingest::{IngestProgress, IngestReport};
+use super::tools::{ProgressNotifier, respond, serve_call};
+use crate::call::Call;
+use crate::docs::ingest::IngestReport;
 use crate::docs::service::{IndexRequest, LookupReport, LookupRequest};
-
-/// How often a running docs_index reports its progress.
-const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 #[tool_router(router = docs_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
@@ -43,28 +38,6 @@ impl DrydockServer {
         Parameters(req): Parameters<IndexRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let progress = Arc::new(IngestProgress::default());
-        let reporter = tokio::spawn(report_progress(Arc::clone(&progress), ctx.clone()));
-        let result = self.app.docs().index(req, progress, &ctx.ct).await;
-        reporter.abort();
-        respond(result)
-    }
-}
-
-/// Progress notifications (when the client asked for them) and log messages, every second.
-async fn report_progress(progress: Arc<IngestProgress>, ctx: RequestContext<RoleServer>) {
-    let token = ctx.meta.get_progress_token();
-    let mut ticker = tokio::time::interval(PROGRESS_EVERY);
-    ticker.tick().await;
-    loop {
-        ticker.tick().await;
-        let snapshot = progress.snapshot();
-        if let Some(token) = &token {
-            let done = snapshot.chunks_embedded + snapshot.chunks_reused;
-            let param = ProgressNotificationParam::new(token.clone(), done as f64)
-                .with_total(snapshot.chunks_expected().max(done) as f64)
-                .with_message(snapshot.line());
-            let _ = ctx.peer.notify_progress(param).await;
-        }
+        serve_call!(self, ctx, |call| self.app.docs().index(req, &call))
     }
 }

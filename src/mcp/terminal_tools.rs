@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::DrydockServer;
 use super::tools::respond;
-use crate::build::reports::Render;
+use crate::render::Render;
 use crate::terminal::registry::TerminalsError;
 use crate::terminal::requests::*;
 

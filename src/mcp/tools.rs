@@ -12,52 +12,77 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::DrydockServer;
-use crate::build::progress::Progress;
-use crate::build::reports::{
-    BuildReport, FormatReport, ProjectInfo, Render, RunReport, TestReport,
-};
+use crate::build::BuildKind;
+use crate::build::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use crate::build::requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
 };
-use crate::build::{BuildKind, Call};
+use crate::call::Call;
+use crate::call::Progress;
+use crate::render::Render;
 use crate::text_budget;
+
+/// One progress report on its way to the client.
+struct Step {
+    message: String,
+    count: Option<(u64, u64)>,
+}
 
 /// Sends progress notifications in order, from a task of their own, so a tool never
 /// waits on a slow client.
-struct ProgressNotifier {
-    sender: mpsc::UnboundedSender<String>,
+pub(super) struct ProgressNotifier {
+    sender: mpsc::UnboundedSender<Step>,
     forwarder: tokio::task::JoinHandle<()>,
 }
 
 impl Progress for ProgressNotifier {
     fn report(&self, message: &str) {
-        let _ = self.sender.send(message.to_string());
+        let _ = self.sender.send(Step {
+            message: message.to_string(),
+            count: None,
+        });
+    }
+
+    fn report_count(&self, done: u64, total: u64, message: &str) {
+        let _ = self.sender.send(Step {
+            message: message.to_string(),
+            count: Some((done, total)),
+        });
     }
 }
 
 impl ProgressNotifier {
-    fn for_request(server: &DrydockServer, ctx: &RequestContext<RoleServer>) -> Self {
-        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+    pub(super) fn for_request(server: &DrydockServer, ctx: &RequestContext<RoleServer>) -> Self {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Step>();
         let token = ctx.meta.get_progress_token();
         let peer = ctx.peer.clone();
         let logging = server.logging.clone();
-        let step = Arc::new(AtomicU64::new(0));
+        let steps = Arc::new(AtomicU64::new(0));
         let forwarder = tokio::spawn(async move {
-            while let Some(message) = receiver.recv().await {
+            while let Some(step) = receiver.recv().await {
                 if let Some(token) = &token {
-                    let progress = step.fetch_add(1, Ordering::Relaxed) + 1;
-                    let param = ProgressNotificationParam::new(token.clone(), progress as f64)
-                        .with_message(message.clone());
-                    let _ = peer.notify_progress(param).await;
+                    let param = match step.count {
+                        Some((done, total)) => {
+                            ProgressNotificationParam::new(token.clone(), done as f64)
+                                .with_total(total as f64)
+                        }
+                        None => {
+                            let n = steps.fetch_add(1, Ordering::Relaxed) + 1;
+                            ProgressNotificationParam::new(token.clone(), n as f64)
+                        }
+                    };
+                    let _ = peer
+                        .notify_progress(param.with_message(step.message.clone()))
+                        .await;
                 }
-                logging.info(&peer, &message).await;
+                logging.info(&peer, &step.message).await;
             }
         });
         Self { sender, forwarder }
     }
 
     /// Wait until every report has been sent, so none arrives after the result.
-    async fn flush(self) {
+    pub(super) async fn flush(self) {
         drop(self.sender);
         let _ = self.forwarder.await;
     }
@@ -67,16 +92,15 @@ impl ProgressNotifier {
 macro_rules! serve_call {
     ($server:ident, $ctx:ident, |$call:ident| $work:expr) => {{
         let notifier = ProgressNotifier::for_request($server, &$ctx);
-        let $call = Call {
-            progress: &notifier,
-            cancel: $ctx.ct.clone(),
-        };
+        let $call = Call::new(&notifier, $ctx.ct.clone());
         let result = $work.await;
         drop($call);
         notifier.flush().await;
         respond(result)
     }};
 }
+
+pub(super) use serve_call;
 
 /// How large the text content of a result may be as JSON. structuredContent carries the whole
 /// report, so a large rendering (a flood of output) is cut here rather than sent twice.

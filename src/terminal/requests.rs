@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::budget::{RENDER_BUDGET, elision_marker};
 use super::core::{RunOutcome, WaitOutcome};
-use crate::build::reports::Render;
+use crate::render::Render;
 use crate::text_budget::fit;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

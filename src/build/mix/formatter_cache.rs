@@ -122,7 +122,7 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::progress::Silent;
+    use crate::call::Silent;
 
     #[tokio::test]
     async fn compiles_once_then_loads_the_cached_beam() {

@@ -1,0 +1,66 @@
+//! What every long operation takes from its caller, whatever the capability (a build, a
+//! docs ingest, a terminal wait): where its progress goes and what cancels it. Cancelling
+//! the call's token is the one way to stop a running operation.
+
+use tokio_util::sync::CancellationToken;
+
+/// Receives an operation's steps ("compiled 12 of ?", "files 40/120 · chunks 300/~900").
+pub trait Progress: Send + Sync {
+    fn report(&self, message: &str);
+
+    /// A step with a count of work done out of an expected total; listeners that only
+    /// read text get the message.
+    fn report_count(&self, done: u64, total: u64, message: &str) {
+        let _ = (done, total);
+        self.report(message);
+    }
+}
+
+/// For callers that do not listen.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn report(&self, _message: &str) {}
+}
+
+/// Logs each step at info level (used by `drydock call`).
+pub struct Logged;
+
+impl Progress for Logged {
+    fn report(&self, message: &str) {
+        tracing::info!("{message}");
+    }
+}
+
+/// One call's link to its caller.
+pub struct Call<'a> {
+    pub progress: &'a dyn Progress,
+    pub cancel: CancellationToken,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(progress: &'a dyn Progress, cancel: CancellationToken) -> Self {
+        Self { progress, cancel }
+    }
+
+    /// A call nobody listens to, cancelled by `cancel`.
+    pub fn silent(cancel: CancellationToken) -> Call<'static> {
+        Call {
+            progress: &Silent,
+            cancel,
+        }
+    }
+
+    pub fn report(&self, message: &str) {
+        self.progress.report(message);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the caller cancels.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+}
