@@ -6,9 +6,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use drydock::app::App;
-use drydock::build::requests::ProjectInfoRequest;
 use drydock::call::Call;
 use drydock::call::Silent;
+use drydock::toolchain::requests::ProjectInfoRequest;
 use serde_json::json;
 use support::*;
 use tokio_util::sync::CancellationToken;

@@ -9,12 +9,12 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::build::BuildTools;
 use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
 use crate::events::Events;
 use crate::terminal::registry::Terminals;
+use crate::toolchain::Toolchains;
 
 /// How drydock was started: decides what runs in the background.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub enum Mode {
 
 pub struct App {
     config: Arc<Config>,
-    toolchains: BuildTools,
+    toolchains: Toolchains,
     terminals: Arc<Terminals>,
     docs: Arc<Docs>,
     events: Arc<Events>,
@@ -64,7 +64,7 @@ impl App {
     fn new(config: Arc<Config>) -> App {
         let events = Arc::new(Events::default());
         App {
-            toolchains: BuildTools::new(config.clone()),
+            toolchains: Toolchains::new(config.clone()),
             terminals: Terminals::new(config.clone(), events.clone()),
             docs: Docs::new(config.clone(), events.clone()),
             events,
@@ -87,7 +87,7 @@ impl App {
         &self.config
     }
 
-    pub fn toolchains(&self) -> &BuildTools {
+    pub fn toolchains(&self) -> &Toolchains {
         &self.toolchains
     }
 

@@ -7,7 +7,8 @@
 //! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
 //! - [`call`] and [`render`]: what every capability's long operations take (progress,
 //!   cancellation) and how every report renders as text;
-//! - [`build`]: cargo and mix for the build tools, with their parsers;
+//! - [`toolchain`]: cargo and mix for the build tools, each toolchain with its parsers;
+//! - [`exs`]: every Elixir script drydock runs;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
 //! - [`docs`]: the local documentation index and its lookup;
 //! - [`process`]: how every child process is started, limited and stopped;
@@ -19,15 +20,13 @@
 //! - [`cli`]: the command line.
 
 pub mod app;
-pub mod build;
 pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod config;
-#[cfg(feature = "conformance-fixtures")]
-pub mod conformance;
 pub mod docs;
 pub mod events;
+pub mod exs;
 pub mod http;
 pub mod mcp;
 pub mod process;
@@ -35,4 +34,5 @@ pub mod render;
 pub mod terminal;
 pub mod text_budget;
 pub mod tool_call;
+pub mod toolchain;
 pub mod workspace;

@@ -5,7 +5,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::app::App;
-use crate::build::{BuildKind, ToolError};
 use crate::call::Call;
 use crate::catalog::ToolName;
 use crate::config::Config;
@@ -13,6 +12,7 @@ use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
 use crate::terminal::registry::TerminalsError;
+use crate::toolchain::{BuildKind, ToolchainError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
@@ -21,7 +21,7 @@ pub enum CallError {
     #[error("invalid arguments for `{tool}`: {message}")]
     InvalidArguments { tool: ToolName, message: String },
     #[error(transparent)]
-    Tool(#[from] ToolError),
+    Tool(#[from] ToolchainError),
     #[error(transparent)]
     Terminal(#[from] TerminalsError),
     #[error(transparent)]

@@ -79,23 +79,23 @@ impl std::fmt::Display for PathArgument {
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum ToolchainKind {
+pub enum Toolchain {
     Cargo,
     Mix,
 }
 
-impl ToolchainKind {
+impl Toolchain {
     fn manifest(self) -> &'static str {
         match self {
-            ToolchainKind::Cargo => "Cargo.toml",
-            ToolchainKind::Mix => "mix.exs",
+            Toolchain::Cargo => "Cargo.toml",
+            Toolchain::Mix => "mix.exs",
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            ToolchainKind::Cargo => "cargo",
-            ToolchainKind::Mix => "mix",
+            Toolchain::Cargo => "cargo",
+            Toolchain::Mix => "mix",
         }
     }
 }
@@ -104,7 +104,7 @@ impl ToolchainKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
     pub root: PathBuf,
-    pub kind: ToolchainKind,
+    pub kind: Toolchain,
 }
 
 /// The allowed roots (already canonical, see `Config`).
@@ -183,16 +183,12 @@ impl Workspace {
     pub fn resolve_project(
         &self,
         raw: &str,
-        toolchain: Option<ToolchainKind>,
+        toolchain: Option<Toolchain>,
     ) -> Result<Project, WorkspaceError> {
         let root = self.resolve_dir(PathArgument::ProjectPath, raw)?;
         let shown = root.display().to_string();
-        let has = |kind: ToolchainKind| root.join(kind.manifest()).is_file();
-        let kind = match (
-            toolchain,
-            has(ToolchainKind::Cargo),
-            has(ToolchainKind::Mix),
-        ) {
+        let has = |kind: Toolchain| root.join(kind.manifest()).is_file();
+        let kind = match (toolchain, has(Toolchain::Cargo), has(Toolchain::Mix)) {
             (Some(kind), _, _) if has(kind) => kind,
             (Some(kind), _, _) => {
                 return Err(WorkspaceError::MissingManifest {
@@ -202,8 +198,8 @@ impl Workspace {
                 });
             }
             (None, true, true) => return Err(WorkspaceError::Ambiguous { path: shown }),
-            (None, true, false) => ToolchainKind::Cargo,
-            (None, false, true) => ToolchainKind::Mix,
+            (None, true, false) => Toolchain::Cargo,
+            (None, false, true) => Toolchain::Mix,
             (None, false, false) => return Err(WorkspaceError::NotAProject { path: shown }),
         };
         Ok(Project { root, kind })
@@ -281,13 +277,10 @@ mod tests {
             .resolve_project(f.root.join("app").to_str().unwrap(), None)
             .unwrap();
         assert_eq!(abs.root, f.root.join("app"));
-        assert_eq!(abs.kind, ToolchainKind::Cargo);
+        assert_eq!(abs.kind, Toolchain::Cargo);
         assert_eq!(ws.resolve_project("app", None).unwrap(), abs);
         assert_eq!(ws.resolve_project("alias", None).unwrap(), abs);
-        assert_eq!(
-            ws.resolve_project("ex", None).unwrap().kind,
-            ToolchainKind::Mix
-        );
+        assert_eq!(ws.resolve_project("ex", None).unwrap().kind, Toolchain::Mix);
     }
 
     #[test]
@@ -356,13 +349,13 @@ mod tests {
             Err(WorkspaceError::Ambiguous { .. })
         ));
         assert_eq!(
-            ws.resolve_project("both", Some(ToolchainKind::Mix))
+            ws.resolve_project("both", Some(Toolchain::Mix))
                 .unwrap()
                 .kind,
-            ToolchainKind::Mix
+            Toolchain::Mix
         );
         assert!(matches!(
-            ws.resolve_project("app", Some(ToolchainKind::Mix)),
+            ws.resolve_project("app", Some(Toolchain::Mix)),
             Err(WorkspaceError::MissingManifest { .. })
         ));
     }

@@ -1,6 +1,6 @@
 //! Elixir docs → chunks, from compiled modules and from `.ex` sources.
 //!
-//! Compiled modules: [`FETCH_DOCS_SCRIPT`] runs under `elixir` and calls `Code.fetch_docs`
+//! Compiled modules: [`exs::FETCH_DOCS`](crate::exs::FETCH_DOCS) runs under `elixir` and calls `Code.fetch_docs`
 //! on every `.beam` of the given ebin directories (Debian's Elixir ships no `.ex` sources,
 //! and compiled deps carry their docs too), printing one JSON line per documented module,
 //! function, macro, type and callback with the source path and line the beam records.
@@ -24,11 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
 use crate::process::{CommandSpec, Limits, Policy, RunError, Stream, Termination};
 
-/// The Elixir script: `elixir -e FETCH_DOCS_SCRIPT -- EBIN_DIR...` prints JSON lines.
-pub const FETCH_DOCS_SCRIPT: &str = concat!(
-    include_str!("../build/mix/json.exs"),
-    include_str!("fetch_docs.exs")
-);
+use crate::exs;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ElixirDocsError {
@@ -66,7 +62,7 @@ pub fn fetch_docs_output(
     ebin_dirs: &[PathBuf],
     cancel: &CancellationToken,
 ) -> Result<String, ElixirDocsError> {
-    let mut args = vec!["-e".to_string(), FETCH_DOCS_SCRIPT.to_string(), "--".into()];
+    let mut args = vec!["-e".to_string(), exs::FETCH_DOCS.to_string(), "--".into()];
     args.extend(ebin_dirs.iter().map(|d| d.display().to_string()));
     // Any existing directory does: the script reads only the paths it is given.
     let cwd = ebin_dirs

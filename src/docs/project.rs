@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::search::ProjectScope;
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use crate::process::{CommandSpec, Limits, Policy, Termination};
-use crate::workspace::ToolchainKind;
+use crate::workspace::Toolchain;
 
 /// cargo metadata can download a missing dependency; it must still end.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(300);
@@ -68,13 +68,13 @@ pub struct DependencyChoice {
 pub async fn project_roots(
     policy: &Policy,
     dir: &Path,
-    kind: ToolchainKind,
+    kind: Toolchain,
     choice: DependencyChoice,
     exclude: &[String],
 ) -> Result<Vec<Root>, ProjectDocsError> {
     match kind {
-        ToolchainKind::Cargo => cargo_roots(policy, dir, choice, exclude).await,
-        ToolchainKind::Mix => Ok(mix_roots(dir, exclude)),
+        Toolchain::Cargo => cargo_roots(policy, dir, choice, exclude).await,
+        Toolchain::Mix => Ok(mix_roots(dir, exclude)),
     }
 }
 
@@ -306,10 +306,10 @@ pub fn cargo_lock_versions(dir: &Path) -> Vec<(String, String)> {
 
 /// What a docs_lookup with `project_path` may return: the project's own files, its locked
 /// dependencies at their versions, and its language's toolchain docs.
-pub fn project_scope(dir: &Path, kind: ToolchainKind) -> ProjectScope {
+pub fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
     let (locked, toolchain) = match kind {
-        ToolchainKind::Cargo => (cargo_lock_versions(dir), RUST_TOOLCHAIN_LIBRARIES),
-        ToolchainKind::Mix => {
+        Toolchain::Cargo => (cargo_lock_versions(dir), RUST_TOOLCHAIN_LIBRARIES),
+        Toolchain::Mix => {
             let mut locked = mix_lock_versions(dir);
             // The umbrella's lock, for an app inside it.
             if let Some(umbrella) = dir.parent().and_then(Path::parent)
@@ -324,7 +324,7 @@ pub fn project_scope(dir: &Path, kind: ToolchainKind) -> ProjectScope {
         .into_iter()
         .map(|(name, version)| (name, Some(version)))
         .collect();
-    if kind == ToolchainKind::Mix {
+    if kind == Toolchain::Mix {
         // Git and path dependencies have no version in the lock.
         if let Ok(entries) = std::fs::read_dir(dir.join("deps")) {
             for entry in entries.filter_map(Result::ok) {
@@ -360,7 +360,7 @@ pub async fn toolchain_roots(policy: &Policy, cwd: &Path) -> Vec<Root> {
                 .map(Root::Files),
         );
     }
-    let script = "IO.puts(System.version()); IO.puts(:code.lib_dir(:elixir))";
+    let script = crate::exs::ELIXIR_LIB_DIR;
     if let Ok(output) = run(policy, PROBE_TIMEOUT, "elixir", &["-e", script], cwd).await {
         let mut lines = output.lines();
         if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next())
@@ -495,7 +495,7 @@ mod tests {
                 ("plug_crypto".to_string(), "2.1.0".to_string())
             ]
         );
-        let scope = project_scope(dir.path(), ToolchainKind::Mix);
+        let scope = project_scope(dir.path(), Toolchain::Mix);
         assert!(
             scope
                 .libraries

@@ -4,7 +4,7 @@
 //! after the comment and its attributes, up to the line with `{`, or ending in `;`, or, for
 //! fields and variants, in `,`) as a fenced `rust` block, then the doc text. Inner docs
 //! (`//!`, `/*! */`) become the module's section. The heading path is the module path from
-//! the file path (`drydock::build::cargo`) and the item, qualified by the top-level `impl`,
+//! the file path (`drydock::toolchain::cargo`) and the item, qualified by the top-level `impl`,
 //! `struct`, `enum`, `trait` or `mod` block it sits in (`CommandSpec::new`). Line-based, no
 //! parser: doc-like text inside string literals is the accepted imprecision.
 
@@ -19,7 +19,7 @@ pub fn chunk_rust_source(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     chunk_sections(rust_doc_sections(source, &module_path(meta)), meta)
 }
 
-/// `src/build/cargo.rs` of library `drydock` → `drydock::build::cargo`; `src/lib.rs` → `drydock`.
+/// `src/build/cargo.rs` of library `drydock` → `drydock::toolchain::cargo`; `src/lib.rs` → `drydock`.
 pub fn module_path(meta: &FileMeta) -> String {
     let path = meta.file_path.replace('\\', "/");
     let inner = path

@@ -19,12 +19,9 @@ use tokio_util::sync::CancellationToken;
 use crate::app::App;
 use crate::mcp::DrydockServer;
 
-/// The session manager rmcp is given; the conformance fixtures wrap drydock's so their
-/// `test_reconnection` tool can close its own SSE stream.
-#[cfg(not(feature = "conformance-fixtures"))]
-type SessionManager = Sessions;
-#[cfg(feature = "conformance-fixtures")]
-type SessionManager = crate::conformance::FixtureSessions;
+/// The session manager rmcp is given: drydock's, or the conformance fixtures' wrapper of it
+/// (so their `test_reconnection` tool can close its own SSE stream).
+use crate::mcp::fixtures::{SessionManager, session_manager};
 
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
@@ -72,16 +69,6 @@ pub fn router(app: Arc<App>, stop: &CancellationToken) -> Router {
         .route("/health", get(health))
         .merge(mcp_routes)
         .layer(middleware::from_fn(guards::reject_foreign_origin))
-}
-
-#[cfg(not(feature = "conformance-fixtures"))]
-fn session_manager(sessions: Arc<Sessions>) -> Arc<SessionManager> {
-    sessions
-}
-
-#[cfg(feature = "conformance-fixtures")]
-fn session_manager(sessions: Arc<Sessions>) -> Arc<SessionManager> {
-    Arc::new(crate::conformance::FixtureSessions::new(sessions))
 }
 
 async fn health() -> Json<serde_json::Value> {

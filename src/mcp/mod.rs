@@ -1,7 +1,10 @@
 //! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
 //! the same `App`.
 
+#[cfg(feature = "conformance-fixtures")]
+mod conformance;
 mod docs_tools;
+pub(crate) mod fixtures;
 mod logging;
 mod prompts;
 pub(crate) mod request_params;
@@ -51,12 +54,8 @@ impl DrydockServer {
         tool_router
             .map
             .retain(|name, _| ToolName::parse(name).is_some_and(|t| app.config().tool_enabled(t)));
-        #[cfg(feature = "conformance-fixtures")]
-        tool_router.merge(Self::fixture_tool_router());
-        #[allow(unused_mut)]
         let mut prompt_router = Self::prompt_router();
-        #[cfg(feature = "conformance-fixtures")]
-        prompt_router.merge(Self::fixture_prompt_router());
+        fixtures::extend_routers(&mut tool_router, &mut prompt_router);
         Self {
             app,
             subscriptions: Arc::default(),
@@ -172,10 +171,8 @@ impl ServerHandler for DrydockServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        #[allow(unused_mut)]
         let mut templates = terminal_resources::templates();
-        #[cfg(feature = "conformance-fixtures")]
-        templates.extend(crate::conformance::fixture_resource_templates());
+        templates.extend(fixtures::resource_templates());
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
             templates,
         ))

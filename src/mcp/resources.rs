@@ -8,7 +8,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
-use super::terminal_resources;
+use super::{fixtures, terminal_resources};
 use crate::app::App;
 use crate::catalog::ToolName;
 use crate::config::Config;
@@ -45,16 +45,14 @@ pub fn list(app: &App) -> Vec<Resource> {
             .with_mime_type("application/json"),
     ];
     resources.extend(terminal_resources::list(app.terminals()));
-    #[cfg(feature = "conformance-fixtures")]
-    resources.extend(crate::conformance::fixture_resources());
+    resources.extend(fixtures::resources());
     resources
 }
 
 /// Whether `uri` names one of the resources `read` serves (session names are checked when
 /// the session is looked up).
 pub fn is_known(uri: &str) -> bool {
-    #[cfg(feature = "conformance-fixtures")]
-    if crate::conformance::is_fixture_uri(uri) {
+    if fixtures::read(uri).is_some() {
         return true;
     }
     [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri) || terminal_resources::is_session_uri(uri)
@@ -80,9 +78,8 @@ fn unknown(uri: &str) -> McpError {
 
 /// Reads a resource: each capability serves the URIs under its own prefix.
 pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
-    #[cfg(feature = "conformance-fixtures")]
-    if crate::conformance::is_fixture_uri(uri) {
-        return crate::conformance::read_fixture_resource(uri);
+    if let Some(fixture) = fixtures::read(uri) {
+        return fixture;
     }
     match uri {
         SERVER_URI => Ok(json_resource(uri, &server_summary(app.config()))),
@@ -120,8 +117,8 @@ fn server_summary(config: &Config) -> serde_json::Value {
         "version": env!("CARGO_PKG_VERSION"),
         "allowed_roots": config.allowed_roots,
         "tools": enabled,
-        "default_timeout_ms": crate::build::millis(config.timeouts.default),
-        "max_timeout_ms": crate::build::millis(config.timeouts.max),
+        "default_timeout_ms": crate::toolchain::runner::millis(config.timeouts.default),
+        "max_timeout_ms": crate::toolchain::runner::millis(config.timeouts.max),
         "output_cap_bytes": config.limits.output_cap,
         "cargo_tasks": config.cargo_tasks,
     })

@@ -12,15 +12,15 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::DrydockServer;
-use crate::build::BuildKind;
-use crate::build::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
-use crate::build::requests::{
-    CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
-};
 use crate::call::Call;
 use crate::call::Progress;
 use crate::render::Render;
 use crate::text_budget;
+use crate::toolchain::BuildKind;
+use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
+use crate::toolchain::requests::{
+    CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
+};
 
 /// One progress report on its way to the client.
 struct Step {

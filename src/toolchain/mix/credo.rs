@@ -4,7 +4,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::build::diagnostics::{Diagnostic, PathMapper, Severity};
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{Diagnostic, Severity};
 
 #[derive(Deserialize)]
 struct CredoOutput {

@@ -26,9 +26,11 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
 
-use super::diagnostics::{Diagnostic, PathMapper, Severity};
-use super::test_report::strip_ansi;
 use crate::process::Stream;
+use crate::toolchain::endings::{Distinct, strip_ansi};
+use crate::toolchain::line_parser::LineParser;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{Diagnostic, Severity};
 
 /// What one line of mix's output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +53,7 @@ pub struct MixDiagnosticParser {
     stdout: StreamState,
     stderr: StreamState,
     diagnostics: Vec<Diagnostic>,
-    seen: HashSet<DiagnosticKey>,
+    seen: Distinct,
     /// `cannot compile module X (errors have been logged)`: kept only when none of the
     /// logged errors reached us (they may arrive later, on the other stream).
     already_logged: Vec<Diagnostic>,
@@ -67,15 +69,6 @@ struct StreamState {
     failed_file: Option<String>,
 }
 
-#[derive(PartialEq, Eq, Hash)]
-struct DiagnosticKey {
-    file: Option<String>,
-    line: Option<u32>,
-    column: Option<u32>,
-    severity: Severity,
-    message: String,
-}
-
 /// A printed source position: `lib/a.ex:5:9: Mod.fun/1`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Location {
@@ -88,32 +81,20 @@ struct Location {
 /// Messages longer than this are cut: they are for reading, not archiving.
 const MAX_MESSAGE_LINES: usize = 200;
 
-impl MixDiagnosticParser {
-    /// Reads the umbrella apps (`apps/*`) and fetched dependencies (`deps/*`) of the
-    /// project once, to place the paths printed under `==> name`.
-    pub fn new(project_root: &Path) -> Self {
-        Self {
-            paths: PathMapper::new(project_root, project_root),
-            apps: AppDirs::discover(project_root),
-            current: None,
-            stdout: StreamState::default(),
-            stderr: StreamState::default(),
-            diagnostics: Vec::new(),
-            seen: HashSet::new(),
-            already_logged: Vec::new(),
-        }
-    }
+impl LineParser for MixDiagnosticParser {
+    type Event = MixEvent;
+    type Output = Vec<Diagnostic>;
 
-    pub fn line(&mut self, stream: Stream, line: &str) -> Option<MixEvent> {
+    fn line(&mut self, stream: Stream, line: &str) -> Option<MixEvent> {
         let line = clean_line(line);
         let mut state = std::mem::take(self.state(stream));
-        let event = self.feed(&mut state, &line);
+        let event = self.read_line(&mut state, &line);
         *self.state(stream) = state;
         event
     }
 
     /// The diagnostics in the order they were completed, duplicates removed.
-    pub fn finish(mut self) -> Vec<Diagnostic> {
+    fn finish(mut self) -> Vec<Diagnostic> {
         for stream in [Stream::Stdout, Stream::Stderr] {
             let mut state = std::mem::take(self.state(stream));
             self.close(&mut state);
@@ -129,6 +110,23 @@ impl MixDiagnosticParser {
         }
         self.diagnostics
     }
+}
+
+impl MixDiagnosticParser {
+    /// Reads the umbrella apps (`apps/*`) and fetched dependencies (`deps/*`) of the
+    /// project once, to place the paths printed under `==> name`.
+    pub fn new(project_root: &Path) -> Self {
+        Self {
+            paths: PathMapper::new(project_root, project_root),
+            apps: AppDirs::discover(project_root),
+            current: None,
+            stdout: StreamState::default(),
+            stderr: StreamState::default(),
+            diagnostics: Vec::new(),
+            seen: Distinct::default(),
+            already_logged: Vec::new(),
+        }
+    }
 
     fn state(&mut self, stream: Stream) -> &mut StreamState {
         match stream {
@@ -137,7 +135,7 @@ impl MixDiagnosticParser {
         }
     }
 
-    fn feed(&mut self, state: &mut StreamState, line: &str) -> Option<MixEvent> {
+    fn read_line(&mut self, state: &mut StreamState, line: &str) -> Option<MixEvent> {
         if let Some(block) = &mut state.block {
             match block.accept(line) {
                 Accept::Taken => return None,
@@ -340,14 +338,7 @@ impl MixDiagnosticParser {
     }
 
     fn push(&mut self, diagnostic: Diagnostic) {
-        let key = DiagnosticKey {
-            file: diagnostic.file.clone(),
-            line: diagnostic.line,
-            column: diagnostic.column,
-            severity: diagnostic.severity,
-            message: diagnostic.message.clone(),
-        };
-        if self.seen.insert(key) {
+        if self.seen.first_time(&diagnostic) {
             self.diagnostics.push(diagnostic);
         }
     }
@@ -839,22 +830,8 @@ fn patterns() -> &'static Patterns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::recorded;
     use std::path::PathBuf;
-
-    macro_rules! recorded {
-        ($case:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/mix/", $case, ".stdout")),
-                include_str!(concat!("../../tests/fixtures/mix/", $case, ".stderr")),
-            )
-        };
-    }
-
-    macro_rules! newer {
-        ($file:literal) => {
-            include_str!(concat!("../../tests/fixtures/mix/newer/", $file))
-        };
-    }
 
     /// Elixir 1.14 prints paths relative to the project: any root will do.
     fn root() -> &'static Path {
@@ -866,18 +843,17 @@ mod tests {
     }
 
     /// Feeds a recorded run the way the tests of the cargo parsers do: stdout, then stderr.
-    fn parse_at(root: &Path, (stdout, stderr): (&str, &str)) -> Vec<Diagnostic> {
+    fn parse_at(
+        root: &Path,
+        (stdout, stderr): (impl AsRef<str>, impl AsRef<str>),
+    ) -> Vec<Diagnostic> {
         let mut parser = MixDiagnosticParser::new(root);
-        for line in stdout.lines() {
-            parser.line(Stream::Stdout, line);
-        }
-        for line in stderr.lines() {
-            parser.line(Stream::Stderr, line);
-        }
+        parser.feed(Stream::Stdout, stdout.as_ref());
+        parser.feed(Stream::Stderr, stderr.as_ref());
         parser.finish()
     }
 
-    fn parse(output: (&str, &str)) -> Vec<Diagnostic> {
+    fn parse(output: (impl AsRef<str>, impl AsRef<str>)) -> Vec<Diagnostic> {
         parse_at(root(), output)
     }
 
@@ -925,7 +901,7 @@ mod tests {
 
     #[test]
     fn elixir_1_14_compile_error_and_the_warnings_before_it() {
-        let diagnostics = parse(recorded!("compile-errors"));
+        let diagnostics = parse(recorded::mix("compile-errors").streams());
         assert_eq!(
             sorted(diagnostics),
             [
@@ -1042,25 +1018,25 @@ where \"value\" was given the type integer() in:
 
     #[test]
     fn elixir_1_14_multi_line_warnings_and_one_diagnostic_per_location() {
-        let diagnostics = parse(recorded!("compile-warnings"));
+        let diagnostics = parse(recorded::mix("compile-warnings").streams());
         assert_eq!(sorted(diagnostics), mix_warnings_diagnostics());
     }
 
     #[test]
     fn elixir_1_14_colours_and_warnings_as_errors_change_nothing() {
         assert_eq!(
-            sorted(parse(recorded!("compile-warnings-color"))),
+            sorted(parse(recorded::mix("compile-warnings-color").streams())),
             mix_warnings_diagnostics()
         );
         assert_eq!(
-            sorted(parse(recorded!("compile-warnings-as-errors"))),
+            sorted(parse(recorded::mix("compile-warnings-as-errors").streams())),
             mix_warnings_diagnostics()
         );
     }
 
     #[test]
     fn elixir_1_14_test_file_that_does_not_compile() {
-        let diagnostics = sorted(parse(recorded!("test-compile-error")));
+        let diagnostics = sorted(parse(recorded::mix("test-compile-error").streams()));
         let mut expected = mix_warnings_diagnostics();
         expected.push(error(
             "test/broken_test.exs",
@@ -1074,7 +1050,7 @@ where \"value\" was given the type integer() in:
     #[test]
     fn elixir_1_14_non_ascii_path_with_spaces() {
         assert_eq!(
-            parse(recorded!("compile-odd-path")),
+            parse(recorded::mix("compile-odd-path").streams()),
             [warning(
                 "lib/módulo con espacio.ex",
                 4,
@@ -1102,7 +1078,7 @@ where \"some_condition?\" is the first argument and the second argument is a key
 
 You may see this error if you forget a trailing comma before the \"do\" in a \"do\" block";
         assert_eq!(
-            parse(recorded!("compile-syntax-error")),
+            parse(recorded::mix("compile-syntax-error").streams()),
             [at_column(
                 error("lib/mix_clean/broken.ex", 3, "SyntaxError", message),
                 11
@@ -1113,7 +1089,7 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
     #[test]
     fn elixir_1_14_token_missing_and_ascii_snippet() {
         assert_eq!(
-            parse(recorded!("compile-token-missing")),
+            parse(recorded::mix("compile-token-missing").streams()),
             [at_column(
                 error(
                     "lib/mix_clean/broken.ex",
@@ -1125,7 +1101,7 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
             )]
         );
         assert_eq!(
-            parse(recorded!("compile-syntax-snippet")),
+            parse(recorded::mix("compile-syntax-snippet").streams()),
             [at_column(
                 error(
                     "lib/módulo roto.ex",
@@ -1141,7 +1117,7 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
     #[test]
     fn elixir_1_14_exception_while_compiling_takes_its_line_from_the_stack() {
         assert_eq!(
-            parse(recorded!("compile-raise-in-body")),
+            parse(recorded::mix("compile-raise-in-body").streams()),
             [error(
                 "lib/mix_clean/config.ex",
                 2,
@@ -1153,7 +1129,10 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
 
     #[test]
     fn elixir_1_14_umbrella_paths_are_relative_to_the_app() {
-        let diagnostics = parse_at(&umbrella_root(), recorded!("compile-umbrella-broken"));
+        let diagnostics = parse_at(
+            &umbrella_root(),
+            recorded::mix("compile-umbrella-broken").streams(),
+        );
         assert_eq!(
             diagnostics,
             [
@@ -1175,20 +1154,27 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
 
     #[test]
     fn elixir_1_14_clean_builds_and_dependency_errors_have_no_diagnostics() {
-        assert_eq!(parse(recorded!("compile-clean")), []);
+        assert_eq!(parse(recorded::mix("compile-clean").streams()), []);
         assert_eq!(
-            parse_at(&umbrella_root(), recorded!("compile-umbrella")),
+            parse_at(
+                &umbrella_root(),
+                recorded::mix("compile-umbrella").streams()
+            ),
             []
         );
-        assert_eq!(parse(recorded!("compile-missing-deps")), []);
-        assert_eq!(parse(recorded!("compile-missing-hex")), []);
-        assert_eq!(parse(recorded!("format-check-unformatted")), []);
+        assert_eq!(parse(recorded::mix("compile-missing-deps").streams()), []);
+        assert_eq!(parse(recorded::mix("compile-missing-hex").streams()), []);
+        assert_eq!(
+            parse(recorded::mix("format-check-unformatted").streams()),
+            []
+        );
     }
 
     #[test]
     fn elixir_1_14_progress_events() {
         let mut parser = MixDiagnosticParser::new(&umbrella_root());
-        let events: Vec<MixEvent> = recorded!("compile-umbrella")
+        let events: Vec<MixEvent> = recorded::mix("compile-umbrella")
+            .streams()
             .0
             .lines()
             .filter_map(|line| parser.line(Stream::Stdout, line))
@@ -1214,26 +1200,26 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
 
     #[test]
     fn elixir_1_14_missing_dependencies() {
-        let (_, stderr) = recorded!("compile-missing-deps");
+        let (_, stderr) = recorded::mix("compile-missing-deps").streams();
         assert_eq!(
-            missing_deps(stderr),
+            missing_deps(&stderr),
             Some(vec!["jason".into(), "shared".into()])
         );
-        assert!(!hex_missing(stderr));
-        let (_, stderr) = recorded!("test-missing-deps");
+        assert!(!hex_missing(&stderr));
+        let (_, stderr) = recorded::mix("test-missing-deps").streams();
         assert_eq!(
-            missing_deps(stderr),
+            missing_deps(&stderr),
             Some(vec!["jason".into(), "shared".into()])
         );
-        let (stdout, stderr) = recorded!("compile-missing-hex");
+        let (stdout, stderr) = recorded::mix("compile-missing-hex").streams();
         assert_eq!(
             missing_deps(&format!("{stdout}\n{stderr}")),
             Some(vec!["jason".into()])
         );
-        assert!(hex_missing(stdout));
-        let (stdout, stderr) = recorded!("compile-errors");
-        assert_eq!(missing_deps(stdout), None);
-        assert_eq!(missing_deps(stderr), None);
+        assert!(hex_missing(&stdout));
+        let (stdout, stderr) = recorded::mix("compile-errors").streams();
+        assert_eq!(missing_deps(&stdout), None);
+        assert_eq!(missing_deps(&stderr), None);
     }
 
     fn parse_text(root: &Path, text: &str) -> Vec<Diagnostic> {
@@ -1243,7 +1229,10 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
     #[test]
     fn elixir_1_15_logged_errors_are_not_repeated_by_cannot_compile_module() {
         assert_eq!(
-            parse_text(root(), newer!("elixir-1.15-compile-error.txt")),
+            parse_text(
+                root(),
+                &recorded::newer_mix("elixir-1.15-compile-error.txt")
+            ),
             [
                 error(
                     "lib/theme_scanner/http.ex",
@@ -1279,7 +1268,7 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
     #[test]
     fn elixir_1_16_warning_with_snippet_and_column() {
         assert_eq!(
-            parse_text(root(), newer!("elixir-1.16-warning.txt")),
+            parse_text(root(), &recorded::newer_mix("elixir-1.16-warning.txt")),
             [at_column(
                 warning(
                     "lib/sbom.ex",
@@ -1294,7 +1283,10 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
 
     #[test]
     fn elixir_1_16_warnings_located_by_stack_frames_have_no_file() {
-        let diagnostics = parse_text(root(), newer!("elixir-1.16-warning-stacktrace.txt"));
+        let diagnostics = parse_text(
+            root(),
+            &recorded::newer_mix("elixir-1.16-warning-stacktrace.txt"),
+        );
         let messages: Vec<(&Option<String>, &str)> = diagnostics
             .iter()
             .map(|d| (&d.file, d.message.as_str()))
@@ -1317,7 +1309,7 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
     #[test]
     fn elixir_1_17_logged_error_with_span() {
         assert_eq!(
-            parse_text(root(), newer!("elixir-1.17-compile-error.txt")),
+            parse_text(root(), &recorded::newer_mix("elixir-1.17-compile-error.txt")),
             [at_column(
                 error(
                     "lib/getting_started_ml/chapter01.ex",
@@ -1333,7 +1325,10 @@ You may see this error if you forget a trailing comma before the \"do\" in a \"d
 
     #[test]
     fn elixir_1_18_type_warnings_keep_their_traces_but_not_the_lead_in() {
-        let diagnostics = parse_text(root(), newer!("elixir-1.18-type-warnings.txt"));
+        let diagnostics = parse_text(
+            root(),
+            &recorded::newer_mix("elixir-1.18-type-warnings.txt"),
+        );
         let incompatible = "incompatible types given to User.drive/2:
 
     User.drive({:ok, %User{age: nil, car_choice: nil}}, car_choices)
@@ -1377,7 +1372,7 @@ which has type:
     #[test]
     fn elixir_1_19_three_digit_gutter_and_compile_headers() {
         assert_eq!(
-            parse_text(root(), newer!("elixir-1.19-warning.txt")),
+            parse_text(root(), &recorded::newer_mix("elixir-1.19-warning.txt")),
             [at_column(
                 warning(
                     "lib/regex.ex",
@@ -1407,7 +1402,7 @@ which has type:
             ..group(line)
         };
         assert_eq!(
-            parse_text(root(), newer!("main-warnings.txt")),
+            parse_text(root(), &recorded::newer_mix("main-warnings.txt")),
             [
                 group(5),
                 group(6),
@@ -1442,7 +1437,7 @@ which has type:
     #[test]
     fn elixir_main_logged_errors_then_cannot_compile_module() {
         assert_eq!(
-            parse_text(root(), newer!("main-errors.txt")),
+            parse_text(root(), &recorded::newer_mix("main-errors.txt")),
             [
                 at_column(
                     error(
@@ -1468,21 +1463,21 @@ which has type:
     fn elixir_main_syntax_errors_with_snippets() {
         let cases = [
             (
-                newer!("main-syntax-error.txt"),
+                &recorded::newer_mix("main-syntax-error.txt"),
                 "SyntaxError",
                 1,
                 17,
                 "syntax error before: '*'",
             ),
             (
-                newer!("main-token-missing.txt"),
+                &recorded::newer_mix("main-token-missing.txt"),
                 "TokenMissingError",
                 1,
                 4,
                 "syntax error: expression is incomplete",
             ),
             (
-                newer!("main-mismatched-delimiter.txt"),
+                &recorded::newer_mix("main-mismatched-delimiter.txt"),
                 "MismatchedDelimiterError",
                 2,
                 9,
@@ -1546,13 +1541,13 @@ which has type:
     #[test]
     fn garbage_and_truncated_output_never_panic() {
         let samples = [
-            recorded!("compile-errors").0,
-            recorded!("compile-warnings").1,
-            recorded!("compile-syntax-error").0,
-            recorded!("compile-raise-in-body").0,
-            newer!("main-warnings.txt"),
-            newer!("main-token-missing.txt"),
-            newer!("elixir-1.17-compile-error.txt"),
+            recorded::mix("compile-errors").stdout(),
+            recorded::mix("compile-warnings").stderr(),
+            recorded::mix("compile-syntax-error").stdout(),
+            recorded::mix("compile-raise-in-body").stdout(),
+            recorded::newer_mix("main-warnings.txt"),
+            recorded::newer_mix("main-token-missing.txt"),
+            recorded::newer_mix("elixir-1.17-compile-error.txt"),
         ];
         for sample in samples {
             let lines: Vec<&str> = sample.lines().collect();

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::workspace::ToolchainKind;
+use crate::workspace::Toolchain;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -12,7 +12,7 @@ pub struct ProjectInfoRequest {
     pub project_path: String,
     /// Needed only when the directory has both Cargo.toml and mix.exs.
     #[serde(default)]
-    pub toolchain: Option<ToolchainKind>,
+    pub toolchain: Option<Toolchain>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -21,7 +21,7 @@ pub struct CompileRequest {
     /// Project directory (absolute, `~/...`, or relative to the first allowed root).
     pub project_path: String,
     #[serde(default)]
-    pub toolchain: Option<ToolchainKind>,
+    pub toolchain: Option<Toolchain>,
     /// Only this workspace member (cargo `--package=SPEC`, e.g. `ws-core` or `serde@1.0.200`),
     /// or the umbrella app (mix). Never starts with `-`.
     #[serde(default)]
@@ -53,7 +53,7 @@ pub struct TestRequest {
     /// Project directory (absolute, `~/...`, or relative to the first allowed root).
     pub project_path: String,
     #[serde(default)]
-    pub toolchain: Option<ToolchainKind>,
+    pub toolchain: Option<Toolchain>,
     /// Run only tests whose name contains this text. Any text: it is passed after `--`, so
     /// one that starts with `-` is still a filter, never a test-harness option.
     #[serde(default)]
@@ -97,7 +97,7 @@ pub struct RunRequest {
     /// Project directory (absolute, `~/...`, or relative to the first allowed root).
     pub project_path: String,
     #[serde(default)]
-    pub toolchain: Option<ToolchainKind>,
+    pub toolchain: Option<Toolchain>,
     /// Arguments for the program, or for the task. A cargo program gets them as they are.
     /// A task takes only the arguments on its allowlist; values follow `=` or a separate
     /// argument (`-p ws-core`); a value that starts with `-` needs `=`; file values must be
@@ -156,7 +156,7 @@ pub struct FormatRequest {
     /// Project directory (absolute, `~/...`, or relative to the first allowed root).
     pub project_path: String,
     #[serde(default)]
-    pub toolchain: Option<ToolchainKind>,
+    pub toolchain: Option<Toolchain>,
     /// Rewrite the files (default: only check and report).
     #[serde(default)]
     pub apply: bool,

@@ -1,7 +1,10 @@
 //! The mix toolchain: each build tool as mix commands, their output parsed into reports
 //! of the same shapes cargo's are.
 
+pub(crate) mod compiler;
 mod credo;
+pub(crate) mod dialyzer;
+pub(crate) mod exunit;
 mod exunit_events;
 mod format_diff;
 mod formatter_cache;
@@ -10,23 +13,24 @@ mod project;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::diagnostics::{Diagnostic, Severity};
-use super::dialyzer;
-use super::exunit_output;
-use super::mix_diagnostics::{self, MixDiagnosticParser, MixEvent};
+use super::endings;
+use super::line_parser::LineParser;
 use super::reports::{
     BuildDiagnostics, BuildReport, BuildStatus, FormatReport, FormatStatus, ProjectInfo, RunEnd,
     RunReport, RunStage, TestEnd, TestReport, TestStage,
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
-use super::{BuildKind, Call, Runner, ToolError, millis};
+use super::results::{Diagnostic, Severity};
+use super::runner::{Runner, millis};
+use super::{BuildKind, ToolchainError};
+use crate::call::Call;
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
+use compiler::{MixDiagnosticParser, MixEvent};
 use exunit_events::{ExUnitEvents, Outcome, Seen};
 
 const ELIXIR_HINT: &str = "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) \
      and make sure `mix` and `elixir` are on the server's PATH";
-const OUTPUT_TAIL_LINES: usize = 40;
 const STACKTRACE_CAP: usize = 2048;
 /// Lines of mix's own progress, left out of an output tail.
 const CHATTER: &[&str] = &[
@@ -63,7 +67,7 @@ async fn run_mix(
     spec: CommandSpec,
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolError> {
+) -> Result<ProcessOutput, ToolchainError> {
     runner.run_toolchain(spec, call, on_line, ELIXIR_HINT).await
 }
 
@@ -71,7 +75,7 @@ async fn run_quiet(
     runner: &Runner,
     spec: CommandSpec,
     call: &Call<'_>,
-) -> Result<ProcessOutput, ToolError> {
+) -> Result<ProcessOutput, ToolchainError> {
     run_mix(runner, spec, call, &mut |_, _| {}).await
 }
 
@@ -81,19 +85,19 @@ fn all_output(output: &ProcessOutput) -> String {
 }
 
 /// A project whose dependencies were never fetched cannot be built: say so in one line.
-fn check_deps(project: &Project, output: &ProcessOutput) -> Result<(), ToolError> {
+fn check_deps(project: &Project, output: &ProcessOutput) -> Result<(), ToolchainError> {
     if output.termination == Termination::Exited(0) {
         return Ok(());
     }
     let text = all_output(output);
-    let Some(deps) = mix_diagnostics::missing_deps(&text) else {
+    let Some(deps) = compiler::missing_deps(&text) else {
         return Ok(());
     };
-    let first = match mix_diagnostics::hex_missing(&text) {
+    let first = match compiler::hex_missing(&text) {
         true => "Hex is not installed: run `mix local.hex`, then ",
         false => "run ",
     };
-    Err(ToolError::Failed(format!(
+    Err(ToolchainError::Failed(format!(
         "dependencies are missing ({}): {first}`mix deps.get` in {}",
         deps.join(", "),
         project.root.display()
@@ -101,15 +105,10 @@ fn check_deps(project: &Project, output: &ProcessOutput) -> Result<(), ToolError
 }
 
 fn output_tail(output: &ProcessOutput) -> Option<String> {
-    let text = all_output(output);
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !CHATTER.iter().any(|c| l.trim_start().starts_with(c)))
-        .filter(|l| !l.contains(exunit_events::MARKER))
-        .collect();
-    let kept = &lines[lines.len().saturating_sub(OUTPUT_TAIL_LINES)..];
-    let joined = kept.join("\n").trim().to_string();
-    (!joined.is_empty()).then_some(joined)
+    endings::output_tail(&all_output(output), |line| {
+        CHATTER.iter().any(|c| line.trim_start().starts_with(c))
+            || line.contains(exunit_events::MARKER)
+    })
 }
 
 /// The directories of an umbrella's child apps (none for a single app), sorted.
@@ -135,19 +134,6 @@ fn report_event(call: &Call<'_>, event: Option<MixEvent>) {
         Some(MixEvent::Project { name }) => call.progress.report(&format!("==> {name}")),
         None => {}
     }
-}
-
-fn build_status(termination: Termination, has_errors: bool) -> BuildStatus {
-    match termination {
-        Termination::TimedOut => BuildStatus::Timeout,
-        Termination::Cancelled => BuildStatus::Cancelled,
-        Termination::Exited(0) if !has_errors => BuildStatus::Ok,
-        _ => BuildStatus::Failed,
-    }
-}
-
-fn has_errors(diagnostics: &[Diagnostic]) -> bool {
-    diagnostics.iter().any(|d| d.severity == Severity::Error)
 }
 
 /// What `mix compile` left: every diagnostic, before a report caps them.
@@ -185,7 +171,7 @@ pub async fn project_info(
     project: &Project,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<ProjectInfo, ToolError> {
+) -> Result<ProjectInfo, ToolchainError> {
     let quick = runner.quick(Duration::from_secs(60));
     let output = run_quiet(&quick, elixir(project, project::SCRIPT, Vec::new()), call).await?;
     let json = output
@@ -201,7 +187,9 @@ pub async fn project_info(
     };
     match read {
         Ok(mix_project) => Ok(mix_project.into_info(&project.root)),
-        Err(reason) => Err(ToolError::Failed(format!("cannot read mix.exs: {reason}"))),
+        Err(reason) => Err(ToolchainError::Failed(format!(
+            "cannot read mix.exs: {reason}"
+        ))),
     }
 }
 
@@ -211,7 +199,7 @@ pub async fn build(
     req: &CompileRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<BuildReport, ToolError> {
+) -> Result<BuildReport, ToolchainError> {
     match kind {
         BuildKind::Compile => {
             let started = Instant::now();
@@ -229,7 +217,7 @@ async fn compile(
     force: bool,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<Compiled, ToolError> {
+) -> Result<Compiled, ToolchainError> {
     let mut args = strings(&["compile", "--all-warnings"]);
     if force {
         args.push("--force".into());
@@ -246,8 +234,8 @@ async fn compile(
     };
     check_deps(project, &output)?;
     let diagnostics = compiler.finish();
-    let errors = has_errors(&diagnostics);
-    let status = build_status(output.termination, errors);
+    let errors = endings::has_errors(&diagnostics);
+    let status = endings::build_status(output.termination, &diagnostics);
     let mut notes = Vec::new();
     if req.warnings_as_errors && status == BuildStatus::Failed && !errors {
         notes.push("failed because of warnings (warnings_as_errors)".to_string());
@@ -281,7 +269,7 @@ async fn type_check(
     req: &CompileRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<BuildReport, ToolError> {
+) -> Result<BuildReport, ToolchainError> {
     let started = Instant::now();
     let compiled = compile(project, req, false, runner, call).await?;
     if compiled.status != BuildStatus::Ok {
@@ -317,7 +305,7 @@ async fn type_check(
             notes,
         )
     };
-    let errors = has_errors(&diagnostics);
+    let errors = endings::has_errors(&diagnostics);
     // The build succeeded: what it left are warnings, listed after dialyzer's.
     diagnostics.extend(compiled.diagnostics);
     let status = match termination {
@@ -378,7 +366,7 @@ async fn lint(
     req: &CompileRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<BuildReport, ToolError> {
+) -> Result<BuildReport, ToolchainError> {
     if !declares_dep(project, "credo") {
         let started = Instant::now();
         let mut report = compile(project, req, true, runner, call)
@@ -399,7 +387,8 @@ async fn lint(
     );
     let output = run_quiet(runner, spec, call).await?;
     check_deps(project, &output)?;
-    let status = build_status(output.termination, false);
+    // Credo's issues are advice: only credo failing to run fails the lint.
+    let status = endings::build_status(output.termination, &[]);
     let issues = credo::parse(&output.stdout.text, &project.root);
     let explained = status == BuildStatus::Ok || issues.is_some();
     Ok(BuildReport {
@@ -420,7 +409,7 @@ pub async fn test(
     req: &TestRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<TestReport, ToolError> {
+) -> Result<TestReport, ToolchainError> {
     let started = Instant::now();
     let test_args = mix_test_args(req);
     call.progress
@@ -446,8 +435,7 @@ pub async fn test(
     let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
         (run.counts, run.failures, run.seed, true)
     } else {
-        let plain =
-            exunit_output::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
+        let plain = exunit::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
         (plain.counts, plain.failures, plain.seed, false)
     };
     let stage = match formatter_ran {
@@ -499,15 +487,13 @@ async fn run_test(
     runner: &Runner,
     call: &Call<'_>,
     spec: CommandSpec,
-) -> Result<(ProcessOutput, MixDiagnosticParser, ExUnitEvents), ToolError> {
+) -> Result<(ProcessOutput, MixDiagnosticParser, ExUnitEvents), ToolchainError> {
     let mut compiler = MixDiagnosticParser::new(&project.root);
     let mut events = ExUnitEvents::new(&project.root);
     let (mut passed, mut failed) = (0u32, 0u32);
     let output = {
         let mut on_line = |stream: Stream, line: &str| {
-            if stream == Stream::Stdout
-                && let Some(seen) = events.line(line)
-            {
+            if let Some(seen) = events.line(stream, line) {
                 match seen {
                     Seen::Test {
                         outcome: Outcome::Passed,
@@ -593,7 +579,7 @@ pub async fn run(
     argv: Vec<String>,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<RunReport, ToolError> {
+) -> Result<RunReport, ToolchainError> {
     let started = Instant::now();
     // Compiled first, on its own: its messages become `errors`, and the program's stdout
     // holds nothing but the program's output.
@@ -627,7 +613,7 @@ pub async fn format(
     req: &FormatRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<FormatReport, ToolError> {
+) -> Result<FormatReport, ToolchainError> {
     let started = Instant::now();
     call.progress.report("mix format --check-formatted");
     let check = run_quiet(

@@ -5,16 +5,15 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::build::diagnostics::PathMapper;
-use crate::build::test_report::{TestCounts, TestFailure};
+use crate::process::Stream;
+use crate::toolchain::line_parser::LineParser;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// Starts every event line; a test that printed without a newline may come before it.
 pub const MARKER: &str = "\u{1e}DRYDOCK-EXUNIT ";
 pub const FORMATTER_MODULE: &str = "DrydockExUnitFormatter";
-pub const FORMATTER_SOURCE: &str = concat!(
-    include_str!("json.exs"),
-    include_str!("exunit_formatter.exs")
-);
+pub const FORMATTER_SOURCE: &str = crate::exs::EXUNIT_FORMATTER;
 
 const STACKTRACE_CAP: usize = 2048;
 
@@ -95,23 +94,31 @@ pub struct ExUnitEvents {
     run: ExUnitRun,
 }
 
+impl LineParser for ExUnitEvents {
+    type Event = Seen;
+    type Output = ExUnitRun;
+
+    /// Events come on stdout; lines without the marker are the tests' own output.
+    fn line(&mut self, stream: Stream, line: &str) -> Option<Seen> {
+        if stream != Stream::Stdout {
+            return None;
+        }
+        let (_, json) = line.split_once(MARKER)?;
+        let event: Event = serde_json::from_str(json).ok()?;
+        self.apply(event)
+    }
+
+    fn finish(self) -> ExUnitRun {
+        self.run
+    }
+}
+
 impl ExUnitEvents {
     pub fn new(project_root: &Path) -> Self {
         Self {
             paths: PathMapper::new(project_root, project_root),
             run: ExUnitRun::default(),
         }
-    }
-
-    /// Feeds one stdout line; lines without the marker are the tests' own output.
-    pub fn line(&mut self, line: &str) -> Option<Seen> {
-        let (_, json) = line.split_once(MARKER)?;
-        let event: Event = serde_json::from_str(json).ok()?;
-        self.apply(event)
-    }
-
-    pub fn finish(self) -> ExUnitRun {
-        self.run
     }
 
     fn apply(&mut self, event: Event) -> Option<Seen> {
@@ -239,9 +246,7 @@ mod tests {
 
     fn parse(text: &str) -> ExUnitRun {
         let mut events = ExUnitEvents::new(Path::new("/p"));
-        for line in text.lines() {
-            events.line(line);
-        }
+        events.feed(Stream::Stdout, text);
         events.finish()
     }
 

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::build::cargo::relative_to;
-use crate::build::reports::{DependencyInfo, PackageInfo, ProjectInfo, TargetInfo};
+use crate::toolchain::cargo::relative_to;
+use crate::toolchain::reports::{DependencyInfo, PackageInfo, ProjectInfo, TargetInfo};
 
-pub const SCRIPT: &str = concat!(include_str!("json.exs"), include_str!("project_info.exs"));
+pub const SCRIPT: &str = crate::exs::PROJECT_INFO;
 
 const MAX_FILES_SCANNED: usize = 5000;
 

@@ -5,23 +5,10 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-use super::diagnostics::PathMapper;
-use super::test_report::strip_ansi;
-
-/// One file that is not formatted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct FormatFile {
-    /// Relative to the project root when inside it, else absolute.
-    pub file: String,
-    /// How many separate places in the file rustfmt would change.
-    pub hunks: u32,
-    /// The hunks, each under an `@@ line N @@` header, capped in length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-}
+use crate::toolchain::endings::strip_ansi;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::FormatFile;
 
 /// Parses the stdout of `cargo fmt --check -- --color never`: `Diff in /abs/file.rs:9:`
 /// headers, each followed by the hunk's lines. One entry per file, sorted by path.
@@ -99,19 +86,7 @@ fn parse_diff_header(line: &str) -> Option<(&str, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn fixture(case: &str, extension: &str) -> String {
-        let path = format!(
-            "{}/{case}.{extension}",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cargo")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    }
-
-    fn recorded_root(case: &str) -> PathBuf {
-        PathBuf::from(fixture(case, "root").trim_end())
-    }
+    use crate::toolchain::recorded;
 
     const SHAPES_DIFF: &str = "@@ line 1 @@
  /// The area of a rectangle.
@@ -133,8 +108,8 @@ mod tests {
 
     #[test]
     fn workspace_check_lists_the_file_with_both_hunks() {
-        let root = recorded_root("fmt-check-workspace");
-        let files = parse_fmt_check(&fixture("fmt-check-workspace", "stdout"), &root, 100);
+        let root = recorded::cargo("fmt-check-workspace").root();
+        let files = parse_fmt_check(&recorded::cargo("fmt-check-workspace").stdout(), &root, 100);
         assert_eq!(
             files,
             [FormatFile {
@@ -147,15 +122,17 @@ mod tests {
 
     #[test]
     fn member_root_gives_member_relative_paths() {
-        let root = recorded_root("fmt-check-workspace").join("crates/core");
-        let files = parse_fmt_check(&fixture("fmt-check-workspace", "stdout"), &root, 100);
+        let root = recorded::cargo("fmt-check-workspace")
+            .root()
+            .join("crates/core");
+        let files = parse_fmt_check(&recorded::cargo("fmt-check-workspace").stdout(), &root, 100);
         assert_eq!(files[0].file, "src/shapes.rs");
     }
 
     #[test]
     fn long_diffs_are_capped_with_a_marker() {
-        let root = recorded_root("fmt-check-workspace");
-        let files = parse_fmt_check(&fixture("fmt-check-workspace", "stdout"), &root, 3);
+        let root = recorded::cargo("fmt-check-workspace").root();
+        let files = parse_fmt_check(&recorded::cargo("fmt-check-workspace").stdout(), &root, 3);
         let expected = "@@ line 1 @@
  /// The area of a rectangle.
 -pub fn area(width: u32, height: u32) -> u32 { width * height }

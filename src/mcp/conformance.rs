@@ -2,12 +2,15 @@
 //! and resources with the fixed names its scenarios call, plus a session manager that lets
 //! `test_reconnection` close its own SSE stream.
 //!
-//! Test-only: compiled with the `conformance-fixtures` feature, never in a default build.
+//! Test-only: compiled with the `conformance-fixtures` feature, never in a default build;
+//! reached through [`fixtures`](super::fixtures) only.
 #![allow(deprecated)] // logging and sampling are deprecated (SEP-2577), yet the suite tests them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ContentBlock, CreateMessageRequestParams,
@@ -22,7 +25,7 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionHandle, LocalSessionWorker,
 };
 use rmcp::transport::streamable_http_server::session::{
-    ServerSseMessage, SessionId, SessionManager,
+    ServerSseMessage, SessionId, SessionManager as ManagesSessions,
 };
 use rmcp::{ErrorData as McpError, RoleServer, prompt, prompt_router, tool, tool_router};
 use schemars::JsonSchema;
@@ -438,7 +441,7 @@ fn json_schema_2020_12() -> Arc<JsonObject> {
     }
 }
 
-pub fn fixture_resources() -> Vec<Resource> {
+pub(crate) fn resources() -> Vec<Resource> {
     vec![
         Resource::new(STATIC_TEXT_URI, "static-text")
             .with_description("Conformance fixture: a static text resource")
@@ -452,7 +455,7 @@ pub fn fixture_resources() -> Vec<Resource> {
     ]
 }
 
-pub fn fixture_resource_templates() -> Vec<ResourceTemplate> {
+pub(crate) fn resource_templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(TEMPLATE_URI, "template-data")
             .with_description("Conformance fixture: JSON data for the id in the URI")
@@ -460,12 +463,28 @@ pub fn fixture_resource_templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// Every `test://` URI belongs to the fixtures (unknown ones read as not found).
-pub fn is_fixture_uri(uri: &str) -> bool {
-    uri.starts_with("test://")
+/// The fixture resource at `uri`: every `test://` URI belongs to the fixtures (unknown ones
+/// read as not found).
+pub(crate) fn read(uri: &str) -> Option<Result<ReadResourceResult, McpError>> {
+    uri.starts_with("test://").then(|| read_fixture(uri))
 }
 
-pub fn read_fixture_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(crate) type SessionManager = FixtureSessions;
+
+pub(crate) fn session_manager(sessions: Arc<Sessions>) -> Arc<FixtureSessions> {
+    Arc::new(FixtureSessions { inner: sessions })
+}
+
+/// The conformance suite's tools and prompts, beside drydock's own.
+pub(crate) fn extend_routers(
+    tools: &mut ToolRouter<DrydockServer>,
+    prompts: &mut PromptRouter<DrydockServer>,
+) {
+    tools.merge(DrydockServer::fixture_tool_router());
+    prompts.merge(DrydockServer::fixture_prompt_router());
+}
+
+fn read_fixture(uri: &str) -> Result<ReadResourceResult, McpError> {
     let contents = match uri {
         STATIC_TEXT_URI => {
             ResourceContents::text("This is the content of the static text resource.", uri)
@@ -512,17 +531,11 @@ struct RequestStream {
 /// gets a stream of its own. Use it in place of `Sessions` under the `conformance-fixtures`
 /// feature.
 #[derive(Debug)]
-pub struct FixtureSessions {
+pub(crate) struct FixtureSessions {
     inner: Arc<Sessions>,
 }
 
-impl FixtureSessions {
-    pub fn new(inner: Arc<Sessions>) -> Self {
-        Self { inner }
-    }
-}
-
-impl SessionManager for FixtureSessions {
+impl ManagesSessions for FixtureSessions {
     type Error = SessionsError;
     type Transport = WorkerTransport<LocalSessionWorker>;
 

@@ -12,9 +12,10 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::diagnostics::PathMapper;
-use super::mix_diagnostics::AppDirs;
-use super::test_report::{TestCounts, TestFailure, strip_ansi};
+use super::compiler::AppDirs;
+use crate::toolchain::endings::strip_ansi;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// Everything gathered from one `mix test` run's output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -99,7 +100,7 @@ impl ExUnitParser {
             return Some(ExUnitEvent::Failure { name });
         }
         if let Some(counts) = parse_summary(line) {
-            add_counts(&mut self.run.counts, &counts);
+            self.run.counts.add(&counts);
             self.run.summaries += 1;
             return Some(ExUnitEvent::Finished { counts });
         }
@@ -362,14 +363,6 @@ fn parse_summary(line: &str) -> Option<TestCounts> {
     Some(counts)
 }
 
-fn add_counts(total: &mut TestCounts, more: &TestCounts) {
-    total.passed += more.passed;
-    total.failed += more.failed;
-    total.ignored += more.ignored;
-    total.filtered_out += more.filtered_out;
-    total.invalid += more.invalid;
-}
-
 /// `0.05` → 50; ExUnit prints at most two decimals.
 fn seconds_to_ms(seconds: &str) -> u64 {
     let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
@@ -418,19 +411,8 @@ fn patterns() -> &'static Patterns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::recorded;
     use std::path::PathBuf;
-
-    macro_rules! recorded {
-        ($case:literal) => {
-            include_str!(concat!("../../tests/fixtures/mix/", $case, ".stdout"))
-        };
-    }
-
-    macro_rules! newer {
-        ($file:literal) => {
-            include_str!(concat!("../../tests/fixtures/mix/newer/", $file))
-        };
-    }
 
     fn parse(stdout: &str) -> ExUnitRun {
         parse_exunit_output(stdout, Path::new("/p"), 4096)
@@ -584,7 +566,7 @@ mod tests {
 
     #[test]
     fn elixir_1_14_failing_suite() {
-        let run = parse(recorded!("test-failing"));
+        let run = parse(&recorded::mix("test-failing").stdout());
         assert_eq!(run.counts, counts(2, 8, 1, 1, 2));
         assert_eq!((run.seed, run.summaries), (Some(0), 1));
         // `Finished in 0.02 seconds (0.00s async, 0.02s sync)`; the time varies between recordings.
@@ -595,7 +577,7 @@ mod tests {
 
     #[test]
     fn elixir_1_14_colours_inside_values_are_removed() {
-        let mut run = parse(recorded!("test-failing-color"));
+        let mut run = parse(&recorded::mix("test-failing-color").stdout());
         assert_eq!(run.counts, counts(2, 8, 1, 1, 2));
         // With colours ExUnit draws the diff of long lists one element per line.
         let lists = run.failures.remove(7);
@@ -613,7 +595,7 @@ mod tests {
 
     #[test]
     fn elixir_1_14_passing_skipped_and_excluded() {
-        let run = parse(recorded!("test-clean"));
+        let run = parse(&recorded::mix("test-clean").stdout());
         assert_eq!(run.counts, counts(5, 0, 1, 1, 0));
         assert_eq!(
             (run.failures.len(), run.summaries, run.seed),
@@ -623,10 +605,10 @@ mod tests {
 
     #[test]
     fn elixir_1_14_only_filters() {
-        let run = parse(recorded!("test-clean-only-missing-tag"));
+        let run = parse(&recorded::mix("test-clean-only-missing-tag").stdout());
         assert_eq!(run.counts, counts(0, 0, 0, 7, 0));
         assert!(run.all_excluded);
-        let run = parse(recorded!("test-failing-only-slow"));
+        let run = parse(&recorded::mix("test-failing-only-slow").stdout());
         assert_eq!(run.counts, counts(0, 1, 0, 13, 0));
         assert_eq!(
             run.failures,
@@ -646,9 +628,17 @@ mod tests {
 
     #[test]
     fn elixir_1_14_umbrella_sums_apps_and_maps_frames_into_the_app() {
-        let run = parse_exunit_output(recorded!("test-umbrella"), &umbrella_root(), 4096);
+        let run = parse_exunit_output(
+            &recorded::mix("test-umbrella").stdout(),
+            &umbrella_root(),
+            4096,
+        );
         assert_eq!((run.counts, run.summaries), (counts(4, 0, 0, 0, 0), 2));
-        let run = parse_exunit_output(recorded!("test-umbrella-failing"), &umbrella_root(), 4096);
+        let run = parse_exunit_output(
+            &recorded::mix("test-umbrella-failing").stdout(),
+            &umbrella_root(),
+            4096,
+        );
         assert_eq!(run.counts, counts(4, 1, 0, 0, 0));
         let mut expected = compared(
             failure(
@@ -667,13 +657,13 @@ mod tests {
 
     #[test]
     fn elixir_1_14_suite_that_never_ran() {
-        let run = parse(recorded!("test-compile-error"));
+        let run = parse(&recorded::mix("test-compile-error").stdout());
         assert_eq!(run, ExUnitRun::default());
     }
 
     #[test]
     fn elixir_1_15_failure_located_at_the_first_test_frame() {
-        let run = parse(newer!("exunit-1.15.txt"));
+        let run = parse(&recorded::newer_mix("exunit-1.15.txt"));
         let mut expected = failure(
             "test js word based bag of words",
             "ThemeScannerTest",
@@ -690,7 +680,7 @@ mod tests {
 
     #[test]
     fn elixir_1_16_umbrella_frame_placed_by_the_test_location() {
-        let run = parse(newer!("exunit-1.16-umbrella.txt"));
+        let run = parse(&recorded::newer_mix("exunit-1.16-umbrella.txt"));
         let failure = &run.failures[0];
         assert_eq!(
             (
@@ -709,7 +699,7 @@ mod tests {
 
     #[test]
     fn elixir_main_seed_first_load_time_and_failures_without_frames() {
-        let run = parse(newer!("exunit-main.txt"));
+        let run = parse(&recorded::newer_mix("exunit-main.txt"));
         assert_eq!(run.counts, counts(1, 1, 0, 1, 2));
         assert_eq!((run.seed, run.duration_ms), (Some(4242), Some(300)));
         let mut it_works = failure("it works", "MyTest", "file.ex", 7, "** (RuntimeError) oops");
@@ -805,9 +795,9 @@ other output
     #[test]
     fn garbage_and_truncated_output_never_panic() {
         for sample in [
-            recorded!("test-failing"),
-            recorded!("test-failing-color"),
-            newer!("exunit-main.txt"),
+            &recorded::mix("test-failing").stdout(),
+            &recorded::mix("test-failing-color").stdout(),
+            &recorded::newer_mix("exunit-main.txt"),
         ] {
             let lines: Vec<&str> = sample.lines().collect();
             for end in 0..=lines.len() {

@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use super::arg_values::{self, NameKind, ValueError};
-use crate::workspace::ToolchainKind;
+use crate::workspace::Toolchain;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TaskArgError {
@@ -67,7 +67,7 @@ pub enum TaskArgError {
 /// The full argv, task name first, of `tool`'s task `task` given the request's `args`;
 /// `project` is the directory the task runs in.
 pub fn task_argv(
-    tool: ToolchainKind,
+    tool: Toolchain,
     task: &str,
     args: &[String],
     project: &Path,
@@ -680,7 +680,7 @@ const MIX_DOCS: &[Opt] = &[
     flag("warnings-as-errors", None),
 ];
 
-fn spec_for(tool: ToolchainKind, task: &str) -> TaskSpec {
+fn spec_for(tool: Toolchain, task: &str) -> TaskSpec {
     let cargo = |options, positionals| TaskSpec {
         options,
         positionals,
@@ -695,7 +695,7 @@ fn spec_for(tool: ToolchainKind, task: &str) -> TaskSpec {
     };
     let name = |what| Positionals::One(Value::Name(NameKind::Package), what);
     match (tool, task) {
-        (ToolchainKind::Cargo, "doc") => cargo(
+        (Toolchain::Cargo, "doc") => cargo(
             &[
                 CARGO_DOC,
                 CARGO_PACKAGES,
@@ -705,7 +705,7 @@ fn spec_for(tool: ToolchainKind, task: &str) -> TaskSpec {
             ],
             Positionals::None,
         ),
-        (ToolchainKind::Cargo, "bench") => cargo(
+        (Toolchain::Cargo, "bench") => cargo(
             &[
                 CARGO_BENCH,
                 CARGO_PACKAGES,
@@ -715,29 +715,27 @@ fn spec_for(tool: ToolchainKind, task: &str) -> TaskSpec {
             ],
             Positionals::One(Value::Text("FILTER"), FILTER),
         ),
-        (ToolchainKind::Cargo, "tree") => cargo(
+        (Toolchain::Cargo, "tree") => cargo(
             &[CARGO_TREE, CARGO_PACKAGES, CARGO_FEATURES, CARGO_OUTPUT],
             Positionals::None,
         ),
-        (ToolchainKind::Cargo, "metadata") => cargo(
+        (Toolchain::Cargo, "metadata") => cargo(
             &[CARGO_METADATA, CARGO_FEATURES, CARGO_OUTPUT],
             Positionals::None,
         ),
-        (ToolchainKind::Cargo, "version") => cargo(&[], Positionals::None),
-        (ToolchainKind::Mix, "run") => mix(&[MIX_RUN], Positionals::Script),
-        (ToolchainKind::Mix, "deps.tree") => {
+        (Toolchain::Cargo, "version") => cargo(&[], Positionals::None),
+        (Toolchain::Mix, "run") => mix(&[MIX_RUN], Positionals::Script),
+        (Toolchain::Mix, "deps.tree") => {
             mix(&[MIX_DEPS_TREE], name("one optional dependency name"))
         }
-        (ToolchainKind::Mix, "app.tree") => {
-            mix(&[MIX_APP_TREE], name("one optional application name"))
-        }
-        (ToolchainKind::Mix, "xref") => mix(&[MIX_XREF], Positionals::XrefCommand),
-        (ToolchainKind::Mix, "help") => TaskSpec {
+        (Toolchain::Mix, "app.tree") => mix(&[MIX_APP_TREE], name("one optional application name")),
+        (Toolchain::Mix, "xref") => mix(&[MIX_XREF], Positionals::XrefCommand),
+        (Toolchain::Mix, "help") => TaskSpec {
             // `mix help` matches its argv literally: no `--`.
             dashes_end_options: false,
             ..mix(&[MIX_HELP], name("one optional task name (or `app:NAME`)"))
         },
-        (ToolchainKind::Mix, "docs") => mix(&[MIX_DOCS], Positionals::None),
+        (Toolchain::Mix, "docs") => mix(&[MIX_DOCS], Positionals::None),
         _ => TaskSpec {
             options: &[],
             positionals: Positionals::AnyText,
@@ -777,13 +775,13 @@ mod tests {
         }
     }
 
-    fn argv(tool: ToolchainKind, task: &str, args: &[&str], project: &Path) -> Vec<String> {
+    fn argv(tool: Toolchain, task: &str, args: &[&str], project: &Path) -> Vec<String> {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         task_argv(tool, task, &args, project)
             .unwrap_or_else(|e| panic!("{task} {args:?} refused: {e}"))
     }
 
-    fn refusal(tool: ToolchainKind, task: &str, args: &[&str], project: &Path) -> TaskArgError {
+    fn refusal(tool: Toolchain, task: &str, args: &[&str], project: &Path) -> TaskArgError {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         match task_argv(tool, task, &args, project) {
             Ok(argv) => panic!("{task} {args:?} was accepted as {argv:?}"),
@@ -863,13 +861,13 @@ mod tests {
         ];
         for (task, args, expected) in cases {
             assert_eq!(
-                argv(ToolchainKind::Cargo, task, args, &f.project),
+                argv(Toolchain::Cargo, task, args, &f.project),
                 *expected,
                 "{task} {args:?}"
             );
         }
         // A value that starts with `-` is taken only in the `=` form.
-        let error = refusal(ToolchainKind::Cargo, "doc", &["-j", "-1"], &f.project);
+        let error = refusal(Toolchain::Cargo, "doc", &["-j", "-1"], &f.project);
         assert_eq!(
             error.to_string(),
             "`--jobs` of `cargo doc` needs a value; write it as `--jobs=VALUE`"
@@ -914,13 +912,13 @@ mod tests {
                 if task == "bench" && args == &["+nightly"] {
                     continue;
                 }
-                refusal(ToolchainKind::Cargo, task, args, &f.project);
+                refusal(Toolchain::Cargo, task, args, &f.project);
             }
         }
         // `+name` picks a toolchain only as cargo's first argument; after the task name it
         // is a plain value, here a bench filter.
         assert_eq!(
-            argv(ToolchainKind::Cargo, "bench", &["+nightly"], &f.project),
+            argv(Toolchain::Cargo, "bench", &["+nightly"], &f.project),
             ["bench", "+nightly"]
         );
     }
@@ -929,7 +927,7 @@ mod tests {
     fn a_refusal_names_the_argument_the_task_and_what_it_accepts() {
         let f = fixture();
         let error = refusal(
-            ToolchainKind::Cargo,
+            Toolchain::Cargo,
             "doc",
             &["--manifest-path=/x/Cargo.toml"],
             &f.project,
@@ -945,14 +943,14 @@ mod tests {
         assert!(error.contains("-F/--features=FEATURES"), "{error}");
         assert!(error.ends_with("no positional arguments"), "{error}");
 
-        let plus = refusal(ToolchainKind::Cargo, "metadata", &["+nightly"], &f.project);
+        let plus = refusal(Toolchain::Cargo, "metadata", &["+nightly"], &f.project);
         assert!(
             plus.to_string().starts_with(
                 "`+nightly` is one argument too many for `cargo metadata`; it accepts"
             ),
             "{plus}"
         );
-        let version = refusal(ToolchainKind::Cargo, "version", &["-v"], &f.project);
+        let version = refusal(Toolchain::Cargo, "version", &["-v"], &f.project);
         assert!(
             version.to_string().ends_with("it takes no arguments"),
             "{version}"
@@ -965,7 +963,7 @@ mod tests {
         for task in ["+nightly", "-Zx", "--config", "", "a b", "doc/x"] {
             assert!(
                 matches!(
-                    refusal(ToolchainKind::Cargo, task, &[], &f.project),
+                    refusal(Toolchain::Cargo, task, &[], &f.project),
                     TaskArgError::TaskName(_)
                 ),
                 "{task:?}"
@@ -977,27 +975,17 @@ mod tests {
     fn tasks_without_a_table_take_only_plain_positional_values() {
         let f = fixture();
         assert_eq!(
-            argv(
-                ToolchainKind::Cargo,
-                "outdated",
-                &["serde", "x"],
-                &f.project
-            ),
+            argv(Toolchain::Cargo, "outdated", &["serde", "x"], &f.project),
             ["outdated", "serde", "x"]
         );
-        let error = refusal(
-            ToolchainKind::Mix,
-            "hex.info",
-            &["--config", "x"],
-            &f.project,
-        );
+        let error = refusal(Toolchain::Mix, "hex.info", &["--config", "x"], &f.project);
         assert!(
             error
                 .to_string()
                 .contains("has no argument allowlist in drydock"),
             "{error}"
         );
-        refusal(ToolchainKind::Cargo, "outdated", &["--", "-x"], &f.project);
+        refusal(Toolchain::Cargo, "outdated", &["--", "-x"], &f.project);
     }
 
     #[test]
@@ -1041,7 +1029,7 @@ mod tests {
         ];
         for (args, expected) in cases {
             assert_eq!(
-                argv(ToolchainKind::Mix, "run", args, &f.project),
+                argv(Toolchain::Mix, "run", args, &f.project),
                 *expected,
                 "{args:?}"
             );
@@ -1072,7 +1060,7 @@ mod tests {
             &["-e", "--config"],
         ];
         for args in refused {
-            let error = refusal(ToolchainKind::Mix, "run", args, &f.project);
+            let error = refusal(Toolchain::Mix, "run", args, &f.project);
             if args.first() == Some(&evil) {
                 assert!(error.to_string().contains("outside the project"), "{error}");
             }
@@ -1082,7 +1070,7 @@ mod tests {
     #[test]
     fn other_mix_tasks_take_their_own_options() {
         let f = fixture();
-        let mix = |task, args: &[&str]| argv(ToolchainKind::Mix, task, args, &f.project);
+        let mix = |task, args: &[&str]| argv(Toolchain::Mix, task, args, &f.project);
         assert_eq!(
             mix("deps.tree", &["--format", "plain", "jason"]),
             ["deps.tree", "--format=plain", "--", "jason"]
@@ -1133,7 +1121,7 @@ mod tests {
             ("app.tree", &["--format", "svg"]),
         ];
         for (task, args) in refused {
-            refusal(ToolchainKind::Mix, task, args, &f.project);
+            refusal(Toolchain::Mix, task, args, &f.project);
         }
     }
 }

@@ -1,5 +1,9 @@
 //! The cargo toolchain: each build tool as cargo commands, their output parsed into reports.
 
+pub(crate) mod libtest;
+pub(crate) mod messages;
+pub(crate) mod rustfmt;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -8,22 +12,26 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde::Deserialize;
 
-use super::diagnostics::{CargoEvent, CargoMessageParser};
-use super::format_report::{FormatFile, parse_fmt_check};
+use super::endings;
+use super::line_parser::LineParser;
 use super::reports::{
     BuildDiagnostics, BuildReport, BuildStatus, DependencyInfo, FormatReport, FormatStatus,
     PackageInfo, ProjectInfo, RunEnd, RunReport, RunStage, TargetInfo, TestEnd, TestReport,
     TestStage,
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
-use super::test_report::{LibtestEvent, LibtestParser, TestRun};
-use super::version_cache::{VersionCache, Versions};
-use super::{BuildKind, Call, Runner, ToolError, millis};
+use super::results::FormatFile;
+use super::runner::{Runner, millis};
+use super::versions::{VersionCache, Versions};
+use super::{BuildKind, ToolchainError};
+use crate::call::Call;
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
+use libtest::{LibtestEvent, LibtestParser, TestRun};
+use messages::{CargoEvent, CargoMessageParser};
+use rustfmt::parse_fmt_check;
 
 /// Lines of the tool's own output kept when it failed without a parsed error.
-const OUTPUT_TAIL_LINES: usize = 40;
 /// Captured stdout kept per failing test.
 const FAILURE_STDOUT_CAP: usize = 4096;
 /// Lines of diff shown per file by `format`.
@@ -86,7 +94,7 @@ async fn run_cargo(
     spec: CommandSpec,
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolError> {
+) -> Result<ProcessOutput, ToolchainError> {
     let hint = "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH";
     runner.run_toolchain(spec, call, on_line, hint).await
 }
@@ -96,12 +104,12 @@ async fn run_quiet(
     runner: &Runner,
     spec: CommandSpec,
     call: &Call<'_>,
-) -> Result<ProcessOutput, ToolError> {
+) -> Result<ProcessOutput, ToolchainError> {
     run_cargo(runner, spec, call, &mut |_, _| {}).await
 }
 
 /// cargo's words for a rustup component that is not installed (clippy for lint, rustfmt for format).
-fn missing_component(stderr: &str) -> Result<(), ToolError> {
+fn missing_component(stderr: &str) -> Result<(), ToolchainError> {
     for (needle, program, component) in [
         ("no such command: `clippy`", "clippy", "clippy"),
         ("'cargo-clippy' is not installed", "clippy", "clippy"),
@@ -110,7 +118,7 @@ fn missing_component(stderr: &str) -> Result<(), ToolError> {
         ("'rustfmt' is not installed", "rustfmt", "rustfmt"),
     ] {
         if stderr.contains(needle) {
-            return Err(ToolError::ToolchainMissing {
+            return Err(ToolchainError::ToolchainMissing {
                 program: program.into(),
                 hint: format!("run `rustup component add {component}`"),
             });
@@ -134,16 +142,10 @@ fn output_tail(text: &str) -> Option<String> {
         "Downloaded ",
         "Downloading ",
     ];
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            !CHATTER.iter().any(|c| t.starts_with(c))
-        })
-        .collect();
-    let kept = &lines[lines.len().saturating_sub(OUTPUT_TAIL_LINES)..];
-    let joined = kept.join("\n").trim().to_string();
-    (!joined.is_empty()).then_some(joined)
+    endings::output_tail(text, |line| {
+        let line = line.trim_start();
+        CHATTER.iter().any(|c| line.starts_with(c))
+    })
 }
 
 /// Feeds cargo's JSON messages to the parser and reports compile progress.
@@ -153,7 +155,7 @@ fn compile_progress<'p>(
 ) -> impl FnMut(&str) + Send + 'p {
     let mut units = 0u32;
     move |line: &str| {
-        if let Some(CargoEvent::Artifact { target, fresh }) = parser.feed_line(line) {
+        if let Some(CargoEvent::Artifact { target, fresh }) = parser.line(Stream::Stdout, line) {
             units += 1;
             if !fresh {
                 call.progress
@@ -169,7 +171,7 @@ pub async fn build(
     req: &CompileRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<BuildReport, ToolError> {
+) -> Result<BuildReport, ToolchainError> {
     let (subcommand, all_targets_default) = match kind {
         BuildKind::Compile => ("build", false),
         BuildKind::TypeCheck => ("check", true),
@@ -198,12 +200,7 @@ pub async fn build(
         missing_component(&output.stderr.text)?;
     }
     let messages = parser.finish();
-    let status = match output.termination {
-        Termination::Exited(0) => BuildStatus::Ok,
-        Termination::TimedOut => BuildStatus::Timeout,
-        Termination::Cancelled => BuildStatus::Cancelled,
-        Termination::Exited(_) | Termination::Signaled(_) => BuildStatus::Failed,
-    };
+    let status = endings::build_status(output.termination, &messages.diagnostics);
     let diagnostics = BuildDiagnostics::capped(messages.diagnostics);
     let mut notes = Vec::new();
     let failed_on_warnings = !diagnostics.warnings.is_empty() && req.warnings_as_errors;
@@ -264,7 +261,7 @@ pub async fn test(
     req: &TestRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<TestReport, ToolError> {
+) -> Result<TestReport, ToolchainError> {
     let mut args = strings(&["test", "--no-fail-fast", "--message-format=json"]);
     selection_args(&mut args, &req.package, &req.features);
     args.push("--".into());
@@ -286,10 +283,10 @@ pub async fn test(
                     on_json(line);
                     None
                 }
-                Stream::Stdout => libtest.feed_stdout(line),
+                Stream::Stdout => libtest.line(Stream::Stdout, line),
                 Stream::Stderr => {
                     running.observe_stderr(line, &ws_root);
-                    libtest.feed_stderr(line)
+                    libtest.line(Stream::Stderr, line)
                 }
             };
             match event {
@@ -432,7 +429,7 @@ pub async fn run(
     req: &RunRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<RunReport, ToolError> {
+) -> Result<RunReport, ToolchainError> {
     let started = Instant::now();
     let executable = match build_program(project, req, runner, call, started).await? {
         Ok(executable) => executable,
@@ -454,7 +451,7 @@ pub async fn run_task(
     argv: Vec<String>,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<RunReport, ToolError> {
+) -> Result<RunReport, ToolchainError> {
     run_with_stdin(cargo(project, argv), req, runner, call, Instant::now()).await
 }
 
@@ -464,7 +461,7 @@ async fn run_with_stdin(
     runner: &Runner,
     call: &Call<'_>,
     started: Instant,
-) -> Result<RunReport, ToolError> {
+) -> Result<RunReport, ToolchainError> {
     let spec = CommandSpec {
         stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
         ..spec
@@ -504,7 +501,7 @@ async fn build_program(
     runner: &Runner,
     call: &Call<'_>,
     started: Instant,
-) -> Result<Result<PathBuf, RunReport>, ToolError> {
+) -> Result<Result<PathBuf, RunReport>, ToolchainError> {
     let mut args = strings(&["build", "--message-format=json"]);
     selection_args(&mut args, &req.package, &[]);
     if let Some(bin) = &req.bin {
@@ -559,21 +556,21 @@ fn choose_binary(
     project: &Project,
     req: &RunRequest,
     binaries: Vec<BuiltBinary>,
-) -> Result<PathBuf, ToolError> {
+) -> Result<PathBuf, ToolchainError> {
     if let Some(bin) = &req.bin {
         return binaries
             .into_iter()
             .find(|b| &b.name == bin)
             .map(|b| b.executable)
             .ok_or_else(|| {
-                ToolError::InvalidArgument(format!("no binary named `{bin}` was built"))
+                ToolchainError::InvalidArgument(format!("no binary named `{bin}` was built"))
             });
     }
     if binaries.len() == 1 {
         return Ok(binaries.into_iter().next().expect("one binary").executable);
     }
     if binaries.is_empty() {
-        return Err(ToolError::InvalidArgument(
+        return Err(ToolchainError::InvalidArgument(
             "the project has no binary to run; pass `package` for a workspace member or use `task`"
                 .into(),
         ));
@@ -595,7 +592,7 @@ fn choose_binary(
     }
     let mut names: Vec<&str> = binaries.iter().map(|b| b.name.as_str()).collect();
     names.sort_unstable();
-    Err(ToolError::InvalidArgument(format!(
+    Err(ToolchainError::InvalidArgument(format!(
         "several binaries were built ({}); choose one with `bin` (and `package` in a workspace)",
         names.join(", ")
     )))
@@ -606,7 +603,7 @@ pub async fn format(
     req: &FormatRequest,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<FormatReport, ToolError> {
+) -> Result<FormatReport, ToolchainError> {
     let started = Instant::now();
     let mut check_args = strings(&["fmt", "--check"]);
     selection_args(&mut check_args, &req.package, &[]);
@@ -710,7 +707,7 @@ pub async fn project_info(
     runner: &Runner,
     call: &Call<'_>,
     versions: &VersionCache,
-) -> Result<ProjectInfo, ToolError> {
+) -> Result<ProjectInfo, ToolchainError> {
     let quick = runner.quick(Duration::from_secs(60));
     let metadata_args = strings(&[
         "metadata",
@@ -729,13 +726,13 @@ pub async fn project_info(
     };
     let (metadata, toolchain_versions) = (metadata?, toolchain_versions?);
     if metadata.termination != Termination::Exited(0) {
-        return Err(ToolError::Failed(format!(
+        return Err(ToolchainError::Failed(format!(
             "cargo metadata failed: {}",
             output_tail(&metadata.stderr.text).unwrap_or_default()
         )));
     }
     let metadata: Metadata = serde_json::from_str(&metadata.stdout.text)
-        .map_err(|e| ToolError::Failed(format!("cannot read cargo metadata: {e}")))?;
+        .map_err(|e| ToolchainError::Failed(format!("cannot read cargo metadata: {e}")))?;
 
     let lock: LockFile = std::fs::read_to_string(metadata.workspace_root.join("Cargo.lock"))
         .ok()
@@ -782,7 +779,7 @@ async fn toolchain_versions(
     runner: &Runner,
     call: &Call<'_>,
     cache: &VersionCache,
-) -> Result<Versions, ToolError> {
+) -> Result<Versions, ToolchainError> {
     let version = |program: &str| CommandSpec::new(program, ["--version"], &project.root);
     let (rustc, cargo) = tokio::join!(
         run_quiet(runner, version("rustc"), call),
@@ -1013,7 +1010,7 @@ mod tests {
         assert!(built.success());
         let project = Project {
             root: root.clone(),
-            kind: crate::workspace::ToolchainKind::Cargo,
+            kind: crate::workspace::Toolchain::Cargo,
         };
         let running = RunningBinary {
             executable: Some(root.join("t")),

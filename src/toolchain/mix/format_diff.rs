@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
 
-use crate::build::format_report::FormatFile;
-use crate::build::test_report::strip_ansi;
-use crate::build::{Call, Runner};
+use crate::call::Call;
 use crate::process::{CommandSpec, Stream};
+use crate::toolchain::endings::strip_ansi;
+use crate::toolchain::results::FormatFile;
+use crate::toolchain::runner::Runner;
 use crate::workspace::Project;
 
-const SCRIPT: &str = include_str!("format_diff.exs");
+const SCRIPT: &str = crate::exs::FORMAT_DIFF;
 const MARKER: &str = "\u{1e}DRYDOCK-FORMAT ";
 const DIFF_CAP_LINES: usize = 40;
 const DIFFS_TIMEOUT: Duration = Duration::from_secs(60);

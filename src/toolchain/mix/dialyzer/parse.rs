@@ -19,8 +19,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::build::diagnostics::{Diagnostic, PathMapper, Severity};
-use crate::build::test_report::strip_ansi;
+use crate::toolchain::endings::strip_ansi;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{Diagnostic, Severity};
 
 /// Where the file names in dialyzer's warnings lead. Elixir records a module's source
 /// relative to the directory it was compiled in: the project root, or in an umbrella the
@@ -386,18 +387,11 @@ pub fn warning_kind(message: &str) -> Option<&'static str> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-
-    fn fixture(case: &str, extension: &str) -> String {
-        let path = format!(
-            "{}/{case}.{extension}",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dialyzer")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    }
+    use crate::toolchain::recorded;
 
     fn parse_fixture(case: &str) -> Vec<Diagnostic> {
-        let root = PathBuf::from(fixture(case, "root").trim_end());
-        parse_dialyzer_output(&fixture(case, "stdout"), &root)
+        let root = recorded::dialyzer(case).root();
+        parse_dialyzer_output(&recorded::dialyzer(case).stdout(), &root)
     }
 
     /// `file:line:column code message`, one per diagnostic.

@@ -1,67 +1,15 @@
-//! Compiler diagnostics: the shape every toolchain reports, and the parser of cargo's JSON messages.
+//! The parser of cargo's JSON messages: compiler diagnostics and build progress.
 
-use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// One error or warning, located in the project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Diagnostic {
-    /// Path relative to the project root; absolute when the file lies outside it
-    /// (a registry dependency); absent for diagnostics without a location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    /// 1-based, counted in characters (not bytes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_column: Option<u32>,
-    pub severity: Severity,
-    /// `E0308`, `unused_variables`, `clippy::needless_return`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    pub message: String,
-    /// The primary span's label, e.g. "expected `i32`, found `&str`".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// Child notes and helps without a machine-applicable edit, e.g. "help: consider importing: `use x;`"
-    /// (the lint-level and documentation-link boilerplate every lint carries is left out).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// Machine-applicable edits the compiler proposes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub suggestions: Vec<Suggestion>,
-    /// The compiler's own rendering; only filled when the caller asks for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rendered: Option<String>,
-}
-
-/// A machine-applicable replacement of a span.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Suggestion {
-    pub message: String,
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
-    pub end_line: u32,
-    pub end_column: u32,
-    pub replacement: String,
-}
+use crate::process::Stream;
+use crate::toolchain::endings::Distinct;
+use crate::toolchain::line_parser::LineParser;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{Diagnostic, Severity, Suggestion};
 
 /// What one line of cargo's JSON output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,34 +35,20 @@ pub struct CargoMessages {
 pub struct CargoMessageParser {
     paths: PathMapper,
     include_rendered: bool,
-    seen: HashSet<DiagnosticKey>,
+    seen: Distinct,
     messages: CargoMessages,
 }
 
-/// What makes two diagnostics the same: lib and lib-test builds report each one twice.
-#[derive(PartialEq, Eq, Hash)]
-struct DiagnosticKey {
-    file: Option<String>,
-    line: Option<u32>,
-    column: Option<u32>,
-    severity: Severity,
-    code: Option<String>,
-    message: String,
-}
+impl LineParser for CargoMessageParser {
+    type Event = CargoEvent;
+    type Output = CargoMessages;
 
-impl CargoMessageParser {
-    pub fn new(workspace_root: &Path, project_root: &Path, include_rendered: bool) -> Self {
-        Self {
-            paths: PathMapper::new(workspace_root, project_root),
-            include_rendered,
-            seen: HashSet::new(),
-            messages: CargoMessages::default(),
+    /// cargo's messages come on stdout; lines that are not JSON objects (libtest's human
+    /// output during `cargo test`, program output during `cargo run`) are ignored.
+    fn line(&mut self, stream: Stream, line: &str) -> Option<CargoEvent> {
+        if stream != Stream::Stdout {
+            return None;
         }
-    }
-
-    /// Feeds one stdout line; lines that are not JSON objects (libtest's human output
-    /// during `cargo test`, program output during `cargo run`) are ignored.
-    pub fn feed_line(&mut self, line: &str) -> Option<CargoEvent> {
         let line = line.trim_end();
         if !line.starts_with('{') {
             return None;
@@ -135,8 +69,19 @@ impl CargoMessageParser {
         }
     }
 
-    pub fn finish(self) -> CargoMessages {
+    fn finish(self) -> CargoMessages {
         self.messages
+    }
+}
+
+impl CargoMessageParser {
+    pub fn new(workspace_root: &Path, project_root: &Path, include_rendered: bool) -> Self {
+        Self {
+            paths: PathMapper::new(workspace_root, project_root),
+            include_rendered,
+            seen: Distinct::default(),
+            messages: CargoMessages::default(),
+        }
     }
 
     fn add_artifact(
@@ -155,15 +100,7 @@ impl CargoMessageParser {
 
     fn add_diagnostic(&mut self, message: json::Diagnostic) -> Option<CargoEvent> {
         let diagnostic = self.convert(message)?;
-        let key = DiagnosticKey {
-            file: diagnostic.file.clone(),
-            line: diagnostic.line,
-            column: diagnostic.column,
-            severity: diagnostic.severity,
-            code: diagnostic.code.clone(),
-            message: diagnostic.message.clone(),
-        };
-        if !self.seen.insert(key) {
+        if !self.seen.first_time(&diagnostic) {
             return None;
         }
         let severity = diagnostic.severity;
@@ -288,60 +225,6 @@ fn is_summary(message: &str) -> bool {
         .is_match(message)
 }
 
-/// Maps the paths tools print (relative to the workspace root, or absolute) to paths
-/// relative to the project root when they lie inside it, else absolute.
-#[derive(Debug, Clone)]
-pub struct PathMapper {
-    workspace_root: PathBuf,
-    project_root: PathBuf,
-}
-
-impl PathMapper {
-    pub fn new(workspace_root: &Path, project_root: &Path) -> Self {
-        Self {
-            workspace_root: normalize(workspace_root),
-            project_root: normalize(project_root),
-        }
-    }
-
-    pub fn map(&self, file: &str) -> String {
-        let absolute = self.absolute(file);
-        match absolute.strip_prefix(&self.project_root) {
-            Ok(relative) if !relative.as_os_str().is_empty() => path_string(relative),
-            _ => path_string(&absolute),
-        }
-    }
-
-    /// Whether the file is the user's code rather than std's or a dependency's
-    /// (`<anon>`-style pseudo files are neither).
-    pub fn is_in_workspace(&self, file: &str) -> bool {
-        !file.starts_with('<') && self.absolute(file).starts_with(&self.workspace_root)
-    }
-
-    fn absolute(&self, file: &str) -> PathBuf {
-        normalize(&self.workspace_root.join(file))
-    }
-}
-
-/// Resolves `.` and `..` lexically: the files may not exist any more when we map them.
-fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                normal.pop();
-            }
-            other => normal.push(other),
-        }
-    }
-    normal
-}
-
-fn path_string(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
-}
-
 /// The subset of cargo's and rustc's JSON that drydock reads; the rest is skipped.
 mod json {
     use serde::Deserialize;
@@ -425,32 +308,21 @@ mod json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::recorded;
     use std::time::{Duration, Instant};
 
-    fn fixture(case: &str, extension: &str) -> String {
-        let path = format!(
-            "{}/{case}.{extension}",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cargo")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    }
-
-    /// The project directory the fixture was recorded in (its paths are absolute).
-    fn recorded_root(case: &str) -> PathBuf {
-        PathBuf::from(fixture(case, "root").trim_end())
-    }
-
     fn parse_in(case: &str, project_root: &Path, include_rendered: bool) -> CargoMessages {
-        let mut parser =
-            CargoMessageParser::new(&recorded_root(case), project_root, include_rendered);
-        for line in fixture(case, "stdout").lines() {
-            parser.feed_line(line);
-        }
+        let mut parser = CargoMessageParser::new(
+            &recorded::cargo(case).root(),
+            project_root,
+            include_rendered,
+        );
+        parser.feed(Stream::Stdout, &recorded::cargo(case).stdout());
         parser.finish()
     }
 
     fn parse(case: &str) -> CargoMessages {
-        parse_in(case, &recorded_root(case), false)
+        parse_in(case, &recorded::cargo(case).root(), false)
     }
 
     /// `file:line:column severity code message | label`, one per diagnostic.
@@ -514,7 +386,7 @@ mod tests {
 
     #[test]
     fn lib_and_lib_test_duplicates_are_reported_once() {
-        let stdout = fixture("check-all-targets-errors", "stdout");
+        let stdout = recorded::cargo("check-all-targets-errors").stdout();
         let raw = stdout
             .lines()
             .filter(|l| l.contains("\"compiler-message\""))
@@ -541,7 +413,7 @@ mod tests {
 
     #[test]
     fn clippy_lint_in_workspace_member_is_relative_to_the_project_root() {
-        let workspace = recorded_root("clippy-workspace");
+        let workspace = recorded::cargo("clippy-workspace").root();
         let messages = parse("clippy-workspace");
         assert_eq!(
             summaries(&messages.diagnostics),
@@ -587,7 +459,11 @@ mod tests {
 
     #[test]
     fn non_ascii_path_and_character_columns_are_preserved() {
-        let messages = parse_in("build-odd-path", &recorded_root("build-odd-path"), true);
+        let messages = parse_in(
+            "build-odd-path",
+            &recorded::cargo("build-odd-path").root(),
+            true,
+        );
         assert_eq!(
             summaries(&messages.diagnostics),
             [
@@ -612,7 +488,7 @@ mod tests {
 
     #[test]
     fn rendered_text_only_when_asked() {
-        let root = recorded_root("build-errors");
+        let root = recorded::cargo("build-errors").root();
         let with = parse_in("build-errors", &root, true);
         let rendered = with.diagnostics[0].rendered.as_deref().unwrap_or_default();
         assert!(rendered.starts_with("error[E0425]: cannot find value `missing_value`"));
@@ -626,7 +502,7 @@ mod tests {
 
     #[test]
     fn test_build_collects_test_executables_and_ignores_libtest_lines() {
-        let root = recorded_root("test-clean");
+        let root = recorded::cargo("test-clean").root();
         let messages = parse("test-clean");
         assert!(messages.diagnostics.is_empty());
         assert_eq!(
@@ -656,9 +532,10 @@ mod tests {
     #[test]
     fn events_follow_the_build() {
         let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
-        let events: Vec<_> = fixture("clippy-workspace", "stdout")
+        let events: Vec<_> = recorded::cargo("clippy-workspace")
+            .stdout()
             .lines()
-            .filter_map(|line| parser.feed_line(line))
+            .filter_map(|line| parser.line(Stream::Stdout, line))
             .collect();
         assert_eq!(
             events,
@@ -715,7 +592,7 @@ mod tests {
                 "",
             ),
         ] {
-            assert_eq!(parser.feed_line(&line), None, "{line}");
+            assert_eq!(parser.line(Stream::Stdout, &line), None, "{line}");
         }
         let linker = message_line(
             "error",
@@ -724,7 +601,7 @@ mod tests {
             "",
         );
         assert_eq!(
-            parser.feed_line(&linker),
+            parser.line(Stream::Stdout, &linker),
             Some(CargoEvent::Diagnostic {
                 severity: Severity::Error
             })
@@ -736,7 +613,7 @@ mod tests {
             "",
         );
         assert_eq!(
-            parser.feed_line(&ice),
+            parser.line(Stream::Stdout, &ice),
             Some(CargoEvent::Diagnostic {
                 severity: Severity::Error
             })
@@ -757,7 +634,7 @@ mod tests {
         );
         let line = message_line("error", "bad macro use", Some("E0277"), &in_std);
         let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
-        parser.feed_line(&line);
+        parser.line(Stream::Stdout, &line);
         let found = parser.finish().diagnostics;
         assert_eq!(
             (found[0].file.as_deref(), found[0].line),
@@ -789,7 +666,7 @@ mod tests {
             "{\"reason\":\"unknown-thing\"}",
             "   {",
         ] {
-            assert_eq!(parser.feed_line(line), None);
+            assert_eq!(parser.line(Stream::Stdout, line), None);
         }
         assert_eq!(parser.finish(), CargoMessages::default());
     }
@@ -805,9 +682,9 @@ mod tests {
         let mut parser = CargoMessageParser::new(Path::new("/p"), Path::new("/p"), false);
         for index in 0..100_000u32 {
             match index % 4 {
-                0 => parser.feed_line(&warning_at(index / 4 % 5_000)),
-                1 => parser.feed_line(ARTIFACT),
-                _ => parser.feed_line("test tests::some_test ... ok"),
+                0 => parser.line(Stream::Stdout, &warning_at(index / 4 % 5_000)),
+                1 => parser.line(Stream::Stdout, ARTIFACT),
+                _ => parser.line(Stream::Stdout, "test tests::some_test ... ok"),
             };
         }
         let messages = parser.finish();

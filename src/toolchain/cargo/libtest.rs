@@ -1,58 +1,16 @@
-//! Test results: the shape every toolchain reports, and the parser of libtest's human output.
+//! The parser of libtest's human output, as cargo test prints it.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-use super::diagnostics::PathMapper;
-
-/// Counts summed over every test binary (unit, integration, doc tests) or ExUnit module.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TestCounts {
-    pub passed: u32,
-    pub failed: u32,
-    /// `#[ignore]` tests (cargo), skipped tests (ExUnit `@tag :skip`).
-    pub ignored: u32,
-    /// Tests left out by a filter (cargo), or excluded by tags (ExUnit).
-    pub filtered_out: u32,
-    /// ExUnit tests that could not run because their `setup_all` failed; always 0 for cargo.
-    #[serde(default)]
-    pub invalid: u32,
-}
-
-/// One failing test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TestFailure {
-    /// Full test path, e.g. `tests::adds` or `src/lib.rs - add (line 5)` for a doc test.
-    pub name: String,
-    /// Where it panicked, relative to the project root when inside it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
-    /// The panic message (for assert_eq: "assertion `left == right` failed" plus any custom message).
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub left: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub right: Option<String>,
-    /// What the test printed before failing (capped), without the panic lines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdout: Option<String>,
-    /// The test module (ExUnit), e.g. `MathTest`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
-    /// Where the failure was raised (ExUnit), capped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stacktrace: Option<String>,
-}
+use crate::process::Stream;
+use crate::toolchain::endings::clean_line;
+use crate::toolchain::line_parser::LineParser;
+use crate::toolchain::paths::PathMapper;
+use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// How one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +52,35 @@ pub struct LibtestParser {
     binary: Option<BinaryRun>,
 }
 
+impl LineParser for LibtestParser {
+    type Event = LibtestEvent;
+    type Output = TestRun;
+
+    fn line(&mut self, stream: Stream, line: &str) -> Option<LibtestEvent> {
+        match stream {
+            Stream::Stdout => self.stdout_line(line),
+            Stream::Stderr => self.stderr_line(line),
+        }
+    }
+
+    fn finish(mut self) -> TestRun {
+        // A binary without a summary was killed (timeout) or crashed: keep what it showed.
+        if let Some(binary) = self.binary.take() {
+            let observed = binary.observed.clone();
+            self.close_binary(binary, observed);
+        }
+        TestRun {
+            counts: self.counts,
+            failures: self.failures,
+            binaries: if self.binaries_announced > 0 {
+                self.binaries_announced
+            } else {
+                self.harness_runs
+            },
+        }
+    }
+}
+
 impl LibtestParser {
     pub fn new(workspace_root: &Path, project_root: &Path, stdout_cap: usize) -> Self {
         Self {
@@ -108,7 +95,7 @@ impl LibtestParser {
     }
 
     /// Feeds one stdout line; cargo's JSON messages (`{"reason":...`) are ignored.
-    pub fn feed_stdout(&mut self, line: &str) -> Option<LibtestEvent> {
+    fn stdout_line(&mut self, line: &str) -> Option<LibtestEvent> {
         if line.starts_with("{\"reason\":") {
             return None;
         }
@@ -126,28 +113,11 @@ impl LibtestParser {
     }
 
     /// Feeds one stderr line: `Running ...` and `Doc-tests ...` announce a test binary.
-    pub fn feed_stderr(&mut self, line: &str) -> Option<LibtestEvent> {
+    fn stderr_line(&mut self, line: &str) -> Option<LibtestEvent> {
         let line = clean_line(line);
         let name = binary_name(&line)?;
         self.binaries_announced += 1;
         Some(LibtestEvent::BinaryStarted { name })
-    }
-
-    pub fn finish(mut self) -> TestRun {
-        // A binary without a summary was killed (timeout) or crashed: keep what it showed.
-        if let Some(binary) = self.binary.take() {
-            let observed = binary.observed.clone();
-            self.close_binary(binary, observed);
-        }
-        TestRun {
-            counts: self.counts,
-            failures: self.failures,
-            binaries: if self.binaries_announced > 0 {
-                self.binaries_announced
-            } else {
-                self.harness_runs
-            },
-        }
     }
 
     fn start_harness_run(&mut self) {
@@ -166,7 +136,7 @@ impl LibtestParser {
     }
 
     fn close_binary(&mut self, binary: BinaryRun, counts: TestCounts) {
-        add_counts(&mut self.counts, &counts);
+        self.counts.add(&counts);
         let mut failures = binary.into_failures(&self.paths);
         failures.sort_by(|a, b| a.name.cmp(&b.name));
         self.failures.extend(failures);
@@ -608,15 +578,7 @@ fn truncate_to(line: &str, max: usize) -> &str {
     &line[..end]
 }
 
-fn add_counts(total: &mut TestCounts, more: &TestCounts) {
-    total.passed += more.passed;
-    total.failed += more.failed;
-    total.ignored += more.ignored;
-    total.filtered_out += more.filtered_out;
-}
-
 struct Patterns {
-    ansi: Regex,
     running: Regex,
     test_line: Regex,
     summary: Regex,
@@ -636,7 +598,6 @@ fn patterns() -> &'static Patterns {
     PATTERNS.get_or_init(|| {
         let re = |pattern: &str| Regex::new(pattern).expect("valid regex");
         Patterns {
-            ansi: re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]"),
             running: re(r"^running \d+ tests?$"),
             test_line: re(r"^test (.+) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$"),
             summary: re(
@@ -655,22 +616,6 @@ fn patterns() -> &'static Patterns {
             doc_tests: re(r"^\s*Doc-tests (\S+)$"),
         }
     })
-}
-
-/// Removes terminal colour codes (libtest's sgr0 is `\x1b(B\x1b[m`).
-pub fn strip_ansi(line: &str) -> Cow<'_, str> {
-    if line.contains('\x1b') {
-        patterns().ansi.replace_all(line, "")
-    } else {
-        Cow::Borrowed(line)
-    }
-}
-
-/// Drops colour codes, the line ending, and any text a `\r` redrew over (progress bars).
-fn clean_line(line: &str) -> Cow<'_, str> {
-    let line = line.trim_end_matches(['\n', '\r']);
-    let line = line.rsplit('\r').next().unwrap_or(line);
-    strip_ansi(line)
 }
 
 fn parse_test_line(line: &str) -> Option<(String, TestOutcome)> {
@@ -781,39 +726,21 @@ fn binary_name(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use crate::toolchain::recorded;
+
     use std::time::{Duration, Instant};
-
-    fn fixture(case: &str, extension: &str) -> String {
-        let path = format!(
-            "{}/{case}.{extension}",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cargo")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    }
-
-    fn recorded_root(case: &str) -> PathBuf {
-        PathBuf::from(fixture(case, "root").trim_end())
-    }
 
     /// Feeds a recorded run the way drydock does: stderr and stdout, each in order.
     fn run_fixture(case: &str) -> (TestRun, Vec<LibtestEvent>) {
-        let root = recorded_root(case);
+        let root = recorded::cargo(case).root();
         let mut parser = LibtestParser::new(&root, &root, 4096);
-        let mut events: Vec<_> = fixture(case, "stderr")
-            .lines()
-            .filter_map(|line| parser.feed_stderr(line))
-            .collect();
-        for line in fixture(case, "stdout").lines() {
-            events.extend(parser.feed_stdout(line));
-        }
+        let mut events = parser.feed(Stream::Stderr, &recorded::cargo(case).stderr());
+        events.extend(parser.feed(Stream::Stdout, &recorded::cargo(case).stdout()));
         (parser.finish(), events)
     }
 
     fn feed(parser: &mut LibtestParser, text: &str) {
-        for line in text.lines() {
-            parser.feed_stdout(line);
-        }
+        parser.feed(Stream::Stdout, text);
     }
 
     fn parse_stdout(text: &str) -> TestRun {
@@ -959,7 +886,7 @@ mod tests {
 
     /// The lines of a failure block in a fixture, up to the next block.
     fn fixture_block(case: &str, name: &str) -> String {
-        let stdout = fixture(case, "stdout");
+        let stdout = recorded::cargo(case).stdout();
         let header = format!("---- {name} stdout ----\n");
         let start = stdout.find(&header).expect("block in fixture") + header.len();
         let end = stdout[start..].find("\n----").expect("a block follows") + start;
@@ -977,7 +904,11 @@ mod tests {
     #[test]
     fn backtraces_do_not_change_the_failures() {
         let (run, _) = run_fixture("test-failing-backtrace");
-        assert!(fixture("test-failing-backtrace", "stdout").contains("stack backtrace:"));
+        assert!(
+            recorded::cargo("test-failing-backtrace")
+                .stdout()
+                .contains("stack backtrace:")
+        );
         assert_eq!(run.counts, counts(4, 9, 1, 0));
         assert_eq!(run.failures, cargo_failing_failures());
     }
@@ -985,7 +916,11 @@ mod tests {
     #[test]
     fn colours_do_not_change_the_failures() {
         let (run, events) = run_fixture("test-failing-color");
-        assert!(fixture("test-failing-color", "stdout").contains("\x1b(B\x1b[m"));
+        assert!(
+            recorded::cargo("test-failing-color")
+                .stdout()
+                .contains("\x1b(B\x1b[m")
+        );
         assert_eq!(run.counts, counts(4, 9, 1, 0));
         assert_eq!(run.binaries, 3);
         assert_eq!(run.failures, cargo_failing_failures());
@@ -1047,7 +982,7 @@ mod tests {
     #[test]
     fn stdout_without_stderr_counts_harness_runs() {
         let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
-        feed(&mut parser, &fixture("test-failing", "stdout"));
+        feed(&mut parser, &recorded::cargo("test-failing").stdout());
         assert_eq!(parser.finish().binaries, 3);
     }
 
@@ -1249,7 +1184,8 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn interrupted_binary_keeps_what_it_showed() {
         let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
         assert_eq!(
-            parser.feed_stderr(
+            parser.line(
+                Stream::Stderr,
                 "\r\x1b[K     Running unittests src/lib.rs (target/debug/deps/p-1)\r\n"
             ),
             Some(LibtestEvent::BinaryStarted {
@@ -1261,7 +1197,10 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
             "running 3 tests\ntest a ... ok\ntest b ... ignored\ntest c ... FAILED\n",
         );
         assert_eq!(
-            parser.feed_stdout("test hangs has been running for over 60 seconds"),
+            parser.line(
+                Stream::Stdout,
+                "test hangs has been running for over 60 seconds"
+            ),
             None
         );
         let run = parser.finish();
@@ -1273,7 +1212,7 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn cargo_json_lines_are_skipped() {
         let mut parser = LibtestParser::new(Path::new("/p"), Path::new("/p"), 4096);
         let json = r#"{"reason":"compiler-artifact","target":{"name":"test x ... ok"}}"#;
-        assert_eq!(parser.feed_stdout(json), None);
+        assert_eq!(parser.line(Stream::Stdout, json), None);
         assert_eq!(parser.finish(), TestRun::default());
     }
 
@@ -1310,16 +1249,6 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
             kept,
             format!("... 19952 bytes omitted ...\n{}", "é".repeat(24))
         );
-    }
-
-    #[test]
-    fn ansi_codes_are_stripped() {
-        assert_eq!(strip_ansi("\x1b[31mFAILED\x1b(B\x1b[m"), "FAILED");
-        assert_eq!(
-            strip_ansi("\x1b[1m\x1b[92m   Running\x1b[0m x"),
-            "   Running x"
-        );
-        assert_eq!(strip_ansi("\x1b[?25lplain\x1b[K"), "plain");
     }
 
     #[test]

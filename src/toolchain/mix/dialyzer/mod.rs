@@ -33,11 +33,14 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-pub use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output, warning_kind};
+pub use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output};
 
-use super::diagnostics::Diagnostic;
-use super::{Call, Runner, ToolError};
+use crate::call::Call;
+use crate::exs;
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
+use crate::toolchain::ToolchainError;
+use crate::toolchain::results::Diagnostic;
+use crate::toolchain::runner::Runner;
 
 /// Lines of dialyzer's output kept when it failed.
 const FAILURE_LINES: usize = 40;
@@ -68,11 +71,6 @@ pub struct DialyzerOutcome {
 }
 
 impl DialyzerOutcome {
-    /// Dialyzer ran to the end (with or without warnings).
-    pub fn completed(&self) -> bool {
-        matches!(self.termination, Termination::Exited(0 | 2))
-    }
-
     fn stopped(termination: Termination, output_tail: String) -> Self {
         Self {
             diagnostics: Vec::new(),
@@ -91,9 +89,9 @@ pub struct PltCache {
 
 impl PltCache {
     /// `drydock/plt` in the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`).
-    pub fn user_default() -> Result<Self, ToolError> {
+    pub fn user_default() -> Result<Self, ToolchainError> {
         let cache = dirs::cache_dir().ok_or_else(|| {
-            ToolError::Failed(
+            ToolchainError::Failed(
                 "no cache directory for the dialyzer PLT: set HOME or XDG_CACHE_HOME".into(),
             )
         })?;
@@ -108,7 +106,7 @@ impl PltCache {
         &self.dir
     }
 
-    fn plt_path(&self, toolchain: &Toolchain) -> PathBuf {
+    fn plt_path(&self, toolchain: &OtpToolchain) -> PathBuf {
         self.dir.join(toolchain.plt_file_name())
     }
 }
@@ -121,9 +119,9 @@ pub async fn analyze(
     plt_cache: &PltCache,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<DialyzerOutcome, ToolError> {
+) -> Result<DialyzerOutcome, ToolchainError> {
     check_compiled(apps)?;
-    let toolchain = Toolchain::query(project_root, runner, call).await?;
+    let toolchain = OtpToolchain::query(project_root, runner, call).await?;
     let (plt, built_plt) = match ensure_plt(plt_cache, &toolchain, runner, call).await? {
         PltState::Ready { path, built } => (path, built),
         PltState::Stopped(outcome) => return Ok(outcome),
@@ -133,14 +131,14 @@ pub async fn analyze(
     Ok(outcome)
 }
 
-fn check_compiled(apps: &[CompiledApp]) -> Result<(), ToolError> {
+fn check_compiled(apps: &[CompiledApp]) -> Result<(), ToolchainError> {
     if apps.is_empty() {
-        return Err(ToolError::InvalidArgument(
+        return Err(ToolchainError::InvalidArgument(
             "dialyzer needs at least one compiled app".into(),
         ));
     }
     match apps.iter().find(|app| !app.ebin_dir.is_dir()) {
-        Some(app) => Err(ToolError::Failed(format!(
+        Some(app) => Err(ToolchainError::Failed(format!(
             "{} does not exist: compile the project first",
             app.ebin_dir.display()
         ))),
@@ -150,34 +148,20 @@ fn check_compiled(apps: &[CompiledApp]) -> Result<(), ToolError> {
 
 /// The installed OTP and Elixir: they name the PLT built from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Toolchain {
+struct OtpToolchain {
     otp: String,
     erts: String,
     elixir: String,
     elixir_ebin: PathBuf,
 }
 
-/// Prints `key=value` lines; OTP_VERSION has the full release ("25.2.3"), which may be absent.
-const TOOLCHAIN_QUERY: &str = r#"
-release = List.to_string(:erlang.system_info(:otp_release))
-otp_version = Path.join([:code.root_dir(), "releases", release, "OTP_VERSION"])
-otp = case File.read(otp_version) do
-  {:ok, version} -> String.trim(version)
-  _ -> release
-end
-IO.puts("otp=#{otp}")
-IO.puts("erts=#{:erlang.system_info(:version)}")
-IO.puts("elixir=#{System.version()}")
-IO.puts("elixir_ebin=#{Path.expand(:code.lib_dir(:elixir, :ebin))}")
-"#;
-
-impl Toolchain {
-    async fn query(cwd: &Path, runner: &Runner, call: &Call<'_>) -> Result<Self, ToolError> {
-        let spec = CommandSpec::new("elixir", ["-e", TOOLCHAIN_QUERY], cwd);
+impl OtpToolchain {
+    async fn query(cwd: &Path, runner: &Runner, call: &Call<'_>) -> Result<Self, ToolchainError> {
+        let spec = CommandSpec::new("elixir", ["-e", exs::OTP_TOOLCHAIN], cwd);
         let runner = runner.quick(TOOLCHAIN_QUERY_TIMEOUT);
         let output = run_tool(&runner, spec, call, &mut |_, _| {}).await?;
         if output.termination == Termination::Cancelled {
-            return Err(ToolError::Cancelled);
+            return Err(ToolchainError::Cancelled);
         }
         let parsed = output
             .termination
@@ -185,7 +169,7 @@ impl Toolchain {
             .then(|| Self::parse(&output.stdout.text))
             .flatten();
         parsed.ok_or_else(|| {
-            ToolError::Failed(format!(
+            ToolchainError::Failed(format!(
                 "could not read the OTP and Elixir versions ({:?}): {}",
                 output.termination,
                 output.stderr.text.trim()
@@ -231,7 +215,7 @@ async fn run_tool(
     spec: CommandSpec,
     call: &Call<'_>,
     on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolError> {
+) -> Result<ProcessOutput, ToolchainError> {
     let hint = match spec.program.as_str() {
         "dialyzer" => {
             "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and put `dialyzer` on the server's PATH"
@@ -262,10 +246,10 @@ fn plt_lock(path: &Path) -> Arc<tokio::sync::Mutex<()>> {
 
 async fn ensure_plt(
     cache: &PltCache,
-    toolchain: &Toolchain,
+    toolchain: &OtpToolchain,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<PltState, ToolError> {
+) -> Result<PltState, ToolchainError> {
     let path = cache.plt_path(toolchain);
     if path.is_file() {
         return Ok(PltState::Ready { path, built: false });
@@ -304,12 +288,12 @@ impl Drop for TempFile {
 async fn build_plt(
     cache_dir: &Path,
     plt: &Path,
-    toolchain: &Toolchain,
+    toolchain: &OtpToolchain,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<PltState, ToolError> {
+) -> Result<PltState, ToolchainError> {
     std::fs::create_dir_all(cache_dir).map_err(|e| {
-        ToolError::Failed(format!(
+        ToolchainError::Failed(format!(
             "could not create the PLT cache {}: {e}",
             cache_dir.display()
         ))
@@ -330,7 +314,7 @@ async fn build_plt(
         return Ok(PltState::Stopped(unfinished_build(&output, started)));
     }
     std::fs::rename(&temp.0, plt).map_err(|e| {
-        ToolError::Failed(format!("could not store the PLT at {}: {e}", plt.display()))
+        ToolchainError::Failed(format!("could not store the PLT at {}: {e}", plt.display()))
     })?;
     call.progress.report(&format!(
         "dialyzer PLT built in {}s: {}",
@@ -343,7 +327,7 @@ async fn build_plt(
     })
 }
 
-fn plt_build_args(output_plt: &Path, toolchain: &Toolchain) -> Vec<String> {
+fn plt_build_args(output_plt: &Path, toolchain: &OtpToolchain) -> Vec<String> {
     let elixir_ebin = toolchain.elixir_ebin();
     let mut args = vec![
         "--build_plt".to_string(),
@@ -374,10 +358,10 @@ async fn run_analysis(
     project_root: &Path,
     apps: &[CompiledApp],
     plt: &Path,
-    toolchain: &Toolchain,
+    toolchain: &OtpToolchain,
     runner: &Runner,
     call: &Call<'_>,
-) -> Result<DialyzerOutcome, ToolError> {
+) -> Result<DialyzerOutcome, ToolchainError> {
     call.progress
         .report(&format!("dialyzer: analysing {} app(s)", apps.len()));
     let roots = SourceRoots::new(project_root, apps.iter().map(|a| a.source_root.clone()));
@@ -413,7 +397,7 @@ async fn run_analysis(
     })
 }
 
-fn analysis_args(plt: &Path, apps: &[CompiledApp], toolchain: &Toolchain) -> Vec<String> {
+fn analysis_args(plt: &Path, apps: &[CompiledApp], toolchain: &OtpToolchain) -> Vec<String> {
     let mut args = vec!["--plt".to_string(), path_arg(plt)];
     args.extend(
         [
@@ -495,6 +479,7 @@ mod tests {
     use super::*;
     use crate::call::Progress;
     use crate::process::CapturedOutput;
+    use crate::toolchain::recorded;
     use tokio_util::sync::CancellationToken;
 
     #[derive(Default)]
@@ -537,14 +522,6 @@ mod tests {
         Runner::for_tests()
     }
 
-    fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/tests/fixtures/dialyzer/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    }
-
     fn captured(text: &str) -> CapturedOutput {
         CapturedOutput {
             text: text.to_string(),
@@ -555,7 +532,8 @@ mod tests {
 
     #[test]
     fn statistics_lines_become_progress() {
-        let phases: Vec<_> = fixture("build-plt-erts.stdout")
+        let phases: Vec<_> = recorded::dialyzer("build-plt-erts")
+            .stdout()
             .lines()
             .filter_map(phase_progress)
             .collect();
@@ -567,7 +545,7 @@ mod tests {
 
     #[test]
     fn plt_names_carry_every_version() {
-        let toolchain = Toolchain::parse(
+        let toolchain = OtpToolchain::parse(
             "otp=25.2.3\nerts=13.1.5\nelixir=1.14.0\nelixir_ebin=/usr/lib/elixir/lib/elixir/ebin\n",
         )
         .unwrap();
@@ -579,14 +557,14 @@ mod tests {
             toolchain.elixir_ebin,
             PathBuf::from("/usr/lib/elixir/lib/elixir/ebin")
         );
-        assert_eq!(Toolchain::parse("otp=25\nerts=13.1.5\n"), None);
+        assert_eq!(OtpToolchain::parse("otp=25\nerts=13.1.5\n"), None);
     }
 
     #[test]
     fn failures_quote_dialyzer_s_own_error() {
         let output = ProcessOutput {
             termination: Termination::Exited(1),
-            stdout: captured(&fixture("error-no-debug-info.stdout")),
+            stdout: captured(&recorded::dialyzer("error-no-debug-info").stdout()),
             stderr: captured(""),
             duration: Duration::ZERO,
             pid: 1,
@@ -698,10 +676,7 @@ mod tests {
         let status = std::process::Command::new("erlc")
             .arg("-o")
             .arg(no_debug_info.path())
-            .arg(format!(
-                "{}/tests/fixtures/dialyzer/no_debug_info.erl",
-                env!("CARGO_MANIFEST_DIR")
-            ))
+            .arg(recorded::path("dialyzer/no_debug_info.erl"))
             .status()
             .expect("erlc is installed (apt: erlang-base)");
         assert!(status.success());
@@ -760,7 +735,9 @@ mod tests {
             progress: &progress,
             cancel: CancellationToken::new(),
         };
-        let toolchain = Toolchain::query(&project, &runner(), &call).await.unwrap();
+        let toolchain = OtpToolchain::query(&project, &runner(), &call)
+            .await
+            .unwrap();
         let plt = cache.plt_path(&toolchain);
         std::fs::write(&plt, "not a PLT").unwrap();
         let outcome = analyze(&project, &apps, &cache, &runner(), &call)

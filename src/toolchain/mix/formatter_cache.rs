@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::exunit_events::{FORMATTER_MODULE, FORMATTER_SOURCE};
-use crate::build::{Call, Runner};
+use crate::call::Call;
 use crate::process::{CommandSpec, Termination};
+use crate::toolchain::runner::Runner;
 
 const COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
 

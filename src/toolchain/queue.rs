@@ -80,7 +80,8 @@ impl ProjectQueue {
         })
     }
 
-    /// Calls holding or waiting for the project (for tests and the dashboard).
+    /// Calls holding or waiting for the project.
+    #[cfg(test)]
     pub fn queued(&self, key: &Path) -> usize {
         let slots = self.slots.lock().expect("queue poisoned");
         slots.get(key).map_or(0, |s| s.queued)

@@ -5,9 +5,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::diagnostics::{Diagnostic, Severity};
-use super::format_report::FormatFile;
-use super::test_report::{TestCounts, TestFailure};
+use super::results::{Diagnostic, FormatFile, Severity, TestCounts, TestFailure};
 use crate::render::Render;
 
 /// Diagnostics listed per severity; the rest are counted in `omitted_errors` / `omitted_warnings`.
@@ -466,8 +464,8 @@ pub struct DependencyInfo {
 
 fn diagnostic_line(out: &mut String, d: &Diagnostic) {
     let severity = match d.severity {
-        super::diagnostics::Severity::Error => "error",
-        super::diagnostics::Severity::Warning => "warning",
+        Severity::Error => "error",
+        Severity::Warning => "warning",
     };
     let code = d
         .code

@@ -1,0 +1,304 @@
+//! The build toolset: project_info, compile, type_check, test, run, format, lint.
+//!
+//! `Toolchains` resolves the project against the allowlist, waits for the project's turn
+//! and hands the call to the project's toolchain.
+
+pub(crate) mod arg_values;
+pub(crate) mod cargo;
+pub(crate) mod endings;
+pub(crate) mod line_parser;
+pub(crate) mod mix;
+mod options;
+pub(crate) mod paths;
+mod queue;
+#[cfg(test)]
+pub(crate) mod recorded;
+pub mod reports;
+pub mod requests;
+pub mod results;
+pub(crate) mod runner;
+pub(crate) mod task_args;
+mod versions;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use crate::call::Call;
+use crate::config::{Config, ToolName};
+use crate::process::{Limits, RunError};
+use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
+use arg_values::ValueError;
+use queue::ProjectQueue;
+use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
+use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
+use runner::Runner;
+
+/// A call that could not run at all (the tool's result has `isError: true`).
+/// A build that fails or a program that exits non-zero is not one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolchainError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{program} is not installed: {hint}")]
+    ToolchainMissing { program: String, hint: String },
+    #[error("{0}")]
+    Failed(String),
+    #[error("the call was cancelled before it started")]
+    Cancelled,
+}
+
+impl From<ValueError> for ToolchainError {
+    fn from(error: ValueError) -> Self {
+        ToolchainError::InvalidArgument(error.to_string())
+    }
+}
+
+impl From<task_args::TaskArgError> for ToolchainError {
+    fn from(error: task_args::TaskArgError) -> Self {
+        ToolchainError::InvalidArgument(error.to_string())
+    }
+}
+
+/// The build tools, shared by the MCP server and `drydock call`.
+#[derive(Clone)]
+pub struct Toolchains {
+    config: Arc<Config>,
+    workspace: Workspace,
+    queue: ProjectQueue,
+    versions: Arc<versions::VersionCache>,
+    /// Cancels every child process when the server stops.
+    shutdown: CancellationToken,
+    /// Every child process run, so stopping can wait until they are gone.
+    runs: TaskTracker,
+}
+
+/// Which build a `BuildReport` tool asks of its toolchain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildKind {
+    Compile,
+    TypeCheck,
+    Lint,
+}
+
+impl BuildKind {
+    pub fn tool_name(self) -> ToolName {
+        match self {
+            BuildKind::Compile => ToolName::Compile,
+            BuildKind::TypeCheck => ToolName::TypeCheck,
+            BuildKind::Lint => ToolName::Lint,
+        }
+    }
+}
+
+impl Toolchains {
+    pub fn new(config: Arc<Config>) -> Self {
+        let workspace = Workspace::new(config.allowed_roots.clone());
+        Self {
+            config,
+            workspace,
+            queue: ProjectQueue::default(),
+            versions: Arc::default(),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
+        }
+    }
+
+    /// Stop every running child process (their whole process groups) and wait until they are gone.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.runs.close();
+        self.runs.wait().await;
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub async fn project_info(
+        &self,
+        req: ProjectInfoRequest,
+        call: &Call<'_>,
+    ) -> Result<ProjectInfo, ToolchainError> {
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
+        let runner = self.runner(ToolName::ProjectInfo, None);
+        match project.kind {
+            Toolchain::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
+            Toolchain::Mix => mix::project_info(&project, &runner, call).await,
+        }
+    }
+
+    pub async fn build(
+        &self,
+        kind: BuildKind,
+        req: CompileRequest,
+        call: &Call<'_>,
+    ) -> Result<BuildReport, ToolchainError> {
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
+        options::check_build(project.kind, &req)?;
+        let runner = self.runner(kind.tool_name(), req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        match project.kind {
+            Toolchain::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
+            Toolchain::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::build(&project, kind, &req, &runner, call).await
+            }
+        }
+    }
+
+    pub async fn test(
+        &self,
+        req: TestRequest,
+        call: &Call<'_>,
+    ) -> Result<TestReport, ToolchainError> {
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
+        options::check_test(project.kind, &req)?;
+        let runner = self.runner(ToolName::Test, req.timeout_ms);
+        match project.kind {
+            Toolchain::Cargo => {
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::test(&project, &req, &runner, call).await
+            }
+            Toolchain::Mix => {
+                let app = umbrella_app(project.clone(), &req.package)?;
+                options::check_mix_test_selection(&app, &req)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                mix::test(&app, &req, &runner, call).await
+            }
+        }
+    }
+
+    pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolchainError> {
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
+        options::check_run(project.kind, &req)?;
+        let task = self.allowed_task(project.kind, &req.task)?;
+        let runner = self.runner(ToolName::Run, req.timeout_ms);
+        match (project.kind, task) {
+            (Toolchain::Cargo, None) => {
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::run(&project, &req, &runner, call).await
+            }
+            (Toolchain::Cargo, Some(task)) => {
+                let argv = task_args::task_argv(project.kind, task, &req.args, &project.root)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                cargo::run_task(&project, &req, argv, &runner, call).await
+            }
+            (Toolchain::Mix, task) => {
+                let app = umbrella_app(project.clone(), &req.package)?;
+                let task = task.unwrap_or("run");
+                let argv = task_args::task_argv(project.kind, task, &req.args, &app.root)?;
+                let _turn = self.wait_turn(&project, call).await?;
+                mix::run(&app, &req, argv, &runner, call).await
+            }
+        }
+    }
+
+    /// The task `run` starts (a mix project's default is `run`; a cargo project's is its
+    /// program, `None`), once it is known to be in the configured allowlist.
+    fn allowed_task<'r>(
+        &self,
+        kind: Toolchain,
+        task: &'r Option<String>,
+    ) -> Result<Option<&'r str>, ToolchainError> {
+        let (allowed, key) = match kind {
+            Toolchain::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
+            Toolchain::Mix => (&self.config.mix_tasks, "mix.tasks"),
+        };
+        let task = match (kind, task) {
+            (_, Some(task)) => task.as_str(),
+            (Toolchain::Mix, None) => "run",
+            (Toolchain::Cargo, None) => return Ok(None),
+        };
+        if !allowed.iter().any(|t| t == task) {
+            return Err(ToolchainError::InvalidArgument(format!(
+                "task `{task}` is not allowed; allowed tasks: {} (config key {key})",
+                allowed.join(", ")
+            )));
+        }
+        Ok(Some(task))
+    }
+
+    pub async fn format(
+        &self,
+        req: FormatRequest,
+        call: &Call<'_>,
+    ) -> Result<FormatReport, ToolchainError> {
+        let project = self
+            .workspace
+            .resolve_project(&req.project_path, req.toolchain)?;
+        options::check_format(project.kind, &req)?;
+        let runner = self.runner(ToolName::Format, req.timeout_ms);
+        let _turn = self.wait_turn(&project, call).await?;
+        match project.kind {
+            Toolchain::Cargo => cargo::format(&project, &req, &runner, call).await,
+            Toolchain::Mix => {
+                let project = umbrella_app(project, &req.package)?;
+                mix::format(&project, &req, &runner, call).await
+            }
+        }
+    }
+
+    async fn wait_turn(
+        &self,
+        project: &Project,
+        call: &Call<'_>,
+    ) -> Result<queue::Turn, ToolchainError> {
+        let key = match project.kind {
+            Toolchain::Cargo => cargo::workspace_root(&project.root),
+            Toolchain::Mix => project.root.clone(),
+        };
+        self.queue
+            .wait_turn(&key, call.progress, &call.cancel)
+            .await
+            .ok_or(ToolchainError::Cancelled)
+    }
+
+    fn runner(&self, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: self.config.timeouts.for_call(tool, timeout_ms),
+                output_cap: self.config.limits.output_cap,
+                kill_grace: self.config.limits.kill_grace,
+            },
+            env_remove: self.config.env_remove.clone(),
+            shutdown: self.shutdown.clone(),
+            runs: self.runs.clone(),
+        }
+    }
+}
+
+/// For a mix umbrella, `package` names the child app (under `apps/`) to work in.
+fn umbrella_app(project: Project, package: &Option<String>) -> Result<Project, ToolchainError> {
+    let Some(app) = package else {
+        return Ok(project);
+    };
+    let dir = project.root.join("apps").join(app);
+    if !app.contains(['/', '\\']) && app != ".." && dir.join("mix.exs").is_file() {
+        return Ok(Project {
+            root: dir,
+            kind: project.kind,
+        });
+    }
+    Err(ToolchainError::InvalidArgument(format!(
+        "`package` {app:?} is not an app of the umbrella at {} (no apps/{app}/mix.exs)",
+        project.root.display()
+    )))
+}

@@ -1,0 +1,96 @@
+//! How a toolchain's child processes run: under one call's limits, stopped by the call's
+//! cancellation or by drydock shutting down, tracked so shutdown can wait for them.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::ToolchainError;
+use crate::call::Call;
+use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
+
+/// Runs a toolchain's child processes under one call's limits.
+pub struct Runner {
+    pub limits: Limits,
+    pub env_remove: Vec<String>,
+    pub(super) shutdown: CancellationToken,
+    pub(super) runs: TaskTracker,
+}
+
+impl Runner {
+    /// Run `program args` in `cwd`, feeding every output line to `on_line`.
+    pub async fn run(
+        &self,
+        mut spec: CommandSpec,
+        call: &Call<'_>,
+        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
+    ) -> Result<ProcessOutput, RunError> {
+        spec.env_remove.extend(self.env_remove.iter().cloned());
+        // Stopped by the call's own cancellation or by the server shutting down.
+        let stop = self.shutdown.child_token();
+        let run = self
+            .runs
+            .track_future(process::run(&spec, &self.limits, &stop, on_line));
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            output = &mut run => output,
+            _ = call.cancel.cancelled() => {
+                stop.cancel();
+                run.await
+            }
+        }
+    }
+
+    /// `run`, with a program that is not installed reported as a missing toolchain and `hint`
+    /// saying how to install it.
+    pub async fn run_toolchain(
+        &self,
+        spec: CommandSpec,
+        call: &Call<'_>,
+        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
+        hint: &str,
+    ) -> Result<ProcessOutput, ToolchainError> {
+        let program = spec.program.clone();
+        self.run(spec, call, on_line).await.map_err(|e| match e {
+            RunError::NotFound { .. } => ToolchainError::ToolchainMissing {
+                program,
+                hint: hint.to_string(),
+            },
+            other => ToolchainError::Run(other),
+        })
+    }
+
+    /// Generous limits, for unit tests that run real programs.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: Duration::from_secs(600),
+                output_cap: 1 << 20,
+                kill_grace: Duration::from_secs(2),
+            },
+            env_remove: Vec::new(),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
+        }
+    }
+
+    /// The same limits with a shorter timeout, for quick helper commands.
+    pub fn quick(&self, timeout: Duration) -> Runner {
+        Runner {
+            limits: Limits {
+                timeout: timeout.min(self.limits.timeout),
+                ..self.limits
+            },
+            env_remove: self.env_remove.clone(),
+            shutdown: self.shutdown.clone(),
+            runs: self.runs.clone(),
+        }
+    }
+}
+
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
