@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use drydock::docs::chunk::hex_sha256;
 use drydock::docs::embed::Embedder;
-use drydock::docs::ingest::{IngestOptions, IngestProgress, IngestReport, ingest};
+use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
+use drydock::docs::reports::IngestReport;
 use drydock::docs::search::{SearchFilter, SearchMode};
 use drydock::docs::sources::{FileKind, FileRoot, Library, PathFilter, Root, chunk_file, text_of};
 use drydock::docs::store::DocStore;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use crate::catalog::{ToolName, Toolset};
+use crate::workspace::Toolchain;
 
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 
@@ -84,8 +85,7 @@ pub struct Config {
     pub limits: Limits,
     pub timeouts: Timeouts,
     pub env_remove: Vec<String>,
-    pub cargo_tasks: Vec<String>,
-    pub mix_tasks: Vec<String>,
+    pub toolchain: ToolchainConfig,
     pub terminal: TerminalConfig,
     pub docs: DocsConfig,
     pub http: HttpConfig,
@@ -101,6 +101,15 @@ pub struct Limits {
     pub kill_grace: Duration,
     /// Largest accepted HTTP request body.
     pub max_request_bytes: usize,
+}
+
+/// The toolchains' settings (`[cargo]` and `[mix]` in the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainConfig {
+    /// The cargo subcommands `run` may start through its `task` argument.
+    pub cargo_tasks: Vec<String>,
+    /// The mix tasks `run` may start.
+    pub mix_tasks: Vec<String>,
 }
 
 /// The range of `terminal.output_cap_bytes` and of a terminal call's `max_output_bytes`: a
@@ -301,137 +310,22 @@ impl Config {
         cwd: &Path,
     ) -> Result<Config, ConfigError> {
         let (file, source) = read_file_config(overrides, env, cwd)?;
-
-        let bind_text = overrides
-            .bind
-            .clone()
-            .or_else(|| env("DRYDOCK_BIND"))
-            .or(file.bind)
-            .unwrap_or_else(|| DEFAULT_BIND.to_string());
-        let bind = parse_bind(&bind_text)?;
-
-        let token = overrides
-            .token
-            .clone()
-            .or_else(|| env("DRYDOCK_TOKEN"))
-            .or(file.token)
-            .filter(|t| !t.is_empty());
-
-        let configured_roots = if !overrides.allow_roots.is_empty() {
-            overrides.allow_roots.clone()
-        } else if let Some(list) = env("DRYDOCK_ALLOW_ROOTS") {
-            std::env::split_paths(&list).collect()
-        } else {
-            file.allowed_roots.unwrap_or_default()
-        };
-        let roots_defaulted = configured_roots.is_empty();
-        let raw_roots = if roots_defaulted {
-            vec![cwd.to_path_buf()]
-        } else {
-            configured_roots
-        };
-        let allowed_roots = canonical_roots(&raw_roots, env, cwd)?;
-
-        let toolsets = match file.toolsets {
-            Some(names) => names
-                .iter()
-                .map(|n| Toolset::parse(n).ok_or_else(|| ConfigError::UnknownToolset(n.clone())))
-                .collect::<Result<Vec<_>, _>>()?,
-            None => Toolset::ALL.to_vec(),
-        };
-        let disabled_tools = file
-            .disabled_tools
-            .unwrap_or_default()
-            .iter()
-            .map(|n| ToolName::parse(n).ok_or_else(|| ConfigError::UnknownTool(n.clone())))
-            .collect::<Result<Vec<_>, _>>()?;
-
-        let limits = Limits {
-            output_cap: output_cap(file.limits.output_cap_bytes)?,
-            kill_grace: Duration::from_millis(file.limits.kill_grace_ms.unwrap_or(2000)),
-            max_request_bytes: positive(
-                file.limits.max_request_bytes.unwrap_or(4 * 1024 * 1024),
-                "limits.max_request_bytes",
-            )?,
-        };
-        let timeouts = resolve_timeouts(file.timeouts)?;
-
-        let mut env_remove: Vec<String> = file
-            .env
-            .remove
-            .unwrap_or_else(|| DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect());
-        env_remove.extend(
-            crate::process::env_policy::ALWAYS_REMOVED
-                .iter()
-                .map(|s| s.to_string()),
-        );
-        let cargo_tasks = file.cargo.or(DEFAULT_CARGO_TASKS);
-        let mix_tasks = file.mix.or(DEFAULT_MIX_TASKS);
-
-        let terminal = TerminalConfig {
-            max_sessions: positive(
-                file.terminal.max_sessions.unwrap_or(16),
-                "terminal.max_sessions",
-            )?,
-            output_cap: terminal_output_cap(file.terminal.output_cap_bytes.unwrap_or(64 * 1024))?,
-            idle_timeout: Duration::from_secs(positive(
-                file.terminal.idle_timeout_s.unwrap_or(4 * 3600),
-                "terminal.idle_timeout_s",
-            )?),
-            scrollback_lines: file.terminal.scrollback_lines.unwrap_or(10_000),
-            tmux_socket: file
-                .terminal
-                .tmux_socket
-                .unwrap_or_else(|| "drydock".into()),
-            shell: file.terminal.shell,
-        };
-
-        let absolute = |path: PathBuf| {
-            let path = expand_home(&path, env);
-            if path.is_absolute() {
-                path
-            } else {
-                cwd.join(path)
-            }
-        };
-        let docs = DocsConfig {
-            index_dir: absolute(
-                overrides
-                    .index_dir
-                    .clone()
-                    .or_else(|| env("DRYDOCK_INDEX").map(PathBuf::from))
-                    .or(file.docs.index_dir)
-                    .unwrap_or_else(|| PathBuf::from("index")),
-            ),
-            model_dir: file.docs.model_dir.map(absolute),
-            max_file_bytes: positive(
-                file.docs.max_file_bytes.unwrap_or(8 * 1024 * 1024) as usize,
-                "docs.max_file_bytes",
-            )? as u64,
-            include: file.docs.include.unwrap_or_default(),
-            exclude: file.docs.exclude.unwrap_or_default(),
-        };
-        for pattern in docs.include.iter().chain(&docs.exclude) {
-            globset::Glob::new(pattern).map_err(|e| ConfigError::Glob {
-                pattern: pattern.clone(),
-                message: e.kind().to_string(),
-            })?;
-        }
-
+        let (allowed_roots, roots_defaulted) =
+            resolve_roots(overrides, file.allowed_roots, env, cwd)?;
+        let (toolsets, disabled_tools) = resolve_tools(file.toolsets, file.disabled_tools)?;
         Ok(Config {
-            bind,
-            token,
+            bind: resolve_bind(overrides, file.bind, env)?,
+            token: resolve_token(overrides, file.token, env),
             allowed_roots,
             roots_defaulted,
             toolsets,
             disabled_tools,
-            limits,
-            timeouts,
-            env_remove,
-            cargo_tasks,
-            mix_tasks,
-            terminal,
-            docs,
+            limits: resolve_limits(file.limits)?,
+            timeouts: resolve_timeouts(file.timeouts)?,
+            env_remove: resolve_env_remove(file.env),
+            toolchain: ToolchainConfig::resolve(file.cargo, file.mix),
+            terminal: resolve_terminal(file.terminal)?,
+            docs: resolve_docs(overrides, file.docs, env, cwd)?,
             http: resolve_http(file.http)?,
             source,
         })
@@ -547,6 +441,166 @@ pub fn expand_home(path: &Path, env: EnvLookup) -> PathBuf {
         Some(home) => home.join(rest),
         None => path.to_path_buf(),
     }
+}
+
+fn resolve_bind(
+    overrides: &Overrides,
+    file: Option<String>,
+    env: EnvLookup,
+) -> Result<SocketAddr, ConfigError> {
+    let text = overrides
+        .bind
+        .clone()
+        .or_else(|| env("DRYDOCK_BIND"))
+        .or(file)
+        .unwrap_or_else(|| DEFAULT_BIND.to_string());
+    parse_bind(&text)
+}
+
+fn resolve_token(overrides: &Overrides, file: Option<String>, env: EnvLookup) -> Option<String> {
+    overrides
+        .token
+        .clone()
+        .or_else(|| env("DRYDOCK_TOKEN"))
+        .or(file)
+        .filter(|t| !t.is_empty())
+}
+
+/// The canonical allowed roots, and whether none was configured (the working directory).
+fn resolve_roots(
+    overrides: &Overrides,
+    file: Option<Vec<PathBuf>>,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<(Vec<PathBuf>, bool), ConfigError> {
+    let configured = if !overrides.allow_roots.is_empty() {
+        overrides.allow_roots.clone()
+    } else if let Some(list) = env("DRYDOCK_ALLOW_ROOTS") {
+        std::env::split_paths(&list).collect()
+    } else {
+        file.unwrap_or_default()
+    };
+    let defaulted = configured.is_empty();
+    let raw = if defaulted {
+        vec![cwd.to_path_buf()]
+    } else {
+        configured
+    };
+    Ok((canonical_roots(&raw, env, cwd)?, defaulted))
+}
+
+fn resolve_tools(
+    toolsets: Option<Vec<String>>,
+    disabled: Option<Vec<String>>,
+) -> Result<(Vec<Toolset>, Vec<ToolName>), ConfigError> {
+    let toolsets = match toolsets {
+        Some(names) => names
+            .iter()
+            .map(|n| Toolset::parse(n).ok_or_else(|| ConfigError::UnknownToolset(n.clone())))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Toolset::ALL.to_vec(),
+    };
+    let disabled = disabled
+        .unwrap_or_default()
+        .iter()
+        .map(|n| ToolName::parse(n).ok_or_else(|| ConfigError::UnknownTool(n.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((toolsets, disabled))
+}
+
+fn resolve_limits(file: FileLimits) -> Result<Limits, ConfigError> {
+    Ok(Limits {
+        output_cap: output_cap(file.output_cap_bytes)?,
+        kill_grace: Duration::from_millis(file.kill_grace_ms.unwrap_or(2000)),
+        max_request_bytes: positive(
+            file.max_request_bytes.unwrap_or(4 * 1024 * 1024),
+            "limits.max_request_bytes",
+        )?,
+    })
+}
+
+/// The configured secrets (or the default list), plus what is always removed.
+fn resolve_env_remove(file: FileEnv) -> Vec<String> {
+    let mut remove: Vec<String> = file
+        .remove
+        .unwrap_or_else(|| DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect());
+    remove.extend(
+        crate::process::env_policy::ALWAYS_REMOVED
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    remove
+}
+
+impl ToolchainConfig {
+    fn resolve(cargo: FileTasks, mix: FileTasks) -> Self {
+        Self {
+            cargo_tasks: cargo.or(DEFAULT_CARGO_TASKS),
+            mix_tasks: mix.or(DEFAULT_MIX_TASKS),
+        }
+    }
+
+    /// The tasks `run` may start for `toolchain`, and the config key that lists them.
+    pub fn tasks(&self, toolchain: Toolchain) -> (&[String], &'static str) {
+        match toolchain {
+            Toolchain::Cargo => (&self.cargo_tasks, "cargo.tasks"),
+            Toolchain::Mix => (&self.mix_tasks, "mix.tasks"),
+        }
+    }
+}
+
+fn resolve_terminal(file: FileTerminal) -> Result<TerminalConfig, ConfigError> {
+    Ok(TerminalConfig {
+        max_sessions: positive(file.max_sessions.unwrap_or(16), "terminal.max_sessions")?,
+        output_cap: terminal_output_cap(file.output_cap_bytes.unwrap_or(64 * 1024))?,
+        idle_timeout: Duration::from_secs(positive(
+            file.idle_timeout_s.unwrap_or(4 * 3600),
+            "terminal.idle_timeout_s",
+        )?),
+        scrollback_lines: file.scrollback_lines.unwrap_or(10_000),
+        tmux_socket: file.tmux_socket.unwrap_or_else(|| "drydock".into()),
+        shell: file.shell,
+    })
+}
+
+fn resolve_docs(
+    overrides: &Overrides,
+    file: FileDocs,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<DocsConfig, ConfigError> {
+    let absolute = |path: PathBuf| {
+        let path = expand_home(&path, env);
+        if path.is_absolute() {
+            path
+        } else {
+            cwd.join(path)
+        }
+    };
+    let docs = DocsConfig {
+        index_dir: absolute(
+            overrides
+                .index_dir
+                .clone()
+                .or_else(|| env("DRYDOCK_INDEX").map(PathBuf::from))
+                .or(file.index_dir)
+                .unwrap_or_else(|| PathBuf::from("index")),
+        ),
+        model_dir: file.model_dir.map(absolute),
+        max_file_bytes: positive(
+            file.max_file_bytes.unwrap_or(8 * 1024 * 1024) as usize,
+            "docs.max_file_bytes",
+        )? as u64,
+        include: file.include.unwrap_or_default(),
+        exclude: file.exclude.unwrap_or_default(),
+    };
+    for pattern in docs.include.iter().chain(&docs.exclude) {
+        globset::Glob::new(pattern).map_err(|e| ConfigError::Glob {
+            pattern: pattern.clone(),
+            message: e.kind().to_string(),
+        })?;
+    }
+    Ok(docs)
 }
 
 fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
@@ -780,8 +834,7 @@ mod tests {
         let defaults = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
         assert_eq!(example.bind, defaults.bind);
         assert_eq!(example.env_remove, defaults.env_remove);
-        assert_eq!(example.cargo_tasks, defaults.cargo_tasks);
-        assert_eq!(example.mix_tasks, defaults.mix_tasks);
+        assert_eq!(example.toolchain, defaults.toolchain);
         assert_eq!(example.limits.output_cap, defaults.limits.output_cap);
         assert_eq!(example.timeouts.default, defaults.timeouts.default);
         assert_eq!(example.toolsets, defaults.toolsets);

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use drydock::call::Call;
 use drydock::config::{Config, Overrides};
-use drydock::docs::ingest::{IngestProgress, IngestReport};
-use drydock::docs::service::{Docs, IndexRequest, LookupReport, LookupRequest};
+use drydock::docs::ingest::IngestProgress;
+use drydock::docs::reports::{IngestReport, LookupReport};
+use drydock::docs::requests::{IndexRequest, LookupRequest};
+use drydock::docs::service::Docs;
 use tokio_util::sync::CancellationToken;
 
 fn docs_at(index: &Path) -> Arc<Docs> {

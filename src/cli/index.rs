@@ -13,7 +13,8 @@ use super::{ConfigArgs, Failure, Outcome};
 use crate::call::Call;
 use crate::config::Config;
 use crate::docs::ingest::{IngestProgress, human_duration};
-use crate::docs::service::{Docs, IndexRequest};
+use crate::docs::requests::IndexRequest;
+use crate::docs::service::Docs;
 use crate::render::Render;
 
 #[derive(Args, Clone)]

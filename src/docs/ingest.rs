@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::chunk::{Chunk, hex_sha256};
 use super::elixir_docs;
 use super::embed::{BATCH_SIZE, EmbedError, Embedder};
+use super::reports::IngestReport;
 use super::sources::{BeamRoot, FileKind, FileRoot, Root, Skip, chunk_file, text_of};
 use super::store::{ChunkRecord, DocStore, FileChunks, StoreError};
 use crate::process::Policy;
@@ -192,38 +193,6 @@ impl IngestProgress {
     fn add(counter: &AtomicU64, n: usize) {
         counter.fetch_add(n as u64, Ordering::Relaxed);
     }
-}
-
-/// What an ingest did.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct IngestReport {
-    /// The indexed paths.
-    pub roots: Vec<String>,
-    /// Supported files found under the roots.
-    pub files_seen: u64,
-    /// Files whose content hash matched the index: not read again.
-    pub files_unchanged: u64,
-    /// New or changed files written to the index.
-    pub files_indexed: u64,
-    /// Files gone from the roots, removed from the index.
-    pub files_removed: u64,
-    /// Files left out, by reason (binary, huge, generated, unsupported).
-    pub files_skipped: BTreeMap<String, u64>,
-    pub chunks_written: u64,
-    /// Chunks that went through the model.
-    pub chunks_embedded: u64,
-    /// Chunks whose vector was already known (unchanged passages, the same text elsewhere).
-    pub chunks_reused: u64,
-    pub seconds: f64,
-    pub embeddings_per_second: f64,
-    /// Rows in the index afterwards.
-    pub index_rows: u64,
-    /// True when the ingest was stopped before the end: what was committed stays, the next
-    /// run continues.
-    pub cancelled: bool,
-    /// Files that could not be read or parsed (the first few of `error_count`).
-    pub errors: Vec<String>,
-    pub error_count: u64,
 }
 
 /// A changed file, chunked, on its way to the model: each chunk with its embedding key,

@@ -13,7 +13,8 @@
 //! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally),
 //! [`embed`] turns chunks into vectors with the shipped model, [`store`] keeps them in LanceDB
 //! next to a full-text index, [`search`] fuses vector and full-text results, and [`service`]
-//! is what the server and the command line call.
+//! is what the server and the command line call: the facade, taking [`requests`] and
+//! answering [`reports`].
 
 pub mod chunk;
 pub mod elixir_docs;
@@ -22,6 +23,8 @@ pub mod html;
 pub mod ingest;
 pub mod markdown;
 pub mod project;
+pub mod reports;
+pub mod requests;
 pub mod rust_source;
 pub mod search;
 pub mod service;

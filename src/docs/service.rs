@@ -4,21 +4,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tokio::sync::OnceCell;
 
-use super::chunk::SourceType;
 use super::embed::{
     DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, Embedder, default_model_dir,
 };
-use super::ingest::{IngestError, IngestOptions, IngestProgress, IngestReport, ingest};
+use super::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
 use super::project::{
     DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
 };
-use super::search::{Hit, SearchFilter, SearchMode};
+use super::reports::{IndexSummary, IngestReport, LookupReport};
+use super::requests::{IndexRequest, LookupRequest};
+use super::search::{SearchFilter, SearchMode};
 use super::sources::{FileRoot, Library, PathFilter, Root};
-use super::store::{DocStore, LibrarySummary, StoreError, TABLE_NAME};
+use super::store::{DocStore, StoreError, TABLE_NAME};
 use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase};
@@ -44,71 +43,6 @@ pub enum DocsError {
     Project(#[from] ProjectDocsError),
     #[error("an ingest into {index} is already running ({progress}); wait for it to finish")]
     Busy { index: String, progress: String },
-}
-
-/// docs_lookup's arguments.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LookupRequest {
-    /// What you want to know, in words ("how do I share a Vec between threads") or an exact
-    /// identifier (`E0502`, `Enum.chunk_every`, `--message-format`).
-    pub query: String,
-    /// Only this library (crate, hex package, or toolchain part such as `std`, `book`,
-    /// `cargo`, `elixir`).
-    pub library: Option<String>,
-    /// Only this version of it.
-    pub version: Option<String>,
-    /// Only these kinds of passages: guide, api, readme, source.
-    pub source_types: Option<Vec<SourceType>>,
-    /// A project inside the allowed roots: only its own docs, its dependencies at the
-    /// versions its lock file pins, and its language's toolchain docs.
-    pub project_path: Option<String>,
-    /// How many passages (default 5, at most 50).
-    pub limit: Option<usize>,
-    /// hybrid (default: vectors and full text fused), vector or full_text.
-    pub mode: Option<SearchMode>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LookupReport {
-    pub query: String,
-    pub results: Vec<Hit>,
-    /// Said when there are no results: why, and what to do.
-    pub message: Option<String>,
-}
-
-/// docs_index's arguments: at least one of them.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct IndexRequest {
-    /// Files or directories inside the allowed roots (Markdown, text, HTML, Rust and Elixir
-    /// sources).
-    pub paths: Option<Vec<String>>,
-    /// A cargo or mix project: its own docs and its dependencies' at their locked versions.
-    pub project_path: Option<String>,
-    /// With project_path: every package in Cargo.lock, not only direct dependencies.
-    pub transitive: Option<bool>,
-    /// The Rust docs rustup installed and Elixir's standard library.
-    pub toolchain_docs: Option<bool>,
-    /// Library name for `paths` (default: each path's directory name).
-    pub library: Option<String>,
-}
-
-/// What the index holds (the drydock://docs resource).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct IndexSummary {
-    pub index_dir: String,
-    pub model: String,
-    pub dimension: usize,
-    pub chunks: usize,
-    pub libraries: Vec<LibrarySummary>,
-    /// When the index last changed (RFC 3339), if it exists.
-    pub last_update: Option<String>,
-    pub vector_index: bool,
-    /// The running ingest's progress, if one is running.
-    pub ingest_running: Option<String>,
-    /// How to fill an empty index.
-    pub message: Option<String>,
 }
 
 /// The process's docs index.
@@ -515,79 +449,6 @@ fn describe_filter(request: &LookupRequest) -> String {
         String::new()
     } else {
         format!(" with {}", parts.join(", "))
-    }
-}
-
-impl crate::render::Render for LookupReport {
-    /// Each passage under a line saying where it is, best first.
-    fn render(&self) -> String {
-        if self.results.is_empty() {
-            return self.message.clone().unwrap_or_else(|| "no results".into());
-        }
-        let mut out = String::new();
-        for (i, hit) in self.results.iter().enumerate() {
-            let version = hit
-                .version
-                .as_deref()
-                .map(|v| format!(" {v}"))
-                .unwrap_or_default();
-            let anchor = hit
-                .anchor
-                .as_deref()
-                .map(|a| format!("#{a}"))
-                .unwrap_or_default();
-            out += &format!(
-                "[{}] {}{version} ({}) {}{anchor}:{}-{} — {}\n{}\n\n",
-                i + 1,
-                hit.library,
-                hit.source_type,
-                hit.file_path,
-                hit.line_start,
-                hit.line_end,
-                hit.heading,
-                hit.content.trim_end()
-            );
-        }
-        out.trim_end().to_string()
-    }
-}
-
-impl crate::render::Render for IngestReport {
-    fn render(&self) -> String {
-        let mut out = format!(
-            "{}: {} files ({} unchanged, {} indexed, {} removed), {} chunks written ({} \
-             embedded at {:.1}/s, {} reused) in {:.1} s; the index holds {} chunks",
-            if self.cancelled {
-                "stopped early"
-            } else {
-                "indexed"
-            },
-            self.files_seen,
-            self.files_unchanged,
-            self.files_indexed,
-            self.files_removed,
-            self.chunks_written,
-            self.chunks_embedded,
-            self.embeddings_per_second,
-            self.chunks_reused,
-            self.seconds,
-            self.index_rows,
-        );
-        if !self.files_skipped.is_empty() {
-            let skipped: Vec<String> = self
-                .files_skipped
-                .iter()
-                .map(|(reason, n)| format!("{n} {reason}"))
-                .collect();
-            out += &format!("; skipped {}", skipped.join(", "));
-        }
-        if self.error_count > 0 {
-            out += &format!("\n{} files could not be read:", self.error_count);
-            for error in &self.errors {
-                out += &format!("\n  {error}");
-            }
-        }
-        out
     }
 }
 

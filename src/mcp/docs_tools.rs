@@ -9,8 +9,8 @@ use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
 use crate::call::Call;
-use crate::docs::ingest::IngestReport;
-use crate::docs::service::{IndexRequest, LookupReport, LookupRequest};
+use crate::docs::reports::{IngestReport, LookupReport};
+use crate::docs::requests::{IndexRequest, LookupRequest};
 
 #[tool_router(router = docs_tool_router, vis = "pub(crate)")]
 impl DrydockServer {

@@ -120,7 +120,8 @@ fn server_summary(config: &Config) -> serde_json::Value {
         "default_timeout_ms": crate::toolchain::runner::millis(config.timeouts.default),
         "max_timeout_ms": crate::toolchain::runner::millis(config.timeouts.max),
         "output_cap_bytes": config.limits.output_cap,
-        "cargo_tasks": config.cargo_tasks,
+        "cargo_tasks": config.toolchain.cargo_tasks,
+        "mix_tasks": config.toolchain.mix_tasks,
     })
 }
 

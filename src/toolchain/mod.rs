@@ -218,10 +218,7 @@ impl Toolchains {
         kind: Toolchain,
         task: &'r Option<String>,
     ) -> Result<Option<&'r str>, ToolchainError> {
-        let (allowed, key) = match kind {
-            Toolchain::Cargo => (&self.config.cargo_tasks, "cargo.tasks"),
-            Toolchain::Mix => (&self.config.mix_tasks, "mix.tasks"),
-        };
+        let (allowed, key) = self.config.toolchain.tasks(kind);
         let task = match (kind, task) {
             (_, Some(task)) => task.as_str(),
             (Toolchain::Mix, None) => "run",

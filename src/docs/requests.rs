@@ -1,0 +1,47 @@
+//! What the docs tools are asked: docs_lookup's and docs_index's arguments.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::chunk::SourceType;
+use super::search::SearchMode;
+
+/// docs_lookup's arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LookupRequest {
+    /// What you want to know, in words ("how do I share a Vec between threads") or an exact
+    /// identifier (`E0502`, `Enum.chunk_every`, `--message-format`).
+    pub query: String,
+    /// Only this library (crate, hex package, or toolchain part such as `std`, `book`,
+    /// `cargo`, `elixir`).
+    pub library: Option<String>,
+    /// Only this version of it.
+    pub version: Option<String>,
+    /// Only these kinds of passages: guide, api, readme, source.
+    pub source_types: Option<Vec<SourceType>>,
+    /// A project inside the allowed roots: only its own docs, its dependencies at the
+    /// versions its lock file pins, and its language's toolchain docs.
+    pub project_path: Option<String>,
+    /// How many passages (default 5, at most 50).
+    pub limit: Option<usize>,
+    /// hybrid (default: vectors and full text fused), vector or full_text.
+    pub mode: Option<SearchMode>,
+}
+
+/// docs_index's arguments: at least one of them.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexRequest {
+    /// Files or directories inside the allowed roots (Markdown, text, HTML, Rust and Elixir
+    /// sources).
+    pub paths: Option<Vec<String>>,
+    /// A cargo or mix project: its own docs and its dependencies' at their locked versions.
+    pub project_path: Option<String>,
+    /// With project_path: every package in Cargo.lock, not only direct dependencies.
+    pub transitive: Option<bool>,
+    /// The Rust docs rustup installed and Elixir's standard library.
+    pub toolchain_docs: Option<bool>,
+    /// Library name for `paths` (default: each path's directory name).
+    pub library: Option<String>,
+}
