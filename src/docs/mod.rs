@@ -19,13 +19,13 @@
 pub mod chunk;
 pub mod elixir_docs;
 pub mod embed;
-pub mod html;
+pub(crate) mod html;
 pub mod ingest;
-pub mod markdown;
-pub mod project;
+pub(crate) mod markdown;
+pub(crate) mod project;
 pub mod reports;
 pub mod requests;
-pub mod rust_source;
+pub(crate) mod rust_source;
 pub mod search;
 pub mod service;
 pub mod sources;

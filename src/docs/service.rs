@@ -21,7 +21,7 @@ use super::store::{DocStore, StoreError, TABLE_NAME};
 use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase};
-use crate::process::{Limits, Policy};
+use crate::process::Policy;
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 5;
@@ -241,14 +241,7 @@ impl Docs {
     /// How the helpers of an ingest run (`cargo metadata`, the toolchain probes, `elixir`
     /// reading docs out of beams): each within the docs_index timeout, without the secrets.
     fn helper_policy(&self) -> Policy {
-        Policy {
-            limits: Limits {
-                timeout: self.config.timeouts.for_call(ToolName::DocsIndex, None),
-                output_cap: self.config.limits.output_cap,
-                kill_grace: self.config.limits.kill_grace,
-            },
-            env_remove: self.config.env_remove.clone(),
-        }
+        Policy::for_call(&self.config, ToolName::DocsIndex, None)
     }
 
     /// The roots an index request names, each checked against the allowed roots.

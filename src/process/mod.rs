@@ -19,6 +19,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Config, ToolName};
 use crate::text_budget::{elision_marker, json_cost, prefix_within, suffix_within};
 
 pub mod env_policy;
@@ -197,6 +198,20 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The policy of one call of `tool`: its timeout (the caller's wish, else the tool's
+    /// default, never above the ceiling), the configured output cap and kill grace, and the
+    /// configured secrets removed.
+    pub fn for_call(config: &Config, tool: ToolName, requested_ms: Option<u64>) -> Policy {
+        Policy {
+            limits: Limits {
+                timeout: config.timeouts.for_call(tool, requested_ms),
+                output_cap: config.limits.output_cap,
+                kill_grace: config.limits.kill_grace,
+            },
+            env_remove: config.env_remove.clone(),
+        }
+    }
+
     /// The same policy with a timeout no longer than `timeout`.
     pub fn within(&self, timeout: Duration) -> Policy {
         Policy {

@@ -27,7 +27,7 @@ use tokio_util::task::TaskTracker;
 
 pub use crate::call::Call;
 use crate::config::{Config, ToolName};
-use crate::process::{Limits, RunError};
+use crate::process::{Policy, RunError};
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
 use queue::ProjectQueue;
@@ -270,12 +270,7 @@ impl Toolchains {
 
     fn runner(&self, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
         Runner {
-            limits: Limits {
-                timeout: self.config.timeouts.for_call(tool, timeout_ms),
-                output_cap: self.config.limits.output_cap,
-                kill_grace: self.config.limits.kill_grace,
-            },
-            env_remove: self.config.env_remove.clone(),
+            policy: Policy::for_call(&self.config, tool, timeout_ms),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
         }

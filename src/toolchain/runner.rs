@@ -8,12 +8,11 @@ use tokio_util::task::TaskTracker;
 
 use super::ToolchainError;
 use crate::call::Call;
-use crate::process::{self, CommandSpec, Limits, ProcessOutput, RunError};
+use crate::process::{self, CommandSpec, Policy, ProcessOutput, RunError};
 
-/// Runs a toolchain's child processes under one call's limits.
+/// Runs a toolchain's child processes under one call's policy.
 pub struct Runner {
-    pub limits: Limits,
-    pub env_remove: Vec<String>,
+    pub(super) policy: Policy,
     pub(super) shutdown: CancellationToken,
     pub(super) runs: TaskTracker,
 }
@@ -22,16 +21,15 @@ impl Runner {
     /// Run `program args` in `cwd`, feeding every output line to `on_line`.
     pub async fn run(
         &self,
-        mut spec: CommandSpec,
+        spec: CommandSpec,
         call: &Call<'_>,
         on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
     ) -> Result<ProcessOutput, RunError> {
-        spec.env_remove.extend(self.env_remove.iter().cloned());
         // Stopped by the call's own cancellation or by the server shutting down.
         let stop = self.shutdown.child_token();
         let run = self
             .runs
-            .track_future(process::run(&spec, &self.limits, &stop, on_line));
+            .track_future(self.policy.run(spec, &stop, on_line));
         tokio::pin!(run);
         tokio::select! {
             biased;
@@ -66,12 +64,14 @@ impl Runner {
     #[cfg(test)]
     pub(crate) fn for_tests() -> Runner {
         Runner {
-            limits: Limits {
-                timeout: Duration::from_secs(600),
-                output_cap: 1 << 20,
-                kill_grace: Duration::from_secs(2),
+            policy: Policy {
+                limits: process::Limits {
+                    timeout: Duration::from_secs(600),
+                    output_cap: 1 << 20,
+                    kill_grace: Duration::from_secs(2),
+                },
+                env_remove: Vec::new(),
             },
-            env_remove: Vec::new(),
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
         }
@@ -80,11 +80,7 @@ impl Runner {
     /// The same limits with a shorter timeout, for quick helper commands.
     pub fn quick(&self, timeout: Duration) -> Runner {
         Runner {
-            limits: Limits {
-                timeout: timeout.min(self.limits.timeout),
-                ..self.limits
-            },
-            env_remove: self.env_remove.clone(),
+            policy: self.policy.within(timeout),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
         }
