@@ -41,23 +41,31 @@ impl Runner {
         }
     }
 
-    /// `run`, with a program that is not installed reported as a missing toolchain and `hint`
-    /// saying how to install it.
+    /// `run`, with a program that is not installed reported as a missing toolchain, saying
+    /// how to install it.
     pub async fn run_toolchain(
         &self,
         spec: CommandSpec,
         call: &Call<'_>,
         on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
-        hint: &str,
     ) -> Result<ProcessOutput, ToolchainError> {
         let program = spec.program.clone();
         self.run(spec, call, on_line).await.map_err(|e| match e {
             RunError::NotFound { .. } => ToolchainError::ToolchainMissing {
+                hint: install_hint(&program).to_string(),
                 program,
-                hint: hint.to_string(),
             },
             other => ToolchainError::Run(other),
         })
+    }
+
+    /// `run_toolchain` for commands whose output is only read at the end.
+    pub async fn run_to_end(
+        &self,
+        spec: CommandSpec,
+        call: &Call<'_>,
+    ) -> Result<ProcessOutput, ToolchainError> {
+        self.run_toolchain(spec, call, &mut |_, _| {}).await
     }
 
     /// Generous limits, for unit tests that run real programs.
@@ -83,6 +91,23 @@ impl Runner {
             policy: self.policy.within(timeout),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
+        }
+    }
+}
+
+/// How to install `program`, for the error when it is not on the server's PATH.
+fn install_hint(program: &str) -> &'static str {
+    match program {
+        "cargo" | "rustc" | "rustfmt" => {
+            "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
+        }
+        "dialyzer" => {
+            "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and \
+             put `dialyzer` on the server's PATH"
+        }
+        _ => {
+            "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) and make sure \
+             `mix` and `elixir` are on the server's PATH"
         }
     }
 }

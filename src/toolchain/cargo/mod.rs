@@ -25,7 +25,7 @@ use super::runner::{Runner, millis};
 use super::versions::{VersionCache, Versions};
 use super::{BuildKind, ToolchainError};
 use crate::call::Call;
-use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
+use crate::process::{CommandSpec, Stream, Termination};
 use crate::workspace::Project;
 use libtest::{LibtestEvent, LibtestParser, TestRun};
 use messages::{CargoEvent, CargoMessageParser};
@@ -87,25 +87,6 @@ fn selection_args(args: &mut Vec<String>, package: &Option<String>, features: &[
     if !features.is_empty() {
         args.push(format!("--features={}", features.join(",")));
     }
-}
-
-async fn run_cargo(
-    runner: &Runner,
-    spec: CommandSpec,
-    call: &Call<'_>,
-    on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolchainError> {
-    let hint = "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH";
-    runner.run_toolchain(spec, call, on_line, hint).await
-}
-
-/// `run_cargo` for commands whose output is only read at the end.
-async fn run_quiet(
-    runner: &Runner,
-    spec: CommandSpec,
-    call: &Call<'_>,
-) -> Result<ProcessOutput, ToolchainError> {
-    run_cargo(runner, spec, call, &mut |_, _| {}).await
 }
 
 /// cargo's words for a rustup component that is not installed (clippy for lint, rustfmt for format).
@@ -194,7 +175,9 @@ pub async fn build(
                 on_json(line);
             }
         };
-        run_cargo(runner, cargo(project, args), call, &mut on_line).await?
+        runner
+            .run_toolchain(cargo(project, args), call, &mut on_line)
+            .await?
     };
     if kind == BuildKind::Lint {
         missing_component(&output.stderr.text)?;
@@ -301,7 +284,7 @@ pub async fn test(
                 None => {}
             }
         };
-        run_cargo(runner, spec, call, &mut on_line).await?
+        runner.run_toolchain(spec, call, &mut on_line).await?
     };
     let built = messages.finish();
     let run = libtest.finish();
@@ -467,7 +450,7 @@ async fn run_with_stdin(
         ..spec
     };
     call.progress.report(&format!("running {}", spec.program));
-    let output = run_quiet(runner, spec, call).await?;
+    let output = runner.run_to_end(spec, call).await?;
     Ok(RunReport::from_output(output, millis(started.elapsed())))
 }
 
@@ -522,7 +505,9 @@ async fn build_program(
             }
             on_json(line);
         };
-        run_cargo(runner, cargo(project, args), call, &mut on_line).await?
+        runner
+            .run_toolchain(cargo(project, args), call, &mut on_line)
+            .await?
     };
     let build = BuildDiagnostics::capped(parser.finish().diagnostics);
     let unexplained = output_tail(&output.stderr.text).filter(|_| build.errors.is_empty());
@@ -609,7 +594,7 @@ pub async fn format(
     selection_args(&mut check_args, &req.package, &[]);
     check_args.extend(strings(&["--", "--color", "never"]));
     call.progress.report("cargo fmt --check");
-    let check = run_quiet(runner, cargo(project, check_args), call).await?;
+    let check = runner.run_to_end(cargo(project, check_args), call).await?;
     missing_component(&check.stderr.text)?;
     let files = parse_fmt_check(&check.stdout.text, &project.root, DIFF_CAP_LINES);
     let report = |status, files: Vec<FormatFile>, output: Option<String>| FormatReport {
@@ -635,7 +620,7 @@ pub async fn format(
     let mut apply_args = strings(&["fmt"]);
     selection_args(&mut apply_args, &req.package, &[]);
     call.progress.report("cargo fmt");
-    let applied = run_quiet(runner, cargo(project, apply_args), call).await?;
+    let applied = runner.run_to_end(cargo(project, apply_args), call).await?;
     Ok(match applied.termination {
         Termination::Exited(0) => report(FormatStatus::Applied, files, None),
         Termination::TimedOut => report(FormatStatus::Timeout, files, None),
@@ -716,7 +701,7 @@ pub async fn project_info(
         "--no-deps",
         "--offline",
     ]);
-    let metadata = run_quiet(&quick, cargo(project, metadata_args), call);
+    let metadata = quick.run_to_end(cargo(project, metadata_args), call);
     let (metadata, toolchain_versions) = match versions.get(&project.root) {
         Some(known) => (metadata.await, Ok(known)),
         None => tokio::join!(
@@ -782,8 +767,8 @@ async fn toolchain_versions(
 ) -> Result<Versions, ToolchainError> {
     let version = |program: &str| CommandSpec::new(program, ["--version"], &project.root);
     let (rustc, cargo) = tokio::join!(
-        run_quiet(runner, version("rustc"), call),
-        run_quiet(runner, version("cargo"), call),
+        runner.run_to_end(version("rustc"), call),
+        runner.run_to_end(version("cargo"), call),
     );
     let versions: Versions = [("rustc", rustc?), ("cargo", cargo?)]
         .into_iter()

@@ -29,8 +29,6 @@ use crate::workspace::Project;
 use compiler::{MixDiagnosticParser, MixEvent};
 use exunit_events::{ExUnitEvents, Outcome, Seen};
 
-const ELIXIR_HINT: &str = "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) \
-     and make sure `mix` and `elixir` are on the server's PATH";
 const STACKTRACE_CAP: usize = 2048;
 /// Lines of mix's own progress, left out of an output tail.
 const CHATTER: &[&str] = &[
@@ -60,23 +58,6 @@ fn elixir(project: &Project, script: &str, rest: Vec<String>) -> CommandSpec {
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
-}
-
-async fn run_mix(
-    runner: &Runner,
-    spec: CommandSpec,
-    call: &Call<'_>,
-    on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolchainError> {
-    runner.run_toolchain(spec, call, on_line, ELIXIR_HINT).await
-}
-
-async fn run_quiet(
-    runner: &Runner,
-    spec: CommandSpec,
-    call: &Call<'_>,
-) -> Result<ProcessOutput, ToolchainError> {
-    run_mix(runner, spec, call, &mut |_, _| {}).await
 }
 
 /// Both streams, for messages that may land on either.
@@ -173,7 +154,9 @@ pub async fn project_info(
     call: &Call<'_>,
 ) -> Result<ProjectInfo, ToolchainError> {
     let quick = runner.quick(Duration::from_secs(60));
-    let output = run_quiet(&quick, elixir(project, project::SCRIPT, Vec::new()), call).await?;
+    let output = quick
+        .run_to_end(elixir(project, project::SCRIPT, Vec::new()), call)
+        .await?;
     let json = output
         .stdout
         .text
@@ -230,7 +213,9 @@ async fn compile(
     let output = {
         let mut on_line =
             |stream: Stream, line: &str| report_event(call, compiler.line(stream, line));
-        run_mix(runner, mix(project, args), call, &mut on_line).await?
+        runner
+            .run_toolchain(mix(project, args), call, &mut on_line)
+            .await?
     };
     check_deps(project, &output)?;
     let diagnostics = compiler.finish();
@@ -278,7 +263,7 @@ async fn type_check(
     let (mut diagnostics, termination, output, mut notes) = if declares_dep(project, "dialyxir") {
         call.progress.report("mix dialyzer --format short");
         let spec = mix(project, strings(&["dialyzer", "--format", "short"]));
-        let output = run_quiet(runner, spec, call).await?;
+        let output = runner.run_to_end(spec, call).await?;
         check_deps(project, &output)?;
         let diagnostics = dialyzer::parse_dialyzer_output(&output.stdout.text, &project.root);
         let tail = output_tail(&output);
@@ -385,7 +370,7 @@ async fn lint(
         project,
         strings(&["credo", "--format", "json", "--mute-exit-status"]),
     );
-    let output = run_quiet(runner, spec, call).await?;
+    let output = runner.run_to_end(spec, call).await?;
     check_deps(project, &output)?;
     // Credo's issues are advice: only credo failing to run fails the lint.
     let status = endings::build_status(output.termination, &[]);
@@ -515,7 +500,7 @@ async fn run_test(
             }
             report_event(call, compiler.line(stream, line));
         };
-        run_mix(runner, spec, call, &mut on_line).await?
+        runner.run_toolchain(spec, call, &mut on_line).await?
     };
     Ok((output, compiler, events))
 }
@@ -603,7 +588,7 @@ pub async fn run(
         stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
         ..mix(project, argv)
     };
-    let output = run_quiet(runner, spec, call).await?;
+    let output = runner.run_to_end(spec, call).await?;
     check_deps(project, &output)?;
     Ok(RunReport::from_output(output, millis(started.elapsed())))
 }
@@ -616,12 +601,12 @@ pub async fn format(
 ) -> Result<FormatReport, ToolchainError> {
     let started = Instant::now();
     call.progress.report("mix format --check-formatted");
-    let check = run_quiet(
-        runner,
-        mix(project, strings(&["format", "--check-formatted"])),
-        call,
-    )
-    .await?;
+    let check = runner
+        .run_to_end(
+            mix(project, strings(&["format", "--check-formatted"])),
+            call,
+        )
+        .await?;
     check_deps(project, &check)?;
     let listed = format_diff::unformatted_files(&check.stderr.text);
     let report = |status, files, output| FormatReport {
@@ -648,7 +633,9 @@ pub async fn format(
         return Ok(report(FormatStatus::NeedsFormatting, files, None));
     }
     call.progress.report("mix format");
-    let applied = run_quiet(runner, mix(project, strings(&["format"])), call).await?;
+    let applied = runner
+        .run_to_end(mix(project, strings(&["format"])), call)
+        .await?;
     Ok(match applied.termination {
         Termination::Exited(0) => report(FormatStatus::Applied, files, None),
         Termination::TimedOut => report(FormatStatus::Timeout, files, None),

@@ -159,7 +159,7 @@ impl OtpToolchain {
     async fn query(cwd: &Path, runner: &Runner, call: &Call<'_>) -> Result<Self, ToolchainError> {
         let spec = CommandSpec::new("elixir", ["-e", exs::OTP_TOOLCHAIN], cwd);
         let runner = runner.quick(TOOLCHAIN_QUERY_TIMEOUT);
-        let output = run_tool(&runner, spec, call, &mut |_, _| {}).await?;
+        let output = runner.run_to_end(spec, call).await?;
         if output.termination == Termination::Cancelled {
             return Err(ToolchainError::Cancelled);
         }
@@ -208,21 +208,6 @@ impl OtpToolchain {
 
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
-}
-
-async fn run_tool(
-    runner: &Runner,
-    spec: CommandSpec,
-    call: &Call<'_>,
-    on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, ToolchainError> {
-    let hint = match spec.program.as_str() {
-        "dialyzer" => {
-            "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and put `dialyzer` on the server's PATH"
-        }
-        _ => "install Elixir and put `elixir` on the server's PATH",
-    };
-    runner.run_toolchain(spec, call, on_line, hint).await
 }
 
 enum PltState {
@@ -309,7 +294,7 @@ async fn build_plt(
         }
     };
     let spec = CommandSpec::new("dialyzer", plt_build_args(&temp.0, toolchain), cache_dir);
-    let output = run_tool(runner, spec, call, &mut on_line).await?;
+    let output = runner.run_toolchain(spec, call, &mut on_line).await?;
     if !matches!(output.termination, Termination::Exited(0 | 2)) || !temp.0.is_file() {
         return Ok(PltState::Stopped(unfinished_build(&output, started)));
     }
@@ -378,7 +363,7 @@ async fn run_analysis(
         };
         let args = analysis_args(plt, apps, toolchain);
         let spec = CommandSpec::new("dialyzer", args, project_root);
-        run_tool(runner, spec, call, &mut on_line).await?
+        runner.run_toolchain(spec, call, &mut on_line).await?
     };
     let diagnostics = parser.finish();
     call.progress
