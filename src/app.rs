@@ -14,7 +14,7 @@ use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
 use crate::events::Events;
-use crate::terminal::registry::Terminals;
+use crate::terminal::Terminals;
 
 /// How drydock was started: decides what runs in the background.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

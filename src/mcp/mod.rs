@@ -339,6 +339,37 @@ mod tests {
         }
     }
 
+    /// Every type name a client sees in tools/list names one shape across the catalog.
+    /// rmcp strips the top-level title of a tool's input and output schema; the names left
+    /// are those of the types they are made of, in `$defs`. Two different types of one name
+    /// would read as one to a client that gathers the definitions of every tool.
+    #[test]
+    fn every_type_name_in_the_tool_list_names_one_shape() {
+        let mut shapes: std::collections::HashMap<String, (String, serde_json::Value)> =
+            std::collections::HashMap::new();
+        for tool in DrydockServer::catalog_router().list_all() {
+            let input = ("input", Some(tool.input_schema.clone()));
+            for (kind, schema) in [input, ("output", tool.output_schema.clone())] {
+                let place = format!("{}'s {kind}", tool.name);
+                let definitions = schema
+                    .as_ref()
+                    .and_then(|schema| schema.get("$defs")?.as_object().cloned())
+                    .unwrap_or_default();
+                for (name, shape) in definitions {
+                    match shapes.get(&name) {
+                        Some((first, seen)) => {
+                            assert_eq!(seen, &shape, "{name} in {first} and in {place}")
+                        }
+                        None => {
+                            shapes.insert(name, (place.clone(), shape));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shapes.contains_key("WaitMethod"), "{:?}", shapes.keys());
+    }
+
     #[tokio::test]
     async fn switched_off_tools_are_not_served() {
         let dir = tempfile::tempdir().unwrap();
