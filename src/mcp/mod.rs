@@ -398,10 +398,82 @@ mod tests {
         );
     }
 
+    /// A client of a server of `app` in this process.
+    async fn connected(app: &Arc<App>) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        use rmcp::ServiceExt;
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let server = DrydockServer::new(app.clone());
+        tokio::spawn(async move {
+            let running = server.serve(server_io).await.expect("server handshake");
+            let _ = running.waiting().await;
+        });
+        ().serve(client_io).await.unwrap()
+    }
+
+    /// A terminal call's cancellation reaches the terminal: the wait ends at once, and the
+    /// call goes on the event feed as cancelled.
+    #[tokio::test]
+    async fn a_cancelled_terminal_wait_ends_at_once() {
+        use crate::events::{EventKind, Received};
+        use rmcp::model::{ClientRequest, Request};
+        let home = tempfile::tempdir().unwrap();
+        let toml = format!(
+            "[terminal]\nshell = \"bash\"\ntmux_socket = \"drydock-test-{}\"\n",
+            std::process::id()
+        );
+        std::fs::write(home.path().join("drydock.toml"), toml).unwrap();
+        let overrides = Overrides {
+            allow_roots: vec![home.path().to_path_buf()],
+            ..Default::default()
+        };
+        let config = Config::resolve(&overrides, &|_| None, home.path()).unwrap();
+        let app = App::start(Arc::new(config), Mode::Stdio).await;
+        let client = connected(&app).await;
+        let call = |tool: &'static str, arguments: serde_json::Value| {
+            CallToolRequestParams::new(tool).with_arguments(arguments.as_object().unwrap().clone())
+        };
+        let home_dir = home.path().to_str().unwrap();
+        let create = serde_json::json!({"name": "w", "cwd": home_dir, "env": {"HOME": home_dir}});
+        let created = client
+            .call_tool(call("terminal_create", create))
+            .await
+            .unwrap();
+        assert_ne!(created.is_error, Some(true), "{created:?}");
+
+        let mut feed = app.events().subscribe();
+        let never =
+            serde_json::json!({"session": "w", "pattern": "never shown", "max_wait_ms": 60000});
+        let wait = ClientRequest::CallToolRequest(Request::new(call("terminal_wait", never)));
+        let handle = client
+            .send_cancellable_request(wait, Default::default())
+            .await
+            .unwrap();
+        let mut next_event = async || match feed.recv().await {
+            Some(Received::Event(event)) => event.kind,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(next_event().await, EventKind::ToolCallStarted(_)));
+        let cancelled = std::time::Instant::now();
+        handle.cancel(Some("test".into())).await.unwrap();
+        let finished = tokio::time::timeout(std::time::Duration::from_secs(2), next_event())
+            .await
+            .expect("the wait ends at once");
+        let EventKind::ToolCallFinished { status, .. } = finished else {
+            panic!("{finished:?}");
+        };
+        assert_eq!(
+            status,
+            CallStatus::Cancelled,
+            "after {:?}",
+            cancelled.elapsed()
+        );
+        client.cancel().await.unwrap();
+        app.shutdown().await;
+    }
+
     #[tokio::test]
     async fn every_tool_call_is_published_on_the_event_feed() {
         use crate::events::{EventKind, Received};
-        use rmcp::ServiceExt;
         let projects = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test-projects");
         let overrides = Overrides {
             allow_roots: vec![projects.clone()],
@@ -410,13 +482,7 @@ mod tests {
         let config = Config::resolve(&overrides, &|_| None, &projects).unwrap();
         let app = App::start(Arc::new(config), Mode::Stdio).await;
         let mut feed = app.events().subscribe();
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        let server = DrydockServer::new(app.clone());
-        tokio::spawn(async move {
-            let running = server.serve(server_io).await.expect("server handshake");
-            let _ = running.waiting().await;
-        });
-        let client = ().serve(client_io).await.unwrap();
+        let client = connected(&app).await;
         let call = |arguments: serde_json::Value| {
             rmcp::model::CallToolRequestParams::new("project_info")
                 .with_arguments(arguments.as_object().unwrap().clone())

@@ -194,7 +194,7 @@ impl TerminalCore {
 
     /// The program is a shell drydock started with integration: `run` waits for its first
     /// prompt (up to 10 s) before deciding whether marks are available.
-    pub fn set_expect_marks(&self, expect: bool) {
+    pub(crate) fn set_expect_marks(&self, expect: bool) {
         self.lock().shell.expect_marks(expect);
     }
 
@@ -233,22 +233,18 @@ impl TerminalCore {
     }
 
     /// The program ended.
-    pub fn exited(&self, status: ExitStatus) {
+    pub(crate) fn exited(&self, status: ExitStatus) {
         self.lock().life = Life::Exited(status);
         self.bump();
     }
 
-    pub fn resize(&self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&self, rows: u16, cols: u16) {
         self.lock().screen.resize(rows, cols);
         self.bump();
     }
 
-    pub fn screen_text(&self) -> String {
-        self.lock().screen.text()
-    }
-
     /// The visible screen (styled or plain text) and the line number of its top row.
-    pub fn screen_and_top_line(&self, styled: bool) -> (String, u64) {
+    pub(crate) fn screen_and_top_line(&self, styled: bool) -> (String, u64) {
         let state = self.lock();
         let text = match styled {
             true => state.screen.styled(),
@@ -260,23 +256,23 @@ impl TerminalCore {
         )
     }
 
-    pub fn cursor(&self) -> (u16, u16) {
+    pub(crate) fn cursor(&self) -> (u16, u16) {
         self.lock().screen.cursor()
     }
 
-    pub fn size(&self) -> (u16, u16) {
+    pub(crate) fn size(&self) -> (u16, u16) {
         self.lock().screen.size()
     }
 
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         self.lock().screen.title()
     }
 
-    pub fn application_cursor(&self) -> bool {
+    pub(crate) fn application_cursor(&self) -> bool {
         self.lock().screen.application_cursor()
     }
 
-    pub fn alternate_screen(&self) -> bool {
+    pub(crate) fn alternate_screen(&self) -> bool {
         self.lock().screen.alternate_screen()
     }
 
@@ -286,21 +282,17 @@ impl TerminalCore {
         self.lock().screen.lines(offset, limit)
     }
 
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         *self.generation.borrow()
     }
 
     /// At least one prompt or end-of-command mark was seen: this shell is integrated.
-    pub fn has_marks(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_marks(&self) -> bool {
         self.lock().shell.has_marks()
     }
 
-    /// The shell shows a prompt (last mark A, B or D, not C).
-    pub fn at_prompt(&self) -> bool {
-        self.lock().shell.at_prompt()
-    }
-
-    pub fn life(&self) -> Life {
+    pub(crate) fn life(&self) -> Life {
         self.lock().life
     }
 
@@ -310,7 +302,7 @@ impl TerminalCore {
 
     /// Resolves to how the program ended once it did (see [`TerminalCore::exited`]), or to
     /// None if the core is dropped first. Holds no reference to the core while waiting.
-    pub fn exit(self: &Arc<Self>) -> impl Future<Output = Option<ExitStatus>> + use<> {
+    pub(crate) fn exit(self: &Arc<Self>) -> impl Future<Output = Option<ExitStatus>> + use<> {
         let core = Arc::downgrade(self);
         let mut generations = self.generation.subscribe();
         async move {
@@ -324,14 +316,14 @@ impl TerminalCore {
     }
 
     /// Time since the last output.
-    pub fn idle_for(&self) -> Duration {
+    pub(crate) fn idle_for(&self) -> Duration {
         self.lock().last_output.elapsed()
     }
 
     /// Waits for the first of the requested conditions (the generation passing
     /// `after_generation`, a quiet period, the screen matching `pattern`), the process
     /// ending, or `max_wait`; gives up when `cancel` fires.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         request: WaitFor,
         cancel: &CancellationToken,

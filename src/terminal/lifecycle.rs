@@ -8,8 +8,9 @@ use super::core::WaitFor;
 use super::keys::Key;
 use super::registry::valid_name;
 use super::reports::{CreateReport, Environment, ListReport, ManageReport, SessionInfo};
-use super::requests::Placement;
-use super::requests::{BackendKind, CreateRequest, ListRequest, ManageAction, ManageRequest};
+use super::requests::{
+    BackendKind, CreateRequest, ListRequest, ManageAction, ManageRequest, Placement,
+};
 use super::session::Session;
 use super::tmux::{self, PaneInfo};
 use super::{Result, TerminalError, Terminals, last_lines_within};

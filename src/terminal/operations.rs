@@ -29,8 +29,8 @@ const REACTION_WAIT: Duration = Duration::from_millis(1000);
 const ENTER_RETRIES: u32 = 2;
 
 impl Terminals {
-    /// Types text and keys into a session, and waits (a second at most) to see the screen
-    /// react; the waits end when the call is cancelled.
+    /// Types text and keys into a session, and waits (a few seconds at most) for the screen
+    /// to react, sending an unanswered Enter again; the waits end when the call is cancelled.
     pub async fn send(&self, req: SendRequest, call: &Call<'_>) -> Result<SendReport> {
         let session = self.session(&req.session).await?;
         let keys: Vec<Key> = req

@@ -14,14 +14,13 @@ use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tokio_util::sync::CancellationToken;
 
 use super::core::{ExitStatus, Fallback, RunError, RunOutcome, TerminalCore};
-use super::keys::Key;
 use super::pump::Pump;
 use crate::process::env_policy;
 use crate::process::procfs::ProcStat;
 use crate::process::{Escalation, ProcessTree};
 
 /// Time between SIGHUP/SIGTERM and SIGKILL when a session is killed.
-pub const KILL_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(500);
 /// How a session ends: a hang-up as when its terminal closes, SIGCONT for stopped jobs,
 /// SIGTERM, then SIGKILL.
 const ESCALATION: Escalation = Escalation {
@@ -171,21 +170,21 @@ impl PtySession {
         })
     }
 
-    pub fn core(&self) -> Arc<TerminalCore> {
+    pub(crate) fn core(&self) -> Arc<TerminalCore> {
         self.core.clone()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// The program started is still running (its session may outlive it briefly).
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.exited.load(Ordering::SeqCst)
     }
 
     /// Writes raw bytes to the program's input.
-    pub fn write(&self, bytes: &[u8]) -> Result<(), PtyError> {
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), PtyError> {
         if !self.is_alive() {
             return Err(PtyError::Exited);
         }
@@ -195,27 +194,8 @@ impl PtySession {
         Ok(())
     }
 
-    pub fn send_text(&self, text: &str) -> Result<(), PtyError> {
-        self.write(text.as_bytes())
-    }
-
-    /// Sends keys as the terminal would (arrows follow the program's cursor-key mode).
-    pub fn send_keys(&self, keys: &[Key]) -> Result<(), PtyError> {
-        let application_cursor = self.core.application_cursor();
-        let bytes: Vec<u8> = keys
-            .iter()
-            .flat_map(|key| key.bytes_for(application_cursor))
-            .collect();
-        self.write(&bytes)
-    }
-
-    /// C-c as a key (byte 0x03): the terminal turns it into SIGINT for the foreground job.
-    pub fn interrupt(&self) -> Result<(), PtyError> {
-        self.send_keys(&[Key::Ctrl('c')])
-    }
-
     /// Resizes the PTY (the program gets SIGWINCH) and the screen model.
-    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
+    pub(crate) fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let rows = rows.max(1);
         let cols = cols.max(1);
         self.master
@@ -393,7 +373,7 @@ mod tests {
             (Some(7), "a\nb")
         );
         // Output without a final newline stays visible; the next prompt starts a new line.
-        let screen = shell.session.core().screen_text();
+        let (screen, _) = shell.session.core().screen_and_top_line(false);
         eprintln!("{program} screen:\n{screen}");
         assert!(
             screen.lines().any(|line| line.starts_with('b')),
@@ -449,7 +429,8 @@ mod tests {
         assert!(!outcome.completed);
         assert_eq!(outcome.method, WaitMethod::Timeout);
         assert_eq!(outcome.output, "started\n");
-        shell.session.interrupt().unwrap();
+        // C-c as a key: the terminal turns it into SIGINT for the foreground job.
+        shell.session.write(b"\x03").unwrap();
         let outcome = run(&shell, "echo again", 5 * SECOND).await;
         assert_eq!(outcome.output, "again\n", "{outcome:?}");
         assert_eq!(outcome.exit_code, Some(0));

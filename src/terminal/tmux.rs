@@ -66,6 +66,8 @@ pub enum TmuxError {
     InvalidSessionName { name: String, reason: &'static str },
     #[error("invalid tmux pane address {address:?}: {reason}")]
     InvalidAddress { address: String, reason: String },
+    /// Only the tests type keys by tmux name.
+    #[cfg(test)]
     #[error("unknown key name {0:?} (e.g. Enter, Escape, C-c, Up, Tab, BSpace, F5)")]
     InvalidKey(String),
     #[error("invalid argument: {0}")]

@@ -394,7 +394,7 @@ mod tests {
     async fn run_with_marks_split_across_feeds() {
         let core = TerminalCore::new(24, 80, 100);
         core.feed(b"\x1b]133;D;0\x07\x1b]133;A\x07$ \x1b]133;B\x07");
-        assert!(core.has_marks() && core.at_prompt());
+        assert_eq!(core.lock().shell, ShellState::ReadingCommand);
         let feeder = core.clone();
         let input = move |bytes: &[u8]| -> io::Result<()> {
             assert_eq!(bytes, b"echo hi\r");
