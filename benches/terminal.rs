@@ -56,7 +56,13 @@ async fn latency(
     for _ in 0..n {
         let started = Instant::now();
         let outcome = session
-            .run("true", Duration::from_secs(30), fallback.clone(), CAP)
+            .run(
+                "true",
+                Duration::from_secs(30),
+                fallback.clone(),
+                CAP,
+                &CancellationToken::new(),
+            )
             .await
             .unwrap();
         assert!(outcome.completed && outcome.method == method, "{outcome:?}");
@@ -186,7 +192,7 @@ fn main() {
         let lines = 50 * 1024 * 1024 / line.len();
         std::fs::write(&file, line.repeat(lines)).unwrap();
         let cat = marked
-            .run(&format!("cat {}", file.display()), Duration::from_secs(600), Fallback::default(), CAP)
+            .run(&format!("cat {}", file.display()), Duration::from_secs(600), Fallback::default(), CAP, &CancellationToken::new())
             .await
             .unwrap();
         assert!(cat.completed);

@@ -13,7 +13,7 @@ use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
 use crate::events::Events;
-use crate::terminal::registry::Terminals;
+use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
 
 /// How drydock was started: decides what runs in the background.

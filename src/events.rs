@@ -40,6 +40,10 @@ pub enum EventKind {
         /// "pty", "tmux" or "user_tmux".
         backend: &'static str,
     },
+    TerminalSessionRenamed {
+        from: String,
+        to: String,
+    },
     TerminalSessionExited {
         session: String,
         /// None when the program was killed by a signal or its status is unknown.

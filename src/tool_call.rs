@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
-use crate::terminal::registry::TerminalsError;
+use crate::terminal::TerminalError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +23,7 @@ pub enum CallError {
     #[error(transparent)]
     Tool(#[from] ToolchainError),
     #[error(transparent)]
-    Terminal(#[from] TerminalsError),
+    Terminal(#[from] TerminalError),
     #[error(transparent)]
     Docs(#[from] DocsError),
 }
@@ -106,16 +106,16 @@ async fn dispatch(
         ToolName::Test => outcome(toolchains.test(parse(tool, arguments)?, call).await),
         ToolName::Run => outcome(toolchains.run(parse(tool, arguments)?, call).await),
         ToolName::Format => outcome(toolchains.format(parse(tool, arguments)?, call).await),
-        ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?).await),
+        ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?, call).await),
         ToolName::TerminalList => outcome(terminals.list(parse(tool, arguments)?).await),
         ToolName::TerminalManage => outcome(terminals.manage(parse(tool, arguments)?).await),
-        ToolName::TerminalSend => outcome(terminals.send(parse(tool, arguments)?).await),
+        ToolName::TerminalSend => outcome(terminals.send(parse(tool, arguments)?, call).await),
         ToolName::TerminalScreen => outcome(terminals.screen(parse(tool, arguments)?).await),
         ToolName::TerminalScrollback => {
             outcome(terminals.scrollback(parse(tool, arguments)?).await)
         }
-        ToolName::TerminalWait => outcome(terminals.wait(parse(tool, arguments)?).await),
-        ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?).await),
+        ToolName::TerminalWait => outcome(terminals.wait(parse(tool, arguments)?, call).await),
+        ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?, call).await),
         ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
         ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
     }

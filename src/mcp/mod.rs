@@ -336,6 +336,37 @@ mod tests {
         }
     }
 
+    /// Every type name a client sees in tools/list names one shape across the catalog.
+    /// rmcp strips the top-level title of a tool's input and output schema; the names left
+    /// are those of the types they are made of, in `$defs`. Two different types of one name
+    /// would read as one to a client that gathers the definitions of every tool.
+    #[test]
+    fn every_type_name_in_the_tool_list_names_one_shape() {
+        let mut shapes: std::collections::HashMap<String, (String, serde_json::Value)> =
+            std::collections::HashMap::new();
+        for tool in DrydockServer::catalog_router().list_all() {
+            let input = ("input", Some(tool.input_schema.clone()));
+            for (kind, schema) in [input, ("output", tool.output_schema.clone())] {
+                let place = format!("{}'s {kind}", tool.name);
+                let definitions = schema
+                    .as_ref()
+                    .and_then(|schema| schema.get("$defs")?.as_object().cloned())
+                    .unwrap_or_default();
+                for (name, shape) in definitions {
+                    match shapes.get(&name) {
+                        Some((first, seen)) => {
+                            assert_eq!(seen, &shape, "{name} in {first} and in {place}")
+                        }
+                        None => {
+                            shapes.insert(name, (place.clone(), shape));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shapes.contains_key("WaitMethod"), "{:?}", shapes.keys());
+    }
+
     #[tokio::test]
     async fn switched_off_tools_are_not_served() {
         let dir = tempfile::tempdir().unwrap();
@@ -364,10 +395,82 @@ mod tests {
         );
     }
 
+    /// A client of a server of `app` in this process.
+    async fn connected(app: &Arc<App>) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        use rmcp::ServiceExt;
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let server = DrydockServer::new(app.clone());
+        tokio::spawn(async move {
+            let running = server.serve(server_io).await.expect("server handshake");
+            let _ = running.waiting().await;
+        });
+        ().serve(client_io).await.unwrap()
+    }
+
+    /// A terminal call's cancellation reaches the terminal: the wait ends at once, and the
+    /// call goes on the event feed as cancelled.
+    #[tokio::test]
+    async fn a_cancelled_terminal_wait_ends_at_once() {
+        use crate::events::{EventKind, Received};
+        use rmcp::model::{ClientRequest, Request};
+        let home = tempfile::tempdir().unwrap();
+        let toml = format!(
+            "[terminal]\nshell = \"bash\"\ntmux_socket = \"drydock-test-{}\"\n",
+            std::process::id()
+        );
+        std::fs::write(home.path().join("drydock.toml"), toml).unwrap();
+        let overrides = Overrides {
+            allow_roots: vec![home.path().to_path_buf()],
+            ..Default::default()
+        };
+        let config = Config::resolve(&overrides, &|_| None, home.path()).unwrap();
+        let app = App::start(Arc::new(config), Mode::Stdio).await;
+        let client = connected(&app).await;
+        let call = |tool: &'static str, arguments: serde_json::Value| {
+            CallToolRequestParams::new(tool).with_arguments(arguments.as_object().unwrap().clone())
+        };
+        let home_dir = home.path().to_str().unwrap();
+        let create = serde_json::json!({"name": "w", "cwd": home_dir, "env": {"HOME": home_dir}});
+        let created = client
+            .call_tool(call("terminal_create", create))
+            .await
+            .unwrap();
+        assert_ne!(created.is_error, Some(true), "{created:?}");
+
+        let mut feed = app.events().subscribe();
+        let never =
+            serde_json::json!({"session": "w", "pattern": "never shown", "max_wait_ms": 60000});
+        let wait = ClientRequest::CallToolRequest(Request::new(call("terminal_wait", never)));
+        let handle = client
+            .send_cancellable_request(wait, Default::default())
+            .await
+            .unwrap();
+        let mut next_event = async || match feed.recv().await {
+            Some(Received::Event(event)) => event.kind,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(next_event().await, EventKind::ToolCallStarted(_)));
+        let cancelled = std::time::Instant::now();
+        handle.cancel(Some("test".into())).await.unwrap();
+        let finished = tokio::time::timeout(std::time::Duration::from_secs(2), next_event())
+            .await
+            .expect("the wait ends at once");
+        let EventKind::ToolCallFinished { status, .. } = finished else {
+            panic!("{finished:?}");
+        };
+        assert_eq!(
+            status,
+            CallStatus::Cancelled,
+            "after {:?}",
+            cancelled.elapsed()
+        );
+        client.cancel().await.unwrap();
+        app.shutdown().await;
+    }
+
     #[tokio::test]
     async fn every_tool_call_is_published_on_the_event_feed() {
         use crate::events::{EventKind, Received};
-        use rmcp::ServiceExt;
         let projects = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test-projects");
         let overrides = Overrides {
             allow_roots: vec![projects.clone()],
@@ -376,13 +479,7 @@ mod tests {
         let config = Config::resolve(&overrides, &|_| None, &projects).unwrap();
         let app = App::start(Arc::new(config), Mode::Stdio).await;
         let mut feed = app.events().subscribe();
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        let server = DrydockServer::new(app.clone());
-        tokio::spawn(async move {
-            let running = server.serve(server_io).await.expect("server handshake");
-            let _ = running.waiting().await;
-        });
-        let client = ().serve(client_io).await.unwrap();
+        let client = connected(&app).await;
         let call = |arguments: serde_json::Value| {
             rmcp::model::CallToolRequestParams::new("project_info")
                 .with_arguments(arguments.as_object().unwrap().clone())

@@ -10,8 +10,10 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use crate::terminal::core::{TerminalCore, WaitRequest};
-use crate::terminal::registry::Terminals;
+use tokio_util::sync::CancellationToken;
+
+use crate::terminal::Terminals;
+use crate::terminal::core::{TerminalCore, WaitFor};
 use crate::terminal::requests::ListRequest;
 
 pub const SESSIONS_URI: &str = "drydock://sessions";
@@ -61,17 +63,20 @@ pub fn session_of(uri: &str) -> Option<&str> {
 }
 
 /// Sends `notifications/resources/updated` for `uri` whenever the session's screen changes
-/// (at most every quarter second), until the client is gone or the session ends.
+/// (at most every quarter second), until the client is gone or the session ends. The
+/// watcher is stopped by aborting its task.
 pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String) {
     let mut seen = core.generation();
+    let never = CancellationToken::new();
     loop {
-        let outcome = core
-            .wait(WaitRequest {
-                after_generation: Some(seen),
-                max_wait: Duration::from_secs(3600),
-                ..Default::default()
-            })
-            .await;
+        let change = WaitFor {
+            after_generation: Some(seen),
+            max_wait: Duration::from_secs(3600),
+            ..Default::default()
+        };
+        let Ok(outcome) = core.wait(change, &never).await else {
+            return;
+        };
         if outcome.generation > seen {
             seen = outcome.generation;
             let updated = ResourceUpdatedNotificationParam::new(uri.clone());
@@ -80,7 +85,7 @@ pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String)
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        if core.is_closed() {
+        if core.has_exited() {
             return;
         }
     }

@@ -1,28 +1,23 @@
-//! The terminal tools as MCP tools.
+//! The terminal tools as MCP tools. Those that wait (create, send, wait, run) take the
+//! request's call: cancelling it ends the wait with a cancelled error.
 
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
-use serde::Serialize;
 
 use super::DrydockServer;
-use super::tools::respond;
-use crate::render::Render;
-use crate::terminal::registry::TerminalsError;
-use crate::terminal::requests::*;
-
-/// Runs a terminal call, given up (and reported as cancelled) when the client cancels.
-async fn serve<T: Serialize + Render>(
-    ctx: RequestContext<RoleServer>,
-    work: impl Future<Output = Result<T, TerminalsError>>,
-) -> Result<CallToolResult, McpError> {
-    tokio::select! {
-        result = work => respond(result),
-        _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
-    }
-}
+use super::tools::{ProgressNotifier, respond, serve_call};
+use crate::call::Call;
+use crate::terminal::reports::{
+    CommandReport, CreateReport, ListReport, ManageReport, ScreenReport, ScrollbackReport,
+    SendReport, WaitReport,
+};
+use crate::terminal::requests::{
+    CommandRequest, CreateRequest, ListRequest, ManageRequest, ScreenRequest, ScrollbackRequest,
+    SendRequest, WaitRequest,
+};
 
 #[tool_router(router = terminal_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
@@ -35,7 +30,7 @@ impl DrydockServer {
         Parameters(req): Parameters<CreateRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().create(req)).await
+        serve_call!(self, ctx, |call| self.app.terminals().create(req, &call))
     }
 
     #[tool(
@@ -45,9 +40,8 @@ impl DrydockServer {
     async fn terminal_list(
         &self,
         Parameters(req): Parameters<ListRequest>,
-        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().list(req)).await
+        respond(self.app.terminals().list(req).await)
     }
 
     #[tool(
@@ -57,9 +51,8 @@ impl DrydockServer {
     async fn terminal_manage(
         &self,
         Parameters(req): Parameters<ManageRequest>,
-        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().manage(req)).await
+        respond(self.app.terminals().manage(req).await)
     }
 
     #[tool(
@@ -71,7 +64,7 @@ impl DrydockServer {
         Parameters(req): Parameters<SendRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().send(req)).await
+        serve_call!(self, ctx, |call| self.app.terminals().send(req, &call))
     }
 
     #[tool(
@@ -81,9 +74,8 @@ impl DrydockServer {
     async fn terminal_screen(
         &self,
         Parameters(req): Parameters<ScreenRequest>,
-        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().screen(req)).await
+        respond(self.app.terminals().screen(req).await)
     }
 
     #[tool(
@@ -93,9 +85,8 @@ impl DrydockServer {
     async fn terminal_scrollback(
         &self,
         Parameters(req): Parameters<ScrollbackRequest>,
-        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().scrollback(req)).await
+        respond(self.app.terminals().scrollback(req).await)
     }
 
     #[tool(
@@ -104,21 +95,21 @@ impl DrydockServer {
     )]
     async fn terminal_wait(
         &self,
-        Parameters(req): Parameters<WaitRequestArgs>,
+        Parameters(req): Parameters<WaitRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().wait(req)).await
+        serve_call!(self, ctx, |call| self.app.terminals().wait(req, &call))
     }
 
     #[tool(
         description = "Run a command in a session's shell and return only that command's output and its exit code, the moment it finishes (shell-integration marks: no quiet-period guessing). Without marks (a REPL, a pane drydock did not start) it ends on `pattern` or after `quiet_ms` of silence, and says so in `method`. At timeout_ms it returns what was printed so far with completed=false; the command keeps running (terminal_manage interrupt stops it). Output over `max_output_bytes` (default 64 KiB of JSON) keeps its head and tail around a line saying how many bytes and lines were left out; `scrollback` gives the output's lines for terminal_scrollback.",
-        output_schema = schema_for_output::<RunReport>()
+        output_schema = schema_for_output::<CommandReport>()
     )]
     async fn terminal_run(
         &self,
-        Parameters(req): Parameters<RunRequest>,
+        Parameters(req): Parameters<CommandRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        serve(ctx, self.app.terminals().run(req)).await
+        serve_call!(self, ctx, |call| self.app.terminals().run(req, &call))
     }
 }

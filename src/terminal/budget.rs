@@ -93,6 +93,19 @@ pub fn lines_within(lines: &[&str], first_line: u64, budget: usize) -> String {
     kept.join("\n")
 }
 
+/// The last `lines` (all when None) of a screen whose top row is line number `top_line`,
+/// within `budget`.
+pub fn last_lines_within(
+    screen: &str,
+    top_line: u64,
+    lines: Option<usize>,
+    budget: usize,
+) -> String {
+    let rows: Vec<&str> = screen.split('\n').collect();
+    let skip = lines.map_or(0, |n| rows.len().saturating_sub(n));
+    lines_within(&rows[skip..], top_line + skip as u64, budget)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +131,12 @@ mod tests {
         assert_eq!(&kept[..5], &lines[..5]);
         assert_eq!(kept[5], expected_marker);
         assert_eq!(&kept[6..], &lines[95..]);
+    }
+
+    #[test]
+    fn the_last_lines_of_a_screen() {
+        assert_eq!(last_lines_within("a\nb\nc", 0, Some(2), 100), "b\nc");
+        assert_eq!(last_lines_within("a\nb\nc", 0, None, 100), "a\nb\nc");
     }
 
     #[test]

@@ -11,15 +11,16 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use super::core::{Fallback, RunOutcome, TerminalCore};
-use super::keys::{Key, KeyError};
+use tokio_util::sync::CancellationToken;
+
+use super::core::{ExitStatus, Fallback, RunError, RunOutcome, TerminalCore};
 use super::pump::Pump;
 use crate::process::env_policy;
 use crate::process::procfs::ProcStat;
 use crate::process::{Escalation, ProcessTree};
 
 /// Time between SIGHUP/SIGTERM and SIGKILL when a session is killed.
-pub const KILL_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(500);
 /// How a session ends: a hang-up as when its terminal closes, SIGCONT for stopped jobs,
 /// SIGTERM, then SIGKILL.
 const ESCALATION: Escalation = Escalation {
@@ -29,7 +30,7 @@ const ESCALATION: Escalation = Escalation {
 const READ_CHUNK: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
-pub enum TerminalError {
+pub enum PtyError {
     #[error("no command to start")]
     EmptyCommand,
     #[error("working directory {0} does not exist or is not a directory")]
@@ -42,8 +43,8 @@ pub enum TerminalError {
     Exited,
     #[error("terminal I/O failed: {0}")]
     Io(#[from] io::Error),
-    #[error(transparent)]
-    Key(#[from] KeyError),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 #[derive(Debug, Clone)]
@@ -75,14 +76,10 @@ pub struct PtySession {
 }
 
 impl PtySession {
-    pub fn spawn(spawn: PtySpawn) -> Result<PtySession, TerminalError> {
-        let program = spawn
-            .argv
-            .first()
-            .ok_or(TerminalError::EmptyCommand)?
-            .clone();
+    pub fn spawn(spawn: PtySpawn) -> Result<PtySession, PtyError> {
+        let program = spawn.argv.first().ok_or(PtyError::EmptyCommand)?.clone();
         if !spawn.cwd.is_dir() {
-            return Err(TerminalError::BadCwd(spawn.cwd));
+            return Err(PtyError::BadCwd(spawn.cwd));
         }
         let rows = spawn.rows.max(1);
         let cols = spawn.cols.max(1);
@@ -93,7 +90,7 @@ impl PtySession {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+            .map_err(|error| PtyError::OpenPty(format!("{error:#}")))?;
         let mut command = CommandBuilder::from_argv(spawn.argv.iter().map(Into::into).collect());
         command.cwd(&spawn.cwd);
         // The builder starts from a snapshot of drydock's environment.
@@ -101,13 +98,13 @@ impl PtySession {
         for (key, value) in &spawn.env {
             command.env(key, value);
         }
-        let mut child =
-            pair.slave
-                .spawn_command(command)
-                .map_err(|error| TerminalError::Spawn {
-                    program: program.clone(),
-                    reason: format!("{error:#}"),
-                })?;
+        let mut child = pair
+            .slave
+            .spawn_command(command)
+            .map_err(|error| PtyError::Spawn {
+                program: program.clone(),
+                reason: format!("{error:#}"),
+            })?;
         // Only the child holds the slave side now: its exit gives the reader EOF.
         drop(pair.slave);
         let pid = child.process_id().unwrap_or(0);
@@ -116,10 +113,10 @@ impl PtySession {
         let master = pair.master;
         let mut reader = master
             .try_clone_reader()
-            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+            .map_err(|error| PtyError::OpenPty(format!("{error:#}")))?;
         let writer = master
             .take_writer()
-            .map_err(|error| TerminalError::OpenPty(format!("{error:#}")))?;
+            .map_err(|error| PtyError::OpenPty(format!("{error:#}")))?;
 
         let core = TerminalCore::new(rows, cols, spawn.scrollback);
         core.set_expect_marks(spawn.expect_marks);
@@ -154,11 +151,12 @@ impl PtySession {
                 // Let the reader drain what the program printed last; a background process
                 // still holding the terminal must not delay the news for long.
                 let _ = reader_finished.recv_timeout(Duration::from_millis(500));
-                let exit_code = match status {
-                    Ok(status) if status.signal().is_none() => Some(status.exit_code() as i32),
-                    _ => None,
-                };
-                waiter_core.closed(exit_code);
+                waiter_core.exited(match status {
+                    Ok(status) if status.signal().is_none() => {
+                        ExitStatus::Code(status.exit_code() as i32)
+                    }
+                    _ => ExitStatus::Unknown,
+                });
             })?;
 
         Ok(PtySession {
@@ -172,23 +170,23 @@ impl PtySession {
         })
     }
 
-    pub fn core(&self) -> Arc<TerminalCore> {
+    pub(crate) fn core(&self) -> Arc<TerminalCore> {
         self.core.clone()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// The program started is still running (its session may outlive it briefly).
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.exited.load(Ordering::SeqCst)
     }
 
     /// Writes raw bytes to the program's input.
-    pub fn write(&self, bytes: &[u8]) -> Result<(), TerminalError> {
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), PtyError> {
         if !self.is_alive() {
-            return Err(TerminalError::Exited);
+            return Err(PtyError::Exited);
         }
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         writer.write_all(bytes)?;
@@ -196,27 +194,8 @@ impl PtySession {
         Ok(())
     }
 
-    pub fn send_text(&self, text: &str) -> Result<(), TerminalError> {
-        self.write(text.as_bytes())
-    }
-
-    /// Sends keys as the terminal would (arrows follow the program's cursor-key mode).
-    pub fn send_keys(&self, keys: &[Key]) -> Result<(), TerminalError> {
-        let application_cursor = self.core.application_cursor();
-        let bytes: Vec<u8> = keys
-            .iter()
-            .flat_map(|key| key.bytes_for(application_cursor))
-            .collect();
-        self.write(&bytes)
-    }
-
-    /// C-c as a key (byte 0x03): the terminal turns it into SIGINT for the foreground job.
-    pub fn interrupt(&self) -> Result<(), TerminalError> {
-        self.send_keys(&[Key::Ctrl('c')])
-    }
-
     /// Resizes the PTY (the program gets SIGWINCH) and the screen model.
-    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), TerminalError> {
+    pub(crate) fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let rows = rows.max(1);
         let cols = cols.max(1);
         self.master
@@ -228,7 +207,7 @@ impl PtySession {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|error| TerminalError::Io(io::Error::other(format!("{error:#}"))))?;
+            .map_err(|error| PtyError::Io(io::Error::other(format!("{error:#}"))))?;
         self.core.resize(rows, cols);
         Ok(())
     }
@@ -240,20 +219,24 @@ impl PtySession {
         timeout: Duration,
         fallback: Fallback,
         output_cap: usize,
-    ) -> Result<RunOutcome, TerminalError> {
+        cancel: &CancellationToken,
+    ) -> Result<RunOutcome, PtyError> {
         if !self.is_alive() {
-            return Err(TerminalError::Exited);
+            return Err(PtyError::Exited);
         }
         let input = |bytes: &[u8]| -> io::Result<()> {
             self.write(bytes).map_err(|error| match error {
-                TerminalError::Io(error) => error,
+                PtyError::Io(error) => error,
                 other => io::Error::other(other.to_string()),
             })
         };
-        Ok(self
-            .core
-            .run(&input, command, timeout, fallback, output_cap)
-            .await?)
+        self.core
+            .run(&input, command, timeout, fallback, output_cap, cancel)
+            .await
+            .map_err(|error| match error {
+                RunError::Input(error) => PtyError::Io(error),
+                RunError::Cancelled(_) => PtyError::Cancelled,
+            })
     }
 
     /// Ends every process of the session (the program is a session leader; background
@@ -293,13 +276,17 @@ impl Drop for PtySession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terminal::core::{WaitMethod, WaitRequest};
+    use crate::terminal::core::{WaitFor, WaitMethod};
     use crate::terminal::shell_integration;
     use regex::Regex;
     use std::time::Instant;
 
     const SECOND: Duration = Duration::from_secs(1);
     const CAP: usize = 64 * 1024;
+
+    fn never() -> CancellationToken {
+        CancellationToken::new()
+    }
 
     /// Processes of session `sid` that are not zombies.
     fn session_processes(sid: u32) -> Vec<i32> {
@@ -356,7 +343,7 @@ mod tests {
     async fn run_capped(shell: &Shell, command: &str, timeout: Duration, cap: usize) -> RunOutcome {
         shell
             .session
-            .run(command, timeout, Fallback::default(), cap)
+            .run(command, timeout, Fallback::default(), cap, &never())
             .await
             .unwrap()
     }
@@ -386,7 +373,7 @@ mod tests {
             (Some(7), "a\nb")
         );
         // Output without a final newline stays visible; the next prompt starts a new line.
-        let screen = shell.session.core().screen_text();
+        let (screen, _) = shell.session.core().screen_and_top_line(false);
         eprintln!("{program} screen:\n{screen}");
         assert!(
             screen.lines().any(|line| line.starts_with('b')),
@@ -442,7 +429,8 @@ mod tests {
         assert!(!outcome.completed);
         assert_eq!(outcome.method, WaitMethod::Timeout);
         assert_eq!(outcome.output, "started\n");
-        shell.session.interrupt().unwrap();
+        // C-c as a key: the terminal turns it into SIGINT for the foreground job.
+        shell.session.write(b"\x03").unwrap();
         let outcome = run(&shell, "echo again", 5 * SECOND).await;
         assert_eq!(outcome.output, "again\n", "{outcome:?}");
         assert_eq!(outcome.exit_code, Some(0));
@@ -473,19 +461,23 @@ mod tests {
         .unwrap();
         let core = session.core();
         let ready = core
-            .wait(WaitRequest {
-                pattern: Some(Regex::new(">>> $").unwrap()),
-                max_wait: 10 * SECOND,
-                ..Default::default()
-            })
-            .await;
+            .wait(
+                WaitFor {
+                    pattern: Some(Regex::new(">>> $").unwrap()),
+                    max_wait: 10 * SECOND,
+                    ..Default::default()
+                },
+                &never(),
+            )
+            .await
+            .unwrap();
         assert_eq!(ready.method, WaitMethod::Pattern);
         let fallback = Fallback {
             quiet_ms: None,
             pattern: Some(Regex::new(r">>> $").unwrap()),
         };
         let outcome = session
-            .run("6 * 7", 10 * SECOND, fallback.clone(), CAP)
+            .run("6 * 7", 10 * SECOND, fallback.clone(), CAP, &never())
             .await
             .unwrap();
         assert_eq!(outcome.method, WaitMethod::Pattern);
@@ -499,6 +491,7 @@ mod tests {
                 10 * SECOND,
                 fallback,
                 CAP,
+                &never(),
             )
             .await
             .unwrap();
@@ -509,7 +502,7 @@ mod tests {
             pattern: None,
         };
         let outcome = session
-            .run("print('q')", 10 * SECOND, quiet, CAP)
+            .run("print('q')", 10 * SECOND, quiet, CAP, &never())
             .await
             .unwrap();
         assert_eq!(outcome.method, WaitMethod::Quiet);
@@ -543,12 +536,16 @@ mod tests {
         let closed = shell
             .session
             .core()
-            .wait(WaitRequest {
-                max_wait: 5 * SECOND,
-                ..Default::default()
-            })
-            .await;
-        assert!(shell.session.core().is_closed(), "{closed:?}");
+            .wait(
+                WaitFor {
+                    max_wait: 5 * SECOND,
+                    ..Default::default()
+                },
+                &never(),
+            )
+            .await
+            .unwrap();
+        assert!(shell.session.core().has_exited(), "{closed:?}");
         assert!(!shell.session.is_alive());
     }
 
@@ -611,12 +608,16 @@ mod tests {
         .unwrap();
         let core = session.core();
         let ended = core
-            .wait(WaitRequest {
-                after_generation: Some(u64::MAX),
-                max_wait: 10 * SECOND,
-                ..Default::default()
-            })
-            .await;
+            .wait(
+                WaitFor {
+                    after_generation: Some(u64::MAX),
+                    max_wait: 10 * SECOND,
+                    ..Default::default()
+                },
+                &never(),
+            )
+            .await
+            .unwrap();
         assert_eq!(ended.method, WaitMethod::Exited);
         let lines = core.lines(0, usize::MAX).lines;
         assert!(lines.iter().any(|l| l == "DRYDOCK_GIVEN=yes"), "{lines:?}");
@@ -637,13 +638,10 @@ mod tests {
                 expect_marks: false,
             })
         };
-        assert!(matches!(
-            spawn(vec![], "/"),
-            Err(TerminalError::EmptyCommand)
-        ));
+        assert!(matches!(spawn(vec![], "/"), Err(PtyError::EmptyCommand)));
         assert!(matches!(
             spawn(vec!["sh"], "/no/such/dir"),
-            Err(TerminalError::BadCwd(_))
+            Err(PtyError::BadCwd(_))
         ));
         let error = spawn(vec!["no-such-program-drydock"], "/").err().unwrap();
         assert!(
@@ -681,10 +679,13 @@ mod tests {
     fn run_futures_are_send() {
         fn assert_send<T: Send>(_: &T) {}
         let shell = shell("bash");
-        let future = shell.session.run("true", SECOND, Fallback::default(), CAP);
+        let cancel = never();
+        let future = shell
+            .session
+            .run("true", SECOND, Fallback::default(), CAP, &cancel);
         assert_send(&future);
         let core = shell.session.core();
-        let wait = core.wait(WaitRequest::default());
+        let wait = core.wait(WaitFor::default(), &cancel);
         assert_send(&wait);
     }
 }

@@ -7,8 +7,6 @@
 
 use std::num::NonZeroU16;
 
-pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
-
 #[derive(Default)]
 struct Callbacks {
     title: String,

@@ -24,7 +24,7 @@ pub enum Shell {
 
 impl Shell {
     /// Detected from the program's file name (`/usr/bin/zsh`, `bash`, `/bin/fish`).
-    pub fn detect(program: &str) -> Shell {
+    pub(crate) fn detect(program: &str) -> Shell {
         let name = Path::new(program)
             .file_name()
             .and_then(|name| name.to_str())
@@ -37,7 +37,7 @@ impl Shell {
     }
 
     /// True when drydock can install marks for this shell.
-    pub fn has_integration(&self) -> bool {
+    pub(crate) fn has_integration(&self) -> bool {
         !matches!(self, Shell::Other(_))
     }
 }
@@ -53,7 +53,7 @@ pub struct ShellLaunch {
 }
 
 /// The user's login shell: `$SHELL`, else `/bin/bash`.
-pub fn user_shell() -> String {
+pub(crate) fn user_shell() -> String {
     std::env::var("SHELL")
         .ok()
         .filter(|shell| !shell.is_empty())
@@ -62,7 +62,7 @@ pub fn user_shell() -> String {
 
 /// Where drydock keeps its rc files when the caller has no better place:
 /// `<cache dir>/drydock/shell-integration`.
-pub fn default_dir() -> PathBuf {
+pub(crate) fn default_dir() -> PathBuf {
     dirs::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("drydock")
@@ -71,7 +71,7 @@ pub fn default_dir() -> PathBuf {
 
 /// Writes the rc files for bash and zsh into `dir` (created if needed; rewritten each
 /// time, so an upgrade of drydock takes effect).
-pub fn install(dir: &Path) -> io::Result<()> {
+pub(crate) fn install(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let quoted_dir = single_quote(&dir.to_string_lossy());
     write_if_changed(

@@ -13,6 +13,8 @@
 mod control;
 mod procs;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 use std::ffi::OsString;
@@ -23,7 +25,9 @@ use std::time::Duration;
 use tokio::process::Command;
 
 use crate::process::env_policy;
-pub use control::{ControlClient, ControlEvent, OutputCallback};
+pub use control::ControlClient;
+#[cfg(test)]
+pub use control::ControlEvent;
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -62,6 +66,8 @@ pub enum TmuxError {
     InvalidSessionName { name: String, reason: &'static str },
     #[error("invalid tmux pane address {address:?}: {reason}")]
     InvalidAddress { address: String, reason: String },
+    /// Only the tests type keys by tmux name.
+    #[cfg(test)]
     #[error("unknown key name {0:?} (e.g. Enter, Escape, C-c, Up, Tab, BSpace, F5)")]
     InvalidKey(String),
     #[error("invalid argument: {0}")]
@@ -88,7 +94,8 @@ fn socket_suffix(socket: &Option<String>) -> String {
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SocketSpec {
-    /// drydock's own server at this socket path (`tmux -S PATH`).
+    /// drydock's own server at this socket path (`tmux -S PATH`): the tests' private servers.
+    #[cfg(test)]
     Path(PathBuf),
     /// drydock's own server by name (`tmux -L NAME`, under `$TMUX_TMPDIR/tmux-UID/`).
     Name(String),
@@ -104,6 +111,7 @@ impl SocketSpec {
 
     fn args(&self) -> Vec<OsString> {
         match self {
+            #[cfg(test)]
             SocketSpec::Path(path) => vec!["-S".into(), path.clone().into()],
             SocketSpec::Name(name) => vec!["-L".into(), name.into()],
             // `$TMUX` is "SOCKET,PID,SESSION"; made explicit because `TMUX` is removed from
@@ -117,6 +125,7 @@ impl SocketSpec {
 
     fn describe(&self) -> Option<String> {
         match self {
+            #[cfg(test)]
             SocketSpec::Path(path) => Some(path.display().to_string()),
             SocketSpec::Name(name) => Some(format!("-L {name}")),
             SocketSpec::UserDefault => tmux_env_socket(),
@@ -378,44 +387,6 @@ pub fn validate_session_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Key names `send_keys` accepts: what tmux's `key_string_lookup_string` knows, with optional
-/// `C-`, `M-`, `S-` modifiers. tmux types an unknown name as literal text, so it is refused
-/// here instead.
-pub fn validate_key_name(name: &str) -> Result<()> {
-    const NAMED: &[&str] = &[
-        "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home",
-        "End", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "IC", "Insert", "DC",
-        "Delete", "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6", "KP1",
-        "KP2", "KP3", "KPEnter", "KP0", "KP.", "Any",
-    ];
-    let invalid = || TmuxError::InvalidKey(name.to_string());
-    let mut base = name;
-    loop {
-        match base.get(..2) {
-            Some("C-" | "M-" | "S-" | "c-" | "m-" | "s-") if base.len() > 2 => base = &base[2..],
-            _ => break,
-        }
-    }
-    if let Some(rest) = base.strip_prefix('^')
-        && rest.chars().count() == 1
-    {
-        return Ok(());
-    }
-    if base.chars().count() == 1 {
-        return Ok(());
-    }
-    if NAMED.iter().any(|k| k.eq_ignore_ascii_case(base)) {
-        return Ok(());
-    }
-    if let Some(n) = base.strip_prefix(['F', 'f'])
-        && let Ok(n) = n.parse::<u8>()
-        && (1..=12).contains(&n)
-    {
-        return Ok(());
-    }
-    Err(invalid())
-}
-
 /// What `capture` returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CaptureOptions {
@@ -489,18 +460,6 @@ impl Tmux {
         Self::new(SocketSpec::UserDefault)
     }
 
-    /// The config file the server reads when drydock starts it (`-f`); e.g. `/dev/null` for
-    /// a server unaffected by the user's `~/.tmux.conf`.
-    pub fn with_config_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.config_file = Some(path.into());
-        self
-    }
-
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
     pub fn with_defaults(mut self, defaults: SessionDefaults) -> Self {
         self.defaults = defaults;
         self
@@ -562,18 +521,6 @@ impl Tmux {
             Some(self.socket.describe()),
         )
         .await
-    }
-
-    /// Whether a server is running on this socket.
-    pub async fn server_running(&self) -> Result<bool> {
-        match self
-            .run(cmd(["list-sessions", "-F", "#{session_id}"]))
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(TmuxError::NoServer { .. }) => Ok(false),
-            Err(e) => Err(e),
-        }
     }
 
     /// Every pane on the server (`list-panes -a`). A server without sessions has none; no
@@ -906,78 +853,6 @@ impl Tmux {
         self.run(args).await.map(drop)
     }
 
-    /// Sets a tmux option; `target` is a session, window or pane target, or `None` with
-    /// `global` for the server-wide value.
-    pub async fn set_option(
-        &self,
-        target: Option<&str>,
-        scope: OptionScope,
-        name: &str,
-        value: &str,
-    ) -> Result<()> {
-        let mut args = cmd(["set-option"]);
-        args.extend(scope.flags());
-        if let Some(target) = target {
-            args.extend(cmd(["-t", target]));
-        }
-        args.extend(cmd([name, value]));
-        self.run(args).await.map(drop)
-    }
-
-    /// Reads an option's value; `None` when it is not set.
-    pub async fn show_option(
-        &self,
-        target: Option<&str>,
-        scope: OptionScope,
-        name: &str,
-    ) -> Result<Option<String>> {
-        let mut args = cmd(["show-options", "-q", "-v"]);
-        args.extend(scope.flags());
-        if let Some(target) = target {
-            args.extend(cmd(["-t", target]));
-        }
-        args.push(name.to_string());
-        let out = self.run(args).await?;
-        let value = out.strip_suffix('\n').unwrap_or(&out);
-        Ok((!out.is_empty()).then(|| value.to_string()))
-    }
-
-    /// Whether `session` carries `@drydock 1`, i.e. drydock created it.
-    pub async fn is_drydock_session(&self, session: &str) -> Result<bool> {
-        let value = self
-            .show_option(
-                Some(&session_target(session)),
-                OptionScope::Session,
-                DRYDOCK_SESSION_OPTION,
-            )
-            .await?;
-        Ok(value.as_deref() == Some("1"))
-    }
-
-    /// Types `text` literally (`send-keys -l`): "C-c" in it is the three characters.
-    pub async fn send_text(&self, target: &str, text: &str) -> Result<()> {
-        if text.is_empty() {
-            return Ok(());
-        }
-        self.run(cmd(["send-keys", "-l", "-t", target, "--", text]))
-            .await
-            .map(drop)
-    }
-
-    /// Presses keys by name (`C-c`, `Enter`, `Escape`, `Up`, `Tab`, `BSpace`, `F5`, ...);
-    /// every name is checked first, so a typo is an error rather than typed text.
-    pub async fn send_keys(&self, target: &str, names: &[String]) -> Result<()> {
-        for name in names {
-            validate_key_name(name)?;
-        }
-        if names.is_empty() {
-            return Ok(());
-        }
-        let mut args = cmd(["send-keys", "-t", target, "--"]);
-        args.extend(names.iter().cloned());
-        self.run(args).await.map(drop)
-    }
-
     /// Writes raw bytes to the pane (`send-keys -H`, hex), e.g. non-UTF-8 input.
     pub async fn send_bytes(&self, target: &str, bytes: &[u8]) -> Result<()> {
         for chunk in bytes.chunks(SEND_BYTES_CHUNK) {
@@ -1012,68 +887,6 @@ impl Tmux {
             args.extend(["-E".into(), line(end)]);
         }
         self.run(args).await
-    }
-
-    /// (rows, cols) of the pane.
-    pub async fn pane_size(&self, target: &str) -> Result<(u16, u16)> {
-        let (w, h) = self
-            .display_pair(target, "#{pane_width},#{pane_height}")
-            .await?;
-        Ok((h, w))
-    }
-
-    /// Cursor position as (x, y), 0-based from the top left of the visible screen.
-    pub async fn cursor(&self, target: &str) -> Result<(u16, u16)> {
-        self.display_pair(target, "#{cursor_x},#{cursor_y}").await
-    }
-
-    async fn display_pair(&self, target: &str, format: &str) -> Result<(u16, u16)> {
-        let out = self.display(target, format).await?;
-        let unexpected = || TmuxError::UnexpectedOutput {
-            command: "display-message".into(),
-            output: out.clone(),
-        };
-        let (a, b) = out.trim().split_once(',').ok_or_else(unexpected)?;
-        Ok((
-            a.parse().map_err(|_| unexpected())?,
-            b.parse().map_err(|_| unexpected())?,
-        ))
-    }
-
-    /// Stops the whole server (only ever meant for drydock's own socket).
-    pub async fn kill_server(&self) -> Result<()> {
-        if !self.socket.is_owned() {
-            return Err(TmuxError::InvalidArgument(
-                "refusing to kill the user's tmux server".into(),
-            ));
-        }
-        match self.run(cmd(["kill-server"])).await {
-            Ok(_) | Err(TmuxError::NoServer { .. }) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// Which kind of option `set_option`/`show_option` address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionScope {
-    Session,
-    GlobalSession,
-    Window,
-    Pane,
-    Server,
-}
-
-impl OptionScope {
-    fn flags(self) -> Vec<String> {
-        let flags: &[&str] = match self {
-            OptionScope::Session => &[],
-            OptionScope::GlobalSession => &["-g"],
-            OptionScope::Window => &["-w"],
-            OptionScope::Pane => &["-p"],
-            OptionScope::Server => &["-s"],
-        };
-        flags.iter().map(|s| s.to_string()).collect()
     }
 }
 

@@ -241,7 +241,6 @@ pub struct ControlClient {
     child: Mutex<Option<Child>>,
     reader: JoinHandle<()>,
     checker: JoinHandle<()>,
-    session: String,
 }
 
 impl ControlClient {
@@ -290,7 +289,6 @@ impl ControlClient {
             child: Mutex::new(Some(child)),
             reader,
             checker,
-            session: session.to_string(),
         };
         client
             .command(&format!(
@@ -298,11 +296,6 @@ impl ControlClient {
             ))
             .await?;
         Ok(client)
-    }
-
-    /// The session this client is attached to.
-    pub fn session(&self) -> &str {
-        &self.session
     }
 
     /// Routes `pane`'s output ("%3") to `callback`, replacing an earlier one.
@@ -319,11 +312,8 @@ impl ControlClient {
             .insert(pane.to_string(), callback);
     }
 
-    pub fn unsubscribe(&self, pane: &str) {
-        self.shared.callbacks.lock().unwrap().remove(pane);
-    }
-
     /// Events from now on (pane exited or closed, windows, sessions, client exit).
+    #[cfg(test)]
     pub fn events(&self) -> broadcast::Receiver<ControlEvent> {
         self.shared.events.subscribe()
     }
@@ -376,6 +366,7 @@ impl ControlClient {
 
     /// Detaches cleanly (closing stdin makes tmux exit the client), killing the process if
     /// it does not exit in time.
+    #[cfg(test)]
     pub async fn close(self) {
         self.stdin.lock().await.take();
         let child = self.child.lock().unwrap().take();

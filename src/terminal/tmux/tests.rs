@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::procs;
+use super::test_support::{OptionScope, validate_key_name};
 use super::*;
 use crate::process::procfs::ProcStat;
 

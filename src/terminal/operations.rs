@@ -5,13 +5,20 @@ use std::time::Duration;
 
 use regex::Regex;
 
-use super::{Result, Session, Terminals, TerminalsError};
+use super::budget::{fit_lines, last_lines_within, text_bytes};
+use super::core::{Fallback, WaitFor, WaitMethod};
+use super::keys::Key;
+use super::reports::{
+    CommandReport, ElidedLines, ScreenReport, ScrollbackReport, SendReport, WaitReport,
+};
+use super::requests::{
+    CommandRequest, ScreenFormat, ScreenRequest, ScrollbackRequest, SendRequest, TextEncoding,
+    WaitRequest,
+};
+use super::session::Session;
+use super::{Result, TerminalError, Terminals};
+use crate::call::Call;
 use crate::config::{TERMINAL_OUTPUT_CAP_MAX, TERMINAL_OUTPUT_CAP_MIN};
-use crate::terminal::budget::{fit_lines, lines_within, text_bytes};
-use crate::terminal::core::{Fallback, RunOutcome, WaitMethod, WaitOutcome, WaitRequest};
-use crate::terminal::keys::Key;
-use crate::terminal::pty::TerminalError;
-use crate::terminal::requests::*;
 
 const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(30);
@@ -22,23 +29,24 @@ const REACTION_WAIT: Duration = Duration::from_millis(1000);
 const ENTER_RETRIES: u32 = 2;
 
 impl Terminals {
-    pub async fn send(&self, req: SendRequest) -> Result<SendReport> {
-        let session = self.get(&req.session).await?;
+    /// Types text and keys into a session, and waits (a few seconds at most) for the screen
+    /// to react, sending an unanswered Enter again; the waits end when the call is cancelled.
+    pub async fn send(&self, req: SendRequest, call: &Call<'_>) -> Result<SendReport> {
+        let session = self.session(&req.session).await?;
         let keys: Vec<Key> = req
             .keys
             .iter()
             .map(|name| Key::parse(name))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(TerminalError::from)?;
+            .collect::<std::result::Result<_, _>>()?;
         let text = match (req.text.as_deref(), req.encoding) {
             (None, _) => Vec::new(),
             (Some(text), TextEncoding::Utf8) => text.as_bytes().to_vec(),
             (Some(text), TextEncoding::Hex) => decode_hex(text).ok_or_else(|| {
-                TerminalsError::InvalidArgument(format!("text is not hexadecimal bytes: {text:?}"))
+                TerminalError::InvalidArgument(format!("text is not hexadecimal bytes: {text:?}"))
             })?,
         };
         if text.is_empty() && keys.is_empty() {
-            return Err(TerminalsError::InvalidArgument(
+            return Err(TerminalError::InvalidArgument(
                 "nothing to send: give text and/or keys".into(),
             ));
         }
@@ -49,7 +57,7 @@ impl Terminals {
             if !keys.is_empty() {
                 // Let the program take the text before the keys, so an Enter is not swallowed
                 // by a TUI still busy with the paste.
-                changed_since(&session, before, REACTION_WAIT / 2).await;
+                changed_since(&session, before, REACTION_WAIT / 2, call).await?;
             }
         }
         let mut retries = 0;
@@ -63,12 +71,12 @@ impl Terminals {
             let after_text = session.core.generation();
             session.write(&key_bytes)?;
             bytes += key_bytes.len();
-            screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+            screen_changed = changed_since(&session, after_text, REACTION_WAIT, call).await?;
             let ends_with_enter = keys.last().is_some_and(|k| k.bytes() == b"\r");
             while !screen_changed && ends_with_enter && retries < ENTER_RETRIES {
                 retries += 1;
                 session.write(b"\r")?;
-                screen_changed = changed_since(&session, after_text, REACTION_WAIT).await;
+                screen_changed = changed_since(&session, after_text, REACTION_WAIT, call).await?;
             }
         }
         Ok(SendReport {
@@ -82,7 +90,7 @@ impl Terminals {
 
     pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
         let cap = self.output_cap(req.max_output_bytes)?;
-        let session = self.get(&req.session).await?;
+        let session = self.session(&req.session).await?;
         let core = &session.core;
         let (text, top_line) = core.screen_and_top_line(req.format == ScreenFormat::Styled);
         let text = last_lines_within(&text, top_line, req.lines, cap);
@@ -103,12 +111,12 @@ impl Terminals {
 
     pub async fn scrollback(&self, req: ScrollbackRequest) -> Result<ScrollbackReport> {
         if req.format == ScreenFormat::Styled {
-            return Err(TerminalsError::InvalidArgument(
+            return Err(TerminalError::InvalidArgument(
                 "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
             ));
         }
         let cap = self.output_cap(req.max_output_bytes)?;
-        let session = self.get(&req.session).await?;
+        let session = self.session(&req.session).await?;
         let limit = req.limit.unwrap_or(200).clamp(1, 10_000);
         let offset = match req.offset.unwrap_or(0) {
             back if back < 0 => session
@@ -138,19 +146,17 @@ impl Terminals {
         })
     }
 
-    pub async fn wait(&self, req: WaitRequestArgs) -> Result<WaitReport> {
+    /// Waits for the screen to match, go quiet or change; ends when the call is cancelled.
+    pub async fn wait(&self, req: WaitRequest, call: &Call<'_>) -> Result<WaitReport> {
         let cap = self.output_cap(req.max_output_bytes)?;
-        let session = self.get(&req.session).await?;
-        let pattern = compile(req.pattern.as_deref())?;
-        let outcome = session
-            .core
-            .wait(WaitRequest {
-                after_generation: req.after_generation,
-                quiet_ms: req.quiet_ms,
-                pattern,
-                max_wait: clamp_ms(req.max_wait_ms, DEFAULT_MAX_WAIT),
-            })
-            .await;
+        let session = self.session(&req.session).await?;
+        let wait_for = WaitFor {
+            after_generation: req.after_generation,
+            quiet_ms: req.quiet_ms,
+            pattern: compile(req.pattern.as_deref())?,
+            max_wait: clamp_ms(req.max_wait_ms, DEFAULT_MAX_WAIT),
+        };
+        let outcome = session.core.wait(wait_for, &call.cancel).await?;
         session.touch();
         let (screen, top_line) = session.core.screen_and_top_line(false);
         Ok(WaitReport {
@@ -160,18 +166,20 @@ impl Terminals {
         })
     }
 
-    pub async fn run(&self, req: RunRequest) -> Result<RunReport> {
+    /// Runs a command in a session's shell and returns its output once it is done.
+    /// Cancelled, it returns at once and leaves the command running.
+    pub async fn run(&self, req: CommandRequest, call: &Call<'_>) -> Result<CommandReport> {
         let cap = self.output_cap(req.max_output_bytes)?;
-        let session = self.get(&req.session).await?;
+        let session = self.session(&req.session).await?;
         if !session.alive() {
-            return Err(TerminalError::Exited.into());
+            return Err(TerminalError::Exited);
         }
         let fallback = Fallback {
             quiet_ms: req.quiet_ms,
             pattern: compile(req.pattern.as_deref())?,
         };
         let input = |bytes: &[u8]| session.write(bytes);
-        let outcome: RunOutcome = session
+        let outcome = session
             .core
             .run(
                 &input,
@@ -179,11 +187,11 @@ impl Terminals {
                 clamp_ms(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
                 fallback,
                 cap,
+                &call.cancel,
             )
-            .await
-            .map_err(TerminalError::Io)?;
+            .await?;
         session.touch();
-        Ok(RunReport {
+        Ok(CommandReport {
             session: req.session,
             outcome,
         })
@@ -191,49 +199,40 @@ impl Terminals {
 
     /// The output budget of a call: the `max_output_bytes` it asked for, else the configured
     /// one.
-    pub(super) fn output_cap(&self, asked: Option<usize>) -> Result<usize> {
+    fn output_cap(&self, asked: Option<usize>) -> Result<usize> {
         match asked {
             None => Ok(self.config.terminal.output_cap),
             Some(cap) if (TERMINAL_OUTPUT_CAP_MIN..=TERMINAL_OUTPUT_CAP_MAX).contains(&cap) => {
                 Ok(cap)
             }
-            Some(cap) => Err(TerminalsError::InvalidArgument(format!(
+            Some(cap) => Err(TerminalError::InvalidArgument(format!(
                 "max_output_bytes is {cap}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
             ))),
         }
     }
 }
 
-/// The last `lines` (all when None) of a screen whose top row is line number `top_line`,
-/// within `budget`.
-pub(super) fn last_lines_within(
-    screen: &str,
-    top_line: u64,
-    lines: Option<usize>,
-    budget: usize,
-) -> String {
-    let rows: Vec<&str> = screen.split('\n').collect();
-    let skip = lines.map_or(0, |n| rows.len().saturating_sub(n));
-    lines_within(&rows[skip..], top_line + skip as u64, budget)
-}
-
-async fn changed_since(session: &Session, generation: u64, limit: Duration) -> bool {
-    let outcome: WaitOutcome = session
-        .core
-        .wait(WaitRequest {
-            after_generation: Some(generation),
-            max_wait: limit,
-            ..Default::default()
-        })
-        .await;
-    outcome.method == WaitMethod::Changed || outcome.generation > generation
+/// Whether the screen changed after `generation`, within `limit`.
+async fn changed_since(
+    session: &Session,
+    generation: u64,
+    limit: Duration,
+    call: &Call<'_>,
+) -> Result<bool> {
+    let change = WaitFor {
+        after_generation: Some(generation),
+        max_wait: limit,
+        ..Default::default()
+    };
+    let outcome = session.core.wait(change, &call.cancel).await?;
+    Ok(outcome.method == WaitMethod::Changed || outcome.generation > generation)
 }
 
 fn compile(pattern: Option<&str>) -> Result<Option<Regex>> {
     pattern
         .map(|p| {
             Regex::new(&format!("(?m){p}"))
-                .map_err(|e| TerminalsError::InvalidArgument(format!("bad pattern {p:?}: {e}")))
+                .map_err(|e| TerminalError::InvalidArgument(format!("bad pattern {p:?}: {e}")))
         })
         .transpose()
 }
@@ -260,12 +259,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hex_and_line_helpers() {
+    fn hex_is_decoded() {
         assert_eq!(decode_hex("1b 5b41"), Some(vec![0x1b, 0x5b, 0x41]));
         assert_eq!(decode_hex("1b5"), None);
         assert_eq!(decode_hex("zz"), None);
         assert_eq!(decode_hex("éa"), None);
-        assert_eq!(last_lines_within("a\nb\nc", 0, Some(2), 100), "b\nc");
-        assert_eq!(last_lines_within("a\nb\nc", 0, None, 100), "a\nb\nc");
     }
 }

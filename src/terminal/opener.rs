@@ -1,0 +1,290 @@
+//! Where sessions come from: the user's shell started on a PTY or in tmux (a session of its
+//! own, or a window or pane next to another), or a tmux pane that already runs, listened
+//! to from its current screen on: drydock's own after a restart, the user's on first use.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::TerminalError;
+use super::backend::{Backend, Owns, TMUX_PREFIX, TmuxPane};
+use super::core::TerminalCore;
+use super::pty::{PtyError, PtySession, PtySpawn};
+use super::pump::Pump;
+use super::requests::Placement;
+use super::session::Session;
+use super::shell_integration::{self, ShellLaunch};
+use super::tmux::{
+    self, CaptureOptions, ControlClient, PaneInfo, SessionDefaults, SocketSpec, Spawn, Tmux,
+    TmuxError,
+};
+use crate::config::Config;
+
+type Result<T, E = TerminalError> = std::result::Result<T, E>;
+
+pub(super) struct Opener {
+    /// drydock's own tmux server.
+    tmux: Tmux,
+    /// The user's tmux server.
+    user_tmux: Tmux,
+    /// The shell new sessions start.
+    shell: String,
+    /// Where the shell-integration scripts are installed.
+    shell_dir: PathBuf,
+    scrollback_lines: usize,
+    env_remove: Vec<String>,
+}
+
+/// The user's shell as a new session gets it: how to start it, where, and what to send it.
+pub(super) struct NewShell {
+    launch: ShellLaunch,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    command: Option<String>,
+    rows: u16,
+    cols: u16,
+}
+
+impl Opener {
+    pub fn new(config: &Config) -> Opener {
+        let defaults = SessionDefaults {
+            history_limit: u32::try_from(config.terminal.scrollback_lines).unwrap_or(u32::MAX),
+            remain_on_exit: true,
+        };
+        let tmux = Tmux::new(SocketSpec::Name(config.terminal.tmux_socket.clone()))
+            .with_defaults(defaults.clone())
+            .with_env_remove(config.env_remove.clone());
+        let user_tmux = Tmux::user_default()
+            .with_defaults(SessionDefaults {
+                remain_on_exit: false,
+                ..defaults
+            })
+            .with_env_remove(config.env_remove.clone());
+        Opener {
+            tmux,
+            user_tmux,
+            shell: config
+                .terminal
+                .shell
+                .clone()
+                .unwrap_or_else(shell_integration::user_shell),
+            shell_dir: shell_integration::default_dir(),
+            scrollback_lines: config.terminal.scrollback_lines,
+            env_remove: config.env_remove.clone(),
+        }
+    }
+
+    /// The shell new sessions start.
+    pub fn shell(&self) -> &str {
+        &self.shell
+    }
+
+    /// The shell, with drydock's integration, to start in `cwd` with `env` added.
+    pub fn new_shell(
+        &self,
+        cwd: PathBuf,
+        env: BTreeMap<String, String>,
+        command: Option<String>,
+        (rows, cols): (u16, u16),
+    ) -> Result<NewShell> {
+        let launch =
+            shell_integration::launch(&self.shell, &self.shell_dir).map_err(PtyError::Io)?;
+        let mut all_env = launch.env.clone();
+        all_env.extend(env);
+        Ok(NewShell {
+            launch,
+            env: all_env,
+            cwd,
+            command,
+            rows,
+            cols,
+        })
+    }
+
+    pub fn open_pty(&self, shell: &NewShell) -> Result<Session> {
+        let pty = PtySession::spawn(PtySpawn {
+            argv: shell.launch.argv.clone(),
+            cwd: shell.cwd.clone(),
+            env: shell.env.clone(),
+            env_remove: self.env_remove.clone(),
+            rows: shell.rows,
+            cols: shell.cols,
+            scrollback: self.scrollback_lines,
+            expect_marks: shell.launch.marks,
+        })?;
+        Ok(Session::new(
+            pty.core(),
+            Backend::Pty(Arc::new(pty)),
+            Some(shell.cwd.clone()),
+            shell.command.clone(),
+            shell.launch.marks,
+        ))
+    }
+
+    /// A tmux session of its own on drydock's server, for the session called `name`.
+    pub async fn open_tmux(&self, name: &str, shell: &NewShell) -> Result<Session> {
+        let tmux_name = format!("{TMUX_PREFIX}{name}");
+        let argv = started_on_enter(&shell.launch.argv);
+        let spawn = Spawn {
+            cwd: Some(&shell.cwd),
+            argv: &argv,
+            env: &shell.env,
+        };
+        self.tmux
+            .new_session(&tmux_name, &spawn, shell.rows, shell.cols)
+            .await?;
+        let session = self.adopt(&tmux_name).await?;
+        release_shell(session, shell)
+    }
+
+    /// A new window or split pane next to `anchor`, as `place` says.
+    pub async fn open_placed(
+        &self,
+        place: &Placement,
+        anchor: &TmuxPane,
+        shell: &NewShell,
+    ) -> Result<Session> {
+        let argv = started_on_enter(&shell.launch.argv);
+        let spawn = Spawn {
+            cwd: Some(&shell.cwd),
+            argv: &argv,
+            env: &shell.env,
+        };
+        let tmux = &anchor.tmux;
+        let (info, owns) = match place {
+            Placement::Window { .. } => (
+                tmux.new_window(&anchor.tmux_session(), None, &spawn)
+                    .await?,
+                Owns::Window,
+            ),
+            Placement::Split { vertical, .. } => (
+                tmux.split_pane(&anchor.pane, *vertical, &spawn).await?,
+                Owns::Pane,
+            ),
+        };
+        let session = self.attach_pane(tmux, info, owns).await?;
+        release_shell(session, shell)
+    }
+
+    /// The names of the tmux sessions a drydock left on its server.
+    pub async fn leftover_sessions(&self) -> Vec<String> {
+        let Ok(found) = self.tmux.list_sessions_with_prefix(TMUX_PREFIX).await else {
+            return Vec::new();
+        };
+        found
+            .into_iter()
+            .filter(|session| session.drydock)
+            .map(|session| session.name)
+            .collect()
+    }
+
+    /// Serves an existing tmux session of drydock's server (by its tmux name): its first
+    /// pane's current screen, then live output.
+    pub async fn adopt(&self, tmux_session: &str) -> Result<Session> {
+        let pane = self
+            .tmux
+            .session_panes(tmux_session)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| TmuxError::UnknownTarget {
+                target: tmux_session.to_string(),
+                message: "no pane".into(),
+            })?;
+        self.attach_pane(&self.tmux, pane, Owns::Session).await
+    }
+
+    /// Serves a pane of the user's tmux server, addressed as `tmux:SESSION:WINDOW.PANE`.
+    pub async fn attach_users_pane(&self, address: &str) -> Result<Session> {
+        let address = tmux::parse_address(address)?;
+        let pane = self.user_tmux.pane_at(&address).await?;
+        self.attach_pane(&self.user_tmux, pane, Owns::Nothing).await
+    }
+
+    /// Every pane of the user's tmux server (none when it is not running).
+    pub async fn user_panes(&self) -> Vec<PaneInfo> {
+        self.user_tmux.list_panes().await.unwrap_or_default()
+    }
+
+    /// Listens to `pane`: its current screen first, then live output.
+    async fn attach_pane(&self, tmux: &Tmux, pane: PaneInfo, owns: Owns) -> Result<Session> {
+        let core = TerminalCore::new(pane.height, pane.width, self.scrollback_lines);
+        let client = ControlClient::attach(tmux, &pane.session).await?;
+        let pump =
+            Pump::start(core.clone(), format!("tmux-feeder-{}", pane.id)).map_err(PtyError::Io)?;
+        client.subscribe(&pane.id, Arc::new(move |bytes: &[u8]| pump.push(bytes)));
+        let screen = tmux
+            .capture(
+                &pane.id,
+                CaptureOptions {
+                    escapes: true,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        core.feed(
+            screen
+                .trim_end_matches('\n')
+                .replace('\n', "\r\n")
+                .as_bytes(),
+        );
+        let writer = pane_writer(tmux.clone(), pane.id.clone());
+        // drydock starts bash or zsh with its integration in the sessions it creates.
+        let marks = owns != Owns::Nothing && matches!(pane.command.as_str(), "bash" | "zsh");
+        core.set_expect_marks(marks);
+        let backend = Backend::Tmux(TmuxPane::new(
+            tmux.clone(),
+            pane.id,
+            pane.session,
+            client,
+            writer,
+            owns,
+        ));
+        Ok(Session::new(
+            core,
+            backend,
+            Some(pane.path),
+            Some(pane.command),
+            marks,
+        ))
+    }
+}
+
+/// Sends what is written to it to the pane, in order, from a task of its own.
+fn pane_writer(tmux: Tmux, pane: String) -> mpsc::UnboundedSender<Vec<u8>> {
+    let (writer, mut writes) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(bytes) = writes.recv().await {
+            if let Err(error) = tmux.send_bytes(&pane, &bytes).await {
+                tracing::warn!("sending to tmux pane {pane}: {error}");
+            }
+        }
+    });
+    writer
+}
+
+/// A tmux pane started with `started_on_enter`, now listened to: what it runs is known,
+/// and the line that lets its shell start is sent.
+fn release_shell(mut session: Session, shell: &NewShell) -> Result<Session> {
+    session.marks = shell.launch.marks;
+    session.core.set_expect_marks(shell.launch.marks);
+    session.cwd = Some(shell.cwd.clone());
+    session.command = shell.command.clone();
+    session.write(b"\n")?;
+    Ok(session)
+}
+
+/// `argv` behind a shell that waits for one line first: nothing the program prints is lost
+/// before drydock's control client listens (it then sends the line).
+fn started_on_enter(argv: &[String]) -> Vec<String> {
+    let mut wrapped = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        "read _drydock_go; exec \"$@\"".to_string(),
+        "sh".to_string(),
+    ];
+    wrapped.extend(argv.iter().cloned());
+    wrapped
+}
