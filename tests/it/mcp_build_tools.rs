@@ -1,11 +1,9 @@
 //! Every cargo tool through the real server and a real MCP client, in both protocol eras,
 //! on the projects in test-projects/ whose outcomes are known exactly.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::*;
+use crate::support::*;
 use rmcp::ClientLifecycleMode;
 use serde_json::{Value, json};
 

@@ -5,13 +5,11 @@
 //! ends (the timeout, a cancelled call and Ctrl-C on `drydock index` each end it and its
 //! group), and a result larger than a client can read (1 MiB).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::json;
 
 const TOKEN: &str = "drydock-token-never-in-a-child";
@@ -165,6 +163,7 @@ async fn legacy_client_with_token(url: &str, token: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_output_comes_back_as_a_result_a_client_can_read() {
+    let _turn = mix_projects_turn().await;
     let project = test_project("mix-clean");
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;

@@ -1,5 +1,6 @@
-//! Shared by the integration tests: a real drydock server process on a free port, real MCP
-//! clients for both protocol eras, and a way to see every process the server started.
+//! Shared by the integration suites: a real drydock server process on a free port, real MCP
+//! clients for both protocol eras, a way to see every process the server started, and the
+//! turns the suites take on what they share.
 
 #![allow(dead_code)]
 
@@ -15,6 +16,15 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Value, json};
+
+/// Elixir 1.14 has no build lock: two servers compiling one of the mix projects in
+/// test-projects/ at once would trip over each other's `_build`. Every test that builds one in
+/// place (rather than a copy), in whichever suite, holds this turn while it does.
+static MIX_PROJECTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+pub async fn mix_projects_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    MIX_PROJECTS.lock().await
+}
 
 pub fn drydock_bin() -> &'static str {
     env!("CARGO_BIN_EXE_drydock")

@@ -2,13 +2,11 @@
 //! real PTYs, and a real tmux server on a private socket (TMUX_TMPDIR points into a
 //! temporary directory, so the user's own tmux is never touched).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 /// A server whose tmux servers (drydock's own and "the user's") live in `tmux_dir`, which

@@ -1,11 +1,9 @@
 //! `run` end to end, and the promise behind every tool: timeouts, cancellation and client
 //! disconnects leave no process behind; concurrent calls on one project queue up.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use rmcp::ClientLifecycleMode;
 use rmcp::model::ClientRequest;
 use serde_json::json;

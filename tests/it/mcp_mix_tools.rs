@@ -2,23 +2,12 @@
 //! Elixir 1.14, on the projects in test-projects/ whose outcomes are known exactly
 //! (test-projects/README.md).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use rmcp::ClientLifecycleMode;
 use serde_json::{Value, json};
-use tokio::sync::{Mutex, MutexGuard};
-
-/// Elixir 1.14 has no build lock: two servers compiling one project at once would trip
-/// over each other's `_build`, so the tests of this file take turns.
-static PROJECTS: Mutex<()> = Mutex::const_new(());
-
-async fn turn() -> MutexGuard<'static, ()> {
-    PROJECTS.lock().await
-}
 
 /// file:line code message (Elixir 1.14 gives no columns), for comparing diagnostics as a set.
 fn located(diagnostics: &Value) -> BTreeSet<String> {
@@ -68,7 +57,7 @@ fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     for era in [Era::Legacy, Era::Modern] {
         let client = client(&era, &server.url).await;
@@ -89,7 +78,7 @@ async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
 
 #[tokio::test]
 async fn warnings_are_repeated_for_unchanged_files_and_can_fail_the_build() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let args = json!({"project_path": "mix-warnings"});
@@ -151,7 +140,7 @@ async fn warnings_are_repeated_for_unchanged_files_and_can_fail_the_build() {
 
 #[tokio::test]
 async fn test_reports_counts_and_each_failure_exactly() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
     let report = call_ok(
@@ -279,7 +268,7 @@ async fn test_reports_counts_and_each_failure_exactly() {
 
 #[tokio::test]
 async fn passing_umbrella_and_broken_test_suites() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let clean = call_ok(&client, "test", json!({"project_path": "mix-clean"})).await;
@@ -419,7 +408,7 @@ async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
 
 #[tokio::test]
 async fn test_progress_names_failures_as_they_happen() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let recorder = ProgressRecorder::default();
     let client = connect(
@@ -452,7 +441,7 @@ async fn test_progress_names_failures_as_they_happen() {
 
 #[tokio::test]
 async fn format_lists_and_diffs_then_applies() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let (dir, copy) = copy_project("mix-unformatted");
     let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
     let client = modern_client(&server.url).await;
@@ -488,7 +477,7 @@ async fn format_lists_and_diffs_then_applies() {
 
 #[tokio::test]
 async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let printed = call_ok(
@@ -555,7 +544,7 @@ async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
 
 #[tokio::test]
 async fn a_timed_out_mix_run_leaves_no_beam_behind() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let report = call_ok(
@@ -572,7 +561,7 @@ async fn a_timed_out_mix_run_leaves_no_beam_behind() {
 
 #[tokio::test]
 async fn project_info_reads_mix_exs_and_umbrella_apps() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let clean = call_ok(
@@ -652,7 +641,7 @@ async fn project_info_reads_mix_exs_and_umbrella_apps() {
 
 #[tokio::test]
 async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     // The first call on a machine builds the PLT (about a minute here).
@@ -708,7 +697,7 @@ async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
 
 #[tokio::test]
 async fn bad_mix_input_gets_clear_errors() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     for project in ["mix-missing-deps", "mix-missing-hex"] {
@@ -807,7 +796,7 @@ impl OutsideElixir {
 /// project is refused; options a task does not list are refused; nothing runs.
 #[tokio::test]
 async fn mix_tasks_cannot_load_files_outside_the_project() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let outside = OutsideElixir::new();
     let (evil, config, evil_ex) = (
         outside.file("evil.exs"),
@@ -882,7 +871,7 @@ async fn mix_tasks_cannot_load_files_outside_the_project() {
 /// Issue 14, for `mix test`: `path` is a file inside the project, after `--`; tags are tags.
 #[tokio::test]
 async fn mix_test_values_stay_inside_the_project_and_are_never_options() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let outside = OutsideElixir::new();
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;

@@ -2,11 +2,9 @@
 //! `drydock index` / `drydock call` from the shell: the empty index explains itself, an
 //! ingest reports progress, lookups return located passages, and bad requests change nothing.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 async fn read_docs_resource(client: &rmcp::service::Peer<rmcp::RoleClient>) -> Value {

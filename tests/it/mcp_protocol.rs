@@ -1,11 +1,9 @@
 //! The MCP surface over real transports: both protocol eras over HTTP, stdio, the HTTP guards,
 //! and bad input that must get a clear error and change nothing.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::model::ClientConfig;
 use rmcp::transport::TokioChildProcess;
