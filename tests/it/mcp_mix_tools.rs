@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::support::*;
-use rmcp::ClientLifecycleMode;
 use serde_json::{Value, json};
 
 /// file:line code message (Elixir 1.14 gives no columns), for comparing diagnostics as a set.
@@ -27,10 +26,6 @@ fn located(diagnostics: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn set(items: &[&str]) -> BTreeSet<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
 const UNUSED: &str = "(if the variable is not meant to be used, prefix it with an underscore)";
 
 const MIX_ERRORS_ERROR: &str = "lib/mix_errors/report.ex:16 CompileError undefined function format_row/1 (expected MixErrors.Report to define such a function or for it to be imported, but none are available)";
@@ -44,15 +39,6 @@ fn mix_errors_warnings() -> BTreeSet<String> {
         "lib/mix_errors/format.ex:4 - unused import String",
         &format!("lib/mix_errors/report.ex:10 - variable \"unused_width\" is unused {UNUSED}"),
     ])
-}
-
-fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap_or_else(|| panic!("no failure named {name}: {report}"))
 }
 
 #[tokio::test]
@@ -374,7 +360,7 @@ fn many_warnings_app(dir: &std::path::Path, warnings: usize) {
 async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
     let dir = tempfile::tempdir().unwrap();
     many_warnings_app(dir.path(), 60);
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     for tool in ["compile", "test", "run"] {
         let report = call_ok(&client, tool, json!({"project_path": "noisy"})).await;
@@ -391,7 +377,7 @@ async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
     many_warnings_app(dir.path(), 0);
     let lib = dir.path().join("noisy/lib/noisy.ex");
     std::fs::write(lib, "defmodule Noisy do\n  def one, do: 1\nend\n").unwrap();
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     let report = call_ok(&client, "test", json!({"project_path": "noisy"})).await;
     assert_eq!(
@@ -410,13 +396,7 @@ async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
 async fn test_progress_names_failures_as_they_happen() {
     let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
-    let recorder = ProgressRecorder::default();
-    let client = connect(
-        &server.url,
-        ClientLifecycleMode::Initialize,
-        recorder.clone(),
-    )
-    .await;
+    let (client, recorder) = progress_client(&server.url).await;
     let result = call_with_progress(
         &client,
         "test",
@@ -443,7 +423,7 @@ async fn test_progress_names_failures_as_they_happen() {
 async fn format_lists_and_diffs_then_applies() {
     let _turn = mix_projects_turn().await;
     let (dir, copy) = copy_project("mix-unformatted");
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     let path = copy.to_str().unwrap();
     let check = call_ok(&client, "format", json!({"project_path": path})).await;
@@ -554,8 +534,7 @@ async fn a_timed_out_mix_run_leaves_no_beam_behind() {
     )
     .await;
     assert_eq!(report["status"], "timeout", "{report}");
-    let left = server.wait_for_no_descendants(Duration::from_secs(15));
-    assert!(left.is_empty(), "the BEAM was left running: {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(15), "the BEAM was left running");
     client.cancel().await.ok();
 }
 
@@ -753,43 +732,27 @@ async fn bad_mix_input_gets_clear_errors() {
 
 /// Elixir files outside the allowed roots that write `MARKER` when they are run, required,
 /// compiled, loaded as config or run as tests: if drydock ever loads one, the marker says so.
-struct OutsideElixir {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-}
-
-impl OutsideElixir {
-    fn new() -> OutsideElixir {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let write_marker = format!(
-            "File.write!({:?}, \"pwned\")\n",
-            root.join("MARKER").display().to_string()
-        );
-        let files = [
-            ("evil.exs", write_marker.clone()),
-            ("evil.ex", write_marker.clone()),
-            ("config.exs", format!("import Config\n{write_marker}")),
-            (
-                "evil_test.exs",
-                format!(
-                    "{write_marker}defmodule EvilTest do\n  use ExUnit.Case\n  test \"x\", do: :ok\nend\n"
-                ),
+fn outside_elixir() -> Outside {
+    let outside = Outside::new("evil");
+    let write_marker = format!(
+        "File.write!({:?}, \"pwned\")\n",
+        outside.marker().display().to_string()
+    );
+    let files = [
+        ("evil.exs", write_marker.clone()),
+        ("evil.ex", write_marker.clone()),
+        ("config.exs", format!("import Config\n{write_marker}")),
+        (
+            "evil_test.exs",
+            format!(
+                "{write_marker}defmodule EvilTest do\n  use ExUnit.Case\n  test \"x\", do: :ok\nend\n"
             ),
-        ];
-        for (name, text) in files {
-            std::fs::write(root.join(name), text).unwrap();
-        }
-        OutsideElixir { _dir: dir, root }
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(outside.root.join(name), text).unwrap();
     }
-
-    fn file(&self, name: &str) -> String {
-        self.root.join(name).display().to_string()
-    }
-
-    fn marker(&self) -> std::path::PathBuf {
-        self.root.join("MARKER")
-    }
+    outside
 }
 
 /// Issue 14, for mix: a script, `-r`, `--config` or `xref trace` naming a file outside the
@@ -797,7 +760,7 @@ impl OutsideElixir {
 #[tokio::test]
 async fn mix_tasks_cannot_load_files_outside_the_project() {
     let _turn = mix_projects_turn().await;
-    let outside = OutsideElixir::new();
+    let outside = outside_elixir();
     let (evil, config, evil_ex) = (
         outside.file("evil.exs"),
         outside.file("config.exs"),
@@ -872,7 +835,7 @@ async fn mix_tasks_cannot_load_files_outside_the_project() {
 #[tokio::test]
 async fn mix_test_values_stay_inside_the_project_and_are_never_options() {
     let _turn = mix_projects_turn().await;
-    let outside = OutsideElixir::new();
+    let outside = outside_elixir();
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
     let cases = [
