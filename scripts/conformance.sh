@@ -87,10 +87,10 @@ fi
 # part in feature unification), so the dependencies compiled for the tests are reused and
 # only rmcp and drydock's own crate are built again; the plain binary is put back after.
 quietly "cargo test --no-run --features conformance-fixtures" \
-    cargo test --no-run --features conformance-fixtures --test mcp_protocol
+    cargo test --no-run --features conformance-fixtures --test it
 drydock="$work/drydock-conformance"
 cp "$CARGO_TARGET_DIR/debug/drydock" "$drydock"
-quietly "cargo test --no-run" cargo test --no-run --test mcp_protocol
+quietly "cargo test --no-run" cargo test --no-run --test it
 
 # 4. The server, on a free port, with a config of its own (no user config, token or roots).
 mkdir -p "$work/root"

@@ -2,8 +2,6 @@
 //! dependencies from cargo's registry or mix's deps/), the shipped model, LanceDB on disk.
 //! Incremental re-runs, replaced and deleted files, project scopes and the empty index.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 
@@ -14,6 +12,8 @@ use drydock::docs::reports::{IngestReport, LookupReport};
 use drydock::docs::requests::{IndexRequest, LookupRequest};
 use drydock::docs::service::Docs;
 use tokio_util::sync::CancellationToken;
+
+use crate::support::copy_project;
 
 fn docs_at(index: &Path) -> Arc<Docs> {
     let cwd = tempfile::tempdir().unwrap();
@@ -53,7 +53,7 @@ async fn lookup(docs: &Docs, query: &str, project: Option<&Path>) -> LookupRepor
 async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     let index_dir = tempfile::tempdir().unwrap();
     let docs = docs_at(index_dir.path());
-    let (_keep, dir) = common::copy_project("docs-deps");
+    let (_keep, dir) = copy_project("docs-deps");
 
     let empty = lookup(&docs, "badge colour", None).await;
     assert!(empty.results.is_empty());
@@ -150,7 +150,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     );
 
     // Another project's scope does not see this one's docs.
-    let (_keep_mix, mix) = common::copy_project("mix-docs-deps");
+    let (_keep_mix, mix) = copy_project("mix-docs-deps");
     let other = lookup(
         &docs,
         "what colour is the badge drawn in for a pre-release version",
@@ -167,7 +167,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
 async fn a_mix_project_indexes_its_deps_and_shares_identical_chunks() {
     let index_dir = tempfile::tempdir().unwrap();
     let docs = docs_at(index_dir.path());
-    let (_keep, dir) = common::copy_project("mix-docs-deps");
+    let (_keep, dir) = copy_project("mix-docs-deps");
     let report = index(&docs, project(&dir)).await;
     assert!(
         report.files_indexed >= 3 && report.error_count == 0,
@@ -199,7 +199,7 @@ async fn a_mix_project_indexes_its_deps_and_shares_identical_chunks() {
     assert!(function.line_start > 1);
 
     // The same dependency in a second project: its chunks are reused, not embedded again.
-    let (_keep_copy, copy) = common::copy_project("mix-docs-deps");
+    let (_keep_copy, copy) = copy_project("mix-docs-deps");
     let second = index(&docs, project(&copy)).await;
     assert!(second.files_indexed >= 3, "{second:?}");
     assert_eq!(second.chunks_embedded, 0, "{second:?}");

@@ -2,13 +2,11 @@
 //! real PTYs, and a real tmux server on a private socket (TMUX_TMPDIR points into a
 //! temporary directory, so the user's own tmux is never touched).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 /// A server whose tmux servers (drydock's own and "the user's") live in `tmux_dir`, which
@@ -19,15 +17,12 @@ fn server(tmux_dir: &Path, extra: &[&str]) -> Server {
 
 /// `server`, with more variables in the server's environment.
 fn server_with_env(tmux_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-    let root = test_projects_root();
-    let mut args = vec!["--allow-root", root.to_str().unwrap()];
-    args.extend_from_slice(extra);
     std::fs::write(tmux_dir.join(".bashrc"), "export FROM_USER_RC=bash\n").unwrap();
     std::fs::write(tmux_dir.join(".zshrc"), "export FROM_USER_RC=zsh\n").unwrap();
     let dir = tmux_dir.to_str().unwrap();
     let mut env = env.to_vec();
     env.extend([("TMUX_TMPDIR", dir), ("TMUX", ""), ("HOME", dir)]);
-    Server::start_with(&args, &env)
+    Server::start_with_env(extra, &env)
 }
 
 /// The user's tmux server of these tests (the default socket below `tmux_dir`). Its HOME is
@@ -313,8 +308,7 @@ async fn killing_a_session_leaves_no_process_and_bad_input_gets_clear_errors() {
     )
     .await;
     assert_eq!(killed["done"], "killed");
-    let left = server.wait_for_no_descendants(Duration::from_secs(10));
-    assert!(left.is_empty(), "processes left behind: {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(10), "processes left behind");
 
     let cases = [
         (
@@ -533,16 +527,7 @@ async fn session_resources_show_screens() {
             .iter()
             .any(|t| t.uri_template == "drydock://sessions/{name}/screen")
     );
-    let read = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new(
-            "drydock://sessions/res/screen",
-        ))
-        .await
-        .unwrap();
-    let text = match &read.contents[0] {
-        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        other => panic!("{other:?}"),
-    };
+    let text = read_text_resource(&client, "drydock://sessions/res/screen").await;
     assert!(text.contains("resource-text"), "{text}");
     client.cancel().await.ok();
 }
@@ -676,8 +661,7 @@ async fn sessions_are_capped_and_idle_ones_reaped() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(names.is_empty(), "idle sessions were not reaped: {names:?}");
-    let left = server.wait_for_no_descendants(Duration::from_secs(10));
-    assert!(left.is_empty(), "reaped sessions left processes: {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(10), "reaped sessions left processes");
     call_ok(&client, "terminal_create", json!({"name": "c", "cwd": "."})).await;
     client.cancel().await.ok();
 }
@@ -695,21 +679,15 @@ async fn pty_sessions_end_with_the_server() {
         server.terminate(Duration::from_secs(15)),
         "the server stops"
     );
-    let left = server.wait_for_no_descendants(Duration::from_secs(10));
-    assert!(
-        left.is_empty(),
-        "a PTY session outlived the server: {left:?}"
-    );
+    server
+        .assert_no_descendants_within(Duration::from_secs(10), "a PTY session outlived the server");
 }
 
 #[test]
 fn drydock_call_drives_tmux_sessions_from_the_shell() {
     let tmux = TmuxServers::new();
-    let root = test_projects_root();
     let call = |tool: &str, arguments: Value| {
-        Command::new(drydock_bin())
-            .args(["call", tool, &arguments.to_string()])
-            .args(["--allow-root", root.to_str().unwrap()])
+        drydock_call(tool, &arguments.to_string())
             .env("TMUX_TMPDIR", tmux.dir())
             .env("TMUX", "")
             .env("HOME", tmux.dir())
@@ -816,24 +794,6 @@ async fn a_subscribed_screen_sends_updates_when_it_changes() {
 const TOKEN: &str = "drydock-token-8d1e5a";
 const SECRET: &str = "github-secret-3f9c07";
 
-/// A modern-era client of a server that requires a bearer token.
-async fn client_with_token(url: &str, token: &str) -> Client {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    use rmcp::{ClientLifecycleMode, ClientServiceExt};
-
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
-    rmcp::model::ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("MCP client connects")
-}
-
 #[tokio::test]
 async fn no_terminal_sees_drydocks_token_or_the_configured_secrets() {
     let tmux = TmuxServers::new();
@@ -843,7 +803,7 @@ async fn no_terminal_sees_drydocks_token_or_the_configured_secrets() {
         &[],
         &[("DRYDOCK_TOKEN", TOKEN), ("GITHUB_TOKEN", SECRET)],
     );
-    let client = client_with_token(&server.url, TOKEN).await;
+    let client = client_with_token(&Era::Modern, &server.url, TOKEN).await;
     let sessions = [
         ("pty", json!({"name": "pty", "cwd": "."})),
         (

@@ -1,13 +1,9 @@
 //! `run` end to end, and the promise behind every tool: timeouts, cancellation and client
 //! disconnects leave no process behind; concurrent calls on one project queue up.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
-use rmcp::ClientLifecycleMode;
-use rmcp::model::ClientRequest;
+use crate::support::*;
 use serde_json::json;
 
 fn clean() -> String {
@@ -119,8 +115,10 @@ async fn a_timeout_kills_the_program_and_its_grandchildren() {
                 .contains("hello on stdout"),
             "output so far is kept"
         );
-        let left = server.wait_for_no_descendants(Duration::from_secs(10));
-        assert!(left.is_empty(), "{flag} left processes behind: {left:?}");
+        server.assert_no_descendants_within(
+            Duration::from_secs(10),
+            &format!("{flag} left processes behind"),
+        );
     }
     client.cancel().await.ok();
 }
@@ -129,24 +127,20 @@ async fn a_timeout_kills_the_program_and_its_grandchildren() {
 async fn an_explicit_cancellation_stops_the_process_group() {
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
-    let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(tool_call(
+    let handle = start_call(
+        &client,
         "run",
         json!({"project_path": clean(), "args": ["--spawn-grandchild"], "timeout_ms": 120000}),
-    )));
-    let handle = client
-        .send_cancellable_request(request, Default::default())
-        .await
-        .expect("request sent");
-    assert!(
-        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
-        "program and grandchild started"
-    );
+    )
+    .await;
+    server
+        .assert_grandchild_starts("program and grandchild started")
+        .await;
     handle
         .cancel(Some("test".into()))
         .await
         .expect("cancel sent");
-    let left = server.wait_for_no_descendants(Duration::from_secs(15));
-    assert!(left.is_empty(), "cancel left processes behind: {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(15), "cancel left processes behind");
     client.cancel().await.ok();
 }
 
@@ -253,28 +247,24 @@ async fn a_dropped_stateless_request_stops_the_process_group() {
     let mut head = vec![0u8; 4096];
     let read = socket.read(&mut head).await.unwrap();
     assert!(String::from_utf8_lossy(&head[..read]).starts_with("HTTP/1.1 200"));
-    assert!(
-        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
-        "program and grandchild started"
-    );
+    server
+        .assert_grandchild_starts("program and grandchild started")
+        .await;
     drop(socket);
-    let left = server.wait_for_no_descendants(Duration::from_secs(20));
-    assert!(
-        left.is_empty(),
-        "a dropped stream left processes behind: {left:?}"
+    server.assert_no_descendants_within(
+        Duration::from_secs(20),
+        "a dropped stream left processes behind",
     );
 
     // Without one nothing is sent before the result; the client gives up before any answer.
     let socket = send_stateless_run(&server.url, None).await;
-    assert!(
-        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
-        "program and grandchild started"
-    );
+    server
+        .assert_grandchild_starts("program and grandchild started")
+        .await;
     drop(socket);
-    let left = server.wait_for_no_descendants(Duration::from_secs(20));
-    assert!(
-        left.is_empty(),
-        "an abandoned request left processes behind: {left:?}"
+    server.assert_no_descendants_within(
+        Duration::from_secs(20),
+        "an abandoned request left processes behind",
     );
 }
 
@@ -291,15 +281,13 @@ async fn a_dropped_connection_in_a_legacy_session_stops_the_process_group() {
     .await;
     let head = read_until(&mut socket, "\r\n\r\n").await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
-        "program and grandchild started"
-    );
+    server
+        .assert_grandchild_starts("program and grandchild started")
+        .await;
     drop(socket);
-    let left = server.wait_for_no_descendants(Duration::from_secs(30));
-    assert!(
-        left.is_empty(),
-        "a dropped connection left processes behind: {left:?}"
+    server.assert_no_descendants_within(
+        Duration::from_secs(30),
+        "a dropped connection left processes behind",
     );
     let (status, body) = session
         .post(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#)
@@ -348,15 +336,7 @@ async fn a_call_resumed_with_last_event_id_is_not_cancelled() {
         .await,
         "the server notices the dropped connection"
     );
-    let resumed = reqwest::Client::new()
-        .get(&session.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session.id)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .header("Last-Event-ID", &event_id)
-        .send()
-        .await
-        .unwrap();
+    let resumed = session.resume_stream(&event_id).await;
     assert_eq!(resumed.status().as_u16(), 200);
     let body = tokio::time::timeout(Duration::from_secs(60), resumed.text())
         .await
@@ -412,13 +392,7 @@ async fn calls_outlive_the_session_idle_timeout_in_both_eras() {
 #[tokio::test]
 async fn calls_on_one_project_queue_and_report_their_position() {
     let server = Server::start(&[]);
-    let recorder = ProgressRecorder::default();
-    let client = connect(
-        &server.url,
-        ClientLifecycleMode::Initialize,
-        recorder.clone(),
-    )
-    .await;
+    let (client, recorder) = progress_client(&server.url).await;
     let blocker = client.clone();
     let project = clean();
     let first = tokio::spawn(async move {
@@ -504,15 +478,16 @@ async fn stopping_the_server_stops_the_programs_it_runs() {
             ))
             .await
     });
-    assert!(eventually(Duration::from_secs(120), || server.grandchild_running()).await);
+    server
+        .assert_grandchild_starts("program and grandchild started")
+        .await;
     assert!(
         server.terminate(Duration::from_secs(20)),
         "server exits on SIGTERM"
     );
-    let left = server.wait_for_no_descendants(Duration::from_secs(5));
-    assert!(
-        left.is_empty(),
-        "stopping the server left processes behind: {left:?}"
+    server.assert_no_descendants_within(
+        Duration::from_secs(5),
+        "stopping the server left processes behind",
     );
     running.abort();
 }
@@ -521,49 +496,24 @@ async fn stopping_the_server_stops_the_programs_it_runs() {
 /// ends with it, grandchildren included.
 #[tokio::test]
 async fn closing_stdio_stops_every_child_of_drydock_mcp() {
-    use rmcp::ServiceExt;
-    use rmcp::transport::TokioChildProcess;
-    let marker = format!("stdio-{}", std::process::id());
-    let root = test_projects_root();
-    let mut command = tokio::process::Command::new(drydock_bin());
-    command
-        .arg("mcp")
-        .args(["--allow-root", root.to_str().unwrap()])
-        .env("RUST_LOG", "drydock=warn")
-        .env("DRYDOCK_TEST_MARKER", &marker);
-    let transport = TokioChildProcess::new(command).expect("spawn drydock mcp");
-    let client = rmcp::model::ClientConfig::default()
-        .serve(transport)
-        .await
-        .expect("stdio handshake");
-    let sleeping = || {
-        processes_with_env("DRYDOCK_TEST_MARKER", &marker)
-            .iter()
-            .any(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|cmd| cmd.starts_with(b"sleep\0"))
-            })
-    };
-    let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(tool_call(
+    let marker = unique_marker();
+    let mut command = drydock_mcp();
+    command.env(MARKER_VAR, &marker);
+    let client = stdio_client(command).await;
+    let _pending = start_call(
+        &client,
         "run",
         json!({"project_path": clean(), "args": ["--spawn-grandchild"], "timeout_ms": 120000}),
-    )));
-    let _pending = client
-        .send_cancellable_request(request, Default::default())
-        .await
-        .expect("request sent");
+    )
+    .await;
     assert!(
-        eventually(Duration::from_secs(120), sleeping).await,
+        eventually(Duration::from_secs(120), || marked_sleep_running(&marker)).await,
         "program and grandchild started"
     );
     client.cancel().await.ok();
     let gone = eventually(Duration::from_secs(15), || {
-        processes_with_env("DRYDOCK_TEST_MARKER", &marker).is_empty()
+        marked_processes(&marker).is_empty()
     })
     .await;
-    assert!(
-        gone,
-        "left behind: {:?}",
-        processes_with_env("DRYDOCK_TEST_MARKER", &marker)
-    );
+    assert!(gone, "left behind: {:?}", marked_processes(&marker));
 }

@@ -1,12 +1,9 @@
 //! Every cargo tool through the real server and a real MCP client, in both protocol eras,
 //! on the projects in test-projects/ whose outcomes are known exactly.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::*;
-use rmcp::ClientLifecycleMode;
+use crate::support::*;
 use serde_json::{Value, json};
 
 /// file:line:column code message, for comparing diagnostics as a set.
@@ -26,10 +23,6 @@ fn located(diagnostics: &Value) -> BTreeSet<String> {
             )
         })
         .collect()
-}
-
-fn set(items: &[&str]) -> BTreeSet<String> {
-    items.iter().map(|s| s.to_string()).collect()
 }
 
 const ERRORS: [&str; 3] = [
@@ -131,42 +124,35 @@ async fn test_reports_counts_and_every_failure() {
         ),
         (&json!(4), &json!(9), &json!(1), &json!(0))
     );
-    let failures = report["failures"].as_array().unwrap();
-    let by_name = |name: &str| {
-        failures
-            .iter()
-            .find(|f| f["name"] == name)
-            .unwrap_or_else(|| panic!("no failure {name} in {failures:?}"))
-    };
-    let numbers = by_name("tests::compares_numbers");
+    let numbers = failure(&report, "tests::compares_numbers");
     assert_eq!(numbers["file"], "src/lib.rs");
     assert_eq!(numbers["line"], 59);
     assert_eq!(numbers["message"], "assertion `left == right` failed");
     assert_eq!(numbers["left"], "5000");
     assert_eq!(numbers["right"], "500");
-    let with_message = by_name("tests::compares_with_message");
+    let with_message = failure(&report, "tests::compares_with_message");
     assert_eq!(
         with_message["message"],
         "assertion `left == right` failed: halving 9 should round up"
     );
-    let panic = by_name("tests::panics_with_message");
+    let panic = failure(&report, "tests::panics_with_message");
     assert_eq!(panic["message"], "something went wrong: code 7");
     assert_eq!(panic["line"], 74);
-    let printed = by_name("tests::prints_then_fails");
+    let printed = failure(&report, "tests::prints_then_fails");
     assert_eq!(
         printed["stdout"],
         "first line of output\nsecond line of output"
     );
-    let no_panic = by_name("tests::should_panic_but_does_not");
+    let no_panic = failure(&report, "tests::should_panic_but_does_not");
     assert_eq!(no_panic["message"], "test did not panic as expected");
-    let integration = by_name("integration_fails");
+    let integration = failure(&report, "integration_fails");
     assert_eq!(integration["file"], "tests/integration.rs");
     assert_eq!(integration["line"], 10);
-    let doc = by_name("src/lib.rs - halve (line 14)");
+    let doc = failure(&report, "src/lib.rs - halve (line 14)");
     assert_eq!((&doc["left"], &doc["right"]), (&json!("5"), &json!("4")));
-    let points = by_name("tests::compares_points");
+    let points = failure(&report, "tests::compares_points");
     assert!(points["left"].as_str().unwrap().contains("y: 2"));
-    assert_eq!(failures.len(), 9);
+    assert_eq!(report["failures"].as_array().unwrap().len(), 9);
     client.cancel().await.ok();
 }
 
@@ -358,7 +344,7 @@ fn many_warnings_crate(dir: &std::path::Path, warnings: usize) {
 async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
     let dir = tempfile::tempdir().unwrap();
     many_warnings_crate(dir.path(), 62);
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = legacy_client(&server.url).await;
     for tool in ["compile", "type_check", "test", "run"] {
         let report = call_ok(&client, tool, json!({"project_path": "noisy"})).await;
@@ -392,10 +378,9 @@ async fn a_hanging_test_times_out_and_is_named() {
     .await;
     assert_eq!(report["status"], "timeout", "{report}");
     assert_eq!(report["unfinished"], json!(["tests::hangs_forever"]));
-    let left = server.wait_for_no_descendants(std::time::Duration::from_secs(10));
-    assert!(
-        left.is_empty(),
-        "the test binary was left running: {left:?}"
+    server.assert_no_descendants_within(
+        std::time::Duration::from_secs(10),
+        "the test binary was left running",
     );
     client.cancel().await.ok();
 }
@@ -472,7 +457,7 @@ async fn lint_format_and_project_info_on_a_workspace() {
 #[tokio::test]
 async fn format_apply_rewrites_the_files_and_then_there_is_nothing_left() {
     let (dir, copy) = copy_project("cargo-workspace");
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     let path = copy.to_str().unwrap();
     let before = std::fs::read_to_string(copy.join("crates/core/src/shapes.rs")).unwrap();
@@ -538,13 +523,7 @@ async fn project_info_describes_a_package() {
 #[tokio::test]
 async fn progress_is_reported_while_tests_run() {
     let server = Server::start(&[]);
-    let recorder = ProgressRecorder::default();
-    let client = connect(
-        &server.url,
-        ClientLifecycleMode::Initialize,
-        recorder.clone(),
-    )
-    .await;
+    let (client, recorder) = progress_client(&server.url).await;
     let result = call_with_progress(
         &client,
         "test",
@@ -566,10 +545,7 @@ async fn progress_is_reported_while_tests_run() {
 
 #[test]
 fn drydock_call_runs_a_tool_from_the_shell() {
-    let root = test_projects_root();
-    let output = std::process::Command::new(drydock_bin())
-        .args(["call", "compile", r#"{"project_path": "cargo-errors"}"#])
-        .args(["--allow-root", root.to_str().unwrap()])
+    let output = drydock_call("compile", r#"{"project_path": "cargo-errors"}"#)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
@@ -577,14 +553,8 @@ fn drydock_call_runs_a_tool_from_the_shell() {
     assert_eq!(report["status"], "failed");
     assert_eq!(located(&report["errors"]), set(&ERRORS));
 
-    let text = std::process::Command::new(drydock_bin())
-        .args([
-            "call",
-            "compile",
-            r#"{"project_path": "cargo-errors"}"#,
-            "--text",
-        ])
-        .args(["--allow-root", root.to_str().unwrap()])
+    let text = drydock_call("compile", r#"{"project_path": "cargo-errors"}"#)
+        .arg("--text")
         .output()
         .unwrap();
     let rendered = String::from_utf8(text.stdout).unwrap();
@@ -597,9 +567,7 @@ fn drydock_call_runs_a_tool_from_the_shell() {
         "{rendered}"
     );
 
-    let outside = std::process::Command::new(drydock_bin())
-        .args(["call", "compile", r#"{"project_path": "/"}"#])
-        .args(["--allow-root", root.to_str().unwrap()])
+    let outside = drydock_call("compile", r#"{"project_path": "/"}"#)
         .output()
         .unwrap();
     assert_eq!(outside.status.code(), Some(1));
@@ -624,7 +592,7 @@ async fn a_failure_without_diagnostics_still_says_why() {
     )
     .unwrap();
     std::fs::write(broken.join("src/lib.rs"), "").unwrap();
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = legacy_client(&server.url).await;
     let report = call_ok(&client, "compile", json!({"project_path": "broken"})).await;
     assert_eq!(report["status"], "failed");
@@ -640,46 +608,31 @@ async fn a_failure_without_diagnostics_still_says_why() {
 
 /// A cargo project outside the allowed roots whose build script writes `MARKER` next to its
 /// manifest: if drydock ever builds it, the marker says so.
-struct OutsideCrate {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-}
-
-impl OutsideCrate {
-    fn new() -> OutsideCrate {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap().join("evil");
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(
-            root.join("Cargo.toml"),
-            "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-        )
-        .unwrap();
-        std::fs::write(
-            root.join("build.rs"),
-            "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    \
-             std::fs::write(format!(\"{dir}/MARKER\"), \"pwned\").unwrap();\n}\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("src/lib.rs"), "pub fn evil() {}\n").unwrap();
-        OutsideCrate { _dir: dir, root }
-    }
-
-    fn manifest(&self) -> String {
-        self.root.join("Cargo.toml").display().to_string()
-    }
-
-    fn marker(&self) -> std::path::PathBuf {
-        self.root.join("MARKER")
-    }
+fn outside_crate() -> Outside {
+    let outside = Outside::new("evil");
+    let root = &outside.root;
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("build.rs"),
+        "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    \
+         std::fs::write(format!(\"{dir}/MARKER\"), \"pwned\").unwrap();\n}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn evil() {}\n").unwrap();
+    outside
 }
 
 /// Issue 14: `run {task: "doc", args: ["--manifest-path", OUTSIDE]}` built a project outside
 /// the roots and ran its build script; `metadata` read it.
 #[tokio::test]
 async fn task_arguments_cannot_pick_another_manifest_config_target_or_toolchain() {
-    let outside = OutsideCrate::new();
-    let manifest = outside.manifest();
+    let outside = outside_crate();
+    let manifest = outside.file("Cargo.toml");
     let target_dir = outside.root.join("target").display().to_string();
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
@@ -801,8 +754,8 @@ async fn a_test_filter_is_never_read_as_a_libtest_option() {
 /// starts with `-` is refused before anything runs.
 #[tokio::test]
 async fn selection_values_that_look_like_options_are_refused() {
-    let outside = OutsideCrate::new();
-    let option = format!("--manifest-path={}", outside.manifest());
+    let outside = outside_crate();
+    let option = format!("--manifest-path={}", outside.file("Cargo.toml"));
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let cases = [

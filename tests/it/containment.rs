@@ -5,13 +5,11 @@
 //! ends (the timeout, a cancelled call and Ctrl-C on `drydock index` each end it and its
 //! group), and a result larger than a client can read (1 MiB).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::json;
 
 const TOKEN: &str = "drydock-token-never-in-a-child";
@@ -27,11 +25,7 @@ fn shims(dir: &Path, log_dir: &Path, programs: &[&str]) {
             log = log_dir.display(),
             real = real.display()
         );
-        let path = dir.join(program);
-        std::fs::write(&path, script).unwrap();
-        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-        std::fs::set_permissions(&path, permissions).unwrap();
+        executable(&dir.join(program), &script);
     }
 }
 
@@ -87,7 +81,7 @@ async fn no_child_on_any_path_sees_the_token_or_the_configured_secrets() {
             ("GITHUB_TOKEN", SECRET),
         ],
     );
-    let client = legacy_client_with_token(&server.url, TOKEN).await;
+    let client = client_with_token(&Era::Legacy, &server.url, TOKEN).await;
 
     call_ok(
         &client,
@@ -148,23 +142,9 @@ async fn no_child_on_any_path_sees_the_token_or_the_configured_secrets() {
     }
 }
 
-async fn legacy_client_with_token(url: &str, token: &str) -> Client {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    use rmcp::{ClientLifecycleMode, ClientServiceExt};
-
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
-    rmcp::model::ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Initialize,
-        )
-        .await
-        .expect("MCP client connects")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_output_comes_back_as_a_result_a_client_can_read() {
+    let _turn = mix_projects_turn().await;
     let project = test_project("mix-clean");
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
@@ -291,7 +271,7 @@ async fn the_elixir_reading_docs_out_of_beams_sees_neither_the_token_nor_the_sec
     let toolchain = FakeToolchain::new();
     let index = tempfile::tempdir().unwrap();
     let server = toolchain.server(index.path(), "");
-    let client = legacy_client_with_token(&server.url, TOKEN).await;
+    let client = client_with_token(&Era::Legacy, &server.url, TOKEN).await;
 
     let report = call_ok(&client, "docs_index", json!({"toolchain_docs": true})).await;
     client.cancel().await.unwrap();
@@ -315,7 +295,7 @@ async fn a_hung_elixir_times_out_and_its_group_dies_while_docs_index_reports_it(
     let index = tempfile::tempdir().unwrap();
     let config = "[timeouts]\ndocs_index_ms = 3000\n[limits]\nkill_grace_ms = 300\n";
     let server = toolchain.server(index.path(), config);
-    let client = legacy_client_with_token(&server.url, TOKEN).await;
+    let client = client_with_token(&Era::Legacy, &server.url, TOKEN).await;
 
     let started = Instant::now();
     let report = call_ok(&client, "docs_index", json!({"toolchain_docs": true})).await;
@@ -325,35 +305,23 @@ async fn a_hung_elixir_times_out_and_its_group_dies_while_docs_index_reports_it(
     assert_eq!(report["error_count"], 1, "{report}");
     let error = report["errors"][0].as_str().unwrap();
     assert!(error.contains("within 3 s"), "{error}");
-    let left = server.wait_for_no_descendants(Duration::from_secs(10));
-    assert!(left.is_empty(), "the hung elixir left {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(10), "the hung elixir left");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_docs_index_ends_a_hung_elixir_and_its_group() {
-    use rmcp::model::{ClientRequest, Request};
-
     let toolchain = FakeToolchain::new();
     toolchain.hang(true);
     let index = tempfile::tempdir().unwrap();
     let server = toolchain.server(index.path(), "");
-    let client = legacy_client_with_token(&server.url, TOKEN).await;
-    let request = ClientRequest::CallToolRequest(Request::new(tool_call(
-        "docs_index",
-        json!({"toolchain_docs": true}),
-    )));
+    let client = client_with_token(&Era::Legacy, &server.url, TOKEN).await;
 
-    let handle = client
-        .send_cancellable_request(request, Default::default())
-        .await
-        .unwrap();
-    assert!(
-        eventually(Duration::from_secs(120), || server.grandchild_running()).await,
-        "the hung elixir started its sleep"
-    );
+    let handle = start_call(&client, "docs_index", json!({"toolchain_docs": true})).await;
+    server
+        .assert_grandchild_starts("the hung elixir started its sleep")
+        .await;
     handle.cancel(Some("test".into())).await.unwrap();
-    let left = server.wait_for_no_descendants(Duration::from_secs(15));
-    assert!(left.is_empty(), "the cancelled elixir left {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(15), "the cancelled elixir left");
     toolchain.hang(false);
     let again = index_once_the_last_ingest_ended(&client, Duration::from_secs(30)).await;
     client.cancel().await.unwrap();
@@ -381,47 +349,29 @@ fn ctrl_c_on_drydock_index_ends_a_hung_elixir_and_its_group() {
     let toolchain = FakeToolchain::new();
     toolchain.hang(true);
     let index = tempfile::tempdir().unwrap();
-    let marker = format!("ctrl-c-{}", std::process::id());
+    let marker = unique_marker();
     let mut drydock = std::process::Command::new(drydock_bin())
         .args(["index", "--toolchain-docs", "--index"])
         .arg(index.path())
         .env("PATH", &toolchain.path)
-        .env("DRYDOCK_CTRL_C_TEST", &marker)
+        .env(MARKER_VAR, &marker)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let sleeping = || {
-        processes_with_env("DRYDOCK_CTRL_C_TEST", &marker)
-            .iter()
-            .any(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|cmd| cmd.starts_with(b"sleep\0"))
-            })
-    };
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !sleeping() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(sleeping(), "the hung elixir started its sleep");
+    assert!(
+        wait_until(Duration::from_secs(120), || marked_sleep_running(&marker)),
+        "the hung elixir started its sleep"
+    );
 
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &drydock.id().to_string()])
-        .status();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = drydock.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = drydock.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = signal_and_wait(&mut drydock, "INT", Duration::from_secs(30));
+    if status.is_none() {
+        let _ = drydock.kill();
+        let _ = drydock.wait();
+    }
 
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{status:?}");
-    let left = processes_with_env("DRYDOCK_CTRL_C_TEST", &marker);
+    let left = marked_processes(&marker);
     assert!(left.is_empty(), "Ctrl-C left {left:?}");
 }

@@ -2,23 +2,11 @@
 //! Elixir 1.14, on the projects in test-projects/ whose outcomes are known exactly
 //! (test-projects/README.md).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
-use rmcp::ClientLifecycleMode;
+use crate::support::*;
 use serde_json::{Value, json};
-use tokio::sync::{Mutex, MutexGuard};
-
-/// Elixir 1.14 has no build lock: two servers compiling one project at once would trip
-/// over each other's `_build`, so the tests of this file take turns.
-static PROJECTS: Mutex<()> = Mutex::const_new(());
-
-async fn turn() -> MutexGuard<'static, ()> {
-    PROJECTS.lock().await
-}
 
 /// file:line code message (Elixir 1.14 gives no columns), for comparing diagnostics as a set.
 fn located(diagnostics: &Value) -> BTreeSet<String> {
@@ -38,10 +26,6 @@ fn located(diagnostics: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn set(items: &[&str]) -> BTreeSet<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
 const UNUSED: &str = "(if the variable is not meant to be used, prefix it with an underscore)";
 
 const MIX_ERRORS_ERROR: &str = "lib/mix_errors/report.ex:16 CompileError undefined function format_row/1 (expected MixErrors.Report to define such a function or for it to be imported, but none are available)";
@@ -57,18 +41,9 @@ fn mix_errors_warnings() -> BTreeSet<String> {
     ])
 }
 
-fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap_or_else(|| panic!("no failure named {name}: {report}"))
-}
-
 #[tokio::test]
 async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     for era in [Era::Legacy, Era::Modern] {
         let client = client(&era, &server.url).await;
@@ -89,7 +64,7 @@ async fn compile_reports_exact_errors_and_warnings_in_both_eras() {
 
 #[tokio::test]
 async fn warnings_are_repeated_for_unchanged_files_and_can_fail_the_build() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let args = json!({"project_path": "mix-warnings"});
@@ -151,7 +126,7 @@ async fn warnings_are_repeated_for_unchanged_files_and_can_fail_the_build() {
 
 #[tokio::test]
 async fn test_reports_counts_and_each_failure_exactly() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
     let report = call_ok(
@@ -279,7 +254,7 @@ async fn test_reports_counts_and_each_failure_exactly() {
 
 #[tokio::test]
 async fn passing_umbrella_and_broken_test_suites() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let clean = call_ok(&client, "test", json!({"project_path": "mix-clean"})).await;
@@ -385,7 +360,7 @@ fn many_warnings_app(dir: &std::path::Path, warnings: usize) {
 async fn diagnostics_beyond_fifty_are_counted_by_every_tool() {
     let dir = tempfile::tempdir().unwrap();
     many_warnings_app(dir.path(), 60);
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     for tool in ["compile", "test", "run"] {
         let report = call_ok(&client, tool, json!({"project_path": "noisy"})).await;
@@ -402,7 +377,7 @@ async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
     many_warnings_app(dir.path(), 0);
     let lib = dir.path().join("noisy/lib/noisy.ex");
     std::fs::write(lib, "defmodule Noisy do\n  def one, do: 1\nend\n").unwrap();
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     let report = call_ok(&client, "test", json!({"project_path": "noisy"})).await;
     assert_eq!(
@@ -419,15 +394,9 @@ async fn a_project_without_tests_has_no_tests_rather_than_a_pass() {
 
 #[tokio::test]
 async fn test_progress_names_failures_as_they_happen() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
-    let recorder = ProgressRecorder::default();
-    let client = connect(
-        &server.url,
-        ClientLifecycleMode::Initialize,
-        recorder.clone(),
-    )
-    .await;
+    let (client, recorder) = progress_client(&server.url).await;
     let result = call_with_progress(
         &client,
         "test",
@@ -452,9 +421,9 @@ async fn test_progress_names_failures_as_they_happen() {
 
 #[tokio::test]
 async fn format_lists_and_diffs_then_applies() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let (dir, copy) = copy_project("mix-unformatted");
-    let server = Server::start_with(&["--allow-root", dir.path().to_str().unwrap()], &[]);
+    let server = Server::start_in(dir.path());
     let client = modern_client(&server.url).await;
     let path = copy.to_str().unwrap();
     let check = call_ok(&client, "format", json!({"project_path": path})).await;
@@ -488,7 +457,7 @@ async fn format_lists_and_diffs_then_applies() {
 
 #[tokio::test]
 async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let printed = call_ok(
@@ -555,7 +524,7 @@ async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
 
 #[tokio::test]
 async fn a_timed_out_mix_run_leaves_no_beam_behind() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let report = call_ok(
@@ -565,14 +534,13 @@ async fn a_timed_out_mix_run_leaves_no_beam_behind() {
     )
     .await;
     assert_eq!(report["status"], "timeout", "{report}");
-    let left = server.wait_for_no_descendants(Duration::from_secs(15));
-    assert!(left.is_empty(), "the BEAM was left running: {left:?}");
+    server.assert_no_descendants_within(Duration::from_secs(15), "the BEAM was left running");
     client.cancel().await.ok();
 }
 
 #[tokio::test]
 async fn project_info_reads_mix_exs_and_umbrella_apps() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     let clean = call_ok(
@@ -652,7 +620,7 @@ async fn project_info_reads_mix_exs_and_umbrella_apps() {
 
 #[tokio::test]
 async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     // The first call on a machine builds the PLT (about a minute here).
@@ -708,7 +676,7 @@ async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
 
 #[tokio::test]
 async fn bad_mix_input_gets_clear_errors() {
-    let _turn = turn().await;
+    let _turn = mix_projects_turn().await;
     let server = Server::start(&[]);
     let client = modern_client(&server.url).await;
     for project in ["mix-missing-deps", "mix-missing-hex"] {
@@ -764,51 +732,35 @@ async fn bad_mix_input_gets_clear_errors() {
 
 /// Elixir files outside the allowed roots that write `MARKER` when they are run, required,
 /// compiled, loaded as config or run as tests: if drydock ever loads one, the marker says so.
-struct OutsideElixir {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-}
-
-impl OutsideElixir {
-    fn new() -> OutsideElixir {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let write_marker = format!(
-            "File.write!({:?}, \"pwned\")\n",
-            root.join("MARKER").display().to_string()
-        );
-        let files = [
-            ("evil.exs", write_marker.clone()),
-            ("evil.ex", write_marker.clone()),
-            ("config.exs", format!("import Config\n{write_marker}")),
-            (
-                "evil_test.exs",
-                format!(
-                    "{write_marker}defmodule EvilTest do\n  use ExUnit.Case\n  test \"x\", do: :ok\nend\n"
-                ),
+fn outside_elixir() -> Outside {
+    let outside = Outside::new("evil");
+    let write_marker = format!(
+        "File.write!({:?}, \"pwned\")\n",
+        outside.marker().display().to_string()
+    );
+    let files = [
+        ("evil.exs", write_marker.clone()),
+        ("evil.ex", write_marker.clone()),
+        ("config.exs", format!("import Config\n{write_marker}")),
+        (
+            "evil_test.exs",
+            format!(
+                "{write_marker}defmodule EvilTest do\n  use ExUnit.Case\n  test \"x\", do: :ok\nend\n"
             ),
-        ];
-        for (name, text) in files {
-            std::fs::write(root.join(name), text).unwrap();
-        }
-        OutsideElixir { _dir: dir, root }
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(outside.root.join(name), text).unwrap();
     }
-
-    fn file(&self, name: &str) -> String {
-        self.root.join(name).display().to_string()
-    }
-
-    fn marker(&self) -> std::path::PathBuf {
-        self.root.join("MARKER")
-    }
+    outside
 }
 
 /// Issue 14, for mix: a script, `-r`, `--config` or `xref trace` naming a file outside the
 /// project is refused; options a task does not list are refused; nothing runs.
 #[tokio::test]
 async fn mix_tasks_cannot_load_files_outside_the_project() {
-    let _turn = turn().await;
-    let outside = OutsideElixir::new();
+    let _turn = mix_projects_turn().await;
+    let outside = outside_elixir();
     let (evil, config, evil_ex) = (
         outside.file("evil.exs"),
         outside.file("config.exs"),
@@ -882,8 +834,8 @@ async fn mix_tasks_cannot_load_files_outside_the_project() {
 /// Issue 14, for `mix test`: `path` is a file inside the project, after `--`; tags are tags.
 #[tokio::test]
 async fn mix_test_values_stay_inside_the_project_and_are_never_options() {
-    let _turn = turn().await;
-    let outside = OutsideElixir::new();
+    let _turn = mix_projects_turn().await;
+    let outside = outside_elixir();
     let server = Server::start(&[]);
     let client = legacy_client(&server.url).await;
     let cases = [

@@ -1,14 +1,9 @@
 //! The MCP surface over real transports: both protocol eras over HTTP, stdio, the HTTP guards,
 //! and bad input that must get a clear error and change nothing.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
-use rmcp::ServiceExt;
-use rmcp::model::ClientConfig;
-use rmcp::transport::TokioChildProcess;
+use crate::support::*;
 use serde_json::{Value, json};
 
 const BUILD_TOOLS: [&str; 7] = [
@@ -102,17 +97,7 @@ async fn both_protocol_eras_list_and_call_tools() {
 
 #[tokio::test]
 async fn stdio_transport_serves_the_same_tools() {
-    let root = test_projects_root();
-    let mut command = tokio::process::Command::new(drydock_bin());
-    command
-        .arg("mcp")
-        .args(["--allow-root", root.to_str().unwrap()])
-        .env("RUST_LOG", "drydock=warn");
-    let transport = TokioChildProcess::new(command).expect("spawn drydock mcp");
-    let client = ClientConfig::default()
-        .serve(transport)
-        .await
-        .expect("stdio handshake");
+    let client = stdio_client(drydock_mcp()).await;
     assert_tool_listing(&client).await;
     let result = call_ok(
         &client,
@@ -225,16 +210,7 @@ async fn resources_prompts_and_completion_work() {
             "drydock://sessions"
         ]
     );
-    let projects = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new(
-            "drydock://projects",
-        ))
-        .await
-        .unwrap();
-    let text = match &projects.contents[0] {
-        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        other => panic!("{other:?}"),
-    };
+    let text = read_text_resource(&client, "drydock://projects").await;
     let listed: Value = serde_json::from_str(&text).unwrap();
     let clean = test_project("cargo-clean");
     assert!(
@@ -310,41 +286,24 @@ async fn resources_prompts_and_completion_work() {
     client.cancel().await.ok();
 }
 
-async fn post_raw(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let client = reqwest::Client::new();
-    let mut request = client
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
-
 #[tokio::test]
 async fn http_guards_reject_foreign_origins_bad_json_and_huge_bodies() {
     let server = Server::start(&[]);
     let (status, body) = post_raw(
         &server.url,
         &[("Origin", "http://evil.example")],
-        INITIALIZE,
+        RAW_INITIALIZE,
     )
     .await;
     assert_eq!(status, 403, "{body}");
     let (status, _) = post_raw(
         &server.url,
         &[("Origin", "http://localhost:3000")],
-        INITIALIZE,
+        RAW_INITIALIZE,
     )
     .await;
     assert_eq!(status, 200);
-    let (status, _) = post_raw(&server.url, &[("Host", "evil.example")], INITIALIZE).await;
+    let (status, _) = post_raw(&server.url, &[("Host", "evil.example")], RAW_INITIALIZE).await;
     assert_eq!(status, 403);
 
     let (status, body) = post_raw(&server.url, &[], "{not json").await;
@@ -385,19 +344,19 @@ async fn a_token_is_required_when_configured() {
         "{}",
         server.banner
     );
-    let (status, _) = post_raw(&server.url, &[], INITIALIZE).await;
+    let (status, _) = post_raw(&server.url, &[], RAW_INITIALIZE).await;
     assert_eq!(status, 401);
     let (status, _) = post_raw(
         &server.url,
         &[("Authorization", "Bearer wrong")],
-        INITIALIZE,
+        RAW_INITIALIZE,
     )
     .await;
     assert_eq!(status, 401);
     let (status, _) = post_raw(
         &server.url,
         &[("Authorization", "Bearer s3cret-token")],
-        INITIALIZE,
+        RAW_INITIALIZE,
     )
     .await;
     assert_eq!(status, 200);
@@ -506,7 +465,7 @@ async fn the_session_cap_replaces_the_longest_idle_session_and_refuses_when_all_
 
     let second_stream = second.open_stream().await;
     let _third_stream = third.open_stream().await;
-    let (status, body) = post_raw(&server.url, &[], INITIALIZE).await;
+    let (status, body) = post_raw(&server.url, &[], RAW_INITIALIZE).await;
     assert_eq!(status, 503, "{body}");
     let error: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(error["id"], 1, "{body}");
@@ -521,7 +480,7 @@ async fn the_session_cap_replaces_the_longest_idle_session_and_refuses_when_all_
     drop(second_stream);
     let mut status = 0;
     for _ in 0..40 {
-        status = post_raw(&server.url, &[], INITIALIZE).await.0;
+        status = post_raw(&server.url, &[], RAW_INITIALIZE).await.0;
         if status == 200 {
             break;
         }
@@ -613,11 +572,7 @@ async fn malformed_json_rpc_gets_json_rpc_errors_saying_what_is_wrong() {
 #[tokio::test]
 async fn stdio_answers_unusable_tool_call_params_with_invalid_params() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let root = test_projects_root();
-    let mut child = tokio::process::Command::new(drydock_bin())
-        .arg("mcp")
-        .args(["--allow-root", root.to_str().unwrap()])
-        .env("RUST_LOG", "drydock=warn")
+    let mut child = drydock_mcp()
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -626,7 +581,7 @@ async fn stdio_answers_unusable_tool_call_params_with_invalid_params() {
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     for line in [
-        INITIALIZE,
+        RAW_INITIALIZE,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":42}}"#,
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"compile","arguments":[1]}}"#,

@@ -2,26 +2,13 @@
 //! `drydock index` / `drydock call` from the shell: the empty index explains itself, an
 //! ingest reports progress, lookups return located passages, and bad requests change nothing.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 async fn read_docs_resource(client: &rmcp::service::Peer<rmcp::RoleClient>) -> Value {
-    let read = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new(
-            "drydock://docs",
-        ))
-        .await
-        .unwrap();
-    match &read.contents[0] {
-        rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
-            serde_json::from_str(text).unwrap()
-        }
-        other => panic!("{other:?}"),
-    }
+    serde_json::from_str(&read_text_resource(client, "drydock://docs").await).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,13 +25,7 @@ async fn an_agent_fills_the_index_and_finds_passages() {
         ],
         &[],
     );
-    let recorder = ProgressRecorder::default();
-    let client = connect(
-        &server.url,
-        rmcp::ClientLifecycleMode::Initialize,
-        recorder.clone(),
-    )
-    .await;
+    let (client, recorder) = progress_client(&server.url).await;
 
     // Empty: a normal answer that says how to fill the index.
     let empty = call_ok(&client, "docs_lookup", json!({"query": "badge colour"})).await;

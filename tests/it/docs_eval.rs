@@ -159,7 +159,7 @@ impl Scores {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hybrid_search_beats_vector_only_and_full_text_only() {
     let questions: Vec<Question> =
-        serde_json::from_str(include_str!("fixtures/docs-eval/questions.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/docs-eval/questions.json")).unwrap();
     assert!(questions.len() >= 40);
 
     let embedder = Embedder::load_default().unwrap();

@@ -1,0 +1,16 @@
+//! The integration tests, one binary for all of them (`cargo test --test it`), one module per
+//! suite; `cargo test --test it mcp_terminals::` runs one suite. Every suite runs in this one
+//! process, on the same test threads as the others: what two suites share (the mix projects
+//! in test-projects/, markers on processes) is in `support`.
+
+mod support;
+
+mod containment;
+mod docs_eval;
+mod docs_index;
+mod mcp_build_tools;
+mod mcp_docs;
+mod mcp_mix_tools;
+mod mcp_protocol;
+mod mcp_run_and_cancel;
+mod mcp_terminals;
