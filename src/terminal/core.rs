@@ -11,7 +11,7 @@
 
 mod run;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
 use super::marks::{MarkEvent, MarkScanner};
+pub use super::screen::ProgramStatus;
 use super::screen::{Lines, Screen};
 use super::shell_state::ShellState;
 pub use run::{Fallback, OutputLines, RunError, RunOutcome};
@@ -121,7 +122,11 @@ pub struct TerminalCore {
     generation: watch::Sender<u64>,
     /// One `run` at a time: they share the shell.
     run_lock: tokio::sync::Mutex<()>,
+    /// Sends answers to the program's queries, when drydock is its terminal.
+    responder: OnceLock<Responder>,
 }
+
+type Responder = Box<dyn Fn(&[u8]) + Send + Sync>;
 
 struct State {
     screen: Screen,
@@ -179,6 +184,7 @@ impl TerminalCore {
             }),
             generation: watch::Sender::new(0),
             run_lock: tokio::sync::Mutex::new(()),
+            responder: OnceLock::new(),
         })
     }
 
@@ -198,12 +204,21 @@ impl TerminalCore {
         self.lock().shell.expect_marks(expect);
     }
 
-    /// Output from the program: updates the screen, scans marks, bumps the generation.
+    /// From now on the program's queries are answered through `respond`, which writes to
+    /// its input: for drydock's own PTY, where drydock is the terminal.
+    pub(crate) fn answer_queries(&self, respond: impl Fn(&[u8]) + Send + Sync + 'static) {
+        if self.responder.set(Box::new(respond)).is_ok() {
+            self.lock().screen.answer_queries();
+        }
+    }
+
+    /// Output from the program: updates the screen, scans marks, answers queries (once
+    /// answering is on), bumps the generation.
     pub fn feed(&self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
-        {
+        let replies = {
             let mut guard = self.lock();
             let State {
                 screen,
@@ -228,8 +243,17 @@ impl TerminalCore {
                     }
                 }
             });
+            screen.take_replies()
+        };
+        if let (false, Some(respond)) = (replies.is_empty(), self.responder.get()) {
+            respond(&replies);
         }
         self.bump();
+    }
+
+    /// The latest OSC 7501 program status reports, oldest first.
+    pub fn program_status(&self) -> Vec<ProgramStatus> {
+        self.lock().screen.program_status()
     }
 
     /// The program ended.

@@ -9,6 +9,8 @@
 //! Output flows one way whatever the backend: bytes arrive (a PTY reader thread, tmux's
 //! `%output` events) and are fed to a `TerminalCore`, which keeps the screen, the
 //! scrollback, where the shell stands and a generation counter that waiters watch.
+//! drydock's own PTY also answers what the program asks its terminal (`queries`); tmux
+//! does that for its panes.
 
 mod backend;
 mod budget;
@@ -21,6 +23,7 @@ mod opener;
 mod operations;
 pub mod pty;
 mod pump;
+mod queries;
 mod registry;
 pub mod reports;
 pub mod requests;

@@ -67,7 +67,7 @@ pub struct PtySpawn {
 pub struct PtySession {
     core: Arc<TerminalCore>,
     master: Mutex<Box<dyn MasterPty + Send>>,
-    writer: Mutex<Box<dyn Write + Send>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     pid: u32,
     /// The program as it was when it started: the leader of the session to end.
     leader: Option<ProcStat>,
@@ -117,9 +117,16 @@ impl PtySession {
         let writer = master
             .take_writer()
             .map_err(|error| PtyError::OpenPty(format!("{error:#}")))?;
+        let writer = Arc::new(Mutex::new(writer));
 
         let core = TerminalCore::new(rows, cols, spawn.scrollback);
         core.set_expect_marks(spawn.expect_marks);
+        let answers = writer.clone();
+        core.answer_queries(move |reply| {
+            let mut writer = answers.lock().unwrap_or_else(|e| e.into_inner());
+            // A program that stopped reading its input gets no answer, as in any terminal.
+            let _ = writer.write_all(reply).and_then(|()| writer.flush());
+        });
 
         let (reader_done, reader_finished) = std::sync::mpsc::channel::<()>();
         let pump = Pump::start(core.clone(), format!("pty-feeder-{pid}"))?;
@@ -162,7 +169,7 @@ impl PtySession {
         Ok(PtySession {
             core,
             master: Mutex::new(master),
-            writer: Mutex::new(writer),
+            writer,
             pid,
             leader,
             exited,
@@ -622,6 +629,46 @@ mod tests {
         let lines = core.lines(0, usize::MAX).lines;
         assert!(lines.iter().any(|l| l == "DRYDOCK_GIVEN=yes"), "{lines:?}");
         assert!(!lines.iter().any(|l| l.starts_with("PATH=")), "{lines:?}");
+    }
+
+    #[tokio::test]
+    async fn a_programs_start_up_probes_are_answered_in_order_and_its_status_kept() {
+        // Probes as Claude Code sends them (agent-lab.md §6.1), then a program status
+        // report; the program prints, in hex, what its terminal answered.
+        let script = r#"
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"\x1b[>0q\x1b[?u\x1b]7501;?\x1b\\\x1b[c")
+got = b""
+while not got.endswith(b"c"):
+    got += os.read(0, 1024)
+os.write(1, b"\x1b]7501;state=idle:app=test\x07\r\nANSWER " + got.hex().encode() + b"\r\n")
+"#;
+        let session = PtySession::spawn(PtySpawn {
+            argv: vec!["python3".into(), "-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            rows: 24,
+            cols: 200,
+            env_remove: Vec::new(),
+            scrollback: 100,
+            expect_marks: false,
+        })
+        .unwrap();
+        let core = session.core();
+        let deadline = Instant::now() + 10 * SECOND;
+        while !core.has_exited() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let expected = format!(
+            "\x1bP>|drydock {}\x1b\\\x1b]7501;?\x1b\\\x1b[?62;22c",
+            env!("CARGO_PKG_VERSION")
+        );
+        let hex: String = expected.bytes().map(|b| format!("{b:02x}")).collect();
+        let (screen, _) = core.screen_and_top_line(false);
+        assert!(screen.contains(&format!("ANSWER {hex}")), "{screen}");
+        let status: Vec<String> = core.program_status().into_iter().map(|s| s.report).collect();
+        assert_eq!(status, ["state=idle:app=test"]);
     }
 
     #[test]

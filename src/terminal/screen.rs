@@ -5,18 +5,68 @@
 //! when older lines leave the bounded history: a command's output found at lines 120-180
 //! is still there, under the same numbers, after more output arrived.
 
+use std::collections::VecDeque;
 use std::num::NonZeroU16;
+use std::time::Instant;
+
+use super::queries;
+
+/// Program status reports kept, newest last.
+pub(super) const PROGRAM_STATUS_KEPT: usize = 32;
 
 #[derive(Default)]
 struct Callbacks {
     title: String,
     /// Lines that left the history (or the screen, without history) for good.
     dropped_lines: u64,
+    /// Answers to the program's queries not yet sent, when this screen answers them.
+    replies: Option<Vec<u8>>,
+    program_status: VecDeque<ProgramStatus>,
+    program_status_seen: u64,
+}
+
+/// An OSC 7501 program status report (`state=working:app=claude-code`), as the program
+/// wrote it after `7501;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramStatus {
+    /// Reports seen before this one in this terminal: a newer report has a larger number.
+    pub seq: u64,
+    pub at: Instant,
+    pub report: String,
 }
 
 impl vt100::Callbacks for Callbacks {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
         self.title = String::from_utf8_lossy(title).into_owned();
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if let Some(replies) = self.replies.as_mut() {
+            replies.extend(queries::csi_reply(screen, i1, i2, params, c).unwrap_or_default());
+        }
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        if let Some(report) = queries::program_status(params) {
+            if self.program_status.len() == PROGRAM_STATUS_KEPT {
+                self.program_status.pop_front();
+            }
+            self.program_status.push_back(ProgramStatus {
+                seq: self.program_status_seen,
+                at: Instant::now(),
+                report,
+            });
+            self.program_status_seen += 1;
+        } else if let Some(replies) = self.replies.as_mut() {
+            replies.extend(queries::osc_reply(params).unwrap_or_default());
+        }
     }
 
     fn on_scroll(&mut self, _: vt100::capture::RowContents<'_>, alternate_screen: bool) {
@@ -58,6 +108,35 @@ impl Screen {
                 Callbacks::default(),
             ),
         }
+    }
+
+    /// From now on, queries in the output are answered: [`Screen::take_replies`] hands out
+    /// the answers, in the order of the questions.
+    pub fn answer_queries(&mut self) {
+        self.parser
+            .callbacks_mut()
+            .replies
+            .get_or_insert_with(Vec::new);
+    }
+
+    /// The answers to queries fed since the last call (empty when this screen answers none).
+    pub fn take_replies(&mut self) -> Vec<u8> {
+        self.parser
+            .callbacks_mut()
+            .replies
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The latest program status reports (OSC 7501), oldest first.
+    pub fn program_status(&self) -> Vec<ProgramStatus> {
+        self.parser
+            .callbacks()
+            .program_status
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Output from the program. A long run of short plain lines (`yes`, `seq`, a log) that
