@@ -102,6 +102,33 @@ pub enum Signal {
     Process,
 }
 
+impl std::fmt::Display for Signal {
+    /// `osc7501`, `hook:Stop`, `screen:claude-idle`, `title:…`, `quiet`, `process`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Signal::Osc7501 => f.write_str("osc7501"),
+            Signal::Hook(name) => write!(f, "hook:{name}"),
+            Signal::Screen(rule) => write!(f, "screen:{rule}"),
+            Signal::Title(rule) => write!(f, "title:{rule}"),
+            Signal::Quiet => f.write_str("quiet"),
+            Signal::Process => f.write_str("process"),
+        }
+    }
+}
+
+impl AgentState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentState::Starting => "starting",
+            AgentState::Idle => "idle",
+            AgentState::Working => "working",
+            AgentState::Waiting(_) => "waiting",
+            AgentState::Exited { .. } => "exited",
+            AgentState::Unknown => "unknown",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detection {
     pub state: AgentState,
