@@ -67,6 +67,8 @@ impl std::fmt::Display for PromptId {
 /// The prompt on `lines` (the profile's prompt region), if one is there: a menu of at least
 /// two options, or for a question without a menu its last line ending in `?`.
 pub fn extract_prompt(kind: WaitKind, lines: &[&str], context_above: usize) -> Option<Prompt> {
+    let unboxed: Vec<&str> = lines.iter().map(|line| strip_box_sides(line)).collect();
+    let lines = &unboxed[..];
     let menu = last_menu(lines);
     let menu_top = menu.first().map_or(lines.len(), |option| option.line);
     if menu.is_empty() && kind != WaitKind::Question {
@@ -176,6 +178,21 @@ fn context_above_line(lines: &[&str], question: usize, limit: usize) -> Vec<Stri
         .collect();
     context.reverse();
     context
+}
+
+/// A dialog drawn in a box (`│ ● 1. Trust folder     │`) reads like one without.
+fn strip_box_sides(line: &str) -> &str {
+    let trimmed = line.trim_end();
+    match (
+        trimmed.trim_start().strip_prefix('│'),
+        trimmed.strip_suffix('│'),
+    ) {
+        (Some(_), Some(_)) if trimmed.trim_start().len() > '│'.len_utf8() => {
+            let start = trimmed.find('│').expect("starts with │") + '│'.len_utf8();
+            &trimmed[start..trimmed.len() - '│'.len_utf8()]
+        }
+        _ => line,
+    }
 }
 
 fn is_top_rule(line: &str) -> bool {
@@ -314,6 +331,15 @@ mod tests {
         let prompt = extract_prompt(WaitKind::Permission, &lines(&text), 8).unwrap();
         assert_eq!(prompt.options[0].label, "Yes");
         assert_eq!(prompt.options.len(), 3);
+    }
+
+    #[test]
+    fn a_menu_in_a_box_reads_like_one_without() {
+        let text = "╭──────────────╮\n│ Trust it?    │\n│ ● 1. Yes     │\n│   2. No      │\n╰──────────────╯";
+        let prompt = extract_prompt(WaitKind::Dialog, &lines(text), 0).unwrap();
+        assert_eq!(prompt.question, "Trust it?");
+        assert_eq!(prompt.options[1].label, "No");
+        assert!(prompt.options[0].selected);
     }
 
     #[test]
