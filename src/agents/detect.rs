@@ -19,8 +19,9 @@
 //! Times are milliseconds since any epoch the caller picks, the same for every field.
 
 use super::osc7501::{ReportedState, StatusReport};
-use super::profile::{Outcome, Overrides, Profile, Region, WaitKind};
+use super::profile::Profile;
 use super::prompt::{Prompt, extract_prompt};
+use super::rules::{Osc7501Support, Outcome, Overrides, Region, WaitKind};
 
 pub type Millis = u64;
 
@@ -210,7 +211,7 @@ fn decided(state: AgentState, signal: Signal, since: Millis) -> Detection {
 
 fn event_evidence(profile: &Profile, observation: &Observation<'_>) -> Option<Evidence> {
     let osc = match profile.state.osc7501 {
-        super::profile::Osc7501Support::Never => None,
+        Osc7501Support::Never => None,
         _ => osc_evidence(observation.osc),
     };
     osc.or_else(|| hook_evidence(profile, observation.hooks))

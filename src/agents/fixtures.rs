@@ -13,8 +13,9 @@ use serde::Deserialize;
 
 use super::detect::{AgentState, HookEvent, Observation, ProcessStatus, Stamped, Waiting, detect};
 use super::osc7501::{Osc7501Scanner, OscEvent, StatusReport};
-use super::profile::{Profiles, Region};
+use super::profile::Profiles;
 use super::prompt::extract_prompt;
+use super::rules::{Region, WaitKind};
 
 const CORPORA: [&str; 2] = ["transcribed", "recorded"];
 /// The fixed times of every case: see the header of `transcribed/expected.toml`.
@@ -247,7 +248,7 @@ fn moving_the_highlight_keeps_the_prompt_id() {
     let id = |file: &str| {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        let kind = super::profile::WaitKind::Choice;
+        let kind = WaitKind::Choice;
         extract_prompt(kind, &lines, profile.prompt.context_above)
             .unwrap()
             .id

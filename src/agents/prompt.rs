@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::profile::WaitKind;
+use super::rules::WaitKind;
 
 /// How far above the menu the question may be (Codex puts the reason and the command
 /// between them).
