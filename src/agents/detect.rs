@@ -118,6 +118,21 @@ impl std::fmt::Display for Signal {
 }
 
 impl AgentState {
+    /// The same state as `previous`: for a waiting agent the same prompt (the highlight may
+    /// have moved), or a prompt drawn after the signal that announced it.
+    pub fn continues(&self, previous: &AgentState) -> bool {
+        use Waiting::{OnScreen, Signalled};
+        match (self, previous) {
+            (AgentState::Waiting(OnScreen(now)), AgentState::Waiting(OnScreen(before))) => {
+                now.id == before.id
+            }
+            (AgentState::Waiting(now), AgentState::Waiting(before)) => {
+                now.kind() == before.kind() && matches!(before, Signalled { .. })
+            }
+            _ => self == previous,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             AgentState::Starting => "starting",
@@ -146,7 +161,7 @@ impl Detection {
     /// This detection, keeping `previous`'s signal and start when the state did not change
     /// (the same prompt, for a waiting agent): a redraw is not a new state.
     pub fn continuing(self, previous: &Detection) -> Detection {
-        match self.state == previous.state {
+        match self.state.continues(&previous.state) {
             true => Detection {
                 signal: previous.signal.clone(),
                 since: previous.since.min(self.since),
@@ -209,13 +224,28 @@ fn decided(state: AgentState, signal: Signal, since: Millis) -> Detection {
     }
 }
 
+/// The state from the most authoritative event channel that has one, dated from the
+/// earliest channel that agrees (OSC `blocked` comes ~90 ms before PermissionRequest).
 fn event_evidence(profile: &Profile, observation: &Observation<'_>) -> Option<Evidence> {
     let osc = match profile.state.osc7501 {
         Osc7501Support::Never => None,
         _ => osc_evidence(observation.osc),
     };
-    osc.or_else(|| hook_evidence(profile, observation.hooks))
-        .or_else(|| title_evidence(profile, observation.title))
+    let hooks = hook_evidence(profile, observation.hooks);
+    let title = title_evidence(profile, observation.title);
+    let mut channels = [osc, hooks, title].into_iter().flatten();
+    let primary = channels.next()?;
+    let earliest = channels
+        .filter(|other| same_state(other.outcome, primary.outcome))
+        .min_by_key(|other| other.at);
+    Some(match earliest {
+        Some(other) if other.at < primary.at => Evidence {
+            at: other.at,
+            signal: other.signal,
+            ..primary
+        },
+        _ => primary,
+    })
 }
 
 fn osc_evidence(reports: &[Stamped<StatusReport>]) -> Option<Evidence> {
@@ -575,6 +605,71 @@ mod tests {
         let detection = detect(&claude(), &observation);
         assert_eq!(detection.state.name(), "waiting");
         assert_eq!(detection.signal, Signal::Screen("claude-permission".into()));
+    }
+
+    #[test]
+    fn the_earliest_agreeing_channel_dates_the_state() {
+        let osc = [Stamped {
+            at: 1100,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let hooks = [hook(1000, "PermissionRequest", Some("Bash"))];
+        let observation = Observation {
+            osc: &osc,
+            hooks: &hooks,
+            ..observe(1300, &PROMPT, 1200)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(detection.state.name(), "waiting");
+        let decided = (detection.signal, detection.since);
+        assert_eq!(decided, (Signal::Hook("PermissionRequest".into()), 1000));
+    }
+
+    #[test]
+    fn a_moved_highlight_or_a_prompt_drawn_late_continues_the_wait() {
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let signalled = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1050, &BUSY, 990)
+            },
+        );
+        let drawn = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1100, &PROMPT, 1080)
+            },
+        );
+        let moved_screen = PROMPT.map(|l| match l.trim() {
+            "❯ 1. Yes" => "   1. Yes",
+            "2. No" => " ❯ 2. No",
+            _ => l,
+        });
+        let moved = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1200, &moved_screen, 1150)
+            },
+        );
+        assert!(drawn.state.continues(&signalled.state));
+        assert!(moved.state.continues(&drawn.state));
+        assert_ne!(moved.state, drawn.state, "the highlight moved");
+        let other = PROMPT.map(|l| if l.contains("echo") { " rm -rf x" } else { l });
+        let other = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1300, &other, 1250)
+            },
+        );
+        assert!(!other.state.continues(&drawn.state));
+        assert!(!signalled.state.continues(&drawn.state));
     }
 
     #[test]
