@@ -78,10 +78,20 @@ impl Osc7501Scanner {
 
     /// The OSC 7501 events completed by `bytes`, in order.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<OscEvent> {
+        self.feed_located(bytes)
+            .into_iter()
+            .map(|(_, event)| event)
+            .collect()
+    }
+
+    /// The same, each with the offset in `bytes` just past its terminator: a terminal
+    /// answers probes in query order, so it must know where the probe sat among the DA1
+    /// and XTVERSION queries of the same chunk (agent-lab §6.3).
+    pub fn feed_located(&mut self, bytes: &[u8]) -> Vec<(usize, OscEvent)> {
         let mut events = Vec::new();
-        for &byte in bytes {
+        for (index, &byte) in bytes.iter().enumerate() {
             if let Some(event) = self.step(byte) {
-                events.push(event);
+                events.push((index + 1, event));
             }
         }
         events
@@ -302,6 +312,21 @@ mod tests {
             let (a, b) = stream.split_at(cut);
             assert_eq!(scan(&[a, b]), claude_events(), "split at {cut}");
         }
+    }
+
+    #[test]
+    fn says_where_the_probe_ends_among_the_other_queries() {
+        let start = b"\x1b[>0q\x1b[?u\x1b]7501;?\x1b\\\x1b[c\x1b[?2026$p";
+        let located = Osc7501Scanner::new().feed_located(start);
+        let probe_end = b"\x1b[>0q\x1b[?u\x1b]7501;?\x1b\\".len();
+        assert_eq!(located, vec![(probe_end, OscEvent::Probe)]);
+        assert_eq!(&start[probe_end..probe_end + 3], b"\x1b[c");
+        let mut split = Osc7501Scanner::new();
+        assert!(split.feed_located(&start[..12]).is_empty());
+        assert_eq!(
+            split.feed_located(&start[12..]),
+            vec![(probe_end - 12, OscEvent::Probe)]
+        );
     }
 
     #[test]

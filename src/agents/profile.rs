@@ -413,6 +413,22 @@ executables = ["codex"]
     }
 
     #[test]
+    fn a_user_profile_may_add_an_agent() {
+        let aider = CODEX_V99
+            .replace("\"codex\"", "\"aider\"")
+            .replace("version = 99", "version = 1");
+        let dir = user_dir(&[("aider.toml", &aider)]);
+        let (profiles, errors) = Profiles::load(Some(dir.path()));
+        assert!(errors.is_empty(), "{errors:?}");
+        let args = argv(&["aider"]);
+        let process = ProcessInfo {
+            executable: "/usr/bin/aider",
+            argv: &args,
+        };
+        assert_eq!(profiles.recognise(&[process]).unwrap().0.name, "aider");
+    }
+
+    #[test]
     fn an_older_user_profile_is_reported_and_ignored() {
         let old = CODEX_V99.replace("version = 99", "version = 0");
         let dir = user_dir(&[("codex.toml", &old)]);
