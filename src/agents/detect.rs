@@ -5,14 +5,15 @@
 //!
 //! 1. The process: an exited agent is exited, whatever else says.
 //! 2. Event signals, in this order of authority, the first that has anything: OSC 7501
-//!    reports (after the last `clear`), hook events, the window title. The latest one
-//!    gives the state; agreeing earlier ones in a row give the time it began.
+//!    reports (after the last `clear`), hook events, the window title. The channel's
+//!    latest event gives the state; the earliest event, on any channel, of the run that
+//!    agrees with it gives the time it began.
 //! 3. The screen: the matching screen rule of highest priority. It confirms an event
 //!    signal, or contradicts it. A contradicting screen wins only when it is newer than
-//!    the event and its rule allows it: at once (a permission prompt cannot be drawn in
-//!    any other state), once the event is `stale_ms` old (after an Escape-interrupt no Stop
-//!    hook comes, and the idle screen must win), or never (Codex streams under an
-//!    idle-looking composer).
+//!    the latest event and its rule allows it: at once (a permission prompt cannot be
+//!    drawn in any other state), once that event is `stale_ms` old (after an
+//!    Escape-interrupt no Stop hook comes, and the idle screen must win), or never (Codex
+//!    streams under an idle-looking composer).
 //! 4. Without any of these: quiet time (the generic profile), else starting for
 //!    `startup_ms`, else unknown.
 //!
@@ -176,7 +177,10 @@ impl Detection {
 #[derive(Debug, Clone)]
 struct Evidence {
     outcome: Outcome,
+    /// When the state began, by this signal.
     at: Millis,
+    /// When this signal last said so.
+    latest: Millis,
     signal: Signal,
     message: Option<String>,
 }
@@ -235,16 +239,22 @@ fn event_evidence(profile: &Profile, observation: &Observation<'_>) -> Option<Ev
     let title = title_evidence(profile, observation.title);
     let mut channels = [osc, hooks, title].into_iter().flatten();
     let primary = channels.next()?;
-    let earliest = channels
+    let agreeing: Vec<Evidence> = channels
         .filter(|other| same_state(other.outcome, primary.outcome))
-        .min_by_key(|other| other.at);
+        .collect();
+    let latest = agreeing
+        .iter()
+        .map(|other| other.latest)
+        .fold(primary.latest, Millis::max);
+    let earliest = agreeing.into_iter().min_by_key(|other| other.at);
     Some(match earliest {
         Some(other) if other.at < primary.at => Evidence {
             at: other.at,
+            latest,
             signal: other.signal,
             ..primary
         },
-        _ => primary,
+        _ => Evidence { latest, ..primary },
     })
 }
 
@@ -258,9 +268,11 @@ fn osc_evidence(reports: &[Stamped<StatusReport>]) -> Option<Evidence> {
         .filter_map(|r| osc_outcome(&r.value).map(|o| (r.at, o, r.value.message.as_ref())))
         .collect();
     let run = latest_run(&outcomes, |(_, outcome, _)| *outcome)?;
+    let (latest, outcome, _) = *run.last().expect("a run is not empty");
     Some(Evidence {
-        outcome: run.last().expect("a run is not empty").1,
+        outcome,
         at: run[0].0,
+        latest,
         signal: Signal::Osc7501,
         message: run.iter().rev().find_map(|(_, _, m)| m.cloned()),
     })
@@ -294,9 +306,11 @@ fn hook_evidence(profile: &Profile, hooks: &[Stamped<HookEvent>]) -> Option<Evid
         .collect();
     let run = latest_run(&outcomes, |(_, outcome, _)| *outcome)?;
     let (at, _, name) = run[0];
+    let (latest, outcome, _) = *run.last().expect("a run is not empty");
     Some(Evidence {
-        outcome: run.last().expect("a run is not empty").1,
+        outcome,
         at,
+        latest,
         signal: Signal::Hook(name.to_string()),
         message: None,
     })
@@ -312,6 +326,7 @@ fn title_evidence(profile: &Profile, title: Option<Stamped<&str>>) -> Option<Evi
     Some(Evidence {
         outcome: rule.state,
         at: title.at,
+        latest: title.at,
         signal: Signal::Title(rule.id.clone()),
         message: None,
     })
@@ -358,6 +373,7 @@ fn screen_evidence(
     let evidence = Evidence {
         outcome: rule.state,
         at: observation.screen_at,
+        latest: observation.screen_at,
         signal: Signal::Screen(rule.id.clone()),
         message: None,
     };
@@ -378,23 +394,22 @@ fn reconcile(
         (Some(event), Some(screen)) => (event, screen),
     };
     if same_state(event.outcome, screen.outcome) {
-        // The screen refines the kind of waiting; the earlier signal started the state.
-        let (first, outcome) = match event.at <= screen.at {
-            true => (event.clone(), screen.outcome),
-            false => (screen.clone(), screen.outcome),
+        // The earlier signal started the state; the screen knows the kind of waiting.
+        let outcome = screen.outcome;
+        let message = event.message.clone();
+        let first = match event.at <= screen.at {
+            true => event,
+            false => screen,
         };
-        let message = event.message;
-        return Some((
-            Evidence {
-                outcome,
-                message,
-                ..first
-            },
-            None,
-        ));
+        let agreed = Evidence {
+            outcome,
+            message,
+            ..first
+        };
+        return Some((agreed, None));
     }
-    let stale_at = event.at + profile.state.stale_ms;
-    let screen_newer = screen.at > event.at;
+    let stale_at = event.latest + profile.state.stale_ms;
+    let screen_newer = screen.at > event.latest;
     match overrides {
         Overrides::AtOnce if screen_newer => Some((screen, None)),
         Overrides::WhenStale if screen_newer && now >= stale_at => Some((screen, None)),
@@ -548,6 +563,32 @@ mod tests {
         assert_eq!(detection.state, AgentState::Idle);
         assert_eq!(detection.signal, Signal::Screen("claude-idle".into()));
         assert_eq!((detection.since, detection.recheck_at), (1100, None));
+    }
+
+    #[test]
+    fn staleness_counts_from_the_latest_event_of_the_run() {
+        // A long turn: `working` at 1000, again with a message at 9000; a frame at 9100
+        // still looks idle. The refreshed event holds.
+        let osc = [
+            Stamped {
+                at: 1000,
+                value: report(ReportedState::Working, None),
+            },
+            Stamped {
+                at: 9000,
+                value: report(ReportedState::Working, None),
+            },
+        ];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(9200, &IDLE, 9100)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(
+            (detection.state, detection.since),
+            (AgentState::Working, 1000)
+        );
+        assert_eq!(detection.recheck_at, Some(9600));
     }
 
     #[test]
