@@ -2,11 +2,14 @@
 //! is detected as it says, its prompt read with exactly the options offered, and no screen
 //! file lies there unlisted.
 //!
+//! Each screen is checked as written and as a 120-column vt100 screen shows it.
+//!
 //! `transcribed/` holds screens rebuilt from the strings agent-lab.md quotes. Recordings
 //! made by the integration tests' driver from the real CLIs will go to `recorded/` with an
 //! `expected.toml` of the same shape; this test reads every corpus that exists.
 
 use std::collections::BTreeSet;
+use std::num::NonZeroU16;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -83,11 +86,29 @@ fn osc_report(params: &str) -> StatusReport {
     }
 }
 
-/// What is wrong with `case` (empty when it holds).
-fn check(dir: &Path, case: &Case, profiles: &Profiles) -> Vec<String> {
+/// The rows a 120-column vt100 screen shows after printing `text`: what the terminal
+/// layer will pass in.
+fn through_vt100(text: &str) -> Vec<String> {
+    let rows = NonZeroU16::new(text.lines().count().max(40) as u16).unwrap();
+    let mut parser = vt100::Parser::new(rows, NonZeroU16::new(120).unwrap(), 0);
+    parser.process(text.replace('\n', "\r\n").as_bytes());
+    let mut screen: Vec<String> = parser.screen().rows(0, 120).collect();
+    while screen.last().is_some_and(|row| row.is_empty()) {
+        screen.pop();
+    }
+    screen
+}
+
+/// What is wrong with `case` (empty when it holds), read from the file as it is or as a
+/// vt100 screen shows it.
+fn check(dir: &Path, case: &Case, profiles: &Profiles, via_vt100: bool) -> Vec<String> {
     let profile = profiles.get(&case.profile).expect("a known profile");
     let text = std::fs::read_to_string(dir.join(&case.file)).unwrap();
-    let screen: Vec<&str> = text.lines().collect();
+    let rows = match via_vt100 {
+        true => through_vt100(&text),
+        false => text.lines().map(str::to_string).collect(),
+    };
+    let screen: Vec<&str> = rows.iter().map(String::as_str).collect();
     let osc: Vec<_> = case
         .osc
         .iter()
@@ -189,14 +210,17 @@ fn every_listed_screen_is_detected_as_expected() {
     for dir in corpus_dirs() {
         for case in expected(&dir).screen {
             cases += 1;
-            let wrong = check(&dir, &case, &profiles);
-            if !wrong.is_empty() {
-                failures.push(format!(
-                    "{}/{}:\n  {}",
-                    dir.display(),
-                    case.file,
-                    wrong.join("\n  ")
-                ));
+            for via_vt100 in [false, true] {
+                let wrong = check(&dir, &case, &profiles, via_vt100);
+                if !wrong.is_empty() {
+                    let how = if via_vt100 { " (through vt100)" } else { "" };
+                    failures.push(format!(
+                        "{}/{}{how}:\n  {}",
+                        dir.display(),
+                        case.file,
+                        wrong.join("\n  ")
+                    ));
+                }
             }
         }
     }
