@@ -10,6 +10,7 @@
 //! - [`toolchain`]: cargo and mix for the build tools, each toolchain with its parsers;
 //! - [`exs`]: every Elixir script drydock runs;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
+//! - [`agents`]: coding agents in terminals: profiles, OSC 7501, prompts and state detection;
 //! - [`docs`]: the local documentation index and its lookup;
 //! - [`process`]: how every child process is started, limited and stopped;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
@@ -19,6 +20,7 @@
 //! - [`tool_call`]: one tool by name without MCP (`drydock call`);
 //! - [`cli`]: the command line.
 
+pub mod agents;
 pub mod app;
 pub mod call;
 pub mod catalog;

@@ -1,0 +1,838 @@
+//! Detection: a pure function from a profile and what was observed of one agent to its
+//! state, the signal that decided it and since when.
+//!
+//! The signals and how they combine (agent-lab §4–§6, §12):
+//!
+//! 1. The process: an exited agent is exited, whatever else says.
+//! 2. Event signals, in this order of authority, the first that has anything: OSC 7501
+//!    reports (after the last `clear`), hook events, the window title. The channel's
+//!    latest event gives the state; the earliest event, on any channel, of the run that
+//!    agrees with it gives the time it began.
+//! 3. The screen: the matching screen rule of highest priority. It confirms an event
+//!    signal, or contradicts it. A contradicting screen wins only when it is newer than
+//!    the latest event and its rule allows it: at once (a permission prompt cannot be
+//!    drawn in any other state), once that event is `stale_ms` old (after an
+//!    Escape-interrupt no Stop hook comes, and the idle screen must win), or never (Codex
+//!    streams under an idle-looking composer).
+//! 4. Without any of these: quiet time (the generic profile), else starting for
+//!    `startup_ms`, else unknown.
+//!
+//! Times are milliseconds since any epoch the caller picks, the same for every field.
+
+use super::osc7501::{ReportedState, StatusReport};
+use super::profile::Profile;
+use super::prompt::{Prompt, extract_prompt};
+use super::rules::{Osc7501Support, Outcome, Overrides, Region, WaitKind};
+
+pub type Millis = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamped<T> {
+    pub at: Millis,
+    pub value: T,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEvent {
+    /// `hook_event_name`: `PermissionRequest`, `Stop`…
+    pub name: String,
+    /// The payload's `tool_name`, when it has one.
+    pub tool_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessStatus {
+    Running { started_at: Millis },
+    Exited { code: Option<i32>, at: Millis },
+}
+
+/// Everything known about one agent at `now`. Lists are oldest first.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    pub now: Millis,
+    pub process: ProcessStatus,
+    /// The screen's rows as plain text.
+    pub screen: &'a [&'a str],
+    /// When the screen last changed.
+    pub screen_at: Millis,
+    pub title: Option<Stamped<&'a str>>,
+    pub osc: &'a [Stamped<StatusReport>],
+    pub hooks: &'a [Stamped<HookEvent>],
+    pub last_output_at: Option<Millis>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentState {
+    Starting,
+    /// Ready for a prompt.
+    Idle,
+    Working,
+    Waiting(Waiting),
+    Exited {
+        code: Option<i32>,
+    },
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waiting {
+    /// The prompt is on screen; only this can be answered.
+    OnScreen(Prompt),
+    /// A signal says the agent waits, but no prompt can be read (not drawn yet, or a
+    /// dialog without a menu).
+    Signalled { kind: WaitKind },
+}
+
+impl Waiting {
+    pub fn kind(&self) -> WaitKind {
+        match self {
+            Waiting::OnScreen(prompt) => prompt.kind,
+            Waiting::Signalled { kind } => *kind,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    Osc7501,
+    Hook(String),
+    /// The id of the screen rule.
+    Screen(String),
+    /// The id of the title rule.
+    Title(String),
+    Quiet,
+    Process,
+}
+
+impl std::fmt::Display for Signal {
+    /// `osc7501`, `hook:Stop`, `screen:claude-idle`, `title:…`, `quiet`, `process`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Signal::Osc7501 => f.write_str("osc7501"),
+            Signal::Hook(name) => write!(f, "hook:{name}"),
+            Signal::Screen(rule) => write!(f, "screen:{rule}"),
+            Signal::Title(rule) => write!(f, "title:{rule}"),
+            Signal::Quiet => f.write_str("quiet"),
+            Signal::Process => f.write_str("process"),
+        }
+    }
+}
+
+impl AgentState {
+    /// The same state as `previous`: for a waiting agent the same prompt (the highlight may
+    /// have moved), or a prompt drawn after the signal that announced it.
+    pub fn continues(&self, previous: &AgentState) -> bool {
+        use Waiting::{OnScreen, Signalled};
+        match (self, previous) {
+            (AgentState::Waiting(OnScreen(now)), AgentState::Waiting(OnScreen(before))) => {
+                now.id == before.id
+            }
+            (AgentState::Waiting(now), AgentState::Waiting(before)) => {
+                now.kind() == before.kind() && matches!(before, Signalled { .. })
+            }
+            _ => self == previous,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentState::Starting => "starting",
+            AgentState::Idle => "idle",
+            AgentState::Working => "working",
+            AgentState::Waiting(_) => "waiting",
+            AgentState::Exited { .. } => "exited",
+            AgentState::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    pub state: AgentState,
+    pub signal: Signal,
+    pub since: Millis,
+    /// The agent's own words on its state (OSC 7501 `msg`: "approve Bash: echo hi > x").
+    pub message: Option<String>,
+    /// The decision may change at this time with no new input (a stale signal expires, a
+    /// quiet period ends): detect again then.
+    pub recheck_at: Option<Millis>,
+}
+
+impl Detection {
+    /// This detection, keeping `previous`'s signal and start when the state did not change
+    /// (the same prompt, for a waiting agent): a redraw is not a new state.
+    pub fn continuing(self, previous: &Detection) -> Detection {
+        match self.state.continues(&previous.state) {
+            true => Detection {
+                signal: previous.signal.clone(),
+                since: previous.since.min(self.since),
+                ..self
+            },
+            false => self,
+        }
+    }
+}
+
+/// One signal's conclusion and when it began to hold.
+#[derive(Debug, Clone)]
+struct Evidence {
+    outcome: Outcome,
+    /// When the state began, by this signal.
+    at: Millis,
+    /// When this signal last said so.
+    latest: Millis,
+    signal: Signal,
+    message: Option<String>,
+}
+
+pub fn detect(profile: &Profile, observation: &Observation<'_>) -> Detection {
+    let started_at = match observation.process {
+        ProcessStatus::Exited { code, at } => {
+            return decided(AgentState::Exited { code }, Signal::Process, at);
+        }
+        ProcessStatus::Running { started_at } => started_at,
+    };
+    let event = event_evidence(profile, observation);
+    let screen = screen_evidence(profile, observation);
+    let screen_waits = screen
+        .as_ref()
+        .is_some_and(|(s, _)| matches!(s.outcome, Outcome::Waiting(_)));
+    let (evidence, recheck_at) = match reconcile(profile, observation.now, event, screen) {
+        Some(found) => found,
+        None => return fallback(profile, observation, started_at),
+    };
+    let state = match evidence.outcome {
+        Outcome::Starting => AgentState::Starting,
+        Outcome::Idle => AgentState::Idle,
+        Outcome::Working => AgentState::Working,
+        Outcome::Waiting(kind) => {
+            AgentState::Waiting(waiting(profile, observation, kind, screen_waits))
+        }
+    };
+    Detection {
+        state,
+        signal: evidence.signal,
+        since: evidence.at,
+        message: evidence.message,
+        recheck_at,
+    }
+}
+
+fn decided(state: AgentState, signal: Signal, since: Millis) -> Detection {
+    Detection {
+        state,
+        signal,
+        since,
+        message: None,
+        recheck_at: None,
+    }
+}
+
+/// The state from the most authoritative event channel that has one, dated from the
+/// earliest channel that agrees (OSC `blocked` comes ~90 ms before PermissionRequest).
+fn event_evidence(profile: &Profile, observation: &Observation<'_>) -> Option<Evidence> {
+    let osc = match profile.state.osc7501 {
+        Osc7501Support::Never => None,
+        _ => osc_evidence(observation.osc),
+    };
+    let hooks = hook_evidence(profile, observation.hooks);
+    let title = title_evidence(profile, observation.title);
+    let mut channels = [osc, hooks, title].into_iter().flatten();
+    let primary = channels.next()?;
+    let agreeing: Vec<Evidence> = channels
+        .filter(|other| same_state(other.outcome, primary.outcome))
+        .collect();
+    let latest = agreeing
+        .iter()
+        .map(|other| other.latest)
+        .fold(primary.latest, Millis::max);
+    let earliest = agreeing.into_iter().min_by_key(|other| other.at);
+    Some(match earliest {
+        Some(other) if other.at < primary.at => Evidence {
+            at: other.at,
+            latest,
+            signal: other.signal,
+            ..primary
+        },
+        _ => Evidence { latest, ..primary },
+    })
+}
+
+fn osc_evidence(reports: &[Stamped<StatusReport>]) -> Option<Evidence> {
+    let after_clear = reports
+        .iter()
+        .rposition(|r| r.value.state == ReportedState::Clear)
+        .map_or(0, |i| i + 1);
+    let outcomes: Vec<(Millis, Outcome, Option<&String>)> = reports[after_clear..]
+        .iter()
+        .filter_map(|r| osc_outcome(&r.value).map(|o| (r.at, o, r.value.message.as_ref())))
+        .collect();
+    let run = latest_run(&outcomes, |(_, outcome, _)| *outcome)?;
+    let (latest, outcome, _) = *run.last().expect("a run is not empty");
+    Some(Evidence {
+        outcome,
+        at: run[0].0,
+        latest,
+        signal: Signal::Osc7501,
+        message: run.iter().rev().find_map(|(_, _, m)| m.cloned()),
+    })
+}
+
+fn osc_outcome(report: &StatusReport) -> Option<Outcome> {
+    match report.state {
+        ReportedState::Idle | ReportedState::Done => Some(Outcome::Idle),
+        ReportedState::Working => Some(Outcome::Working),
+        ReportedState::Blocked => {
+            let kind = report.kind.as_deref().and_then(WaitKind::parse);
+            Some(Outcome::Waiting(kind.unwrap_or(WaitKind::Permission)))
+        }
+        ReportedState::Clear | ReportedState::Other(_) => None,
+    }
+}
+
+fn hook_evidence(profile: &Profile, hooks: &[Stamped<HookEvent>]) -> Option<Evidence> {
+    let outcomes: Vec<(Millis, Outcome, &str)> = hooks
+        .iter()
+        .filter_map(|hook| {
+            let rule = profile.state.hooks.iter().find(|rule| {
+                rule.event == hook.value.name
+                    && rule
+                        .tool
+                        .as_ref()
+                        .is_none_or(|tool| hook.value.tool_name.as_ref() == Some(tool))
+            })?;
+            Some((hook.at, rule.state, hook.value.name.as_str()))
+        })
+        .collect();
+    let run = latest_run(&outcomes, |(_, outcome, _)| *outcome)?;
+    let (at, _, name) = run[0];
+    let (latest, outcome, _) = *run.last().expect("a run is not empty");
+    Some(Evidence {
+        outcome,
+        at,
+        latest,
+        signal: Signal::Hook(name.to_string()),
+        message: None,
+    })
+}
+
+fn title_evidence(profile: &Profile, title: Option<Stamped<&str>>) -> Option<Evidence> {
+    let title = title?;
+    let rule = profile
+        .state
+        .title
+        .iter()
+        .find(|rule| rule.regex.is_match(title.value))?;
+    Some(Evidence {
+        outcome: rule.state,
+        at: title.at,
+        latest: title.at,
+        signal: Signal::Title(rule.id.clone()),
+        message: None,
+    })
+}
+
+/// The last items that agree on the state (same state; any waiting kind).
+fn latest_run<T>(items: &[T], outcome: impl Fn(&T) -> Outcome) -> Option<&[T]> {
+    let last = outcome(items.last()?);
+    let start = items
+        .iter()
+        .rposition(|item| !same_state(outcome(item), last))
+        .map_or(0, |i| i + 1);
+    Some(&items[start..])
+}
+
+fn same_state(a: Outcome, b: Outcome) -> bool {
+    std::mem::discriminant(&a) == std::mem::discriminant(&b)
+}
+
+fn screen_evidence(
+    profile: &Profile,
+    observation: &Observation<'_>,
+) -> Option<(Evidence, Overrides)> {
+    let regions = &profile.state.regions;
+    let texts = [Region::Footer, Region::Prompt, Region::Screen]
+        .map(|region| (region, regions.text(region, observation.screen)));
+    let text_of = |region| {
+        &texts
+            .iter()
+            .find(|(r, _)| *r == region)
+            .expect("every region")
+            .1
+    };
+    let (_, rule) = profile
+        .state
+        .screen
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| {
+            let text = text_of(rule.region);
+            rule.regex.is_match(text) && !rule.unless.as_ref().is_some_and(|u| u.is_match(text))
+        })
+        .max_by_key(|(index, rule)| (rule.priority, std::cmp::Reverse(*index)))?;
+    let evidence = Evidence {
+        outcome: rule.state,
+        at: observation.screen_at,
+        latest: observation.screen_at,
+        signal: Signal::Screen(rule.id.clone()),
+        message: None,
+    };
+    Some((evidence, rule.overrides))
+}
+
+/// The evidence that decides, and when the decision may change by itself.
+fn reconcile(
+    profile: &Profile,
+    now: Millis,
+    event: Option<Evidence>,
+    screen: Option<(Evidence, Overrides)>,
+) -> Option<(Evidence, Option<Millis>)> {
+    let (event, (screen, overrides)) = match (event, screen) {
+        (None, None) => return None,
+        (Some(event), None) => return Some((event, None)),
+        (None, Some((screen, _))) => return Some((screen, None)),
+        (Some(event), Some(screen)) => (event, screen),
+    };
+    if same_state(event.outcome, screen.outcome) {
+        // The earlier signal started the state; the screen knows the kind of waiting.
+        let outcome = screen.outcome;
+        let message = event.message.clone();
+        let first = match event.at <= screen.at {
+            true => event,
+            false => screen,
+        };
+        let agreed = Evidence {
+            outcome,
+            message,
+            ..first
+        };
+        return Some((agreed, None));
+    }
+    let stale_at = event.latest + profile.state.stale_ms;
+    let screen_newer = screen.at > event.latest;
+    match overrides {
+        Overrides::AtOnce if screen_newer => Some((screen, None)),
+        Overrides::WhenStale if screen_newer && now >= stale_at => Some((screen, None)),
+        Overrides::WhenStale if screen_newer => Some((event, Some(stale_at))),
+        _ => Some((event, None)),
+    }
+}
+
+fn waiting(
+    profile: &Profile,
+    observation: &Observation<'_>,
+    kind: WaitKind,
+    on_screen: bool,
+) -> Waiting {
+    let region = profile
+        .state
+        .regions
+        .text(Region::Prompt, observation.screen);
+    let lines: Vec<&str> = region.lines().collect();
+    let prompt = on_screen
+        .then(|| extract_prompt(kind, &lines, profile.prompt.context_above))
+        .flatten();
+    match prompt {
+        Some(prompt) => Waiting::OnScreen(prompt),
+        None => Waiting::Signalled { kind },
+    }
+}
+
+fn fallback(profile: &Profile, observation: &Observation<'_>, started_at: Millis) -> Detection {
+    let now = observation.now;
+    if let Some(quiet_ms) = profile.state.quiet_ms {
+        let last = observation.last_output_at.unwrap_or(started_at);
+        let quiet_from = last + quiet_ms;
+        return match now < quiet_from {
+            true => Detection {
+                recheck_at: Some(quiet_from),
+                ..decided(AgentState::Working, Signal::Quiet, last)
+            },
+            false => decided(AgentState::Idle, Signal::Quiet, quiet_from),
+        };
+    }
+    let startup_ends = started_at + profile.state.startup_ms;
+    match now < startup_ends {
+        true => Detection {
+            recheck_at: Some(startup_ends),
+            ..decided(AgentState::Starting, Signal::Process, started_at)
+        },
+        false => decided(AgentState::Unknown, Signal::Process, startup_ends),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::profile::Profiles;
+
+    const RULE: &str = "────────────────────────────────────────";
+    const IDLE: [&str; 4] = [
+        RULE,
+        "❯\u{a0}",
+        RULE,
+        "  ⏸ manual mode on · ? for shortcuts",
+    ];
+    const BUSY: [&str; 5] = [
+        "✻ Befuddling…",
+        RULE,
+        "❯\u{a0}",
+        RULE,
+        "  ⏸ manual mode on · esc to interrupt",
+    ];
+    const PROMPT: [&str; 8] = [
+        RULE,
+        " Bash command",
+        " echo hi > x",
+        " Do you want to proceed?",
+        " ❯ 1. Yes",
+        "   2. No",
+        "",
+        " Esc to cancel · Tab to amend",
+    ];
+
+    fn report(state: ReportedState, kind: Option<&str>) -> StatusReport {
+        StatusReport {
+            state,
+            app: None,
+            kind: kind.map(str::to_string),
+            message: None,
+            other: Vec::new(),
+        }
+    }
+
+    fn hook(at: Millis, name: &str, tool: Option<&str>) -> Stamped<HookEvent> {
+        Stamped {
+            at,
+            value: HookEvent {
+                name: name.to_string(),
+                tool_name: tool.map(str::to_string),
+            },
+        }
+    }
+
+    fn observe<'a>(now: Millis, screen: &'a [&'a str], screen_at: Millis) -> Observation<'a> {
+        Observation {
+            now,
+            process: ProcessStatus::Running { started_at: 0 },
+            screen,
+            screen_at,
+            title: None,
+            osc: &[],
+            hooks: &[],
+            last_output_at: Some(screen_at),
+        }
+    }
+
+    fn claude() -> Profile {
+        Profiles::embedded().get("claude").unwrap().clone()
+    }
+
+    #[test]
+    fn an_exited_process_is_exited_whatever_the_screen_says() {
+        let observation = Observation {
+            process: ProcessStatus::Exited {
+                code: Some(3),
+                at: 700,
+            },
+            ..observe(1000, &PROMPT, 500)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(detection.state, AgentState::Exited { code: Some(3) });
+        assert_eq!((detection.signal, detection.since), (Signal::Process, 700));
+    }
+
+    #[test]
+    fn a_fresh_event_holds_against_a_lagging_screen_until_it_is_stale() {
+        // Enter sent: OSC `working` arrives before the busy footer is drawn.
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Working, None),
+        }];
+        let soon = Observation {
+            osc: &osc,
+            ..observe(1200, &IDLE, 1100)
+        };
+        let detection = detect(&claude(), &soon);
+        assert_eq!(detection.state, AgentState::Working);
+        assert_eq!(detection.signal, Signal::Osc7501);
+        assert_eq!(detection.recheck_at, Some(1600));
+        // Escape-interrupt: no new event; the idle screen wins once the event is stale.
+        let later = Observation { now: 1600, ..soon };
+        let detection = detect(&claude(), &later);
+        assert_eq!(detection.state, AgentState::Idle);
+        assert_eq!(detection.signal, Signal::Screen("claude-idle".into()));
+        assert_eq!((detection.since, detection.recheck_at), (1100, None));
+    }
+
+    #[test]
+    fn staleness_counts_from_the_latest_event_of_the_run() {
+        // A long turn: `working` at 1000, again with a message at 9000; a frame at 9100
+        // still looks idle. The refreshed event holds.
+        let osc = [
+            Stamped {
+                at: 1000,
+                value: report(ReportedState::Working, None),
+            },
+            Stamped {
+                at: 9000,
+                value: report(ReportedState::Working, None),
+            },
+        ];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(9200, &IDLE, 9100)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(
+            (detection.state, detection.since),
+            (AgentState::Working, 1000)
+        );
+        assert_eq!(detection.recheck_at, Some(9600));
+    }
+
+    #[test]
+    fn an_event_newer_than_the_screen_wins() {
+        // The Stop hook comes 0.1–0.27 s before the idle frame (agent-lab §5.3).
+        let hooks = [
+            hook(1000, "UserPromptSubmit", None),
+            hook(5000, "Stop", None),
+        ];
+        let observation = Observation {
+            hooks: &hooks,
+            ..observe(9000, &BUSY, 4900)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(detection.state, AgentState::Idle);
+        assert_eq!(detection.signal, Signal::Hook("Stop".into()));
+    }
+
+    #[test]
+    fn a_prompt_on_screen_wins_at_once_and_keeps_the_agents_message() {
+        let osc = [
+            Stamped {
+                at: 1000,
+                value: report(ReportedState::Working, None),
+            },
+            Stamped {
+                at: 1200,
+                value: StatusReport {
+                    message: Some("approve Bash: echo hi > x".into()),
+                    ..report(ReportedState::Blocked, Some("permission"))
+                },
+            },
+        ];
+        // The prompt is drawn 50 ms after `blocked`, and read the same instant.
+        let observation = Observation {
+            osc: &osc,
+            ..observe(1250, &PROMPT, 1250)
+        };
+        let detection = detect(&claude(), &observation);
+        let AgentState::Waiting(Waiting::OnScreen(prompt)) = &detection.state else {
+            panic!("{detection:?}")
+        };
+        assert_eq!(prompt.context, ["Bash command", "echo hi > x"]);
+        assert_eq!((detection.signal, detection.since), (Signal::Osc7501, 1200));
+        assert_eq!(
+            detection.message.as_deref(),
+            Some("approve Bash: echo hi > x")
+        );
+        // Hooks only, the last one `working`: the prompt still decides at once.
+        let hooks = [hook(1000, "PreToolUse", Some("Bash"))];
+        let observation = Observation {
+            hooks: &hooks,
+            ..observe(1100, &PROMPT, 1050)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(detection.state.name(), "waiting");
+        assert_eq!(detection.signal, Signal::Screen("claude-permission".into()));
+    }
+
+    #[test]
+    fn the_earliest_agreeing_channel_dates_the_state() {
+        let osc = [Stamped {
+            at: 1100,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let hooks = [hook(1000, "PermissionRequest", Some("Bash"))];
+        let observation = Observation {
+            osc: &osc,
+            hooks: &hooks,
+            ..observe(1300, &PROMPT, 1200)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(detection.state.name(), "waiting");
+        let decided = (detection.signal, detection.since);
+        assert_eq!(decided, (Signal::Hook("PermissionRequest".into()), 1000));
+    }
+
+    #[test]
+    fn a_moved_highlight_or_a_prompt_drawn_late_continues_the_wait() {
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let signalled = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1050, &BUSY, 990)
+            },
+        );
+        let drawn = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1100, &PROMPT, 1080)
+            },
+        );
+        let moved_screen = PROMPT.map(|l| match l.trim() {
+            "❯ 1. Yes" => "   1. Yes",
+            "2. No" => " ❯ 2. No",
+            _ => l,
+        });
+        let moved = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1200, &moved_screen, 1150)
+            },
+        );
+        assert!(drawn.state.continues(&signalled.state));
+        assert!(moved.state.continues(&drawn.state));
+        assert_ne!(moved.state, drawn.state, "the highlight moved");
+        let other = PROMPT.map(|l| if l.contains("echo") { " rm -rf x" } else { l });
+        let other = detect(
+            &claude(),
+            &Observation {
+                osc: &osc,
+                ..observe(1300, &other, 1250)
+            },
+        );
+        assert!(!other.state.continues(&drawn.state));
+        assert!(!signalled.state.continues(&drawn.state));
+    }
+
+    #[test]
+    fn waiting_signalled_before_the_prompt_is_drawn_has_no_prompt_to_answer() {
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(1050, &BUSY, 990)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(
+            detection.state,
+            AgentState::Waiting(Waiting::Signalled {
+                kind: WaitKind::Permission
+            })
+        );
+    }
+
+    #[test]
+    fn a_blocked_report_whose_prompt_left_the_screen_goes_stale() {
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Blocked, Some("permission")),
+        }];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(3000, &BUSY, 2000)
+        };
+        assert_eq!(detect(&claude(), &observation).state, AgentState::Working);
+    }
+
+    #[test]
+    fn ask_user_question_asks_through_permission_request_as_a_choice() {
+        let hooks = [hook(1000, "PermissionRequest", Some("AskUserQuestion"))];
+        let observation = Observation {
+            hooks: &hooks,
+            ..observe(1100, &BUSY, 900)
+        };
+        let detection = detect(&claude(), &observation);
+        assert_eq!(
+            detection.state,
+            AgentState::Waiting(Waiting::Signalled {
+                kind: WaitKind::Choice
+            })
+        );
+    }
+
+    #[test]
+    fn osc_clear_withdraws_the_reports_before_it() {
+        let osc = [
+            Stamped {
+                at: 1000,
+                value: report(ReportedState::Working, None),
+            },
+            Stamped {
+                at: 1100,
+                value: report(ReportedState::Clear, None),
+            },
+        ];
+        let codex = Profiles::embedded().get("codex").unwrap().clone();
+        let screen = [
+            "› Ask Codex to do anything",
+            "  ← for agents · ? for shortcuts",
+        ];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(1200, &screen, 1150)
+        };
+        let detection = detect(&codex, &observation);
+        assert_eq!(detection.state, AgentState::Idle);
+        assert_eq!(detection.signal, Signal::Screen("codex-idle".into()));
+    }
+
+    #[test]
+    fn osc_is_ignored_for_a_profile_that_does_not_speak_it() {
+        let gemini = Profiles::embedded().get("gemini").unwrap().clone();
+        let osc = [Stamped {
+            at: 1000,
+            value: report(ReportedState::Working, None),
+        }];
+        let observation = Observation {
+            osc: &osc,
+            ..observe(1100, &[], 0)
+        };
+        assert_eq!(detect(&gemini, &observation).state, AgentState::Starting);
+    }
+
+    #[test]
+    fn without_signals_an_agent_is_starting_then_unknown() {
+        let starting = detect(&claude(), &observe(2000, &["$ claude"], 100));
+        assert_eq!(starting.state, AgentState::Starting);
+        assert_eq!(starting.recheck_at, Some(10_000));
+        let unknown = detect(&claude(), &observe(10_000, &["$ claude"], 100));
+        assert_eq!(
+            (unknown.state, unknown.since),
+            (AgentState::Unknown, 10_000)
+        );
+    }
+
+    #[test]
+    fn the_generic_profile_goes_by_quiet_time() {
+        let generic = Profiles::embedded().generic("aider");
+        let busy = detect(&generic, &observe(2000, &["> thinking"], 1000));
+        assert_eq!(
+            (busy.state, busy.signal),
+            (AgentState::Working, Signal::Quiet)
+        );
+        assert_eq!(busy.recheck_at, Some(2500));
+        let idle = detect(&generic, &observe(2500, &["> done"], 1000));
+        assert_eq!((idle.state, idle.since), (AgentState::Idle, 2500));
+    }
+
+    #[test]
+    fn a_redraw_in_the_same_state_keeps_the_start() {
+        let first = detect(&claude(), &observe(12_000, &BUSY, 11_000));
+        let redraw = detect(&claude(), &observe(13_000, &BUSY, 12_900));
+        assert_eq!(redraw.since, 12_900);
+        assert_eq!(redraw.clone().continuing(&first).since, 11_000);
+        let idle = detect(&claude(), &observe(14_000, &IDLE, 13_500));
+        assert_eq!(idle.continuing(&first).since, 13_500);
+    }
+}
