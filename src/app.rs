@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::agents::Agents;
 use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
@@ -33,6 +34,7 @@ pub struct App {
     toolchains: Toolchains,
     terminals: Arc<Terminals>,
     docs: Arc<Docs>,
+    agents: Arc<Agents>,
     events: Arc<Events>,
     /// Cancelled by `shutdown`: every call in flight and every background task sees it.
     shutdown: CancellationToken,
@@ -63,9 +65,11 @@ impl App {
 
     fn new(config: Arc<Config>) -> App {
         let events = Arc::new(Events::default());
+        let terminals = Terminals::new(config.clone(), events.clone());
         App {
             toolchains: Toolchains::new(config.clone()),
-            terminals: Terminals::new(config.clone(), events.clone()),
+            agents: Agents::new(terminals.clone()),
+            terminals,
             docs: Docs::new(config.clone(), events.clone()),
             events,
             config,
@@ -97,6 +101,10 @@ impl App {
 
     pub fn docs(&self) -> &Arc<Docs> {
         &self.docs
+    }
+
+    pub fn agents(&self) -> &Arc<Agents> {
+        &self.agents
     }
 
     pub fn events(&self) -> &Arc<Events> {

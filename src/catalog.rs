@@ -14,16 +14,23 @@ pub enum Toolset {
     Build,
     Terminal,
     Docs,
+    Agents,
 }
 
 impl Toolset {
-    pub const ALL: [Toolset; 3] = [Toolset::Build, Toolset::Terminal, Toolset::Docs];
+    pub const ALL: [Toolset; 4] = [
+        Toolset::Build,
+        Toolset::Terminal,
+        Toolset::Docs,
+        Toolset::Agents,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Toolset::Build => "build",
             Toolset::Terminal => "terminal",
             Toolset::Docs => "docs",
+            Toolset::Agents => "agents",
         }
     }
 
@@ -31,7 +38,7 @@ impl Toolset {
         Self::ALL.into_iter().find(|set| set.name() == name)
     }
 
-    /// "build, terminal, docs", for error messages.
+    /// "build, terminal, docs, agents", for error messages.
     pub fn known() -> String {
         Self::ALL.map(Toolset::name).join(", ")
     }
@@ -118,6 +125,7 @@ catalog! {
     TerminalRun => "terminal_run", Terminal, RUNS_ANYTHING;
     DocsLookup => "docs_lookup", Docs, READS;
     DocsIndex => "docs_index", Docs, BUILDS;
+    AgentList => "agent_list", Agents, READS;
 }
 
 impl ToolName {
@@ -184,6 +192,6 @@ mod tests {
             assert_eq!(Toolset::parse(set.name()), Some(set));
         }
         assert_eq!(Toolset::parse("shell"), None);
-        assert_eq!(Toolset::known(), "build, terminal, docs");
+        assert_eq!(Toolset::known(), "build, terminal, docs, agents");
     }
 }

@@ -12,6 +12,7 @@ use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
 use crate::terminal::TerminalError;
+use crate::agents::AgentError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +27,8 @@ pub enum CallError {
     Terminal(#[from] TerminalError),
     #[error(transparent)]
     Docs(#[from] DocsError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
 }
 
 /// A tool's structured result and its text rendering.
@@ -84,6 +87,7 @@ async fn dispatch(
     let toolchains = app.toolchains();
     let terminals = app.terminals();
     let docs = app.docs();
+    let agents = app.agents();
     match tool {
         ToolName::ProjectInfo => {
             outcome(toolchains.project_info(parse(tool, arguments)?, call).await)
@@ -118,6 +122,7 @@ async fn dispatch(
         ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?, call).await),
         ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
         ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
+        ToolName::AgentList => outcome(agents.list(parse(tool, arguments)?).await),
     }
 }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::detect::{AgentState, HookEvent, Observation, ProcessStatus, Stamped, Waiting, detect};
-use super::osc7501::{Osc7501Scanner, OscEvent, StatusReport};
+use super::osc7501::StatusReport;
 use super::profile::Profiles;
 use super::prompt::extract_prompt;
 use super::rules::{Region, WaitKind};
@@ -78,14 +78,6 @@ fn stamped<T>(index: usize, value: T) -> Stamped<T> {
     }
 }
 
-fn osc_report(params: &str) -> StatusReport {
-    let bytes = format!("\x1b]7501;{params}\x07");
-    match Osc7501Scanner::new().feed(bytes.as_bytes()).pop() {
-        Some(OscEvent::Report(report)) => report,
-        other => panic!("{params:?} is not a report: {other:?}"),
-    }
-}
-
 /// The rows a 120-column vt100 screen shows after printing `text`: what the terminal
 /// layer will pass in.
 fn through_vt100(text: &str) -> Vec<String> {
@@ -113,7 +105,7 @@ fn check(dir: &Path, case: &Case, profiles: &Profiles, via_vt100: bool) -> Vec<S
         .osc
         .iter()
         .enumerate()
-        .map(|(i, p)| stamped(i, osc_report(p)))
+        .map(|(i, p)| stamped(i, StatusReport::parse(p)))
         .collect();
     let hooks: Vec<_> = case
         .hooks

@@ -1,6 +1,7 @@
 //! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
 //! the same `App`.
 
+mod agent_tools;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance;
 mod docs_tools;
@@ -70,6 +71,7 @@ impl DrydockServer {
         let mut router = Self::tool_router();
         router.merge(Self::terminal_tool_router());
         router.merge(Self::docs_tool_router());
+        router.merge(Self::agent_tool_router());
         for (name, route) in router.map.iter_mut() {
             let tool = ToolName::parse(name)
                 .unwrap_or_else(|| panic!("the tool `{name}` is not in the catalog"));
@@ -381,7 +383,10 @@ mod tests {
         let expected: Vec<ToolName> = ToolName::ALL
             .iter()
             .copied()
-            .filter(|t| t.toolset() != crate::catalog::Toolset::Terminal && *t != ToolName::Run)
+            .filter(|t| {
+                use crate::catalog::Toolset::{Build, Docs};
+                matches!(t.toolset(), Build | Docs) && *t != ToolName::Run
+            })
             .collect();
         assert_eq!(
             names(server.tool_router.list_all()),

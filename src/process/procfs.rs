@@ -9,6 +9,8 @@ pub struct ProcStat {
     pub ppid: i32,
     pub pgrp: i32,
     pub session: i32,
+    /// The foreground process group of the process's controlling terminal (-1: none).
+    pub tpgid: i32,
     /// `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
     pub state: char,
     /// Clock ticks after boot. With the pid, it names one process: a reused pid has a later
@@ -28,13 +30,15 @@ impl ProcStat {
         let (pid, rest) = text.split_once(" (")?;
         let after_comm = &rest[rest.rfind(')')? + 1..];
         let fields: Vec<&str> = after_comm.split_whitespace().collect();
-        // Fields after comm, 0-based: state, ppid, pgrp, session, ..., starttime (19).
+        // Fields after comm, 0-based: state, ppid, pgrp, session, tty_nr, tpgid, ...,
+        // starttime (19).
         Some(ProcStat {
             pid: pid.trim().parse().ok()?,
             state: fields.first()?.chars().next()?,
             ppid: fields.get(1)?.parse().ok()?,
             pgrp: fields.get(2)?.parse().ok()?,
             session: fields.get(3)?.parse().ok()?,
+            tpgid: fields.get(5)?.parse().ok()?,
             start_time: fields.get(19)?.parse().ok()?,
         })
     }
@@ -60,6 +64,31 @@ pub fn all_processes() -> Vec<ProcStat> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(ProcStat::read)
         .collect()
+}
+
+/// The process's arguments (empty for a kernel thread, or when it cannot be read).
+pub fn argv(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The path of the process's executable, when it can be read.
+pub fn executable(pid: i32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .map(|path| path.to_string_lossy().into_owned())
+}
+
+/// The process's working directory, when it can be read.
+pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
 /// Whether `NAME=value` (given as `entry`) is one of the process's environment variables as it
@@ -88,6 +117,7 @@ mod tests {
                 ppid: 1,
                 pgrp: 456,
                 session: 789,
+                tpgid: -1,
                 state: 'S',
                 start_time: 98765,
             }
@@ -108,6 +138,10 @@ mod tests {
         assert_eq!(me.ppid, std::os::unix::process::parent_id() as i32);
         assert!(!me.is_gone());
         assert!(all_processes().iter().any(|p| p.is_same_process(&me)));
+        assert_eq!(argv(me.pid), std::env::args().collect::<Vec<_>>());
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(executable(me.pid), Some(exe.to_string_lossy().into_owned()));
+        assert_eq!(cwd(me.pid), std::env::current_dir().ok());
     }
 
     #[test]

@@ -112,6 +112,18 @@ impl ExitStatus {
     }
 }
 
+/// A terminal at one moment, as [`TerminalCore::observe`] reads it.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    /// The screen's rows as plain text, trailing blank rows left out.
+    pub rows: Vec<String>,
+    pub title: String,
+    pub program_status: Vec<ProgramStatus>,
+    pub last_output: Instant,
+    pub life: Life,
+    pub generation: u64,
+}
+
 /// A wait given up because the caller cancelled it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("cancelled")]
@@ -254,6 +266,19 @@ impl TerminalCore {
     /// The latest OSC 7501 program status reports, oldest first.
     pub fn program_status(&self) -> Vec<ProgramStatus> {
         self.lock().screen.program_status()
+    }
+
+    /// What the terminal shows and what its program reported, read at one moment.
+    pub(crate) fn observe(&self) -> Observed {
+        let state = self.lock();
+        Observed {
+            rows: state.screen.text().split('\n').map(str::to_owned).collect(),
+            title: state.screen.title(),
+            program_status: state.screen.program_status(),
+            last_output: state.last_output,
+            life: state.life,
+            generation: *self.generation.borrow(),
+        }
     }
 
     /// The program ended.

@@ -21,6 +21,7 @@ mod lifecycle;
 mod marks;
 mod opener;
 mod operations;
+mod programs;
 pub mod pty;
 mod pump;
 mod queries;
@@ -51,6 +52,8 @@ use pty::PtyError;
 use registry::Registry;
 use session::Session;
 use tmux::TmuxError;
+
+pub use programs::TerminalProgram;
 
 /// Why a terminal tool could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

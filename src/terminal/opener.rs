@@ -203,6 +203,11 @@ impl Opener {
         self.attach_pane(&self.user_tmux, pane, Owns::Nothing).await
     }
 
+    /// Every pane of drydock's tmux server (none when it is not running).
+    pub async fn own_panes(&self) -> Vec<PaneInfo> {
+        self.tmux.list_panes().await.unwrap_or_default()
+    }
+
     /// Every pane of the user's tmux server (none when it is not running).
     pub async fn user_panes(&self) -> Vec<PaneInfo> {
         self.user_tmux.list_panes().await.unwrap_or_default()

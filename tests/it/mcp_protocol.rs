@@ -16,8 +16,9 @@ const BUILD_TOOLS: [&str; 7] = [
     "type_check",
 ];
 
-/// Each terminal and docs tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 10] = [
+/// Each terminal, docs and agent tool and the arguments it requires.
+const OTHER_TOOLS: [(&str, &[&str]); 11] = [
+    ("agent_list", &[]),
     ("docs_index", &[]),
     ("docs_lookup", &["query"]),
     ("terminal_create", &["cwd"]),

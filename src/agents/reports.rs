@@ -1,0 +1,157 @@
+//! What the agent tools answer.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::detect::{AgentState, Detection, Waiting};
+use super::prompt::Prompt;
+use crate::render::Render;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListReport {
+    pub agents: Vec<AgentInfo>,
+    /// User profiles that could not be used (file, line, why); the embedded ones stand.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profile_errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AgentInfo {
+    /// The agent's name: its terminal's, as the terminal tools address it.
+    pub name: String,
+    /// Its profile: claude, codex, gemini, or a generic program named in config.
+    pub kind: String,
+    pub pid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// It runs in a pane of the user's own tmux server.
+    pub users_pane: bool,
+    /// starting, idle (ready for a prompt), working, waiting, exited or unknown.
+    pub state: String,
+    /// What it waits for, when waiting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<WaitingInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that decided the state: osc7501, hook:NAME, screen:RULE, title:RULE,
+    /// quiet or process.
+    pub signal: String,
+    /// How long it has been in this state.
+    pub for_ms: u64,
+    /// The agent's own words on its state (e.g. "approve Bash: echo hi > x").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WaitingInfo {
+    /// permission, choice, question or dialog.
+    pub kind: String,
+    /// The question as shown; absent when a signal says it waits but no prompt is drawn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// What the question is about: the tool, the command or file, the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+    /// The options exactly as offered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<OptionInfo>,
+    /// The prompt's id: an answer names it, so a prompt that changed meanwhile is not
+    /// answered by mistake.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OptionInfo {
+    pub number: u32,
+    pub label: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub description: Vec<String>,
+    /// The highlighted option (Enter picks it).
+    pub selected: bool,
+}
+
+impl WaitingInfo {
+    pub(super) fn of(waiting: &Waiting) -> WaitingInfo {
+        match waiting {
+            Waiting::OnScreen(prompt) => WaitingInfo::on_screen(prompt),
+            Waiting::Signalled { kind } => WaitingInfo {
+                kind: kind.name().to_string(),
+                question: None,
+                context: Vec::new(),
+                options: Vec::new(),
+                prompt_id: None,
+            },
+        }
+    }
+
+    fn on_screen(prompt: &Prompt) -> WaitingInfo {
+        WaitingInfo {
+            kind: prompt.kind.name().to_string(),
+            question: Some(prompt.question.clone()),
+            context: prompt.context.clone(),
+            options: prompt
+                .options
+                .iter()
+                .map(|option| OptionInfo {
+                    number: option.number,
+                    label: option.label.clone(),
+                    description: option.description.clone(),
+                    selected: option.selected,
+                })
+                .collect(),
+            prompt_id: Some(prompt.id.to_string()),
+        }
+    }
+}
+
+impl AgentInfo {
+    /// The state fields of `detection`, `now` being on the same clock.
+    pub(super) fn state_of(&mut self, detection: &Detection, now: u64) {
+        self.state = detection.state.name().to_string();
+        self.waiting = match &detection.state {
+            AgentState::Waiting(waiting) => Some(WaitingInfo::of(waiting)),
+            _ => None,
+        };
+        self.exit_code = match detection.state {
+            AgentState::Exited { code } => code,
+            _ => None,
+        };
+        self.signal = detection.signal.to_string();
+        self.for_ms = now.saturating_sub(detection.since);
+        self.message = detection.message.clone();
+    }
+}
+
+impl Render for ListReport {
+    fn render(&self) -> String {
+        let mut out = match self.agents.len() {
+            0 => "no agents running in any terminal".to_string(),
+            n => format!("{n} agent(s):"),
+        };
+        for agent in &self.agents {
+            out.push_str(&format!(
+                "\n{} ({}, pid {}): {} for {} ms [{}]",
+                agent.name, agent.kind, agent.pid, agent.state, agent.for_ms, agent.signal
+            ));
+            if let Some(waiting) = &agent.waiting {
+                out.push_str(&format!(
+                    "\n  {}: {}",
+                    waiting.kind,
+                    waiting.question.as_deref().unwrap_or("(no prompt on screen yet)")
+                ));
+                for option in &waiting.options {
+                    let marker = if option.selected { ">" } else { " " };
+                    out.push_str(&format!("\n  {marker} {}. {}", option.number, option.label));
+                }
+            }
+        }
+        for error in &self.profile_errors {
+            out.push_str(&format!("\nprofile error: {error}"));
+        }
+        out
+    }
+}
