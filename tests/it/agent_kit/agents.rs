@@ -1,0 +1,122 @@
+//! One real agent CLI in tmux against its fake model API, in a throwaway HOME, and what is
+//! known of its screens (agent-lab.md §4 and §9): the strings that say which state it is in,
+//! and how long to wait before keys reach it.
+
+use std::time::Duration;
+
+use super::fake_anthropic::FakeAnthropic;
+use super::fake_openai::FakeOpenAi;
+use super::home::{AgentHome, Cli};
+use super::tmux::Tmux;
+
+/// Claude Code submits text typed as a separate write from its Enter (≥100 ms apart).
+pub const CLAUDE_GAP: Duration = Duration::from_millis(150);
+/// Codex takes an Enter sent sooner than ~100 ms after the text as part of the draft.
+pub const CODEX_GAP: Duration = Duration::from_millis(300);
+/// A prompt ignores keys for its first 100-150 ms on screen (agent-lab.md §8.2).
+pub const PROMPT_SETTLE: Duration = Duration::from_millis(400);
+/// Start-up, a model turn, a screen change: generous, the machine is shared.
+pub const STARTUP: Duration = Duration::from_secs(40);
+pub const STEP: Duration = Duration::from_secs(20);
+
+/// Claude Code in tmux. Fields drop in order: the terminal first, the HOME (and every
+/// process left with it) last.
+pub struct Claude {
+    pub tmux: Tmux,
+    pub fake: FakeAnthropic,
+    pub cli: Cli,
+    pub home: AgentHome,
+}
+
+impl Claude {
+    /// Starts Claude Code in its project directory; does not wait for anything.
+    pub fn start() -> Claude {
+        let cli = Cli::claude();
+        let mut home = AgentHome::new("claude");
+        let fake = FakeAnthropic::start(&home.project);
+        home.prepare_claude(fake.url());
+        let tmux = Tmux::start(&home.launch(&cli, &[]), &home.scratch());
+        Claude {
+            tmux,
+            fake,
+            cli,
+            home,
+        }
+    }
+
+    /// Waits for the idle input box, and returns that screen.
+    pub fn wait_idle(&self) -> String {
+        self.tmux.wait_for("Claude Code idle", STARTUP, claude_idle)
+    }
+
+    /// Types a prompt and submits it.
+    pub fn send(&self, prompt: &str) {
+        self.tmux.send_text(prompt, CLAUDE_GAP);
+    }
+}
+
+/// Idle: the footer offers shortcuts and nothing is running.
+pub fn claude_idle(screen: &str) -> bool {
+    let footer = footer(screen, 3);
+    footer.contains("? for shortcuts") && !footer.contains("esc to interrupt")
+}
+
+/// Working: the footer says a turn can be interrupted.
+pub fn claude_working(screen: &str) -> bool {
+    footer(screen, 3).contains("esc to interrupt")
+}
+
+/// The last `lines` non-blank lines of a screen.
+pub fn footer(screen: &str, lines: usize) -> String {
+    let mut tail: Vec<&str> = screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(lines)
+        .collect();
+    tail.reverse();
+    tail.join("\n")
+}
+
+/// Codex in tmux; its app-server daemon dies with the HOME.
+pub struct Codex {
+    pub tmux: Tmux,
+    pub fake: FakeOpenAi,
+    pub cli: Cli,
+    pub home: AgentHome,
+}
+
+impl Codex {
+    pub fn start() -> Codex {
+        let cli = Cli::codex();
+        let mut home = AgentHome::new("codex");
+        let fake = FakeOpenAi::start();
+        home.prepare_codex(&fake.base_url());
+        let tmux = Tmux::start(&home.launch(&cli, &[]), &home.scratch());
+        Codex {
+            tmux,
+            fake,
+            cli,
+            home,
+        }
+    }
+
+    /// Waits for the idle composer after the splash (keys typed during it are dropped).
+    pub fn wait_idle(&self) -> String {
+        self.tmux.wait_for("Codex idle", STARTUP, codex_idle)
+    }
+
+    pub fn send(&self, prompt: &str) {
+        self.tmux.send_text(prompt, CODEX_GAP);
+    }
+}
+
+/// Idle: the composer's footer with `← for agents`, which the splash does not show, and no
+/// `Working (… • esc to interrupt)` line (the composer stays on screen while Codex works).
+pub fn codex_idle(screen: &str) -> bool {
+    footer(screen, 3).contains("for agents") && !codex_working(screen)
+}
+
+pub fn codex_working(screen: &str) -> bool {
+    screen.contains("esc to interrupt")
+}

@@ -1,0 +1,15 @@
+//! The kit the agent suites drive real coding-agent CLIs with: fake model APIs on loopback
+//! (`fake_anthropic`, `fake_openai`), a throwaway HOME per agent (`home`), a tmux driver
+//! (`tmux`), one agent wired up of the three (`agents`), and the fixture recorder (`record`).
+//! The CLIs are the pinned ones scripts/agent-clis.sh installs.
+
+// A kit: each suite uses the part it needs.
+#![allow(dead_code)]
+
+pub mod agents;
+pub mod fake_anthropic;
+pub mod fake_http;
+pub mod fake_openai;
+pub mod home;
+pub mod record;
+pub mod tmux;

@@ -1,0 +1,141 @@
+//! Recording screens as fixtures, when `DRYDOCK_RECORD_AGENTS=1`: the plain screen goes to
+//! `tests/fixtures/agents/recorded/<cli>-<version>/<scenario>.txt` (trailing spaces trimmed),
+//! the raw pane bytes of a few scenarios to `<scenario>.raw` (capped), and the scenario's
+//! row, what a detector should say of that screen, into `expected.toml` beside them.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::home::Cli;
+
+const RAW_CAP: usize = 64 * 1024;
+
+/// The expected detection of one recorded screen (one `[[screen]]` of expected.toml).
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    /// starting | idle | working | waiting | exited | unknown
+    pub state: &'static str,
+    /// Only when waiting: permission | choice | question | dialog
+    pub kind: Option<&'static str>,
+    /// Only when waiting: the question as shown.
+    pub question: Option<String>,
+    /// Only when waiting: the options exactly as offered (`1. Yes`…).
+    pub options: Vec<String>,
+    /// The window title at capture, when it has one.
+    pub title: Option<String>,
+}
+
+impl Row {
+    pub fn state(state: &'static str) -> Row {
+        Row {
+            state,
+            ..Row::default()
+        }
+    }
+
+    pub fn waiting(kind: &'static str, question: &str, options: Vec<String>) -> Row {
+        Row {
+            state: "waiting",
+            kind: Some(kind),
+            question: Some(question.to_string()),
+            options,
+            title: None,
+        }
+    }
+
+    pub fn titled(mut self, title: String) -> Row {
+        self.title = (!title.trim().is_empty()).then_some(title);
+        self
+    }
+}
+
+pub fn recording() -> bool {
+    std::env::var("DRYDOCK_RECORD_AGENTS").as_deref() == Ok("1")
+}
+
+pub fn recorded_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/recorded")
+}
+
+/// Writes `<scenario>.txt` and its row, when recording.
+pub fn record_screen(cli: &Cli, scenario: &str, screen: &str, row: Row) {
+    if !recording() {
+        return;
+    }
+    let file = format!("{}/{scenario}.txt", cli.label());
+    let path = recorded_dir().join(&file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, trim_lines(screen)).unwrap();
+    upsert_row(&file, cli.name, &row);
+}
+
+/// Writes `<scenario>.raw`, the first 64 KiB of the pane's output, when recording.
+pub fn record_raw(cli: &Cli, scenario: &str, raw: &[u8]) {
+    if !recording() {
+        return;
+    }
+    let path = recorded_dir().join(format!("{}/{scenario}.raw", cli.label()));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &raw[..raw.len().min(RAW_CAP)]).unwrap();
+}
+
+fn trim_lines(screen: &str) -> String {
+    let mut text: String = screen
+        .lines()
+        .map(|line| format!("{}\n", line.trim_end()))
+        .collect();
+    if text.is_empty() {
+        text.push('\n');
+    }
+    text
+}
+
+const HEADER: &str = "\
+# What a detector should say of each recorded screen (tests/it/agent_screens.rs writes a row
+# when DRYDOCK_RECORD_AGENTS=1; question and options are checked against the screen).
+";
+
+/// Replaces (or adds) the row of `file` in expected.toml; rows stay sorted by file.
+fn upsert_row(file: &str, profile: &str, row: &Row) {
+    static EXPECTED: Mutex<()> = Mutex::new(());
+    let _turn = EXPECTED.lock().unwrap_or_else(|e| e.into_inner());
+    let path = recorded_dir().join("expected.toml");
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut blocks: Vec<String> = old
+        .split("[[screen]]\n")
+        .skip(1)
+        .map(|block| format!("[[screen]]\n{}", block.trim_end()))
+        .filter(|block| !block.contains(&format!("file = {}\n", quote(file))))
+        .collect();
+    blocks.push(render_row(file, profile, row));
+    blocks.sort_by_key(|block| block.lines().nth(1).unwrap_or_default().to_string());
+    std::fs::write(&path, format!("{HEADER}\n{}\n", blocks.join("\n\n"))).unwrap();
+}
+
+fn render_row(file: &str, profile: &str, row: &Row) -> String {
+    let mut lines = vec![
+        "[[screen]]".to_string(),
+        format!("file = {}", quote(file)),
+        format!("profile = {}", quote(profile)),
+        format!("state = {}", quote(row.state)),
+    ];
+    if let Some(kind) = row.kind {
+        lines.push(format!("kind = {}", quote(kind)));
+    }
+    if let Some(question) = &row.question {
+        lines.push(format!("question = {}", quote(question)));
+    }
+    if row.kind.is_some() {
+        let options: Vec<String> = row.options.iter().map(|o| quote(o)).collect();
+        lines.push(format!("options = [{}]", options.join(", ")));
+    }
+    if let Some(title) = &row.title {
+        lines.push(format!("title = {}", quote(title)));
+    }
+    lines.join("\n")
+}
+
+/// A TOML basic string (JSON's escapes are valid TOML).
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}

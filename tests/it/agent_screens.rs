@@ -1,0 +1,446 @@
+//! The real Claude Code and Codex TUIs, in tmux, against the fake model APIs of `agent_kit`:
+//! each test drives one CLI through a few states and checks each screen for the strings that
+//! identify the state (agent-lab.md §4, §9) and the fake for the requests the CLI made. With
+//! `DRYDOCK_RECORD_AGENTS=1` the screens are also recorded as fixtures for the detector tests
+//! (tests/fixtures/agents/recorded/, see `agent_kit::record`).
+//!
+//! The CLIs must be installed (scripts/agent-clis.sh); without them these tests fail.
+
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::agent_kit::agents::{
+    Claude, Codex, PROMPT_SETTLE, STARTUP, STEP, claude_idle, claude_working, codex_idle,
+    codex_working,
+};
+use crate::agent_kit::fake_anthropic::{
+    ASK_QUESTION, BASH_COMMAND, BASH_DESCRIPTION, EDIT_FILE, WRITE_CONTENT, WRITE_FILE,
+};
+use crate::agent_kit::fake_openai::{SHELL_COMMAND, SHELL_JUSTIFICATION};
+use crate::agent_kit::record::{Row, record_raw, record_screen};
+
+#[test]
+fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
+    let claude = Claude::start();
+    let first = claude
+        .tmux
+        .wait_for("a first frame", STARTUP, |s| !s.trim().is_empty());
+    record_screen(&claude.cli, "starting", &first, Row::state("starting"));
+
+    let idle = claude.wait_idle();
+    assert_contains(&idle, &["manual mode on", "? for shortcuts"]);
+    let title = claude.tmux.title();
+    assert!(title.contains("Claude Code"), "title {title:?}");
+    record_screen(&claude.cli, "idle", &idle, Row::state("idle").titled(title));
+
+    claude.send("Run the lab command lab:bash");
+    let prompt = claude.tmux.wait_for_text("Do you want to proceed?", STEP);
+    assert_contains(
+        &prompt,
+        &[
+            "Bash command",
+            BASH_COMMAND,
+            BASH_DESCRIPTION,
+            "Esc to cancel",
+        ],
+    );
+    let options = options_after(&prompt, "Do you want to proceed?");
+    assert_eq!(options.first().map(String::as_str), Some("1. Yes"));
+    assert!(options.last().unwrap().ends_with(". No"), "{options:?}");
+    assert!(!claude_idle(&prompt), "the prompt replaces the input box");
+    record_screen(
+        &claude.cli,
+        "bash_permission",
+        &prompt,
+        Row::waiting("permission", "Do you want to proceed?", options).titled(claude.tmux.title()),
+    );
+    let ran = claude.home.project.join("lab-bash.txt");
+    assert!(!ran.exists(), "the command ran before it was approved");
+
+    std::thread::sleep(PROMPT_SETTLE);
+    claude.tmux.send_keys(&["Enter"]);
+    let done = claude.tmux.wait_for("the approved turn to end", STEP, |s| {
+        claude_idle(s) && s.contains("LAB-DONE: Bash finished")
+    });
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "hi\n");
+    record_screen(&claude.cli, "after_approve", &done, Row::state("idle"));
+
+    let turns = claude.fake.turns();
+    assert_eq!(turns.len(), 2, "the tool call, then its result");
+    assert!(turns[0].path.contains("beta=true"), "{}", turns[0].path);
+    assert_eq!(turns[0].body["stream"], true);
+    assert!(
+        !tool_results(&turns[1].body).is_empty(),
+        "the second turn carries the Bash result"
+    );
+    assert_eq!(claude.fake.prompts()[0], "Run the lab command lab:bash");
+
+    claude.tmux.send_keys(&["C-c"]);
+    let once = claude
+        .tmux
+        .wait_for_text("Press Ctrl-C again to exit", STEP);
+    record_screen(&claude.cli, "exit_first_ctrl_c", &once, Row::state("idle"));
+    claude.tmux.send_keys(&["C-c"]);
+    let exited = claude.tmux.wait_for_text("EXIT:", STEP);
+    assert_contains(&exited, &["EXIT:0", "claude --resume"]);
+    assert_eq!(wait_exit_status(&claude.tmux), 0);
+    record_screen(&claude.cli, "exited", &exited, Row::state("exited"));
+
+    let raw = claude.tmux.raw();
+    assert!(contains_bytes(&raw, b"\x1b]7501;?"), "the OSC 7501 probe");
+    assert!(contains_bytes(&raw, b"\x1b]0;"), "a window title");
+    record_raw(&claude.cli, "session", &raw);
+}
+
+#[test]
+fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
+    let claude = Claude::start();
+    claude.wait_idle();
+    claude.send("Write the lab file lab:write");
+    let question = format!("Do you want to create {WRITE_FILE}?");
+    let prompt = claude.tmux.wait_for_text(&question, STEP);
+    assert_contains(
+        &prompt,
+        &[
+            "Create file",
+            WRITE_FILE,
+            WRITE_CONTENT.trim(),
+            "Esc to cancel",
+        ],
+    );
+    let options = options_after(&prompt, &question);
+    assert_eq!(options.len(), 3, "{options:?}");
+    assert_eq!(options[0], "1. Yes");
+    assert_eq!(options[2], "3. No");
+    record_screen(
+        &claude.cli,
+        "write_permission",
+        &prompt,
+        Row::waiting("permission", &question, options),
+    );
+
+    std::thread::sleep(PROMPT_SETTLE);
+    claude.tmux.send_keys(&["Escape"]);
+    let denied = claude
+        .tmux
+        .wait_for("the denied prompt to close", STEP, |s| {
+            claude_idle(s) && s.contains("Rejected")
+        });
+    assert!(!claude.home.project.join(WRITE_FILE).exists());
+    assert_eq!(claude.fake.turns().len(), 1, "no model call after a deny");
+    record_screen(&claude.cli, "after_deny", &denied, Row::state("idle"));
+
+    // The next prompt rides with the rejected tool's result; the fake must answer it.
+    claude.send("hello again");
+    claude
+        .tmux
+        .wait_for("the reply to the next prompt", STEP, |s| {
+            claude_idle(s) && s.contains("LAB-REPLY to: hello again")
+        });
+    let last = claude.fake.turns().pop().unwrap();
+    assert!(
+        tool_results(&last.body)
+            .iter()
+            .any(|r| r.contains("doesn't want to proceed")),
+        "the rejected tool's result is sent with the next prompt"
+    );
+}
+
+#[test]
+fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {
+    let claude = Claude::start();
+    let file = claude.home.project.join(EDIT_FILE);
+    std::fs::write(&file, "alpha\n").unwrap();
+    claude.wait_idle();
+    claude.send("Edit the lab file lab:edit");
+    let question = format!("Do you want to make this edit to {EDIT_FILE}?");
+    // The diff is drawn a moment after the prompt (`…` until then).
+    let prompt = claude
+        .tmux
+        .wait_for("the edit prompt with its diff", STEP, |s| {
+            s.contains(&question) && s.contains("ALPHA-EDITED")
+        });
+    assert_contains(&prompt, &["Edit file", "alpha", "Esc to cancel"]);
+    let options = options_after(&prompt, &question);
+    assert_eq!(options.len(), 3, "{options:?}");
+    record_screen(
+        &claude.cli,
+        "edit_permission",
+        &prompt,
+        Row::waiting("permission", &question, options),
+    );
+
+    std::thread::sleep(PROMPT_SETTLE);
+    claude.tmux.send_keys(&["Enter"]);
+    let done = claude
+        .tmux
+        .wait_for("the approved edit's turn to end", STEP, |s| {
+            claude_idle(s) && s.contains("LAB-DONE: Edit finished")
+        });
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "ALPHA-EDITED\n");
+    record_screen(&claude.cli, "after_edit", &done, Row::state("idle"));
+    let tools: Vec<String> = claude
+        .fake
+        .turns()
+        .iter()
+        .flat_map(|t| tool_uses(&t.body))
+        .collect();
+    assert_eq!(tools.last().map(String::as_str), Some("Edit"), "{tools:?}");
+    assert!(tools.contains(&"Read".to_string()), "{tools:?}");
+}
+
+#[test]
+fn claude_offers_a_choice_menu_and_option_2_answers_it() {
+    let claude = Claude::start();
+    claude.wait_idle();
+    claude.send("Ask me about colours lab:ask");
+    let menu = claude.tmux.wait_for_text("Enter to select", STEP);
+    assert_contains(&menu, &[ASK_QUESTION, "1. Red", "2. Blue", "Esc to cancel"]);
+    assert!(!claude_idle(&menu), "the menu replaces the input box");
+    let options = options_after(&menu, ASK_QUESTION);
+    assert!(options.len() >= 2, "{options:?}");
+    record_screen(
+        &claude.cli,
+        "choice_menu",
+        &menu,
+        Row::waiting("choice", ASK_QUESTION, options),
+    );
+
+    std::thread::sleep(PROMPT_SETTLE);
+    claude.tmux.send_keys(&["2"]);
+    let answered = claude.tmux.wait_for("the answered turn to end", STEP, |s| {
+        claude_idle(s) && s.contains("LAB-DONE: AskUserQuestion finished")
+    });
+    assert_contains(&answered, &["→ Blue"]);
+    record_screen(&claude.cli, "after_choice", &answered, Row::state("idle"));
+    let last = claude.fake.turns().pop().unwrap();
+    assert!(
+        tool_results(&last.body).iter().any(|r| r.contains("Blue")),
+        "the answer reaches the model"
+    );
+}
+
+#[test]
+fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
+    let claude = Claude::start();
+    claude.wait_idle();
+    claude.send("Think hard lab:think=30");
+    let thinking = claude.tmux.wait_for("working", STEP, claude_working);
+    record_screen(&claude.cli, "working", &thinking, Row::state("working"));
+    assert_contains(&thinking, &["Think hard lab:think=30"]);
+    // Interrupted before anything streamed, the prompt goes back into the input box.
+    claude.tmux.send_keys(&["Escape"]);
+    let restored = claude
+        .tmux
+        .wait_for("the prompt back in the box", STEP, |s| {
+            !claude_working(s) && s.contains("❯\u{a0}Think hard lab:think=30")
+        });
+    record_screen(
+        &claude.cli,
+        "interrupted_thinking",
+        &restored,
+        Row::state("idle"),
+    );
+    claude.tmux.send_keys(&["C-u"]);
+    claude
+        .tmux
+        .wait_for("an empty input box", STEP, claude_idle);
+
+    claude.send("Talk slowly lab:slow=30");
+    let streaming = claude.tmux.wait_for("streamed words", STEP, |s| {
+        claude_working(s) && s.contains("word3")
+    });
+    record_screen(
+        &claude.cli,
+        "working_streaming",
+        &streaming,
+        Row::state("working"),
+    );
+    claude.tmux.send_keys(&["Escape"]);
+    let interrupted = claude.tmux.wait_for("the interrupt", STEP, |s| {
+        claude_idle(s) && s.contains("Interrupted")
+    });
+    record_screen(&claude.cli, "interrupted", &interrupted, Row::state("idle"));
+    assert_eq!(
+        claude.fake.prompts(),
+        ["Think hard lab:think=30", "Talk slowly lab:slow=30"]
+    );
+}
+
+#[test]
+fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
+    let codex = Codex::start();
+    let idle = codex.wait_idle();
+    assert_contains(&idle, &["gpt-lab", "? for shortcuts"]);
+    record_screen(
+        &codex.cli,
+        "idle",
+        &idle,
+        Row::state("idle").titled(codex.tmux.title()),
+    );
+
+    codex.send("Run the lab command lab:shell");
+    let question = "Would you like to run the following command?";
+    let prompt = codex.tmux.wait_for_text(question, STEP);
+    assert_contains(
+        &prompt,
+        &[SHELL_COMMAND, SHELL_JUSTIFICATION, "1. Yes, proceed"],
+    );
+    let options = options_after(&prompt, question);
+    assert_eq!(options.len(), 3, "{options:?}");
+    record_screen(
+        &codex.cli,
+        "approval",
+        &prompt,
+        Row::waiting("permission", question, options).titled(codex.tmux.title()),
+    );
+    let ran = codex.home.project.join("lab-codex.txt");
+    assert!(!ran.exists(), "the command ran before it was approved");
+
+    std::thread::sleep(PROMPT_SETTLE);
+    codex.tmux.send_keys(&["Enter"]);
+    let done = codex.tmux.wait_for("the approved turn to end", STEP, |s| {
+        codex_idle(s) && s.contains("LAB-DONE: exec_command finished") && s.contains("Worked for")
+    });
+    assert_contains(
+        &done,
+        &["You approved codex", "Ran echo hi > lab-codex.txt"],
+    );
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "hi\n");
+    record_screen(&codex.cli, "after_approve", &done, Row::state("idle"));
+    assert_eq!(codex.fake.prompts()[0], "Run the lab command lab:shell");
+
+    // For a few seconds after a command's turn has ended on screen, Codex still counts a
+    // task as running, and Ctrl-C asks what to do with it instead of exiting.
+    codex.tmux.send_keys(&["C-c"]);
+    let asked = "Choose what happens to the current task.";
+    let exiting = codex.tmux.wait_for("an exit or a question", STEP, |s| {
+        s.contains("EXIT:") || s.contains(asked)
+    });
+    if exiting.contains(asked) {
+        let options = options_after(&exiting, asked);
+        assert_eq!(options.last().map(String::as_str), Some("3. Exit"));
+        record_screen(
+            &codex.cli,
+            "exit_task_running",
+            &exiting,
+            Row::waiting("dialog", asked, options),
+        );
+        std::thread::sleep(PROMPT_SETTLE);
+        codex.tmux.send_keys(&["3"]);
+    }
+    let exited = codex.tmux.wait_for_text("EXIT:", STEP);
+    assert_contains(&exited, &["codex resume"]);
+    let status = wait_exit_status(&codex.tmux);
+    assert_contains(&exited, &[&format!("EXIT:{status}")]);
+    record_screen(&codex.cli, "exited", &exited, Row::state("exited"));
+
+    let raw = codex.tmux.raw();
+    for state in [
+        "state=working",
+        "state=blocked",
+        "kind=permission",
+        "app=codex",
+    ] {
+        assert!(contains_bytes(&raw, state.as_bytes()), "OSC 7501 {state}");
+    }
+    record_raw(&codex.cli, "session", &raw);
+}
+
+#[test]
+fn codex_works_while_the_model_thinks_and_escape_denies_a_command() {
+    let codex = Codex::start();
+    codex.wait_idle();
+    codex.send("Think hard lab:think=6");
+    let working = codex.tmux.wait_for("working", STEP, codex_working);
+    assert_contains(&working, &["Working"]);
+    record_screen(
+        &codex.cli,
+        "working",
+        &working,
+        Row::state("working").titled(codex.tmux.title()),
+    );
+    codex.tmux.wait_for("the reply", STEP, |s| {
+        codex_idle(s) && s.contains("LAB-REPLY to: Think hard")
+    });
+
+    codex.send("Run the lab command lab:shell");
+    codex
+        .tmux
+        .wait_for_text("Would you like to run the following command?", STEP);
+    std::thread::sleep(PROMPT_SETTLE);
+    codex.tmux.send_keys(&["Escape"]);
+    let denied = codex
+        .tmux
+        .wait_for("the denied prompt to close", STEP, |s| {
+            codex_idle(s) && s.contains("You canceled the request")
+        });
+    assert!(!codex.home.project.join("lab-codex.txt").exists());
+    record_screen(&codex.cli, "after_deny", &denied, Row::state("idle"));
+}
+
+/// The numbered options listed below `question`, as shown (`1. Yes`), without the cursor
+/// and without a description in a column of its own (two spaces or more away).
+fn options_after(screen: &str, question: &str) -> Vec<String> {
+    let option = Regex::new(r"^\s*(?:[❯›>]\s*)?(\d+\.\s\S.*?)(?:\s{2,}.*)?$").unwrap();
+    screen
+        .lines()
+        .skip_while(|line| !line.contains(question))
+        .skip(1)
+        .filter_map(|line| option.captures(line).map(|c| c[1].to_string()))
+        .collect()
+}
+
+fn assert_contains(screen: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            screen.contains(needle),
+            "{needle:?} not on screen:\n{screen}"
+        );
+    }
+}
+
+fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn wait_exit_status(tmux: &crate::agent_kit::tmux::Tmux) -> i32 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = tmux.exit_status() {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pane did not end: {}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The text of every tool_result block in the request's messages.
+fn tool_results(body: &serde_json::Value) -> Vec<String> {
+    blocks(body)
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect()
+}
+
+/// The names of the tool_use blocks of the request's assistant messages.
+fn tool_uses(body: &serde_json::Value) -> Vec<String> {
+    blocks(body)
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| b["name"].as_str().map(String::from))
+        .collect()
+}
+
+fn blocks(body: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+}
