@@ -11,8 +11,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::agent_kit::agents::{
-    Claude, Codex, PROMPT_SETTLE, STARTUP, STEP, claude_idle, claude_working, codex_idle,
-    codex_working,
+    Claude, Codex, STARTUP, STEP, answer, claude_idle, claude_working, codex_idle, codex_working,
 };
 use crate::agent_kit::fake_anthropic::{
     ASK_QUESTION, BASH_COMMAND, BASH_DESCRIPTION, EDIT_FILE, WRITE_CONTENT, WRITE_FILE,
@@ -30,6 +29,11 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
 
     let idle = claude.wait_idle();
     assert_contains(&idle, &["manual mode on", "? for shortcuts"]);
+    let before_prompt = claude.fake.requests();
+    assert!(
+        before_prompt.is_empty(),
+        "with the quiet env vars nothing is asked before the first prompt: {before_prompt:?}"
+    );
     let title = claude.tmux.title();
     assert!(title.contains("Claude Code"), "title {title:?}");
     record_screen(&claude.cli, "idle", &idle, Row::state("idle").titled(title));
@@ -58,8 +62,7 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
     let ran = claude.home.project.join("lab-bash.txt");
     assert!(!ran.exists(), "the command ran before it was approved");
 
-    std::thread::sleep(PROMPT_SETTLE);
-    claude.tmux.send_keys(&["Enter"]);
+    answer(&claude.tmux, &["Enter"], "Do you want to proceed?");
     let done = claude.tmux.wait_for("the approved turn to end", STEP, |s| {
         claude_idle(s) && s.contains("LAB-DONE: Bash finished")
     });
@@ -68,8 +71,8 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
 
     let turns = claude.fake.turns();
     assert_eq!(turns.len(), 2, "the tool call, then its result");
-    assert!(turns[0].path.contains("beta=true"), "{}", turns[0].path);
-    assert_eq!(turns[0].body["stream"], true);
+    assert_eq!(claude.fake.requests().len(), 2, "only the turns were asked");
+    assert_claude_turn(&turns[0]);
     assert!(
         !tool_results(&turns[1].body).is_empty(),
         "the second turn carries the Bash result"
@@ -120,8 +123,7 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
         Row::waiting("permission", &question, options),
     );
 
-    std::thread::sleep(PROMPT_SETTLE);
-    claude.tmux.send_keys(&["Escape"]);
+    answer(&claude.tmux, &["Escape"], &question);
     let denied = claude
         .tmux
         .wait_for("the denied prompt to close", STEP, |s| {
@@ -171,8 +173,7 @@ fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {
         Row::waiting("permission", &question, options),
     );
 
-    std::thread::sleep(PROMPT_SETTLE);
-    claude.tmux.send_keys(&["Enter"]);
+    answer(&claude.tmux, &["Enter"], &question);
     let done = claude
         .tmux
         .wait_for("the approved edit's turn to end", STEP, |s| {
@@ -207,8 +208,7 @@ fn claude_offers_a_choice_menu_and_option_2_answers_it() {
         Row::waiting("choice", ASK_QUESTION, options),
     );
 
-    std::thread::sleep(PROMPT_SETTLE);
-    claude.tmux.send_keys(&["2"]);
+    answer(&claude.tmux, &["2"], "Enter to select");
     let answered = claude.tmux.wait_for("the answered turn to end", STEP, |s| {
         claude_idle(s) && s.contains("LAB-DONE: AskUserQuestion finished")
     });
@@ -298,8 +298,7 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     let ran = codex.home.project.join("lab-codex.txt");
     assert!(!ran.exists(), "the command ran before it was approved");
 
-    std::thread::sleep(PROMPT_SETTLE);
-    codex.tmux.send_keys(&["Enter"]);
+    answer(&codex.tmux, &["Enter"], question);
     let done = codex.tmux.wait_for("the approved turn to end", STEP, |s| {
         codex_idle(s) && s.contains("LAB-DONE: exec_command finished") && s.contains("Worked for")
     });
@@ -310,6 +309,28 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     assert_eq!(std::fs::read_to_string(&ran).unwrap(), "hi\n");
     record_screen(&codex.cli, "after_approve", &done, Row::state("idle"));
     assert_eq!(codex.fake.prompts()[0], "Run the lab command lab:shell");
+    let turns = codex.fake.turns();
+    assert_eq!(turns.len(), 2, "the command call, then its output");
+    assert_eq!(turns[0].header("authorization"), Some("Bearer lab-key"));
+    assert_eq!(turns[0].body["stream"], true);
+    assert!(
+        tool_names(&turns[0].body).contains(&"exec_command".to_string()),
+        "exec_command is offered"
+    );
+    assert!(
+        turns[1].body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["type"] == "function_call_output"),
+        "the command's output goes back to the model"
+    );
+    for request in codex.fake.requests() {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/v1/responses")
+        );
+    }
 
     // For a few seconds after a command's turn has ended on screen, Codex still counts a
     // task as running, and Ctrl-C asks what to do with it instead of exiting.
@@ -327,8 +348,7 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
             &exiting,
             Row::waiting("dialog", asked, options),
         );
-        std::thread::sleep(PROMPT_SETTLE);
-        codex.tmux.send_keys(&["3"]);
+        answer(&codex.tmux, &["3"], asked);
     }
     let exited = codex.tmux.wait_for_text("EXIT:", STEP);
     assert_contains(&exited, &["codex resume"]);
@@ -369,8 +389,11 @@ fn codex_works_while_the_model_thinks_and_escape_denies_a_command() {
     codex
         .tmux
         .wait_for_text("Would you like to run the following command?", STEP);
-    std::thread::sleep(PROMPT_SETTLE);
-    codex.tmux.send_keys(&["Escape"]);
+    answer(
+        &codex.tmux,
+        &["Escape"],
+        "Would you like to run the following command?",
+    );
     let denied = codex
         .tmux
         .wait_for("the denied prompt to close", STEP, |s| {
@@ -378,6 +401,36 @@ fn codex_works_while_the_model_thinks_and_escape_denies_a_command() {
         });
     assert!(!codex.home.project.join("lab-codex.txt").exists());
     record_screen(&codex.cli, "after_deny", &denied, Row::state("idle"));
+    assert_eq!(
+        codex.fake.prompts(),
+        ["Think hard lab:think=6", "Run the lab command lab:shell"],
+        "a deny ends the turn without asking the model again"
+    );
+}
+
+/// A model turn as Claude Code 2.1.330 asks for it (agent-lab.md §3).
+fn assert_claude_turn(turn: &crate::agent_kit::fake_http::LoggedRequest) {
+    assert_eq!(turn.path, "/v1/messages?beta=true");
+    assert_eq!(turn.body["stream"], true);
+    assert_eq!(turn.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(turn.header("x-app"), Some("cli"));
+    assert_eq!(turn.header("authorization"), Some("Bearer lab-token"));
+    let agent = turn.header("user-agent").unwrap_or_default();
+    assert!(agent.starts_with("claude-cli/2.1.330"), "{agent}");
+    let tools = tool_names(&turn.body);
+    for tool in ["Bash", "Write", "Edit", "Read", "AskUserQuestion"] {
+        assert!(tools.contains(&tool.to_string()), "{tool} not in {tools:?}");
+    }
+}
+
+/// The names of the tools a request offers.
+fn tool_names(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(String::from))
+        .collect()
 }
 
 /// The numbered options listed below `question`, as shown (`1. Yes`), without the cursor

@@ -19,6 +19,19 @@ pub const PROMPT_SETTLE: Duration = Duration::from_millis(400);
 pub const STARTUP: Duration = Duration::from_secs(40);
 pub const STEP: Duration = Duration::from_secs(20);
 
+/// Answers the prompt that shows `question` (a string only the prompt shows) with `keys`: after the prompt has settled, and
+/// once more if it is still there 3 s later (a key can be lost to a freshly drawn prompt,
+/// agent-lab.md §8.2; the retry is reported on stderr, so a flaky run shows in the log).
+pub fn answer(tmux: &Tmux, keys: &[&str], question: &str) {
+    std::thread::sleep(PROMPT_SETTLE);
+    tmux.send_keys(keys);
+    let closed = |screen: &str| !screen.contains(question);
+    if tmux.poll_until(Duration::from_secs(3), closed).is_err() {
+        eprintln!("agent_kit: {keys:?} did not close {question:?} within 3 s; sent again");
+        tmux.send_keys(keys);
+    }
+}
+
 /// Claude Code in tmux. Fields drop in order: the terminal first, the HOME (and every
 /// process left with it) last.
 pub struct Claude {

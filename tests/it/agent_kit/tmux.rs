@@ -17,6 +17,8 @@ const POLL: Duration = Duration::from_millis(75);
 
 pub struct Tmux {
     socket: String,
+    /// The socket file, removed on drop (kill-server leaves it behind).
+    socket_path: PathBuf,
     tap: PathBuf,
 }
 
@@ -29,8 +31,9 @@ impl Tmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let tmux = Tmux {
+        let mut tmux = Tmux {
             socket,
+            socket_path: PathBuf::new(),
             tap: scratch.join("pane.raw"),
         };
         let go = scratch.join("go");
@@ -51,6 +54,7 @@ impl Tmux {
             &cwd,
             &command,
         ]);
+        tmux.socket_path = PathBuf::from(tmux.display("#{socket_path}"));
         tmux.run(&["set-option", "-w", "-t", TARGET, "remain-on-exit", "on"]);
         let tap = format!("cat >> {}", sh_quote(&tmux.tap.display().to_string()));
         tmux.run(&["pipe-pane", "-o", "-t", TARGET, &tap]);
@@ -106,14 +110,25 @@ impl Tmux {
     /// Polls the screen until `ready` holds and returns that screen; on timeout, panics with
     /// `what` and the last screen.
     pub fn wait_for(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
+        self.poll_until(timeout, ready).unwrap_or_else(|screen| {
+            panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{screen}")
+        })
+    }
+
+    /// Polls the screen until `ready` holds: Ok(that screen), or Err(the last screen).
+    pub fn poll_until(
+        &self,
+        timeout: Duration,
+        ready: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
         let deadline = Instant::now() + timeout;
         loop {
             let screen = self.capture();
             if ready(&screen) {
-                return screen;
+                return Ok(screen);
             }
             if Instant::now() >= deadline {
-                panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{screen}");
+                return Err(screen);
             }
             std::thread::sleep(POLL);
         }
@@ -163,6 +178,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").output();
+        let _ = std::fs::remove_file(&self.socket_path);
     }
 }
 
