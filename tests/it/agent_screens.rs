@@ -17,7 +17,7 @@ use crate::agent_kit::fake_anthropic::{
     ASK_QUESTION, BASH_COMMAND, BASH_DESCRIPTION, EDIT_FILE, WRITE_CONTENT, WRITE_FILE,
 };
 use crate::agent_kit::fake_openai::{SHELL_COMMAND, SHELL_JUSTIFICATION};
-use crate::agent_kit::record::{Row, record_raw, record_screen};
+use crate::agent_kit::record::{Row, record_raw};
 
 #[test]
 fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
@@ -25,7 +25,7 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
     let first = claude
         .tmux
         .wait_for("a first frame", STARTUP, |s| !s.trim().is_empty());
-    record_screen(&claude.cli, "starting", &first, Row::state("starting"));
+    claude.record("starting", &first, Row::state("starting"));
 
     let idle = claude.wait_idle();
     assert_contains(&idle, &["manual mode on", "? for shortcuts"]);
@@ -36,7 +36,7 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
     );
     let title = claude.tmux.title();
     assert!(title.contains("Claude Code"), "title {title:?}");
-    record_screen(&claude.cli, "idle", &idle, Row::state("idle").titled(title));
+    claude.record("idle", &idle, Row::state("idle"));
 
     claude.send("Run the lab command lab:bash");
     let prompt = claude.tmux.wait_for_text("Do you want to proceed?", STEP);
@@ -53,11 +53,10 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
     assert_eq!(options.first().map(String::as_str), Some("1. Yes"));
     assert!(options.last().unwrap().ends_with(". No"), "{options:?}");
     assert!(!claude_idle(&prompt), "the prompt replaces the input box");
-    record_screen(
-        &claude.cli,
+    claude.record(
         "bash_permission",
         &prompt,
-        Row::waiting("permission", "Do you want to proceed?", options).titled(claude.tmux.title()),
+        Row::waiting("permission", "Do you want to proceed?", options),
     );
     let ran = claude.home.project.join("lab-bash.txt");
     assert!(!ran.exists(), "the command ran before it was approved");
@@ -67,7 +66,7 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
         claude_idle(s) && s.contains("LAB-DONE: Bash finished")
     });
     assert_eq!(std::fs::read_to_string(&ran).unwrap(), "hi\n");
-    record_screen(&claude.cli, "after_approve", &done, Row::state("idle"));
+    claude.record("after_approve", &done, Row::state("idle"));
 
     let turns = claude.fake.turns();
     assert_eq!(turns.len(), 2, "the tool call, then its result");
@@ -83,12 +82,12 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
     let once = claude
         .tmux
         .wait_for_text("Press Ctrl-C again to exit", STEP);
-    record_screen(&claude.cli, "exit_first_ctrl_c", &once, Row::state("idle"));
+    claude.record("exit_first_ctrl_c", &once, Row::state("idle"));
     claude.tmux.send_keys(&["C-c"]);
     let exited = claude.tmux.wait_for_text("EXIT:", STEP);
     assert_contains(&exited, &["EXIT:0", "claude --resume"]);
     assert_eq!(wait_exit_status(&claude.tmux), 0);
-    record_screen(&claude.cli, "exited", &exited, Row::state("exited"));
+    claude.record("exited", &exited, Row::state("exited"));
 
     let raw = claude.tmux.raw();
     assert!(contains_bytes(&raw, b"\x1b]7501;?"), "the OSC 7501 probe");
@@ -116,8 +115,7 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
     assert_eq!(options.len(), 3, "{options:?}");
     assert_eq!(options[0], "1. Yes");
     assert_eq!(options[2], "3. No");
-    record_screen(
-        &claude.cli,
+    claude.record(
         "write_permission",
         &prompt,
         Row::waiting("permission", &question, options),
@@ -131,7 +129,7 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
         });
     assert!(!claude.home.project.join(WRITE_FILE).exists());
     assert_eq!(claude.fake.turns().len(), 1, "no model call after a deny");
-    record_screen(&claude.cli, "after_deny", &denied, Row::state("idle"));
+    claude.record("after_deny", &denied, Row::state("idle"));
 
     // The next prompt rides with the rejected tool's result; the fake must answer it.
     claude.send("hello again");
@@ -166,8 +164,7 @@ fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {
     assert_contains(&prompt, &["Edit file", "alpha", "Esc to cancel"]);
     let options = options_after(&prompt, &question);
     assert_eq!(options.len(), 3, "{options:?}");
-    record_screen(
-        &claude.cli,
+    claude.record(
         "edit_permission",
         &prompt,
         Row::waiting("permission", &question, options),
@@ -180,7 +177,7 @@ fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {
             claude_idle(s) && s.contains("LAB-DONE: Edit finished")
         });
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "ALPHA-EDITED\n");
-    record_screen(&claude.cli, "after_edit", &done, Row::state("idle"));
+    claude.record("after_edit", &done, Row::state("idle"));
     let tools: Vec<String> = claude
         .fake
         .turns()
@@ -201,8 +198,7 @@ fn claude_offers_a_choice_menu_and_option_2_answers_it() {
     assert!(!claude_idle(&menu), "the menu replaces the input box");
     let options = options_after(&menu, ASK_QUESTION);
     assert!(options.len() >= 2, "{options:?}");
-    record_screen(
-        &claude.cli,
+    claude.record(
         "choice_menu",
         &menu,
         Row::waiting("choice", ASK_QUESTION, options),
@@ -213,7 +209,7 @@ fn claude_offers_a_choice_menu_and_option_2_answers_it() {
         claude_idle(s) && s.contains("LAB-DONE: AskUserQuestion finished")
     });
     assert_contains(&answered, &["→ Blue"]);
-    record_screen(&claude.cli, "after_choice", &answered, Row::state("idle"));
+    claude.record("after_choice", &answered, Row::state("idle"));
     let last = claude.fake.turns().pop().unwrap();
     assert!(
         tool_results(&last.body).iter().any(|r| r.contains("Blue")),
@@ -227,7 +223,7 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
     claude.wait_idle();
     claude.send("Think hard lab:think=30");
     let thinking = claude.tmux.wait_for("working", STEP, claude_working);
-    record_screen(&claude.cli, "working", &thinking, Row::state("working"));
+    claude.record("working", &thinking, Row::state("working"));
     assert_contains(&thinking, &["Think hard lab:think=30"]);
     // Interrupted before anything streamed, the prompt goes back into the input box.
     claude.tmux.send_keys(&["Escape"]);
@@ -236,12 +232,7 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
         .wait_for("the prompt back in the box", STEP, |s| {
             !claude_working(s) && s.contains("❯\u{a0}Think hard lab:think=30")
         });
-    record_screen(
-        &claude.cli,
-        "interrupted_thinking",
-        &restored,
-        Row::state("idle"),
-    );
+    claude.record("interrupted_thinking", &restored, Row::state("idle"));
     claude.tmux.send_keys(&["C-u"]);
     claude
         .tmux
@@ -251,17 +242,12 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
     let streaming = claude.tmux.wait_for("streamed words", STEP, |s| {
         claude_working(s) && s.contains("word3")
     });
-    record_screen(
-        &claude.cli,
-        "working_streaming",
-        &streaming,
-        Row::state("working"),
-    );
+    claude.record("working_streaming", &streaming, Row::state("working"));
     claude.tmux.send_keys(&["Escape"]);
     let interrupted = claude.tmux.wait_for("the interrupt", STEP, |s| {
         claude_idle(s) && s.contains("Interrupted")
     });
-    record_screen(&claude.cli, "interrupted", &interrupted, Row::state("idle"));
+    claude.record("interrupted", &interrupted, Row::state("idle"));
     assert_eq!(
         claude.fake.prompts(),
         ["Think hard lab:think=30", "Talk slowly lab:slow=30"]
@@ -271,14 +257,13 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
 #[test]
 fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     let codex = Codex::start();
+    let first = codex
+        .tmux
+        .wait_for("a first frame", STARTUP, |s| !s.trim().is_empty());
+    codex.record("starting", &first, Row::state("starting"));
     let idle = codex.wait_idle();
     assert_contains(&idle, &["gpt-lab", "? for shortcuts"]);
-    record_screen(
-        &codex.cli,
-        "idle",
-        &idle,
-        Row::state("idle").titled(codex.tmux.title()),
-    );
+    codex.record("idle", &idle, Row::state("idle"));
 
     codex.send("Run the lab command lab:shell");
     let question = "Would you like to run the following command?";
@@ -289,11 +274,10 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     );
     let options = options_after(&prompt, question);
     assert_eq!(options.len(), 3, "{options:?}");
-    record_screen(
-        &codex.cli,
+    codex.record(
         "approval",
         &prompt,
-        Row::waiting("permission", question, options).titled(codex.tmux.title()),
+        Row::waiting("permission", question, options),
     );
     let ran = codex.home.project.join("lab-codex.txt");
     assert!(!ran.exists(), "the command ran before it was approved");
@@ -307,7 +291,7 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
         &["You approved codex", "Ran echo hi > lab-codex.txt"],
     );
     assert_eq!(std::fs::read_to_string(&ran).unwrap(), "hi\n");
-    record_screen(&codex.cli, "after_approve", &done, Row::state("idle"));
+    codex.record("after_approve", &done, Row::state("idle"));
     assert_eq!(codex.fake.prompts()[0], "Run the lab command lab:shell");
     let turns = codex.fake.turns();
     assert_eq!(turns.len(), 2, "the command call, then its output");
@@ -342,8 +326,7 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     if exiting.contains(asked) {
         let options = options_after(&exiting, asked);
         assert_eq!(options.last().map(String::as_str), Some("3. Exit"));
-        record_screen(
-            &codex.cli,
+        codex.record(
             "exit_task_running",
             &exiting,
             Row::waiting("dialog", asked, options),
@@ -354,7 +337,7 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
     assert_contains(&exited, &["codex resume"]);
     let status = wait_exit_status(&codex.tmux);
     assert_contains(&exited, &[&format!("EXIT:{status}")]);
-    record_screen(&codex.cli, "exited", &exited, Row::state("exited"));
+    codex.record("exited", &exited, Row::state("exited"));
 
     let raw = codex.tmux.raw();
     for state in [
@@ -369,21 +352,41 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
 }
 
 #[test]
-fn codex_works_while_the_model_thinks_and_escape_denies_a_command() {
+fn codex_works_while_the_model_thinks_asks_before_exiting_and_escape_interrupts_or_denies() {
     let codex = Codex::start();
     codex.wait_idle();
-    codex.send("Think hard lab:think=6");
+    codex.send("Think hard lab:think=30");
     let working = codex.tmux.wait_for("working", STEP, codex_working);
     assert_contains(&working, &["Working"]);
-    record_screen(
-        &codex.cli,
-        "working",
-        &working,
-        Row::state("working").titled(codex.tmux.title()),
+    codex.record("working", &working, Row::state("working"));
+
+    // Ctrl-C while a task runs asks what to do with it; Esc goes back to the running task.
+    codex.tmux.send_keys(&["C-c"]);
+    let asked = "Choose what happens to the current task.";
+    let dialog = codex.tmux.wait_for_text(asked, STEP);
+    assert_contains(
+        &dialog,
+        &["Task is still running", "enter select · esc back"],
     );
-    codex.tmux.wait_for("the reply", STEP, |s| {
-        codex_idle(s) && s.contains("LAB-REPLY to: Think hard")
+    let options = options_after(&dialog, asked);
+    assert_eq!(
+        options,
+        ["1. Cancel task", "2. Run in background", "3. Exit"],
+        "{dialog}"
+    );
+    codex.record(
+        "exit_task_running",
+        &dialog,
+        Row::waiting("dialog", asked, options),
+    );
+    answer(&codex.tmux, &["Escape"], asked);
+    codex.tmux.wait_for("working again", STEP, codex_working);
+
+    codex.tmux.send_keys(&["Escape"]);
+    let interrupted = codex.tmux.wait_for("the interrupt", STEP, |s| {
+        codex_idle(s) && s.contains("Conversation interrupted")
     });
+    codex.record("interrupted", &interrupted, Row::state("idle"));
 
     codex.send("Run the lab command lab:shell");
     codex
@@ -400,10 +403,10 @@ fn codex_works_while_the_model_thinks_and_escape_denies_a_command() {
             codex_idle(s) && s.contains("You canceled the request")
         });
     assert!(!codex.home.project.join("lab-codex.txt").exists());
-    record_screen(&codex.cli, "after_deny", &denied, Row::state("idle"));
+    codex.record("after_deny", &denied, Row::state("idle"));
     assert_eq!(
         codex.fake.prompts(),
-        ["Think hard lab:think=6", "Run the lab command lab:shell"],
+        ["Think hard lab:think=30", "Run the lab command lab:shell"],
         "a deny ends the turn without asking the model again"
     );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::fake_anthropic::FakeAnthropic;
 use super::fake_openai::FakeOpenAi;
 use super::home::{AgentHome, Cli};
+use super::record::{Row, record_screen};
 use super::tmux::Tmux;
 
 /// Claude Code submits text typed as a separate write from its Enter (≥100 ms apart).
@@ -42,6 +43,11 @@ pub struct Claude {
 }
 
 impl Claude {
+    /// Records `screen` as `<scenario>.txt` with its expected row, when recording.
+    pub fn record(&self, scenario: &str, screen: &str, row: Row) {
+        record_screen(&self.cli, &self.tmux, scenario, screen, row);
+    }
+
     /// Starts Claude Code in its project directory; does not wait for anything.
     pub fn start() -> Claude {
         let cli = Cli::claude();
@@ -100,6 +106,11 @@ pub struct Codex {
 }
 
 impl Codex {
+    /// Records `screen` as `<scenario>.txt` with its expected row, when recording.
+    pub fn record(&self, scenario: &str, screen: &str, row: Row) {
+        record_screen(&self.cli, &self.tmux, scenario, screen, row);
+    }
+
     pub fn start() -> Codex {
         let cli = Cli::codex();
         let mut home = AgentHome::new("codex");

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::home::Cli;
+use super::tmux::Tmux;
 
 const RAW_CAP: usize = 64 * 1024;
 
@@ -57,11 +58,12 @@ pub fn recorded_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/recorded")
 }
 
-/// Writes `<scenario>.txt` and its row, when recording.
-pub fn record_screen(cli: &Cli, scenario: &str, screen: &str, row: Row) {
+/// Writes `<scenario>.txt` and its row, with the pane's title now, when recording.
+pub fn record_screen(cli: &Cli, tmux: &Tmux, scenario: &str, screen: &str, row: Row) {
     if !recording() {
         return;
     }
+    let row = row.titled(tmux.title());
     let file = format!("{}/{scenario}.txt", cli.label());
     let path = recorded_dir().join(&file);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
