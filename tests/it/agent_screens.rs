@@ -222,6 +222,7 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
     let claude = Claude::start();
     claude.wait_idle();
     claude.send("Think hard lab:think=30");
+    claude.fake.wait_for_prompt("Think hard lab:think=30", STEP);
     let thinking = claude.tmux.wait_for("working", STEP, claude_working);
     claude.record("working", &thinking, Row::state("working"));
     assert_contains(&thinking, &["Think hard lab:think=30"]);
@@ -356,6 +357,7 @@ fn codex_works_while_the_model_thinks_asks_before_exiting_and_escape_interrupts_
     let codex = Codex::start();
     codex.wait_idle();
     codex.send("Think hard lab:think=30");
+    codex.fake.wait_for_prompt("Think hard lab:think=30", STEP);
     let working = codex.tmux.wait_for("working", STEP, codex_working);
     assert_contains(&working, &["Working"]);
     codex.record("working", &working, Row::state("working"));

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use super::fake_http::{
     FakeServer, LoggedRequest, SseWriter, json_response, lab_seconds, lab_tokens, pace,
-    sse_response,
+    sse_response, wait_until_seen,
 };
 
 pub const BASH_COMMAND: &str = "echo hi > lab-bash.txt";
@@ -65,6 +65,11 @@ impl FakeAnthropic {
             .into_iter()
             .filter(|r| r.method == "POST" && r.path_only() == "/v1/messages")
             .collect()
+    }
+
+    /// Waits until a turn request carries `prompt` as its latest prompt.
+    pub fn wait_for_prompt(&self, prompt: &str, timeout: Duration) {
+        wait_until_seen("the Anthropic fake", timeout, || self.prompts(), prompt);
     }
 
     /// The typed prompt of the latest user message of each turn request.

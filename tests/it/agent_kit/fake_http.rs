@@ -42,6 +42,24 @@ impl LoggedRequest {
     }
 }
 
+/// Polls `seen` (e.g. a fake's prompts) until `wanted` is among them; panics after `timeout`.
+pub fn wait_until_seen(
+    what: &str,
+    timeout: Duration,
+    seen: impl Fn() -> Vec<String>,
+    wanted: &str,
+) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !seen().iter().any(|s| s == wanted) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} never received {wanted:?}; it saw {:?}",
+            seen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Turns one logged request into a response; runs inside the fake's runtime, so it may spawn.
 pub type Responder = Arc<dyn Fn(&LoggedRequest) -> Response + Send + Sync>;
 

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::fake_http::{
     FakeServer, LoggedRequest, SseWriter, json_response, lab_seconds, lab_tokens, sse_response,
+    wait_until_seen,
 };
 
 pub const SHELL_COMMAND: &str = "echo hi > lab-codex.txt";
@@ -55,6 +56,11 @@ impl FakeOpenAi {
             .filter(|r| r.method == "POST" && r.path_only() == "/v1/responses")
             .filter(|r| !is_title_request(&r.body))
             .collect()
+    }
+
+    /// Waits until a turn request carries `prompt` as its latest prompt.
+    pub fn wait_for_prompt(&self, prompt: &str, timeout: Duration) {
+        wait_until_seen("the OpenAI fake", timeout, || self.prompts(), prompt);
     }
 
     pub fn prompts(&self) -> Vec<String> {
