@@ -14,6 +14,8 @@ use super::tmux::Tmux;
 pub const CLAUDE_GAP: Duration = Duration::from_millis(150);
 /// Codex takes an Enter sent sooner than ~100 ms after the text as part of the draft.
 pub const CODEX_GAP: Duration = Duration::from_millis(300);
+/// Codex's composer can drop a key sent as it first shows (agent-lab.md §11.5 waited 0.5 s).
+pub const CODEX_SETTLE: Duration = Duration::from_millis(500);
 /// A prompt ignores keys for its first 100-150 ms on screen (agent-lab.md §8.2).
 pub const PROMPT_SETTLE: Duration = Duration::from_millis(400);
 /// Start-up, a model turn, a screen change: generous, the machine is shared.
@@ -125,9 +127,12 @@ impl Codex {
         }
     }
 
-    /// Waits for the idle composer after the splash (keys typed during it are dropped).
+    /// Waits for the idle composer after the splash (keys typed during it are dropped), and
+    /// then a moment more: a key sent as the composer first shows can still be lost.
     pub fn wait_idle(&self) -> String {
-        self.tmux.wait_for("Codex idle", STARTUP, codex_idle)
+        let idle = self.tmux.wait_for("Codex idle", STARTUP, codex_idle);
+        std::thread::sleep(CODEX_SETTLE);
+        idle
     }
 
     pub fn send(&self, prompt: &str) {

@@ -4,6 +4,7 @@
 //! Scripted by `lab:` tokens in the latest user prompt, like the Anthropic fake:
 //! * `lab:shell`: an `exec_command` of `echo hi > lab-codex.txt` that asks for escalation,
 //!   so Codex (approval_policy on-request) asks the user first;
+//! * `lab:ask`: a `request_user_input` "Which colour should the lab use?" (Red, Blue);
 //! * `lab:slow=N`: the text reply streamed over N seconds;
 //! * `lab:think=N`: N seconds before anything of the reply;
 //! * anything else: `LAB-REPLY to: <prompt>`.
@@ -26,6 +27,7 @@ use super::fake_http::{
 pub const SHELL_COMMAND: &str = "echo hi > lab-codex.txt";
 pub const SHELL_JUSTIFICATION: &str = "The lab needs to write a file";
 pub const SESSION_TITLE: &str = "Lab session";
+pub const ASK_QUESTION: &str = "Which colour should the lab use?";
 
 pub struct FakeOpenAi {
     server: FakeServer,
@@ -90,7 +92,10 @@ enum Reply {
         think: Option<Duration>,
         slow: Option<Duration>,
     },
-    Shell,
+    Call {
+        name: &'static str,
+        arguments: Value,
+    },
 }
 
 fn is_title_request(body: &Value) -> bool {
@@ -118,15 +123,22 @@ fn plan(body: &Value) -> Reply {
         .iter()
         .filter(|item| item["type"] == "function_call")
         .count();
-    let shell = tokens.iter().any(|(token, _)| token == "shell");
-    match (shell, calls) {
-        (true, 0) => Reply::Shell,
-        (true, _) => Reply::Text {
-            text: "LAB-DONE: exec_command finished".into(),
+    let has = |name: &str| tokens.iter().any(|(token, _)| token == name);
+    let call = if has("shell") {
+        Some(("exec_command", shell_arguments()))
+    } else if has("ask") {
+        Some(("request_user_input", ask_arguments()))
+    } else {
+        None
+    };
+    match (call, calls) {
+        (Some((name, arguments)), 0) => Reply::Call { name, arguments },
+        (Some((name, _)), _) => Reply::Text {
+            text: format!("LAB-DONE: {name} finished"),
             think: None,
             slow: None,
         },
-        (false, _) => {
+        (None, _) => {
             let slow = lab_seconds(&tokens, "slow");
             let mut text = format!("LAB-REPLY to: {prompt}");
             for word in 0..slow.map_or(0, |s| (s.as_millis() / 200).max(1)) {
@@ -167,7 +179,7 @@ async fn stream(sse: SseWriter, reply: Reply, id: u64) {
             "id": response_id, "object": "response", "status": "in_progress", "output": []}}),
     );
     let item = match reply {
-        Reply::Shell => shell_call(id),
+        Reply::Call { name, arguments } => function_call(id, name, &arguments),
         Reply::Text { text, think, slow } => {
             if let Some(think) = think {
                 tokio::time::sleep(think).await;
@@ -192,14 +204,29 @@ async fn stream(sse: SseWriter, reply: Reply, id: u64) {
     );
 }
 
-fn shell_call(id: u64) -> Value {
-    let arguments = json!({
+fn shell_arguments() -> Value {
+    json!({
         "cmd": SHELL_COMMAND,
         "sandbox_permissions": "require_escalated",
         "justification": SHELL_JUSTIFICATION,
-    });
+    })
+}
+
+fn ask_arguments() -> Value {
+    json!({"questions": [{
+        "id": "lab_colour",
+        "header": "Colour",
+        "question": ASK_QUESTION,
+        "options": [
+            {"label": "Red", "description": "The colour of the lab's warning lights"},
+            {"label": "Blue", "description": "The colour of the lab's coats"}
+        ]
+    }]})
+}
+
+fn function_call(id: u64, name: &str, arguments: &Value) -> Value {
     json!({"type": "function_call", "id": format!("fc_lab_{id}"), "call_id": format!("call_lab_{id}"),
-           "name": "exec_command", "arguments": arguments.to_string(), "status": "completed"})
+           "name": name, "arguments": arguments.to_string(), "status": "completed"})
 }
 
 /// Streams a message item; returns the finished item, or None when the client left.

@@ -133,9 +133,13 @@ trust_level = "trusted"
 
     /// An empty HOME and project directory, and the base environment of a CLI process.
     pub fn new(prefix: &str) -> AgentHome {
+        // Not under /tmp: Codex warns when its home is in a temporary directory, which a
+        // user's is not.
+        let parent = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(&parent).unwrap();
         let dir = tempfile::Builder::new()
             .prefix(&format!("drydock-agent-{prefix}-"))
-            .tempdir()
+            .tempdir_in(parent)
             .unwrap();
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");

@@ -102,6 +102,16 @@ impl Tmux {
         }
     }
 
+    /// Waits for the launcher's `EXIT:<code>` line: (the CLI's exit code, that screen).
+    /// The pane itself can outlive the CLI for seconds while something it started still
+    /// holds the terminal, so this does not wait for `exit_status`.
+    pub fn wait_exit(&self, timeout: Duration) -> (i32, String) {
+        let line = regex::Regex::new(r"(?m)^EXIT:(\d+)\s*$").unwrap();
+        let screen = self.wait_for("the CLI to exit", timeout, |s| line.is_match(s));
+        let code = line.captures(&screen).unwrap()[1].parse().unwrap();
+        (code, screen)
+    }
+
     /// Every byte the pane's program wrote so far.
     pub fn raw(&self) -> Vec<u8> {
         std::fs::read(&self.tap).unwrap_or_default()
