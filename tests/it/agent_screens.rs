@@ -6,6 +6,7 @@
 //!
 //! The CLIs must be installed (scripts/agent-clis.sh); without them these tests fail.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use regex::Regex;
@@ -19,6 +20,7 @@ use crate::agent_kit::fake_anthropic::{
 use crate::agent_kit::fake_openai::{
     ASK_QUESTION as CODEX_ASK_QUESTION, SHELL_COMMAND, SHELL_JUSTIFICATION,
 };
+use crate::agent_kit::hooks::{log_claude_hooks, wait_logged_events};
 use crate::agent_kit::record::{Row, record_raw};
 
 #[test]
@@ -98,8 +100,11 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
 }
 
 #[test]
-fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
-    let claude = Claude::start();
+fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten_with_no_stop_hook() {
+    let mut hooks = PathBuf::new();
+    let claude = Claude::start_with(&[], |home| {
+        hooks = log_claude_hooks(home, &HOOK_EVENTS);
+    });
     claude.wait_idle();
     claude.send("Write the lab file lab:write");
     let question = format!("Do you want to create {WRITE_FILE}?");
@@ -132,6 +137,16 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
     assert!(!claude.home.project.join(WRITE_FILE).exists());
     assert_eq!(claude.fake.turns().len(), 1, "no model call after a deny");
     claude.record("after_deny", &denied, Row::state("idle"));
+    // An Escape-deny fires no Stop (agent-lab.md §5.1): waiting on Stop would hang here.
+    assert_eq!(
+        wait_logged_events(&hooks, 4, STEP),
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PermissionRequest"
+        ]
+    );
 
     // The next prompt rides with the rejected tool's result; the fake must answer it.
     claude.send("hello again");
@@ -147,7 +162,20 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten() {
             .any(|r| r.contains("doesn't want to proceed")),
         "the rejected tool's result is sent with the next prompt"
     );
+    let events = wait_logged_events(&hooks, 6, STEP);
+    assert_eq!(events[4..], ["UserPromptSubmit", "Stop"], "{events:?}");
 }
+
+const HOOK_EVENTS: [&str; 8] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "SessionEnd",
+];
 
 #[test]
 fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {

@@ -52,11 +52,18 @@ impl Claude {
 
     /// Starts Claude Code in its project directory; does not wait for anything.
     pub fn start() -> Claude {
+        Claude::start_with(&[], |_| {})
+    }
+
+    /// Starts Claude Code with `args`, after `setup` has had its say on the prepared HOME
+    /// (hooks in its settings, more environment…).
+    pub fn start_with(args: &[&str], setup: impl FnOnce(&mut AgentHome)) -> Claude {
         let cli = Cli::claude();
         let mut home = AgentHome::new("claude");
         let fake = FakeAnthropic::start(&home.project);
         home.prepare_claude(fake.url());
-        let tmux = Tmux::start(&home.launch(&cli, &[]), &home.scratch());
+        setup(&mut home);
+        let tmux = Tmux::start(&home.launch(&cli, args), &home.scratch());
         Claude {
             tmux,
             fake,
@@ -114,11 +121,17 @@ impl Codex {
     }
 
     pub fn start() -> Codex {
+        Codex::start_with(&[], |_| {})
+    }
+
+    /// Starts Codex with `args`, after `setup` has had its say on the prepared HOME.
+    pub fn start_with(args: &[&str], setup: impl FnOnce(&mut AgentHome)) -> Codex {
         let cli = Cli::codex();
         let mut home = AgentHome::new("codex");
         let fake = FakeOpenAi::start();
         home.prepare_codex(&fake.base_url());
-        let tmux = Tmux::start(&home.launch(&cli, &[]), &home.scratch());
+        setup(&mut home);
+        let tmux = Tmux::start(&home.launch(&cli, args), &home.scratch());
         Codex {
             tmux,
             fake,

@@ -171,6 +171,22 @@ trust_level = "trusted"
         }
     }
 
+    /// Claude Code's user settings in this HOME (where hooks go).
+    pub fn claude_settings(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+
+    /// Codex's config.toml in this HOME.
+    pub fn codex_config(&self) -> PathBuf {
+        self.home.join(".codex/config.toml")
+    }
+
+    /// Adds (or replaces) a variable of the CLI's environment.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
     /// The CLI with `args`, in the project directory, with this HOME's environment.
     pub fn launch(&self, cli: &Cli, args: &[&str]) -> Launch {
         Launch {

@@ -1,5 +1,5 @@
 //! The kit the agent suites drive real coding-agent CLIs with: fake model APIs on loopback
-//! (`fake_anthropic`, `fake_openai`), a throwaway HOME per agent (`home`), a tmux driver
+//! (`fake_anthropic`, `fake_openai`), a throwaway HOME per agent (`home`) with hooks that log (`hooks`), a tmux driver
 //! (`tmux`), one agent wired up of the three (`agents`), and the fixture recorder (`record`).
 //! The CLIs are the pinned ones scripts/agent-clis.sh installs.
 
@@ -11,5 +11,6 @@ pub mod fake_anthropic;
 pub mod fake_http;
 pub mod fake_openai;
 pub mod home;
+pub mod hooks;
 pub mod record;
 pub mod tmux;

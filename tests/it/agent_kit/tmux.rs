@@ -87,6 +87,21 @@ impl Tmux {
         self.output(&["capture-pane", "-p", "-e", "-t", TARGET])
     }
 
+    /// The `-L` name of this private tmux server.
+    pub fn socket_name(&self) -> &str {
+        &self.socket
+    }
+
+    /// The tmux target of the agent's pane (`agent`, the session's only pane).
+    pub fn target(&self) -> &'static str {
+        TARGET
+    }
+
+    /// The pid of the pane's process (the launcher's `sh`; the CLI is its child).
+    pub fn pane_pid(&self) -> u32 {
+        self.display("#{pane_pid}").parse().expect("a pane pid")
+    }
+
     pub fn title(&self) -> String {
         self.display("#{pane_title}")
     }
