@@ -2,7 +2,8 @@
 # Installs the coding-agent CLIs the agent tests drive for real, pinned, with npm, each into
 # its own prefix under ${DRYDOCK_AGENT_CLIS:-~/.cache/drydock/agent-clis}/<name>-<version>.
 # Idempotent: a CLI whose `--version` already names the pinned version is left alone.
-# Prints where each binary is. The tests (tests/it/agent_kit) look there.
+# Prints where each binary is. The tests (tests/it/agent_kit) look there. npm comes from apt
+# when it is missing (Debian/Ubuntu; sudo when not root).
 set -euo pipefail
 
 root="${DRYDOCK_AGENT_CLIS:-$HOME/.cache/drydock/agent-clis}"
@@ -13,10 +14,7 @@ clis=(
     "codex @openai/codex 0.169.0 codex"
 )
 
-if ! command -v npm >/dev/null; then
-    echo "agent-clis: npm is needed (apt-get install npm)" >&2
-    exit 1
-fi
+command -v npm >/dev/null || "$(dirname "$0")/apt-install.sh" npm
 
 for cli in "${clis[@]}"; do
     read -r name package version bin <<<"$cli"
