@@ -22,9 +22,10 @@ pub const PROMPT_SETTLE: Duration = Duration::from_millis(400);
 pub const STARTUP: Duration = Duration::from_secs(40);
 pub const STEP: Duration = Duration::from_secs(20);
 
-/// Answers the prompt that shows `question` (a string only the prompt shows) with `keys`: after the prompt has settled, and
-/// once more if it is still there 3 s later (a key can be lost to a freshly drawn prompt,
-/// agent-lab.md §8.2; the retry is reported on stderr, so a flaky run shows in the log).
+/// Answers the prompt that shows `question` (a string only the prompt shows) with `keys`:
+/// after the prompt has settled, and once more if it is still there 3 s later (a key can be
+/// lost to a freshly drawn prompt, agent-lab.md §8.2; a retry is reported on stderr, so a
+/// flaky run shows in the log).
 pub fn answer(tmux: &Tmux, keys: &[&str], question: &str) {
     std::thread::sleep(PROMPT_SETTLE);
     tmux.send_keys(keys);

@@ -206,7 +206,8 @@ pub async fn pace(total: Duration, step: Duration, mut tick: impl FnMut() -> boo
     true
 }
 
-/// The `lab:` tokens of a prompt: `lab:bash` → ("bash", None), `lab:slow=12` → ("slow", Some("12")).
+/// The `lab:` tokens of a prompt: `lab:bash` → ("bash", None),
+/// `lab:slow=12` → ("slow", Some("12")).
 pub fn lab_tokens(prompt: &str) -> Vec<(String, Option<String>)> {
     prompt
         .split_whitespace()

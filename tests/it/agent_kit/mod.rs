@@ -1,7 +1,8 @@
 //! The kit the agent suites drive real coding-agent CLIs with: fake model APIs on loopback
-//! (`fake_anthropic`, `fake_openai`), a throwaway HOME per agent (`home`) with hooks that log (`hooks`), a tmux driver
-//! (`tmux`), one agent wired up of the three (`agents`), and the fixture recorder (`record`).
-//! The CLIs are the pinned ones scripts/agent-clis.sh installs.
+//! (`fake_anthropic`, `fake_openai`, on `fake_http`), a throwaway HOME per agent (`home`),
+//! Claude Code hooks that log their payloads (`hooks`), a tmux driver (`tmux`), one agent
+//! wired up of these (`agents`), and the fixture recorder (`record`). The CLIs are the pinned
+//! ones scripts/agent-clis.sh installs.
 
 // A kit: each suite uses the part it needs.
 #![allow(dead_code)]
