@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use regex::Regex;
+use serde_json::{Value, json};
 
 use crate::agent_kit::agents::{
     Claude, Codex, STARTUP, STEP, answer, claude_idle, claude_working, codex_idle, codex_working,
@@ -572,4 +573,115 @@ fn codex_asks_a_question_in_plan_mode_and_option_2_answers_it() {
         output.contains("Blue"),
         "the answer reaches the model: {output}"
     );
+}
+
+// The fakes on their own (no CLI): they follow the conversation they are sent.
+
+#[tokio::test]
+async fn the_anthropic_fake_reads_the_step_from_the_conversation() {
+    let project = tempfile::tempdir().unwrap();
+    let fake = crate::agent_kit::fake_anthropic::FakeAnthropic::start(project.path());
+    let prompt = json!({"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>context</system-reminder>"},
+        {"type": "text", "text": "Edit it lab:edit"}]});
+    let read = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]});
+    let read_result = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "alpha"}]});
+    let edit = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t2", "name": "Edit", "input": {}}]});
+    let denied_then_asked = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": "The user doesn't want to proceed"},
+        {"type": "text", "text": "[Request interrupted by user for tool use]"},
+        {"type": "text", "text": "hello"}]});
+
+    let turn = |messages: Vec<Value>| anthropic_turn(fake.url(), messages);
+    assert_eq!(turn(vec![prompt.clone()]).await, "tool_use Read");
+    let after_read = vec![prompt.clone(), read.clone(), read_result.clone()];
+    assert_eq!(turn(after_read.clone()).await, "tool_use Edit");
+    let mut denied = after_read.clone();
+    denied.extend([edit.clone(), denied_then_asked]);
+    assert_eq!(turn(denied).await, "text LAB-REPLY to: hello");
+    let mut approved = after_read;
+    approved.extend([
+        edit,
+        json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]}),
+    ]);
+    assert_eq!(turn(approved).await, "text LAB-DONE: Edit finished");
+    assert_eq!(fake.turns().len(), 4);
+}
+
+#[tokio::test]
+async fn the_openai_fake_asks_for_a_command_once_and_answers_the_title_request() {
+    let fake = crate::agent_kit::fake_openai::FakeOpenAi::start();
+    let prompt = json!({"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>cwd</environment_context>"},
+        {"type": "input_text", "text": "Run it lab:shell"}]});
+    let call = json!({"type": "function_call", "name": "exec_command", "call_id": "c1", "arguments": "{}"});
+    let output = json!({"type": "function_call_output", "call_id": "c1", "output": "ok"});
+    let turn = |body: Value| openai_turn(fake.base_url(), body);
+    assert_eq!(
+        turn(json!({"stream": true, "input": [prompt.clone()]})).await,
+        "function_call exec_command"
+    );
+    assert_eq!(
+        turn(json!({"stream": true, "input": [prompt, call, output]})).await,
+        "message LAB-DONE: exec_command finished"
+    );
+    let title = json!({"stream": true, "input": [], "text": {"format": {"type": "json_schema"}}});
+    assert_eq!(turn(title).await, r#"message {"title":"Lab session"}"#);
+    assert_eq!(fake.turns().len(), 2, "the title request is not a turn");
+}
+
+/// One streamed Messages turn, summed up as `tool_use NAME` or `text TEXT`.
+async fn anthropic_turn(url: &str, messages: Vec<Value>) -> String {
+    let body = json!({"model": "m", "max_tokens": 10, "stream": true, "messages": messages});
+    let events = sse_events(&format!("{url}/v1/messages?beta=true"), body).await;
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "content_block_start")
+        .expect("a content block");
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["delta"]["text"].as_str())
+        .collect();
+    assert_eq!(events.last().unwrap()["type"], "message_stop");
+    match start["content_block"]["type"].as_str() {
+        Some("tool_use") => format!(
+            "tool_use {}",
+            start["content_block"]["name"].as_str().unwrap()
+        ),
+        _ => format!("text {text}"),
+    }
+}
+
+/// One streamed Responses turn, summed up as `function_call NAME` or `message TEXT`.
+async fn openai_turn(base_url: String, body: Value) -> String {
+    let events = sse_events(&format!("{base_url}/responses"), body).await;
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.output_item.done")
+        .expect("an output item");
+    assert_eq!(events.last().unwrap()["type"], "response.completed");
+    let item = &done["item"];
+    match item["type"].as_str() {
+        Some("function_call") => format!("function_call {}", item["name"].as_str().unwrap()),
+        _ => format!("message {}", item["content"][0]["text"].as_str().unwrap()),
+    }
+}
+
+async fn sse_events(url: &str, body: Value) -> Vec<Value> {
+    let response = reqwest::Client::new()
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let text = response.text().await.unwrap();
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
 }
