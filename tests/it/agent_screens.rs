@@ -575,6 +575,45 @@ fn codex_asks_a_question_in_plan_mode_and_option_2_answers_it() {
     );
 }
 
+#[test]
+fn claude_asks_to_trust_a_folder_not_trusted_yet_and_starts_once_trusted() {
+    let claude = Claude::start_with(&[], |home| {
+        let fresh = json!({"hasCompletedOnboarding": true, "hasSeenAutoDefaultNudge": true});
+        std::fs::write(home.home.join(".claude.json"), fresh.to_string()).unwrap();
+    });
+    let question = "Quick safety check: Is this a project you created or one you trust?";
+    let dialog = claude.tmux.wait_for_text(question, STARTUP);
+    // The choices carry no numbers; the cursor starts on "No, exit".
+    assert_contains(
+        &dialog,
+        &[
+            "Accessing workspace:",
+            "❯ No, exit",
+            "Yes, I trust this folder",
+            "Enter to confirm · Esc to cancel",
+        ],
+    );
+    claude.record(
+        "trust_dialog",
+        &dialog,
+        Row::waiting(
+            "dialog",
+            question,
+            vec!["No, exit".into(), "Yes, I trust this folder".into()],
+        ),
+    );
+
+    answer(&claude.tmux, &["Down", "Enter"], question);
+    claude.wait_idle();
+    let config = std::fs::read_to_string(claude.home.home.join(".claude.json")).unwrap();
+    let config: Value = serde_json::from_str(&config).unwrap();
+    let project = claude.home.project.display().to_string();
+    assert_eq!(
+        config["projects"][&project]["hasTrustDialogAccepted"], true,
+        "{config}"
+    );
+}
+
 // The fakes on their own (no CLI): they follow the conversation they are sent.
 
 #[tokio::test]
