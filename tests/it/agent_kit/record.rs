@@ -63,7 +63,7 @@ pub fn record_screen(cli: &Cli, tmux: &Tmux, scenario: &str, screen: &str, row: 
     if !recording() {
         return;
     }
-    let row = row.titled(tmux.title());
+    let row = row.titled(program_title(tmux));
     let file = format!("{}/{scenario}.txt", cli.label());
     let path = recorded_dir().join(&file);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -79,6 +79,17 @@ pub fn record_raw(cli: &Cli, scenario: &str, raw: &[u8]) {
     let path = recorded_dir().join(format!("{}/{scenario}.raw", cli.label()));
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, &raw[..raw.len().min(RAW_CAP)]).unwrap();
+}
+
+/// The pane's title, unless it is still tmux's default (the host name): not the CLI's.
+fn program_title(tmux: &Tmux) -> String {
+    let title = tmux.title();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    if title == host.trim() {
+        String::new()
+    } else {
+        title
+    }
 }
 
 fn trim_lines(screen: &str) -> String {
