@@ -144,8 +144,10 @@ trust_level = "trusted"
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
         let project = root.join("project");
+        let tmp = root.join("tmp");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&tmp).unwrap();
         let closed = format!("http://127.0.0.1:{}", closed_port());
         let env = pairs(&[
             ("HOME", &home.display().to_string()),
@@ -155,6 +157,8 @@ trust_level = "trusted"
             ),
             ("TERM", "tmux-256color"),
             ("LANG", "C.UTF-8"),
+            // Claude Code's session sockets (`cc-socks/`) and the like go with the HOME.
+            ("TMPDIR", &tmp.display().to_string()),
             ("HTTPS_PROXY", &closed),
             ("HTTP_PROXY", &closed),
             ("https_proxy", &closed),
