@@ -67,6 +67,29 @@ pub struct Launch {
     pub cwd: PathBuf,
 }
 
+impl Launch {
+    /// A shell command line that runs the program in its cwd with `env -i` and exactly its
+    /// environment, plus the variables named in `keep` from the shell that runs the line
+    /// (e.g. a terminal's TMUX). For any terminal: a tmux pane, a drydock PTY session…
+    pub fn shell_command(&self, keep: &[&str]) -> String {
+        let mut words = vec!["env".to_string(), "-i".to_string()];
+        words.extend(keep.iter().map(|name| format!("{name}=\"${name}\"")));
+        words.extend(self.env.iter().map(|(k, v)| sh_quote(&format!("{k}={v}"))));
+        words.push(sh_quote(&self.program.display().to_string()));
+        words.extend(self.args.iter().map(|arg| sh_quote(arg)));
+        format!(
+            "cd {} || exit 97\n{}",
+            sh_quote(&self.cwd.display().to_string()),
+            words.join(" ")
+        )
+    }
+}
+
+/// `text` as one word for sh.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// A throwaway HOME with a project directory in it. Dropping it kills every process still
 /// running with this HOME (Codex's app-server daemon outlives its TUI, agent-lab.md §9).
 pub struct AgentHome {

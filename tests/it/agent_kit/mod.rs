@@ -2,7 +2,19 @@
 //! (`fake_anthropic`, `fake_openai`, on `fake_http`), a throwaway HOME per agent (`home`),
 //! Claude Code hooks that log their payloads (`hooks`), a tmux driver (`tmux`), one agent
 //! wired up of these (`agents`), and the fixture recorder (`record`). The CLIs are the pinned
-//! ones scripts/agent-clis.sh installs.
+//! ones scripts/agent-clis.sh installs; without them the tests that use the kit fail.
+//!
+//! ```text
+//! let claude = Claude::start();                 // fake API, HOME, tmux session, the CLI
+//! claude.wait_idle();
+//! claude.send("Run the lab command lab:bash");  // lab: tokens script the fake's reply
+//! claude.tmux.wait_for_text("Do you want to proceed?", STEP);
+//! answer(&claude.tmux, &["Enter"], "Do you want to proceed?");
+//! assert_eq!(claude.fake.prompts(), ["Run the lab command lab:bash"]);
+//! ```
+//!
+//! To run a CLI somewhere else (a drydock PTY session), prepare an `AgentHome` and a fake,
+//! and run `home.launch(&cli, &[]).shell_command(&[])` there.
 
 // A kit: each suite uses the part it needs.
 #![allow(dead_code)]

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::home::Launch;
+use super::home::{Launch, sh_quote};
 
 const TARGET: &str = "agent";
 const POLL: Duration = Duration::from_millis(75);
@@ -207,31 +207,12 @@ impl Drop for Tmux {
     }
 }
 
-/// Waits for `go`, runs the program with `env -i` and exactly its environment (plus the
-/// pane's TMUX and TMUX_PANE, as a CLI started in tmux has them), then prints its exit code.
+/// Waits for `go`, runs the program with exactly its environment (plus the pane's TMUX and
+/// TMUX_PANE, as a CLI started in tmux has them), then prints its exit code.
 fn launcher_script(launch: &Launch, go: &Path) -> String {
-    let mut run = vec![
-        "env".to_string(),
-        "-i".to_string(),
-        "TMUX=\"$TMUX\"".to_string(),
-        "TMUX_PANE=\"$TMUX_PANE\"".to_string(),
-    ];
-    run.extend(
-        launch
-            .env
-            .iter()
-            .map(|(key, value)| sh_quote(&format!("{key}={value}"))),
-    );
-    run.push(sh_quote(&launch.program.display().to_string()));
-    run.extend(launch.args.iter().map(|a| sh_quote(a)));
     format!(
-        "while [ ! -e {go} ]; do sleep 0.02; done\ncd {cwd} || exit 97\n{run}\necho \"EXIT:$?\"\n",
+        "while [ ! -e {go} ]; do sleep 0.02; done\n{run}\necho \"EXIT:$?\"\n",
         go = sh_quote(&go.display().to_string()),
-        cwd = sh_quote(&launch.cwd.display().to_string()),
-        run = run.join(" "),
+        run = launch.shell_command(&["TMUX", "TMUX_PANE"]),
     )
-}
-
-fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
