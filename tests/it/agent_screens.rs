@@ -280,9 +280,29 @@ fn claude_works_while_the_model_thinks_or_streams_and_escape_interrupts_it() {
         claude_idle(s) && s.contains("Interrupted")
     });
     claude.record("interrupted", &interrupted, Row::state("idle"));
+
+    claude.send("Take your time lab:sleep=30");
+    let question = "Do you want to proceed?";
+    claude.tmux.wait_for_text(question, STEP);
+    answer(&claude.tmux, &["Enter"], question);
+    let running = claude
+        .tmux
+        .wait_for("the approved command running", STEP, |s| {
+            claude_working(s) && s.contains("to run in background")
+        });
+    claude.record("working_tool", &running, Row::state("working"));
+    claude.tmux.send_keys(&["Escape"]);
+    claude.tmux.wait_for("the command interrupted", STEP, |s| {
+        claude_idle(s) && s.matches("Interrupted").count() >= 2
+    });
+    assert!(!claude.home.project.join("lab-bash.txt").exists());
     assert_eq!(
         claude.fake.prompts(),
-        ["Think hard lab:think=30", "Talk slowly lab:slow=30"]
+        [
+            "Think hard lab:think=30",
+            "Talk slowly lab:slow=30",
+            "Take your time lab:sleep=30"
+        ]
     );
 }
 

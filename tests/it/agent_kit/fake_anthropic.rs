@@ -3,6 +3,7 @@
 //!
 //! Each turn is scripted by `lab:` tokens in the user's latest prompt:
 //! * `lab:bash`: a Bash call `echo hi > lab-bash.txt` (in the project directory);
+//! * `lab:sleep=N`: the same after N seconds of waiting, a tool that keeps Claude Code working;
 //! * `lab:write`: a Write of `<project>/lab-hello.txt`;
 //! * `lab:edit`: a Read, then an Edit of `<project>/lab-edit.txt` (`alpha` → `ALPHA-EDITED`);
 //! * `lab:ask`: an AskUserQuestion "Which colour should the lab use?" (Red, Blue);
@@ -132,6 +133,16 @@ fn plan(body: &Value, project: &Path) -> Reply {
         vec![(
             "Bash",
             json!({"command": BASH_COMMAND, "description": BASH_DESCRIPTION}),
+        )]
+    } else if let Some(seconds) = lab_seconds(&tokens, "sleep") {
+        // Not `sleep N`: Claude Code fails a command that starts with a long sleep unasked.
+        let command = format!(
+            "timeout {} tail -f /dev/null; {BASH_COMMAND}",
+            seconds.as_secs()
+        );
+        vec![(
+            "Bash",
+            json!({"command": command, "description": BASH_DESCRIPTION}),
         )]
     } else if has("write") {
         vec![(
