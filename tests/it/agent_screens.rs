@@ -9,7 +9,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::agent_kit::agents::{
@@ -22,6 +21,7 @@ use crate::agent_kit::fake_openai::{
     ASK_QUESTION as CODEX_ASK_QUESTION, SHELL_COMMAND, SHELL_JUSTIFICATION,
 };
 use crate::agent_kit::hooks::{log_claude_hooks, wait_logged_events};
+use crate::agent_kit::menu::{labels, menu_after};
 use crate::agent_kit::record::{Row, record_raw};
 
 #[test]
@@ -54,9 +54,10 @@ fn claude_starts_asks_to_run_a_bash_command_runs_it_when_approved_and_exits() {
             "Esc to cancel",
         ],
     );
-    let options = options_after(&prompt, "Do you want to proceed?");
-    assert_eq!(options.first().map(String::as_str), Some("1. Yes"));
-    assert!(options.last().unwrap().ends_with(". No"), "{options:?}");
+    let options = menu_after(&prompt, "Do you want to proceed?");
+    assert_eq!(labels(&options).first(), Some(&"Yes"), "{options:?}");
+    assert!(options[0].selected, "{options:?}");
+    assert_eq!(labels(&options).last(), Some(&"No"), "{options:?}");
     assert!(!claude_idle(&prompt), "the prompt replaces the input box");
     claude.record(
         "bash_permission",
@@ -119,10 +120,10 @@ fn claude_asks_to_write_a_file_and_a_deny_leaves_it_unwritten_with_no_stop_hook(
             "Esc to cancel",
         ],
     );
-    let options = options_after(&prompt, &question);
-    assert_eq!(options.len(), 3, "{options:?}");
-    assert_eq!(options[0], "1. Yes");
-    assert_eq!(options[2], "3. No");
+    let options = menu_after(&prompt, &question);
+    assert_eq!(labels(&options).len(), 3, "{options:?}");
+    assert_eq!(labels(&options)[0], "Yes");
+    assert_eq!(labels(&options)[2], "No");
     claude.record(
         "write_permission",
         &prompt,
@@ -193,7 +194,7 @@ fn claude_asks_to_edit_a_file_after_reading_it_and_edits_it_when_approved() {
             s.contains(&question) && s.contains("ALPHA-EDITED")
         });
     assert_contains(&prompt, &["Edit file", "alpha", "Esc to cancel"]);
-    let options = options_after(&prompt, &question);
+    let options = menu_after(&prompt, &question);
     assert_eq!(options.len(), 3, "{options:?}");
     claude.record(
         "edit_permission",
@@ -227,8 +228,11 @@ fn claude_offers_a_choice_menu_and_option_2_answers_it() {
     let menu = claude.tmux.wait_for_text("Enter to select", STEP);
     assert_contains(&menu, &[ASK_QUESTION, "1. Red", "2. Blue", "Esc to cancel"]);
     assert!(!claude_idle(&menu), "the menu replaces the input box");
-    let options = options_after(&menu, ASK_QUESTION);
-    assert!(options.len() >= 2, "{options:?}");
+    let options = menu_after(&menu, ASK_QUESTION);
+    assert_eq!(
+        labels(&options),
+        ["Red", "Blue", "Type something.", "Chat about this"]
+    );
     claude.record(
         "choice_menu",
         &menu,
@@ -332,8 +336,9 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
         &prompt,
         &[SHELL_COMMAND, SHELL_JUSTIFICATION, "1. Yes, proceed"],
     );
-    let options = options_after(&prompt, question);
-    assert_eq!(options.len(), 3, "{options:?}");
+    let options = menu_after(&prompt, question);
+    assert_eq!(labels(&options).len(), 3, "{options:?}");
+    assert_eq!(labels(&options)[0], "Yes, proceed (y)");
     codex.record(
         "approval",
         &prompt,
@@ -384,8 +389,8 @@ fn codex_asks_to_run_a_command_runs_it_when_approved_and_exits() {
         s.contains("EXIT:") || s.contains(asked)
     });
     if exiting.contains(asked) {
-        let options = options_after(&exiting, asked);
-        assert_eq!(options.last().map(String::as_str), Some("3. Exit"));
+        let options = menu_after(&exiting, asked);
+        assert_eq!(labels(&options).last(), Some(&"Exit"), "{options:?}");
         codex.record(
             "exit_task_running",
             &exiting,
@@ -428,10 +433,10 @@ fn codex_works_while_the_model_thinks_asks_before_exiting_and_escape_interrupts_
         &dialog,
         &["Task is still running", "enter select · esc back"],
     );
-    let options = options_after(&dialog, asked);
+    let options = menu_after(&dialog, asked);
     assert_eq!(
-        options,
-        ["1. Cancel task", "2. Run in background", "3. Exit"],
+        labels(&options),
+        ["Cancel task", "Run in background", "Exit"],
         "{dialog}"
     );
     codex.record(
@@ -496,18 +501,6 @@ fn tool_names(body: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// The numbered options listed below `question`, as shown (`1. Yes`), without the cursor
-/// and without a description in a column of its own (two spaces or more away).
-fn options_after(screen: &str, question: &str) -> Vec<String> {
-    let option = Regex::new(r"^\s*(?:[❯›>]\s*)?(\d+\.\s\S.*?)(?:\s{2,}.*)?$").unwrap();
-    screen
-        .lines()
-        .skip_while(|line| !line.contains(question))
-        .skip(1)
-        .filter_map(|line| option.captures(line).map(|c| c[1].to_string()))
-        .collect()
-}
-
 fn assert_contains(screen: &str, needles: &[&str]) {
     for needle in needles {
         assert!(
@@ -564,10 +557,10 @@ fn codex_asks_a_question_in_plan_mode_and_option_2_answers_it() {
     codex.send("Ask me about colours lab:ask");
     let question = codex.tmux.wait_for_text("Question 1/1", STEP);
     assert_contains(&question, &[CODEX_ASK_QUESTION, "enter to submit answer"]);
-    let options = options_after(&question, CODEX_ASK_QUESTION);
+    let options = menu_after(&question, CODEX_ASK_QUESTION);
     assert_eq!(
-        options,
-        ["1. Red", "2. Blue", "3. None of the above"],
+        labels(&options),
+        ["Red", "Blue", "None of the above"],
         "{question}"
     );
     codex.record(
@@ -603,7 +596,7 @@ fn claude_asks_to_trust_a_folder_not_trusted_yet_and_starts_once_trusted() {
     });
     let question = "Quick safety check: Is this a project you created or one you trust?";
     let dialog = claude.tmux.wait_for_text(question, STARTUP);
-    // The choices carry no numbers; the cursor starts on "No, exit".
+    // The choices carry no numbers (no menu to read); the cursor starts on "No, exit".
     assert_contains(
         &dialog,
         &[
@@ -613,15 +606,7 @@ fn claude_asks_to_trust_a_folder_not_trusted_yet_and_starts_once_trusted() {
             "Enter to confirm · Esc to cancel",
         ],
     );
-    claude.record(
-        "trust_dialog",
-        &dialog,
-        Row::waiting(
-            "dialog",
-            question,
-            vec!["No, exit".into(), "Yes, I trust this folder".into()],
-        ),
-    );
+    claude.record("trust_dialog", &dialog, Row::waiting_unread("dialog"));
 
     answer(&claude.tmux, &["Down", "Enter"], question);
     claude.wait_idle();

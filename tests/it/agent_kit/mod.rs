@@ -1,6 +1,7 @@
 //! The kit the agent suites drive real coding-agent CLIs with: fake model APIs on loopback
 //! (`fake_anthropic`, `fake_openai`, on `fake_http`), a throwaway HOME per agent (`home`),
-//! Claude Code hooks that log their payloads (`hooks`), a tmux driver (`tmux`), one agent
+//! Claude Code hooks that log their payloads (`hooks`), a prompt's menu read off the screen
+//! (`menu`), a tmux driver (`tmux`), one agent
 //! wired up of these (`agents`), and the fixture recorder (`record`). The CLIs are the pinned
 //! ones scripts/agent-clis.sh installs; without them the tests that use the kit fail.
 //!
@@ -25,5 +26,6 @@ pub mod fake_http;
 pub mod fake_openai;
 pub mod home;
 pub mod hooks;
+pub mod menu;
 pub mod record;
 pub mod tmux;

@@ -1,12 +1,15 @@
 //! Recording screens as fixtures, when `DRYDOCK_RECORD_AGENTS=1`: the plain screen goes to
-//! `tests/fixtures/agents/recorded/<cli>-<version>/<scenario>.txt` (trailing spaces trimmed),
-//! the raw pane bytes of a few scenarios to `<scenario>.raw` (capped), and the scenario's
-//! row, what a detector should say of that screen, into `expected.toml` beside them.
+//! `tests/fixtures/agents/recorded/<cli>-<version>/<scenario>.txt` (trailing spaces trimmed)
+//! and the scenario's row, what a detector should say of that screen, into `expected.toml`
+//! beside them (the shape src/agents/fixtures.rs reads; every file of that directory must be
+//! listed there). The raw pane bytes of a few scenarios go to
+//! `tests/fixtures/agents/recorded-raw/<cli>-<version>/<scenario>.raw` (capped).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::home::Cli;
+use super::menu::MenuOption;
 use super::tmux::Tmux;
 
 const RAW_CAP: usize = 64 * 1024;
@@ -20,8 +23,8 @@ pub struct Row {
     pub kind: Option<&'static str>,
     /// Only when waiting: the question as shown.
     pub question: Option<String>,
-    /// Only when waiting: the options exactly as offered (`1. Yes`…).
-    pub options: Vec<String>,
+    /// Only when waiting: the options exactly as offered.
+    pub options: Vec<MenuOption>,
     /// The window title at capture, when it has one.
     pub title: Option<String>,
 }
@@ -34,13 +37,22 @@ impl Row {
         }
     }
 
-    pub fn waiting(kind: &'static str, question: &str, options: Vec<String>) -> Row {
+    pub fn waiting(kind: &'static str, question: &str, options: Vec<MenuOption>) -> Row {
         Row {
             state: "waiting",
             kind: Some(kind),
             question: Some(question.to_string()),
             options,
             title: None,
+        }
+    }
+
+    /// Waiting at a prompt whose menu has no numbers to read (a dialog's choices).
+    pub fn waiting_unread(kind: &'static str) -> Row {
+        Row {
+            state: "waiting",
+            kind: Some(kind),
+            ..Row::default()
         }
     }
 
@@ -76,7 +88,9 @@ pub fn record_raw(cli: &Cli, scenario: &str, raw: &[u8]) {
     if !recording() {
         return;
     }
-    let path = recorded_dir().join(format!("{}/{scenario}.raw", cli.label()));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/recorded-raw")
+        .join(format!("{}/{scenario}.raw", cli.label()));
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, &raw[..raw.len().min(RAW_CAP)]).unwrap();
 }
@@ -104,8 +118,22 @@ fn trim_lines(screen: &str) -> String {
 }
 
 const HEADER: &str = "\
-# What a detector should say of each recorded screen (tests/it/agent_screens.rs writes a row
-# when DRYDOCK_RECORD_AGENTS=1; question and options are checked against the screen).
+# What a detector should say of each screen in this directory: screens RECORDED from the real
+# Claude Code 2.1.330 and Codex 0.169.0 TUIs (tmux, 120x40, `capture-pane -p`, trailing spaces
+# trimmed) by tests/it/agent_screens.rs against the fake model APIs of tests/it/agent_kit/.
+# Re-record with `DRYDOCK_RECORD_AGENTS=1 cargo test --test it agent_screens::` (needs
+# scripts/agent-clis.sh and tmux); the raw pane bytes of two sessions go to ../recorded-raw/.
+# The screens name the tests' temporary directories, which differ from run to run.
+#
+# Each [[screen]] (the shape of ../transcribed/expected.toml):
+#   file      the screen
+#   profile   claude | codex
+#   state     starting | idle | working | waiting | exited | unknown
+#   kind      waiting only: permission | choice | question | dialog
+#   question  waiting only, when the screen shows a numbered menu: the question as shown
+#   options   that menu exactly as offered: number, label (without a description column),
+#             selected (the cursor is on it); the test checked both against the screen
+#   title     the pane's title at capture, when the CLI had set one
 ";
 
 /// Replaces (or adds) the row of `file` in expected.toml; rows stay sorted by file.
@@ -138,9 +166,17 @@ fn render_row(file: &str, profile: &str, row: &Row) -> String {
     if let Some(question) = &row.question {
         lines.push(format!("question = {}", quote(question)));
     }
-    if row.kind.is_some() {
-        let options: Vec<String> = row.options.iter().map(|o| quote(o)).collect();
-        lines.push(format!("options = [{}]", options.join(", ")));
+    if !row.options.is_empty() {
+        lines.push("options = [".to_string());
+        for option in &row.options {
+            lines.push(format!(
+                "  {{ number = {}, label = {}, selected = {} }},",
+                option.number,
+                quote(&option.label),
+                option.selected
+            ));
+        }
+        lines.push("]".to_string());
     }
     if let Some(title) = &row.title {
         lines.push(format!("title = {}", quote(title)));
