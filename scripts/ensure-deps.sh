@@ -13,3 +13,4 @@ command -v zsh >/dev/null || packages+=(zsh)
 
 "$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 "$(dirname "$0")/setup-docs.sh"
+"$(dirname "$0")/agent-clis.sh"

@@ -5,6 +5,8 @@
 
 mod support;
 
+mod agent_kit;
+mod agent_screens;
 mod containment;
 mod docs_eval;
 mod docs_index;
