@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::agents::AgentError;
 use crate::app::App;
 use crate::call::Call;
 use crate::catalog::ToolName;
@@ -12,7 +13,6 @@ use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
 use crate::terminal::TerminalError;
-use crate::agents::AgentError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
 #[derive(Debug, thiserror::Error)]

@@ -410,8 +410,11 @@ fn reconcile(
     }
     let stale_at = event.latest + profile.state.stale_ms;
     let screen_newer = screen.at > event.latest;
+    // A prompt cannot be drawn in any other state: it wins over an event of the same moment
+    // too (a title read with the screen, a report in the chunk that drew it).
+    let screen_as_new = screen.at >= event.latest;
     match overrides {
-        Overrides::AtOnce if screen_newer => Some((screen, None)),
+        Overrides::AtOnce if screen_as_new => Some((screen, None)),
         Overrides::WhenStale if screen_newer && now >= stale_at => Some((screen, None)),
         Overrides::WhenStale if screen_newer => Some((event, Some(stale_at))),
         _ => Some((event, None)),

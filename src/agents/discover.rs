@@ -65,14 +65,23 @@ impl ProcessTable {
 }
 
 /// The agents running in `terminals`, one per terminal at most.
-pub fn find(profiles: &Profiles, terminals: &[TerminalProgram], table: &ProcessTable) -> Vec<Found> {
+pub fn find(
+    profiles: &Profiles,
+    terminals: &[TerminalProgram],
+    table: &ProcessTable,
+) -> Vec<Found> {
     terminals
         .iter()
         .filter_map(|terminal| {
             let processes = table.below(terminal.pid as i32);
             let details: Vec<(String, Vec<String>)> = processes
                 .iter()
-                .map(|p| (procfs::executable(p.pid).unwrap_or_default(), procfs::argv(p.pid)))
+                .map(|p| {
+                    (
+                        procfs::executable(p.pid).unwrap_or_default(),
+                        procfs::argv(p.pid),
+                    )
+                })
                 .collect();
             let infos: Vec<ProcessInfo<'_>> = details
                 .iter()
@@ -120,7 +129,10 @@ mod tests {
         ]);
         let order: Vec<i32> = table.below(10).iter().map(|p| p.pid).collect();
         assert_eq!(order, [12, 11, 13, 10]);
-        assert!(table.below(4242).is_empty(), "a terminal whose process is gone");
+        assert!(
+            table.below(4242).is_empty(),
+            "a terminal whose process is gone"
+        );
     }
 
     #[test]
@@ -151,13 +163,20 @@ mod tests {
         let profiles = Profiles::embedded();
         let mut found = Vec::new();
         for _ in 0..200 {
-            found = find(&profiles, std::slice::from_ref(&terminal), &ProcessTable::read());
+            found = find(
+                &profiles,
+                std::slice::from_ref(&terminal),
+                &ProcessTable::read(),
+            );
             if !found.is_empty() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let mut plain = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut plain = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let nothing = find(
             &profiles,
             &[TerminalProgram {

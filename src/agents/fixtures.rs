@@ -47,6 +47,8 @@ struct Case {
     osc: Vec<String>,
     #[serde(default)]
     hooks: Vec<String>,
+    /// The agent's process had exited with this code; it runs when absent.
+    exit_code: Option<i32>,
 }
 
 #[derive(Debug, PartialEq, Eq, Deserialize)]
@@ -123,7 +125,13 @@ fn check(dir: &Path, case: &Case, profiles: &Profiles, via_vt100: bool) -> Vec<S
         .collect();
     let observation = Observation {
         now: NOW,
-        process: ProcessStatus::Running { started_at: 0 },
+        process: match case.exit_code {
+            Some(code) => ProcessStatus::Exited {
+                code: Some(code),
+                at: SCREEN_AT,
+            },
+            None => ProcessStatus::Running { started_at: 0 },
+        },
         screen: &screen,
         screen_at: SCREEN_AT,
         title: case.title.as_deref().map(|title| Stamped {

@@ -104,7 +104,11 @@ impl Agents {
         let found = discover::find(&self.profiles, &terminals, &ProcessTable::read());
         let mut agents = Vec::new();
         for agent in found {
-            if req.agent.as_ref().is_none_or(|only| *only == agent.terminal.name) {
+            if req
+                .agent
+                .as_ref()
+                .is_none_or(|only| *only == agent.terminal.name)
+            {
                 agents.push(self.observe(agent).await?);
             }
         }

@@ -74,7 +74,8 @@ impl ReportedState {
 
 /// Standard or URL-safe base64, padding optional.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let config = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
     let standard = GeneralPurpose::new(&base64::alphabet::STANDARD, config);
     let url_safe = GeneralPurpose::new(&base64::alphabet::URL_SAFE, config);
     standard

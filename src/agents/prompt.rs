@@ -121,12 +121,19 @@ fn last_menu(lines: &[&str]) -> Vec<MenuLine> {
         let label_column = line[..captures.name("label").expect("label").start()]
             .chars()
             .count();
+        // Codex sets a description in a column beside the label, two spaces or more away.
+        let (label, beside) = match captures["label"].trim_end().split_once("  ") {
+            Some((label, beside)) => (label, Some(beside.trim().to_string())),
+            None => (captures["label"].trim_end(), None),
+        };
+        let mut description: Vec<String> = beside.into_iter().collect();
+        description.extend(self::description(lines, index + 1, label_column));
         current.push(MenuLine {
             line: index,
             option: PromptOption {
                 number,
-                label: captures["label"].trim_end().to_string(),
-                description: description(lines, index + 1, label_column),
+                label: label.to_string(),
+                description,
                 selected: captures
                     .name("marker")
                     .is_some_and(|m| matches!(m.as_str(), "❯" | "›" | "●" | ">")),
@@ -348,5 +355,19 @@ mod tests {
         let prompt = extract_prompt(WaitKind::Choice, &lines(text), 0).unwrap();
         assert_eq!(prompt.options[0].description, ["Warm."]);
         assert_eq!(prompt.options[1].description, ["Cool.", "Calm."]);
+    }
+
+    #[test]
+    fn a_description_in_a_column_beside_the_label_is_not_part_of_it() {
+        // Codex 0.169.0's request_user_input menu (tests/fixtures/agents/recorded/).
+        let text = "  Which colour?\n\n  › 1. Red                The colour of the lab's warning lights\n    2. Blue               The colour of the lab's coats\n    3. None of the above  Optionally, add details in notes (tab)";
+        let prompt = extract_prompt(WaitKind::Choice, &lines(text), 0).unwrap();
+        let labels: Vec<&str> = prompt.options.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(labels, ["Red", "Blue", "None of the above"]);
+        assert_eq!(
+            prompt.options[2].description,
+            ["Optionally, add details in notes (tab)"]
+        );
+        assert!(prompt.options[0].selected);
     }
 }

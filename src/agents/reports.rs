@@ -141,7 +141,10 @@ impl Render for ListReport {
                 out.push_str(&format!(
                     "\n  {}: {}",
                     waiting.kind,
-                    waiting.question.as_deref().unwrap_or("(no prompt on screen yet)")
+                    waiting
+                        .question
+                        .as_deref()
+                        .unwrap_or("(no prompt on screen yet)")
                 ));
                 for option in &waiting.options {
                     let marker = if option.selected { ">" } else { " " };

@@ -667,7 +667,11 @@ os.write(1, b"\x1b]7501;state=idle:app=test\x07\r\nANSWER " + got.hex().encode()
         let hex: String = expected.bytes().map(|b| format!("{b:02x}")).collect();
         let (screen, _) = core.screen_and_top_line(false);
         assert!(screen.contains(&format!("ANSWER {hex}")), "{screen}");
-        let status: Vec<String> = core.program_status().into_iter().map(|s| s.report).collect();
+        let status: Vec<String> = core
+            .program_status()
+            .into_iter()
+            .map(|s| s.report)
+            .collect();
         assert_eq!(status, ["state=idle:app=test"]);
     }
 
