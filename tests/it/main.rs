@@ -10,6 +10,7 @@ mod agent_screens;
 mod containment;
 mod docs_eval;
 mod docs_index;
+mod mcp_agents;
 mod mcp_build_tools;
 mod mcp_docs;
 mod mcp_mix_tools;

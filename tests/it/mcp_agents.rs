@@ -1,0 +1,254 @@
+//! Agent supervision through the real server and a real MCP client, on the real Claude Code
+//! 2.1.330 (installed by scripts/agent-clis.sh) talking to the Anthropic fake of
+//! `agent_kit`: in a drydock PTY session, where drydock answers its OSC 7501 probe, and in a
+//! pane of the user's own tmux server that drydock did not start.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::agent_kit::fake_anthropic::{ASK_QUESTION, FakeAnthropic};
+use crate::agent_kit::home::{AgentHome, Cli};
+use crate::support::*;
+
+const STEP: Duration = Duration::from_secs(60);
+
+/// Calls agent_list until `agent` satisfies `done`, and returns that entry; panics with the
+/// last listing after `limit`.
+async fn agent_until(
+    client: &Client,
+    agent: &str,
+    limit: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let listing = call_ok(client, "agent_list", json!({})).await;
+        let entry = listing["agents"]
+            .as_array()
+            .and_then(|agents| agents.iter().find(|a| a["name"] == agent))
+            .cloned();
+        if let Some(entry) = entry.filter(&done) {
+            return entry;
+        }
+        if Instant::now() >= deadline {
+            let screen = call_ok(client, "terminal_screen", json!({"session": agent})).await;
+            panic!(
+                "agent {agent} never got there: {listing:#}\nscreen:\n{}",
+                screen["text"].as_str().unwrap_or_default()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Types `prompt` into `session` and presses Enter as a separate write 100 ms later (agent-lab
+/// §8.1), again if the model was not asked within 10 s (what agent_send's check will do).
+async fn submit(client: &Client, session: &str, fake: &FakeAnthropic, prompt: &str) {
+    call_ok(
+        client,
+        "terminal_send",
+        json!({"session": session, "text": prompt}),
+    )
+    .await;
+    for attempt in 1..=3 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let enter = json!({"session": session, "keys": ["Enter"]});
+        call_ok(client, "terminal_send", enter).await;
+        let asked = || fake.prompts().iter().any(|p| p == prompt);
+        if eventually(Duration::from_secs(10), asked).await {
+            return;
+        }
+        eprintln!("submit attempt {attempt}: {prompt:?} did not reach the model");
+    }
+    panic!("{prompt:?} never reached the model");
+}
+
+fn state(entry: &Value) -> &str {
+    entry["state"].as_str().unwrap_or_default()
+}
+
+fn labels(entry: &Value) -> Vec<String> {
+    entry["waiting"]["options"]
+        .as_array()
+        .map(|options| {
+            options
+                .iter()
+                .map(|o| o["label"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prompt() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-pty");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let server = Server::start_in(&home.project);
+    let client = modern_client(&server.url).await;
+    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
+    let created = call_ok(
+        &client,
+        "terminal_create",
+        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+    )
+    .await;
+    let session = created["name"].as_str().unwrap().to_string();
+
+    // Once drydock answered its probe, Claude Code reports over OSC 7501 and drops the glyph
+    // from its title (agent-lab §6.3). The deciding signal is whichever channel said idle
+    // first: the screen or the report.
+    let idle = agent_until(&client, &session, STEP, |a| {
+        state(a) == "idle" && a["title"] == "Claude Code"
+    })
+    .await;
+    assert_eq!(idle["kind"], "claude");
+    assert_eq!(
+        idle["title"], "Claude Code",
+        "no busy glyph once it reports over OSC 7501"
+    );
+    assert_eq!(idle["users_pane"], false);
+    assert_eq!(idle["cwd"], json!(home.project.display().to_string()));
+
+    submit(&client, &session, &fake, "Run the lab command lab:bash").await;
+    // OSC 7501 says `blocked` ~90 ms before the prompt is drawn (agent-lab §6.3): waiting,
+    // with no question yet; then the prompt on screen gives the question and options.
+    let waiting = agent_until(&client, &session, STEP, |a| {
+        state(a) == "waiting" && a["waiting"]["question"].is_string()
+    })
+    .await;
+    assert_eq!(waiting["waiting"]["kind"], "permission", "{waiting:#}");
+    assert_eq!(waiting["waiting"]["question"], "Do you want to proceed?");
+    assert_eq!(labels(&waiting)[0], "Yes");
+    assert_eq!(labels(&waiting).last().unwrap(), "No");
+    assert!(
+        waiting["waiting"]["prompt_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
+    );
+    assert!(
+        waiting["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("echo hi")),
+        "Claude Code says what it asks over OSC 7501: {waiting:#}"
+    );
+    assert!(!home.project.join("lab-bash.txt").exists());
+
+    // A key pressed as the prompt is first drawn can be lost (agent-lab §8.2): approve once
+    // it has waited a while, and again if the command did not run (what agent_answer's
+    // settle delay and check will do).
+    agent_until(&client, &session, STEP, |a| {
+        a["for_ms"].as_u64() >= Some(1000)
+    })
+    .await;
+    let ran = home.project.join("lab-bash.txt");
+    for attempt in 1..=3 {
+        let enter = json!({"session": session, "keys": ["Enter"]});
+        call_ok(&client, "terminal_send", enter).await;
+        if eventually(Duration::from_secs(10), || ran.exists()).await {
+            break;
+        }
+        eprintln!("approve attempt {attempt}: the command did not run");
+    }
+    agent_until(&client, &session, STEP, |a| state(a) == "idle").await;
+    let written = std::fs::read_to_string(home.project.join("lab-bash.txt")).unwrap();
+    assert_eq!(written, "hi\n");
+
+    for _ in 0..2 {
+        call_ok(
+            &client,
+            "terminal_send",
+            json!({"session": session, "keys": ["C-c"]}),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let exited = agent_until(&client, &session, STEP, |a| state(a) == "exited").await;
+    assert_eq!(exited["signal"], "process");
+    let pid = exited["pid"].as_u64().unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "claude is gone"
+    );
+
+    let unknown = call_err(&client, "agent_list", json!({"agent": "nobody"})).await;
+    assert!(unknown.contains("no agent named \"nobody\""), "{unknown}");
+    client.cancel().await.ok();
+}
+
+/// The user's tmux server of a test: the default socket below a directory of its own.
+struct UsersTmux(tempfile::TempDir);
+
+impl UsersTmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(args)
+            .env("TMUX_TMPDIR", self.0.path())
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs")
+    }
+}
+
+impl Drop for UsersTmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+        self.run(&["-L", "drydock", "kill-server"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_screen() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-user-pane");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux = UsersTmux(tempfile::tempdir().unwrap());
+    let command = home
+        .launch(&cli, &[])
+        .shell_command(&["TERM", "TMUX", "TMUX_PANE"]);
+    let started = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let tmux_dir = tmux.0.path().to_str().unwrap();
+    let server = Server::start_with_env(
+        &["--allow-root", home.project.to_str().unwrap()],
+        &[("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
+    );
+    let client = modern_client(&server.url).await;
+    let pane = "tmux:work:0.0";
+
+    let idle = agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
+    assert_eq!(idle["kind"], "claude");
+    assert_eq!(idle["users_pane"], true);
+    assert!(
+        idle["signal"].as_str().unwrap().starts_with("screen:"),
+        "tmux does not answer OSC 7501: the screen decides: {idle:#}"
+    );
+
+    submit(&client, pane, &fake, "Ask me about the lab:ask").await;
+    let asked = agent_until(&client, pane, STEP, |a| {
+        state(a) == "waiting" && a["waiting"]["question"].is_string()
+    })
+    .await;
+    assert_eq!(asked["waiting"]["kind"], "choice", "{asked:#}");
+    assert_eq!(asked["waiting"]["question"], ASK_QUESTION);
+    assert_eq!(labels(&asked)[..2], ["Red", "Blue"]);
+    assert_eq!(asked["waiting"]["options"][0]["selected"], true);
+    client.cancel().await.ok();
+}
