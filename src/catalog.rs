@@ -126,6 +126,7 @@ catalog! {
     DocsLookup => "docs_lookup", Docs, READS;
     DocsIndex => "docs_index", Docs, BUILDS;
     AgentList => "agent_list", Agents, READS;
+    AgentWait => "agent_wait", Agents, READS;
 }
 
 impl ToolName {

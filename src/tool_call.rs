@@ -123,6 +123,7 @@ async fn dispatch(
         ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
         ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
         ToolName::AgentList => outcome(agents.list(parse(tool, arguments)?).await),
+        ToolName::AgentWait => outcome(agents.wait(parse(tool, arguments)?, call).await),
     }
 }
 

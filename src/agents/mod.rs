@@ -44,13 +44,25 @@ pub use rules::WaitKind;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::Call;
 use crate::process::procfs::ProcStat;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
 use discover::{Found, ProcessTable};
 use observe::{Clock, Seen};
-use reports::{AgentInfo, ListReport};
-use requests::ListRequest;
+use reports::{AgentInfo, ListReport, WaitReport};
+use requests::{ListRequest, WaitRequest};
+
+/// How often `agent_wait` looks for agents that started in a pane of the user's tmux server
+/// that drydock does not follow (it follows a pane once an agent runs in it): every other
+/// change reaches it as an event.
+const REDISCOVER: Duration = Duration::from_secs(2);
+const DEFAULT_WAIT: Duration = Duration::from_secs(60);
+const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
 /// Why an agent tool could not do what it was asked.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +71,10 @@ pub enum AgentError {
     UnknownAgent { name: String, known: String },
     #[error(transparent)]
     Terminal(#[from] TerminalError),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// The agents running in every terminal drydock can see.
@@ -124,6 +140,80 @@ impl Agents {
             agents,
             profile_errors: self.profile_errors.clone(),
         })
+    }
+
+    /// Returns as soon as one of the agents (`req.agents`, default all, including ones that
+    /// start meanwhile) is in one of `req.states`; at once if one already is. Woken by every
+    /// change of a terminal an agent or drydock's own sessions run in, and when a decision
+    /// may change by itself (a stale report expires): no screen is polled.
+    pub async fn wait(&self, req: WaitRequest, call: &Call<'_>) -> Result<WaitReport, AgentError> {
+        if req.states.is_empty() {
+            return Err(AgentError::InvalidArgument(
+                "states: name at least one of starting, idle, working, waiting, exited, unknown"
+                    .into(),
+            ));
+        }
+        let timeout = req
+            .timeout_ms
+            .map_or(DEFAULT_WAIT, Duration::from_millis)
+            .min(LONGEST_WAIT);
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let wanted: Vec<&str> = req.states.iter().map(|state| state.name()).collect();
+        loop {
+            // Subscribed before looking, so a change while looking is not missed.
+            let changes = self.subscribe().await;
+            let listing = self.list(ListRequest::default()).await?;
+            let agent = listing
+                .agents
+                .into_iter()
+                .filter(|a| {
+                    req.agents
+                        .as_ref()
+                        .is_none_or(|only| only.contains(&a.name))
+                })
+                .find(|a| wanted.contains(&a.state.as_str()));
+            if agent.is_some() || Instant::now() >= deadline {
+                return Ok(WaitReport {
+                    matched: agent.is_some(),
+                    agent,
+                    waited_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            let wake = self.next_recheck().unwrap_or(deadline).min(deadline);
+            let wake = wake.min(Instant::now() + REDISCOVER);
+            next_change(changes, wake, &call.cancel).await?;
+        }
+    }
+
+    /// The generations of drydock's own sessions and of every terminal an agent was seen in.
+    async fn subscribe(&self) -> Vec<watch::Receiver<u64>> {
+        let mut names: Vec<String> = self
+            .terminals
+            .names()
+            .into_iter()
+            .filter(|name| !name.starts_with("tmux:"))
+            .collect();
+        names.extend(self.known.lock().expect("agents lock").keys().cloned());
+        names.sort();
+        names.dedup();
+        let mut receivers = Vec::new();
+        for name in names {
+            if let Ok(core) = self.terminals.core_of(&name).await {
+                receivers.push(core.generations());
+            }
+        }
+        receivers
+    }
+
+    /// The earliest time a known agent's state may change with no new output.
+    fn next_recheck(&self) -> Option<Instant> {
+        let known = self.known.lock().expect("agents lock");
+        known
+            .values()
+            .filter_map(|k| k.detection.recheck_at)
+            .min()
+            .map(|at| self.clock.instant(at))
     }
 
     /// The state of `agent`, from its terminal now and what was seen of it before.
@@ -210,5 +300,60 @@ impl Agents {
             true => "none".to_string(),
             false => names.join(", "),
         }
+    }
+}
+
+/// Returns when one of `changes` sees a new generation, at `wake`, or with an error when
+/// `cancel` fires.
+async fn next_change(
+    mut changes: Vec<watch::Receiver<u64>>,
+    wake: Instant,
+    cancel: &CancellationToken,
+) -> Result<(), AgentError> {
+    let changed = async {
+        match changes.is_empty() {
+            true => std::future::pending::<()>().await,
+            false => {
+                let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
+                let _ = futures::future::select_all(waits).await;
+            }
+        }
+    };
+    tokio::select! {
+        () = changed => Ok(()),
+        () = tokio::time::sleep_until(wake.into()) => Ok(()),
+        () = cancel.cancelled() => Err(AgentError::Cancelled),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::core::TerminalCore;
+
+    #[tokio::test]
+    async fn a_wait_for_change_ends_on_output_on_time_or_on_cancel() {
+        let core = TerminalCore::new(24, 80, 100);
+        let far = Instant::now() + Duration::from_secs(600);
+        let never = CancellationToken::new();
+
+        let changes = vec![core.generations()];
+        let feeder = core.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            feeder.feed(b"output");
+        });
+        let woke = tokio::time::timeout(Duration::from_secs(10), next_change(changes, far, &never));
+        assert!(matches!(woke.await, Ok(Ok(()))), "new output wakes it");
+
+        let soon = Instant::now() + Duration::from_millis(50);
+        let timed =
+            tokio::time::timeout(Duration::from_secs(10), next_change(vec![], soon, &never));
+        assert!(matches!(timed.await, Ok(Ok(()))), "the wake time ends it");
+
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let cancelled = next_change(vec![core.generations()], far, &cancel).await;
+        assert!(matches!(cancelled, Err(AgentError::Cancelled)));
     }
 }

@@ -28,6 +28,11 @@ impl Clock {
         self.at(Instant::now())
     }
 
+    /// The instant `at` on this clock stands for.
+    pub fn instant(&self, at: Millis) -> Instant {
+        self.start + std::time::Duration::from_millis(at)
+    }
+
     /// `instant` on this clock (0 for anything before the clock started).
     pub fn at(&self, instant: Instant) -> Millis {
         instant.saturating_duration_since(self.start).as_millis() as Millis

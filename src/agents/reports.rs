@@ -16,6 +16,31 @@ pub struct ListReport {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WaitReport {
+    /// An agent reached one of the states; false when the timeout passed first.
+    pub matched: bool,
+    /// The agent that did (the first by name when several did at once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentInfo>,
+    pub waited_ms: u64,
+}
+
+impl Render for WaitReport {
+    fn render(&self) -> String {
+        match &self.agent {
+            Some(agent) => {
+                let list = ListReport {
+                    agents: vec![agent.clone()],
+                    profile_errors: Vec::new(),
+                };
+                format!("after {} ms: {}", self.waited_ms, list.render())
+            }
+            None => format!("no agent got there in {} ms", self.waited_ms),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AgentInfo {
     /// The agent's name: its terminal's, as the terminal tools address it.
     pub name: String,

@@ -10,3 +10,43 @@ pub struct ListRequest {
     #[serde(default)]
     pub agent: Option<String>,
 }
+
+/// The states an agent can be in, as `agent_wait` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StateName {
+    Starting,
+    Idle,
+    Working,
+    Waiting,
+    Exited,
+    Unknown,
+}
+
+impl StateName {
+    pub fn name(self) -> &'static str {
+        match self {
+            StateName::Starting => "starting",
+            StateName::Idle => "idle",
+            StateName::Working => "working",
+            StateName::Waiting => "waiting",
+            StateName::Exited => "exited",
+            StateName::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitRequest {
+    /// Only these agents (terminal names); default: every agent, including ones that start
+    /// while waiting.
+    #[serde(default)]
+    pub agents: Option<Vec<String>>,
+    /// Return as soon as one of the agents is in one of these states (at once if one already
+    /// is), e.g. ["waiting"] or ["idle", "exited"].
+    pub states: Vec<StateName>,
+    /// How long to wait at most (default 60000, at most 3600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}

@@ -335,6 +335,11 @@ impl TerminalCore {
         *self.generation.borrow()
     }
 
+    /// A receiver that sees every change of the generation from now on.
+    pub(crate) fn generations(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
     /// At least one prompt or end-of-command mark was seen: this shell is integrated.
     #[cfg(test)]
     pub(crate) fn has_marks(&self) -> bool {

@@ -114,7 +114,37 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
     assert_eq!(idle["users_pane"], false);
     assert_eq!(idle["cwd"], json!(home.project.display().to_string()));
 
+    let already = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": [session], "states": ["idle"]}),
+    )
+    .await;
+    assert_eq!(already["matched"], true);
+    assert_eq!(already["agent"]["name"], json!(session));
+    let timed_out = call_ok(
+        &client,
+        "agent_wait",
+        json!({"states": ["exited"], "timeout_ms": 300}),
+    )
+    .await;
+    assert_eq!(timed_out["matched"], false, "{timed_out:#}");
+    assert!(timed_out["waited_ms"].as_u64() >= Some(300));
+    let no_states = call_err(&client, "agent_wait", json!({"states": []})).await;
+    assert!(
+        no_states.contains("states: name at least one of"),
+        "{no_states}"
+    );
+
     submit(&client, &session, &fake, "Run the lab command lab:bash").await;
+    let blocked = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": [session], "states": ["waiting"], "timeout_ms": 60000}),
+    )
+    .await;
+    assert_eq!(blocked["matched"], true, "{blocked:#}");
+    assert_eq!(blocked["agent"]["waiting"]["kind"], "permission");
     // OSC 7501 says `blocked` ~90 ms before the prompt is drawn (agent-lab §6.3): waiting,
     // with no question yet; then the prompt on screen gives the question and options.
     let waiting = agent_until(&client, &session, STEP, |a| {

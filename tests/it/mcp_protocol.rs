@@ -17,8 +17,9 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 11] = [
+const OTHER_TOOLS: [(&str, &[&str]); 12] = [
     ("agent_list", &[]),
+    ("agent_wait", &["states"]),
     ("docs_index", &[]),
     ("docs_lookup", &["query"]),
     ("terminal_create", &["cwd"]),
