@@ -161,8 +161,8 @@ impl Agents {
         let deadline = started + timeout;
         let wanted: Vec<&str> = req.states.iter().map(|state| state.name()).collect();
         loop {
-            // Subscribed before looking, so a change while looking is not missed.
-            let changes = self.subscribe().await;
+            // Watched from before looking, so a change while looking is not missed.
+            let watch = self.watch().await;
             let listing = self.list(ListRequest::default()).await?;
             let agent = listing
                 .agents
@@ -180,9 +180,17 @@ impl Agents {
                     waited_ms: started.elapsed().as_millis() as u64,
                 });
             }
-            let wake = self.next_recheck().unwrap_or(deadline).min(deadline);
-            let wake = wake.min(Instant::now() + REDISCOVER);
-            next_change(changes, wake, &call.cancel).await?;
+            watch.changed(Some(deadline), &call.cancel).await?;
+        }
+    }
+
+    /// A watch on everything that can change an agent's state from now on: the output of
+    /// drydock's own sessions and of every terminal an agent was seen in, and the time a
+    /// decision may change by itself.
+    pub async fn watch(&self) -> Watch {
+        Watch {
+            changes: self.subscribe().await,
+            recheck: self.next_recheck(),
         }
     }
 
@@ -300,6 +308,30 @@ impl Agents {
             true => "none".to_string(),
             false => names.join(", "),
         }
+    }
+}
+
+/// See [`Agents::watch`].
+pub struct Watch {
+    changes: Vec<watch::Receiver<u64>>,
+    recheck: Option<Instant>,
+}
+
+impl Watch {
+    /// Returns once something changed (or may have: agents starting in the user's own
+    /// panes are looked for every [`REDISCOVER`]), at `deadline` at the latest, or with an
+    /// error when `cancel` fires.
+    pub async fn changed(
+        self,
+        deadline: Option<Instant>,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let wake = [self.recheck, deadline, Some(Instant::now() + REDISCOVER)]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("REDISCOVER is always there");
+        next_change(self.changes, wake, cancel).await
     }
 }
 

@@ -1,6 +1,7 @@
 //! The MCP server: one `DrydockServer` per session (or per stateless request), all sharing
 //! the same `App`.
 
+mod agent_resources;
 mod agent_tools;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance;
@@ -174,6 +175,7 @@ impl ServerHandler for DrydockServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
         let mut templates = terminal_resources::templates();
+        templates.extend(agent_resources::templates());
         templates.extend(fixtures::resource_templates());
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
             templates,
@@ -196,6 +198,16 @@ impl ServerHandler for DrydockServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if agent_resources::is_agent_uri(&request.uri) {
+            let agents = self.app.agents().clone();
+            let watcher = tokio::spawn(agent_resources::watch(
+                agents,
+                ctx.peer.clone(),
+                request.uri.clone(),
+            ));
+            self.subscriptions.add(request.uri, watcher.abort_handle());
+            return Ok(());
+        }
         let Some(name) = terminal_resources::session_of(&request.uri) else {
             return resources::check_known(&request.uri);
         };

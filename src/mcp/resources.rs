@@ -1,6 +1,6 @@
 //! Resources: what this server allows (`drydock://server`), the projects it can build
 //! (`drydock://projects`), the docs index (`drydock://docs`); terminal sessions' resources
-//! live in `terminal_resources`.
+//! live in `terminal_resources`, the agents' in `agent_resources`.
 
 use std::path::Path;
 
@@ -8,7 +8,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
-use super::{fixtures, terminal_resources};
+use super::{agent_resources, fixtures, terminal_resources};
 use crate::app::App;
 use crate::catalog::ToolName;
 use crate::config::Config;
@@ -45,6 +45,7 @@ pub fn list(app: &App) -> Vec<Resource> {
             .with_mime_type("application/json"),
     ];
     resources.extend(terminal_resources::list(app.terminals()));
+    resources.extend(agent_resources::list());
     resources.extend(fixtures::resources());
     resources
 }
@@ -55,7 +56,9 @@ pub fn is_known(uri: &str) -> bool {
     if fixtures::read(uri).is_some() {
         return true;
     }
-    [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri) || terminal_resources::is_session_uri(uri)
+    [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri)
+        || terminal_resources::is_session_uri(uri)
+        || agent_resources::is_agent_uri(uri)
 }
 
 /// Ok for a known resource, else the error `read` would give.
@@ -69,8 +72,9 @@ pub fn check_known(uri: &str) -> Result<(), McpError> {
 fn unknown(uri: &str) -> McpError {
     McpError::resource_not_found(
         format!(
-            "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}, {}",
-            terminal_resources::SESSIONS_URI
+            "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}, {}, {}",
+            terminal_resources::SESSIONS_URI,
+            agent_resources::AGENTS_URI
         ),
         None,
     )
@@ -91,6 +95,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
         _ if terminal_resources::is_session_uri(uri) => {
             terminal_resources::read(app.terminals(), uri).await
         }
+        _ if agent_resources::is_agent_uri(uri) => agent_resources::read(app.agents(), uri).await,
         _ => Err(unknown(uri)),
     }
 }

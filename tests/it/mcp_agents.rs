@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rmcp::service::{Peer, RoleClient};
 use serde_json::{Value, json};
 
 use crate::agent_kit::fake_anthropic::{ASK_QUESTION, FakeAnthropic};
@@ -18,7 +19,7 @@ const STEP: Duration = Duration::from_secs(60);
 /// Calls agent_list until `agent` satisfies `done`, and returns that entry; panics with the
 /// last listing after `limit`.
 async fn agent_until(
-    client: &Client,
+    client: &Peer<RoleClient>,
     agent: &str,
     limit: Duration,
     done: impl Fn(&Value) -> bool,
@@ -46,7 +47,7 @@ async fn agent_until(
 
 /// Types `prompt` into `session` and presses Enter as a separate write 100 ms later (agent-lab
 /// §8.1), again if the model was not asked within 10 s (what agent_send's check will do).
-async fn submit(client: &Client, session: &str, fake: &FakeAnthropic, prompt: &str) {
+async fn submit(client: &Peer<RoleClient>, session: &str, fake: &FakeAnthropic, prompt: &str) {
     call_ok(
         client,
         "terminal_send",
@@ -260,8 +261,15 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         &["--allow-root", home.project.to_str().unwrap()],
         &[("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
     );
-    let client = modern_client(&server.url).await;
+    let updates = UpdateRecorder::default();
+    let client = connect(
+        &server.url,
+        rmcp::ClientLifecycleMode::Initialize,
+        updates.clone(),
+    )
+    .await;
     let pane = "tmux:work:0.0";
+    let uri = format!("drydock://agents/{pane}");
 
     let idle = agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
     assert_eq!(idle["kind"], "claude");
@@ -271,6 +279,14 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         "tmux does not answer OSC 7501: the screen decides: {idle:#}"
     );
 
+    let read = read_text_resource(&client, &uri).await;
+    assert!(read.contains("\"state\": \"idle\""), "{read}");
+    #[allow(deprecated)]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()))
+        .await
+        .expect("subscribed");
+    let before = updates.count(&uri);
     submit(&client, pane, &fake, "Ask me about the lab:ask").await;
     let asked = agent_until(&client, pane, STEP, |a| {
         state(a) == "waiting" && a["waiting"]["question"].is_string()
@@ -280,5 +296,12 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     assert_eq!(asked["waiting"]["question"], ASK_QUESTION);
     assert_eq!(labels(&asked)[..2], ["Red", "Blue"]);
     assert_eq!(asked["waiting"]["options"][0]["selected"], true);
+    let notified = eventually(Duration::from_secs(10), || updates.count(&uri) > before).await;
+    assert!(
+        notified,
+        "no resources/updated for {uri} when it started waiting"
+    );
+    let all = read_text_resource(&client, "drydock://agents").await;
+    assert!(all.contains(ASK_QUESTION), "{all}");
     client.cancel().await.ok();
 }

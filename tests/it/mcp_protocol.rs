@@ -209,7 +209,8 @@ async fn resources_prompts_and_completion_work() {
             "drydock://server",
             "drydock://projects",
             "drydock://docs",
-            "drydock://sessions"
+            "drydock://sessions",
+            "drydock://agents"
         ]
     );
     let text = read_text_resource(&client, "drydock://projects").await;

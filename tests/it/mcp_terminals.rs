@@ -724,20 +724,6 @@ fn drydock_call_drives_tmux_sessions_from_the_shell() {
     assert_eq!(killed.status.code(), Some(0), "{killed:?}");
 }
 
-/// Keeps the URIs of the resource updates it is sent.
-#[derive(Clone, Default)]
-struct UpdateRecorder(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
-
-impl rmcp::ClientHandler for UpdateRecorder {
-    async fn on_resource_updated(
-        &self,
-        params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.lock().unwrap().push(params.uri);
-    }
-}
-
 #[tokio::test]
 async fn a_subscribed_screen_sends_updates_when_it_changes() {
     let tmux = TmuxServers::new();

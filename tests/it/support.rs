@@ -673,3 +673,24 @@ pub fn messages_in(body: &str) -> Vec<Value> {
         .filter_map(|data| serde_json::from_str(data.trim()).ok())
         .collect()
 }
+
+/// Keeps the URIs of the resource updates it is sent.
+#[derive(Clone, Default)]
+pub struct UpdateRecorder(pub std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl ClientHandler for UpdateRecorder {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params.uri);
+    }
+}
+
+impl UpdateRecorder {
+    /// How many updates of `uri` arrived so far.
+    pub fn count(&self, uri: &str) -> usize {
+        self.0.lock().unwrap().iter().filter(|u| *u == uri).count()
+    }
+}
