@@ -61,6 +61,8 @@ use requests::{ListRequest, WaitRequest};
 /// that drydock does not follow (it follows a pane once an agent runs in it): every other
 /// change reaches it as an event.
 const REDISCOVER: Duration = Duration::from_secs(2);
+/// How long a change waits for the rest of its burst before the agents are looked at again.
+const COALESCE: Duration = Duration::from_millis(50);
 const DEFAULT_WAIT: Duration = Duration::from_secs(60);
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
@@ -351,8 +353,14 @@ async fn next_change(
             }
         }
     };
+    // A burst of output (a spinner redraws ten times a second) is one look, not ten, and
+    // each look runs tmux twice.
+    let changed_then_settled = async {
+        changed.await;
+        tokio::time::sleep(COALESCE).await;
+    };
     tokio::select! {
-        () = changed => Ok(()),
+        () = changed_then_settled => Ok(()),
         () = tokio::time::sleep_until(wake.into()) => Ok(()),
         () = cancel.cancelled() => Err(AgentError::Cancelled),
     }

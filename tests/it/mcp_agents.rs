@@ -261,13 +261,7 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         &["--allow-root", home.project.to_str().unwrap()],
         &[("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
     );
-    let updates = UpdateRecorder::default();
-    let client = connect(
-        &server.url,
-        rmcp::ClientLifecycleMode::Initialize,
-        updates.clone(),
-    )
-    .await;
+    let (client, updates) = client_with_updates(&server.url).await;
     let pane = "tmux:work:0.0";
     let uri = format!("drydock://agents/{pane}");
 

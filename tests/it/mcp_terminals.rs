@@ -728,13 +728,7 @@ fn drydock_call_drives_tmux_sessions_from_the_shell() {
 async fn a_subscribed_screen_sends_updates_when_it_changes() {
     let tmux = TmuxServers::new();
     let server = server(tmux.dir(), &[]);
-    let updates = UpdateRecorder::default();
-    let client = connect(
-        &server.url,
-        rmcp::ClientLifecycleMode::Initialize,
-        updates.clone(),
-    )
-    .await;
+    let (client, updates) = client_with_updates(&server.url).await;
     call_ok(
         &client,
         "terminal_create",

@@ -688,6 +688,15 @@ impl ClientHandler for UpdateRecorder {
     }
 }
 
+/// A client (modern lifecycle) that records the resource updates it is sent.
+pub async fn client_with_updates(
+    url: &str,
+) -> (RunningService<RoleClient, UpdateRecorder>, UpdateRecorder) {
+    let updates = UpdateRecorder::default();
+    let client = connect(url, ClientLifecycleMode::Initialize, updates.clone()).await;
+    (client, updates)
+}
+
 impl UpdateRecorder {
     /// How many updates of `uri` arrived so far.
     pub fn count(&self, uri: &str) -> usize {
