@@ -127,6 +127,8 @@ catalog! {
     DocsIndex => "docs_index", Docs, BUILDS;
     AgentList => "agent_list", Agents, READS;
     AgentWait => "agent_wait", Agents, READS;
+    AgentAnswer => "agent_answer", Agents, RUNS_ANYTHING;
+    AgentSend => "agent_send", Agents, RUNS_ANYTHING;
 }
 
 impl ToolName {

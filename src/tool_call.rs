@@ -124,6 +124,8 @@ async fn dispatch(
         ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
         ToolName::AgentList => outcome(agents.list(parse(tool, arguments)?).await),
         ToolName::AgentWait => outcome(agents.wait(parse(tool, arguments)?, call).await),
+        ToolName::AgentAnswer => outcome(agents.answer(parse(tool, arguments)?, call).await),
+        ToolName::AgentSend => outcome(agents.send(parse(tool, arguments)?, call).await),
     }
 }
 

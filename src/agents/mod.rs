@@ -16,6 +16,7 @@
 //! - [`prompt`]: a waiting prompt read off the screen, with options and a stable id;
 //! - [`detect`]: profile + observation → state, deciding signal and since when.
 
+mod answer;
 pub mod detect;
 mod discover;
 pub mod keys;
@@ -75,6 +76,13 @@ pub enum AgentError {
     Terminal(#[from] TerminalError),
     #[error("{0}")]
     InvalidArgument(String),
+    #[error("{name} is {state}, not {wanted}: {why}")]
+    NotInState {
+        name: String,
+        state: String,
+        wanted: String,
+        why: String,
+    },
     #[error("cancelled")]
     Cancelled,
 }

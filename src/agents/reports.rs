@@ -41,6 +41,64 @@ impl Render for WaitReport {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AnswerReport {
+    /// The keys sent, as text (`\r` is Enter, `\u001b` Escape).
+    pub sent: String,
+    /// How many times they were sent: a second time when the first left the prompt open.
+    pub attempts: u32,
+    /// The prompt closed: the agent left it.
+    pub answered: bool,
+    /// The agent afterwards.
+    pub agent: AgentInfo,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SendReport {
+    /// typed (text, then Enter after the profile's gap) or pasted (bracketed paste).
+    pub method: String,
+    /// How many times Enter was sent: again when the first did not submit.
+    pub attempts: u32,
+    /// The agent took the prompt: it left idle.
+    pub submitted: bool,
+    /// The agent afterwards.
+    pub agent: AgentInfo,
+}
+
+impl Render for AnswerReport {
+    fn render(&self) -> String {
+        format!(
+            "sent {:?} ({} attempt(s)); {}: {} is {}",
+            self.sent,
+            self.attempts,
+            if self.answered {
+                "answered"
+            } else {
+                "the prompt is still open"
+            },
+            self.agent.name,
+            self.agent.state
+        )
+    }
+}
+
+impl Render for SendReport {
+    fn render(&self) -> String {
+        format!(
+            "{} the prompt ({} Enter(s)); {}: {} is {}",
+            self.method,
+            self.attempts,
+            if self.submitted {
+                "submitted"
+            } else {
+                "not taken"
+            },
+            self.agent.name,
+            self.agent.state
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AgentInfo {
     /// The agent's name: its terminal's, as the terminal tools address it.
     pub name: String,

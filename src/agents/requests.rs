@@ -50,3 +50,42 @@ pub struct WaitRequest {
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
+
+/// What `agent_answer` does to the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerAction {
+    /// Yes, this once.
+    Approve,
+    /// Yes, and do not ask again (for this command, or this session), where the agent
+    /// offers it.
+    ApproveAlways,
+    /// No.
+    Deny,
+    /// Pick `option` (its number as shown).
+    Choose,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerRequest {
+    /// The agent (its terminal's name, from agent_list).
+    pub agent: String,
+    pub action: AnswerAction,
+    /// For `choose`: the option's number.
+    #[serde(default)]
+    pub option: Option<u32>,
+    /// The prompt_id the caller saw: if the prompt on screen is another one now, nothing is
+    /// sent.
+    #[serde(default)]
+    pub seen: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendRequest {
+    /// The agent (its terminal's name, from agent_list).
+    pub agent: String,
+    /// The next prompt for the agent.
+    pub text: String,
+}

@@ -8,8 +8,8 @@ use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
-use crate::agents::reports::{ListReport, WaitReport};
-use crate::agents::requests::{ListRequest, WaitRequest};
+use crate::agents::reports::{AnswerReport, ListReport, SendReport, WaitReport};
+use crate::agents::requests::{AnswerRequest, ListRequest, SendRequest, WaitRequest};
 use crate::call::Call;
 
 #[tool_router(router = agent_tool_router, vis = "pub(crate)")]
@@ -35,5 +35,29 @@ impl DrydockServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         serve_call!(self, ctx, |call| self.app.agents().wait(req, &call))
+    }
+
+    #[tool(
+        description = "Answer the prompt an agent waits at: approve, approve_always, deny, or choose `option` (its number). Only when the agent is waiting, and only on the prompt you saw: pass `seen` (the prompt_id from agent_list/agent_wait) and a prompt that changed meanwhile is refused. Waits out the agent's settle delay (keys sent as a prompt appears get lost), sends the profile's keys, checks the prompt closed and sends them once more if not. Returns what was sent and the agent's new state.",
+        output_schema = schema_for_output::<AnswerReport>()
+    )]
+    async fn agent_answer(
+        &self,
+        Parameters(req): Parameters<AnswerRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve_call!(self, ctx, |call| self.app.agents().answer(req, &call))
+    }
+
+    #[tool(
+        description = "Give an idle agent its next prompt: the text, then Enter as a separate write after the agent's gap (bracketed paste for long or multi-line text), checked: the agent must leave idle (Enter is sent once more if not). Refused while the agent works or waits at a prompt.",
+        output_schema = schema_for_output::<SendReport>()
+    )]
+    async fn agent_send(
+        &self,
+        Parameters(req): Parameters<SendRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve_call!(self, ctx, |call| self.app.agents().send(req, &call))
     }
 }

@@ -57,4 +57,13 @@ impl Terminals {
     pub(crate) async fn observe(&self, name: &str) -> Result<Observed> {
         Ok(self.session(name).await?.core.observe())
     }
+
+    /// Writes `bytes` to terminal `name`'s program, as typed keys (the agent tools' answers
+    /// and prompts: they decide what to send and check what it did).
+    pub(crate) async fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let session = self.session(name).await?;
+        session.touch();
+        session.write(bytes)?;
+        Ok(())
+    }
 }

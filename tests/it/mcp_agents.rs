@@ -45,28 +45,6 @@ async fn agent_until(
     }
 }
 
-/// Types `prompt` into `session` and presses Enter as a separate write 100 ms later (agent-lab
-/// §8.1), again if the model was not asked within 10 s (what agent_send's check will do).
-async fn submit(client: &Peer<RoleClient>, session: &str, fake: &FakeAnthropic, prompt: &str) {
-    call_ok(
-        client,
-        "terminal_send",
-        json!({"session": session, "text": prompt}),
-    )
-    .await;
-    for attempt in 1..=3 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let enter = json!({"session": session, "keys": ["Enter"]});
-        call_ok(client, "terminal_send", enter).await;
-        let asked = || fake.prompts().iter().any(|p| p == prompt);
-        if eventually(Duration::from_secs(10), asked).await {
-            return;
-        }
-        eprintln!("submit attempt {attempt}: {prompt:?} did not reach the model");
-    }
-    panic!("{prompt:?} never reached the model");
-}
-
 fn state(entry: &Value) -> &str {
     entry["state"].as_str().unwrap_or_default()
 }
@@ -137,7 +115,25 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
         "{no_states}"
     );
 
-    submit(&client, &session, &fake, "Run the lab command lab:bash").await;
+    let nothing_to_answer = call_err(
+        &client,
+        "agent_answer",
+        json!({"agent": session, "action": "approve"}),
+    )
+    .await;
+    assert!(
+        nothing_to_answer.contains("is idle, not waiting"),
+        "{nothing_to_answer}"
+    );
+    let sent = call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": session, "text": "Run the lab command lab:bash"}),
+    )
+    .await;
+    assert_eq!(sent["submitted"], true, "{sent:#}");
+    assert_eq!(sent["method"], "typed");
+    fake.wait_for_prompt("Run the lab command lab:bash", STEP);
     let blocked = call_ok(
         &client,
         "agent_wait",
@@ -169,22 +165,36 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
     );
     assert!(!home.project.join("lab-bash.txt").exists());
 
-    // A key pressed as the prompt is first drawn can be lost (agent-lab §8.2): approve once
-    // it has waited a while, and again if the command did not run (what agent_answer's
-    // settle delay and check will do).
-    agent_until(&client, &session, STEP, |a| {
-        a["for_ms"].as_u64() >= Some(1000)
-    })
+    let busy = call_err(
+        &client,
+        "agent_send",
+        json!({"agent": session, "text": "more"}),
+    )
     .await;
+    assert!(busy.contains("waits at a prompt"), "{busy}");
+    let stale = call_err(
+        &client,
+        "agent_answer",
+        json!({"agent": session, "action": "approve", "seen": "0000"}),
+    )
+    .await;
+    assert!(
+        stale.contains("the prompt changed since you saw it"),
+        "{stale}"
+    );
+    let answered = call_ok(
+        &client,
+        "agent_answer",
+        json!({"agent": session, "action": "approve", "seen": waiting["waiting"]["prompt_id"]}),
+    )
+    .await;
+    assert_eq!(answered["answered"], true, "{answered:#}");
+    assert_eq!(answered["sent"], "\r");
     let ran = home.project.join("lab-bash.txt");
-    for attempt in 1..=3 {
-        let enter = json!({"session": session, "keys": ["Enter"]});
-        call_ok(&client, "terminal_send", enter).await;
-        if eventually(Duration::from_secs(10), || ran.exists()).await {
-            break;
-        }
-        eprintln!("approve attempt {attempt}: the command did not run");
-    }
+    assert!(
+        eventually(STEP, || ran.exists()).await,
+        "the approved command ran"
+    );
     agent_until(&client, &session, STEP, |a| state(a) == "idle").await;
     let written = std::fs::read_to_string(home.project.join("lab-bash.txt")).unwrap();
     assert_eq!(written, "hi\n");
@@ -281,7 +291,13 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         .await
         .expect("subscribed");
     let before = updates.count(&uri);
-    submit(&client, pane, &fake, "Ask me about the lab:ask").await;
+    let sent = call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": pane, "text": "Ask me about the lab:ask"}),
+    )
+    .await;
+    assert_eq!(sent["submitted"], true, "{sent:#}");
     let asked = agent_until(&client, pane, STEP, |a| {
         state(a) == "waiting" && a["waiting"]["question"].is_string()
     })
@@ -297,5 +313,39 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     );
     let all = read_text_resource(&client, "drydock://agents").await;
     assert!(all.contains(ASK_QUESTION), "{all}");
+
+    let no_option = call_err(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "choose"}),
+    )
+    .await;
+    assert!(
+        no_option.contains("choose needs the option's number"),
+        "{no_option}"
+    );
+    let not_offered = call_err(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "choose", "option": 9}),
+    )
+    .await;
+    assert!(
+        not_offered.contains("option 9 is not offered; the prompt offers: 1. Red, 2. Blue"),
+        "{not_offered}"
+    );
+    let chosen = call_ok(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "choose", "option": 2, "seen": asked["waiting"]["prompt_id"]}),
+    )
+    .await;
+    assert_eq!(chosen["answered"], true, "{chosen:#}");
+    agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
+    let screen = call_ok(&client, "terminal_screen", json!({"session": pane})).await;
+    assert!(
+        screen["text"].as_str().unwrap().contains("→ Blue"),
+        "{screen:#}"
+    );
     client.cancel().await.ok();
 }

@@ -17,8 +17,10 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 12] = [
+const OTHER_TOOLS: [(&str, &[&str]); 14] = [
+    ("agent_answer", &["action", "agent"]),
     ("agent_list", &[]),
+    ("agent_send", &["agent", "text"]),
     ("agent_wait", &["states"]),
     ("docs_index", &[]),
     ("docs_lookup", &["query"]),
