@@ -126,6 +126,7 @@ async fn dispatch(
         ToolName::AgentWait => outcome(agents.wait(parse(tool, arguments)?, call).await),
         ToolName::AgentAnswer => outcome(agents.answer(parse(tool, arguments)?, call).await),
         ToolName::AgentSend => outcome(agents.send(parse(tool, arguments)?, call).await),
+        ToolName::AgentKill => outcome(agents.kill(parse(tool, arguments)?, call).await),
     }
 }
 

@@ -144,7 +144,7 @@ impl Agents {
     }
 
     /// The agent called `name` now.
-    async fn one(&self, name: &str) -> Result<AgentInfo, AgentError> {
+    pub(super) async fn one(&self, name: &str) -> Result<AgentInfo, AgentError> {
         let request = ListRequest {
             agent: Some(name.to_string()),
         };
@@ -168,7 +168,7 @@ impl Agents {
 
     /// Looks at `name` on every change until `done` holds (true) or `deadline` passes
     /// (false); with the agent as last seen.
-    async fn until(
+    pub(super) async fn until(
         &self,
         name: &str,
         deadline: Instant,
@@ -237,7 +237,7 @@ async fn pause(duration: Duration, cancel: &CancellationToken) -> Result<(), Age
     }
 }
 
-fn not_in(agent: &AgentInfo, wanted: &str, why: &str) -> AgentError {
+pub(super) fn not_in(agent: &AgentInfo, wanted: &str, why: &str) -> AgentError {
     AgentError::NotInState {
         name: agent.name.clone(),
         state: agent.state.clone(),

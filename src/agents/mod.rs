@@ -20,6 +20,7 @@ mod answer;
 pub mod detect;
 mod discover;
 pub mod keys;
+mod kill;
 pub mod launch;
 mod observe;
 pub mod osc7501;

@@ -99,6 +99,34 @@ impl Render for SendReport {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct KillReport {
+    /// The step that ended the agent's processes: interrupt (SIGINT), terminate (SIGTERM) or
+    /// kill (SIGKILL); absent when some outlived them all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+    /// How many processes the agent's tree had: the agent and what it started.
+    pub processes: usize,
+    /// Processes of its tree still alive afterwards (none, unless the kernel holds one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remaining: Vec<u32>,
+    /// The agent afterwards.
+    pub agent: AgentInfo,
+}
+
+impl Render for KillReport {
+    fn render(&self) -> String {
+        let how = match &self.ended_by {
+            Some(step) => format!("ended by {step}"),
+            None => format!("still running: pids {:?}", self.remaining),
+        };
+        format!(
+            "{} ({} process(es)) {how}; it is {}",
+            self.agent.name, self.processes, self.agent.state
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AgentInfo {
     /// The agent's name: its terminal's, as the terminal tools address it.
     pub name: String,

@@ -83,6 +83,16 @@ pub struct AnswerRequest {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct KillRequest {
+    /// The agent (its terminal's name, from agent_list).
+    pub agent: String,
+    /// Needed to kill an agent in a pane of the user's own tmux server.
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SendRequest {
     /// The agent (its terminal's name, from agent_list).
     pub agent: String,

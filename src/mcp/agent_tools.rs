@@ -8,8 +8,8 @@ use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
-use crate::agents::reports::{AnswerReport, ListReport, SendReport, WaitReport};
-use crate::agents::requests::{AnswerRequest, ListRequest, SendRequest, WaitRequest};
+use crate::agents::reports::{AnswerReport, KillReport, ListReport, SendReport, WaitReport};
+use crate::agents::requests::{AnswerRequest, KillRequest, ListRequest, SendRequest, WaitRequest};
 use crate::call::Call;
 
 #[tool_router(router = agent_tool_router, vis = "pub(crate)")]
@@ -59,5 +59,17 @@ impl DrydockServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         serve_call!(self, ctx, |call| self.app.agents().send(req, &call))
+    }
+
+    #[tool(
+        description = "End an agent: SIGINT to its process and everything it started (tool commands, MCP servers), then SIGTERM, then SIGKILL to whatever is left, until no process of it remains; the terminal it ran in stays, with its last screen. An agent in a pane of the user's own tmux server only with `force: true`. Returns the step that ended it, how many processes it had, and the agent afterwards (exited).",
+        output_schema = schema_for_output::<KillReport>()
+    )]
+    async fn agent_kill(
+        &self,
+        Parameters(req): Parameters<KillRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        serve_call!(self, ctx, |call| self.app.agents().kill(req, &call))
     }
 }

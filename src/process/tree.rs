@@ -83,6 +83,8 @@ enum Roots {
     Run { leader: i32, tag_entry: String },
     /// Terminal sessions, by their leaders as they were seen alive.
     Sessions(Vec<ProcStat>),
+    /// One process (as it was seen alive) and whatever it started.
+    Subtree(ProcStat),
 }
 
 /// The processes of one run or of some terminal sessions. Dropping it while armed SIGKILLs all
@@ -120,6 +122,13 @@ impl ProcessTree {
         tree
     }
 
+    /// `process` and its descendants, leaving its parents and siblings alone. Not armed.
+    pub fn below(process: ProcStat) -> Self {
+        let mut tree = Self::with_roots(Roots::Subtree(process), process.start_time);
+        tree.armed = false;
+        tree
+    }
+
     fn with_roots(roots: Roots, since: u64) -> Self {
         Self {
             roots,
@@ -145,6 +154,7 @@ impl ProcessTree {
         match &self.roots {
             Roots::Run { leader, .. } => *leader,
             Roots::Sessions(leaders) => leaders[0].pid,
+            Roots::Subtree(process) => process.pid,
         }
     }
 
@@ -152,7 +162,7 @@ impl ProcessTree {
     fn group(&self) -> Option<i32> {
         match &self.roots {
             Roots::Run { leader, .. } => Some(*leader),
-            Roots::Sessions(_) => None,
+            Roots::Sessions(_) | Roots::Subtree(_) => None,
         }
     }
 
@@ -188,6 +198,7 @@ impl ProcessTree {
                     || procfs::environ_contains(process.pid, tag_entry)
             }
             Roots::Sessions(_) => live_sessions.contains(&process.session),
+            Roots::Subtree(root) => process.is_same_process(root),
         }
     }
 
@@ -273,7 +284,8 @@ impl ProcessTree {
         }
     }
 
-    async fn wait_gone(&self, limit: Duration) -> bool {
+    /// Waits until no member lives, `limit` at most; true when none is left.
+    pub async fn wait_gone(&self, limit: Duration) -> bool {
         let deadline = Instant::now().checked_add(limit);
         while self.has_live_members() {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -536,5 +548,43 @@ mod tests {
         tree.kill_all();
         let after = ProcStat::read(escaped.pid);
         assert!(after.is_none_or(|p| p.is_gone() || !p.is_same_process(&escaped)));
+    }
+
+    #[test]
+    fn a_subtree_is_a_process_and_its_descendants_not_its_parent_or_siblings() {
+        // The session's shell runs two children: `sh` (the subtree's root, with a sleep of
+        // its own) and a sibling sleep.
+        let (mut child, leader) = spawn_session("sh -c 'sleep 1000 & wait' & sleep 1000 & wait");
+        let session = ProcessTree::of_sessions([leader]);
+        let all = wait_for_members(&session, 5);
+        let root = *all
+            .iter()
+            .find(|p| {
+                p.ppid == leader.pid
+                    && procfs::argv(p.pid).first().map(String::as_str) == Some("sh")
+            })
+            .expect("the inner sh");
+        let subtree = ProcessTree::below(root);
+        let members = wait_for_members(&subtree, 2);
+
+        assert_eq!(members.len(), 2, "{members:?}");
+        assert!(
+            members
+                .iter()
+                .all(|p| p.pid == root.pid || p.ppid == root.pid)
+        );
+        subtree.kill_all();
+        let left: Vec<ProcStat> = session
+            .members()
+            .into_iter()
+            .filter(|p| !p.is_gone())
+            .collect();
+        assert_eq!(
+            left.len(),
+            2,
+            "the session's shell and the sibling remain: {left:?}"
+        );
+        session.kill_on_drop().kill_all();
+        child.wait().unwrap();
     }
 }

@@ -249,9 +249,11 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
     let tmux = UsersTmux(tempfile::tempdir().unwrap());
+    // The pane's shell outlives Claude Code, as a user's shell would.
     let command = home
         .launch(&cli, &[])
-        .shell_command(&["TERM", "TMUX", "TMUX_PANE"]);
+        .shell_command(&["TERM", "TMUX", "TMUX_PANE"])
+        + "\necho the agent ended; exec sleep 3600";
     let started = tmux.run(&[
         "new-session",
         "-d",
@@ -347,5 +349,56 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         screen["text"].as_str().unwrap().contains("→ Blue"),
         "{screen:#}"
     );
+
+    // Killed only when named with force, and then with the command it was running.
+    let refused = call_err(&client, "agent_kill", json!({"agent": pane})).await;
+    assert!(
+        refused.contains("is a pane of your own tmux server: pass force: true"),
+        "{refused}"
+    );
+    call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": pane, "text": "Wait for it lab:sleep=300"}),
+    )
+    .await;
+    let asked = agent_until(&client, pane, STEP, |a| {
+        state(a) == "waiting" && a["waiting"]["prompt_id"].is_string()
+    })
+    .await;
+    call_ok(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "approve", "seen": asked["waiting"]["prompt_id"]}),
+    )
+    .await;
+    let tail_runs = || {
+        home.processes().iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmd| cmd.starts_with(b"tail\0-f\0"))
+        })
+    };
+    assert!(
+        eventually(STEP, tail_runs).await,
+        "the approved command runs"
+    );
+    let killed = call_ok(&client, "agent_kill", json!({"agent": pane, "force": true})).await;
+    assert!(killed["ended_by"].is_string(), "{killed:#}");
+    assert!(killed["processes"].as_u64() >= Some(2), "{killed:#}");
+    assert_eq!(killed["agent"]["state"], "exited", "{killed:#}");
+    assert!(killed.get("remaining").is_none(), "{killed:#}");
+    assert_eq!(
+        home.processes(),
+        Vec::<u32>::new(),
+        "nothing of Claude Code remains"
+    );
+    let shell = tmux.run(&["list-panes", "-t", "work", "-F", "#{pane_current_command}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&shell.stdout).trim(),
+        "sleep",
+        "the pane stays"
+    );
+    let again = call_err(&client, "agent_kill", json!({"agent": pane, "force": true})).await;
+    assert!(again.contains("its process is gone already"), "{again}");
     client.cancel().await.ok();
 }

@@ -96,7 +96,11 @@ pub fn unique_marker() -> String {
 
 /// Live processes (zombies excluded) whose environment has `MARKER_VAR=marker`.
 pub fn marked_processes(marker: &str) -> Vec<u32> {
-    let entry = format!("{MARKER_VAR}={marker}");
+    processes_with_env(&format!("{MARKER_VAR}={marker}"))
+}
+
+/// Live processes (zombies excluded) whose environment holds exactly `entry` (`NAME=value`).
+pub fn processes_with_env(entry: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

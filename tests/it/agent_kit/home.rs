@@ -224,6 +224,11 @@ trust_level = "trusted"
         }
     }
 
+    /// The live processes running with this HOME: the CLI and whatever it started.
+    pub fn processes(&self) -> Vec<u32> {
+        crate::support::processes_with_env(&format!("HOME={}", self.home.display()))
+    }
+
     /// A scratch directory beside HOME and the project (for the terminal's files).
     pub fn scratch(&self) -> PathBuf {
         let scratch = self.dir.path().join("scratch");
@@ -234,32 +239,13 @@ trust_level = "trusted"
 
 impl Drop for AgentHome {
     fn drop(&mut self) {
-        let entry = format!("HOME={}", self.home.display());
-        for pid in processes_with_env(&entry) {
+        for pid in self.processes() {
             let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
+                nix::unistd::Pid::from_raw(pid as i32),
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
     }
-}
-
-/// The processes whose environment holds exactly `entry` (`NAME=value`).
-fn processes_with_env(entry: &str) -> Vec<i32> {
-    let Ok(proc) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    proc.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|environ| {
-                    environ
-                        .split(|&b| b == 0)
-                        .any(|item| item == entry.as_bytes())
-                })
-                .unwrap_or(false)
-        })
-        .collect()
 }
 
 /// A loopback port nothing listens on (bound, then released).
