@@ -556,7 +556,7 @@ mod tests {
         // its own) and a sibling sleep.
         let (mut child, leader) = spawn_session("sh -c 'sleep 1000 & wait' & sleep 1000 & wait");
         let session = ProcessTree::of_sessions([leader]);
-        let all = wait_for_members(&session, 5);
+        let all = wait_for_members(&session, 4);
         let root = *all
             .iter()
             .find(|p| {
