@@ -89,6 +89,8 @@ pub struct Config {
     pub terminal: TerminalConfig,
     pub docs: DocsConfig,
     pub http: HttpConfig,
+    /// drydock's own state: the hook endpoint of the running server, the task queue.
+    pub data_dir: PathBuf,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -195,6 +197,7 @@ pub struct Overrides {
     pub token: Option<String>,
     pub allow_roots: Vec<PathBuf>,
     pub index_dir: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
 }
 
 /// The file's shape. Every key is optional.
@@ -206,6 +209,7 @@ struct FileConfig {
     allowed_roots: Option<Vec<PathBuf>>,
     toolsets: Option<Vec<String>>,
     disabled_tools: Option<Vec<String>>,
+    data_dir: Option<PathBuf>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]
@@ -327,6 +331,7 @@ impl Config {
             terminal: resolve_terminal(file.terminal)?,
             docs: resolve_docs(overrides, file.docs, env, cwd)?,
             http: resolve_http(file.http)?,
+            data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             source,
         })
     }
@@ -440,6 +445,32 @@ pub fn expand_home(path: &Path, env: EnvLookup) -> PathBuf {
     match env("HOME").map(PathBuf::from).or_else(dirs::home_dir) {
         Some(home) => home.join(rest),
         None => path.to_path_buf(),
+    }
+}
+
+/// drydock's data directory: `flag`, else `DRYDOCK_DATA_DIR`, else `file`, else the user's
+/// local data directory (`~/.local/share/drydock`).
+pub fn resolve_data_dir(
+    flag: Option<&Path>,
+    file: Option<PathBuf>,
+    env: EnvLookup,
+    cwd: &Path,
+) -> PathBuf {
+    let chosen = flag
+        .map(Path::to_path_buf)
+        .or_else(|| env("DRYDOCK_DATA_DIR").map(PathBuf::from))
+        .or(file);
+    match chosen {
+        Some(path) => {
+            let path = expand_home(&path, env);
+            match path.is_absolute() {
+                true => path,
+                false => cwd.join(path),
+            }
+        }
+        None => dirs::data_local_dir()
+            .map(|d| d.join("drydock"))
+            .unwrap_or_else(|| cwd.join(".drydock")),
     }
 }
 
@@ -906,5 +937,28 @@ mod tests {
             PathBuf::from("/home/ada/code")
         );
         assert_eq!(expand_home(Path::new("/x/~"), &env), PathBuf::from("/x/~"));
+    }
+
+    #[test]
+    fn the_data_dir_comes_from_flag_env_file_or_the_users_data_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        std::fs::write(cwd.join("drydock.toml"), "data_dir = \"from-file\"\n").unwrap();
+        let env = |name: &str| (name == "DRYDOCK_DATA_DIR").then(|| "/from/env".to_string());
+        let flag = Overrides {
+            data_dir: Some("/from/flag".into()),
+            ..Default::default()
+        };
+        let resolve = |overrides: &Overrides, env: EnvLookup| {
+            Config::resolve(overrides, env, cwd).unwrap().data_dir
+        };
+        assert_eq!(resolve(&flag, &env), Path::new("/from/flag"));
+        assert_eq!(resolve(&Overrides::default(), &env), Path::new("/from/env"));
+        assert_eq!(
+            resolve(&Overrides::default(), &no_env),
+            cwd.join("from-file")
+        );
+        std::fs::remove_file(cwd.join("drydock.toml")).unwrap();
+        assert!(resolve(&Overrides::default(), &no_env).ends_with("drydock"));
     }
 }

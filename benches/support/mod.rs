@@ -41,7 +41,7 @@ pub async fn app() -> Arc<App> {
 pub async fn start_server(shutdown: &CancellationToken) -> String {
     let app = app().await;
     let header_read_timeout = app.config().http.header_read_timeout;
-    let router = drydock::http::router(app, shutdown);
+    let router = drydock::http::router(app, shutdown, None);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(drydock::http::serve(

@@ -19,6 +19,9 @@
 mod answer;
 pub mod detect;
 mod discover;
+pub mod hook_endpoint;
+mod hook_inbox;
+pub mod hook_settings;
 pub mod keys;
 mod kill;
 pub mod launch;
@@ -55,6 +58,8 @@ use crate::call::Call;
 use crate::process::procfs::ProcStat;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
 use discover::{Found, ProcessTable};
+use hook_inbox::HookInbox;
+pub use hook_inbox::Sender as HookSender;
 use observe::{Clock, Seen};
 use reports::{AgentInfo, ListReport, WaitReport};
 use requests::{ListRequest, WaitRequest};
@@ -94,6 +99,7 @@ pub struct Agents {
     profile_errors: Vec<String>,
     terminals: Arc<Terminals>,
     clock: Clock,
+    hooks: HookInbox,
     /// The last agent seen in each terminal, by terminal name: its state carries over
     /// (a redraw is not a new state), and once its process is gone it reads as exited.
     known: Mutex<HashMap<String, Known>>,
@@ -120,6 +126,7 @@ impl Agents {
             profile_errors: errors.iter().map(ToString::to_string).collect(),
             terminals,
             clock: Clock::new(),
+            hooks: HookInbox::new(),
             known: Mutex::default(),
         })
     }
@@ -195,6 +202,13 @@ impl Agents {
         }
     }
 
+    /// Takes a hook event (`drydock hook` posted it) from the hook process `hook_pid`, and
+    /// names the agent above it that sent it; None when no agent is.
+    pub fn hook(&self, hook_pid: i32, payload: &serde_json::Value) -> Option<HookSender> {
+        self.hooks
+            .deliver(&self.profiles, hook_pid, payload, self.clock.now())
+    }
+
     /// A watch on everything that can change an agent's state from now on: the output of
     /// drydock's own sessions and of every terminal an agent was seen in, and the time a
     /// decision may change by itself.
@@ -205,7 +219,8 @@ impl Agents {
         }
     }
 
-    /// The generations of drydock's own sessions and of every terminal an agent was seen in.
+    /// The generations of drydock's own sessions and of every terminal an agent was seen in,
+    /// and hook arrivals.
     async fn subscribe(&self) -> Vec<watch::Receiver<u64>> {
         let mut names: Vec<String> = self
             .terminals
@@ -216,7 +231,7 @@ impl Agents {
         names.extend(self.known.lock().expect("agents lock").keys().cloned());
         names.sort();
         names.dedup();
-        let mut receivers = Vec::new();
+        let mut receivers = vec![self.hooks.arrivals()];
         for name in names {
             if let Ok(core) = self.terminals.core_of(&name).await {
                 receivers.push(core.generations());
@@ -243,7 +258,8 @@ impl Agents {
             .get(&agent.profile)
             .expect("found agents have a profile");
         let observed = self.terminals.observe(&name).await?;
-        let seen = Seen::new(&self.clock, &observed, &agent.process);
+        let hooks = self.hooks.of(&agent.process);
+        let seen = Seen::new(&self.clock, &observed, &agent.process, hooks);
         let lines = seen.lines();
         let mut detection = detect(profile, &seen.observation(&lines));
         let mut known = self.known.lock().expect("agents lock");
@@ -266,6 +282,7 @@ impl Agents {
             for_ms: 0,
             message: None,
             title: seen.title().to_string(),
+            last_hook: seen.last_hook(),
         };
         info.state_of(&detection, seen.now());
         known.insert(

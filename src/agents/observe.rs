@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::detect::{Millis, Observation, ProcessStatus, Stamped};
+use super::detect::{HookEvent, Millis, Observation, ProcessStatus, Stamped};
 use super::osc7501::StatusReport;
 use crate::process::procfs::ProcStat;
 use crate::terminal::core::{Life, Observed};
@@ -59,13 +59,19 @@ pub struct Seen {
     rows: Vec<String>,
     title: String,
     osc: Vec<Stamped<StatusReport>>,
+    hooks: Vec<Stamped<HookEvent>>,
     screen_at: Millis,
     process: ProcessStatus,
     now: Millis,
 }
 
 impl Seen {
-    pub fn new(clock: &Clock, observed: &Observed, process: &ProcStat) -> Seen {
+    pub fn new(
+        clock: &Clock,
+        observed: &Observed,
+        process: &ProcStat,
+        hooks: Vec<Stamped<HookEvent>>,
+    ) -> Seen {
         let now = clock.now();
         let screen_at = clock.at(observed.last_output);
         Seen {
@@ -79,6 +85,7 @@ impl Seen {
                     value: StatusReport::parse(&status.report),
                 })
                 .collect(),
+            hooks,
             screen_at,
             process: match observed.life {
                 Life::Running => ProcessStatus::Running {
@@ -109,13 +116,22 @@ impl Seen {
                 value: self.title.as_str(),
             }),
             osc: &self.osc,
-            hooks: &[],
+            hooks: &self.hooks,
             last_output_at: Some(self.screen_at),
         }
     }
 
     pub fn lines(&self) -> Vec<&str> {
         self.rows.iter().map(String::as_str).collect()
+    }
+
+    /// The latest hook event's name, with its tool.
+    pub fn last_hook(&self) -> Option<String> {
+        let last = &self.hooks.last()?.value;
+        Some(match &last.tool_name {
+            Some(tool) => format!("{} {tool}", last.name),
+            None => last.name.clone(),
+        })
     }
 
     pub fn title(&self) -> &str {

@@ -154,6 +154,10 @@ pub struct AgentInfo {
     pub message: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub title: String,
+    /// The last hook event drydock received from it (with its tool), when its hooks reach
+    /// drydock (`drydock hooks install`, or an agent drydock spawned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_hook: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -4,6 +4,8 @@
 //! an unreadable index) exit 1.
 
 mod call;
+mod hook;
+mod hooks;
 mod index;
 mod serve;
 mod stdio;
@@ -41,6 +43,12 @@ enum Command {
     /// Index documentation for docs_lookup. Incremental: unchanged files are skipped, changed
     /// ones replaced, deleted ones removed; Ctrl-C keeps what was committed.
     Index(index::IndexArgs),
+    /// Put drydock's hooks into Claude Code's settings, or take them out: the agents' hook
+    /// events then reach the running server.
+    Hooks(hooks::HooksArgs),
+    /// Relay an agent's hook event to the running server (what the installed hooks run;
+    /// exits 0 at once when no server runs).
+    Hook(hook::HookArgs),
 }
 
 /// Where the config comes from and the docs index: every command reads them.
@@ -52,6 +60,10 @@ struct ConfigArgs {
     /// The docs index directory (default ./index; env DRYDOCK_INDEX, config docs.index_dir).
     #[arg(long, value_name = "DIR")]
     index: Option<PathBuf>,
+    /// drydock's data directory (default ~/.local/share/drydock; env DRYDOCK_DATA_DIR, config
+    /// data_dir).
+    #[arg(long = "data-dir", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
 }
 
 /// The directories projects may live in: for the commands that run tools.
@@ -95,6 +107,8 @@ impl Command {
             Command::Mcp(args) => (&args.config, Some(&args.roots)),
             Command::Call(args) => (&args.config, Some(&args.roots)),
             Command::Index(args) => (&args.config, None),
+            Command::Hooks(args) => (args.action.config(), None),
+            Command::Hook(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
             Command::Serve(args) => (args.bind.clone(), args.token.clone()),
@@ -106,12 +120,16 @@ impl Command {
             token,
             allow_roots: roots.map(|r| r.allow_roots.clone()).unwrap_or_default(),
             index_dir: config.index.clone(),
+            data_dir: config.data_dir.clone(),
         }
     }
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Hook(args) = cli.command {
+        return hook::run(args);
+    }
     init_logging(&cli.command);
     let config = Config::load(&cli.command.overrides())
         .map(Arc::new)
@@ -131,6 +149,8 @@ pub fn main() -> ExitCode {
             Command::Mcp(_) => stdio::run(config).await,
             Command::Call(args) => call::run(config, args).await,
             Command::Index(args) => index::run(config, args).await,
+            Command::Hooks(args) => hooks::run(&config, args),
+            Command::Hook(_) => unreachable!("relayed before the config is read"),
         }
     });
     // Do not wait for blocking tasks (e.g. a stdin reader) at exit.

@@ -4,10 +4,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::net::SocketAddr;
+
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
+use crate::agents::hook_endpoint::HookEndpoint;
 use crate::app::{App, Mode};
 use crate::catalog::Toolset;
 use crate::config::Config;
@@ -38,17 +41,51 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     print!("{}", banner(&config, address));
     let app = App::start(config.clone(), Mode::Server).await;
+    let hook_endpoint = publish_hook_endpoint(&config, address);
     let stop_http = CancellationToken::new();
-    let router = crate::http::router(app.clone(), &stop_http);
-    tokio::spawn(stop_on_signal(app, stop_http.clone()));
+    let hook_token = hook_endpoint.as_ref().map(|e| e.token.clone());
+    let router = crate::http::router(app.clone(), &stop_http, hook_token);
+    tokio::spawn(stop_on_signal(
+        app,
+        stop_http.clone(),
+        hook_endpoint,
+        config.clone(),
+    ));
     crate::http::serve(listener, router, config.http.header_read_timeout, stop_http).await;
     Ok(ExitCode::SUCCESS)
 }
 
+/// Tells `drydock hook` where this server takes hook events; without it agents' hooks do not
+/// reach drydock, and everything else works.
+fn publish_hook_endpoint(config: &Config, address: SocketAddr) -> Option<HookEndpoint> {
+    let published = HookEndpoint::new(address).and_then(|endpoint| {
+        endpoint.publish(&config.data_dir)?;
+        Ok(endpoint)
+    });
+    match published {
+        Ok(endpoint) => Some(endpoint),
+        Err(error) => {
+            tracing::warn!(
+                "hook events will not reach drydock: cannot write {}: {error}",
+                HookEndpoint::path(&config.data_dir).display()
+            );
+            None
+        }
+    }
+}
+
 /// On SIGINT or SIGTERM: stop every tool and child process (calls in flight get their
 /// cancelled results), then the HTTP server, then the process.
-async fn stop_on_signal(app: Arc<App>, stop_http: CancellationToken) {
+async fn stop_on_signal(
+    app: Arc<App>,
+    stop_http: CancellationToken,
+    hook_endpoint: Option<HookEndpoint>,
+    config: Arc<Config>,
+) {
     wait_for_signal().await;
+    if let Some(endpoint) = hook_endpoint {
+        endpoint.withdraw(&config.data_dir);
+    }
     tracing::info!("shutting down: stopping running tools");
     app.shutdown().await;
     stop_http.cancel();

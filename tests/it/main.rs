@@ -5,6 +5,7 @@
 
 mod support;
 
+mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
 mod containment;

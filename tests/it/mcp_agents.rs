@@ -221,6 +221,17 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
     client.cancel().await.ok();
 }
 
+/// `drydock hooks install --project` for a server with `data_dir`.
+fn install_hooks(project: &Path, data_dir: &str) {
+    let installed = Command::new(drydock_bin())
+        .args(["hooks", "install", "--project"])
+        .arg(project)
+        .args(["--data-dir", data_dir])
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{installed:?}");
+}
+
 /// The user's tmux server of a test: the default socket below a directory of its own.
 struct UsersTmux(tempfile::TempDir);
 
@@ -254,6 +265,11 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         .launch(&cli, &[])
         .shell_command(&["TERM", "TMUX", "TMUX_PANE"])
         + "\necho the agent ended; exec sleep 3600";
+    let tmux_dir = tmux.0.path().to_str().unwrap();
+    let data_dir = home.scratch().join("data");
+    let data_dir = data_dir.to_str().unwrap();
+    // The user installed drydock's hooks in the project: they reach the server.
+    install_hooks(&home.project, data_dir);
     let started = tmux.run(&[
         "new-session",
         "-d",
@@ -268,21 +284,29 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         &command,
     ]);
     assert!(started.status.success(), "{started:?}");
-    let tmux_dir = tmux.0.path().to_str().unwrap();
     let server = Server::start_with_env(
-        &["--allow-root", home.project.to_str().unwrap()],
+        &[
+            "--allow-root",
+            home.project.to_str().unwrap(),
+            "--data-dir",
+            data_dir,
+        ],
         &[("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
     );
     let (client, updates) = client_with_updates(&server.url).await;
     let pane = "tmux:work:0.0";
     let uri = format!("drydock://agents/{pane}");
 
-    let idle = agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
+    let idle = agent_until(&client, pane, STEP, |a| {
+        state(a) == "idle" && a["last_hook"] == "SessionStart"
+    })
+    .await;
     assert_eq!(idle["kind"], "claude");
     assert_eq!(idle["users_pane"], true);
+    let signal = idle["signal"].as_str().unwrap();
     assert!(
-        idle["signal"].as_str().unwrap().starts_with("screen:"),
-        "tmux does not answer OSC 7501: the screen decides: {idle:#}"
+        signal.starts_with("screen:") || signal == "hook:SessionStart",
+        "tmux does not answer OSC 7501: the screen or a hook decides: {idle:#}"
     );
 
     let read = read_text_resource(&client, &uri).await;
@@ -307,6 +331,11 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     assert_eq!(asked["waiting"]["kind"], "choice", "{asked:#}");
     assert_eq!(asked["waiting"]["question"], ASK_QUESTION);
     assert_eq!(labels(&asked)[..2], ["Red", "Blue"]);
+    let hooked = agent_until(&client, pane, STEP, |a| {
+        a["last_hook"] == "PermissionRequest AskUserQuestion"
+    })
+    .await;
+    assert_eq!(state(&hooked), "waiting", "{hooked:#}");
     assert_eq!(asked["waiting"]["options"][0]["selected"], true);
     let notified = eventually(Duration::from_secs(10), || updates.count(&uri) > before).await;
     assert!(
@@ -343,7 +372,10 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     )
     .await;
     assert_eq!(chosen["answered"], true, "{chosen:#}");
-    agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
+    agent_until(&client, pane, STEP, |a| {
+        state(a) == "idle" && a["last_hook"] == "Stop"
+    })
+    .await;
     let screen = call_ok(&client, "terminal_screen", json!({"session": pane})).await;
     assert!(
         screen["text"].as_str().unwrap().contains("→ Blue"),

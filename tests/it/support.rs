@@ -137,6 +137,9 @@ pub struct Server {
     pub url: String,
     pub banner: String,
     marker: String,
+    /// Its data directory (DRYDOCK_DATA_DIR), unless the test names one with --data-dir: a
+    /// test server never takes the hook endpoint of the user's own drydock.
+    pub data_dir: tempfile::TempDir,
 }
 
 impl Server {
@@ -170,6 +173,7 @@ impl Server {
     pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let marker = unique_marker();
         let scratch = tempfile::tempdir().unwrap();
+        let data_dir = tempfile::tempdir().unwrap();
         let mut command = Command::new(drydock_bin());
         command
             .arg("serve")
@@ -177,6 +181,7 @@ impl Server {
             .args(args)
             .current_dir(scratch.path())
             .env(MARKER_VAR, &marker)
+            .env("DRYDOCK_DATA_DIR", data_dir.path())
             .env("RUST_LOG", "drydock=warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -211,6 +216,7 @@ impl Server {
             url,
             banner,
             marker,
+            data_dir,
         }
     }
 
