@@ -55,6 +55,13 @@ impl App {
         if mode == Mode::Server && app.serves(Toolset::Terminal, mode) {
             app.terminals.start_reaper(app.shutdown.clone());
         }
+        if matches!(mode, Mode::Server | Mode::Stdio) && app.serves(Toolset::Agents, mode) {
+            let watcher = app.clone();
+            app.tasks.spawn(async move {
+                let app = watcher;
+                app.agents.monitor(&app.events, &app.shutdown).await;
+            });
+        }
         if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
             // Not tracked: loading the model is no reason to delay a shutdown.
             let docs = app.docs.clone();

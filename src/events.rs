@@ -49,6 +49,8 @@ pub enum EventKind {
         /// None when the program was killed by a signal or its status is unknown.
         exit_code: Option<i32>,
     },
+    /// An agent appeared, changed state, or its prompt changed.
+    AgentState(AgentChange),
     DocsIngest {
         phase: IngestPhase,
         files_done: u64,
@@ -56,6 +58,24 @@ pub enum EventKind {
         chunks_embedded: u64,
         chunks_reused: u64,
     },
+}
+
+/// An agent's new state, as the agent tools report it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentChange {
+    /// Its terminal's name.
+    pub agent: String,
+    /// Its profile: claude, codex…
+    pub kind: String,
+    pub state: String,
+    /// The state before; None for an agent seen for the first time.
+    pub from: Option<String>,
+    /// What it waits for (permission, choice, question, dialog), when waiting.
+    pub waiting: Option<String>,
+    /// The question on screen, when waiting.
+    pub question: Option<String>,
+    /// The signal that decided the state.
+    pub signal: String,
 }
 
 /// One tool call, as its started and finished events name it.

@@ -55,6 +55,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::Call;
+use crate::events::{AgentChange, EventKind, Events};
 use crate::process::procfs::ProcStat;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
 use discover::{Found, ProcessTable};
@@ -336,6 +337,45 @@ impl Agents {
             true => "none".to_string(),
             false => names.join(", "),
         }
+    }
+}
+
+impl Agents {
+    /// Publishes every agent's changes of state or prompt on `events` until `stop`: what the
+    /// dashboard and the clients' log notifications hear.
+    pub async fn monitor(&self, events: &Events, stop: &CancellationToken) {
+        let mut last: HashMap<String, (String, Option<String>)> = HashMap::new();
+        loop {
+            let watch = self.watch().await;
+            if let Ok(listing) = self.list(ListRequest::default()).await {
+                let mut now = HashMap::new();
+                for agent in listing.agents {
+                    let prompt = agent.waiting.as_ref().and_then(|w| w.prompt_id.clone());
+                    let current = (agent.state.clone(), prompt);
+                    let before = last.remove(&agent.name);
+                    if before.as_ref() != Some(&current) {
+                        events.publish(EventKind::AgentState(change(&agent, before)));
+                    }
+                    now.insert(agent.name, current);
+                }
+                last = now;
+            }
+            if watch.changed(None, stop).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn change(agent: &AgentInfo, before: Option<(String, Option<String>)>) -> AgentChange {
+    AgentChange {
+        agent: agent.name.clone(),
+        kind: agent.kind.clone(),
+        state: agent.state.clone(),
+        from: before.map(|(state, _)| state),
+        waiting: agent.waiting.as_ref().map(|w| w.kind.clone()),
+        question: agent.waiting.as_ref().and_then(|w| w.question.clone()),
+        signal: agent.signal.clone(),
     }
 }
 

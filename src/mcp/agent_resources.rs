@@ -12,9 +12,11 @@ use rmcp::service::Peer;
 use rmcp::{ErrorData as McpError, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use super::logging::ClientLogging;
 use crate::agents::Agents;
 use crate::agents::reports::{AgentInfo, ListReport};
 use crate::agents::requests::ListRequest;
+use crate::events::{Event, EventKind, Received, Subscription};
 
 pub const AGENTS_URI: &str = "drydock://agents";
 const PREFIX: &str = "drydock://agents/";
@@ -101,6 +103,37 @@ pub async fn watch(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
         }
         last = now.or(Some(Vec::new()));
         if watch.changed(None, &never).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Sends a warning-level log message to the client each time an agent waits at a new prompt
+/// (once it is drawn, so the message carries the question), from the event feed, until the
+/// client is gone. Stopped by aborting its
+/// task.
+pub async fn announce_waiting(
+    mut feed: Subscription,
+    logging: ClientLogging,
+    peer: Peer<RoleServer>,
+) {
+    while let Some(received) = feed.recv().await {
+        let Received::Event(Event {
+            kind: EventKind::AgentState(change),
+            ..
+        }) = received
+        else {
+            continue;
+        };
+        let (true, Some(question)) = (change.state == "waiting", &change.question) else {
+            continue;
+        };
+        let what = change.waiting.as_deref().unwrap_or("input");
+        let message = format!(
+            "agent {} ({}) is waiting for {what}: {question} (answer it with agent_answer)",
+            change.agent, change.kind
+        );
+        if logging.warning(&peer, &message).await.is_err() {
             return;
         }
     }

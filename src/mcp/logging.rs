@@ -22,14 +22,26 @@ impl ClientLogging {
     pub async fn info(&self, peer: &Peer<RoleServer>, message: &str) {
         let wanted = *self.level.lock().expect("logging level poisoned");
         if wanted.is_some_and(|level| rank(level) <= rank(LoggingLevel::Info)) {
-            let param = LoggingMessageNotificationParam::new(
-                LoggingLevel::Info,
-                serde_json::Value::String(message.to_string()),
-            )
-            .with_logger("drydock");
-            let _ = peer.notify_logging_message(param).await;
+            let _ = send(peer, LoggingLevel::Info, message).await;
         }
     }
+
+    /// Send `message` at warning level unless the client asked for less (a client that never
+    /// set a level gets warnings). Err when the client is gone.
+    pub async fn warning(&self, peer: &Peer<RoleServer>, message: &str) -> Result<(), ()> {
+        let wanted = *self.level.lock().expect("logging level poisoned");
+        match wanted.is_none_or(|level| rank(level) <= rank(LoggingLevel::Warning)) {
+            true => send(peer, LoggingLevel::Warning, message).await,
+            false => Ok(()),
+        }
+    }
+}
+
+async fn send(peer: &Peer<RoleServer>, level: LoggingLevel, message: &str) -> Result<(), ()> {
+    let param =
+        LoggingMessageNotificationParam::new(level, serde_json::Value::String(message.to_string()))
+            .with_logger("drydock");
+    peer.notify_logging_message(param).await.map_err(|_| ())
 }
 
 fn rank(level: LoggingLevel) -> u8 {

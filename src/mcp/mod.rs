@@ -25,13 +25,13 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
     ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
 
 use std::sync::Arc;
 
 use crate::app::App;
-use crate::catalog::ToolName;
+use crate::catalog::{ToolName, Toolset};
 use crate::events::{CallRecord, CallStatus};
 use logging::ClientLogging;
 
@@ -236,6 +236,21 @@ impl ServerHandler for DrydockServer {
             return Ok(());
         }
         resources::check_known(&request.uri)
+    }
+
+    /// From the handshake on, the client hears (as a warning log message) whenever an agent
+    /// starts waiting.
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        if !self.app.config().toolsets.contains(&Toolset::Agents) {
+            return;
+        }
+        let announcer = tokio::spawn(agent_resources::announce_waiting(
+            self.app.events().subscribe(),
+            self.logging.clone(),
+            ctx.peer,
+        ));
+        self.subscriptions
+            .add("log:agents-waiting".into(), announcer.abort_handle());
     }
 
     #[allow(deprecated)]

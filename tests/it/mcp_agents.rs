@@ -342,6 +342,19 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         notified,
         "no resources/updated for {uri} when it started waiting"
     );
+    let warned = eventually(Duration::from_secs(10), || {
+        updates.logs().iter().any(|log| {
+            log.starts_with(
+                "log:Warning:agent tmux:work:0.0 (claude) is waiting for choice: Which colour",
+            )
+        })
+    })
+    .await;
+    assert!(
+        warned,
+        "a warning when it started waiting: {:?}",
+        updates.logs()
+    );
     let all = read_text_resource(&client, "drydock://agents").await;
     assert!(all.contains(ASK_QUESTION), "{all}");
 

@@ -696,9 +696,22 @@ impl ClientHandler for UpdateRecorder {
     ) {
         self.0.lock().unwrap().push(params.uri);
     }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let text = params.data.as_str().unwrap_or_default().to_string();
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("log:{:?}:{text}", params.level));
+    }
 }
 
-/// A client (modern lifecycle) that records the resource updates it is sent.
+/// A client (modern lifecycle) that records the resource updates and log messages it is sent.
 pub async fn client_with_updates(
     url: &str,
 ) -> (RunningService<RoleClient, UpdateRecorder>, UpdateRecorder) {
@@ -708,6 +721,15 @@ pub async fn client_with_updates(
 }
 
 impl UpdateRecorder {
+    /// The log messages that arrived so far, as `log:LEVEL:text`.
+    pub fn logs(&self) -> Vec<String> {
+        let all = self.0.lock().unwrap();
+        all.iter()
+            .filter(|u| u.starts_with("log:"))
+            .cloned()
+            .collect()
+    }
+
     /// How many updates of `uri` arrived so far.
     pub fn count(&self, uri: &str) -> usize {
         self.0.lock().unwrap().iter().filter(|u| *u == uri).count()
