@@ -75,7 +75,7 @@ impl App {
         let terminals = Terminals::new(config.clone(), events.clone());
         App {
             toolchains: Toolchains::new(config.clone()),
-            agents: Agents::new(terminals.clone()),
+            agents: Agents::new(terminals.clone(), config.clone()),
             terminals,
             docs: Docs::new(config.clone(), events.clone()),
             events,

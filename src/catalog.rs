@@ -129,6 +129,7 @@ catalog! {
     AgentWait => "agent_wait", Agents, READS;
     AgentAnswer => "agent_answer", Agents, RUNS_ANYTHING;
     AgentSend => "agent_send", Agents, RUNS_ANYTHING;
+    AgentSpawn => "agent_spawn", Agents, RUNS_ANYTHING;
     AgentKill => "agent_kill", Agents, Effects { open_world: false, ..RUNS_ANYTHING };
 }
 

@@ -91,6 +91,7 @@ pub struct Config {
     pub http: HttpConfig,
     /// drydock's own state: the hook endpoint of the running server, the task queue.
     pub data_dir: PathBuf,
+    pub agents: AgentsConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -154,6 +155,20 @@ pub struct DocsConfig {
     pub exclude: Vec<String>,
 }
 
+/// Agent supervision (`[agents]` in the file).
+#[derive(Debug, Clone)]
+pub struct AgentsConfig {
+    /// Agent profiles that override the embedded ones (default: the user config dir's
+    /// `drydock/agents`).
+    pub profile_dir: Option<PathBuf>,
+    /// Programs watched with the quiet-time-only profile (e.g. "aider").
+    pub programs: Vec<String>,
+    /// Canonical directories in which `agent_spawn` starts agents without asking a person.
+    pub spawn_without_consent: Vec<PathBuf>,
+    /// How long `agent_spawn` waits for a person's answer.
+    pub consent_timeout: Duration,
+}
+
 /// The HTTP server's limits on connections and MCP sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
@@ -211,6 +226,8 @@ struct FileConfig {
     disabled_tools: Option<Vec<String>>,
     data_dir: Option<PathBuf>,
     #[serde(default)]
+    agents: FileAgents,
+    #[serde(default)]
     limits: FileLimits,
     #[serde(default)]
     timeouts: FileTimeouts,
@@ -226,6 +243,15 @@ struct FileConfig {
     docs: FileDocs,
     #[serde(default)]
     http: FileHttp,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAgents {
+    profile_dir: Option<PathBuf>,
+    programs: Option<Vec<String>>,
+    spawn_without_consent: Option<Vec<PathBuf>>,
+    consent_timeout_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -332,6 +358,7 @@ impl Config {
             docs: resolve_docs(overrides, file.docs, env, cwd)?,
             http: resolve_http(file.http)?,
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
+            agents: resolve_agents(file.agents, env, cwd)?,
             source,
         })
     }
@@ -578,6 +605,34 @@ impl ToolchainConfig {
             Toolchain::Mix => (&self.mix_tasks, "mix.tasks"),
         }
     }
+}
+
+fn resolve_agents(
+    file: FileAgents,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<AgentsConfig, ConfigError> {
+    let profile_dir = file.profile_dir.map(|dir| {
+        let dir = expand_home(&dir, env);
+        match dir.is_absolute() {
+            true => dir,
+            false => cwd.join(dir),
+        }
+    });
+    Ok(AgentsConfig {
+        profile_dir: profile_dir
+            .or_else(|| dirs::config_dir().map(|d| d.join("drydock").join("agents"))),
+        programs: file.programs.unwrap_or_default(),
+        spawn_without_consent: canonical_roots(
+            &file.spawn_without_consent.unwrap_or_default(),
+            env,
+            cwd,
+        )?,
+        consent_timeout: Duration::from_secs(positive(
+            file.consent_timeout_s.unwrap_or(120),
+            "agents.consent_timeout_s",
+        )?),
+    })
 }
 
 fn resolve_terminal(file: FileTerminal) -> Result<TerminalConfig, ConfigError> {

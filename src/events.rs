@@ -256,7 +256,7 @@ impl Subscription {
     }
 }
 
-fn unix_millis(time: SystemTime) -> u64 {
+pub fn unix_millis(time: SystemTime) -> u64 {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }

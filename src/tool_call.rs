@@ -127,6 +127,7 @@ async fn dispatch(
         ToolName::AgentAnswer => outcome(agents.answer(parse(tool, arguments)?, call).await),
         ToolName::AgentSend => outcome(agents.send(parse(tool, arguments)?, call).await),
         ToolName::AgentKill => outcome(agents.kill(parse(tool, arguments)?, call).await),
+        ToolName::AgentSpawn => outcome(agents.spawn(parse(tool, arguments)?, None, call).await),
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::decisions::Decision;
 use super::keys::SubmitPlan;
 use super::profile::Profile;
 use super::reports::{AgentInfo, AnswerReport, SendReport};
@@ -58,13 +59,35 @@ impl Agents {
             )));
         }
         let keys = answer_keys(profile, &req, &prompt.options)?;
-        settle(profile, &agent, &call.cancel).await?;
         let still_open = |a: &AgentInfo| {
             a.state == "waiting"
                 && a.waiting
                     .as_ref()
                     .is_some_and(|w| w.prompt_id.as_deref() == Some(prompt_id.as_str()))
         };
+        // A spawned agent's hook waits for the decision: no keys needed.
+        let decision = match req.action {
+            AnswerAction::Approve => Some(Decision::Allow),
+            AnswerAction::Deny => Some(Decision::Deny),
+            AnswerAction::ApproveAlways | AnswerAction::Choose => None,
+        };
+        let decided = match decision {
+            Some(decision) => self.decide(&req.agent, decision).await,
+            None => false,
+        };
+        if let (true, Some(decision)) = (decided, decision) {
+            let deadline = Instant::now() + REACTION;
+            let (left, agent) = self
+                .until(&req.agent, deadline, &call.cancel, |a| !still_open(a))
+                .await?;
+            return Ok(AnswerReport {
+                sent: format!("hook:{}", decision.name()),
+                attempts: 1,
+                answered: left,
+                agent,
+            });
+        }
+        settle(profile, &agent, &call.cancel).await?;
         let mut attempts = 0;
         let (answered, agent) = loop {
             attempts += 1;

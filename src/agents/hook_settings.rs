@@ -181,7 +181,8 @@ pub fn hook_command(drydock: &Path, data_dir: Option<&Path>) -> String {
     words.join(" ")
 }
 
-fn shell_word(text: &str) -> String {
+/// `text` as one word for sh: as it is when that is safe, else single-quoted.
+pub fn shell_word(text: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c);
     match !text.is_empty() && text.chars().all(plain) {
         true => text.to_string(),

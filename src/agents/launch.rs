@@ -154,6 +154,7 @@ mod tests {
                 "/run/h.json",
                 "--mcp-config",
                 "/run/m.json",
+                "--",
                 "fix it"
             ])
         );

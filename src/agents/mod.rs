@@ -17,9 +17,11 @@
 //! - [`detect`]: profile + observation → state, deciding signal and since when.
 
 mod answer;
+pub mod approvals;
+mod decisions;
 pub mod detect;
 mod discover;
-pub mod hook_endpoint;
+pub mod endpoint;
 mod hook_inbox;
 pub mod hook_settings;
 pub mod keys;
@@ -32,6 +34,7 @@ pub mod prompt;
 pub mod reports;
 pub mod requests;
 pub mod rules;
+mod spawn;
 
 #[cfg(test)]
 mod fixtures;
@@ -46,19 +49,25 @@ pub use osc7501::{ReportedState, StatusReport};
 pub use profile::{ProcessInfo, Profile, ProfileError, Profiles};
 pub use prompt::{Prompt, PromptId, PromptOption, extract_prompt};
 pub use rules::WaitKind;
+pub use spawn::AskClient;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::Call;
+use crate::config::Config;
 use crate::events::{AgentChange, EventKind, Events};
 use crate::process::procfs::ProcStat;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
+use crate::workspace::Workspace;
+use approvals::Approvals;
+use decisions::Decisions;
 use discover::{Found, ProcessTable};
+use endpoint::LocalEndpoint;
 use hook_inbox::HookInbox;
 pub use hook_inbox::Sender as HookSender;
 use observe::{Clock, Seen};
@@ -96,11 +105,21 @@ pub enum AgentError {
 
 /// The agents running in every terminal drydock can see.
 pub struct Agents {
+    config: Arc<Config>,
+    workspace: Workspace,
     profiles: Profiles,
     profile_errors: Vec<String>,
     terminals: Arc<Terminals>,
     clock: Clock,
     hooks: HookInbox,
+    /// Requests waiting for a person (agent_spawn's consent).
+    approvals: Arc<Approvals>,
+    /// Spawned agents' permission prompts waiting for a decision through their hook.
+    decisions: Decisions,
+    /// The sessions drydock started agents in, and whether their hooks reach drydock.
+    spawned: Mutex<HashMap<String, bool>>,
+    /// Where the HTTP server takes hooks and MCP, once it listens.
+    endpoint: OnceLock<LocalEndpoint>,
     /// The last agent seen in each terminal, by terminal name: its state carries over
     /// (a redraw is not a new state), and once its process is gone it reads as exited.
     known: Mutex<HashMap<String, Known>>,
@@ -114,15 +133,25 @@ struct Known {
 }
 
 impl Agents {
-    /// The embedded profiles, overridden by those in drydock's config directory
-    /// (`~/.config/drydock/agents/NAME.toml`) with a version at least as new.
-    pub fn new(terminals: Arc<Terminals>) -> Arc<Agents> {
-        let dir = dirs::config_dir().map(|d| d.join("drydock").join("agents"));
-        let (profiles, errors) = Profiles::load(dir.as_deref().filter(|d| d.is_dir()));
+    /// The embedded profiles, overridden by those in the profile directory (default
+    /// `~/.config/drydock/agents/NAME.toml`) with a version at least as new, and the
+    /// programs config names, watched by quiet time.
+    pub fn new(terminals: Arc<Terminals>, config: Arc<Config>) -> Arc<Agents> {
+        let dir = config.agents.profile_dir.as_deref().filter(|d| d.is_dir());
+        let (mut profiles, errors) = Profiles::load(dir);
+        for program in &config.agents.programs {
+            profiles.add_generic(program);
+        }
         for error in &errors {
             tracing::warn!("agent profile not used: {error}");
         }
         Arc::new(Agents {
+            workspace: Workspace::new(config.allowed_roots.clone()),
+            config,
+            approvals: Arc::default(),
+            decisions: Decisions::default(),
+            spawned: Mutex::default(),
+            endpoint: OnceLock::new(),
             profiles,
             profile_errors: errors.iter().map(ToString::to_string).collect(),
             terminals,
@@ -203,11 +232,14 @@ impl Agents {
         }
     }
 
-    /// Takes a hook event (`drydock hook` posted it) from the hook process `hook_pid`, and
-    /// names the agent above it that sent it; None when no agent is.
-    pub fn hook(&self, hook_pid: i32, payload: &serde_json::Value) -> Option<HookSender> {
-        self.hooks
-            .deliver(&self.profiles, hook_pid, payload, self.clock.now())
+    /// From now on, spawned agents get hooks and MCP through `endpoint`.
+    pub fn serve_at(&self, endpoint: LocalEndpoint) {
+        let _ = self.endpoint.set(endpoint);
+    }
+
+    /// The requests waiting for a person.
+    pub fn approvals(&self) -> &Arc<Approvals> {
+        &self.approvals
     }
 
     /// A watch on everything that can change an agent's state from now on: the output of
@@ -284,6 +316,7 @@ impl Agents {
             message: None,
             title: seen.title().to_string(),
             last_hook: seen.last_hook(),
+            spawned: self.is_spawned(&name),
         };
         info.state_of(&detection, seen.now());
         known.insert(

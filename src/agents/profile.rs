@@ -204,6 +204,14 @@ impl Profiles {
         profile
     }
 
+    /// Watches `program` with the quiet-time profile, unless a profile of that name exists.
+    pub fn add_generic(&mut self, program: &str) {
+        if !self.by_name.contains_key(program) {
+            let profile = self.generic(program);
+            self.by_name.insert(program.to_string(), profile);
+        }
+    }
+
     /// The first agent profile (not generic) that recognises one of `processes`, with the
     /// index of that process; the caller lists the foreground process first.
     pub fn recognise(&self, processes: &[ProcessInfo<'_>]) -> Option<(&Profile, usize)> {

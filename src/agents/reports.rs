@@ -42,7 +42,8 @@ impl Render for WaitReport {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AnswerReport {
-    /// The keys sent, as text (`\r` is Enter, `\u001b` Escape).
+    /// The keys sent, as text (`\r` is Enter, `\u001b` Escape), or `hook:allow` /
+    /// `hook:deny` when a spawned agent's permission hook took the decision.
     pub sent: String,
     /// How many times they were sent: a second time when the first left the prompt open.
     pub attempts: u32,
@@ -95,6 +96,52 @@ impl Render for SendReport {
             self.agent.name,
             self.agent.state
         )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SpawnReport {
+    /// The agent runs.
+    pub started: bool,
+    /// waived (config), accepted (at the client), approved (`drydock approve`), declined or
+    /// timed_out.
+    pub consent: String,
+    /// The pending approval a person was asked through, when the client could not ask.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    /// The session it runs in: the agent's name for the other agent tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// How a person can watch it (tmux).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
+    /// Its hooks reach drydock (a permission prompt can be decided without keys).
+    pub hooks: bool,
+    /// It has drydock as an MCP server.
+    pub mcp: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentInfo>,
+}
+
+impl Render for SpawnReport {
+    fn render(&self) -> String {
+        match (&self.session, &self.agent) {
+            (Some(session), Some(agent)) => format!(
+                "started {} in {session} (consent {}); it is {}{}",
+                agent.kind,
+                self.consent,
+                agent.state,
+                self.attach
+                    .as_deref()
+                    .map(|a| format!("; watch with `{a}`"))
+                    .unwrap_or_default()
+            ),
+            (Some(session), None) => format!(
+                "session {session} started (consent {}), but no agent showed up in it: read it with terminal_screen",
+                self.consent
+            ),
+            (None, _) => format!("not started: consent {}", self.consent),
+        }
     }
 }
 
@@ -158,6 +205,8 @@ pub struct AgentInfo {
     /// drydock (`drydock hooks install`, or an agent drydock spawned).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_hook: Option<String>,
+    /// drydock started it (agent_spawn).
+    pub spawned: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -99,3 +99,34 @@ pub struct SendRequest {
     /// The next prompt for the agent.
     pub text: String,
 }
+
+/// Where a spawned agent runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SpawnBackend {
+    /// A session on drydock's tmux server: the user can attach, and it outlives drydock.
+    #[default]
+    Tmux,
+    /// drydock's own pseudo-terminal: ends with the server.
+    Pty,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnRequest {
+    /// The agent: claude or codex (agents whose profile says how to start them).
+    pub kind: String,
+    /// Its task: the first prompt.
+    pub prompt: String,
+    /// Where it works: a directory inside an allowed root.
+    pub cwd: String,
+    /// Its name (letters, digits, `-`, `_`); the session is `agent-NAME`. Default
+    /// `agent-KIND-N`.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub backend: Option<SpawnBackend>,
+    /// How long to wait for a person's consent (default from config, 120000).
+    #[serde(default)]
+    pub consent_timeout_ms: Option<u64>,
+}

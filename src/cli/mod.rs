@@ -3,10 +3,12 @@
 //! cannot be used) exit 2, failures at run time (cannot listen, a tool that could not run,
 //! an unreadable index) exit 1.
 
+mod approve;
 mod call;
 mod hook;
 mod hooks;
 mod index;
+mod local_client;
 mod serve;
 mod stdio;
 
@@ -46,6 +48,12 @@ enum Command {
     /// Put drydock's hooks into Claude Code's settings, or take them out: the agents' hook
     /// events then reach the running server.
     Hooks(hooks::HooksArgs),
+    /// The requests the running server waits on a person for (agent_spawn's consent).
+    Approvals(approve::ListArgs),
+    /// Approve a pending request: `drydock approve ID`.
+    Approve(approve::DecideArgs),
+    /// Decline a pending request: `drydock decline ID`.
+    Decline(approve::DecideArgs),
     /// Relay an agent's hook event to the running server (what the installed hooks run;
     /// exits 0 at once when no server runs).
     Hook(hook::HookArgs),
@@ -108,6 +116,8 @@ impl Command {
             Command::Call(args) => (&args.config, Some(&args.roots)),
             Command::Index(args) => (&args.config, None),
             Command::Hooks(args) => (args.action.config(), None),
+            Command::Approvals(args) => (&args.config, None),
+            Command::Approve(args) | Command::Decline(args) => (&args.config, None),
             Command::Hook(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
@@ -150,6 +160,9 @@ pub fn main() -> ExitCode {
             Command::Call(args) => call::run(config, args).await,
             Command::Index(args) => index::run(config, args).await,
             Command::Hooks(args) => hooks::run(&config, args),
+            Command::Approvals(_) => approve::list(&config),
+            Command::Approve(args) => approve::decide(&config, args, true),
+            Command::Decline(args) => approve::decide(&config, args, false),
             Command::Hook(_) => unreachable!("relayed before the config is read"),
         }
     });

@@ -10,7 +10,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
-use crate::agents::hook_endpoint::HookEndpoint;
+use crate::agents::endpoint::LocalEndpoint;
 use crate::app::{App, Mode};
 use crate::catalog::Toolset;
 use crate::config::Config;
@@ -41,14 +41,17 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     print!("{}", banner(&config, address));
     let app = App::start(config.clone(), Mode::Server).await;
-    let hook_endpoint = publish_hook_endpoint(&config, address);
+    let local_endpoint = publish_local_endpoint(&config, address);
+    if let Some(endpoint) = &local_endpoint {
+        app.agents().serve_at(endpoint.clone());
+    }
     let stop_http = CancellationToken::new();
-    let hook_token = hook_endpoint.as_ref().map(|e| e.token.clone());
-    let router = crate::http::router(app.clone(), &stop_http, hook_token);
+    let local_token = local_endpoint.as_ref().map(|e| e.token.clone());
+    let router = crate::http::router(app.clone(), &stop_http, local_token);
     tokio::spawn(stop_on_signal(
         app,
         stop_http.clone(),
-        hook_endpoint,
+        local_endpoint,
         config.clone(),
     ));
     crate::http::serve(listener, router, config.http.header_read_timeout, stop_http).await;
@@ -57,17 +60,14 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
 
 /// Tells `drydock hook` where this server takes hook events; without it agents' hooks do not
 /// reach drydock, and everything else works.
-fn publish_hook_endpoint(config: &Config, address: SocketAddr) -> Option<HookEndpoint> {
-    let published = HookEndpoint::new(address).and_then(|endpoint| {
-        endpoint.publish(&config.data_dir)?;
-        Ok(endpoint)
-    });
-    match published {
-        Ok(endpoint) => Some(endpoint),
+fn publish_local_endpoint(config: &Config, address: SocketAddr) -> Option<LocalEndpoint> {
+    let endpoint = LocalEndpoint::new(address);
+    match endpoint.publish(&config.data_dir) {
+        Ok(()) => Some(endpoint),
         Err(error) => {
             tracing::warn!(
                 "hook events will not reach drydock: cannot write {}: {error}",
-                HookEndpoint::path(&config.data_dir).display()
+                LocalEndpoint::path(&config.data_dir).display()
             );
             None
         }
@@ -79,11 +79,11 @@ fn publish_hook_endpoint(config: &Config, address: SocketAddr) -> Option<HookEnd
 async fn stop_on_signal(
     app: Arc<App>,
     stop_http: CancellationToken,
-    hook_endpoint: Option<HookEndpoint>,
+    local_endpoint: Option<LocalEndpoint>,
     config: Arc<Config>,
 ) {
     wait_for_signal().await;
-    if let Some(endpoint) = hook_endpoint {
+    if let Some(endpoint) = local_endpoint {
         endpoint.withdraw(&config.data_dir);
     }
     tracing::info!("shutting down: stopping running tools");

@@ -1,7 +1,7 @@
 //! The HTTP face of drydock: MCP at /mcp, /health, with the local-first guards in front.
 
 mod guards;
-mod hooks;
+mod local;
 mod serve;
 mod sessions;
 
@@ -27,11 +27,12 @@ use crate::mcp::fixtures::{SessionManager, session_manager};
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
-/// `/mcp` and `/health`, and `/hooks` when given the hook endpoint's token; `stop` ends every
+/// `/mcp` and `/health`, and the local commands' `/hooks` and `/approvals` when given their
+/// token; `stop` ends every
 /// MCP session and stream.
-pub fn router(app: Arc<App>, stop: &CancellationToken, hook_token: Option<String>) -> Router {
+pub fn router(app: Arc<App>, stop: &CancellationToken, local_token: Option<String>) -> Router {
     let config = app.config().clone();
-    let hook_routes = hook_token.map(|token| hooks::routes(app.agents().clone(), token));
+    let local_routes = local_token.map(|token| local::routes(app.agents().clone(), token));
     let mut mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
         .with_cancellation_token(stop.child_token())
@@ -71,8 +72,8 @@ pub fn router(app: Arc<App>, stop: &CancellationToken, hook_token: Option<String
     let mut router = Router::new()
         .route("/health", get(health))
         .merge(mcp_routes);
-    if let Some(hook_routes) = hook_routes {
-        router = router.merge(hook_routes);
+    if let Some(local_routes) = local_routes {
+        router = router.merge(local_routes);
     }
     router.layer(middleware::from_fn(guards::reject_foreign_origin))
 }

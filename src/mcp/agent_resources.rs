@@ -1,5 +1,6 @@
 //! Resources for agents: `drydock://agents` (every agent) and `drydock://agents/{name}`
-//! (one), each updated (`resources/updated`) whenever an agent's state or prompt changes.
+//! (one), each updated (`resources/updated`) whenever an agent's state or prompt changes, and
+//! `drydock://approvals` (what waits for a person), updated whenever that list changes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use crate::agents::requests::ListRequest;
 use crate::events::{Event, EventKind, Received, Subscription};
 
 pub const AGENTS_URI: &str = "drydock://agents";
+pub const APPROVALS_URI: &str = "drydock://approvals";
 const PREFIX: &str = "drydock://agents/";
 
 pub fn list() -> Vec<Resource> {
@@ -26,6 +28,11 @@ pub fn list() -> Vec<Resource> {
         Resource::new(AGENTS_URI, "agents")
             .with_description(
                 "the coding agents in every terminal drydock can see, their states and questions",
+            )
+            .with_mime_type("application/json"),
+        Resource::new(APPROVALS_URI, "approvals")
+            .with_description(
+                "requests waiting for a person (agent_spawn's consent): answer with `drydock approve ID` or `drydock decline ID`",
             )
             .with_mime_type("application/json"),
     ]
@@ -41,7 +48,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 
 /// Whether `uri` is `drydock://agents` or one agent's.
 pub fn is_agent_uri(uri: &str) -> bool {
-    uri == AGENTS_URI || agent_of(uri).is_some()
+    uri == AGENTS_URI || uri == APPROVALS_URI || agent_of(uri).is_some()
 }
 
 fn agent_of(uri: &str) -> Option<&str> {
@@ -55,11 +62,19 @@ fn request(uri: &str) -> ListRequest {
 }
 
 pub async fn read(agents: &Agents, uri: &str) -> Result<ReadResourceResult, McpError> {
-    let report = agents
-        .list(request(uri))
-        .await
-        .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
-    let text = serde_json::to_string_pretty(&report).expect("JSON values serialize");
+    let text = match uri {
+        APPROVALS_URI => {
+            let pending = serde_json::json!({"pending": agents.approvals().list()});
+            serde_json::to_string_pretty(&pending).expect("JSON values serialize")
+        }
+        _ => {
+            let report = agents
+                .list(request(uri))
+                .await
+                .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+            serde_json::to_string_pretty(&report).expect("JSON values serialize")
+        }
+    };
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("application/json"),
     ]))
@@ -89,6 +104,9 @@ fn states(report: &ListReport) -> Vec<(String, String, Option<String>)> {
 /// agents changes (at most every quarter second), until the client is gone. The watcher
 /// is stopped by aborting its task.
 pub async fn watch(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
+    if uri == APPROVALS_URI {
+        return watch_approvals(agents, peer, uri).await;
+    }
     let never = CancellationToken::new();
     let mut last = None;
     loop {
@@ -103,6 +121,16 @@ pub async fn watch(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
         }
         last = now.or(Some(Vec::new()));
         if watch.changed(None, &never).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn watch_approvals(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
+    let mut changes = agents.approvals().changes();
+    while changes.changed().await.is_ok() {
+        let updated = ResourceUpdatedNotificationParam::new(uri.clone());
+        if peer.notify_resource_updated(updated).await.is_err() {
             return;
         }
     }

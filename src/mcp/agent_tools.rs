@@ -8,8 +8,17 @@ use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
-use crate::agents::reports::{AnswerReport, KillReport, ListReport, SendReport, WaitReport};
-use crate::agents::requests::{AnswerRequest, KillRequest, ListRequest, SendRequest, WaitRequest};
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::service::Peer;
+use serde_json::json;
+
+use crate::agents::AskClient;
+use crate::agents::reports::{
+    AnswerReport, KillReport, ListReport, SendReport, SpawnReport, WaitReport,
+};
+use crate::agents::requests::{
+    AnswerRequest, KillRequest, ListRequest, SendRequest, SpawnRequest, WaitRequest,
+};
 use crate::call::Call;
 
 #[tool_router(router = agent_tool_router, vis = "pub(crate)")]
@@ -72,4 +81,56 @@ impl DrydockServer {
     ) -> Result<CallToolResult, McpError> {
         serve_call!(self, ctx, |call| self.app.agents().kill(req, &call))
     }
+
+    #[tool(
+        description = "Start a coding agent (`kind`: claude or codex) on a task (`prompt`) in `cwd` (inside the allowed roots), once a person agrees: the client is asked (elicitation) when it can; otherwise the request waits in drydock://approvals for `drydock approve ID` or `drydock decline ID` (consent_timeout_ms, default 120000). It runs behind a shell in session agent-NAME (tmux by default: `tmux -L drydock attach -t agent-NAME` to watch), with drydock's hooks (its permission prompts can then be answered with agent_answer without keys) and drydock as its MCP server. Returns consent (waived, accepted, approved, declined, timed_out) and the agent; follow it with agent_wait.",
+        output_schema = schema_for_output::<SpawnReport>()
+    )]
+    async fn agent_spawn(
+        &self,
+        Parameters(req): Parameters<SpawnRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let ask = can_elicit(&ctx.peer).then(|| ask_client(ctx.peer.clone()));
+        serve_call!(self, ctx, |call| self.app.agents().spawn(req, ask, &call))
+    }
+}
+
+/// Whether the client said it can ask its user (elicitation).
+fn can_elicit(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some())
+}
+
+/// Asks the client's user with a form: accept (start: true) starts the agent.
+fn ask_client(peer: Peer<RoleServer>) -> AskClient {
+    Box::new(move |question: String| {
+        Box::pin(async move {
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+                "mode": "form",
+                "message": question,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "start": {
+                            "type": "boolean",
+                            "title": "Start the agent",
+                            "default": true
+                        }
+                    }
+                }
+            }))
+            .expect("a valid form");
+            let result = peer.create_elicitation(params).await.ok()?;
+            Some(match result.action {
+                ElicitationAction::Accept => result
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("start"))
+                    .and_then(|s| s.as_bool())
+                    .unwrap_or(true),
+                _ => false,
+            })
+        })
+    })
 }

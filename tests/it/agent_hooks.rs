@@ -151,14 +151,14 @@ fn the_hook_command_never_fails_the_agent_whether_or_not_a_server_listens() {
         .local_addr()
         .unwrap()
         .port();
-    let stale = json!({"url": format!("http://127.0.0.1:{port}/hooks"), "token": "t", "pid": 1});
-    std::fs::write(empty.path().join("hook-endpoint.json"), stale.to_string()).unwrap();
+    let stale = json!({"base": format!("http://127.0.0.1:{port}"), "token": "t", "pid": 1});
+    std::fs::write(empty.path().join("local-endpoint.json"), stale.to_string()).unwrap();
     let (dead, _) = run_hook(empty.path(), payload);
     assert_eq!(dead.status.code(), Some(0));
     assert!(dead.stdout.is_empty());
 
     let server = Server::start(&[]);
-    let endpoint_file = server.data_dir.path().join("hook-endpoint.json");
+    let endpoint_file = server.data_dir.path().join("local-endpoint.json");
     assert!(
         wait_until(Duration::from_secs(10), || endpoint_file.exists()),
         "the server publishes its hook endpoint"
@@ -176,7 +176,7 @@ fn the_hook_command_never_fails_the_agent_whether_or_not_a_server_listens() {
 
     let endpoint: Value =
         serde_json::from_str(&std::fs::read_to_string(&endpoint_file).unwrap()).unwrap();
-    let url = endpoint["url"].as_str().unwrap();
+    let url = &format!("{}/hooks", endpoint["base"].as_str().unwrap());
     let wrong = post_status(url, "Bearer wrong", &json!({"pid": 1, "payload": {}}));
     assert_eq!(wrong, 401);
     let right = post_status(

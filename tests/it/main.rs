@@ -17,4 +17,5 @@ mod mcp_docs;
 mod mcp_mix_tools;
 mod mcp_protocol;
 mod mcp_run_and_cancel;
+mod mcp_spawn;
 mod mcp_terminals;

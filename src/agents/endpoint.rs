@@ -1,6 +1,7 @@
-//! Where `drydock hook` finds the running server: a file in drydock's data directory that
-//! the server writes when it starts listening (readable by the user alone, since it holds the
-//! token the hook endpoint asks for) and removes when it stops.
+//! Where drydock's own commands (`drydock hook`, `drydock approve`) find the running server: a
+//! file in drydock's data directory that the server writes when it starts listening (readable
+//! by the user alone, since it holds the token those endpoints ask for) and removes when it
+//! stops.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -9,31 +10,41 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-const FILE_NAME: &str = "hook-endpoint.json";
+const FILE_NAME: &str = "local-endpoint.json";
 
-/// The running server's hook endpoint.
+/// The running server, as its local commands reach it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HookEndpoint {
-    /// `http://127.0.0.1:PORT/hooks`
-    pub url: String,
-    /// The bearer token the endpoint asks for.
+pub struct LocalEndpoint {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    /// The bearer token `/hooks` and `/approvals` ask for (not the MCP token).
     pub token: String,
     /// The server's pid.
     pub pid: u32,
 }
 
-impl HookEndpoint {
+impl LocalEndpoint {
     /// A new endpoint for a server listening on `address`, with a fresh random token.
-    pub fn new(address: SocketAddr) -> std::io::Result<HookEndpoint> {
+    pub fn new(address: SocketAddr) -> LocalEndpoint {
         let host = match address.ip().is_unspecified() {
             true => SocketAddr::from(([127, 0, 0, 1], address.port())),
             false => address,
         };
-        Ok(HookEndpoint {
-            url: format!("http://{host}/hooks"),
-            token: random_token()?,
+        LocalEndpoint {
+            base: format!("http://{host}"),
+            token: random_hex(24),
             pid: std::process::id(),
-        })
+        }
+    }
+
+    /// Where agents' hook events go.
+    pub fn hooks_url(&self) -> String {
+        format!("{}/hooks", self.base)
+    }
+
+    /// Where MCP is served.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base)
     }
 
     pub fn path(data_dir: &Path) -> PathBuf {
@@ -57,7 +68,7 @@ impl HookEndpoint {
     }
 
     /// The endpoint in `data_dir`, if a server published one.
-    pub fn read(data_dir: &Path) -> Option<HookEndpoint> {
+    pub fn read(data_dir: &Path) -> Option<LocalEndpoint> {
         let text = std::fs::read_to_string(Self::path(data_dir)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -70,10 +81,13 @@ impl HookEndpoint {
     }
 }
 
-fn random_token() -> std::io::Result<String> {
-    let mut bytes = [0u8; 24];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+/// `bytes` random bytes from the kernel, as hex.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buffer))
+        .expect("/dev/urandom is readable");
+    buffer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -85,25 +99,25 @@ mod tests {
     fn a_published_endpoint_is_private_read_back_and_withdrawn_only_by_its_server() {
         let dir = tempfile::tempdir().unwrap();
         let data_dir = dir.path().join("data");
-        assert_eq!(HookEndpoint::read(&data_dir), None);
+        assert_eq!(LocalEndpoint::read(&data_dir), None);
 
-        let endpoint = HookEndpoint::new("0.0.0.0:7878".parse().unwrap()).unwrap();
-        assert_eq!(endpoint.url, "http://127.0.0.1:7878/hooks");
+        let endpoint = LocalEndpoint::new("0.0.0.0:7878".parse().unwrap());
+        assert_eq!(endpoint.hooks_url(), "http://127.0.0.1:7878/hooks");
         assert_eq!(endpoint.token.len(), 48);
         endpoint.publish(&data_dir).unwrap();
-        let mode = std::fs::metadata(HookEndpoint::path(&data_dir))
+        let mode = std::fs::metadata(LocalEndpoint::path(&data_dir))
             .unwrap()
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(HookEndpoint::read(&data_dir), Some(endpoint.clone()));
+        assert_eq!(LocalEndpoint::read(&data_dir), Some(endpoint.clone()));
 
-        let newer = HookEndpoint::new("127.0.0.1:7879".parse().unwrap()).unwrap();
+        let newer = LocalEndpoint::new("127.0.0.1:7879".parse().unwrap());
         assert_ne!(newer.token, endpoint.token);
         newer.publish(&data_dir).unwrap();
         endpoint.withdraw(&data_dir);
-        assert_eq!(HookEndpoint::read(&data_dir), Some(newer.clone()));
+        assert_eq!(LocalEndpoint::read(&data_dir), Some(newer.clone()));
         newer.withdraw(&data_dir);
-        assert_eq!(HookEndpoint::read(&data_dir), None);
+        assert_eq!(LocalEndpoint::read(&data_dir), None);
     }
 }

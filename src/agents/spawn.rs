@@ -1,0 +1,370 @@
+//! Starting an agent on a task, with a person's consent: through the client (MCP elicitation)
+//! when it can ask, else as a pending approval a person answers with `drydock approve ID`.
+//! The agent runs behind a shell in a session of its own (tmux by default, so the user can
+//! attach), with drydock's hooks and drydock as an MCP server for that run, passed through
+//! the CLI's own flags: the user's settings files are never touched.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::approvals::Approval;
+use super::hook_settings;
+use super::launch::LaunchVars;
+use super::reports::{AgentInfo, SpawnReport};
+use super::requests::{SpawnBackend, SpawnRequest};
+use super::{AgentError, Agents};
+use crate::call::Call;
+use crate::events::unix_millis;
+use crate::terminal::requests::{BackendKind, CreateRequest};
+use crate::workspace::PathArgument;
+
+/// Prefix of the sessions spawned agents run in.
+pub const PREFIX: &str = "agent-";
+/// How long a spawned agent may take to show up in its terminal.
+const STARTS_WITHIN: Duration = Duration::from_secs(30);
+/// How long a spawned agent's PermissionRequest hook waits for a decision (Claude Code gives
+/// the hook [`DECISION_HOOK_TIMEOUT_S`]).
+pub const DECISION_WAIT: Duration = Duration::from_secs(590);
+const DECISION_HOOK_TIMEOUT_S: u64 = 600;
+
+/// Asks the person at the client: Some(true) when they accept, Some(false) when they decline,
+/// None when the client could not ask.
+pub type AskClient = Box<dyn FnOnce(String) -> BoxFuture<'static, Option<bool>> + Send>;
+
+/// How consent was given, or why the agent was not started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Consent {
+    /// The directory is one config names for spawning without asking.
+    Waived,
+    /// Accepted at the client (elicitation).
+    AtClient,
+    /// Approved with `drydock approve` (or the dashboard).
+    Approved,
+    Declined,
+    TimedOut,
+}
+
+impl Consent {
+    fn name(self) -> &'static str {
+        match self {
+            Consent::Waived => "waived",
+            Consent::AtClient => "accepted",
+            Consent::Approved => "approved",
+            Consent::Declined => "declined",
+            Consent::TimedOut => "timed_out",
+        }
+    }
+}
+
+impl Agents {
+    /// Starts an agent on `req.prompt` once a person agreed: see the module doc.
+    pub async fn spawn(
+        &self,
+        req: SpawnRequest,
+        ask_client: Option<AskClient>,
+        call: &Call<'_>,
+    ) -> Result<SpawnReport, AgentError> {
+        let profile = self.profiles.get(&req.kind).filter(|p| p.launch.is_some());
+        let Some(profile) = profile else {
+            return Err(AgentError::InvalidArgument(format!(
+                "kind: {:?} is not an agent drydock can start; it can start: {}",
+                req.kind,
+                self.launchable().join(", ")
+            )));
+        };
+        if req.prompt.trim().is_empty() {
+            return Err(AgentError::InvalidArgument(
+                "prompt: the agent's task is empty".into(),
+            ));
+        }
+        let cwd = self
+            .workspace
+            .resolve_dir(PathArgument::Cwd, &req.cwd)
+            .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
+        let name = self.session_name(&req)?;
+        let backend = req.backend.unwrap_or_default();
+
+        let (consent, approval_id) = self.consent(&req, &name, &cwd, ask_client, call).await?;
+        if matches!(consent, Consent::Declined | Consent::TimedOut) {
+            return Ok(SpawnReport {
+                started: false,
+                consent: consent.name().into(),
+                approval_id,
+                session: None,
+                attach: None,
+                hooks: false,
+                mcp: false,
+                agent: None,
+            });
+        }
+
+        let run = self.run_files(&name)?;
+        let drydock = std::env::current_exe().map_err(|e| {
+            AgentError::InvalidArgument(format!("cannot tell where drydock is: {e}"))
+        })?;
+        let drydock = drydock.display().to_string();
+        let (hooks_file, mcp_file) = match &run {
+            Some(run) => (
+                Some(run.hooks.display().to_string()),
+                Some(run.mcp.display().to_string()),
+            ),
+            None => (None, None),
+        };
+        let mcp_url = self.endpoint.get().map(|e| e.mcp_url());
+        let with_hooks =
+            run.is_some() && !profile.launch.as_ref().is_some_and(|l| l.hooks.is_empty());
+        let with_mcp = run.is_some() && !profile.launch.as_ref().is_some_and(|l| l.mcp.is_empty());
+        let argv = profile
+            .launch_argv(&LaunchVars {
+                prompt: Some(&req.prompt),
+                with_hooks,
+                with_mcp,
+                drydock: Some(&drydock),
+                hooks_file: hooks_file.as_deref(),
+                mcp_file: mcp_file.as_deref(),
+                mcp_url: mcp_url.as_deref(),
+            })
+            .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
+        let command = argv
+            .iter()
+            .map(|word| hook_settings::shell_word(word))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let created = self
+            .terminals
+            .create(
+                CreateRequest {
+                    name: Some(name.clone()),
+                    command: Some(command),
+                    cwd: cwd.display().to_string(),
+                    rows: None,
+                    cols: None,
+                    env: Default::default(),
+                    backend: Some(match backend {
+                        SpawnBackend::Tmux => BackendKind::Tmux,
+                        SpawnBackend::Pty => BackendKind::Pty,
+                    }),
+                    place: None,
+                },
+                call,
+            )
+            .await?;
+        self.spawned
+            .lock()
+            .expect("spawned lock")
+            .insert(name.clone(), with_hooks);
+        let agent = self.appeared(&name, &call.cancel).await?;
+        Ok(SpawnReport {
+            started: agent.is_some(),
+            consent: consent.name().into(),
+            approval_id,
+            session: Some(name),
+            attach: created.session.attach,
+            hooks: with_hooks,
+            mcp: with_mcp,
+            agent,
+        })
+    }
+
+    /// The agent in session `name` once it shows up, or None after [`STARTS_WITHIN`].
+    async fn appeared(
+        &self,
+        name: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<AgentInfo>, AgentError> {
+        let deadline = Instant::now() + STARTS_WITHIN;
+        loop {
+            let watch = self.watch().await;
+            match self.one(name).await {
+                Ok(agent) => return Ok(Some(agent)),
+                Err(AgentError::UnknownAgent { .. }) if Instant::now() < deadline => {}
+                Err(AgentError::UnknownAgent { .. }) => return Ok(None),
+                Err(other) => return Err(other),
+            }
+            watch.changed(Some(deadline), cancel).await?;
+        }
+    }
+
+    /// Whether `name` is a session drydock started an agent in.
+    pub fn is_spawned(&self, name: &str) -> bool {
+        self.spawned
+            .lock()
+            .expect("spawned lock")
+            .contains_key(name)
+    }
+
+    /// Whether `name` is a session drydock started an agent in with its hooks.
+    pub(super) fn hooks_reach_us(&self, name: &str) -> bool {
+        self.spawned
+            .lock()
+            .expect("spawned lock")
+            .get(name)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    fn launchable(&self) -> Vec<String> {
+        self.profiles
+            .iter()
+            .filter(|p| p.launch.is_some())
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// `agent-NAME`, or `agent-KIND-N` with the first N free.
+    fn session_name(&self, req: &SpawnRequest) -> Result<String, AgentError> {
+        let taken = self.terminals.names();
+        let Some(name) = &req.name else {
+            let free = (1..)
+                .map(|n| format!("{PREFIX}{}-{n}", req.kind))
+                .find(|candidate| !taken.contains(candidate))
+                .expect("some number is free");
+            return Ok(free);
+        };
+        let valid = !name.is_empty()
+            && name.len() <= 40
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(AgentError::InvalidArgument(format!(
+                "name: {name:?} is not a valid agent name (1-40 letters, digits, `-` or `_`; no `.` or `:`)"
+            )));
+        }
+        let session = format!("{PREFIX}{name}");
+        if taken.contains(&session) {
+            return Err(AgentError::InvalidArgument(format!(
+                "name: {session} is taken; choose another name"
+            )));
+        }
+        Ok(session)
+    }
+
+    async fn consent(
+        &self,
+        req: &SpawnRequest,
+        name: &str,
+        cwd: &Path,
+        ask_client: Option<AskClient>,
+        call: &Call<'_>,
+    ) -> Result<(Consent, Option<String>), AgentError> {
+        if self
+            .config
+            .agents
+            .spawn_without_consent
+            .iter()
+            .any(|root| cwd.starts_with(root))
+        {
+            return Ok((Consent::Waived, None));
+        }
+        let question = format!(
+            "Start {} in {} (session {name}) on this task?\n\n{}",
+            req.kind,
+            cwd.display(),
+            req.prompt
+        );
+        let timeout = req
+            .consent_timeout_ms
+            .map_or(self.config.agents.consent_timeout, Duration::from_millis)
+            .min(Duration::from_secs(3600));
+        if let Some(ask) = ask_client {
+            let asked = tokio::select! {
+                answer = tokio::time::timeout(timeout, ask(question)) => answer,
+                () = call.cancel.cancelled() => return Err(AgentError::Cancelled),
+            };
+            match asked {
+                Ok(Some(true)) => return Ok((Consent::AtClient, None)),
+                Ok(Some(false)) => return Ok((Consent::Declined, None)),
+                Err(_) => return Ok((Consent::TimedOut, None)),
+                Ok(None) => {}
+            }
+        }
+        let now = SystemTime::now();
+        let (approval, mut asking) = self.approvals.ask(Approval {
+            id: String::new(),
+            action: "agent_spawn".into(),
+            kind: req.kind.clone(),
+            name: name.to_string(),
+            cwd: cwd.display().to_string(),
+            prompt: req.prompt.clone(),
+            asked_at_ms: unix_millis(now),
+            expires_at_ms: unix_millis(now + timeout),
+        });
+        tracing::warn!(
+            "agent_spawn waits for a person: `drydock approve {id}` or `drydock decline {id}` ({} in {})",
+            req.kind,
+            cwd.display(),
+            id = approval.id
+        );
+        let consent = tokio::select! {
+            answer = asking.answer() => match answer {
+                Some(true) => Consent::Approved,
+                _ => Consent::Declined,
+            },
+            () = tokio::time::sleep(timeout) => Consent::TimedOut,
+            () = call.cancel.cancelled() => return Err(AgentError::Cancelled),
+        };
+        Ok((consent, Some(approval.id)))
+    }
+
+    /// The hooks settings and MCP config of one run, in the data directory; None when no
+    /// HTTP server takes hooks and MCP (`drydock mcp`).
+    fn run_files(&self, name: &str) -> Result<Option<RunFiles>, AgentError> {
+        let Some(endpoint) = self.endpoint.get() else {
+            return Ok(None);
+        };
+        let dir = self.config.data_dir.join("runs").join(name);
+        let written = (|| -> std::io::Result<RunFiles> {
+            std::fs::create_dir_all(&dir)?;
+            let drydock = std::env::current_exe()?;
+            let files = RunFiles {
+                hooks: dir.join("settings.json"),
+                mcp: dir.join("mcp.json"),
+            };
+            let command = hook_settings::hook_command(&drydock, Some(&self.config.data_dir));
+            let mut settings = json!({});
+            hook_settings::install(&mut settings, &files.hooks, &command)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            // The decision for a spawned agent's permission prompt may take a person a while.
+            let permission = &mut settings["hooks"]["PermissionRequest"][0]["hooks"][0];
+            permission["command"] =
+                json!(format!("{command} --wait-s {}", DECISION_WAIT.as_secs()));
+            permission["timeout"] = json!(DECISION_HOOK_TIMEOUT_S);
+            std::fs::write(&files.hooks, serde_json::to_vec_pretty(&settings)?)?;
+            let mut server = json!({"type": "http", "url": endpoint.mcp_url()});
+            if let Some(token) = &self.config.token {
+                server["headers"] = json!({"Authorization": format!("Bearer {token}")});
+            }
+            let mcp = json!({"mcpServers": {"drydock": server}});
+            write_private(&files.mcp, &serde_json::to_vec_pretty(&mcp)?)?;
+            Ok(files)
+        })();
+        written.map(Some).map_err(|e| {
+            AgentError::InvalidArgument(format!(
+                "cannot write the run's files in {}: {e}",
+                dir.display()
+            ))
+        })
+    }
+}
+
+struct RunFiles {
+    hooks: PathBuf,
+    mcp: PathBuf,
+}
+
+/// Writes `bytes` to a file only the user can read (it may hold the MCP token).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(bytes)
+}

@@ -1,0 +1,120 @@
+//! What drydock's local commands reach, behind a token of their own (published in the data
+//! directory for them to read), never the MCP token: `POST /hooks` (the events `drydock hook`
+//! relays from agents' hooks), `GET /approvals` and `POST /approvals/{id}` (`drydock approve`,
+//! `drydock decline`).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::constant_time_eq;
+use crate::agents::Agents;
+
+/// What `drydock hook` posts.
+#[derive(Debug, Deserialize)]
+pub struct Delivery {
+    /// The hook process: the agent is found above it.
+    pub pid: i32,
+    /// The hook's input as the agent gave it.
+    pub payload: Value,
+}
+
+/// A person's answer to a pending approval.
+#[derive(Debug, Deserialize)]
+pub struct Answer {
+    pub approve: bool,
+}
+
+struct LocalState {
+    agents: Arc<Agents>,
+    token: String,
+}
+
+impl LocalState {
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        presented.is_some_and(|t| constant_time_eq(t.as_bytes(), self.token.as_bytes()))
+    }
+}
+
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: not drydock's local token",
+    )
+        .into_response()
+}
+
+pub fn routes(agents: Arc<Agents>, token: String) -> Router {
+    Router::new()
+        .route("/hooks", post(receive))
+        .route("/approvals", get(approvals))
+        .route("/approvals/{id}", post(decide))
+        .with_state(Arc::new(LocalState { agents, token }))
+}
+
+async fn approvals(State(state): State<Arc<LocalState>>, headers: HeaderMap) -> Response {
+    if !state.authorized(&headers) {
+        return unauthorized();
+    }
+    Json(json!({"pending": state.agents.approvals().list()})).into_response()
+}
+
+async fn decide(
+    State(state): State<Arc<LocalState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    answer: Result<Json<Answer>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if !state.authorized(&headers) {
+        return unauthorized();
+    }
+    let Json(answer) = match answer {
+        Ok(answer) => answer,
+        Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
+    };
+    match state.agents.approvals().decide(&id, answer.approve) {
+        Ok(approval) => {
+            Json(json!({"decided": approval, "approve": answer.approve})).into_response()
+        }
+        Err(error) => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": error.to_string()})),
+        )
+            .into_response(),
+    }
+}
+
+async fn receive(
+    State(state): State<Arc<LocalState>>,
+    headers: HeaderMap,
+    delivery: Result<Json<Delivery>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if !state.authorized(&headers) {
+        return unauthorized();
+    }
+    let Json(delivery) = match delivery {
+        Ok(delivery) => delivery,
+        Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
+    };
+    let (sender, output) = state.agents.hook(delivery.pid, &delivery.payload).await;
+    let event = delivery.payload["hook_event_name"].as_str().unwrap_or("?");
+    match &sender {
+        Some(sender) => tracing::debug!(event, agent = sender.process.pid, "hook event"),
+        None => tracing::debug!(
+            event,
+            hook = delivery.pid,
+            "hook event from no agent drydock knows"
+        ),
+    }
+    Json(json!({"agent_pid": sender.map(|s| s.process.pid), "output": output})).into_response()
+}
