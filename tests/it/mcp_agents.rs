@@ -437,11 +437,13 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         Vec::<u32>::new(),
         "nothing of Claude Code remains"
     );
-    let shell = tmux.run(&["list-panes", "-t", "work", "-F", "#{pane_current_command}"]);
-    assert_eq!(
-        String::from_utf8_lossy(&shell.stdout).trim(),
-        "sleep",
-        "the pane stays"
+    let pane_runs = |command: &str| {
+        let panes = tmux.run(&["list-panes", "-t", "work", "-F", "#{pane_current_command}"]);
+        String::from_utf8_lossy(&panes.stdout).trim() == command
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || pane_runs("sleep")).await,
+        "the pane stays, its shell goes on"
     );
     let again = call_err(&client, "agent_kill", json!({"agent": pane, "force": true})).await;
     assert!(again.contains("its process is gone already"), "{again}");
