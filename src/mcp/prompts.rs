@@ -1,4 +1,4 @@
-//! Prompts that teach the build and terminal workflows.
+//! Prompts that teach the build, terminal and agent supervision workflows.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{PromptMessage, Role};
@@ -25,6 +25,13 @@ pub struct FailingTestArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TerminalArgs {
     /// What the terminal is for, e.g. "run the dev server and check the home page loads".
+    #[serde(default)]
+    pub goal: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SuperviseArgs {
+    /// What the agents are working on, or what to watch for.
     #[serde(default)]
     pub goal: Option<String>,
 }
@@ -90,6 +97,32 @@ impl DrydockServer {
                  - REPLs and TUIs: `terminal_send` text and keys (C-c, Escape, Up, Tab...), then `terminal_wait` with the prompt as `pattern` (e.g. \">>> $\") or `quiet_ms`, then `terminal_screen` to read. Pass the `generation` from one result as `after_generation` to the next wait so no change is missed. `terminal_run` with `pattern` works in a REPL too.\n\
                  - History: `terminal_scrollback` with a negative `offset` (-200 is the last 200 lines).\n\
                  - Finish: kill the sessions you no longer need (`terminal_manage` action kill); leave the user's own panes as they are."
+            ),
+        )]
+    }
+
+    #[prompt(
+        name = "supervise_agents",
+        description = "Supervise the coding agents in the user's terminals: wait for one to need input, read its question, answer it safely or give it its next task, and start new ones with consent."
+    )]
+    async fn supervise_agents(
+        &self,
+        Parameters(args): Parameters<SuperviseArgs>,
+    ) -> Vec<PromptMessage> {
+        let goal = args
+            .goal
+            .map(|g| format!(" The work: {g}."))
+            .unwrap_or_default();
+        vec![PromptMessage::new_text(
+            Role::User,
+            format!(
+                "Supervise the coding agents drydock can see (Claude Code, Codex, Gemini CLI in its sessions and the user's tmux panes).{goal}\n\
+                 1. `agent_list` shows each agent: kind, state (starting, idle, working, waiting, exited), which signal decided it and, when waiting, the question, its options (number and label) and a `prompt_id`.\n\
+                 2. Loop on `agent_wait` with states [\"waiting\", \"idle\", \"exited\"] (and `agents` to watch only some): it returns the moment one gets there, with its question. Do not read screens in a loop.\n\
+                 3. Waiting: read the question and its context. Answer with `agent_answer` (approve, approve_always, deny, or choose with `option`), always passing `seen` = the prompt_id you read, so a prompt that changed meanwhile is refused instead of answered blindly. Deny what you would not run yourself (anything outside the project, destructive commands, secrets). If unsure, ask the user.\n\
+                 4. Idle: the agent finished its turn. Check its work (the build tools: `type_check`, `test`), then give the next task with `agent_send`, or leave it.\n\
+                 5. Exited: read its last screen with `terminal_screen` and tell the user how it ended.\n\
+                 6. New work: `agent_spawn` (kind, prompt, cwd) asks the user's consent first; follow the new agent with `agent_wait`. `agent_kill` ends an agent and everything it started (a user's own pane only with force: ask first)."
             ),
         )]
     }

@@ -17,10 +17,12 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 14] = [
+const OTHER_TOOLS: [(&str, &[&str]); 16] = [
     ("agent_answer", &["action", "agent"]),
+    ("agent_kill", &["agent"]),
     ("agent_list", &[]),
     ("agent_send", &["agent", "text"]),
+    ("agent_spawn", &["cwd", "kind", "prompt"]),
     ("agent_wait", &["states"]),
     ("docs_index", &[]),
     ("docs_lookup", &["query"]),
@@ -212,7 +214,8 @@ async fn resources_prompts_and_completion_work() {
             "drydock://projects",
             "drydock://docs",
             "drydock://sessions",
-            "drydock://agents"
+            "drydock://agents",
+            "drydock://approvals"
         ]
     );
     let text = read_text_resource(&client, "drydock://projects").await;
@@ -238,8 +241,13 @@ async fn resources_prompts_and_completion_work() {
 
     let prompts = client.list_all_prompts().await.unwrap();
     let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names.len(), 3, "{names:?}");
-    for name in ["fix_build", "fix_failing_test", "drive_terminal"] {
+    assert_eq!(names.len(), 4, "{names:?}");
+    for name in [
+        "fix_build",
+        "fix_failing_test",
+        "drive_terminal",
+        "supervise_agents",
+    ] {
         assert!(names.contains(&name), "{names:?}");
     }
     let terminal = client
@@ -256,6 +264,15 @@ async fn resources_prompts_and_completion_work() {
     let body = serde_json::to_string(&terminal.messages).unwrap();
     assert!(
         body.contains("starting the dev server") && body.contains("terminal_run"),
+        "{body}"
+    );
+    let supervise = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("supervise_agents"))
+        .await
+        .unwrap();
+    let body = serde_json::to_string(&supervise.messages).unwrap();
+    assert!(
+        body.contains("agent_wait") && body.contains("`seen`"),
         "{body}"
     );
     let prompt = client
