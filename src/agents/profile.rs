@@ -471,7 +471,7 @@ executables = ["codex"]
             let place = format!("codex.toml:{line}: ");
             assert!(message.contains(&place), "{message} lacks {place}");
             assert!(message.contains(needle), "{message} lacks {needle}");
-            assert_eq!(profiles.get("codex").unwrap().version, 1);
+            assert_eq!(profiles.get("codex").unwrap().version, 2);
         }
     }
 
@@ -480,6 +480,6 @@ executables = ["codex"]
         let dir = user_dir(&[("claude.toml", CODEX_V99)]);
         let (profiles, errors) = Profiles::load(Some(dir.path()));
         assert!(errors[0].to_string().contains("named \"codex\""));
-        assert_eq!(profiles.get("codex").unwrap().version, 1);
+        assert_eq!(profiles.get("codex").unwrap().version, 2);
     }
 }

@@ -449,3 +449,84 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     assert!(again.contains("its process is gone already"), "{again}");
     client.cancel().await.ok();
 }
+
+/// agent-lab §8 saw 3 of 120 prompts merged with the next, and approvals lost on the prompt's
+/// first frame, with the naive method: a hundred send-then-approve cycles on one agent lose
+/// and merge nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hundred_send_then_approve_cycles_lose_and_merge_no_keystroke() {
+    const CYCLES: usize = 100;
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-cycles");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let server = Server::start_in(&home.project);
+    let client = modern_client(&server.url).await;
+    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
+    let created = call_ok(
+        &client,
+        "terminal_create",
+        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+    )
+    .await;
+    let agent = created["name"].as_str().unwrap().to_string();
+    agent_until(&client, &agent, STEP, |a| state(a) == "idle").await;
+
+    let mut retries = Vec::new();
+    for cycle in 1..=CYCLES {
+        let text = format!("Cycle {cycle}: run the lab command lab:bash");
+        let sent = call_ok(&client, "agent_send", json!({"agent": agent, "text": text})).await;
+        assert_eq!(sent["submitted"], true, "cycle {cycle}: {sent:#}");
+        let waiting = call_ok(
+            &client,
+            "agent_wait",
+            json!({"agents": [agent], "states": ["waiting"], "timeout_ms": 60000}),
+        )
+        .await;
+        assert_eq!(waiting["matched"], true, "cycle {cycle}: {waiting:#}");
+        let answered = call_ok(
+            &client,
+            "agent_answer",
+            json!({"agent": agent, "action": "approve"}),
+        )
+        .await;
+        assert_eq!(answered["answered"], true, "cycle {cycle}: {answered:#}");
+        let idle = call_ok(
+            &client,
+            "agent_wait",
+            json!({"agents": [agent], "states": ["idle"], "timeout_ms": 60000}),
+        )
+        .await;
+        assert_eq!(idle["matched"], true, "cycle {cycle}: {idle:#}");
+        for (what, report) in [("send", &sent), ("answer", &answered)] {
+            if report["attempts"] != 1 {
+                retries.push(format!("cycle {cycle} {what}: {}", report["attempts"]));
+            }
+        }
+    }
+
+    let expected: Vec<String> = (1..=CYCLES)
+        .map(|cycle| format!("Cycle {cycle}: run the lab command lab:bash"))
+        .collect();
+    let mut prompts = fake.prompts();
+    prompts.dedup();
+    assert_eq!(
+        prompts, expected,
+        "every prompt arrived once, whole, in order"
+    );
+    let ran = fake
+        .turns()
+        .iter()
+        .filter(|turn| turn.body.to_string().contains("tool_result"))
+        .count();
+    assert!(
+        ran >= CYCLES,
+        "every approval let the command run: {ran} tool results"
+    );
+    assert_eq!(
+        retries,
+        Vec::<String>::new(),
+        "no keys needed sending twice"
+    );
+    client.cancel().await.ok();
+}
