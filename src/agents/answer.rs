@@ -34,9 +34,11 @@ impl Agents {
         if agent.state != "waiting" {
             return Err(not_in(&agent, "waiting", "there is no prompt to answer"));
         }
-        // A status report says `blocked` a moment before the prompt is drawn.
+        // A status report says `blocked` a moment before the prompt is drawn; on a loaded
+        // machine the screen may read `working` for a moment in between.
         let drawn = |a: &AgentInfo| {
-            a.state != "waiting" || a.waiting.as_ref().is_some_and(|w| w.prompt_id.is_some())
+            a.waiting.as_ref().is_some_and(|w| w.prompt_id.is_some())
+                || matches!(a.state.as_str(), "idle" | "exited")
         };
         let (_, agent) = self
             .until(

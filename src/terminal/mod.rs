@@ -167,9 +167,17 @@ impl Terminals {
         }
     }
 
-    /// A session by name; a `tmux:SESSION:WINDOW.PANE` of the user's server is attached on
-    /// first use.
+    /// A session by name, marked as used; a `tmux:SESSION:WINDOW.PANE` of the user's server
+    /// is attached on first use.
     async fn session(&self, name: &str) -> Result<Arc<Session>> {
+        let session = self.watched(name).await?;
+        session.touch();
+        Ok(session)
+    }
+
+    /// [`Terminals::session`] for watching and reading, which is not using it: an idle
+    /// session stays reapable while agents and subscriptions look at it.
+    async fn watched(&self, name: &str) -> Result<Arc<Session>> {
         if let Some(session) = self.registry.get(name) {
             return Ok(session);
         }
@@ -183,7 +191,7 @@ impl Terminals {
 
     /// A session's terminal, to watch for changes (resource subscriptions).
     pub async fn core_of(&self, name: &str) -> Result<Arc<TerminalCore>> {
-        Ok(self.session(name).await?.core.clone())
+        Ok(self.watched(name).await?.core.clone())
     }
 
     /// The text of a session's screen or scrollback, for resources, within the configured

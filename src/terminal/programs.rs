@@ -53,7 +53,8 @@ impl Terminals {
     }
 
     /// What terminal `name` shows and what its program reported; a pane of the user's tmux
-    /// server is attached on first use, and then follows its output like drydock's own.
+    /// server is attached on first use, and then follows its output like drydock's own. It
+    /// counts as using the session: a session an agent runs in is not idle.
     pub(crate) async fn observe(&self, name: &str) -> Result<Observed> {
         Ok(self.session(name).await?.core.observe())
     }

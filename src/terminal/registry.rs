@@ -60,11 +60,9 @@ impl Registry {
         self.sessions().insert(name.to_string(), served);
     }
 
-    /// The session called `name`, marked as used now.
+    /// The session called `name` (not marked as used: the caller decides whether it uses it).
     pub fn get(&self, name: &str) -> Option<Arc<Session>> {
-        let session = self.sessions().get(name)?.session.clone();
-        session.touch();
-        Some(session)
+        Some(self.sessions().get(name)?.session.clone())
     }
 
     pub fn contains(&self, name: &str) -> bool {

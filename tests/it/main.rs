@@ -3,6 +3,7 @@
 //! process, on the same test threads as the others: what two suites share (the mix projects
 //! in test-projects/, markers on processes) is in `support`.
 
+mod proc_env;
 mod support;
 
 mod agent_hooks;

@@ -226,7 +226,7 @@ trust_level = "trusted"
 
     /// The live processes running with this HOME: the CLI and whatever it started.
     pub fn processes(&self) -> Vec<u32> {
-        crate::support::processes_with_env(&format!("HOME={}", self.home.display()))
+        crate::proc_env::processes_with_env(&format!("HOME={}", self.home.display()))
     }
 
     /// A scratch directory beside HOME and the project (for the terminal's files).
