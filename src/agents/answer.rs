@@ -251,7 +251,14 @@ async fn settle(
     agent: &AgentInfo,
     cancel: &CancellationToken,
 ) -> Result<(), AgentError> {
-    let left = profile.settle_ms.saturating_sub(agent.for_ms);
+    // From the prompt's first frame when it is drawn (a status report may announce it half a
+    // second earlier), else from the start of the state (idle, for a prompt to send).
+    let age = agent
+        .waiting
+        .as_ref()
+        .and_then(|w| w.shown_ms)
+        .unwrap_or(agent.for_ms);
+    let left = profile.settle_ms.saturating_sub(age);
     pause(Duration::from_millis(left), cancel).await
 }
 

@@ -130,6 +130,8 @@ struct Known {
     process: ProcStat,
     detection: Detection,
     info: AgentInfo,
+    /// When the prompt it waits at was first seen drawn.
+    prompt_since: Option<Millis>,
 }
 
 impl Agents {
@@ -302,6 +304,7 @@ impl Agents {
         if let Some(previous) = previous {
             detection = detection.continuing(&previous.detection);
         }
+        let previous_prompt = previous.and_then(|p| Some((p.info.prompt_id()?, p.prompt_since?)));
         let mut info = AgentInfo {
             name: name.clone(),
             kind: agent.profile.clone(),
@@ -319,12 +322,21 @@ impl Agents {
             spawned: self.is_spawned(&name),
         };
         info.state_of(&detection, seen.now());
+        // When this prompt was first seen drawn: keys sent sooner after that get lost.
+        let prompt_since = info.prompt_id().map(|id| match previous_prompt {
+            Some((before, since)) if before == id => since,
+            _ => seen.now(),
+        });
+        if let (Some(since), Some(waiting)) = (prompt_since, info.waiting.as_mut()) {
+            waiting.shown_ms = Some(seen.now().saturating_sub(since));
+        }
         known.insert(
             name,
             Known {
                 process: agent.process,
                 detection,
                 info: info.clone(),
+                prompt_since,
             },
         );
         Ok(info)

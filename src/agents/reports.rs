@@ -226,6 +226,9 @@ pub struct WaitingInfo {
     /// answered by mistake.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_id: Option<String>,
+    /// How long the prompt has been on screen, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -248,6 +251,7 @@ impl WaitingInfo {
                 context: Vec::new(),
                 options: Vec::new(),
                 prompt_id: None,
+                shown_ms: None,
             },
         }
     }
@@ -268,12 +272,18 @@ impl WaitingInfo {
                 })
                 .collect(),
             prompt_id: Some(prompt.id.to_string()),
+            shown_ms: None,
         }
     }
 }
 
 impl AgentInfo {
     /// The state fields of `detection`, `now` being on the same clock.
+    /// The id of the prompt it waits at, once drawn.
+    pub(super) fn prompt_id(&self) -> Option<String> {
+        self.waiting.as_ref()?.prompt_id.clone()
+    }
+
     pub(super) fn state_of(&mut self, detection: &Detection, now: u64) {
         self.state = detection.state.name().to_string();
         self.waiting = match &detection.state {
