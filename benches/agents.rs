@@ -206,17 +206,3 @@ fn config(home: &AgentHome) -> Arc<Config> {
     };
     Arc::new(Config::resolve(&overrides, &|_| None, &home.project).expect("config"))
 }
-
-async fn serve(app: Arc<App>, shutdown: &CancellationToken) -> String {
-    let header_read_timeout = app.config().http.header_read_timeout;
-    let router = drydock::http::router(app, shutdown, None);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(drydock::http::serve(
-        listener,
-        router,
-        header_read_timeout,
-        shutdown.clone(),
-    ));
-    url
-}

@@ -167,6 +167,10 @@ pub struct AgentsConfig {
     pub spawn_without_consent: Vec<PathBuf>,
     /// How long `agent_spawn` waits for a person's answer.
     pub consent_timeout: Duration,
+    /// Tools whose permission prompts drydock allows by itself, for agents it spawned.
+    pub auto_allow: Vec<String>,
+    /// Tools whose permission prompts drydock denies by itself, for agents it spawned.
+    pub auto_deny: Vec<String>,
 }
 
 /// The HTTP server's limits on connections and MCP sessions.
@@ -252,6 +256,8 @@ struct FileAgents {
     programs: Option<Vec<String>>,
     spawn_without_consent: Option<Vec<PathBuf>>,
     consent_timeout_s: Option<u64>,
+    auto_allow: Option<Vec<String>>,
+    auto_deny: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -632,6 +638,8 @@ fn resolve_agents(
             file.consent_timeout_s.unwrap_or(120),
             "agents.consent_timeout_s",
         )?),
+        auto_allow: file.auto_allow.unwrap_or_default(),
+        auto_deny: file.auto_deny.unwrap_or_default(),
     })
 }
 

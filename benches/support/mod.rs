@@ -39,7 +39,12 @@ pub async fn app() -> Arc<App> {
 
 /// Serves MCP on a free loopback port until the token is cancelled; returns the URL.
 pub async fn start_server(shutdown: &CancellationToken) -> String {
-    let app = app().await;
+    serve(app().await, shutdown).await
+}
+
+/// Serves `app` over MCP on a free loopback port until the token is cancelled; returns the
+/// URL.
+pub async fn serve(app: Arc<App>, shutdown: &CancellationToken) -> String {
     let header_read_timeout = app.config().http.header_read_timeout;
     let router = drydock::http::router(app, shutdown, None);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -116,6 +116,14 @@ impl Agents {
         else {
             return (Some(sender), None);
         };
+        if let Some(decision) = self.policy(payload["tool_name"].as_str().unwrap_or("")) {
+            tracing::info!(
+                session,
+                ?decision,
+                "a permission prompt decided by the config"
+            );
+            return (Some(sender), Some(hook_output(decision)));
+        }
         let output = self.await_decision(&session).await.map(hook_output);
         (Some(sender), output)
     }
@@ -165,6 +173,17 @@ impl Agents {
                 decided = &mut decision => return decided.ok(),
                 _ = watch.changed(Some(wake), &never) => {}
             }
+        }
+    }
+
+    /// What the config decides for `tool` (`[agents] auto_deny`, then `auto_allow`).
+    fn policy(&self, tool: &str) -> Option<Decision> {
+        let agents = &self.config.agents;
+        let names = |list: &[String]| list.iter().any(|t| t == tool);
+        match (names(&agents.auto_deny), names(&agents.auto_allow)) {
+            (true, _) => Some(Decision::Deny),
+            (false, true) => Some(Decision::Allow),
+            (false, false) => None,
         }
     }
 

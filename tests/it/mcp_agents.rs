@@ -61,22 +61,50 @@ fn labels(entry: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Claude Code against the Anthropic fake in a drydock PTY session of a server of its own.
+struct ClaudeInPty {
+    home: AgentHome,
+    fake: FakeAnthropic,
+    server: Server,
+    client: Client,
+    session: String,
+}
+
+impl ClaudeInPty {
+    async fn start(prefix: &str) -> ClaudeInPty {
+        let cli = Cli::claude();
+        let mut home = AgentHome::new(prefix);
+        let fake = FakeAnthropic::start(&home.project);
+        home.prepare_claude(fake.url());
+        let server = Server::start_in(&home.project);
+        let client = modern_client(&server.url).await;
+        let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
+        let created = call_ok(
+            &client,
+            "terminal_create",
+            json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+        )
+        .await;
+        let session = created["name"].as_str().unwrap().to_string();
+        ClaudeInPty {
+            home,
+            fake,
+            server,
+            client,
+            session,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prompt() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("claude-pty");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let server = Server::start_in(&home.project);
-    let client = modern_client(&server.url).await;
-    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
-    let created = call_ok(
-        &client,
-        "terminal_create",
-        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
-    )
-    .await;
-    let session = created["name"].as_str().unwrap().to_string();
+    let ClaudeInPty {
+        home,
+        fake,
+        server: _server,
+        client,
+        session,
+    } = ClaudeInPty::start("claude-pty").await;
 
     // Once drydock answered its probe, Claude Code reports over OSC 7501 and drops the glyph
     // from its title (agent-lab §6.3). The deciding signal is whichever channel said idle
@@ -456,20 +484,13 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hundred_send_then_approve_cycles_lose_and_merge_no_keystroke() {
     const CYCLES: usize = 100;
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("claude-cycles");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let server = Server::start_in(&home.project);
-    let client = modern_client(&server.url).await;
-    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
-    let created = call_ok(
-        &client,
-        "terminal_create",
-        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
-    )
-    .await;
-    let agent = created["name"].as_str().unwrap().to_string();
+    let ClaudeInPty {
+        home: _home,
+        fake,
+        server: _server,
+        client,
+        session: agent,
+    } = ClaudeInPty::start("claude-cycles").await;
     agent_until(&client, &agent, STEP, |a| state(a) == "idle").await;
 
     let mut retries = Vec::new();

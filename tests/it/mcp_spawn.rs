@@ -64,8 +64,9 @@ async fn person(
     (client, person)
 }
 
-/// A server whose spawned agents run the pinned Claude Code against the fake, in `home`.
-fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path) -> Server {
+/// A server whose spawned agents run the pinned Claude Code against the fake, in `home`,
+/// with `config` as its config file.
+fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -> Server {
     let bin = cli.program.parent().unwrap().display().to_string();
     let launch = home.launch(cli, &[]);
     let mut env: Vec<(String, String)> = launch
@@ -79,7 +80,17 @@ fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path) -> Server {
     env.push(("TMUX_TMPDIR".into(), tmux_dir.display().to_string()));
     env.push(("TMUX".into(), String::new()));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    Server::start_with(&["--allow-root", home.project.to_str().unwrap()], &env)
+    let config_file = home.scratch().join("drydock.toml");
+    std::fs::write(&config_file, config).unwrap();
+    Server::start_with(
+        &[
+            "--allow-root",
+            home.project.to_str().unwrap(),
+            "--config",
+            config_file.to_str().unwrap(),
+        ],
+        &env,
+    )
 }
 
 fn kill_tmux(tmux_dir: &Path) {
@@ -105,7 +116,7 @@ async fn spawn_asks_the_client_and_the_spawned_agents_permission_is_decided_thro
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
     let tmux_dir = tempfile::tempdir().unwrap();
-    let server = spawning_server(&home, &cli, tmux_dir.path());
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "");
     let (client, accepting) = person(&server.url, ElicitationAction::Accept).await;
     let project = path_arg(&home.project);
 
@@ -255,7 +266,13 @@ async fn spawn_without_a_client_that_can_ask_waits_for_drydock_approve() {
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
     let tmux_dir = tempfile::tempdir().unwrap();
-    let server = spawning_server(&home, &cli, tmux_dir.path());
+    // Writes are denied by the config, without asking anyone.
+    let server = spawning_server(
+        &home,
+        &cli,
+        tmux_dir.path(),
+        "[agents]\nauto_deny = [\"Write\"]\n",
+    );
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
 
@@ -324,6 +341,27 @@ async fn spawn_without_a_client_that_can_ask_waits_for_drydock_approve() {
     )
     .await;
     assert_eq!(done["matched"], true, "{done:#}");
+    call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": "agent-claude-1", "text": "Write the file lab:write"}),
+    )
+    .await;
+    let denied = eventually(STEP, || {
+        fake.turns()
+            .iter()
+            .any(|turn| turn.body.to_string().contains("denied through drydock"))
+    })
+    .await;
+    assert!(denied, "the Write was denied by the config's policy");
+    let idle = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": ["agent-claude-1"], "states": ["idle"], "timeout_ms": 60000}),
+    )
+    .await;
+    assert_eq!(idle["matched"], true, "{idle:#}");
+    assert!(!home.project.join("lab-hello.txt").exists());
 
     let declining = {
         let url = server.url.clone();
