@@ -224,6 +224,11 @@ impl Events {
         *last_seq
     }
 
+    /// Whether anything listens to the feed now.
+    pub fn has_subscribers(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
     /// Events published from now on.
     pub fn subscribe(&self) -> Subscription {
         Subscription {

@@ -387,10 +387,17 @@ impl Agents {
 
 impl Agents {
     /// Publishes every agent's changes of state or prompt on `events` until `stop`: what the
-    /// dashboard and the clients' log notifications hear.
+    /// dashboard and the clients' log notifications hear. Looks only while something listens
+    /// (looking runs tmux on the user's server).
     pub async fn monitor(&self, events: &Events, stop: &CancellationToken) {
         let mut last: HashMap<String, (String, Option<String>)> = HashMap::new();
         loop {
+            if !events.has_subscribers() {
+                tokio::select! {
+                    () = tokio::time::sleep(REDISCOVER) => continue,
+                    () = stop.cancelled() => return,
+                }
+            }
             let watch = self.watch().await;
             if let Ok(listing) = self.list(ListRequest::default()).await {
                 let mut now = HashMap::new();
