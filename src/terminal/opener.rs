@@ -199,8 +199,19 @@ impl Opener {
     /// Serves a pane of the user's tmux server, addressed as `tmux:SESSION:WINDOW.PANE`.
     pub async fn attach_users_pane(&self, address: &str) -> Result<Session> {
         let address = tmux::parse_address(address)?;
-        let pane = self.user_tmux.pane_at(&address).await?;
-        self.attach_pane(&self.user_tmux, pane, Owns::Nothing).await
+        let tmux = match &address.socket {
+            Some(name) => self.users_named(name),
+            None => self.user_tmux.clone(),
+        };
+        let pane = tmux.pane_at(&address).await?;
+        self.attach_pane(&tmux, pane, Owns::Nothing).await
+    }
+
+    /// The user's tmux server on socket `name`, with the same settings as the default one.
+    fn users_named(&self, name: &str) -> Tmux {
+        Tmux::new(SocketSpec::UserNamed(name.to_string()))
+            .with_defaults(self.user_tmux.defaults().clone())
+            .with_env_remove(self.env_remove.clone())
     }
 
     /// Every pane of drydock's tmux server (none when it is not running).
@@ -208,9 +219,19 @@ impl Opener {
         self.tmux.list_panes().await.unwrap_or_default()
     }
 
-    /// Every pane of the user's tmux server (none when it is not running).
+    /// Every pane of the user's tmux servers: the default one and the others in the user's
+    /// tmux socket directory (none of a server that is not running).
     pub async fn user_panes(&self) -> Vec<PaneInfo> {
-        self.user_tmux.list_panes().await.unwrap_or_default()
+        let mut panes = self.user_tmux.list_panes().await.unwrap_or_default();
+        for name in tmux::user_socket_names() {
+            panes.extend(
+                self.users_named(&name)
+                    .list_panes()
+                    .await
+                    .unwrap_or_default(),
+            );
+        }
+        panes
     }
 
     /// Listens to `pane`: its current screen first, then live output.

@@ -101,19 +101,31 @@ pub enum SocketSpec {
     Name(String),
     /// The user's server: the one this process runs inside (`$TMUX`) or else the default.
     UserDefault,
+    /// Another server of the user's, by socket name (`tmux -L NAME`).
+    UserNamed(String),
 }
 
 impl SocketSpec {
     /// Whether drydock owns this server (and may set global options on it).
     pub fn is_owned(&self) -> bool {
-        !matches!(self, SocketSpec::UserDefault)
+        !matches!(self, SocketSpec::UserDefault | SocketSpec::UserNamed(_))
+    }
+
+    /// The socket name a pane address carries: only another server of the user's has one.
+    fn address_name(&self) -> Option<String> {
+        match self {
+            SocketSpec::UserNamed(name) => Some(name.clone()),
+            _ => None,
+        }
     }
 
     fn args(&self) -> Vec<OsString> {
         match self {
             #[cfg(test)]
             SocketSpec::Path(path) => vec!["-S".into(), path.clone().into()],
-            SocketSpec::Name(name) => vec!["-L".into(), name.into()],
+            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
+                vec!["-L".into(), name.into()]
+            }
             // `$TMUX` is "SOCKET,PID,SESSION"; made explicit because `TMUX` is removed from
             // the environment of every tmux drydock runs.
             SocketSpec::UserDefault => match tmux_env_socket() {
@@ -127,7 +139,7 @@ impl SocketSpec {
         match self {
             #[cfg(test)]
             SocketSpec::Path(path) => Some(path.display().to_string()),
-            SocketSpec::Name(name) => Some(format!("-L {name}")),
+            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => Some(format!("-L {name}")),
             SocketSpec::UserDefault => tmux_env_socket(),
         }
     }
@@ -195,15 +207,18 @@ pub struct PaneInfo {
     pub dead_status: Option<i32>,
     /// The signal that killed a dead pane's process.
     pub dead_signal: Option<i32>,
+    /// The socket name of a server of the user's other than the default one.
+    pub socket: Option<String>,
 }
 
 impl PaneInfo {
-    /// `tmux:SESSION:WINDOW.PANE`.
+    /// `tmux:SESSION:WINDOW.PANE`, with `@SOCKET` for a server other than the default one.
     pub fn address(&self) -> String {
         PaneAddress {
             session: self.session.clone(),
             window_index: self.window_index,
             pane_index: self.pane_index,
+            socket: self.socket.clone(),
         }
         .to_string()
     }
@@ -252,6 +267,7 @@ impl PaneInfo {
             window_name: f[11].to_string(),
             command: f[12].to_string(),
             path: PathBuf::from(f[13]),
+            socket: None,
         })
     }
 }
@@ -298,12 +314,14 @@ impl SessionInfo {
     }
 }
 
-/// A parsed `tmux:SESSION:WINDOW.PANE`.
+/// A parsed `tmux:SESSION:WINDOW.PANE[@SOCKET]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PaneAddress {
     pub session: String,
     pub window_index: u32,
     pub pane_index: u32,
+    /// The user's server by socket name (`tmux -L SOCKET`); None for the default one.
+    pub socket: Option<String>,
 }
 
 impl PaneAddress {
@@ -322,7 +340,11 @@ impl std::fmt::Display for PaneAddress {
             f,
             "tmux:{}:{}.{}",
             self.session, self.window_index, self.pane_index
-        )
+        )?;
+        match &self.socket {
+            Some(socket) => write!(f, "@{socket}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -343,6 +365,18 @@ pub fn parse_address(address: &str) -> Result<PaneAddress> {
         TmuxError::InvalidSessionName { reason, .. } => bad(reason),
         other => other,
     })?;
+    // WINDOW.PANE are digits: an `@` after them starts the socket's name.
+    let (window_pane, socket) = match window_pane.split_once('@') {
+        Some((window_pane, socket)) if valid_socket_name(socket) => {
+            (window_pane, Some(socket.to_string()))
+        }
+        Some(_) => {
+            return Err(bad(
+                "the socket name after `@` may hold letters, digits, `-`, `_` and `.`",
+            ));
+        }
+        None => (window_pane, None),
+    };
     let (window, pane) = window_pane
         .split_once('.')
         .ok_or_else(|| bad("expected WINDOW.PANE after the session, e.g. 0.1"))?;
@@ -359,7 +393,43 @@ pub fn parse_address(address: &str) -> Result<PaneAddress> {
         session: session.to_string(),
         window_index: number(window, "window")?,
         pane_index: number(pane, "pane")?,
+        socket,
     })
+}
+
+/// A tmux socket name as `-L` takes it (a file name under `$TMUX_TMPDIR/tmux-UID/`).
+pub fn valid_socket_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// The sockets of the user's other tmux servers (`tmux -L NAME`): every socket in
+/// `$TMUX_TMPDIR/tmux-UID/` (default /tmp) but the default one and drydock's own (`drydock*`).
+pub fn user_socket_names() -> Vec<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return Vec::new();
+    };
+    let base = std::env::var_os("TMUX_TMPDIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let Ok(entries) = std::fs::read_dir(base.join(format!("tmux-{uid}"))) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_socket()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name != "default" && !name.starts_with("drydock"))
+        .filter(|name| valid_socket_name(name))
+        .collect();
+    names.sort();
+    names
 }
 
 /// tmux's rules for session names, made strict: tmux silently replaces `:` and `.` with `_`
@@ -460,6 +530,10 @@ impl Tmux {
         Self::new(SocketSpec::UserDefault)
     }
 
+    pub fn defaults(&self) -> &SessionDefaults {
+        &self.defaults
+    }
+
     pub fn with_defaults(mut self, defaults: SessionDefaults) -> Self {
         self.defaults = defaults;
         self
@@ -526,7 +600,14 @@ impl Tmux {
     /// Every pane on the server (`list-panes -a`). A server without sessions has none; no
     /// server at all is [`TmuxError::NoServer`].
     pub async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
-        self.settle_exits(|| self.list_panes_once()).await
+        let panes = self.settle_exits(|| self.list_panes_once()).await?;
+        Ok(panes.into_iter().map(|p| self.addressed(p)).collect())
+    }
+
+    /// `pane` with the socket name its address carries.
+    fn addressed(&self, mut pane: PaneInfo) -> PaneInfo {
+        pane.socket = self.socket.address_name();
+        pane
     }
 
     async fn list_panes_once(&self) -> Result<Vec<PaneInfo>> {
@@ -609,7 +690,7 @@ impl Tmux {
 
     /// The pane at `tmux:SESSION:WINDOW.PANE`.
     pub async fn pane_at(&self, address: &PaneAddress) -> Result<PaneInfo> {
-        self.pane(&address.target()).await
+        Ok(self.addressed(self.pane(&address.target()).await?))
     }
 
     /// All sessions.

@@ -55,6 +55,7 @@ impl Drop for TmuxServers {
     fn drop(&mut self) {
         user_tmux(self.dir(), &["kill-server"]);
         user_tmux(self.dir(), &["-L", "drydock", "kill-server"]);
+        user_tmux(self.dir(), &["-L", "other", "kill-server"]);
     }
 }
 
@@ -475,6 +476,47 @@ async fn the_users_own_tmux_panes_are_listed_read_and_driven() {
     assert!(refused.contains("your own tmux server"), "{refused}");
     let still = user_tmux(tmux.dir(), &["has-session", "-t", "work"]);
     assert!(still.status.success());
+
+    // A second server of the user's, on a socket of its own (`tmux -L other`).
+    let other = user_tmux(
+        tmux.dir(),
+        &[
+            "-L",
+            "other",
+            "new-session",
+            "-d",
+            "-s",
+            "side",
+            "bash --norc --noprofile",
+        ],
+    );
+    assert!(other.status.success(), "{other:?}");
+    let listed = call_ok(&client, "terminal_list", json!({})).await;
+    let names: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(names.contains(&"tmux:side:0.0@other"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.ends_with("@drydock")),
+        "drydock's own server is not the user's: {names:?}"
+    );
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": "tmux:side:0.0@other", "text": "echo other-$((6*7))", "keys": ["Enter"]}),
+    )
+    .await;
+    let waited = call_ok(
+        &client,
+        "terminal_wait",
+        json!({"session": "tmux:side:0.0@other", "pattern": "^other-42$", "max_wait_ms": 10000}),
+    )
+    .await;
+    assert_eq!(waited["method"], "pattern", "{waited}");
+    user_tmux(tmux.dir(), &["-L", "other", "kill-server"]);
     client.cancel().await.ok();
 }
 

@@ -966,10 +966,18 @@ fn address_parsing() {
         PaneAddress {
             session: "my session".into(),
             window_index: 2,
-            pane_index: 13
+            pane_index: 13,
+            socket: None,
         }
     );
     assert_eq!(parse_address("tmux:a:0.1").unwrap().target(), "=a:0.1");
+    let other = parse_address("tmux:a@b:0.1@work-2").unwrap();
+    assert_eq!(
+        other.session, "a@b",
+        "an @ in the session name is the session's"
+    );
+    assert_eq!(other.socket.as_deref(), Some("work-2"));
+    assert_eq!(other.to_string(), "tmux:a@b:0.1@work-2");
     for (bad, why) in [
         ("a:0.1", "must start with"),
         ("tmux:", "no \":\""),
@@ -983,6 +991,8 @@ fn address_parsing() {
         ("tmux:a.b:0.1", "':' or '.'"),
         ("tmux:a:b:0.1", "':' or '.'"),
         ("tmux:=a:0.1", "target prefix"),
+        ("tmux:a:0.1@", "socket name"),
+        ("tmux:a:0.1@../x", "socket name"),
     ] {
         let err = parse_address(bad).unwrap_err().to_string();
         assert!(err.contains(why), "{bad}: {err}");
