@@ -16,6 +16,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ErrorData as McpError};
 use serde_json::{Value, json};
 
 use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::fake_openai::FakeOpenAi;
 use crate::agent_kit::home::{AgentHome, Cli};
 use crate::support::*;
 
@@ -404,5 +405,51 @@ async fn spawn_without_a_client_that_can_ask_waits_for_drydock_approve() {
 
     call_ok(&client, "agent_kill", json!({"agent": "agent-claude-1"})).await;
     assert_eq!(claude_processes(&home), Vec::<String>::new());
+    kill_tmux(tmux_dir.path());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_spawned_where_config_waives_consent_reports_its_turns_through_notify() {
+    let cli = Cli::codex();
+    let mut home = AgentHome::new("codex-spawn");
+    let fake = FakeOpenAi::start();
+    home.prepare_codex(&fake.base_url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[agents]\nspawn_without_consent = [{:?}]\n",
+        home.project.display().to_string()
+    );
+    let server = spawning_server(&home, &cli, tmux_dir.path(), &config);
+    let client = modern_client(&server.url).await;
+
+    let spawned = call_ok(
+        &client,
+        "agent_spawn",
+        json!({"kind": "codex", "prompt": "Say hello", "cwd": path_arg(&home.project),
+               "name": "cx", "backend": "pty"}),
+    )
+    .await;
+    assert_eq!(spawned["consent"], "waived", "{spawned:#}");
+    assert_eq!(spawned["started"], true, "{spawned:#}");
+    assert_eq!(spawned["agent"]["kind"], "codex");
+    fake.wait_for_prompt("Say hello", STEP);
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        let listing = call_ok(&client, "agent_list", json!({"agent": "agent-cx"})).await;
+        last = listing["agents"][0].clone();
+        if last["last_hook"] == "agent-turn-complete" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        last["last_hook"],
+        "agent-turn-complete",
+        "Codex's notify reached drydock: {last:#}\n{}",
+        screen_of(&client, "agent-cx").await
+    );
+    assert_eq!(last["state"], "idle", "{last:#}");
+
+    call_ok(&client, "agent_kill", json!({"agent": "agent-cx"})).await;
     kill_tmux(tmux_dir.path());
 }
