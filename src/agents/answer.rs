@@ -61,6 +61,11 @@ impl Agents {
             )));
         }
         let keys = answer_keys(profile, &req, &prompt.options)?;
+        if req.text.is_some() && req.action != AnswerAction::Choose {
+            return Err(AgentError::InvalidArgument(
+                "text: only choose takes a text (for an option that asks to type)".into(),
+            ));
+        }
         let still_open = |a: &AgentInfo| {
             a.state == "waiting"
                 && a.waiting
@@ -90,6 +95,17 @@ impl Agents {
             });
         }
         settle(profile, &agent, &call.cancel).await?;
+        if let Some(text) = &req.text {
+            // The chosen option opens a field in place: the prompt stays, so the keys go once.
+            self.terminals.write(&req.agent, &keys).await?;
+            let (answered, agent) = self.type_answer(profile, &req.agent, text, call).await?;
+            return Ok(AnswerReport {
+                sent: format!("{}{text}\r", String::from_utf8_lossy(&keys)),
+                attempts: 1,
+                answered,
+                agent,
+            });
+        }
         let mut attempts = 0;
         let (answered, agent) = loop {
             attempts += 1;
@@ -108,6 +124,30 @@ impl Agents {
             answered,
             agent,
         })
+    }
+
+    /// Types `text` into the field the chosen option opened and submits it: the agent must
+    /// stop waiting.
+    async fn type_answer(
+        &self,
+        profile: &Profile,
+        name: &str,
+        text: &str,
+        call: &Call<'_>,
+    ) -> Result<(bool, AgentInfo), AgentError> {
+        let gap = profile
+            .submit
+            .as_ref()
+            .map_or(Duration::from_millis(100), |s| {
+                Duration::from_millis(s.gap_ms)
+            });
+        pause(Duration::from_millis(profile.settle_ms), &call.cancel).await?;
+        self.terminals.write(name, text.as_bytes()).await?;
+        pause(gap, &call.cancel).await?;
+        self.terminals.write(name, b"\r").await?;
+        let deadline = Instant::now() + REACTION;
+        self.until(name, deadline, &call.cancel, |a| a.state != "waiting")
+            .await
     }
 
     /// Gives idle agent `req.agent` its next prompt: see the module doc.

@@ -75,6 +75,10 @@ pub struct AnswerRequest {
     /// For `choose`: the option's number.
     #[serde(default)]
     pub option: Option<u32>,
+    /// For `choose` of an option that asks to type (Claude Code's "Type something."): the
+    /// text, typed and submitted once the option is chosen.
+    #[serde(default)]
+    pub text: Option<String>,
     /// The prompt_id the caller saw: if the prompt on screen is another one now, nothing is
     /// sent.
     #[serde(default)]

@@ -47,7 +47,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Answer the prompt an agent waits at: approve, approve_always, deny, or choose `option` (its number). Only when the agent is waiting, and only on the prompt you saw: pass `seen` (the prompt_id from agent_list/agent_wait) and a prompt that changed meanwhile is refused. Waits out the agent's settle delay (keys sent as a prompt appears get lost), sends the profile's keys, checks the prompt closed and sends them once more if not. Returns what was sent and the agent's new state.",
+        description = "Answer the prompt an agent waits at: approve, approve_always, deny, or choose `option` (its number; with `text` for an option that asks to type, such as \"Type something.\"). Only when the agent is waiting, and only on the prompt you saw: pass `seen` (the prompt_id from agent_list/agent_wait) and a prompt that changed meanwhile is refused. Waits out the agent's settle delay (keys sent as a prompt appears get lost), sends the profile's keys, checks the prompt closed and sends them once more if not. Returns what was sent and the agent's new state.",
         output_schema = schema_for_output::<AnswerReport>()
     )]
     async fn agent_answer(

@@ -423,6 +423,42 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         "{screen:#}"
     );
 
+    // An option that asks to type: chosen, then the text typed into it.
+    call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": pane, "text": "Ask me once more lab:ask"}),
+    )
+    .await;
+    let asked = agent_until(&client, pane, STEP, |a| {
+        state(a) == "waiting" && a["waiting"]["question"] == ASK_QUESTION
+    })
+    .await;
+    assert_eq!(labels(&asked)[2], "Type something.", "{asked:#}");
+    let wrong = call_err(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "approve", "text": "Green"}),
+    )
+    .await;
+    assert!(wrong.contains("only choose takes a text"), "{wrong}");
+    let typed = call_ok(
+        &client,
+        "agent_answer",
+        json!({"agent": pane, "action": "choose", "option": 3, "text": "Green"}),
+    )
+    .await;
+    assert_eq!(typed["answered"], true, "{typed:#}");
+    let answered_green = eventually(STEP, || {
+        fake.turns().iter().any(|turn| {
+            let body = turn.body.to_string();
+            body.contains("tool_result") && body.contains("Green")
+        })
+    })
+    .await;
+    assert!(answered_green, "the typed answer reached the model");
+    agent_until(&client, pane, STEP, |a| state(a) == "idle").await;
+
     // Killed only when named with force, and then with the command it was running.
     let refused = call_err(&client, "agent_kill", json!({"agent": pane})).await;
     assert!(
