@@ -10,7 +10,9 @@
 //! - [`toolchain`]: cargo and mix for the build tools, each toolchain with its parsers;
 //! - [`exs`]: every Elixir script drydock runs;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
-//! - [`agents`]: coding agents in terminals: profiles, OSC 7501, prompts and state detection;
+//! - [`agents`]: coding agents in terminals: profiles, OSC 7501, prompts and state detection,
+//!   hooks, answering, spawning with consent;
+//! - [`tasks`]: the persistent queue of tasks for agents (its state machine and store so far);
 //! - [`docs`]: the local documentation index and its lookup;
 //! - [`process`]: how every child process is started, limited and stopped;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
@@ -33,6 +35,7 @@ pub mod http;
 pub mod mcp;
 pub(crate) mod process;
 pub mod render;
+pub mod tasks;
 pub mod terminal;
 pub(crate) mod text_budget;
 pub(crate) mod tool_call;
