@@ -101,10 +101,10 @@ impl Agents {
             });
         }
 
-        let run = self.run_files(&name)?;
         let drydock = std::env::current_exe().map_err(|e| {
             AgentError::InvalidArgument(format!("cannot tell where drydock is: {e}"))
         })?;
+        let run = self.run_files(&name, &drydock)?;
         let drydock = drydock.display().to_string();
         let (hooks_file, mcp_file) = match &run {
             Some(run) => (
@@ -312,19 +312,18 @@ impl Agents {
 
     /// The hooks settings and MCP config of one run, in the data directory; None when no
     /// HTTP server takes hooks and MCP (`drydock mcp`).
-    fn run_files(&self, name: &str) -> Result<Option<RunFiles>, AgentError> {
+    fn run_files(&self, name: &str, drydock: &Path) -> Result<Option<RunFiles>, AgentError> {
         let Some(endpoint) = self.endpoint.get() else {
             return Ok(None);
         };
         let dir = self.config.data_dir.join("runs").join(name);
         let written = (|| -> std::io::Result<RunFiles> {
             std::fs::create_dir_all(&dir)?;
-            let drydock = std::env::current_exe()?;
             let files = RunFiles {
                 hooks: dir.join("settings.json"),
                 mcp: dir.join("mcp.json"),
             };
-            let command = hook_settings::hook_command(&drydock, Some(&self.config.data_dir));
+            let command = hook_settings::hook_command(drydock, Some(&self.config.data_dir));
             let mut settings = json!({});
             hook_settings::install(&mut settings, &files.hooks, &command)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;

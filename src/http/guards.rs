@@ -61,16 +61,9 @@ pub async fn require_token(
     let Some(expected) = &config.token else {
         return next.run(request).await;
     };
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match presented {
-        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
-            next.run(request).await
-        }
-        _ => (
+    match bearer_matches(request.headers(), expected) {
+        true => next.run(request).await,
+        false => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             "Unauthorized: send Authorization: Bearer <token>",
@@ -79,7 +72,16 @@ pub async fn require_token(
     }
 }
 
-pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Whether the request carries `Authorization: Bearer <expected>`.
+pub(super) fn bearer_matches(headers: &axum::http::HeaderMap, expected: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

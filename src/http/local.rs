@@ -5,15 +5,16 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::guards::constant_time_eq;
+use super::guards::bearer_matches;
 use crate::agents::Agents;
 
 /// What `drydock hook` posts.
@@ -36,48 +37,44 @@ struct LocalState {
     token: String,
 }
 
-impl LocalState {
-    fn authorized(&self, headers: &HeaderMap) -> bool {
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        presented.is_some_and(|t| constant_time_eq(t.as_bytes(), self.token.as_bytes()))
+/// Every local route asks for the local token (not the MCP one).
+async fn require_local_token(
+    State(state): State<Arc<LocalState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match bearer_matches(request.headers(), &state.token) {
+        true => next.run(request).await,
+        false => (
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: not drydock's local token",
+        )
+            .into_response(),
     }
 }
 
-fn unauthorized() -> Response {
-    (
-        StatusCode::UNAUTHORIZED,
-        "Unauthorized: not drydock's local token",
-    )
-        .into_response()
-}
-
 pub fn routes(agents: Arc<Agents>, token: String) -> Router {
+    let state = Arc::new(LocalState { agents, token });
     Router::new()
         .route("/hooks", post(receive))
         .route("/approvals", get(approvals))
         .route("/approvals/{id}", post(decide))
-        .with_state(Arc::new(LocalState { agents, token }))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_local_token,
+        ))
+        .with_state(state)
 }
 
-async fn approvals(State(state): State<Arc<LocalState>>, headers: HeaderMap) -> Response {
-    if !state.authorized(&headers) {
-        return unauthorized();
-    }
+async fn approvals(State(state): State<Arc<LocalState>>) -> Response {
     Json(json!({"pending": state.agents.approvals().list()})).into_response()
 }
 
 async fn decide(
     State(state): State<Arc<LocalState>>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     answer: Result<Json<Answer>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if !state.authorized(&headers) {
-        return unauthorized();
-    }
     let Json(answer) = match answer {
         Ok(answer) => answer,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
@@ -96,12 +93,8 @@ async fn decide(
 
 async fn receive(
     State(state): State<Arc<LocalState>>,
-    headers: HeaderMap,
     delivery: Result<Json<Delivery>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if !state.authorized(&headers) {
-        return unauthorized();
-    }
     let Json(delivery) = match delivery {
         Ok(delivery) => delivery,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
