@@ -240,6 +240,15 @@ fn claude_processes(home: &AgentHome) -> Vec<String> {
         .collect()
 }
 
+/// agent_spawn with `arguments` from a client of its own, while the test goes on.
+fn spawn_meanwhile(server: &Server, arguments: Value) -> tokio::task::JoinHandle<Value> {
+    let url = server.url.clone();
+    tokio::spawn(async move {
+        let client = modern_client(&url).await;
+        call_ok(&client, "agent_spawn", arguments).await
+    })
+}
+
 /// The screen of session `name`, for a failure's message.
 async fn screen_of(client: &rmcp::service::Peer<RoleClient>, name: &str) -> String {
     let screen = call(client, "terminal_screen", json!({"session": name})).await;
@@ -277,19 +286,10 @@ async fn spawn_without_a_client_that_can_ask_waits_for_drydock_approve() {
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
 
-    let spawning = {
-        let url = server.url.clone();
-        let project = project.clone();
-        tokio::spawn(async move {
-            let client = modern_client(&url).await;
-            call_ok(
-                &client,
-                "agent_spawn",
-                json!({"kind": "claude", "prompt": "Say hello", "cwd": project}),
-            )
-            .await
-        })
-    };
+    let spawning = spawn_meanwhile(
+        &server,
+        json!({"kind": "claude", "prompt": "Say hello", "cwd": project}),
+    );
     let mut pending = Value::Null;
     for _ in 0..300 {
         let read = read_text_resource(&client, "drydock://approvals").await;
@@ -364,19 +364,10 @@ async fn spawn_without_a_client_that_can_ask_waits_for_drydock_approve() {
     assert_eq!(idle["matched"], true, "{idle:#}");
     assert!(!home.project.join("lab-hello.txt").exists());
 
-    let declining = {
-        let url = server.url.clone();
-        let project = project.clone();
-        tokio::spawn(async move {
-            let client = modern_client(&url).await;
-            call_ok(
-                &client,
-                "agent_spawn",
-                json!({"kind": "claude", "prompt": "Say no", "cwd": project, "name": "second"}),
-            )
-            .await
-        })
-    };
+    let declining = spawn_meanwhile(
+        &server,
+        json!({"kind": "claude", "prompt": "Say no", "cwd": project, "name": "second"}),
+    );
     let mut id = String::new();
     for _ in 0..300 {
         let listed = drydock(&server, &["approvals"]);
