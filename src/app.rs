@@ -14,6 +14,7 @@ use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
 use crate::events::Events;
+use crate::tasks::Tasks;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
 
@@ -35,11 +36,12 @@ pub struct App {
     terminals: Arc<Terminals>,
     docs: Arc<Docs>,
     agents: Arc<Agents>,
+    tasks: Arc<Tasks>,
     events: Arc<Events>,
     /// Cancelled by `shutdown`: every call in flight and every background task sees it.
     shutdown: CancellationToken,
     /// Tool calls in flight and background tasks, so `shutdown` can wait for them.
-    tasks: TaskTracker,
+    tracker: TaskTracker,
 }
 
 impl App {
@@ -57,10 +59,16 @@ impl App {
         }
         if matches!(mode, Mode::Server | Mode::Stdio) && app.serves(Toolset::Agents, mode) {
             let watcher = app.clone();
-            app.tasks.spawn(async move {
+            app.tracker.spawn(async move {
                 let app = watcher;
                 app.agents.monitor(&app.events, &app.shutdown).await;
             });
+        }
+        // Tasks run where their agents can reach drydock: the HTTP server.
+        if mode == Mode::Server && app.serves(Toolset::Tasks, mode) {
+            let tasks = app.tasks.clone();
+            let stop = app.shutdown.clone();
+            app.tracker.spawn(async move { tasks.monitor(stop).await });
         }
         if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
             // Not tracked: loading the model is no reason to delay a shutdown.
@@ -73,15 +81,22 @@ impl App {
     fn new(config: Arc<Config>) -> App {
         let events = Arc::new(Events::default());
         let terminals = Terminals::new(config.clone(), events.clone());
+        let agents = Agents::new(terminals.clone(), config.clone());
         App {
             toolchains: Toolchains::new(config.clone()),
-            agents: Agents::new(terminals.clone(), config.clone()),
+            tasks: Tasks::new(
+                config.clone(),
+                agents.clone(),
+                terminals.clone(),
+                events.clone(),
+            ),
+            agents,
             terminals,
             docs: Docs::new(config.clone(), events.clone()),
             events,
             config,
             shutdown: CancellationToken::new(),
-            tasks: TaskTracker::new(),
+            tracker: TaskTracker::new(),
         }
     }
 
@@ -114,6 +129,10 @@ impl App {
         &self.agents
     }
 
+    pub fn tasks(&self) -> &Arc<Tasks> {
+        &self.tasks
+    }
+
     pub fn events(&self) -> &Arc<Events> {
         &self.events
     }
@@ -129,7 +148,7 @@ impl App {
         let token = self.shutdown.child_token();
         let linked = token.clone();
         let caller = caller.clone();
-        self.tasks.spawn(async move {
+        self.tracker.spawn(async move {
             tokio::select! {
                 _ = caller.cancelled() => linked.cancel(),
                 _ = linked.cancelled() => {}
@@ -137,7 +156,7 @@ impl App {
         });
         let guard = CallGuard {
             token: token.clone(),
-            _tracked: self.tasks.token(),
+            _tracked: self.tracker.token(),
         };
         (token, guard)
     }
@@ -152,8 +171,8 @@ impl App {
         let limit = self.config.limits.kill_grace * 2 + Duration::from_secs(2);
         let everything = async {
             self.toolchains.shutdown().await;
-            self.tasks.close();
-            self.tasks.wait().await;
+            self.tracker.close();
+            self.tracker.wait().await;
         };
         if tokio::time::timeout(limit, everything).await.is_err() {
             tracing::warn!("some child processes or calls did not stop in time");

@@ -15,14 +15,16 @@ pub enum Toolset {
     Terminal,
     Docs,
     Agents,
+    Tasks,
 }
 
 impl Toolset {
-    pub const ALL: [Toolset; 4] = [
+    pub const ALL: [Toolset; 5] = [
         Toolset::Build,
         Toolset::Terminal,
         Toolset::Docs,
         Toolset::Agents,
+        Toolset::Tasks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -31,6 +33,7 @@ impl Toolset {
             Toolset::Terminal => "terminal",
             Toolset::Docs => "docs",
             Toolset::Agents => "agents",
+            Toolset::Tasks => "tasks",
         }
     }
 
@@ -72,6 +75,14 @@ const RUNS_ANYTHING: Effects = Effects {
     destructive: true,
     idempotent: false,
     open_world: true,
+};
+
+/// Changes drydock's own task queue (which may start agents when it runs in auto mode).
+const QUEUES: Effects = Effects {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
 };
 
 macro_rules! catalog {
@@ -131,6 +142,15 @@ catalog! {
     AgentSend => "agent_send", Agents, RUNS_ANYTHING;
     AgentSpawn => "agent_spawn", Agents, RUNS_ANYTHING;
     AgentKill => "agent_kill", Agents, Effects { open_world: false, ..RUNS_ANYTHING };
+    TaskAdd => "task_add", Tasks, QUEUES;
+    TaskList => "task_list", Tasks, READS;
+    TaskShow => "task_show", Tasks, READS;
+    TaskStart => "task_start", Tasks, Effects { idempotent: false, ..RUNS_ANYTHING };
+    TaskCancel => "task_cancel", Tasks, Effects { open_world: false, ..RUNS_ANYTHING };
+    TaskRetry => "task_retry", Tasks, QUEUES;
+    TaskComplete => "task_complete", Tasks, QUEUES;
+    QueueConfigure => "queue_configure", Tasks, Effects { idempotent: true, ..RUNS_ANYTHING };
+    QueueClear => "queue_clear", Tasks, Effects { open_world: false, ..RUNS_ANYTHING };
 }
 
 impl ToolName {
@@ -197,6 +217,6 @@ mod tests {
             assert_eq!(Toolset::parse(set.name()), Some(set));
         }
         assert_eq!(Toolset::parse("shell"), None);
-        assert_eq!(Toolset::known(), "build, terminal, docs, agents");
+        assert_eq!(Toolset::known(), "build, terminal, docs, agents, tasks");
     }
 }

@@ -92,6 +92,7 @@ pub struct Config {
     /// drydock's own state: the hook endpoint of the running server, the task queue.
     pub data_dir: PathBuf,
     pub agents: AgentsConfig,
+    pub tasks: TasksConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -171,6 +172,24 @@ pub struct AgentsConfig {
     pub auto_allow: Vec<String>,
     /// Tools whose permission prompts drydock denies by itself, for agents it spawned.
     pub auto_deny: Vec<String>,
+    /// The executable that starts an agent kind, when not the profile's own on PATH.
+    pub commands: BTreeMap<String, String>,
+}
+
+/// The task queue (`[tasks]` in the file).
+#[derive(Debug, Clone)]
+pub struct TasksConfig {
+    /// The agent a task runs when it names none.
+    pub default_agent: String,
+    /// How long a task may run when it sets no timeout of its own.
+    pub timeout: Duration,
+    /// How long a finished task's session stays for a person to look at.
+    pub grace: Duration,
+    /// Keep finished tasks' sessions instead of closing them after the grace period.
+    pub keep_sessions: bool,
+    /// Approval policies a task can be queued with: a name, and the tools whose permission
+    /// prompts are allowed without a person.
+    pub policies: BTreeMap<String, Vec<String>>,
 }
 
 /// The HTTP server's limits on connections and MCP sessions.
@@ -232,6 +251,8 @@ struct FileConfig {
     #[serde(default)]
     agents: FileAgents,
     #[serde(default)]
+    tasks: FileQueue,
+    #[serde(default)]
     limits: FileLimits,
     #[serde(default)]
     timeouts: FileTimeouts,
@@ -258,6 +279,17 @@ struct FileAgents {
     consent_timeout_s: Option<u64>,
     auto_allow: Option<Vec<String>>,
     auto_deny: Option<Vec<String>>,
+    commands: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileQueue {
+    default_agent: Option<String>,
+    timeout_s: Option<u64>,
+    grace_s: Option<u64>,
+    keep_sessions: Option<bool>,
+    policies: Option<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -365,6 +397,7 @@ impl Config {
             http: resolve_http(file.http)?,
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             agents: resolve_agents(file.agents, env, cwd)?,
+            tasks: resolve_tasks(file.tasks)?,
             source,
         })
     }
@@ -640,6 +673,17 @@ fn resolve_agents(
         )?),
         auto_allow: file.auto_allow.unwrap_or_default(),
         auto_deny: file.auto_deny.unwrap_or_default(),
+        commands: file.commands.unwrap_or_default(),
+    })
+}
+
+fn resolve_tasks(file: FileQueue) -> Result<TasksConfig, ConfigError> {
+    Ok(TasksConfig {
+        default_agent: file.default_agent.unwrap_or_else(|| "claude".into()),
+        timeout: Duration::from_secs(positive(file.timeout_s.unwrap_or(1800), "tasks.timeout_s")?),
+        grace: Duration::from_secs(file.grace_s.unwrap_or(5)),
+        keep_sessions: file.keep_sessions.unwrap_or(false),
+        policies: file.policies.unwrap_or_default(),
     })
 }
 

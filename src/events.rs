@@ -51,6 +51,13 @@ pub enum EventKind {
     },
     /// An agent appeared, changed state, or its prompt changed.
     AgentState(AgentChange),
+    /// A task was queued, changed state, or started or stopped needing a person.
+    TaskChanged(TaskChange),
+    /// The task queue's mode or cap changed.
+    QueueConfigured {
+        mode: &'static str,
+        max_concurrent: u32,
+    },
     DocsIngest {
         phase: IngestPhase,
         files_done: u64,
@@ -76,6 +83,21 @@ pub struct AgentChange {
     pub question: Option<String>,
     /// The signal that decided the state.
     pub signal: String,
+}
+
+/// A task's new state, as the task tools report it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskChange {
+    pub task_id: String,
+    pub title: String,
+    pub project_path: String,
+    pub state: String,
+    /// The state before; None for a task just queued.
+    pub from: Option<String>,
+    /// Why it needs a person, while it does.
+    pub attention: Option<String>,
+    /// The terminal session it runs in.
+    pub session: Option<String>,
 }
 
 /// One tool call, as its started and finished events name it.

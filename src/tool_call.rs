@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::docs::service::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
+use crate::tasks::TaskError;
 use crate::terminal::TerminalError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
@@ -29,6 +30,8 @@ pub enum CallError {
     Docs(#[from] DocsError),
     #[error(transparent)]
     Agent(#[from] AgentError),
+    #[error(transparent)]
+    Task(#[from] TaskError),
 }
 
 /// A tool's structured result and its text rendering.
@@ -88,6 +91,7 @@ async fn dispatch(
     let terminals = app.terminals();
     let docs = app.docs();
     let agents = app.agents();
+    let tasks = app.tasks();
     match tool {
         ToolName::ProjectInfo => {
             outcome(toolchains.project_info(parse(tool, arguments)?, call).await)
@@ -128,6 +132,18 @@ async fn dispatch(
         ToolName::AgentSend => outcome(agents.send(parse(tool, arguments)?, call).await),
         ToolName::AgentKill => outcome(agents.kill(parse(tool, arguments)?, call).await),
         ToolName::AgentSpawn => outcome(agents.spawn(parse(tool, arguments)?, None, call).await),
+        ToolName::TaskAdd => outcome(tasks.add(parse(tool, arguments)?).await),
+        ToolName::TaskList => outcome(tasks.list(parse(tool, arguments)?)),
+        ToolName::TaskShow => outcome(tasks.show(parse(tool, arguments)?)),
+        ToolName::TaskStart => outcome(tasks.start(parse(tool, arguments)?).await),
+        ToolName::TaskCancel => outcome(tasks.cancel(parse(tool, arguments)?).await),
+        ToolName::TaskRetry => outcome(tasks.retry(parse(tool, arguments)?).await),
+        ToolName::TaskComplete => outcome(tasks.complete(parse(tool, arguments)?, None).await),
+        ToolName::QueueConfigure => outcome(tasks.configure(parse(tool, arguments)?).await),
+        ToolName::QueueClear => {
+            parse::<crate::tasks::requests::ClearRequest>(tool, arguments)?;
+            outcome(tasks.clear())
+        }
     }
 }
 

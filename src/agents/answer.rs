@@ -209,7 +209,7 @@ impl Agents {
     }
 
     /// The agent called `name` now.
-    pub(super) async fn one(&self, name: &str) -> Result<AgentInfo, AgentError> {
+    pub(crate) async fn one(&self, name: &str) -> Result<AgentInfo, AgentError> {
         let request = ListRequest {
             agent: Some(name.to_string()),
         };

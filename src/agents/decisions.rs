@@ -116,7 +116,8 @@ impl Agents {
         else {
             return (Some(sender), None);
         };
-        if let Some(decision) = self.policy(payload["tool_name"].as_str().unwrap_or("")) {
+        let tool = payload["tool_name"].as_str().unwrap_or("");
+        if let Some(decision) = self.policy(&session, tool) {
             tracing::info!(
                 session,
                 ?decision,
@@ -176,11 +177,18 @@ impl Agents {
         }
     }
 
-    /// What the config decides for `tool` (`[agents] auto_deny`, then `auto_allow`).
-    fn policy(&self, tool: &str) -> Option<Decision> {
+    /// What the config decides for `tool` (`[agents] auto_deny`, then `auto_allow`), or the
+    /// run's own allowed tools (a task's approval policy).
+    fn policy(&self, session: &str, tool: &str) -> Option<Decision> {
         let agents = &self.config.agents;
         let names = |list: &[String]| list.iter().any(|t| t == tool);
-        match (names(&agents.auto_deny), names(&agents.auto_allow)) {
+        let run_allows = self
+            .run_traits(session)
+            .is_some_and(|run| names(&run.allow));
+        match (
+            names(&agents.auto_deny),
+            names(&agents.auto_allow) || run_allows,
+        ) {
             (true, _) => Some(Decision::Deny),
             (false, true) => Some(Decision::Allow),
             (false, false) => None,

@@ -49,7 +49,8 @@ pub use osc7501::{ReportedState, StatusReport};
 pub use profile::{ProcessInfo, Profile, ProfileError, Profiles};
 pub use prompt::{Prompt, PromptId, PromptOption, extract_prompt};
 pub use rules::WaitKind;
-pub use spawn::AskClient;
+pub(crate) use spawn::write_private;
+pub use spawn::{AskClient, Launched, Run};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -117,7 +118,7 @@ pub struct Agents {
     /// Spawned agents' permission prompts waiting for a decision through their hook.
     decisions: Decisions,
     /// The sessions drydock started agents in, and whether their hooks reach drydock.
-    spawned: Mutex<HashMap<String, bool>>,
+    spawned: Mutex<HashMap<String, spawn::RunTraits>>,
     /// Where the HTTP server takes hooks and MCP, once it listens.
     endpoint: OnceLock<LocalEndpoint>,
     /// The last agent seen in each terminal, by terminal name: its state carries over

@@ -4,6 +4,7 @@
 //! attach), with drydock's hooks and drydock as an MCP server for that run, passed through
 //! the CLI's own flags: the user's settings files are never touched.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -13,6 +14,7 @@ use serde_json::json;
 use super::approvals::Approval;
 use super::hook_settings;
 use super::launch::LaunchVars;
+use super::profile::Profile;
 use super::reports::{AgentInfo, SpawnReport};
 use super::requests::{SpawnBackend, SpawnRequest};
 use super::{AgentError, Agents};
@@ -59,6 +61,47 @@ impl Consent {
     }
 }
 
+/// One run of an agent, checked and consented to: what [`Agents::launch`] starts.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub kind: String,
+    pub prompt: String,
+    /// Inside an allowed root (checked by the caller).
+    pub cwd: PathBuf,
+    /// The terminal session it runs in.
+    pub session: String,
+    pub backend: SpawnBackend,
+    /// Set in the session for the agent (and what it runs).
+    pub env: BTreeMap<String, String>,
+    /// Tools the agent may use without asking: listed in its settings where the CLI has
+    /// them, and allowed by its permission hook otherwise.
+    pub allow: Vec<String>,
+    /// The bearer token its MCP client sends drydock (default: the server's own).
+    pub mcp_token: Option<String>,
+    /// The agent replaces the session's shell: the session ends when the agent does, with its
+    /// exit status (a task's run); otherwise the shell stays for the user.
+    pub replace_shell: bool,
+}
+
+/// What [`Agents::launch`] started.
+#[derive(Debug, Clone)]
+pub struct Launched {
+    pub session: String,
+    pub attach: Option<String>,
+    pub hooks: bool,
+    pub mcp: bool,
+    /// The agent once it showed up in its terminal; None if it did not within 30 s.
+    pub agent: Option<AgentInfo>,
+}
+
+/// What drydock knows of a run it started, by session.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RunTraits {
+    /// Its hooks reach drydock.
+    pub hooks: bool,
+    pub allow: Vec<String>,
+}
+
 impl Agents {
     /// Starts an agent on `req.prompt` once a person agreed: see the module doc.
     pub async fn spawn(
@@ -67,14 +110,7 @@ impl Agents {
         ask_client: Option<AskClient>,
         call: &Call<'_>,
     ) -> Result<SpawnReport, AgentError> {
-        let profile = self.profiles.get(&req.kind).filter(|p| p.launch.is_some());
-        let Some(profile) = profile else {
-            return Err(AgentError::InvalidArgument(format!(
-                "kind: {:?} is not an agent drydock can start; it can start: {}",
-                req.kind,
-                self.launchable().join(", ")
-            )));
-        };
+        self.launchable_profile(&req.kind)?;
         if req.prompt.trim().is_empty() {
             return Err(AgentError::InvalidArgument(
                 "prompt: the agent's task is empty".into(),
@@ -85,7 +121,6 @@ impl Agents {
             .resolve_dir(PathArgument::Cwd, &req.cwd)
             .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
         let name = self.session_name(&req)?;
-        let backend = req.backend.unwrap_or_default();
 
         let (consent, approval_id) = self.consent(&req, &name, &cwd, ask_client, call).await?;
         if matches!(consent, Consent::Declined | Consent::TimedOut) {
@@ -100,26 +135,93 @@ impl Agents {
                 agent: None,
             });
         }
+        let run = Run {
+            kind: req.kind,
+            prompt: req.prompt,
+            cwd,
+            session: name,
+            backend: req.backend.unwrap_or_default(),
+            env: BTreeMap::new(),
+            allow: Vec::new(),
+            mcp_token: None,
+            replace_shell: false,
+        };
+        let launched = self.launch(run, call).await?;
+        Ok(SpawnReport {
+            started: launched.agent.is_some(),
+            consent: consent.name().into(),
+            approval_id,
+            session: Some(launched.session),
+            attach: launched.attach,
+            hooks: launched.hooks,
+            mcp: launched.mcp,
+            agent: launched.agent,
+        })
+    }
 
+    /// The profile of `kind` if drydock can start it: it says how, and its CLI is installed.
+    pub fn launchable_profile(&self, kind: &str) -> Result<&Profile, AgentError> {
+        let profile = self.profiles.get(kind).filter(|p| p.launch.is_some());
+        let Some(profile) = profile else {
+            return Err(AgentError::InvalidArgument(format!(
+                "kind: {kind:?} is not an agent drydock can start; it can start: {}",
+                self.launchable().join(", ")
+            )));
+        };
+        let program = self.program_of(profile);
+        if find_program(&program).is_none() {
+            return Err(AgentError::InvalidArgument(format!(
+                "the {kind} CLI is not installed: `{program}` was not found {where_}; \
+                 set agents.commands.{kind} in drydock's config to the path of its executable",
+                where_ = match program.contains('/') {
+                    true => "there".to_string(),
+                    false => format!(
+                        "on drydock's PATH ({})",
+                        std::env::var("PATH").unwrap_or_default()
+                    ),
+                }
+            )));
+        }
+        Ok(profile)
+    }
+
+    /// The executable that starts `profile`'s agent: `agents.commands.KIND`, else the
+    /// profile's own.
+    fn program_of(&self, profile: &Profile) -> String {
+        match self.config.agents.commands.get(&profile.name) {
+            Some(program) => program.clone(),
+            None => profile
+                .launch_argv(&LaunchVars::default())
+                .ok()
+                .and_then(|argv| argv.into_iter().next())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Starts `run`'s agent behind a shell in a new session, with drydock's hooks and MCP
+    /// config for this run, and waits until it shows up.
+    pub async fn launch(&self, run: Run, call: &Call<'_>) -> Result<Launched, AgentError> {
+        let profile = self.launchable_profile(&run.kind)?;
         let drydock = std::env::current_exe().map_err(|e| {
             AgentError::InvalidArgument(format!("cannot tell where drydock is: {e}"))
         })?;
-        let run = self.run_files(&name, &drydock)?;
+        let files = self.run_files(&run, &drydock)?;
         let drydock = drydock.display().to_string();
-        let (hooks_file, mcp_file) = match &run {
-            Some(run) => (
-                Some(run.hooks.display().to_string()),
-                Some(run.mcp.display().to_string()),
+        let (hooks_file, mcp_file) = match &files {
+            Some(files) => (
+                Some(files.hooks.display().to_string()),
+                Some(files.mcp.display().to_string()),
             ),
             None => (None, None),
         };
         let mcp_url = self.endpoint.get().map(|e| e.mcp_url());
         let with_hooks =
-            run.is_some() && !profile.launch.as_ref().is_some_and(|l| l.hooks.is_empty());
-        let with_mcp = run.is_some() && !profile.launch.as_ref().is_some_and(|l| l.mcp.is_empty());
-        let argv = profile
+            files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.hooks.is_empty());
+        let with_mcp =
+            files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.mcp.is_empty());
+        let mut argv = profile
             .launch_argv(&LaunchVars {
-                prompt: Some(&req.prompt),
+                prompt: Some(&run.prompt),
                 with_hooks,
                 with_mcp,
                 drydock: Some(&drydock),
@@ -128,22 +230,26 @@ impl Agents {
                 mcp_url: mcp_url.as_deref(),
             })
             .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
-        let command = argv
+        argv[0] = self.program_of(profile);
+        let mut command = argv
             .iter()
             .map(|word| hook_settings::shell_word(word))
             .collect::<Vec<_>>()
             .join(" ");
+        if run.replace_shell {
+            command = format!("exec {command}");
+        }
         let created = self
             .terminals
             .create(
                 CreateRequest {
-                    name: Some(name.clone()),
+                    name: Some(run.session.clone()),
                     command: Some(command),
-                    cwd: cwd.display().to_string(),
+                    cwd: run.cwd.display().to_string(),
                     rows: None,
                     cols: None,
-                    env: Default::default(),
-                    backend: Some(match backend {
+                    env: run.env.clone(),
+                    backend: Some(match run.backend {
                         SpawnBackend::Tmux => BackendKind::Tmux,
                         SpawnBackend::Pty => BackendKind::Pty,
                     }),
@@ -152,21 +258,34 @@ impl Agents {
                 call,
             )
             .await?;
-        self.spawned
-            .lock()
-            .expect("spawned lock")
-            .insert(name.clone(), with_hooks);
-        let agent = self.appeared(&name, &call.cancel).await?;
-        Ok(SpawnReport {
-            started: agent.is_some(),
-            consent: consent.name().into(),
-            approval_id,
-            session: Some(name),
+        self.remember_run(
+            &run.session,
+            RunTraits {
+                hooks: with_hooks,
+                allow: run.allow.clone(),
+            },
+        );
+        let agent = self.appeared(&run.session, &call.cancel).await?;
+        Ok(Launched {
+            session: run.session,
             attach: created.session.attach,
             hooks: with_hooks,
             mcp: with_mcp,
             agent,
         })
+    }
+
+    /// Takes up a run started by an earlier drydock (a task adopted after a restart): its
+    /// hooks reach this one through the same endpoint file.
+    pub fn adopt_run(&self, session: &str, allow: Vec<String>) {
+        self.remember_run(session, RunTraits { hooks: true, allow });
+    }
+
+    fn remember_run(&self, session: &str, traits: RunTraits) {
+        self.spawned
+            .lock()
+            .expect("spawned lock")
+            .insert(session.to_string(), traits);
     }
 
     /// The agent in session `name` once it shows up, or None after [`STARTS_WITHIN`].
@@ -198,12 +317,15 @@ impl Agents {
 
     /// Whether `name` is a session drydock started an agent in with its hooks.
     pub(super) fn hooks_reach_us(&self, name: &str) -> bool {
+        self.run_traits(name).is_some_and(|run| run.hooks)
+    }
+
+    pub(super) fn run_traits(&self, name: &str) -> Option<RunTraits> {
         self.spawned
             .lock()
             .expect("spawned lock")
             .get(name)
-            .copied()
-            .unwrap_or(false)
+            .cloned()
     }
 
     fn launchable(&self) -> Vec<String> {
@@ -312,11 +434,11 @@ impl Agents {
 
     /// The hooks settings and MCP config of one run, in the data directory; None when no
     /// HTTP server takes hooks and MCP (`drydock mcp`).
-    fn run_files(&self, name: &str, drydock: &Path) -> Result<Option<RunFiles>, AgentError> {
+    fn run_files(&self, run: &Run, drydock: &Path) -> Result<Option<RunFiles>, AgentError> {
         let Some(endpoint) = self.endpoint.get() else {
             return Ok(None);
         };
-        let dir = self.config.data_dir.join("runs").join(name);
+        let dir = self.config.data_dir.join("runs").join(&run.session);
         let written = (|| -> std::io::Result<RunFiles> {
             std::fs::create_dir_all(&dir)?;
             let files = RunFiles {
@@ -332,9 +454,12 @@ impl Agents {
             permission["command"] =
                 json!(format!("{command} --wait-s {}", DECISION_WAIT.as_secs()));
             permission["timeout"] = json!(DECISION_HOOK_TIMEOUT_S);
+            if !run.allow.is_empty() {
+                settings["permissions"] = json!({"allow": run.allow});
+            }
             std::fs::write(&files.hooks, serde_json::to_vec_pretty(&settings)?)?;
             let mut server = json!({"type": "http", "url": endpoint.mcp_url()});
-            if let Some(token) = &self.config.token {
+            if let Some(token) = run.mcp_token.as_ref().or(self.config.token.as_ref()) {
                 server["headers"] = json!({"Authorization": format!("Bearer {token}")});
             }
             let mcp = json!({"mcpServers": {"drydock": server}});
@@ -355,8 +480,29 @@ struct RunFiles {
     mcp: PathBuf,
 }
 
+/// Where `program` is: itself when it names a path, else the first executable of that
+/// name on drydock's PATH.
+fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| executable(candidate))
+}
+
 /// Writes `bytes` to a file only the user can read (it may hold the MCP token).
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()

@@ -13,9 +13,12 @@ use serde_json::{Map, Value, json};
 
 use super::sessions::Sessions;
 use crate::mcp::request_params::check_tool_call;
+use crate::tasks::TaskTokens;
 
 pub struct GuardConfig {
     pub token: Option<String>,
+    /// Tokens of tasks' agents: each passes, limited to its task ([`TaskScope`]).
+    pub task_tokens: TaskTokens,
     pub max_request_bytes: usize,
     pub body_read_timeout: Duration,
     pub sessions: Arc<Sessions>,
@@ -55,9 +58,13 @@ fn is_loopback_origin(value: &HeaderValue) -> bool {
 
 pub async fn require_token(
     State(config): State<Arc<GuardConfig>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
+    if let Some(scope) = bearer(request.headers()).and_then(|t| config.task_tokens.scope_of(t)) {
+        request.extensions_mut().insert(scope);
+        return next.run(request).await;
+    }
     let Some(expected) = &config.token else {
         return next.run(request).await;
     };
@@ -74,11 +81,14 @@ pub async fn require_token(
 
 /// Whether the request carries `Authorization: Bearer <expected>`.
 pub(super) fn bearer_matches(headers: &axum::http::HeaderMap, expected: &str) -> bool {
+    bearer(headers).is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
+}
+
+fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -1,7 +1,8 @@
 //! What drydock's local commands reach, behind a token of their own (published in the data
 //! directory for them to read), never the MCP token: `POST /hooks` (the events `drydock hook`
 //! relays from agents' hooks), `GET /approvals` and `POST /approvals/{id}` (`drydock approve`,
-//! `drydock decline`).
+//! `drydock decline`), and `POST /tasks/{tool}` (`drydock task …`, `drydock queue`: the task
+//! tools, run by the server that runs the queue).
 
 use std::sync::Arc;
 
@@ -15,7 +16,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::bearer_matches;
-use crate::agents::Agents;
+use crate::app::App;
+use crate::call::Call;
+use crate::catalog::{ToolName, Toolset};
+use crate::tool_call;
 
 /// What `drydock hook` posts.
 #[derive(Debug, Deserialize)]
@@ -33,7 +37,7 @@ pub struct Answer {
 }
 
 struct LocalState {
-    agents: Arc<Agents>,
+    app: Arc<App>,
     token: String,
 }
 
@@ -53,10 +57,11 @@ async fn require_local_token(
     }
 }
 
-pub fn routes(agents: Arc<Agents>, token: String) -> Router {
-    let state = Arc::new(LocalState { agents, token });
+pub fn routes(app: Arc<App>, token: String) -> Router {
+    let state = Arc::new(LocalState { app, token });
     Router::new()
         .route("/hooks", post(receive))
+        .route("/tasks/{tool}", post(task_tool))
         .route("/approvals", get(approvals))
         .route("/approvals/{id}", post(decide))
         .route_layer(middleware::from_fn_with_state(
@@ -67,7 +72,7 @@ pub fn routes(agents: Arc<Agents>, token: String) -> Router {
 }
 
 async fn approvals(State(state): State<Arc<LocalState>>) -> Response {
-    Json(json!({"pending": state.agents.approvals().list()})).into_response()
+    Json(json!({"pending": state.app.agents().approvals().list()})).into_response()
 }
 
 async fn decide(
@@ -79,12 +84,42 @@ async fn decide(
         Ok(answer) => answer,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
     };
-    match state.agents.approvals().decide(&id, answer.approve) {
+    match state.app.agents().approvals().decide(&id, answer.approve) {
         Ok(approval) => {
             Json(json!({"decided": approval, "approve": answer.approve})).into_response()
         }
         Err(error) => (
             StatusCode::NOT_FOUND,
+            Json(json!({"error": error.to_string()})),
+        )
+            .into_response(),
+    }
+}
+
+/// Runs a task tool for the CLI: 200 with the result, 400 with the error.
+async fn task_tool(
+    State(state): State<Arc<LocalState>>,
+    Path(tool): Path<String>,
+    arguments: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Json(arguments) = match arguments {
+        Ok(arguments) => arguments,
+        Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
+    };
+    let served = tool_call::served_tool(state.app.config(), &tool)
+        .ok()
+        .filter(|t: &ToolName| t.toolset() == Toolset::Tasks);
+    let Some(tool) = served else {
+        let error = format!("{tool} is not a task tool this drydock serves");
+        return (StatusCode::NOT_FOUND, Json(json!({"error": error}))).into_response();
+    };
+    let call = Call::silent(state.app.shutdown_token().child_token());
+    match tool_call::call_tool(&state.app, tool, arguments, &call).await {
+        Ok(outcome) => {
+            Json(json!({"result": outcome.structured, "text": outcome.text})).into_response()
+        }
+        Err(error) => (
+            StatusCode::BAD_REQUEST,
             Json(json!({"error": error.to_string()})),
         )
             .into_response(),
@@ -99,7 +134,11 @@ async fn receive(
         Ok(delivery) => delivery,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
     };
-    let (sender, output) = state.agents.hook(delivery.pid, &delivery.payload).await;
+    let (sender, output) = state
+        .app
+        .agents()
+        .hook(delivery.pid, &delivery.payload)
+        .await;
     let event = delivery.payload["hook_event_name"].as_str().unwrap_or("?");
     match &sender {
         Some(sender) => tracing::debug!(event, agent = sender.process.pid, "hook event"),

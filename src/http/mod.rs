@@ -32,7 +32,7 @@ const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// MCP session and stream.
 pub fn router(app: Arc<App>, stop: &CancellationToken, local_token: Option<String>) -> Router {
     let config = app.config().clone();
-    let local_routes = local_token.map(|token| local::routes(app.agents().clone(), token));
+    let local_routes = local_token.map(|token| local::routes(app.clone(), token));
     let mut mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
         .with_cancellation_token(stop.child_token())
@@ -50,6 +50,7 @@ pub fn router(app: Arc<App>, stop: &CancellationToken, local_token: Option<Strin
     );
     let guard_state = Arc::new(guards::GuardConfig {
         token: config.token.clone(),
+        task_tokens: app.tasks().tokens().clone(),
         max_request_bytes: config.limits.max_request_bytes,
         body_read_timeout: config.http.body_read_timeout,
         sessions: sessions.clone(),

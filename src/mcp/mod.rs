@@ -11,6 +11,8 @@ mod logging;
 mod prompts;
 pub(crate) mod request_params;
 mod resources;
+mod task_resources;
+mod task_tools;
 mod terminal_resources;
 mod terminal_tools;
 mod tools;
@@ -73,6 +75,7 @@ impl DrydockServer {
         router.merge(Self::terminal_tool_router());
         router.merge(Self::docs_tool_router());
         router.merge(Self::agent_tool_router());
+        router.merge(Self::task_tool_router());
         for (name, route) in router.map.iter_mut() {
             let tool = ToolName::parse(name)
                 .unwrap_or_else(|| panic!("the tool `{name}` is not in the catalog"));
@@ -143,6 +146,17 @@ impl ServerHandler for DrydockServer {
             let call = ToolCallContext::new(self, request, context);
             return self.tool_router.call(call).await;
         };
+        if let Some(scope) = task_tools::task_scope(&context)
+            && !(tool.effects().read_only || tool == ToolName::TaskComplete)
+        {
+            let refused = format!(
+                "{tool} is not for the agent of task {}: its token may call task_complete for its own task and the read-only tools",
+                scope.task_id
+            );
+            return Ok(CallToolResponse::Complete(
+                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(refused)]),
+            ));
+        }
         let (cancel, _tracked) = self.app.call_token(&context.ct);
         context.ct = cancel.clone();
         let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
@@ -176,6 +190,7 @@ impl ServerHandler for DrydockServer {
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
         let mut templates = terminal_resources::templates();
         templates.extend(agent_resources::templates());
+        templates.extend(task_resources::templates());
         templates.extend(fixtures::resource_templates());
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
             templates,
@@ -202,6 +217,16 @@ impl ServerHandler for DrydockServer {
             let agents = self.app.agents().clone();
             let watcher = tokio::spawn(agent_resources::watch(
                 agents,
+                ctx.peer.clone(),
+                request.uri.clone(),
+            ));
+            self.subscriptions.add(request.uri, watcher.abort_handle());
+            return Ok(());
+        }
+        if task_resources::is_task_uri(&request.uri) {
+            let feed = self.app.events().subscribe();
+            let watcher = tokio::spawn(task_resources::watch(
+                feed,
                 ctx.peer.clone(),
                 request.uri.clone(),
             ));

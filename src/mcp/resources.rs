@@ -8,7 +8,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
-use super::{agent_resources, fixtures, terminal_resources};
+use super::{agent_resources, fixtures, task_resources, terminal_resources};
 use crate::app::App;
 use crate::catalog::ToolName;
 use crate::config::Config;
@@ -46,6 +46,7 @@ pub fn list(app: &App) -> Vec<Resource> {
     ];
     resources.extend(terminal_resources::list(app.terminals()));
     resources.extend(agent_resources::list());
+    resources.extend(task_resources::list());
     resources.extend(fixtures::resources());
     resources
 }
@@ -59,6 +60,7 @@ pub fn is_known(uri: &str) -> bool {
     [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri)
         || terminal_resources::is_session_uri(uri)
         || agent_resources::is_agent_uri(uri)
+        || task_resources::is_task_uri(uri)
 }
 
 /// Ok for a known resource, else the error `read` would give.
@@ -72,9 +74,10 @@ pub fn check_known(uri: &str) -> Result<(), McpError> {
 fn unknown(uri: &str) -> McpError {
     McpError::resource_not_found(
         format!(
-            "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}, {}, {}",
+            "unknown resource `{uri}`; known: {SERVER_URI}, {PROJECTS_URI}, {DOCS_URI}, {}, {}, {}",
             terminal_resources::SESSIONS_URI,
-            agent_resources::AGENTS_URI
+            agent_resources::AGENTS_URI,
+            task_resources::TASKS_URI
         ),
         None,
     )
@@ -96,6 +99,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
             terminal_resources::read(app.terminals(), uri).await
         }
         _ if agent_resources::is_agent_uri(uri) => agent_resources::read(app.agents(), uri).await,
+        _ if task_resources::is_task_uri(uri) => task_resources::read(app.tasks(), uri),
         _ => Err(unknown(uri)),
     }
 }

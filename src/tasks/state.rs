@@ -1,9 +1,10 @@
 //! A task's states and the only transitions between them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     Queued,
@@ -23,7 +24,7 @@ pub enum TaskState {
 }
 
 /// How the agent itself says a task ended (`task_complete`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Done,

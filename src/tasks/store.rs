@@ -7,13 +7,15 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, params};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::events::unix_millis;
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 1] = [r#"
+const MIGRATIONS: [&str; 2] = [
+    r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -39,7 +41,14 @@ CREATE TABLE queue_settings (
     max_concurrent INTEGER NOT NULL
 );
 INSERT INTO queue_settings (id, mode, max_concurrent) VALUES (1, 'manual', 2);
-"#];
+"#,
+    // A timeout and an approval policy per task; why a running task needs a person.
+    r#"
+ALTER TABLE tasks ADD COLUMN timeout_s INTEGER;
+ALTER TABLE tasks ADD COLUMN policy TEXT;
+ALTER TABLE tasks ADD COLUMN attention TEXT;
+"#,
+];
 /// How long a call waits for another process holding the file's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -71,7 +80,7 @@ pub enum StoreError {
 }
 
 /// A task as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Task {
     pub id: String,
     pub title: String,
@@ -95,6 +104,12 @@ pub struct Task {
     pub exit_code: Option<i32>,
     /// The session's final screen and scrollback, ANSI stripped and capped.
     pub transcript: Option<String>,
+    /// How long it may run, in seconds (None: the configured default).
+    pub timeout_s: Option<u64>,
+    /// The config's approval policy its agent's permission prompts are decided by, if any.
+    pub policy: Option<String>,
+    /// Why the running task needs a person (its agent waits at a prompt).
+    pub attention: Option<String>,
 }
 
 /// What a new task is made of.
@@ -105,6 +120,8 @@ pub struct NewTask {
     pub project_path: String,
     pub agent_kind: String,
     pub priority: i64,
+    pub timeout_s: Option<u64>,
+    pub policy: Option<String>,
 }
 
 /// What a transition records beside the new state.
@@ -118,14 +135,14 @@ pub struct Record {
 }
 
 /// manual: tasks start one by one when asked; auto: as slots free up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueMode {
     Manual,
     Auto,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct QueueSettings {
     pub mode: QueueMode,
     pub max_concurrent: u32,
@@ -210,7 +227,8 @@ impl TaskStore {
         connection
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
-                    priority, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7)",
+                    priority, created_at_ms, timeout_s, policy)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9)",
                 params![
                     id,
                     new.title,
@@ -218,7 +236,9 @@ impl TaskStore {
                     new.project_path,
                     new.agent_kind,
                     new.priority,
-                    now as i64
+                    now as i64,
+                    new.timeout_s.map(|s| s as i64),
+                    new.policy
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -304,7 +324,7 @@ impl TaskStore {
                 params![id, to.name()],
             ),
             Transition::Complete(_) | Transition::Fail | Transition::Cancel => transaction.execute(
-                "UPDATE tasks SET state = ?2, finished_at_ms = ?3,
+                "UPDATE tasks SET state = ?2, finished_at_ms = ?3, attention = NULL,
                         session = COALESCE(?4, session) WHERE id = ?1",
                 params![id, to.name(), now, record.session],
             ),
@@ -327,6 +347,44 @@ impl TaskStore {
         transaction.commit().map_err(|e| self.error(e))?;
         drop(connection);
         self.get(id)
+    }
+
+    /// Marks running task `id` as needing a person (`why`), or not (None). Returns whether
+    /// that changed anything.
+    pub fn set_attention(&self, id: &str, why: Option<&str>) -> Result<bool, StoreError> {
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                "UPDATE tasks SET attention = ?2
+                 WHERE id = ?1 AND state = 'running' AND attention IS NOT ?2",
+                params![id, why],
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(changed > 0)
+    }
+
+    /// Keeps `transcript` as task `id`'s record of its session.
+    pub fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError> {
+        let connection = self.lock();
+        connection
+            .execute(
+                "UPDATE tasks SET transcript = ?2 WHERE id = ?1",
+                params![id, transcript],
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// How many tasks are in `state`.
+    pub fn count(&self, state: TaskState) -> Result<u32, StoreError> {
+        let connection = self.lock();
+        connection
+            .query_row(
+                "SELECT COUNT(*) FROM tasks WHERE state = ?1",
+                [state.name()],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.error(e))
     }
 
     /// Cancels every queued task (running ones go on); returns the cancelled ones.
@@ -421,6 +479,9 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         failure: row.get("failure")?,
         exit_code: row.get("exit_code")?,
         transcript: row.get("transcript")?,
+        timeout_s: row.get::<_, Option<i64>>("timeout_s")?.map(|v| v as u64),
+        policy: row.get("policy")?,
+        attention: row.get("attention")?,
     })
 }
 
@@ -436,6 +497,8 @@ mod tests {
             project_path: "/work/p".into(),
             agent_kind: "claude".into(),
             priority,
+            timeout_s: None,
+            policy: None,
         }
     }
 
@@ -583,6 +646,62 @@ mod tests {
         let error = TaskStore::open(&foreign).err().unwrap();
         assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
         assert!(error.to_string().contains("move it away"), "{error}");
+    }
+
+    #[test]
+    fn a_file_of_the_first_schema_is_migrated_keeping_its_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite3");
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection.pragma_update(None, "user_version", 1).unwrap();
+        connection
+            .execute(
+                "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
+                    created_at_ms) VALUES ('0000beef', 'old', 'old, please', '/p', 'claude',
+                    'running', 1)",
+                [],
+            )
+            .unwrap();
+        drop(connection);
+
+        let store = TaskStore::open(&path).unwrap();
+        let old = store.get("0000beef").unwrap();
+        assert_eq!((old.title.as_str(), old.state), ("old", TaskState::Running));
+        assert_eq!(
+            (old.timeout_s, old.policy, old.attention),
+            (None, None, None)
+        );
+        assert!(
+            store
+                .set_attention("0000beef", Some("waits: permission"))
+                .unwrap()
+        );
+        assert!(
+            !store
+                .set_attention("0000beef", Some("waits: permission"))
+                .unwrap()
+        );
+        let new = store
+            .add(NewTask {
+                timeout_s: Some(60),
+                policy: Some("trusted".into()),
+                ..task("new", 0)
+            })
+            .unwrap();
+        assert_eq!(
+            (new.timeout_s, new.policy.as_deref()),
+            (Some(60), Some("trusted"))
+        );
+        let version: usize = store
+            .lock()
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len());
+        let failed = store
+            .transition("0000beef", Transition::Fail, Record::default())
+            .unwrap();
+        assert_eq!(failed.attention, None, "a finished task needs no one");
     }
 
     #[test]

@@ -6,19 +6,20 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::TerminalError;
 use super::backend::{Backend, Owns, TMUX_PREFIX, TmuxPane};
-use super::core::TerminalCore;
+use super::core::{ExitStatus, TerminalCore};
 use super::pty::{PtyError, PtySession, PtySpawn};
 use super::pump::Pump;
 use super::requests::Placement;
 use super::session::Session;
 use super::shell_integration::{self, ShellLaunch};
 use super::tmux::{
-    self, CaptureOptions, ControlClient, PaneInfo, SessionDefaults, SocketSpec, Spawn, Tmux,
-    TmuxError,
+    self, CaptureOptions, ControlClient, ControlEvent, PaneInfo, SessionDefaults, SocketSpec,
+    Spawn, Tmux, TmuxError,
 };
 use crate::config::Config;
 
@@ -256,6 +257,9 @@ impl Opener {
                 .replace('\n', "\r\n")
                 .as_bytes(),
         );
+        if owns != Owns::Nothing {
+            record_exit(&client, &core, pane.id.clone());
+        }
         let writer = pane_writer(tmux.clone(), pane.id.clone());
         // drydock starts bash or zsh with its integration in the sessions it creates.
         let marks = owns != Owns::Nothing && matches!(pane.command.as_str(), "bash" | "zsh");
@@ -276,6 +280,31 @@ impl Opener {
             marks,
         ))
     }
+}
+
+/// Tells `core` when the program of `pane` (on drydock's own server, where panes remain
+/// after their program exits) ends, with its exit status.
+fn record_exit(client: &ControlClient, core: &Arc<TerminalCore>, pane: String) {
+    let mut events = client.events();
+    let core = Arc::downgrade(core);
+    tokio::spawn(async move {
+        loop {
+            let status = match events.recv().await {
+                Ok(ControlEvent::PaneExited {
+                    pane: dead, status, ..
+                }) if dead == pane => status,
+                Ok(ControlEvent::PaneClosed { pane: closed }) if closed == pane => None,
+                Ok(ControlEvent::Exited { .. }) | Err(RecvError::Closed) => return,
+                Ok(_) | Err(RecvError::Lagged(_)) => continue,
+            };
+            if let Some(core) = core.upgrade()
+                && !core.has_exited()
+            {
+                core.exited(status.map_or(ExitStatus::Unknown, ExitStatus::Code));
+            }
+            return;
+        }
+    });
 }
 
 /// Sends what is written to it to the pane, in order, from a task of its own.

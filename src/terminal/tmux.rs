@@ -25,9 +25,7 @@ use std::time::Duration;
 use tokio::process::Command;
 
 use crate::process::env_policy;
-pub use control::ControlClient;
-#[cfg(test)]
-pub use control::ControlEvent;
+pub use control::{ControlClient, ControlEvent};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);

@@ -428,7 +428,9 @@ async fn codex_spawned_where_config_waives_consent_reports_its_turns_through_not
     for _ in 0..600 {
         let listing = call_ok(&client, "agent_list", json!({"agent": "agent-cx"})).await;
         last = listing["agents"][0].clone();
-        if last["last_hook"] == "agent-turn-complete" {
+        // The notify can arrive a moment before Codex's last OSC 7501 and title
+        // update of the turn, so wait for both.
+        if last["last_hook"] == "agent-turn-complete" && last["state"] == "idle" {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -313,7 +313,6 @@ impl ControlClient {
     }
 
     /// Events from now on (pane exited or closed, windows, sessions, client exit).
-    #[cfg(test)]
     pub fn events(&self) -> broadcast::Receiver<ControlEvent> {
         self.shared.events.subscribe()
     }

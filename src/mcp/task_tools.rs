@@ -1,0 +1,128 @@
+//! The task queue as MCP tools.
+
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+
+use super::DrydockServer;
+use super::tools::respond;
+use crate::tasks::TaskScope;
+use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
+use crate::tasks::requests::{
+    AddRequest, ClearRequest, CompleteRequest, ConfigureRequest, ListRequest, TaskRequest,
+};
+
+/// The task a request's token is limited to, when it is a task agent's token.
+pub(super) fn task_scope(ctx: &RequestContext<RoleServer>) -> Option<TaskScope> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<TaskScope>()
+        .cloned()
+}
+
+#[tool_router(router = task_tool_router, vis = "pub(crate)")]
+impl DrydockServer {
+    #[tool(
+        description = "Queue work for coding agents: one or many tasks, each with a title, a description (the agent's prompt), project_path (inside the allowed roots), agent (claude or codex; default from config), priority (higher first), timeout_s (default from config) and auto_approve (a policy name from drydock's config; without one every permission prompt waits for a person). In auto mode tasks start as slots free up (queue_configure); each runs in its own tmux session drydock-task-ID and ends when its agent calls task_complete. Returns the queued tasks and the queue.",
+        output_schema = schema_for_output::<AddReport>()
+    )]
+    async fn task_add(
+        &self,
+        Parameters(req): Parameters<AddRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().add(req).await)
+    }
+
+    #[tool(
+        description = "The tasks (filter by `state`: queued, running, done, deferred, wont_do, discarded, failed, cancelled; or by project_path), oldest first, each with its state, attempts, session, the agent's summary or why it failed, and `attention` when its agent waits at a prompt for a person; and the queue's mode, cap and counts.",
+        output_schema = schema_for_output::<ListReport>()
+    )]
+    async fn task_list(
+        &self,
+        Parameters(req): Parameters<ListRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().list(req))
+    }
+
+    #[tool(
+        description = "One task in full: description, state, times, session (and how to attach to it while it runs), attempts, outcome and summary, failure and exit code, and the end of its transcript (the session's final screen and scrollback, kept after the session is gone).",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_show(
+        &self,
+        Parameters(req): Parameters<TaskRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().show(req))
+    }
+
+    #[tool(
+        description = "Start a queued task now, in manual or auto mode, if fewer tasks than the cap run: its agent is started in tmux session drydock-task-ID and the task is returned once the agent shows up (or failed if it cannot start).",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_start(
+        &self,
+        Parameters(req): Parameters<TaskRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().start(req).await)
+    }
+
+    #[tool(
+        description = "Cancel a queued task, or a running one: its agent is interrupted, then killed, and its transcript kept. Finished tasks cannot be cancelled.",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_cancel(
+        &self,
+        Parameters(req): Parameters<TaskRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().cancel(req).await)
+    }
+
+    #[tool(
+        description = "Queue a failed or cancelled task again (attempts + 1).",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_retry(
+        &self,
+        Parameters(req): Parameters<TaskRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().retry(req).await)
+    }
+
+    #[tool(
+        description = "For the agent working on a task: say how it ended. outcome done (it is done), deferred (it should wait), wont_do (it should not be done) or discard (throw it away), with a short summary. The task's session is closed a few seconds later. Only for a running task, once.",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_complete(
+        &self,
+        Parameters(req): Parameters<CompleteRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let scope = task_scope(&ctx);
+        respond(self.app.tasks().complete(req, scope.as_ref()).await)
+    }
+
+    #[tool(
+        description = "Set the task queue's mode (manual: tasks wait for task_start; auto: they start as slots free up, highest priority then oldest) and max_concurrent (at least 1; default 2). Switching to auto or raising the cap starts what now fits.",
+        output_schema = schema_for_output::<QueueReport>()
+    )]
+    async fn queue_configure(
+        &self,
+        Parameters(req): Parameters<ConfigureRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().configure(req).await)
+    }
+
+    #[tool(
+        description = "Cancel every queued task; running tasks go on.",
+        output_schema = schema_for_output::<QueueReport>()
+    )]
+    async fn queue_clear(
+        &self,
+        Parameters(_req): Parameters<ClearRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().clear())
+    }
+}

@@ -1,0 +1,84 @@
+//! What the task tools take.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::state::{Outcome, TaskState};
+use super::store::QueueMode;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddRequest {
+    /// The tasks to queue, in order.
+    pub tasks: Vec<NewTaskRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewTaskRequest {
+    /// A short name ("fix the flaky test in parser.rs").
+    pub title: String,
+    /// What the agent should do: its prompt (default: the title).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The project the agent works in: a directory inside the allowed roots.
+    pub project_path: String,
+    /// The agent that runs it: claude or codex (default from config, claude).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Higher starts first (default 0).
+    #[serde(default)]
+    pub priority: Option<i64>,
+    /// How long it may run before it is stopped and failed (default from config, 1800).
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// An approval policy from drydock's config (`[tasks.policies]`): the tools its agent
+    /// may use without a person. Without one, every permission prompt waits for a person.
+    #[serde(default)]
+    pub auto_approve: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRequest {
+    /// Only tasks in this state.
+    #[serde(default)]
+    pub state: Option<TaskState>,
+    /// Only tasks of this project (a directory inside the allowed roots).
+    #[serde(default)]
+    pub project_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRequest {
+    /// The task's id (from task_add or task_list).
+    pub task_id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteRequest {
+    /// The task you were given (its id is in your task's text).
+    pub task_id: String,
+    /// done: it is done; deferred: it should wait; wont_do: it should not be done; discard:
+    /// throw it away.
+    pub outcome: Outcome,
+    /// What you did, or why not, in a few sentences.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigureRequest {
+    /// manual: tasks wait for task_start; auto: they start as slots free up.
+    #[serde(default)]
+    pub mode: Option<QueueMode>,
+    /// How many tasks run at once (at least 1).
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClearRequest {}

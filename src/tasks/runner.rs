@@ -1,0 +1,433 @@
+//! Running tasks: each on a coding agent started through agent supervision in a tmux session
+//! of its own (`drydock-task-ID`), told its task and how to signal the end, watched from the
+//! event feed (its agent's state, its session's exit) and by its deadline, and cleaned up
+//! after it ends. A restart adopts what still runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::future::BoxFuture;
+
+use super::service::{TaskError, Tasks};
+use super::state::{TaskState, Transition};
+use super::store::{QueueMode, Record, Task};
+use crate::agents::Run;
+use crate::agents::requests::{KillRequest, SpawnBackend};
+use crate::call::Call;
+use crate::events::{AgentChange, Event, EventKind, Received, unix_millis};
+use crate::terminal::requests::{ManageAction, ManageRequest};
+
+/// Terminal sessions of tasks are `task-ID` (the tmux session `drydock-task-ID`).
+const SESSION_PREFIX: &str = "task-";
+/// The MCP tool a task's agent may call without asking.
+const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
+
+pub fn session_of(task_id: &str) -> String {
+    format!("{SESSION_PREFIX}{task_id}")
+}
+
+fn task_of_session(session: &str) -> Option<&str> {
+    session.strip_prefix(SESSION_PREFIX)
+}
+
+impl Tasks {
+    /// Starts as many queued tasks as the mode and cap allow; returns their ids. (Boxed:
+    /// a start that fails fills the slot again.)
+    pub(super) fn fill(self: &Arc<Self>) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(self.fill_now())
+    }
+
+    async fn fill_now(self: &Arc<Self>) -> Vec<String> {
+        if self.running_until().is_none() {
+            return Vec::new();
+        }
+        let mut started = Vec::new();
+        let _choosing = self.starting.lock().await;
+        let Ok(store) = self.store() else {
+            return started;
+        };
+        loop {
+            let settings = match store.settings() {
+                Ok(settings) if settings.mode == QueueMode::Auto => settings,
+                _ => break,
+            };
+            let fits = store
+                .count(TaskState::Running)
+                .is_ok_and(|running| running < settings.max_concurrent);
+            let next = match fits {
+                true => store.next_queued().ok().flatten(),
+                false => None,
+            };
+            let Some(next) = next else { break };
+            match self.begin(next) {
+                Ok(task) => {
+                    started.push(task.id.clone());
+                    let this = self.clone();
+                    tokio::spawn(async move { this.launch(task).await });
+                }
+                Err(error) => {
+                    tracing::warn!("starting a queued task: {error}");
+                    break;
+                }
+            }
+        }
+        started
+    }
+
+    /// Marks `task` running in its session (the agent is started next, by `launch`).
+    pub(super) fn begin(&self, task: Task) -> Result<Task, TaskError> {
+        let record = Record {
+            session: Some(session_of(&task.id)),
+            ..Record::default()
+        };
+        let running = self
+            .store()?
+            .transition(&task.id, Transition::Start, record)?;
+        self.publish(&running, Some(task.state));
+        self.wake.notify_one();
+        Ok(running)
+    }
+
+    /// Starts the agent of running `task`; a task whose agent cannot start fails.
+    pub(super) async fn launch(self: &Arc<Self>, task: Task) {
+        let failure = match self.start_agent(&task).await {
+            Ok(true) => return,
+            Ok(false) => "its agent did not show up in its terminal within 30 s".to_string(),
+            Err(error) => format!("its agent could not start: {error}"),
+        };
+        tracing::warn!("task {}: {failure}", task.id);
+        self.fail(&task, failure, None).await;
+    }
+
+    async fn start_agent(&self, task: &Task) -> Result<bool, TaskError> {
+        let stop = self.running_until().cloned().unwrap_or_default();
+        let dir = self.task_dir(&task.id);
+        let token = self.tokens.issue(&task.id);
+        let drydock = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "drydock".into());
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| crate::agents::write_private(&dir.join("token"), token.as_bytes()))
+            .and_then(|()| std::fs::write(dir.join("context.md"), context(task, &drydock)));
+        written.map_err(|e| {
+            TaskError::InvalidArgument(format!(
+                "cannot write the task's files in {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let mut env = BTreeMap::new();
+        env.insert(
+            "DRYDOCK_DATA_DIR".to_string(),
+            self.config.data_dir.display().to_string(),
+        );
+        env.insert("DRYDOCK_TASK_ID".to_string(), task.id.clone());
+        let run = Run {
+            kind: task.agent_kind.clone(),
+            prompt: prompt(task, &drydock),
+            cwd: PathBuf::from(&task.project_path),
+            session: session_of(&task.id),
+            backend: SpawnBackend::Tmux,
+            env,
+            allow: self.allowed_tools(task),
+            mcp_token: Some(token),
+            replace_shell: true,
+        };
+        let launched = self.agents.launch(run, &Call::silent(stop)).await?;
+        Ok(launched.agent.is_some())
+    }
+
+    fn task_dir(&self, id: &str) -> PathBuf {
+        self.config.data_dir.join("tasks").join(id)
+    }
+
+    /// task_complete, and the tools of the task's approval policy.
+    fn allowed_tools(&self, task: &Task) -> Vec<String> {
+        let mut allow = vec![COMPLETE_TOOL.to_string()];
+        if let Some(tools) = task
+            .policy
+            .as_ref()
+            .and_then(|p| self.config.tasks.policies.get(p))
+        {
+            allow.extend(tools.iter().cloned());
+        }
+        allow
+    }
+
+    /// Fails running `task` (if it still runs) with `failure`, stops its agent and frees its
+    /// slot.
+    async fn fail(self: &Arc<Self>, task: &Task, failure: String, exit_code: Option<i32>) {
+        let Ok(store) = self.store() else { return };
+        let record = Record {
+            failure: Some(failure),
+            exit_code,
+            ..Record::default()
+        };
+        match store.transition(&task.id, Transition::Fail, record) {
+            Ok(failed) => {
+                self.publish(&failed, Some(TaskState::Running));
+                self.stop_agent(&failed).await;
+                self.fill().await;
+            }
+            Err(error) => tracing::debug!("task {} not failed: {error}", task.id),
+        }
+    }
+
+    /// Interrupts the agent of `task`, then terminates and kills whatever is left of it,
+    /// keeps its transcript and closes its session.
+    pub(super) async fn stop_agent(self: &Arc<Self>, task: &Task) {
+        let Some(session) = task.session.clone() else {
+            return;
+        };
+        let kill = KillRequest {
+            agent: session.clone(),
+            force: false,
+        };
+        let call = Call::silent(Default::default());
+        if let Err(error) = self.agents.kill(kill, &call).await {
+            tracing::debug!("task {}: {error}", task.id);
+        }
+        self.after_run(task, Duration::ZERO);
+    }
+
+    /// After `delay`, keeps the session's final screen and scrollback as the task's
+    /// transcript, withdraws its token and closes the session (unless config keeps them).
+    pub(super) fn after_run(self: &Arc<Self>, task: &Task, delay: Duration) {
+        let this = self.clone();
+        let id = task.id.clone();
+        let Some(session) = task.session.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            if let Ok(text) = this.terminals.read_text(&session, true).await
+                && let Ok(store) = this.store()
+                && let Err(error) = store.set_transcript(&id, text.trim_end())
+            {
+                tracing::warn!("task {id}: keeping its transcript: {error}");
+            }
+            this.tokens.revoke(&id);
+            if !this.config.tasks.keep_sessions {
+                let close = ManageRequest {
+                    session: session.clone(),
+                    action: ManageAction::Kill,
+                    new_name: None,
+                    rows: None,
+                    cols: None,
+                };
+                let _ = this.terminals.manage(close).await;
+            }
+        });
+    }
+
+    /// Watches running tasks until this drydock stops: adopts the ones an earlier drydock
+    /// left, then follows the event feed (agents waiting, sessions ending) and the tasks'
+    /// deadlines, and starts queued tasks as slots free up.
+    pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        self.run_until(stop.clone());
+        let mut feed = self.events.subscribe();
+        self.adopt().await;
+        self.fill().await;
+        loop {
+            let deadline = self.next_deadline();
+            tokio::select! {
+                received = feed.recv() => match received {
+                    Some(Received::Event(event)) => self.on_event(event).await,
+                    Some(Received::Missed(_)) => self.check_sessions().await,
+                    None => return,
+                },
+                () = sleep_until(deadline) => self.expire().await,
+                () = self.wake.notified() => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+
+    async fn on_event(self: &Arc<Self>, event: Event) {
+        match event.kind {
+            EventKind::TerminalSessionExited { session, exit_code } => {
+                if let Some(id) = task_of_session(&session) {
+                    self.session_ended(id, exit_code).await;
+                }
+            }
+            EventKind::AgentState(change) => {
+                if let Some(id) = task_of_session(&change.agent) {
+                    self.agent_changed(id, &change);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The session of task `id` ended: if the task still runs, its agent exited without
+    /// saying how the task ended.
+    async fn session_ended(self: &Arc<Self>, id: &str, exit_code: Option<i32>) {
+        let Ok(task) = self.store().and_then(|s| Ok(s.get(id)?)) else {
+            return;
+        };
+        if task.state != TaskState::Running {
+            return;
+        }
+        let how = match exit_code {
+            Some(code) => format!("with code {code}"),
+            None => "(killed by a signal)".to_string(),
+        };
+        let failure = format!("its agent exited {how} without signalling the end of the task");
+        self.fail(&task, failure, exit_code).await;
+    }
+
+    /// Marks task `id` as needing a person while its agent waits at a prompt.
+    fn agent_changed(&self, id: &str, change: &AgentChange) {
+        let why = (change.state == "waiting").then(|| {
+            let what = change.waiting.as_deref().unwrap_or("input");
+            match &change.question {
+                Some(question) => format!("its agent waits for {what}: {question}"),
+                None => format!("its agent waits for {what}"),
+            }
+        });
+        let Ok(store) = self.store() else { return };
+        if let Ok(true) = store.set_attention(id, why.as_deref())
+            && let Ok(task) = store.get(id)
+        {
+            self.publish(&task, Some(TaskState::Running));
+        }
+    }
+
+    /// When the next running task's time is up.
+    fn next_deadline(&self) -> Option<Instant> {
+        let tasks = self.store().ok()?.list(Some(TaskState::Running)).ok()?;
+        tasks.iter().map(|task| self.deadline_of(task)).min()
+    }
+
+    fn deadline_of(&self, task: &Task) -> Instant {
+        let timeout = self.timeout_of(task);
+        let started = task.started_at_ms.unwrap_or(task.created_at_ms);
+        let elapsed = unix_millis(SystemTime::now()).saturating_sub(started);
+        Instant::now() + timeout.saturating_sub(Duration::from_millis(elapsed))
+    }
+
+    fn timeout_of(&self, task: &Task) -> Duration {
+        task.timeout_s
+            .map_or(self.config.tasks.timeout, Duration::from_secs)
+    }
+
+    /// Fails the running tasks whose time is up.
+    async fn expire(self: &Arc<Self>) {
+        let Ok(running) = self
+            .store()
+            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
+        else {
+            return;
+        };
+        let now = Instant::now();
+        for task in running {
+            if self.deadline_of(&task) <= now {
+                let failure = format!("timed out after {} s", self.timeout_of(&task).as_secs());
+                self.fail(&task, failure, None).await;
+            }
+        }
+    }
+
+    /// Takes up the tasks an earlier drydock left running: those whose agent still runs in
+    /// its session are watched again; the others failed while drydock was down.
+    async fn adopt(self: &Arc<Self>) {
+        let Ok(running) = self
+            .store()
+            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
+        else {
+            return;
+        };
+        for task in running {
+            let session = task.session.clone().unwrap_or_else(|| session_of(&task.id));
+            let alive = self
+                .agents
+                .one(&session)
+                .await
+                .is_ok_and(|agent| agent.state != "exited");
+            let token = std::fs::read_to_string(self.task_dir(&task.id).join("token"));
+            match (alive, token) {
+                (true, Ok(token)) => {
+                    self.tokens.restore(token.trim(), &task.id);
+                    self.agents.adopt_run(&session, self.allowed_tools(&task));
+                    tracing::info!("task {} runs on in {session}", task.id);
+                }
+                _ => {
+                    let failure = match self.terminals.names().contains(&session) {
+                        true => "its agent ended while drydock was down",
+                        false => "session lost while drydock was down",
+                    };
+                    self.fail(&task, failure.to_string(), None).await;
+                }
+            }
+        }
+    }
+
+    /// After missed events: the running tasks whose session is gone or whose program ended.
+    async fn check_sessions(self: &Arc<Self>) {
+        let Ok(running) = self
+            .store()
+            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
+        else {
+            return;
+        };
+        for task in running {
+            let Some(session) = task.session.clone() else {
+                continue;
+            };
+            let ended = match self.terminals.core_of(&session).await {
+                Ok(core) => core.has_exited(),
+                Err(_) => true,
+            };
+            if ended {
+                self.session_ended(&task.id, None).await;
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How the agent is told its task and how to signal its end, in full (the task's file).
+fn context(task: &Task, drydock: &str) -> String {
+    format!(
+        "# Task {id}: {title}\n\n\
+         Project: {project}\n\n\
+         {description}\n\n\
+         ## When you are finished\n\n\
+         Say how the task ended: call the MCP tool `task_complete` (server \"drydock\") with\n\
+         task_id \"{id}\", an outcome and a short summary. Outcomes:\n\n\
+         - done: the task is done;\n\
+         - deferred: it should wait (say what for);\n\
+         - wont_do: it should not be done (say why);\n\
+         - discard: it should be thrown away.\n\n\
+         Without MCP, run in a shell:\n\n    {drydock} task complete {id} --outcome done --summary \"what you did\"\n",
+        id = task.id,
+        title = task.title,
+        project = task.project_path,
+        description = task.description,
+    )
+}
+
+/// The agent's first prompt: the task and how to signal its end, on one line (it is typed
+/// into the session's shell as an argument).
+fn prompt(task: &Task, drydock: &str) -> String {
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = one_line(&task.title);
+    let description = match one_line(&task.description) {
+        same if same == title => String::new(),
+        other => format!(" {other}"),
+    };
+    format!(
+        "Task {id} from drydock's queue: {title}.{description} -- When you are finished, call \
+         the MCP tool task_complete (server drydock) with task_id \"{id}\", outcome done, \
+         deferred, wont_do or discard, and a short summary; without MCP run: {drydock} task \
+         complete {id} --outcome done --summary \"...\"",
+        id = task.id,
+    )
+}
