@@ -7,9 +7,8 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::local_client::request;
-use super::{ConfigArgs, Failure, Outcome};
-use crate::agents::endpoint::LocalEndpoint;
+use super::local_client::{call, endpoint};
+use super::{ConfigArgs, Outcome};
 use crate::config::Config;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -32,7 +31,7 @@ pub(super) struct ListArgs {
 pub(super) fn list(config: &Config) -> Outcome {
     let endpoint = endpoint(config)?;
     let url = format!("{}/approvals", endpoint.base);
-    let answer = call(&endpoint, "GET", &url, None)?;
+    let answer = call(&endpoint, "GET", &url, None, WAIT)?;
     let pending = answer["pending"].as_array().cloned().unwrap_or_default();
     if pending.is_empty() {
         println!("nothing waits for an answer");
@@ -48,43 +47,10 @@ pub(super) fn decide(config: &Config, args: DecideArgs, approve: bool) -> Outcom
     let endpoint = endpoint(config)?;
     let url = format!("{}/approvals/{}", endpoint.base, args.id);
     let body = json!({"approve": approve}).to_string();
-    let answer = call(&endpoint, "POST", &url, Some(&body))?;
+    let answer = call(&endpoint, "POST", &url, Some(&body), WAIT)?;
     let verb = if approve { "approved" } else { "declined" };
     println!("{verb} {}", describe(&answer["decided"]));
     Ok(ExitCode::SUCCESS)
-}
-
-fn endpoint(config: &Config) -> Result<LocalEndpoint, Failure> {
-    LocalEndpoint::read(&config.data_dir).ok_or_else(|| {
-        Failure::Runtime(format!(
-            "no drydock server is running for {} (start one with `drydock serve`, or name its --data-dir)",
-            config.data_dir.display()
-        ))
-    })
-}
-
-fn call(
-    endpoint: &LocalEndpoint,
-    method: &str,
-    url: &str,
-    body: Option<&str>,
-) -> Result<Value, Failure> {
-    let unreachable = || {
-        Failure::Runtime(format!(
-            "the drydock server at {} (pid {}) does not answer",
-            endpoint.base, endpoint.pid
-        ))
-    };
-    let (status, text) = request(endpoint, method, url, body, WAIT).ok_or_else(unreachable)?;
-    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    match status {
-        200 => Ok(answer),
-        _ => Err(Failure::Runtime(
-            answer["error"]
-                .as_str()
-                .map_or_else(|| answer.to_string(), str::to_string),
-        )),
-    }
 }
 
 fn describe(approval: &Value) -> String {

@@ -5,7 +5,11 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use serde_json::Value;
+
+use super::Failure;
 use crate::agents::endpoint::LocalEndpoint;
+use crate::config::Config;
 
 const CONNECT: Duration = Duration::from_millis(300);
 const MAX_RESPONSE: u64 = 4 * 1024 * 1024;
@@ -58,6 +62,43 @@ fn dechunk(mut body: &str) -> Option<String> {
         }
         out.push_str(rest.get(..size)?);
         body = rest.get(size..)?.strip_prefix("\r\n")?;
+    }
+}
+
+/// The running server's local endpoint, or why there is none.
+pub(super) fn endpoint(config: &Config) -> Result<LocalEndpoint, Failure> {
+    LocalEndpoint::read(&config.data_dir).ok_or_else(|| {
+        Failure::Runtime(format!(
+            "no drydock server is running for {} (start one with `drydock serve`, or name its --data-dir)",
+            config.data_dir.display()
+        ))
+    })
+}
+
+/// `method url` with `body`, its JSON answer; a status other than 200 is the answer's
+/// `error`.
+pub(super) fn call(
+    endpoint: &LocalEndpoint,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    wait: Duration,
+) -> Result<Value, Failure> {
+    let unreachable = || {
+        Failure::Runtime(format!(
+            "the drydock server at {} (pid {}) does not answer",
+            endpoint.base, endpoint.pid
+        ))
+    };
+    let (status, text) = request(endpoint, method, url, body, wait).ok_or_else(unreachable)?;
+    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    match status {
+        200 => Ok(answer),
+        _ => Err(Failure::Runtime(
+            answer["error"]
+                .as_str()
+                .map_or_else(|| answer.to_string(), str::to_string),
+        )),
     }
 }
 

@@ -11,6 +11,7 @@ mod index;
 mod local_client;
 mod serve;
 mod stdio;
+mod task;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -54,6 +55,10 @@ enum Command {
     Approve(approve::DecideArgs),
     /// Decline a pending request: `drydock decline ID`.
     Decline(approve::DecideArgs),
+    /// The task queue of the running server: add, list, show, start, cancel, retry, complete.
+    Task(task::TaskArgs),
+    /// Set the running server's task queue: `drydock queue --mode auto --max 3`, or `--clear`.
+    Queue(task::QueueArgs),
     /// Relay an agent's hook event to the running server (what the installed hooks run;
     /// exits 0 at once when no server runs).
     Hook(hook::HookArgs),
@@ -118,6 +123,8 @@ impl Command {
             Command::Hooks(args) => (args.action.config(), None),
             Command::Approvals(args) => (&args.config, None),
             Command::Approve(args) | Command::Decline(args) => (&args.config, None),
+            Command::Task(args) => (args.action.config(), None),
+            Command::Queue(args) => (&args.config, None),
             Command::Hook(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
@@ -163,6 +170,8 @@ pub fn main() -> ExitCode {
             Command::Approvals(_) => approve::list(&config),
             Command::Approve(args) => approve::decide(&config, args, true),
             Command::Decline(args) => approve::decide(&config, args, false),
+            Command::Task(args) => task::run(&config, args),
+            Command::Queue(args) => task::queue(&config, args),
             Command::Hook(_) => unreachable!("relayed before the config is read"),
         }
     });

@@ -297,14 +297,15 @@ impl Tasks {
     /// When the next running task's time is up.
     fn next_deadline(&self) -> Option<Instant> {
         let tasks = self.store().ok()?.list(Some(TaskState::Running)).ok()?;
-        tasks.iter().map(|task| self.deadline_of(task)).min()
+        let soonest = tasks.iter().map(|task| self.time_left(task)).min()?;
+        Some(Instant::now() + soonest)
     }
 
-    fn deadline_of(&self, task: &Task) -> Instant {
-        let timeout = self.timeout_of(task);
+    fn time_left(&self, task: &Task) -> Duration {
         let started = task.started_at_ms.unwrap_or(task.created_at_ms);
         let elapsed = unix_millis(SystemTime::now()).saturating_sub(started);
-        Instant::now() + timeout.saturating_sub(Duration::from_millis(elapsed))
+        self.timeout_of(task)
+            .saturating_sub(Duration::from_millis(elapsed))
     }
 
     fn timeout_of(&self, task: &Task) -> Duration {
@@ -320,9 +321,8 @@ impl Tasks {
         else {
             return;
         };
-        let now = Instant::now();
         for task in running {
-            if self.deadline_of(&task) <= now {
+            if self.time_left(&task).is_zero() {
                 let failure = format!("timed out after {} s", self.timeout_of(&task).as_secs());
                 self.fail(&task, failure, None).await;
             }

@@ -19,4 +19,5 @@ mod mcp_mix_tools;
 mod mcp_protocol;
 mod mcp_run_and_cancel;
 mod mcp_spawn;
+mod mcp_tasks;
 mod mcp_terminals;

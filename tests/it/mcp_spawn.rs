@@ -67,7 +67,18 @@ async fn person(
 
 /// A server whose spawned agents run the pinned Claude Code against the fake, in `home`,
 /// with `config` as its config file.
-fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -> Server {
+pub fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -> Server {
+    spawning_server_with(home, cli, tmux_dir, config, &[])
+}
+
+/// [`spawning_server`] with more arguments for `drydock serve`.
+pub fn spawning_server_with(
+    home: &AgentHome,
+    cli: &Cli,
+    tmux_dir: &Path,
+    config: &str,
+    more: &[&str],
+) -> Server {
     let bin = cli.program.parent().unwrap().display().to_string();
     let launch = home.launch(cli, &[]);
     let mut env: Vec<(String, String)> = launch
@@ -83,18 +94,17 @@ fn spawning_server(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let config_file = home.scratch().join("drydock.toml");
     std::fs::write(&config_file, config).unwrap();
-    Server::start_with(
-        &[
-            "--allow-root",
-            home.project.to_str().unwrap(),
-            "--config",
-            config_file.to_str().unwrap(),
-        ],
-        &env,
-    )
+    let mut args = vec![
+        "--allow-root",
+        home.project.to_str().unwrap(),
+        "--config",
+        config_file.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    Server::start_with(&args, &env)
 }
 
-fn kill_tmux(tmux_dir: &Path) {
+pub fn kill_tmux(tmux_dir: &Path) {
     let _ = Command::new("tmux")
         .args(["-L", "drydock", "kill-server"])
         .env("TMUX_TMPDIR", tmux_dir)
@@ -226,7 +236,7 @@ async fn spawn_asks_the_client_and_the_spawned_agents_permission_is_decided_thro
 
 /// The processes of Claude Code (and what it started) with this HOME, as command lines: the
 /// server and its shells share the HOME and are left out.
-fn claude_processes(home: &AgentHome) -> Vec<String> {
+pub fn claude_processes(home: &AgentHome) -> Vec<String> {
     home.processes()
         .iter()
         .filter_map(|pid| {
@@ -250,7 +260,7 @@ fn spawn_meanwhile(server: &Server, arguments: Value) -> tokio::task::JoinHandle
 }
 
 /// The screen of session `name`, for a failure's message.
-async fn screen_of(client: &rmcp::service::Peer<RoleClient>, name: &str) -> String {
+pub async fn screen_of(client: &rmcp::service::Peer<RoleClient>, name: &str) -> String {
     let screen = call(client, "terminal_screen", json!({"session": name})).await;
     text_of(&screen)
 }

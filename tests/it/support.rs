@@ -153,9 +153,11 @@ impl Server {
         let scratch = tempfile::tempdir().unwrap();
         let data_dir = tempfile::tempdir().unwrap();
         let mut command = Command::new(drydock_bin());
+        command.arg("serve");
+        if !args.contains(&"--bind") {
+            command.args(["--bind", "127.0.0.1:0"]);
+        }
         command
-            .arg("serve")
-            .args(["--bind", "127.0.0.1:0"])
             .args(args)
             .current_dir(scratch.path())
             .env(MARKER_VAR, &marker)
@@ -231,6 +233,12 @@ impl Server {
     pub fn assert_no_descendants_within(&self, limit: Duration, what: &str) {
         let left = self.wait_for_no_descendants(limit);
         assert!(left.is_empty(), "{what}: {left:?}");
+    }
+
+    /// SIGKILL: the server ends at once, with no chance to clean up.
+    pub fn kill_now(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub fn base_url(&self) -> String {

@@ -8,7 +8,9 @@
 //! * `lab:edit`: a Read, then an Edit of `<project>/lab-edit.txt` (`alpha` → `ALPHA-EDITED`);
 //! * `lab:ask`: an AskUserQuestion "Which colour should the lab use?" (Red, Blue);
 //! * `lab:slow=N`: the text reply streamed over N seconds;
-//! * `lab:think=N`: N seconds of `ping` events before the reply;
+//! * `lab:think=N`: N seconds of `ping` events before the reply (or the first tool call);
+//! * `lab:complete=OUTCOME`: a call of drydock's `task_complete` for the task whose id the
+//!   prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
 //! * anything else: `LAB-REPLY to: <prompt>`.
 //!
 //! After the scripted tools have their results, the turn ends with `LAB-DONE: <tool> finished`.
@@ -111,6 +113,7 @@ enum Reply {
     Tool {
         name: &'static str,
         input: Value,
+        think: Option<Duration>,
     },
 }
 
@@ -160,6 +163,10 @@ fn plan(body: &Value, project: &Path) -> Reply {
         ]
     } else if has("ask") {
         vec![("AskUserQuestion", ask_input())]
+    } else if let Some(outcome) = lab_value(&tokens, "complete") {
+        let input = json!({"task_id": task_id_in(&prompt), "outcome": outcome,
+                           "summary": format!("LAB-SUMMARY {outcome}")});
+        vec![(COMPLETE_TOOL, input)]
     } else {
         Vec::new()
     };
@@ -168,6 +175,7 @@ fn plan(body: &Value, project: &Path) -> Reply {
         Some((name, input)) => Reply::Tool {
             name,
             input: input.clone(),
+            think: lab_seconds(&tokens, "think").filter(|_| done == 0),
         },
         None if !steps.is_empty() => text(format!("LAB-DONE: {} finished", steps[done - 1].0)),
         None => Reply::Text {
@@ -176,6 +184,25 @@ fn plan(body: &Value, project: &Path) -> Reply {
             slow: lab_seconds(&tokens, "slow"),
         },
     }
+}
+
+pub const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
+
+fn lab_value(tokens: &[(String, Option<String>)], name: &str) -> Option<String> {
+    tokens
+        .iter()
+        .find(|(token, _)| token == name)
+        .and_then(|(_, value)| value.clone())
+}
+
+/// The task id drydock's prompt names: `task_id "0a1b2c3d"`.
+fn task_id_in(prompt: &str) -> String {
+    prompt
+        .split("task_id \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or("unknown")
+        .to_string()
 }
 
 fn text(text: String) -> Reply {
@@ -262,22 +289,15 @@ async fn stream(sse: SseWriter, reply: Reply, id: u64) {
     sse.event("message_start", &message_start(id));
     let stop_reason = match reply {
         Reply::Text { text, think, slow } => {
-            if let Some(think) = think {
-                let ping = json!({"type": "ping"});
-                if !pace(think, Duration::from_millis(500), || {
-                    sse.event("ping", &ping)
-                })
-                .await
-                {
-                    return;
-                }
-            }
-            if !stream_text(&sse, &text, slow).await {
+            if !think_for(&sse, think).await || !stream_text(&sse, &text, slow).await {
                 return;
             }
             "end_turn"
         }
-        Reply::Tool { name, input } => {
+        Reply::Tool { name, input, think } => {
+            if !think_for(&sse, think).await {
+                return;
+            }
             stream_tool(&sse, name, &input, id);
             "tool_use"
         }
@@ -288,6 +308,16 @@ async fn stream(sse: SseWriter, reply: Reply, id: u64) {
                 "usage": {"output_tokens": 20}}),
     );
     sse.event("message_stop", &json!({"type": "message_stop"}));
+}
+
+/// `ping` events for `think`; false when the client left.
+async fn think_for(sse: &SseWriter, think: Option<Duration>) -> bool {
+    let Some(think) = think else { return true };
+    let ping = json!({"type": "ping"});
+    pace(think, Duration::from_millis(500), || {
+        sse.event("ping", &ping)
+    })
+    .await
 }
 
 /// Streams `text` in one delta, or word by word over `slow`; false when the client left.
@@ -351,7 +381,7 @@ fn stream_tool(sse: &SseWriter, name: &str, input: &Value, id: u64) {
 fn whole_message(reply: &Reply, id: u64) -> Value {
     let (content, stop_reason) = match reply {
         Reply::Text { text, .. } => (json!([{"type": "text", "text": text}]), "end_turn"),
-        Reply::Tool { name, input } => (
+        Reply::Tool { name, input, .. } => (
             json!([{"type": "tool_use", "id": format!("toolu_lab_{id}"), "name": name, "input": input}]),
             "tool_use",
         ),

@@ -1,0 +1,223 @@
+//! `drydock task …` and `drydock queue …`: the task tools from a shell, run by the server
+//! that runs the queue (through its local endpoint), so its agents, events and resources
+//! see every change. `drydock task complete` is how an agent without MCP signals its end.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+
+use super::local_client::{call, endpoint};
+use super::{ConfigArgs, Failure, Outcome};
+use crate::config::Config;
+
+/// Starting an agent may take 30 s, stopping one a few more.
+const WAIT: Duration = Duration::from_secs(60);
+
+#[derive(Args, Clone)]
+pub(super) struct TaskArgs {
+    #[command(subcommand)]
+    pub action: TaskAction,
+}
+
+#[derive(Subcommand, Clone)]
+pub(super) enum TaskAction {
+    /// Queue a task: `drydock task add "fix the flaky test" --project DIR`.
+    Add(AddArgs),
+    /// The tasks, oldest first, and the queue.
+    List(ListArgs),
+    /// One task in full, with the end of its transcript.
+    Show(IdArgs),
+    /// Start a queued task now (within the cap).
+    Start(IdArgs),
+    /// Cancel a queued or running task (a running agent is interrupted, then killed).
+    Cancel(IdArgs),
+    /// Queue a failed or cancelled task again.
+    Retry(IdArgs),
+    /// Say how a task ended (for the agent working on it).
+    Complete(CompleteArgs),
+}
+
+impl TaskAction {
+    pub fn config(&self) -> &ConfigArgs {
+        match self {
+            TaskAction::Add(args) => &args.config,
+            TaskAction::List(args) => &args.config,
+            TaskAction::Show(args)
+            | TaskAction::Start(args)
+            | TaskAction::Cancel(args)
+            | TaskAction::Retry(args) => &args.config,
+            TaskAction::Complete(args) => &args.config,
+        }
+    }
+}
+
+#[derive(Args, Clone)]
+pub(super) struct AddArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// A short title.
+    title: String,
+    /// The project the agent works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// The agent's prompt (default: the title).
+    #[arg(long)]
+    description: Option<String>,
+    /// claude or codex (default from config).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Higher starts first.
+    #[arg(long)]
+    priority: Option<i64>,
+    /// Seconds it may run (default from config).
+    #[arg(long = "timeout-s")]
+    timeout_s: Option<u64>,
+    /// An approval policy from the config's [tasks.policies].
+    #[arg(long = "auto-approve", value_name = "POLICY")]
+    auto_approve: Option<String>,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct ListArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Only tasks in this state (queued, running, done, failed, …).
+    #[arg(long)]
+    state: Option<String>,
+    /// Only tasks of this project.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct IdArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The task's id.
+    id: String,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutcomeArg {
+    Done,
+    Deferred,
+    WontDo,
+    Discard,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct CompleteArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The task's id.
+    id: String,
+    #[arg(long, value_enum)]
+    outcome: OutcomeArg,
+    /// What was done, or why not.
+    #[arg(long)]
+    summary: String,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct QueueArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// manual: tasks wait for `drydock task start`; auto: they start as slots free up.
+    #[arg(long, value_parser = ["manual", "auto"])]
+    mode: Option<String>,
+    /// How many tasks run at once.
+    #[arg(long = "max")]
+    max_concurrent: Option<u32>,
+    /// Cancel every queued task (running ones go on).
+    #[arg(long)]
+    clear: bool,
+}
+
+pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
+    let (tool, arguments) = match args.action {
+        TaskAction::Add(args) => ("task_add", add_arguments(args)?),
+        TaskAction::List(args) => {
+            let mut arguments = json!({});
+            if let Some(state) = args.state {
+                arguments["state"] = json!(state);
+            }
+            if let Some(project) = args.project {
+                arguments["project_path"] = json!(absolute(&project)?);
+            }
+            ("task_list", arguments)
+        }
+        TaskAction::Show(args) => ("task_show", json!({"task_id": args.id})),
+        TaskAction::Start(args) => ("task_start", json!({"task_id": args.id})),
+        TaskAction::Cancel(args) => ("task_cancel", json!({"task_id": args.id})),
+        TaskAction::Retry(args) => ("task_retry", json!({"task_id": args.id})),
+        TaskAction::Complete(args) => {
+            let outcome = match args.outcome {
+                OutcomeArg::Done => "done",
+                OutcomeArg::Deferred => "deferred",
+                OutcomeArg::WontDo => "wont_do",
+                OutcomeArg::Discard => "discard",
+            };
+            let arguments =
+                json!({"task_id": args.id, "outcome": outcome, "summary": args.summary});
+            ("task_complete", arguments)
+        }
+    };
+    call_tool(config, tool, &arguments)
+}
+
+pub(super) fn queue(config: &Config, args: QueueArgs) -> Outcome {
+    if args.clear {
+        if args.mode.is_some() || args.max_concurrent.is_some() {
+            return Err(Failure::Usage(
+                "--clear goes alone: clear the queue, then configure it".into(),
+            ));
+        }
+        return call_tool(config, "queue_clear", &json!({}));
+    }
+    let mut arguments = json!({});
+    if let Some(mode) = args.mode {
+        arguments["mode"] = json!(mode);
+    }
+    if let Some(max) = args.max_concurrent {
+        arguments["max_concurrent"] = json!(max);
+    }
+    call_tool(config, "queue_configure", &arguments)
+}
+
+fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
+    let project = match args.project {
+        Some(project) => absolute(&project)?,
+        None => absolute(&PathBuf::from("."))?,
+    };
+    let mut task = json!({"title": args.title, "project_path": project});
+    for (key, value) in [
+        ("description", args.description.map(Value::from)),
+        ("agent", args.agent.map(Value::from)),
+        ("priority", args.priority.map(Value::from)),
+        ("timeout_s", args.timeout_s.map(Value::from)),
+        ("auto_approve", args.auto_approve.map(Value::from)),
+    ] {
+        if let Some(value) = value {
+            task[key] = value;
+        }
+    }
+    Ok(json!({"tasks": [task]}))
+}
+
+/// `path` as the server should read it: absolute (the server has another working directory).
+fn absolute(path: &PathBuf) -> Result<String, Failure> {
+    std::path::absolute(path)
+        .map(|p| p.display().to_string())
+        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
+}
+
+fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Outcome {
+    let endpoint = endpoint(config)?;
+    let url = format!("{}/tasks/{tool}", endpoint.base);
+    let answer = call(&endpoint, "POST", &url, Some(&arguments.to_string()), WAIT)?;
+    println!("{}", answer["text"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,461 @@
+//! The task queue on the real Claude Code against the scripted fake model API: tasks run in
+//! pairs under a cap of two, each agent signals its outcome through `task_complete` over MCP
+//! with a token limited to its task; agents that exit, hang or are cancelled; and a running
+//! task that outlives a SIGKILL of drydock.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rmcp::ClientLifecycleMode;
+use rmcp::model::SubscribeRequestParams;
+use serde_json::{Value, json};
+
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::home::{AgentHome, Cli};
+use crate::mcp_spawn::{
+    claude_processes, kill_tmux, screen_of, spawning_server, spawning_server_with,
+};
+use crate::support::*;
+
+const STEP: Duration = Duration::from_secs(90);
+
+fn add(project: &Value, title: &str, description: &str) -> Value {
+    json!({"title": title, "description": description, "project_path": project})
+}
+
+async fn task(client: &rmcp::service::Peer<rmcp::RoleClient>, id: &str) -> Value {
+    call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone()
+}
+
+/// task_show until `done(task)`; the task then (a panic with it and its screen after STEP).
+async fn until_task(
+    client: &rmcp::service::Peer<rmcp::RoleClient>,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + STEP;
+    loop {
+        let now = task(client, id).await;
+        if done(&now) {
+            return now;
+        }
+        if Instant::now() > deadline {
+            let screen = screen_of(client, &format!("task-{id}")).await;
+            panic!("task {id} never got there: {now:#}\n{screen}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn finished(task: &Value) -> bool {
+    !matches!(task["state"].as_str(), Some("queued" | "running"))
+}
+
+fn drydock(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(drydock_bin())
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-tasks");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
+    let updates = UpdateRecorder::default();
+    let client = connect(
+        &server.url,
+        ClientLifecycleMode::Initialize,
+        updates.clone(),
+    )
+    .await;
+    #[allow(deprecated)]
+    client
+        .subscribe(SubscribeRequestParams::new("drydock://tasks"))
+        .await
+        .unwrap();
+    let project = path_arg(&home.project);
+
+    // Bad input changes nothing.
+    let outside = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [add(&json!("/"), "x", "x")]}),
+    )
+    .await;
+    assert!(outside.contains("project_path"), "{outside}");
+    let unknown = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [add(&project, "ok", "ok"), {"title": "x", "project_path": project, "agent": "vim"}]}),
+    )
+    .await;
+    assert!(
+        unknown.contains("tasks[1]") && unknown.contains("it can start"),
+        "{unknown}"
+    );
+    let missing = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "x", "project_path": project, "agent": "codex"}]}),
+    )
+    .await;
+    assert!(
+        missing.contains("`codex` was not found") && missing.contains("agents.commands.codex"),
+        "{missing}"
+    );
+    let zero = call_err(&client, "queue_configure", json!({"max_concurrent": 0})).await;
+    assert!(zero.contains("at least 1"), "{zero}");
+    let nothing = call_ok(&client, "task_list", json!({})).await;
+    assert_eq!(nothing["tasks"], json!([]), "{nothing:#}");
+
+    // Five tasks wait in manual mode, then run two at a time in auto mode.
+    let outcomes = ["done", "deferred", "wont_do", "discard", "done"];
+    let tasks: Vec<Value> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(n, outcome)| {
+            add(
+                &project,
+                &format!("task {n}"),
+                &format!("Work a little lab:think=3 lab:complete={outcome}"),
+            )
+        })
+        .collect();
+    let added = call_ok(&client, "task_add", json!({"tasks": tasks})).await;
+    let ids: Vec<String> = added["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 5);
+    assert_eq!(added["queue"]["queued"], 5, "{added:#}");
+    assert_eq!(added["queue"]["running"], 0, "manual mode starts nothing");
+    let configured = call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 2}),
+    )
+    .await;
+    assert_eq!(
+        configured["started"].as_array().unwrap().len(),
+        2,
+        "{configured:#}"
+    );
+
+    let mut most_running = 0;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let listing = call_ok(&client, "task_list", json!({})).await;
+        let running = listing["queue"]["running"].as_u64().unwrap();
+        most_running = most_running.max(running);
+        assert!(running <= 2, "the cap holds: {listing:#}");
+        let states: Vec<&str> = listing["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["state"].as_str().unwrap())
+            .collect();
+        if states.iter().all(|s| !matches!(*s, "queued" | "running")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the queue never emptied: {listing:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(most_running, 2, "tasks ran in pairs");
+    let expected = ["done", "deferred", "wont_do", "discarded", "done"];
+    for ((id, outcome), state) in ids.iter().zip(outcomes).zip(expected) {
+        let done = until_task(&client, id, |t| t["transcript"].is_string()).await;
+        assert_eq!(done["state"], state, "{done:#}");
+        assert_eq!(
+            done["summary"],
+            format!("LAB-SUMMARY {outcome}"),
+            "{done:#}"
+        );
+        assert_eq!(done["session"], format!("task-{id}"));
+        assert_eq!(done["attempts"], 1);
+        assert!(done["started_at_ms"].as_u64() <= done["finished_at_ms"].as_u64());
+    }
+
+    // A finished task cannot be completed twice or retried.
+    let twice = call_err(
+        &client,
+        "task_complete",
+        json!({"task_id": ids[0], "outcome": "done", "summary": "again"}),
+    )
+    .await;
+    assert!(twice.contains("a done task cannot be completed"), "{twice}");
+    let retry = call_err(&client, "task_retry", json!({"task_id": ids[0]})).await;
+    assert!(retry.contains("a done task cannot be retried"), "{retry}");
+    let unknown = call_err(&client, "task_show", json!({"task_id": "nope"})).await;
+    assert!(unknown.contains("no task \"nope\""), "{unknown}");
+
+    let heard = updates.0.lock().unwrap().clone();
+    assert!(
+        heard.iter().filter(|u| *u == "drydock://tasks").count() >= 10,
+        "queued, started and finished tasks were announced: {heard:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(30), || claude_processes(&home)
+            .is_empty())
+        .await,
+        "finished tasks' sessions are closed: {:?}",
+        claude_processes(&home)
+    );
+    kill_tmux(tmux_dir.path());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_process() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-task-ends");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 0\n");
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+
+    let mut hang = add(&project, "hang", "Think forever lab:think=600");
+    hang["timeout_s"] = json!(8);
+    let tasks = json!({"tasks": [
+        add(&project, "say hello", "Say hello and stop"),
+        hang,
+        add(&project, "think long", "Think for a while lab:think=600"),
+    ]});
+    let added = call_ok(&client, "task_add", tasks).await;
+    let id = |n: usize| added["added"][n]["id"].as_str().unwrap().to_string();
+    let (exits, hangs, cancelled) = (id(0), id(1), id(2));
+    call_ok(&client, "queue_configure", json!({"max_concurrent": 3})).await;
+    for task in [&exits, &hangs, &cancelled] {
+        let started = call_ok(&client, "task_start", json!({"task_id": task})).await;
+        assert_eq!(started["task"]["state"], "running", "{started:#}");
+        let attach = started["attach"].as_str().unwrap();
+        assert!(
+            attach.ends_with(&format!("-t drydock-task-{task}")),
+            "{attach}"
+        );
+    }
+    let again = call_err(&client, "task_start", json!({"task_id": exits})).await;
+    assert!(
+        again.contains("a running task cannot be started"),
+        "{again}"
+    );
+
+    // The agent's token may complete its own task and read, nothing else.
+    let token = std::fs::read_to_string(
+        server
+            .data_dir
+            .path()
+            .join(format!("tasks/{cancelled}/token")),
+    )
+    .unwrap();
+    let agent = client_with_token(&Era::Modern, &server.url, token.trim()).await;
+    let listed = call_ok(&agent, "task_list", json!({})).await;
+    assert_eq!(listed["queue"]["running"], 3);
+    let other = call_err(
+        &agent,
+        "task_complete",
+        json!({"task_id": exits, "outcome": "done", "summary": "not mine"}),
+    )
+    .await;
+    assert!(
+        other.contains(&format!("works on task {cancelled}, not {exits}")),
+        "{other}"
+    );
+    let terminal = call_err(&agent, "terminal_create", json!({"cwd": project})).await;
+    assert!(
+        terminal.contains("is not for the agent of task"),
+        "{terminal}"
+    );
+
+    // An agent that exits without a signal fails its task with its exit code.
+    let idle = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": [format!("task-{exits}")], "states": ["idle"], "timeout_ms": 90000}),
+    )
+    .await;
+    assert_eq!(idle["matched"], true, "{idle:#}");
+    let session = format!("task-{exits}");
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": session, "text": "/exit"}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    call_ok(
+        &client,
+        "terminal_send",
+        json!({"session": session, "keys": ["Enter"]}),
+    )
+    .await;
+    let failed = until_task(&client, &exits, finished).await;
+    assert_eq!(failed["state"], "failed", "{failed:#}");
+    assert_eq!(failed["exit_code"], 0, "{failed:#}");
+    let failure = failed["failure"].as_str().unwrap();
+    assert!(
+        failure.contains("exited with code 0 without signalling"),
+        "{failure}"
+    );
+
+    // A task past its timeout is stopped and fails.
+    let timed_out = until_task(&client, &hangs, finished).await;
+    assert_eq!(timed_out["state"], "failed", "{timed_out:#}");
+    assert_eq!(timed_out["failure"], "timed out after 8 s");
+
+    // A running task is cancelled: its agent interrupted, then killed.
+    let stopped = call_ok(&client, "task_cancel", json!({"task_id": cancelled})).await;
+    assert_eq!(stopped["task"]["state"], "cancelled", "{stopped:#}");
+    let kept = until_task(&client, &cancelled, |t| t["transcript"].is_string()).await;
+    assert!(
+        kept["transcript"]
+            .as_str()
+            .unwrap()
+            .contains("Think for a while"),
+        "{kept:#}"
+    );
+    let retried = call_ok(&client, "task_retry", json!({"task_id": cancelled})).await;
+    assert_eq!(retried["task"]["state"], "queued");
+    assert_eq!(retried["task"]["attempts"], 2);
+    let cleared = call_ok(&client, "queue_clear", json!({})).await;
+    assert_eq!(cleared["cancelled"], json!([cancelled]), "{cleared:#}");
+
+    assert!(
+        eventually(Duration::from_secs(30), || claude_processes(&home)
+            .is_empty())
+        .await,
+        "no agent is left: {:?}",
+        claude_processes(&home)
+    );
+    kill_tmux(tmux_dir.path());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("claude-task-restart");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let bind = format!("127.0.0.1:{port}");
+    let args = [
+        "--bind",
+        bind.as_str(),
+        "--data-dir",
+        data_dir.path().to_str().unwrap(),
+    ];
+    let mut first = spawning_server_with(&home, &cli, tmux_dir.path(), "", &args);
+    let project = path_arg(&home.project);
+    let client = modern_client(&first.url).await;
+    let tasks = json!({"tasks": [
+        add(&project, "outlive a restart", "Think, then finish lab:think=25 lab:complete=done"),
+        add(&project, "lose its session", "Think forever lab:think=600"),
+    ]});
+    let added = call_ok(&client, "task_add", tasks).await;
+    let survivor = added["added"][0]["id"].as_str().unwrap().to_string();
+    let lost = added["added"][1]["id"].as_str().unwrap().to_string();
+    for task in [&survivor, &lost] {
+        call_ok(&client, "task_start", json!({"task_id": task})).await;
+    }
+    let working = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": [format!("task-{survivor}")], "states": ["working"], "timeout_ms": 60000}),
+    )
+    .await;
+    assert_eq!(working["matched"], true, "{working:#}");
+
+    first.kill_now();
+    drop(client);
+    let killed = Command::new("tmux")
+        .args([
+            "-L",
+            "drydock",
+            "kill-session",
+            "-t",
+            &format!("drydock-task-{lost}"),
+        ])
+        .env("TMUX_TMPDIR", tmux_dir.path())
+        .output()
+        .unwrap();
+    assert!(killed.status.success(), "{killed:?}");
+
+    let second = spawning_server_with(&home, &cli, tmux_dir.path(), "", &args);
+    let client = modern_client(&second.url).await;
+    let gone = until_task(&client, &lost, finished).await;
+    assert_eq!(gone["state"], "failed", "{gone:#}");
+    assert_eq!(gone["failure"], "session lost while drydock was down");
+    let done = until_task(&client, &survivor, finished).await;
+    assert_eq!(done["state"], "done", "{done:#}");
+    assert_eq!(done["summary"], "LAB-SUMMARY done");
+
+    // The same through the CLI, as a person (or an agent without MCP) would.
+    let listed = drydock(data_dir.path(), &["task", "list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains(&format!("{survivor} [done] outlive a restart")),
+        "{listed:?}"
+    );
+    let added = drydock(
+        data_dir.path(),
+        &[
+            "task",
+            "add",
+            "from the shell",
+            "--project",
+            home.project.to_str().unwrap(),
+        ],
+    );
+    assert!(added.status.success(), "{added:?}");
+    let queued = call_ok(&client, "task_list", json!({"state": "queued"})).await;
+    let id = queued["tasks"][0]["id"].as_str().unwrap().to_string();
+    let wrong = drydock(
+        data_dir.path(),
+        &[
+            "task",
+            "complete",
+            &id,
+            "--outcome",
+            "done",
+            "--summary",
+            "x",
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(1), "{wrong:?}");
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("a queued task cannot be completed"),
+        "{wrong:?}"
+    );
+    let cleared = drydock(data_dir.path(), &["queue", "--clear"]);
+    assert!(
+        String::from_utf8_lossy(&cleared.stdout).contains(&format!("cancelled: {id}")),
+        "{cleared:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(30), || claude_processes(&home)
+            .is_empty())
+        .await,
+        "no agent is left: {:?}",
+        claude_processes(&home)
+    );
+    kill_tmux(tmux_dir.path());
+}
