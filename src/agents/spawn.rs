@@ -110,7 +110,10 @@ impl Agents {
         ask_client: Option<AskClient>,
         call: &Call<'_>,
     ) -> Result<SpawnReport, AgentError> {
-        self.launchable_profile(&req.kind)?;
+        self.launchable_profile(&req.kind).map_err(|e| match e {
+            AgentError::InvalidArgument(why) => AgentError::InvalidArgument(format!("kind: {why}")),
+            other => other,
+        })?;
         if req.prompt.trim().is_empty() {
             return Err(AgentError::InvalidArgument(
                 "prompt: the agent's task is empty".into(),
@@ -164,7 +167,7 @@ impl Agents {
         let profile = self.profiles.get(kind).filter(|p| p.launch.is_some());
         let Some(profile) = profile else {
             return Err(AgentError::InvalidArgument(format!(
-                "kind: {kind:?} is not an agent drydock can start; it can start: {}",
+                "{kind:?} is not an agent drydock can start; it can start: {}",
                 self.launchable().join(", ")
             )));
         };

@@ -155,7 +155,12 @@ impl Tasks {
             .agent
             .clone()
             .unwrap_or_else(|| self.config.tasks.default_agent.clone());
-        self.agents.launchable_profile(&agent)?;
+        self.agents
+            .launchable_profile(&agent)
+            .map_err(|e| match e {
+                AgentError::InvalidArgument(why) => invalid(format!("agent: {why}")),
+                other => TaskError::Agent(other),
+            })?;
         if let Some(policy) = &req.auto_approve
             && !self.config.tasks.policies.contains_key(policy)
         {

@@ -68,7 +68,8 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
     let tmux_dir = tempfile::tempdir().unwrap();
-    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
+    let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let updates = UpdateRecorder::default();
     let client = connect(
         &server.url,
@@ -200,6 +201,56 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     assert!(retry.contains("a done task cannot be retried"), "{retry}");
     let unknown = call_err(&client, "task_show", json!({"task_id": "nope"})).await;
     assert!(unknown.contains("no task \"nope\""), "{unknown}");
+
+    // A permission prompt waits for a person, and the task says so; a task queued with a
+    // policy from the config that allows the tool runs it alone.
+    let mut trusted = add(&project, "trusted", "Run it lab:bash lab:complete=done");
+    trusted["auto_approve"] = json!("trusted");
+    let unknown_policy = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "x", "project_path": project, "auto_approve": "yolo"}]}),
+    )
+    .await;
+    assert!(
+        unknown_policy.contains("no policy \"yolo\"") && unknown_policy.contains("trusted"),
+        "{unknown_policy}"
+    );
+    let asking = add(&project, "asking", "Run it lab:bash lab:complete=done");
+    let added = call_ok(&client, "task_add", json!({"tasks": [trusted, asking]})).await;
+    let trusted = added["added"][0]["id"].as_str().unwrap().to_string();
+    let asking = added["added"][1]["id"].as_str().unwrap().to_string();
+    let done = until_task(&client, &trusted, finished).await;
+    assert_eq!(done["state"], "done", "{done:#}");
+    assert!(home.project.join("lab-bash.txt").exists());
+    let waits = until_task(&client, &asking, |t| t["attention"].is_string()).await;
+    let attention = waits["attention"].as_str().unwrap();
+    assert!(attention.contains("waits for permission"), "{attention}");
+    let listed = call_ok(&client, "task_list", json!({"state": "running"})).await;
+    assert_eq!(listed["tasks"][0]["attention"], attention, "{listed:#}");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        task(&client, &asking).await["state"],
+        "running",
+        "nobody approved it"
+    );
+    let shown = call_ok(
+        &client,
+        "agent_list",
+        json!({"agent": format!("task-{asking}")}),
+    )
+    .await;
+    let answered = call_ok(
+        &client,
+        "agent_answer",
+        json!({"agent": format!("task-{asking}"), "action": "approve",
+               "seen": shown["agents"][0]["waiting"]["prompt_id"]}),
+    )
+    .await;
+    assert_eq!(answered["answered"], true, "{answered:#}");
+    let done = until_task(&client, &asking, finished).await;
+    assert_eq!(done["state"], "done", "{done:#}");
+    assert_eq!(done["attention"], Value::Null);
 
     let heard = updates.0.lock().unwrap().clone();
     assert!(

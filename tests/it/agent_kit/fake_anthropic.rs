@@ -9,8 +9,8 @@
 //! * `lab:ask`: an AskUserQuestion "Which colour should the lab use?" (Red, Blue);
 //! * `lab:slow=N`: the text reply streamed over N seconds;
 //! * `lab:think=N`: N seconds of `ping` events before the reply (or the first tool call);
-//! * `lab:complete=OUTCOME`: a call of drydock's `task_complete` for the task whose id the
-//!   prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
+//! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
+//!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
 //! * anything else: `LAB-REPLY to: <prompt>`.
 //!
 //! After the scripted tools have their results, the turn ends with `LAB-DONE: <tool> finished`.
@@ -132,7 +132,7 @@ fn plan(body: &Value, project: &Path) -> Reply {
     };
     let tokens = lab_tokens(&prompt);
     let has = |name: &str| tokens.iter().any(|(token, _)| token == name);
-    let steps: Vec<(&'static str, Value)> = if has("bash") {
+    let mut steps: Vec<(&'static str, Value)> = if has("bash") {
         vec![(
             "Bash",
             json!({"command": BASH_COMMAND, "description": BASH_DESCRIPTION}),
@@ -163,13 +163,14 @@ fn plan(body: &Value, project: &Path) -> Reply {
         ]
     } else if has("ask") {
         vec![("AskUserQuestion", ask_input())]
-    } else if let Some(outcome) = lab_value(&tokens, "complete") {
-        let input = json!({"task_id": task_id_in(&prompt), "outcome": outcome,
-                           "summary": format!("LAB-SUMMARY {outcome}")});
-        vec![(COMPLETE_TOOL, input)]
     } else {
         Vec::new()
     };
+    if let Some(outcome) = lab_value(&tokens, "complete") {
+        let input = json!({"task_id": task_id_in(&prompt), "outcome": outcome,
+                           "summary": format!("LAB-SUMMARY {outcome}")});
+        steps.push((COMPLETE_TOOL, input));
+    }
     let done = tool_calls_after(&messages, at);
     match steps.get(done) {
         Some((name, input)) => Reply::Tool {
