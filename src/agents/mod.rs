@@ -176,7 +176,15 @@ impl Agents {
                 .as_ref()
                 .is_none_or(|only| *only == agent.terminal.name)
             {
-                agents.push(self.observe(agent).await?);
+                // A terminal that ends, or is still being set up, while agents are listed is
+                // left out rather than failing the whole listing.
+                match self.observe(agent).await {
+                    Ok(info) => agents.push(info),
+                    Err(AgentError::Terminal(error)) => {
+                        tracing::debug!("an agent's terminal could not be read: {error}");
+                    }
+                    Err(other) => return Err(other),
+                }
             }
         }
         agents.extend(self.gone(&terminals, &agents, req.agent.as_deref()));

@@ -1,0 +1,265 @@
+//! Tasks: how soon the next queued task's agent is started once the running one signals its
+//! end (queue in auto mode, cap 1), against the agent's own start-up in the same run (its
+//! session's process start until agent_wait sees it working); and what 100 queued tasks add
+//! to `task_list`, against `task_list` of an empty queue. A real `drydock serve` with the
+//! real Claude Code 2.1.330 against the tests' Anthropic fake. `DRYDOCK_BENCH_ITERS` handoffs
+//! (default 5).
+
+#[path = "../tests/it/agent_kit/mod.rs"]
+mod agent_kit;
+#[path = "../tests/it/proc_env.rs"]
+mod proc_env;
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use support::*;
+
+use agent_kit::fake_anthropic::FakeAnthropic;
+use agent_kit::home::{AgentHome, Cli};
+
+const LIST_CALLS: usize = 50;
+const QUEUED: usize = 100;
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let handoffs = iterations(5);
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("bench-tasks");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let (mut server, url) = serve(&home, &cli, tmux_dir.path());
+    let client = connect(&url).await;
+    let project = home.project.display().to_string();
+
+    let empty = list_times(&client).await;
+    let queued: Vec<Value> = (0..QUEUED)
+        .map(|n| json!({"title": format!("queued {n}"), "project_path": project}))
+        .collect();
+    call(&client, "task_add", json!({"tasks": queued})).await;
+    let full = list_times(&client).await;
+    call(&client, "queue_clear", json!({})).await;
+
+    let tasks: Vec<Value> = (0..=handoffs)
+        .map(|n| {
+            json!({"title": format!("handoff {n}"), "project_path": project,
+                   "description": "Work a little lab:think=2 lab:complete=done"})
+        })
+        .collect();
+    let added = call(&client, "task_add", json!({"tasks": tasks})).await;
+    let ids: Vec<String> = added["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    call(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+    let mut started_ms = Vec::new();
+    let mut working_ms = Vec::new();
+    for id in &ids {
+        let waited = wait_working(&client, id).await;
+        assert_eq!(waited["matched"], true, "task {id}: {waited:#}");
+        working_ms.push(now_ms());
+        started_ms.push(process_start_ms(waited["agent"]["pid"].as_u64().unwrap()));
+    }
+    let mut records = Vec::new();
+    for id in &ids {
+        records.push(until_finished(&client, id).await);
+    }
+    server.kill().ok();
+    server.wait().ok();
+
+    let mut handoff = Vec::new();
+    let mut decided = Vec::new();
+    let mut startup = Vec::new();
+    for n in 1..ids.len() {
+        let finished = records[n - 1]["finished_at_ms"].as_f64().unwrap();
+        handoff.push(started_ms[n] - finished);
+        decided.push(records[n]["started_at_ms"].as_f64().unwrap() - finished);
+        startup.push(working_ms[n] - started_ms[n]);
+    }
+    report(handoffs, &handoff, &decided, &startup, &empty, &full);
+}
+
+fn report(
+    handoffs: usize,
+    handoff: &[f64],
+    decided: &[f64],
+    startup: &[f64],
+    empty: &[Duration],
+    full: &[Duration],
+) {
+    println!("tasks: {handoffs} handoffs on the real Claude Code 2.1.330 (auto mode, cap 1)");
+    println!(
+        "  completion signal -> next task running        {:>7.1} ms (median; {:.1}..{:.1})",
+        median(decided),
+        min(decided),
+        max(decided)
+    );
+    println!(
+        "  completion signal -> next agent's process     {:>7.1} ms (median; {:.1}..{:.1}; 10 ms clock)",
+        median(handoff),
+        min(handoff),
+        max(handoff)
+    );
+    println!(
+        "  baseline: the agent's own start-up (process -> working) {:.0} ms: the handoff is {:.1}% of it",
+        median(startup),
+        100.0 * median(handoff) / median(startup)
+    );
+    let (empty, full) = (percentile(empty, 50.0), percentile(full, 50.0));
+    println!("task_list over MCP ({LIST_CALLS} calls each, median)");
+    println!("  empty queue {empty:.2} ms; {QUEUED} queued tasks {full:.2} ms");
+    println!(
+        "  overhead of {QUEUED} tasks: {:.2} ms ({:.2}x the empty queue's call)",
+        full - empty,
+        full / empty
+    );
+}
+
+async fn list_times(client: &Client) -> Vec<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..LIST_CALLS {
+        let start = Instant::now();
+        call(client, "task_list", json!({})).await;
+        times.push(start.elapsed());
+    }
+    times
+}
+
+/// agent_wait for the agent of task `id` to work, once its session exists.
+async fn wait_working(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let arguments =
+            json!({"agents": [format!("task-{id}")], "states": ["working"], "timeout_ms": 120000});
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        let request = CallToolRequestParams::new("agent_wait").with_arguments(arguments);
+        let result = client.call_tool(request).await.expect("call");
+        if result.is_error != Some(true) {
+            return result.structured_content.expect("structured");
+        }
+        assert!(Instant::now() < deadline, "task {id}: {:?}", result.content);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn until_finished(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let task = call(client, "task_show", json!({"task_id": id})).await["task"].clone();
+        if task["state"] == "done" {
+            return task;
+        }
+        assert!(
+            task["state"] == "running" || task["state"] == "queued",
+            "{task:#}"
+        );
+        assert!(Instant::now() < deadline, "task {id} never finished");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A `drydock serve` whose agents run the pinned CLI against the fake; its URL.
+fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &std::path::Path) -> (Child, String) {
+    let bin = cli.program.parent().unwrap().display().to_string();
+    let config = home.scratch().join("drydock.toml");
+    std::fs::write(&config, "[tasks]\ngrace_s = 1\n").unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_drydock"));
+    command
+        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
+        .arg(&home.project)
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(home.scratch().join("data"))
+        .env("TMUX_TMPDIR", tmux_dir)
+        .env("TMUX", "")
+        .env("RUST_LOG", "drydock=warn")
+        .current_dir(home.scratch())
+        .stdout(Stdio::piped());
+    for (key, value) in home.launch(cli, &[]).env {
+        match key.as_str() {
+            "PATH" => command.env(key, format!("{bin}:{value}")),
+            _ => command.env(key, value),
+        };
+    }
+    let mut child = command.spawn().expect("drydock serve starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL in the banner")
+        .to_string();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+            sink.clear();
+        }
+    });
+    (child, url)
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1000.0
+}
+
+/// When process `pid` started, in ms since the epoch: the kernel counts in clock ticks since
+/// boot, and the boot's wall time comes from /proc/uptime (10 ms steps; btime is whole seconds).
+fn process_start_ms(pid: u64) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let ticks: f64 = after_name.split(' ').nth(19).unwrap().parse().unwrap();
+    let tick_hz: f64 = String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let booted_ms = now_ms() - uptime * 1000.0;
+    booted_ms + ticks / tick_hz * 1000.0
+}
+
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    sorted[sorted.len() / 2]
+}
+
+fn min(samples: &[f64]) -> f64 {
+    samples.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn max(samples: &[f64]) -> f64 {
+    samples.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
