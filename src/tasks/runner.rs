@@ -21,6 +21,8 @@ use crate::terminal::requests::{ManageAction, ManageRequest};
 
 /// Terminal sessions of tasks are `task-ID` (the tmux session `drydock-task-ID`).
 const SESSION_PREFIX: &str = "task-";
+/// How long starting a task's agent may take (agent supervision waits 30 s for it to show).
+const STARTS_WITHIN: Duration = Duration::from_secs(60);
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
@@ -223,16 +225,29 @@ impl Tasks {
 
     /// Watches running tasks until this drydock stops: adopts the ones an earlier drydock
     /// left, then follows the event feed (agents waiting, sessions ending) and the tasks'
-    /// deadlines, and starts queued tasks as slots free up.
+    /// deadlines, and starts queued tasks as slots free up. It listens to the feed only while
+    /// a task runs: a listener makes agent supervision look at every terminal change.
     pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
         self.run_until(stop.clone());
-        let mut feed = self.events.subscribe();
+        let mut feed = Some(self.events.subscribe());
         self.adopt().await;
         self.fill().await;
         loop {
+            let running = self
+                .store()
+                .and_then(|s| Ok(s.count(TaskState::Running)?))
+                .unwrap_or(0);
+            if running == 0 {
+                feed = None;
+                tokio::select! {
+                    () = self.wake.notified() => continue,
+                    () = stop.cancelled() => return,
+                }
+            }
+            let events = feed.get_or_insert_with(|| self.events.subscribe());
             let deadline = self.next_deadline();
             tokio::select! {
-                received = feed.recv() => match received {
+                received = events.recv() => match received {
                     Some(Received::Event(event)) => self.on_event(event).await,
                     Some(Received::Missed(_)) => self.check_sessions().await,
                     None => return,
@@ -375,9 +390,13 @@ impl Tasks {
             let Some(session) = task.session.clone() else {
                 continue;
             };
+            // A session that does not exist yet may still be being started.
+            let starting = Duration::from_millis(
+                unix_millis(SystemTime::now()).saturating_sub(task.started_at_ms.unwrap_or(0)),
+            ) < STARTS_WITHIN;
             let ended = match self.terminals.core_of(&session).await {
                 Ok(core) => core.has_exited(),
-                Err(_) => true,
+                Err(_) => !starting,
             };
             if ended {
                 self.session_ended(&task.id, None).await;
@@ -430,4 +449,57 @@ fn prompt(task: &Task, drydock: &str) -> String {
          complete {id} --outcome done --summary \"...\"",
         id = task.id,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> Task {
+        Task {
+            id: "0a1b2c3d".into(),
+            title: "fix the\nflaky test".into(),
+            description: "It fails one run in ten.\n\nLook at parser.rs.".into(),
+            project_path: "/work/p".into(),
+            agent_kind: "claude".into(),
+            state: TaskState::Running,
+            priority: 0,
+            created_at_ms: 0,
+            started_at_ms: None,
+            finished_at_ms: None,
+            session: None,
+            attempts: 1,
+            summary: None,
+            failure: None,
+            exit_code: None,
+            transcript: None,
+            timeout_s: None,
+            policy: None,
+            attention: None,
+        }
+    }
+
+    #[test]
+    fn the_agent_is_told_its_task_and_how_to_signal_its_end() {
+        let prompt = prompt(&task(), "/bin/drydock");
+        assert!(!prompt.contains('\n'), "typed as one argument: {prompt}");
+        assert!(prompt.starts_with("Task 0a1b2c3d from drydock's queue: fix the flaky test."));
+        assert!(prompt.contains("It fails one run in ten. Look at parser.rs."));
+        assert!(prompt.contains("task_id \"0a1b2c3d\""));
+        assert!(prompt.contains("/bin/drydock task complete 0a1b2c3d --outcome done"));
+
+        let mut same = task();
+        same.description = same.title.clone();
+        let once = super::prompt(&same, "drydock");
+        assert_eq!(once.matches("flaky test").count(), 1, "{once}");
+
+        let context = context(&task(), "/bin/drydock");
+        assert!(context.contains("# Task 0a1b2c3d: fix the\nflaky test"));
+        assert!(context.contains("Look at parser.rs."));
+        for outcome in ["done", "deferred", "wont_do", "discard"] {
+            assert!(context.contains(&format!("- {outcome}:")), "{outcome}");
+        }
+        assert_eq!(task_of_session(&session_of("0a1b2c3d")), Some("0a1b2c3d"));
+        assert_eq!(task_of_session("agent-x"), None);
+    }
 }
