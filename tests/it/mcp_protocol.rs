@@ -17,7 +17,7 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 16] = [
+const OTHER_TOOLS: [(&str, &[&str]); 25] = [
     ("agent_answer", &["action", "agent"]),
     ("agent_kill", &["agent"]),
     ("agent_list", &[]),
@@ -25,6 +25,15 @@ const OTHER_TOOLS: [(&str, &[&str]); 16] = [
     ("agent_spawn", &["cwd", "kind", "prompt"]),
     ("agent_wait", &["states"]),
     ("docs_index", &[]),
+    ("queue_clear", &[]),
+    ("queue_configure", &[]),
+    ("task_add", &["tasks"]),
+    ("task_cancel", &["task_id"]),
+    ("task_complete", &["outcome", "summary", "task_id"]),
+    ("task_list", &[]),
+    ("task_retry", &["task_id"]),
+    ("task_show", &["task_id"]),
+    ("task_start", &["task_id"]),
     ("docs_lookup", &["query"]),
     ("terminal_create", &["cwd"]),
     ("terminal_list", &[]),
@@ -215,7 +224,8 @@ async fn resources_prompts_and_completion_work() {
             "drydock://docs",
             "drydock://sessions",
             "drydock://agents",
-            "drydock://approvals"
+            "drydock://approvals",
+            "drydock://tasks"
         ]
     );
     let text = read_text_resource(&client, "drydock://projects").await;
