@@ -311,9 +311,19 @@ impl Tasks {
 
     /// When the next running task's time is up.
     fn next_deadline(&self) -> Option<Instant> {
-        let tasks = self.store().ok()?.list(Some(TaskState::Running)).ok()?;
-        let soonest = tasks.iter().map(|task| self.time_left(task)).min()?;
+        let soonest = self
+            .running_tasks()
+            .iter()
+            .map(|task| self.time_left(task))
+            .min()?;
         Some(Instant::now() + soonest)
+    }
+
+    /// The running tasks (none when the store cannot be read: nothing runs then).
+    fn running_tasks(&self) -> Vec<Task> {
+        self.store()
+            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
+            .unwrap_or_default()
     }
 
     fn time_left(&self, task: &Task) -> Duration {
@@ -330,13 +340,7 @@ impl Tasks {
 
     /// Fails the running tasks whose time is up.
     async fn expire(self: &Arc<Self>) {
-        let Ok(running) = self
-            .store()
-            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
-        else {
-            return;
-        };
-        for task in running {
+        for task in self.running_tasks() {
             if self.time_left(&task).is_zero() {
                 let failure = format!("timed out after {} s", self.timeout_of(&task).as_secs());
                 self.fail(&task, failure, None).await;
@@ -347,13 +351,7 @@ impl Tasks {
     /// Takes up the tasks an earlier drydock left running: those whose agent still runs in
     /// its session are watched again; the others failed while drydock was down.
     async fn adopt(self: &Arc<Self>) {
-        let Ok(running) = self
-            .store()
-            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
-        else {
-            return;
-        };
-        for task in running {
+        for task in self.running_tasks() {
             let session = task.session.clone().unwrap_or_else(|| session_of(&task.id));
             let alive = self
                 .agents
@@ -380,13 +378,7 @@ impl Tasks {
 
     /// After missed events: the running tasks whose session is gone or whose program ended.
     async fn check_sessions(self: &Arc<Self>) {
-        let Ok(running) = self
-            .store()
-            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
-        else {
-            return;
-        };
-        for task in running {
+        for task in self.running_tasks() {
             let Some(session) = task.session.clone() else {
                 continue;
             };

@@ -48,6 +48,28 @@ async fn until_task(
     }
 }
 
+/// A throwaway HOME for the pinned Claude Code, the Anthropic fake it talks to, and a tmux
+/// directory for drydock's tmux server.
+fn claude_home(name: &str) -> (Cli, AgentHome, FakeAnthropic, tempfile::TempDir) {
+    let mut home = AgentHome::new(name);
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    (Cli::claude(), home, fake, tempfile::tempdir().unwrap())
+}
+
+/// No process of Claude Code is left (`what` says why there should be none); then drydock's
+/// tmux server goes.
+async fn no_agent_left(home: &AgentHome, tmux_dir: &Path, what: &str) {
+    assert!(
+        eventually(Duration::from_secs(30), || claude_processes(home)
+            .is_empty())
+        .await,
+        "{what}: {:?}",
+        claude_processes(home)
+    );
+    kill_tmux(tmux_dir);
+}
+
 fn finished(task: &Value) -> bool {
     !matches!(task["state"].as_str(), Some("queued" | "running"))
 }
@@ -63,11 +85,7 @@ fn drydock(data_dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("claude-tasks");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let tmux_dir = tempfile::tempdir().unwrap();
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-tasks");
     let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
     let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let updates = UpdateRecorder::default();
@@ -257,23 +275,17 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
         heard.iter().filter(|u| *u == "drydock://tasks").count() >= 10,
         "queued, started and finished tasks were announced: {heard:?}"
     );
-    assert!(
-        eventually(Duration::from_secs(30), || claude_processes(&home)
-            .is_empty())
-        .await,
-        "finished tasks' sessions are closed: {:?}",
-        claude_processes(&home)
-    );
-    kill_tmux(tmux_dir.path());
+    no_agent_left(
+        &home,
+        tmux_dir.path(),
+        "finished tasks' sessions are closed",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_process() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("claude-task-ends");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let tmux_dir = tempfile::tempdir().unwrap();
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-task-ends");
     let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 0\n");
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
@@ -384,23 +396,12 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
     let cleared = call_ok(&client, "queue_clear", json!({})).await;
     assert_eq!(cleared["cancelled"], json!([cancelled]), "{cleared:#}");
 
-    assert!(
-        eventually(Duration::from_secs(30), || claude_processes(&home)
-            .is_empty())
-        .await,
-        "no agent is left: {:?}",
-        claude_processes(&home)
-    );
-    kill_tmux(tmux_dir.path());
+    no_agent_left(&home, tmux_dir.path(), "no agent is left").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("claude-task-restart");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let tmux_dir = tempfile::tempdir().unwrap();
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-task-restart");
     let data_dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -501,12 +502,5 @@ async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
         String::from_utf8_lossy(&cleared.stdout).contains(&format!("cancelled: {id}")),
         "{cleared:?}"
     );
-    assert!(
-        eventually(Duration::from_secs(30), || claude_processes(&home)
-            .is_empty())
-        .await,
-        "no agent is left: {:?}",
-        claude_processes(&home)
-    );
-    kill_tmux(tmux_dir.path());
+    no_agent_left(&home, tmux_dir.path(), "no agent is left").await;
 }
