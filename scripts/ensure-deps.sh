@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
 # Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals (bash and python3
-# are there already). Debian/Ubuntu (apt); uses sudo when not root.
+# are there already), Chromium and its chromedriver (the same Debian source and version) for
+# the dashboard's browser tests. Debian/Ubuntu (apt); uses sudo when not root.
 set -euo pipefail
 
 packages=()
@@ -10,6 +11,9 @@ command -v erlc >/dev/null || packages+=(erlang-dev)
 command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
+command -v chromium >/dev/null || packages+=(chromium)
+command -v chromedriver >/dev/null || packages+=(chromium-driver)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || packages+=(fonts-dejavu-core)
 
 "$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 "$(dirname "$0")/setup-docs.sh"

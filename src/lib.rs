@@ -28,6 +28,7 @@ pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod docs;
 pub mod events;
 pub(crate) mod exs;

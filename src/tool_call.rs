@@ -63,12 +63,18 @@ pub async fn call_tool(
     arguments: Value,
     call: &Call<'_>,
 ) -> Result<Outcome, CallError> {
-    let record = CallRecord::started(
-        app.events().clone(),
-        tool,
-        &arguments,
-        Some("drydock call".into()),
-    );
+    call_tool_as(app, tool, arguments, call, "drydock call").await
+}
+
+/// [`call_tool`] for `client` (the name the event feed shows: "drydock call", "dashboard").
+pub async fn call_tool_as(
+    app: &App,
+    tool: ToolName,
+    arguments: Value,
+    call: &Call<'_>,
+    client: &str,
+) -> Result<Outcome, CallError> {
+    let record = CallRecord::started(app.events().clone(), tool, &arguments, Some(client.into()));
     let result = dispatch(app, tool, arguments, call).await;
     record.finish(match &result {
         Ok(outcome) => CallStatus::Completed {

@@ -14,6 +14,7 @@ use crate::agents::endpoint::LocalEndpoint;
 use crate::app::{App, Mode};
 use crate::catalog::Toolset;
 use crate::config::Config;
+use crate::dashboard::Login;
 
 #[derive(Args, Clone)]
 pub(super) struct ServeArgs {
@@ -39,7 +40,8 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
     let address = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    print!("{}", banner(&config, address));
+    let login = crate::dashboard::Login::new(config.token.is_some());
+    print!("{}", banner(&config, address, &login));
     let app = App::start(config.clone(), Mode::Server).await;
     let local_endpoint = publish_local_endpoint(&config, address);
     if let Some(endpoint) = &local_endpoint {
@@ -47,7 +49,7 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
     }
     let stop_http = CancellationToken::new();
     let local_token = local_endpoint.as_ref().map(|e| e.token.clone());
-    let router = crate::http::router(app.clone(), &stop_http, local_token);
+    let router = crate::http::router(app.clone(), &stop_http, local_token, login);
     tokio::spawn(stop_on_signal(
         app,
         stop_http.clone(),
@@ -94,8 +96,9 @@ async fn stop_on_signal(
     std::process::exit(0);
 }
 
-fn banner(config: &Config, address: std::net::SocketAddr) -> String {
+fn banner(config: &Config, address: std::net::SocketAddr, login: &Login) -> String {
     let url = format!("http://{address}/mcp");
+    let dashboard = login.url(&format!("http://{address}"));
     let roots: Vec<String> = config
         .allowed_roots
         .iter()
@@ -128,6 +131,7 @@ fn banner(config: &Config, address: std::net::SocketAddr) -> String {
     };
     format!(
         "drydock {version} serving MCP at {url}\n\
+         dashboard: {dashboard}\n\
          {config_note}allowed project roots: {roots}{roots_note}\n\
          {docs_note}\
          \n\

@@ -18,6 +18,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
+use crate::dashboard::Login;
 use crate::mcp::DrydockServer;
 
 /// The session manager rmcp is given: drydock's, or the conformance fixtures' wrapper of it
@@ -27,11 +28,17 @@ use crate::mcp::fixtures::{SessionManager, session_manager};
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
-/// `/mcp` and `/health`, and the local commands' `/hooks` and `/approvals` when given their
-/// token; `stop` ends every
-/// MCP session and stream.
-pub fn router(app: Arc<App>, stop: &CancellationToken, local_token: Option<String>) -> Router {
+/// `/mcp` and `/health`, the dashboard (`/`, behind `login`), and the local commands'
+/// `/hooks`, `/approvals` and `/tasks` when given their token; `stop` ends every MCP session
+/// and stream.
+pub fn router(
+    app: Arc<App>,
+    stop: &CancellationToken,
+    local_token: Option<String>,
+    login: Arc<Login>,
+) -> Router {
     let config = app.config().clone();
+    let dashboard = crate::dashboard::routes(app.clone(), login);
     let local_routes = local_token.map(|token| local::routes(app.clone(), token));
     let mut mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
@@ -72,7 +79,8 @@ pub fn router(app: Arc<App>, stop: &CancellationToken, local_token: Option<Strin
         ));
     let mut router = Router::new()
         .route("/health", get(health))
-        .merge(mcp_routes);
+        .merge(mcp_routes)
+        .merge(dashboard);
     if let Some(local_routes) = local_routes {
         router = router.merge(local_routes);
     }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Serialize;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
@@ -136,6 +136,20 @@ pub struct TerminalCore {
     run_lock: tokio::sync::Mutex<()>,
     /// Sends answers to the program's queries, when drydock is its terminal.
     responder: OnceLock<Responder>,
+    /// The program's output as it arrives, for live viewers (the dashboard); bounded: a
+    /// viewer that falls behind is told it lagged and starts again from a redraw.
+    output: broadcast::Sender<Arc<[u8]>>,
+}
+
+/// Output chunks kept for live viewers that have not read them yet.
+const VIEWER_BACKLOG: usize = 256;
+
+/// What a live viewer starts from: the screen as escape codes that redraw it, at its size.
+#[derive(Debug, Clone)]
+pub struct Redraw {
+    pub rows: u16,
+    pub cols: u16,
+    pub bytes: Vec<u8>,
 }
 
 type Responder = Box<dyn Fn(&[u8]) + Send + Sync>;
@@ -197,6 +211,7 @@ impl TerminalCore {
             generation: watch::Sender::new(0),
             run_lock: tokio::sync::Mutex::new(()),
             responder: OnceLock::new(),
+            output: broadcast::Sender::new(VIEWER_BACKLOG),
         })
     }
 
@@ -255,6 +270,9 @@ impl TerminalCore {
                     }
                 }
             });
+            if self.output.receiver_count() > 0 {
+                let _ = self.output.send(Arc::from(bytes));
+            }
             screen.take_replies()
         };
         if let (false, Some(respond)) = (replies.is_empty(), self.responder.get()) {
@@ -279,6 +297,20 @@ impl TerminalCore {
             life: state.life,
             generation: *self.generation.borrow(),
         }
+    }
+
+    /// The screen now, and every byte of output after it: taken under one lock, so each
+    /// byte is either drawn by the redraw or delivered by the receiver, never both.
+    pub fn view(&self) -> (Redraw, broadcast::Receiver<Arc<[u8]>>) {
+        let state = self.lock();
+        let receiver = self.output.subscribe();
+        let (rows, cols) = state.screen.size();
+        let redraw = Redraw {
+            rows,
+            cols,
+            bytes: state.screen.redraw().into_bytes(),
+        };
+        (redraw, receiver)
     }
 
     /// The program ended.

@@ -264,6 +264,12 @@ impl Screen {
         text
     }
 
+    /// Escape codes that draw the screen as it is (contents, colours, cursor, input modes)
+    /// on an empty terminal of the same size.
+    pub fn redraw(&self) -> String {
+        format!("\x1b[0m\x1b[H\x1b[2J{}", self.screen().state_formatted())
+    }
+
     /// Cursor position, 0-based (row, col).
     pub fn cursor(&self) -> (u16, u16) {
         self.screen().cursor_position()

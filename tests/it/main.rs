@@ -10,6 +10,7 @@ mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
 mod containment;
+mod dashboard;
 mod docs_eval;
 mod docs_index;
 mod mcp_agents;

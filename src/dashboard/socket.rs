@@ -1,0 +1,275 @@
+//! The dashboard's one WebSocket per page.
+//!
+//! From the page (JSON text frames):
+//! - `{"type": "call", "id": N, "tool": NAME, "arguments": {…}}`: a tool of the catalog, run
+//!   like `drydock call` and published on the event feed with client "dashboard"; answered
+//!   with `{"type": "result", "id": N, "result": …}` or `{"type": "error", "id": N, "message"}`;
+//! - `{"type": "watch", "session": NAME}` / `{"type": "unwatch", "session": NAME}`: a
+//!   terminal's screen, then its live output;
+//! - `{"type": "input", "session": NAME, "data": TEXT}`: keys typed into a panel, through the
+//!   same path as terminal_send.
+//!
+//! To the page: `{"type": "event", "event": …}` for every event of the feed (`{"type":
+//! "missed", "count": N}` when the page fell behind), and per watched terminal `{"type":
+//! "screen", "channel": C, "session", "rows", "cols"}` followed by binary frames: the channel
+//! as 4 bytes (big-endian), then raw terminal bytes, the first of them a redraw of the screen.
+//!
+//! Everything the page is sent goes through one bounded queue: a page that stops reading
+//! makes its terminals' viewers lag, and a lagging viewer drops what it missed and starts
+//! again from a fresh redraw, so a slow browser never grows drydock's memory or slows a
+//! terminal.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::app::App;
+use crate::call::Call;
+use crate::events::Received;
+use crate::terminal::core::Redraw;
+use crate::terminal::requests::SendRequest;
+use crate::tool_call;
+
+/// Messages waiting to be written to one page.
+const OUTBOX: usize = 256;
+/// The client name dashboard actions are published under.
+const CLIENT: &str = "dashboard";
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum FromPage {
+    Call {
+        id: u64,
+        tool: String,
+        #[serde(default)]
+        arguments: Value,
+    },
+    Watch {
+        session: String,
+    },
+    Unwatch {
+        session: String,
+    },
+    Input {
+        session: String,
+        data: String,
+    },
+}
+
+/// Opens the page's socket; only for the dashboard's own origin (a page of another site, or
+/// of another port on this machine, gets 403).
+pub(super) async fn upgrade(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    socket: WebSocketUpgrade,
+) -> Response {
+    if !same_origin(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            "Forbidden: not the dashboard's origin",
+        )
+            .into_response();
+    }
+    socket.on_upgrade(move |socket| serve(app, socket))
+}
+
+/// The Origin (which browsers always send with a WebSocket) names the host the request was
+/// sent to. A request without Origin is not a browser's.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin.to_str().ok().and_then(|o| {
+        o.strip_prefix("http://")
+            .or_else(|| o.strip_prefix("https://"))
+    });
+    matches!((origin_host, host), (Some(o), Some(h)) if o == h)
+}
+
+async fn serve(app: Arc<App>, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let (outbox, mut queued) = mpsc::channel::<Message>(OUTBOX);
+    let writer = tokio::spawn(async move {
+        while let Some(message) = queued.recv().await {
+            if sink.send(message).await.is_err() {
+                return;
+            }
+        }
+    });
+    let events = tokio::spawn(forward_events(app.clone(), outbox.clone()));
+    let mut page = Page {
+        app,
+        outbox,
+        viewers: HashMap::new(),
+        next_channel: 1,
+    };
+    while let Some(Ok(message)) = stream.next().await {
+        match message {
+            Message::Text(text) => match serde_json::from_str::<FromPage>(&text) {
+                Ok(request) => page.handle(request).await,
+                Err(error) => page.say(json!({"type": "error", "message": error.to_string()})),
+            },
+            Message::Close(_) => break,
+            _ => {}
+        }
+    }
+    events.abort();
+    for (_, viewer) in page.viewers.drain() {
+        viewer.abort();
+    }
+    writer.abort();
+}
+
+/// One connected page: what it watches.
+struct Page {
+    app: Arc<App>,
+    outbox: mpsc::Sender<Message>,
+    viewers: HashMap<String, AbortHandle>,
+    next_channel: u32,
+}
+
+impl Page {
+    async fn handle(&mut self, request: FromPage) {
+        match request {
+            FromPage::Call {
+                id,
+                tool,
+                arguments,
+            } => {
+                let app = self.app.clone();
+                let outbox = self.outbox.clone();
+                tokio::spawn(async move {
+                    let answer = call(&app, id, &tool, arguments).await;
+                    let _ = outbox.send(text(&answer)).await;
+                });
+            }
+            FromPage::Watch { session } => self.watch(session).await,
+            FromPage::Unwatch { session } => {
+                if let Some(viewer) = self.viewers.remove(&session) {
+                    viewer.abort();
+                }
+            }
+            FromPage::Input { session, data } => {
+                let send = SendRequest {
+                    session: session.clone(),
+                    text: Some(data),
+                    ..SendRequest::default()
+                };
+                let call = Call::silent(self.app.shutdown_token().child_token());
+                if let Err(error) = self.app.terminals().send(send, &call).await {
+                    self.say(
+                        json!({"type": "error", "session": session, "message": error.to_string()}),
+                    );
+                }
+            }
+        }
+    }
+
+    async fn watch(&mut self, session: String) {
+        let core = match self.app.terminals().core_of(&session).await {
+            Ok(core) => core,
+            Err(error) => {
+                let message = error.to_string();
+                return self.say(json!({"type": "error", "session": session, "message": message}));
+            }
+        };
+        let channel = self.next_channel;
+        self.next_channel += 1;
+        let outbox = self.outbox.clone();
+        let name = session.clone();
+        let viewer = tokio::spawn(async move {
+            let (redraw, mut output) = core.view();
+            if !send_screen(&outbox, channel, &name, redraw).await {
+                return;
+            }
+            loop {
+                let bytes = match output.recv().await {
+                    Ok(bytes) => bytes,
+                    Err(RecvError::Lagged(_)) => {
+                        // Dropped: what it missed is replaced by the screen as it is now.
+                        let (redraw, fresh) = core.view();
+                        output = fresh;
+                        if !send_screen(&outbox, channel, &name, redraw).await {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return,
+                };
+                if outbox.send(frame(channel, &bytes)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        if let Some(earlier) = self.viewers.insert(session, viewer.abort_handle()) {
+            earlier.abort();
+        }
+    }
+
+    /// Queues `value` for the page, unless its queue is full (a page that does not read
+    /// misses notices, never terminal bytes' order).
+    fn say(&self, value: Value) {
+        let _ = self.outbox.try_send(text(&value));
+    }
+}
+
+/// Runs a catalog tool for the page, published on the event feed as the dashboard's.
+async fn call(app: &App, id: u64, tool: &str, arguments: Value) -> Value {
+    let tool = match tool_call::served_tool(app.config(), tool) {
+        Ok(tool) => tool,
+        Err(error) => return json!({"type": "error", "id": id, "message": error.to_string()}),
+    };
+    let call = Call::silent(app.shutdown_token().child_token());
+    match tool_call::call_tool_as(app, tool, arguments, &call, CLIENT).await {
+        Ok(outcome) => json!({"type": "result", "id": id, "result": outcome.structured}),
+        Err(error) => json!({"type": "error", "id": id, "message": error.to_string()}),
+    }
+}
+
+async fn forward_events(app: Arc<App>, outbox: mpsc::Sender<Message>) {
+    let mut feed = app.events().subscribe();
+    while let Some(received) = feed.recv().await {
+        let message = match received {
+            Received::Event(event) => json!({"type": "event", "event": event}),
+            Received::Missed(count) => json!({"type": "missed", "count": count}),
+        };
+        if outbox.send(text(&message)).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn send_screen(
+    outbox: &mpsc::Sender<Message>,
+    channel: u32,
+    session: &str,
+    redraw: Redraw,
+) -> bool {
+    let header = json!({"type": "screen", "channel": channel, "session": session,
+                        "rows": redraw.rows, "cols": redraw.cols});
+    outbox.send(text(&header)).await.is_ok()
+        && outbox.send(frame(channel, &redraw.bytes)).await.is_ok()
+}
+
+fn text(value: &Value) -> Message {
+    Message::Text(value.to_string().into())
+}
+
+/// A binary frame: the channel, then the bytes.
+fn frame(channel: u32, bytes: &[u8]) -> Message {
+    let mut framed = Vec::with_capacity(4 + bytes.len());
+    framed.extend_from_slice(&channel.to_be_bytes());
+    framed.extend_from_slice(bytes);
+    Message::Binary(framed.into())
+}
