@@ -3,6 +3,7 @@
 //! anything else that watches subscribes. Publishing never waits: a subscriber that falls
 //! more than [`CAPACITY`] events behind loses the oldest and is told how many it missed.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -213,7 +214,12 @@ pub struct Events {
     sender: broadcast::Sender<Event>,
     /// The last sequence number given; held while sending so numbers reach subscribers in order.
     last_seq: Mutex<u64>,
+    /// The latest tool call events, for a viewer that comes later (the dashboard's feed).
+    recent_calls: Mutex<VecDeque<Event>>,
 }
+
+/// Tool call events kept for later viewers.
+pub const RECENT_CALLS: usize = 200;
 
 impl Default for Events {
     fn default() -> Self {
@@ -226,6 +232,7 @@ impl Events {
         Events {
             sender: broadcast::Sender::new(capacity),
             last_seq: Mutex::new(0),
+            recent_calls: Mutex::default(),
         }
     }
 
@@ -241,9 +248,31 @@ impl Events {
             at_ms: unix_millis(SystemTime::now()),
             kind,
         };
+        if matches!(
+            event.kind,
+            EventKind::ToolCallStarted(_) | EventKind::ToolCallFinished { .. }
+        ) {
+            let mut recent = self
+                .recent_calls
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if recent.len() == RECENT_CALLS {
+                recent.pop_front();
+            }
+            recent.push_back(event.clone());
+        }
         // No subscriber is not an error: the event is simply not kept.
         let _ = self.sender.send(event);
         *last_seq
+    }
+
+    /// The latest tool call events (at most [`RECENT_CALLS`]), oldest first.
+    pub fn recent_calls(&self) -> Vec<Event> {
+        let recent = self
+            .recent_calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        recent.iter().cloned().collect()
     }
 
     /// Whether anything listens to the feed now.
@@ -438,6 +467,34 @@ mod tests {
         drop(abandoned);
         assert_eq!(finished(feed.try_recv()).1, CallStatus::Cancelled);
         assert_eq!(feed.try_recv(), None, "one finished event per call");
+    }
+
+    #[test]
+    fn the_latest_tool_calls_are_kept_for_later_viewers() {
+        let events = Events::default();
+        events.publish(created(0));
+        for _ in 0..RECENT_CALLS + 5 {
+            events.publish(EventKind::ToolCallStarted(ToolCall {
+                call_id: 1,
+                tool: ToolName::TerminalList,
+                arguments: "{}".into(),
+                project: None,
+                client: None,
+            }));
+        }
+        let recent = events.recent_calls();
+        assert_eq!(recent.len(), RECENT_CALLS, "bounded");
+        assert_eq!(
+            recent.last().unwrap().seq,
+            RECENT_CALLS as u64 + 6,
+            "the latest kept"
+        );
+        assert!(
+            recent
+                .iter()
+                .all(|e| matches!(e.kind, EventKind::ToolCallStarted(_))),
+            "only tool calls"
+        );
     }
 
     #[test]

@@ -47,6 +47,11 @@ function connect() {
       if (waiter) data.type === "result" ? waiter.resolve(data.result) : waiter.reject(new Error(data.message));
     } else if (data.type === "screen") {
       screen(data);
+    } else if (data.type === "history") {
+      // A (re)connection: the feed starts again from what the server kept.
+      $("calls").replaceChildren();
+      lastSeq = 0;
+      for (const past of data.events) event(past);
     } else if (data.type === "event") {
       event(data.event);
     } else if (data.type === "missed") {
@@ -243,7 +248,12 @@ $("feed-filter").addEventListener("input", () => applyFeedFilter());
 
 // Events
 
+let lastSeq = 0;
+
 function event(event) {
+  // The history and the live feed overlap by a few events: each is shown once.
+  if (event.seq <= lastSeq) return;
+  lastSeq = event.seq;
   switch (event.type) {
     case "tool_call_started":
     case "tool_call_finished":

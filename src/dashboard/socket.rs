@@ -9,8 +9,9 @@
 //! - `{"type": "input", "session": NAME, "data": TEXT}`: keys typed into a panel, through the
 //!   same path as terminal_send.
 //!
-//! To the page: `{"type": "event", "event": …}` for every event of the feed (`{"type":
-//! "missed", "count": N}` when the page fell behind), and per watched terminal `{"type":
+//! To the page: the latest tool calls (`{"type": "history", "events": […]}`), then
+//! `{"type": "event", "event": …}` for every event of the feed (`{"type": "missed", "count":
+//! N}` when the page fell behind), and per watched terminal `{"type":
 //! "screen", "channel": C, "session", "rows", "cols"}` followed by binary frames: the channel
 //! as 4 bytes (big-endian), then raw terminal bytes, the first of them a redraw of the screen.
 //!
@@ -237,8 +238,14 @@ async fn call(app: &App, id: u64, tool: &str, arguments: Value) -> Value {
     }
 }
 
+/// The latest tool calls first (`{"type": "history", "events": […]}`), then every event as
+/// it is published; an event in both has the same `seq`.
 async fn forward_events(app: Arc<App>, outbox: mpsc::Sender<Message>) {
     let mut feed = app.events().subscribe();
+    let history = json!({"type": "history", "events": app.events().recent_calls()});
+    if outbox.send(text(&history)).await.is_err() {
+        return;
+    }
     while let Some(received) = feed.recv().await {
         let message = match received {
             Received::Event(event) => json!({"type": "event", "event": event}),

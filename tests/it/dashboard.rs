@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::agent_kit::home::Cli;
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::home::{AgentHome, Cli};
+use crate::mcp_spawn::{kill_tmux, spawning_server};
 use crate::support::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -325,11 +327,17 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         .await;
     assert!(feed.as_str().unwrap().contains("dashboard"), "{feed}");
 
-    // A second page sees the same screen.
+    // A second page sees the same screen, and the calls made before it came.
     chromium.new_window();
     chromium.open(&format!("{base}/")).await;
     chromium
         .until(&has_output, "the redraw on a second page")
+        .await;
+    chromium
+        .until(
+            "return document.querySelector('#calls li[data-tool=compile]') !== null",
+            "the earlier compile call on the second page",
+        )
         .await;
     let shot = std::env::temp_dir().join("drydock-dashboard.png");
     std::fs::write(&shot, chromium.screenshot()).unwrap();
@@ -396,4 +404,73 @@ async fn with_a_token_the_dashboard_asks_for_its_one_time_login() {
     assert_eq!(get(&base, "/", Some(&pair)).0, 200);
     assert_eq!(get(&base, &path, None).0, 401, "the login URL works once");
     assert_eq!(get(&base, "/", Some("drydock_dashboard=forged")).0, 401);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("dashboard-claude");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "");
+    let client = modern_client(&server.url).await;
+    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
+    let created = call_ok(
+        &client,
+        "terminal_create",
+        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+    )
+    .await;
+    let agent = created["name"].as_str().unwrap().to_string();
+    let idle = call_ok(
+        &client,
+        "agent_wait",
+        json!({"agents": [agent], "states": ["idle"], "timeout_ms": 60000}),
+    )
+    .await;
+    assert_eq!(idle["matched"], true, "{idle:#}");
+
+    let chromium = Chromium::start();
+    chromium.open(&format!("{}/", server.base_url())).await;
+    call_ok(
+        &client,
+        "agent_send",
+        json!({"agent": agent, "text": "Run the lab command lab:bash"}),
+    )
+    .await;
+    let panel = format!(".panel[data-session={agent:?}]");
+    let question = chromium
+        .until(
+            &format!(
+                "const p = document.querySelector('{panel}.state-waiting [data-testid=question]'); return p && p.textContent"
+            ),
+            "the panel shows the agent's question",
+        )
+        .await;
+    assert!(!question.as_str().unwrap().is_empty(), "{question}");
+    let title = chromium.eval("return document.title");
+    assert_eq!(title, "(1) drydock");
+    std::fs::write(
+        std::env::temp_dir().join("drydock-dashboard-waiting.png"),
+        chromium.screenshot(),
+    )
+    .unwrap();
+    chromium.click(&format!("{panel} [data-testid=approve]"));
+    let ran = home.project.join("lab-bash.txt");
+    assert!(
+        eventually(WITHIN, || ran.exists()).await,
+        "Approve let the agent run its command"
+    );
+    chromium
+        .until(
+            &format!("return document.querySelector('{panel}.state-waiting') === null"),
+            "the panel leaves yellow",
+        )
+        .await;
+    let errors = chromium.eval("return window.drydock.errors");
+    assert_eq!(errors, json!([]), "the page logged no error");
+    drop(chromium);
+    call_ok(&client, "agent_kill", json!({"agent": agent})).await;
+    kill_tmux(tmux_dir.path());
 }
