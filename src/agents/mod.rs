@@ -121,6 +121,8 @@ pub struct Agents {
     spawned: Mutex<HashMap<String, spawn::RunTraits>>,
     /// Where the HTTP server takes hooks and MCP, once it listens.
     endpoint: OnceLock<LocalEndpoint>,
+    /// Told when `endpoint` is set.
+    endpoint_set: tokio::sync::Notify,
     /// The last agent seen in each terminal, by terminal name: its state carries over
     /// (a redraw is not a new state), and once its process is gone it reads as exited.
     known: Mutex<HashMap<String, Known>>,
@@ -155,6 +157,7 @@ impl Agents {
             decisions: Decisions::default(),
             spawned: Mutex::default(),
             endpoint: OnceLock::new(),
+            endpoint_set: tokio::sync::Notify::new(),
             profiles,
             profile_errors: errors.iter().map(ToString::to_string).collect(),
             terminals,
@@ -246,6 +249,24 @@ impl Agents {
     /// From now on, spawned agents get hooks and MCP through `endpoint`.
     pub fn serve_at(&self, endpoint: LocalEndpoint) {
         let _ = self.endpoint.set(endpoint);
+        self.endpoint_set.notify_waiters();
+    }
+
+    /// Returns once spawned agents can reach drydock (the HTTP server published its
+    /// endpoint), or after `limit` (it may never: its data directory is not writable).
+    pub async fn until_reachable(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let set = self.endpoint_set.notified();
+            tokio::pin!(set);
+            set.as_mut().enable();
+            if self.endpoint.get().is_some() {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, set).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// The requests waiting for a person.

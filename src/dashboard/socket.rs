@@ -15,13 +15,14 @@
 //! "screen", "channel": C, "session", "rows", "cols"}` followed by binary frames: the channel
 //! as 4 bytes (big-endian), then raw terminal bytes, the first of them a redraw of the screen.
 //!
-//! Everything the page is sent goes through one bounded queue: a page that stops reading
-//! makes its terminals' viewers lag, and a lagging viewer drops what it missed and starts
-//! again from a fresh redraw, so a slow browser never grows drydock's memory or slows a
-//! terminal.
+//! Everything the page is sent goes through one queue bounded in messages and in bytes: a
+//! page that stops reading makes its terminals' viewers drop output, and once it caught up
+//! they send a fresh redraw instead of what it missed, so a slow browser never grows
+//! drydock's memory or slows a terminal.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -43,6 +44,47 @@ use crate::tool_call;
 
 /// Messages waiting to be written to one page.
 const OUTBOX: usize = 256;
+/// Terminal bytes waiting to be written to one page, at most (about): past it, a viewer
+/// drops output and sends a fresh screen once the page has caught up.
+const PAGE_BUDGET: usize = 8 * 1024 * 1024;
+/// Messages written to the socket before one flush, at most.
+const WRITE_BATCH: usize = 32;
+/// How often a viewer that dropped output looks whether the page caught up.
+const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What is queued for one page, and how many bytes of it.
+#[derive(Clone)]
+struct Outbox {
+    sender: mpsc::Sender<Message>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Outbox {
+    /// Queues `message`, waiting for room; false once the page is gone.
+    async fn send(&self, message: Message) -> bool {
+        self.queued.fetch_add(size(&message), Ordering::Relaxed);
+        self.sender.send(message).await.is_ok()
+    }
+
+    fn try_send(&self, message: Message) {
+        let bytes = size(&message);
+        if self.sender.try_send(message).is_ok() {
+            self.queued.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) < PAGE_BUDGET
+    }
+}
+
+fn size(message: &Message) -> usize {
+    match message {
+        Message::Text(text) => text.len(),
+        Message::Binary(bytes) => bytes.len(),
+        _ => 0,
+    }
+}
 /// The client name dashboard actions are published under.
 const CLIENT: &str = "dashboard";
 
@@ -100,12 +142,26 @@ fn same_origin(headers: &HeaderMap) -> bool {
 
 async fn serve(app: Arc<App>, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
-    let (outbox, mut queued) = mpsc::channel::<Message>(OUTBOX);
+    let (sender, mut queue) = mpsc::channel::<Message>(OUTBOX);
+    let outbox = Outbox {
+        sender,
+        queued: Arc::default(),
+    };
+    let written = outbox.queued.clone();
+    // Writes what is queued in batches, flushed once per batch.
     let writer = tokio::spawn(async move {
-        while let Some(message) = queued.recv().await {
-            if sink.send(message).await.is_err() {
+        let mut batch = Vec::new();
+        while queue.recv_many(&mut batch, WRITE_BATCH).await > 0 {
+            let bytes: usize = batch.iter().map(size).sum();
+            for message in batch.drain(..) {
+                if sink.feed(message).await.is_err() {
+                    return;
+                }
+            }
+            if sink.flush().await.is_err() {
                 return;
             }
+            written.fetch_sub(bytes, Ordering::Relaxed);
         }
     });
     let events = tokio::spawn(forward_events(app.clone(), outbox.clone()));
@@ -135,7 +191,7 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
 /// One connected page: what it watches.
 struct Page {
     app: Arc<App>,
-    outbox: mpsc::Sender<Message>,
+    outbox: Outbox,
     viewers: HashMap<String, AbortHandle>,
     next_channel: u32,
 }
@@ -152,7 +208,7 @@ impl Page {
                 let outbox = self.outbox.clone();
                 tokio::spawn(async move {
                     let answer = call(&app, id, &tool, arguments).await;
-                    let _ = outbox.send(text(&answer)).await;
+                    outbox.send(text(&answer)).await;
                 });
             }
             FromPage::Watch { session } => self.watch(session).await,
@@ -194,21 +250,35 @@ impl Page {
             if !send_screen(&outbox, channel, &name, redraw).await {
                 return;
             }
+            // Output this page missed (it fell behind): replaced by the screen as it is once
+            // the page caught up.
+            let mut missed = false;
             loop {
+                if missed {
+                    if !outbox.has_room() {
+                        tokio::time::sleep(CATCH_UP).await;
+                        continue;
+                    }
+                    let (redraw, fresh) = core.view();
+                    output = fresh;
+                    if !send_screen(&outbox, channel, &name, redraw).await {
+                        return;
+                    }
+                    missed = false;
+                }
                 let bytes = match output.recv().await {
                     Ok(bytes) => bytes,
                     Err(RecvError::Lagged(_)) => {
-                        // Dropped: what it missed is replaced by the screen as it is now.
-                        let (redraw, fresh) = core.view();
-                        output = fresh;
-                        if !send_screen(&outbox, channel, &name, redraw).await {
-                            return;
-                        }
+                        missed = true;
                         continue;
                     }
                     Err(RecvError::Closed) => return,
                 };
-                if outbox.send(frame(channel, &bytes)).await.is_err() {
+                if !outbox.has_room() {
+                    missed = true;
+                    continue;
+                }
+                if !outbox.send(frame(channel, &bytes)).await {
                     return;
                 }
             }
@@ -221,7 +291,7 @@ impl Page {
     /// Queues `value` for the page, unless its queue is full (a page that does not read
     /// misses notices, never terminal bytes' order).
     fn say(&self, value: Value) {
-        let _ = self.outbox.try_send(text(&value));
+        self.outbox.try_send(text(&value));
     }
 }
 
@@ -240,10 +310,10 @@ async fn call(app: &App, id: u64, tool: &str, arguments: Value) -> Value {
 
 /// The latest tool calls first (`{"type": "history", "events": […]}`), then every event as
 /// it is published; an event in both has the same `seq`.
-async fn forward_events(app: Arc<App>, outbox: mpsc::Sender<Message>) {
+async fn forward_events(app: Arc<App>, outbox: Outbox) {
     let mut feed = app.events().subscribe();
     let history = json!({"type": "history", "events": app.events().recent_calls()});
-    if outbox.send(text(&history)).await.is_err() {
+    if !outbox.send(text(&history)).await {
         return;
     }
     while let Some(received) = feed.recv().await {
@@ -251,22 +321,16 @@ async fn forward_events(app: Arc<App>, outbox: mpsc::Sender<Message>) {
             Received::Event(event) => json!({"type": "event", "event": event}),
             Received::Missed(count) => json!({"type": "missed", "count": count}),
         };
-        if outbox.send(text(&message)).await.is_err() {
+        if !outbox.send(text(&message)).await {
             return;
         }
     }
 }
 
-async fn send_screen(
-    outbox: &mpsc::Sender<Message>,
-    channel: u32,
-    session: &str,
-    redraw: Redraw,
-) -> bool {
+async fn send_screen(outbox: &Outbox, channel: u32, session: &str, redraw: Redraw) -> bool {
     let header = json!({"type": "screen", "channel": channel, "session": session,
                         "rows": redraw.rows, "cols": redraw.cols});
-    outbox.send(text(&header)).await.is_ok()
-        && outbox.send(frame(channel, &redraw.bytes)).await.is_ok()
+    outbox.send(text(&header)).await && outbox.send(frame(channel, &redraw.bytes)).await
 }
 
 fn text(value: &Value) -> Message {

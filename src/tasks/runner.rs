@@ -23,6 +23,8 @@ use crate::terminal::requests::{ManageAction, ManageRequest};
 const SESSION_PREFIX: &str = "task-";
 /// How long starting a task's agent may take (agent supervision waits 30 s for it to show).
 const STARTS_WITHIN: Duration = Duration::from_secs(60);
+/// How long the monitor waits for the server's endpoint before running tasks anyway.
+const ENDPOINT_WITHIN: Duration = Duration::from_secs(10);
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
@@ -229,6 +231,10 @@ impl Tasks {
     /// a task runs: a listener makes agent supervision look at every terminal change.
     pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
         self.run_until(stop.clone());
+        // An agent started before the server publishes its endpoint would get no MCP config
+        // (no task_complete): the server publishes it right after the app starts, before it
+        // takes requests, so only the monitor's own first starts wait for it.
+        self.agents.until_reachable(ENDPOINT_WITHIN).await;
         let mut feed = Some(self.events.subscribe());
         self.adopt().await;
         self.fill().await;

@@ -141,8 +141,10 @@ pub struct TerminalCore {
     output: broadcast::Sender<Arc<[u8]>>,
 }
 
-/// Output chunks kept for live viewers that have not read them yet.
-const VIEWER_BACKLOG: usize = 256;
+/// Output chunks kept for live viewers that have not read them yet, and their largest size:
+/// at most 16 MiB per watched terminal.
+const VIEWER_BACKLOG: usize = 1024;
+const VIEWER_CHUNK: usize = 16 * 1024;
 
 /// What a live viewer starts from: the screen as escape codes that redraw it, at its size.
 #[derive(Debug, Clone)]
@@ -271,7 +273,10 @@ impl TerminalCore {
                 }
             });
             if self.output.receiver_count() > 0 {
-                let _ = self.output.send(Arc::from(bytes));
+                // Small chunks keep the viewers' backlog small in bytes too.
+                for chunk in bytes.chunks(VIEWER_CHUNK) {
+                    let _ = self.output.send(Arc::from(chunk));
+                }
             }
             screen.take_replies()
         };
