@@ -258,7 +258,7 @@ impl Opener {
                 .as_bytes(),
         );
         if owns != Owns::Nothing {
-            record_exit(&client, &core, pane.id.clone());
+            record_exit(tmux.clone(), &client, &core, pane.id.clone());
         }
         let writer = pane_writer(tmux.clone(), pane.id.clone());
         // drydock starts bash or zsh with its integration in the sessions it creates.
@@ -284,7 +284,7 @@ impl Opener {
 
 /// Tells `core` when the program of `pane` (on drydock's own server, where panes remain
 /// after their program exits) ends, with its exit status.
-fn record_exit(client: &ControlClient, core: &Arc<TerminalCore>, pane: String) {
+fn record_exit(tmux: Tmux, client: &ControlClient, core: &Arc<TerminalCore>, pane: String) {
     let mut events = client.events();
     let core = Arc::downgrade(core);
     tokio::spawn(async move {
@@ -293,7 +293,13 @@ fn record_exit(client: &ControlClient, core: &Arc<TerminalCore>, pane: String) {
                 Ok(ControlEvent::PaneExited {
                     pane: dead, status, ..
                 }) if dead == pane => status,
-                Ok(ControlEvent::PaneClosed { pane: closed }) if closed == pane => None,
+                Ok(ControlEvent::PaneClosed { pane: closed }) if closed == pane => {
+                    // Closed means killed with its session: a pane that still answers lives on.
+                    if tmux.pane(&pane).await.is_ok_and(|info| !info.dead) {
+                        continue;
+                    }
+                    None
+                }
                 Ok(ControlEvent::Exited { .. }) | Err(RecvError::Closed) => return,
                 Ok(_) | Err(RecvError::Lagged(_)) => continue,
             };

@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::agent_kit::fake_anthropic::FakeAnthropic;
-use crate::agent_kit::home::{AgentHome, Cli};
-use crate::mcp_spawn::{kill_tmux, spawning_server};
+use crate::agent_kit::home::Cli;
+use crate::mcp_agents::ClaudeInPty;
 use crate::support::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -408,21 +407,13 @@ async fn with_a_token_the_dashboard_asks_for_its_one_time_login() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("dashboard-claude");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let tmux_dir = tempfile::tempdir().unwrap();
-    let server = spawning_server(&home, &cli, tmux_dir.path(), "");
-    let client = modern_client(&server.url).await;
-    let command = home.launch(&cli, &[]).shell_command(&["TERM"]);
-    let created = call_ok(
-        &client,
-        "terminal_create",
-        json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
-    )
-    .await;
-    let agent = created["name"].as_str().unwrap().to_string();
+    let ClaudeInPty {
+        home,
+        fake: _fake,
+        server,
+        client,
+        session: agent,
+    } = ClaudeInPty::start("dashboard-claude").await;
     let idle = call_ok(
         &client,
         "agent_wait",
@@ -472,5 +463,4 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
     assert_eq!(errors, json!([]), "the page logged no error");
     drop(chromium);
     call_ok(&client, "agent_kill", json!({"agent": agent})).await;
-    kill_tmux(tmux_dir.path());
 }

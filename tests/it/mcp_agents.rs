@@ -62,16 +62,16 @@ fn labels(entry: &Value) -> Vec<String> {
 }
 
 /// Claude Code against the Anthropic fake in a drydock PTY session of a server of its own.
-struct ClaudeInPty {
-    home: AgentHome,
-    fake: FakeAnthropic,
-    server: Server,
-    client: Client,
-    session: String,
+pub struct ClaudeInPty {
+    pub home: AgentHome,
+    pub fake: FakeAnthropic,
+    pub server: Server,
+    pub client: Client,
+    pub session: String,
 }
 
 impl ClaudeInPty {
-    async fn start(prefix: &str) -> ClaudeInPty {
+    pub async fn start(prefix: &str) -> ClaudeInPty {
         let cli = Cli::claude();
         let mut home = AgentHome::new(prefix);
         let fake = FakeAnthropic::start(&home.project);

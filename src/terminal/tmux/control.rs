@@ -572,10 +572,12 @@ async fn report_closed_panes(tmux: &Tmux, shared: &Shared) {
             .await;
         match listed {
             Ok(out) => break out.lines().map(str::to_string).collect(),
-            // No server, or a server without sessions.
-            Err(TmuxError::NoServer { .. } | TmuxError::UnknownTarget { .. }) => {
-                break HashSet::new();
-            }
+            // A server without sessions.
+            Err(TmuxError::UnknownTarget { .. }) => break HashSet::new(),
+            // No server, or one that could not be reached for a moment (a busy machine:
+            // "error connecting to …"): only a server still not there after the retries has
+            // taken every pane with it.
+            Err(TmuxError::NoServer { .. }) if attempts >= 3 => break HashSet::new(),
             Err(_) if attempts < 3 => tokio::time::sleep(Duration::from_millis(200)).await,
             Err(_) => return,
         }
