@@ -422,6 +422,15 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
     .await;
     assert_eq!(idle["matched"], true, "{idle:#}");
 
+    // Three more live terminals beside the agent: the four-panel screenshot.
+    for command in ["ls -la", "git --version; cargo --version", "seq 1 30"] {
+        call_ok(
+            &client,
+            "terminal_create",
+            json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+        )
+        .await;
+    }
     let chromium = Chromium::start();
     chromium.open(&format!("{}/", server.base_url())).await;
     call_ok(
@@ -442,6 +451,12 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
     assert!(!question.as_str().unwrap().is_empty(), "{question}");
     let title = chromium.eval("return document.title");
     assert_eq!(title, "(1) drydock");
+    chromium
+        .until(
+            "return document.querySelectorAll('.panel').length === 4",
+            "four panels",
+        )
+        .await;
     std::fs::write(
         std::env::temp_dir().join("drydock-dashboard-waiting.png"),
         chromium.screenshot(),
