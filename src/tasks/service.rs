@@ -370,16 +370,9 @@ impl Tasks {
 
     fn report(&self, task: Task) -> TaskReport {
         let attach = (task.state == TaskState::Running)
-            .then(|| task.session.as_deref().map(|s| self.attach_command(s)))
+            .then(|| self.terminals.attach_command(task.session.as_deref()?))
             .flatten();
         TaskReport::new(task, attach)
-    }
-
-    fn attach_command(&self, session: &str) -> String {
-        format!(
-            "tmux -L {} attach -t drydock-{session}",
-            self.config.terminal.tmux_socket
-        )
     }
 
     /// Tells the event feed about `task`, which was in state `from` before.

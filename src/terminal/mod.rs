@@ -212,4 +212,12 @@ impl Terminals {
     pub fn names(&self) -> Vec<String> {
         self.registry.names()
     }
+
+    /// How the user watches session `name`, when it is one of drydock's tmux sessions.
+    pub fn attach_command(&self, name: &str) -> Option<String> {
+        let session = self.registry.get(name)?;
+        session
+            .backend
+            .attach_command(&self.config.terminal.tmux_socket)
+    }
 }

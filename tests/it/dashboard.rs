@@ -345,14 +345,8 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
     chromium.click(&format!("{panel} [data-testid=stop]"));
     let deadline = Instant::now() + WITHIN;
     loop {
-        let listed = call_ok(&client, "terminal_list", json!({})).await;
-        let names: Vec<&str> = listed["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|s| s["name"].as_str())
-            .collect();
-        if !names.contains(&session.as_str()) {
+        let names = session_names(&client).await;
+        if !names.contains(&session) {
             break;
         }
         assert!(

@@ -491,14 +491,11 @@ async fn the_users_own_tmux_panes_are_listed_read_and_driven() {
         ],
     );
     assert!(other.status.success(), "{other:?}");
-    let listed = call_ok(&client, "terminal_list", json!({})).await;
-    let names: Vec<&str> = listed["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| s["name"].as_str())
-        .collect();
-    assert!(names.contains(&"tmux:side:0.0@other"), "{names:?}");
+    let names = session_names(&client).await;
+    assert!(
+        names.iter().any(|n| n == "tmux:side:0.0@other"),
+        "{names:?}"
+    );
     assert!(
         !names.iter().any(|n| n.ends_with("@drydock")),
         "drydock's own server is not the user's: {names:?}"
@@ -690,13 +687,7 @@ async fn sessions_are_capped_and_idle_ones_reaped() {
 
     let mut names = Vec::new();
     for _ in 0..100 {
-        let listed = call_ok(&client, "terminal_list", json!({})).await;
-        names = listed["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["name"].as_str().unwrap().to_string())
-            .collect();
+        names = session_names(&client).await;
         if names.is_empty() {
             break;
         }

@@ -376,6 +376,17 @@ pub fn tool_call(name: &str, arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name.to_string()).with_arguments(arguments)
 }
 
+/// The names terminal_list lists.
+pub async fn session_names(client: &Peer<RoleClient>) -> Vec<String> {
+    let listed = call_ok(client, "terminal_list", json!({})).await;
+    listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Call a tool that must succeed; returns its structured content.
 pub async fn call_ok(client: &Peer<RoleClient>, name: &str, arguments: Value) -> Value {
     let result = call(client, name, arguments).await;
