@@ -10,10 +10,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::agents::Agents;
+use crate::agents::approvals::{Approval, ApprovalError};
 use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::service::Docs;
-use crate::events::Events;
+use crate::events::{EventKind, Events};
 use crate::tasks::Tasks;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
@@ -135,6 +136,25 @@ impl App {
 
     pub fn events(&self) -> &Arc<Events> {
         &self.events
+    }
+
+    /// A person's answer to pending approval `id`, published on the event feed as `by`'s.
+    pub fn decide_approval(
+        &self,
+        id: &str,
+        approve: bool,
+        by: &str,
+    ) -> Result<Approval, ApprovalError> {
+        let approval = self.agents.approvals().decide(id, approve)?;
+        self.events.publish(EventKind::ApprovalDecided {
+            approval: approval.id.clone(),
+            action: approval.action.clone(),
+            kind: approval.kind.clone(),
+            name: approval.name.clone(),
+            approved: approve,
+            by: by.to_string(),
+        });
+        Ok(approval)
     }
 
     /// Cancelled when the app shuts down.

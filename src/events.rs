@@ -13,6 +13,10 @@ use tokio::sync::broadcast;
 
 use crate::catalog::ToolName;
 
+mod results;
+pub use results::KeptResult;
+use results::KeptResults;
+
 /// Events kept for subscribers that have not read them yet.
 pub const CAPACITY: usize = 4096;
 
@@ -58,6 +62,18 @@ pub enum EventKind {
     QueueConfigured {
         mode: &'static str,
         max_concurrent: u32,
+    },
+    /// A person answered a pending approval (`drydock approve`, the dashboard).
+    ApprovalDecided {
+        approval: String,
+        /// What was asked: agent_spawn.
+        action: String,
+        /// The agent kind and the session it would run in.
+        kind: String,
+        name: String,
+        approved: bool,
+        /// Who answered: "drydock approve" (the CLI) or "dashboard".
+        by: String,
     },
     DocsIngest {
         phase: IngestPhase,
@@ -184,6 +200,15 @@ impl CallRecord {
         self.publish_finished(status);
     }
 
+    /// [`CallRecord::finish`], keeping what the call returned for later viewers (published
+    /// after it is kept, so a viewer that sees the call end finds its result).
+    pub fn finish_with(mut self, status: CallStatus, result: &serde_json::Value) {
+        if let Some(call) = &self.call {
+            self.events.keep_result(call.call_id, result);
+        }
+        self.publish_finished(status);
+    }
+
     fn publish_finished(&mut self, status: CallStatus) {
         if let Some(call) = self.call.take() {
             let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -216,6 +241,8 @@ pub struct Events {
     last_seq: Mutex<u64>,
     /// The latest tool call events, for a viewer that comes later (the dashboard's feed).
     recent_calls: Mutex<VecDeque<Event>>,
+    /// What the latest calls returned.
+    results: Mutex<KeptResults>,
 }
 
 /// Tool call events kept for later viewers.
@@ -233,6 +260,7 @@ impl Events {
             sender: broadcast::Sender::new(capacity),
             last_seq: Mutex::new(0),
             recent_calls: Mutex::default(),
+            results: Mutex::default(),
         }
     }
 
@@ -273,6 +301,22 @@ impl Events {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         recent.iter().cloned().collect()
+    }
+
+    fn keep_result(&self, call_id: u64, result: &serde_json::Value) {
+        self.results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keep(call_id, result, RECENT_CALLS);
+    }
+
+    /// What call `call_id` returned, while it is among the latest calls (and the results
+    /// kept in bytes).
+    pub fn call_result(&self, call_id: u64) -> Option<Arc<KeptResult>> {
+        self.results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(call_id)
     }
 
     /// Whether anything listens to the feed now.

@@ -76,14 +76,17 @@ pub async fn call_tool_as(
 ) -> Result<Outcome, CallError> {
     let record = CallRecord::started(app.events().clone(), tool, &arguments, Some(client.into()));
     let result = dispatch(app, tool, arguments, call).await;
-    record.finish(match &result {
-        Ok(outcome) => CallStatus::Completed {
-            status: outcome.structured["status"].as_str().map(str::to_string),
-        },
-        Err(error) => CallStatus::Error {
+    match &result {
+        Ok(outcome) => record.finish_with(
+            CallStatus::Completed {
+                status: outcome.structured["status"].as_str().map(str::to_string),
+            },
+            &outcome.structured,
+        ),
+        Err(error) => record.finish(CallStatus::Error {
             message: error.to_string(),
-        },
-    });
+        }),
+    }
     result
 }
 

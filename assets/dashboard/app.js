@@ -54,23 +54,34 @@ function connect() {
       for (const past of data.events) event(past);
     } else if (data.type === "event") {
       event(data.event);
+    } else if (data.type === "approvals") {
+      showApprovals(data.pending);
     } else if (data.type === "missed") {
       refresh();
     }
   };
 }
 
-/// Calls a drydock tool; resolves with its structured result.
-function call(tool, args = {}) {
+/// Sends `request` and resolves with its answer's result (rejects with its error).
+function ask(request) {
   const id = nextCall++;
-  socket.send(JSON.stringify({ type: "call", id, tool, arguments: args }));
+  socket.send(JSON.stringify({ ...request, id }));
   return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
 }
 
+/// Calls a drydock tool; resolves with its structured result.
+const call = (tool, args = {}) => ask({ type: "call", tool, arguments: args });
+
 async function refresh() {
   const [terminals, agents] = await Promise.all([call("terminal_list"), call("agent_list").catch(() => ({ agents: [] }))]);
-  for (const session of terminals.sessions) panelFor(session.name, session);
+  const agentNames = new Set(agents.agents.map((agent) => agent.name));
+  userPanes = terminals.sessions.filter((session) => session.backend === "user_tmux");
+  // The user's own panes only when the person added them (or an agent runs there).
+  for (const session of terminals.sessions) {
+    if (session.backend !== "user_tmux" || chosenPanes.has(session.name) || agentNames.has(session.name)) panelFor(session.name, session);
+  }
   for (const agent of agents.agents) showAgent(agent);
+  fillPanePicker();
   await refreshQueue();
 }
 
@@ -81,24 +92,87 @@ function panelFor(name, info = {}) {
   if (panel) return panel;
   const users = info.backend === "user_tmux" || name.startsWith("tmux:");
   const term = new Terminal({ fontFamily: "DejaVu Sans Mono, monospace", fontSize: 12, scrollback: 5000, convertEol: false });
+  const fit = new FitAddon.FitAddon();
+  term.loadAddon(fit);
   const box = el("div", { class: "term" });
   const meta = el("span", { class: "meta" }, info.cwd || "");
   const question = el("div", { class: "question", hidden: "" });
   const buttons = [
-    el("button", { "data-testid": "fullscreen", onclick: () => node.classList.toggle("fullscreen") }, "full"),
+    el("button", { "data-testid": "fullscreen", onclick: () => { node.classList.toggle("fullscreen"); fitPanel(panel); } }, "full"),
     el("button", { "data-testid": "interrupt", onclick: () => call("terminal_manage", { session: name, action: "interrupt" }) }, "interrupt"),
   ];
-  if (!users) buttons.push(el("button", { "data-testid": "stop", onclick: () => call("terminal_manage", { session: name, action: "kill" }) }, "stop"));
+  // A user's pane is never stopped (nor resized) from here: it can only leave the grid.
+  if (users) buttons.push(el("button", { "data-testid": "hide", onclick: () => hidePane(name) }, "hide"));
+  else buttons.push(el("button", { "data-testid": "stop", onclick: () => call("terminal_manage", { session: name, action: "kill" }) }, "stop"));
   const node = el("div", { class: "panel", "data-session": name, tabindex: "0" },
     el("div", { class: "panel-header" }, el("span", { class: "name" }, name), meta, ...buttons), question, box);
   $("grid").append(node);
   term.open(box);
   term.onData((data) => socket.send(JSON.stringify({ type: "input", session: name, data })));
-  panel = { name, term, node, meta, question, users, state: "", kind: "", cwd: info.cwd || "" };
+  panel = { name, term, fit, node, meta, question, users, state: "", kind: "", cwd: info.cwd || "", fitted: false };
   panels.set(name, panel);
   if (socket && socket.readyState === WebSocket.OPEN) watch(panel);
   applyFilter();
   return panel;
+}
+
+/// Makes one of drydock's own terminals the size of its panel. The terminal's size is
+/// drydock's (every page and every MCP client sees the same screen), so a page asks for it
+/// only when the person changed something: the page opened, the layout, fullscreen, the
+/// window's size. The new size comes back as a fresh screen to every page.
+function fitPanel(panel) {
+  if (!panel || panel.users || panel.node.hidden) return;
+  const proposed = panel.fit.proposeDimensions();
+  if (!proposed || !Number.isFinite(proposed.rows) || !Number.isFinite(proposed.cols)) return;
+  const rows = Math.max(5, proposed.rows);
+  const cols = Math.max(20, proposed.cols);
+  if (rows === panel.term.rows && cols === panel.term.cols) return;
+  call("terminal_manage", { session: panel.name, action: "resize", rows, cols }).catch(() => {});
+}
+
+const fitAll = () => { for (const panel of panels.values()) fitPanel(panel); };
+let resizing;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(fitAll, 200);
+});
+
+// The user's own tmux panes: added to the grid by choice, remembered by this browser.
+
+let userPanes = [];
+const chosenPanes = new Set(JSON.parse(localStorage.getItem("drydock.panes") || "[]"));
+const saveChosen = () => localStorage.setItem("drydock.panes", JSON.stringify([...chosenPanes]));
+
+function fillPanePicker() {
+  const choices = userPanes.filter((pane) => !panels.has(pane.name));
+  $("pane-picker").replaceChildren(el("option", { value: "" }, choices.length ? "add a tmux pane…" : "no tmux pane to add"),
+    ...choices.map((pane) => el("option", { value: pane.name }, `${pane.name} ${pane.command || ""} ${pane.cwd || ""}`)));
+}
+
+$("pane-picker").addEventListener("focus", async () => {
+  const listed = await call("terminal_list").catch(() => null);
+  if (!listed) return;
+  userPanes = listed.sessions.filter((session) => session.backend === "user_tmux");
+  const chosen = $("pane-picker").value;
+  fillPanePicker();
+  $("pane-picker").value = chosen;
+});
+$("pane-add").addEventListener("click", () => {
+  const name = $("pane-picker").value;
+  const pane = userPanes.find((candidate) => candidate.name === name);
+  if (!pane) return;
+  chosenPanes.add(name);
+  saveChosen();
+  panelFor(name, pane);
+  fillPanePicker();
+});
+
+function hidePane(name) {
+  chosenPanes.delete(name);
+  saveChosen();
+  socket.send(JSON.stringify({ type: "unwatch", session: name }));
+  removePanel(name);
+  fillPanePicker();
 }
 
 function watch(panel) {
@@ -110,6 +184,10 @@ function screen(header) {
   for (const [channel, known] of channels) if (known === panel) channels.delete(channel);
   channels.set(header.channel, panel);
   if (panel.term.rows !== header.rows || panel.term.cols !== header.cols) panel.term.resize(header.cols, header.rows);
+  if (!panel.fitted) {
+    panel.fitted = true;
+    fitPanel(panel);
+  }
 }
 
 function output(bytes) {
@@ -129,14 +207,15 @@ function removePanel(name) {
 // Agents
 
 function showAgent(agent) {
-  const panel = panels.get(agent.name);
-  if (!panel) return;
+  // Agents are always shown, in the user's own panes too.
+  const panel = panelFor(agent.name, { backend: agent.users_pane ? "user_tmux" : "", cwd: agent.cwd });
   panel.kind = agent.kind;
   setState(panel, agent.state, agent.waiting);
   panel.meta.textContent = `${agent.kind} · ${agent.cwd || panel.cwd} · ${agent.state}`;
 }
 
 function setState(panel, state, waiting) {
+  const was = panel.state;
   panel.state = state;
   panel.node.className = panel.node.className.replace(/\bstate-\S+/g, "").trim() + ` state-${state}`;
   panel.question.replaceChildren();
@@ -145,6 +224,10 @@ function setState(panel, state, waiting) {
     const text = waiting.question || `waiting for ${waiting.kind}`;
     panel.question.append(el("div", { "data-testid": "question" }, text));
     const answer = (args) => call("agent_answer", { agent: panel.name, seen: waiting.prompt_id, ...args });
+    if (was !== "waiting" || panel.notified !== waiting.prompt_id) {
+      panel.notified = waiting.prompt_id;
+      notify(`${panel.name} waits`, text, panel.name);
+    }
     if (waiting.kind === "permission") {
       panel.question.append(
         el("button", { "data-testid": "approve", onclick: () => answer({ action: "approve" }) }, "Approve"),
@@ -155,11 +238,56 @@ function setState(panel, state, waiting) {
       }
     }
   }
-  const waitingCount = [...panels.values()].filter((p) => p.state === "waiting").length;
+  showAttention();
+  applyFilter();
+}
+
+/// The count of what waits for a person (agents at a prompt, approvals) in the header and
+/// the page title.
+function showAttention() {
+  const waitingCount = [...panels.values()].filter((p) => p.state === "waiting").length + approvals.length;
   $("attention").hidden = waitingCount === 0;
   $("attention").textContent = `${waitingCount} waiting`;
   document.title = waitingCount ? `(${waitingCount}) drydock` : "drydock";
-  applyFilter();
+}
+
+// Browser notifications, once the person allowed them.
+
+const notifications = [];
+
+function notify(title, body, tag) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  new Notification(title, { body, tag });
+  notifications.push({ title, body, tag });
+}
+
+function offerNotifications() {
+  $("notify").hidden = !("Notification" in window) || Notification.permission !== "default";
+}
+$("notify").addEventListener("click", async () => {
+  await Notification.requestPermission();
+  offerNotifications();
+});
+offerNotifications();
+
+// Approvals: requests (agent_spawn) that wait for a person.
+
+let approvals = [];
+
+function showApprovals(pending) {
+  const known = new Set(approvals.map((approval) => approval.id));
+  for (const approval of pending) {
+    if (!known.has(approval.id)) notify(`start ${approval.kind} as ${approval.name}?`, approval.prompt, `approval-${approval.id}`);
+  }
+  approvals = pending;
+  $("approvals").hidden = pending.length === 0;
+  const decide = (approval, approve) => ask({ type: "decide", approval: approval.id, approve }).catch((e) => notice(e.message));
+  $("approval-list").replaceChildren(...pending.map((approval) => el("li", { "data-approval": approval.id },
+    el("b", {}, `${approval.action}: ${approval.kind}`), ` as ${approval.name} in ${approval.cwd}`,
+    el("div", { class: "meta" }, approval.prompt),
+    el("button", { "data-testid": "accept", onclick: () => decide(approval, true) }, "Accept"),
+    el("button", { "data-testid": "decline", onclick: () => decide(approval, false) }, "Decline"))));
+  showAttention();
 }
 
 async function agentChanged(change) {
@@ -227,16 +355,42 @@ function toolCall(event) {
   const id = `call-${event.call_id}`;
   let line = document.getElementById(id);
   if (!line) {
-    line = el("li", { id, "data-tool": event.tool, onclick: () => line.querySelector("pre")?.toggleAttribute("hidden") });
+    line = el("li", { id, "data-tool": event.tool, onclick: () => showResult(line, event.call_id) });
     $("calls").prepend(line);
     while ($("calls").children.length > 500) $("calls").lastChild.remove();
   }
   const status = event.type === "tool_call_started" ? "running" : (event.status.status || event.status.outcome);
   const took = event.duration_ms === undefined ? "" : ` ${event.duration_ms} ms`;
   line.className = `status-${event.status ? event.status.outcome : "running"}`;
-  line.replaceChildren(
-    el("b", {}, event.tool), ` ${status}${took} · ${event.client || "?"}${event.project ? " · " + event.project : ""}`,
-    el("pre", { class: "detail", hidden: "" }, event.arguments + (event.status && event.status.message ? `\n${event.status.message}` : "")));
+  line.dataset.arguments = event.arguments;
+  line.dataset.message = (event.status && event.status.message) || "";
+  line.replaceChildren(el("b", {}, event.tool), ` ${status}${took} · ${event.client || "?"}${event.project ? " · " + event.project : ""}`);
+  applyFeedFilter(line);
+}
+
+/// Opens (or closes) a call's detail: its arguments and what it returned.
+async function showResult(line, callId) {
+  const open = line.querySelector("pre");
+  if (open) return open.remove();
+  const detail = el("pre", { class: "detail", "data-testid": "result" }, `arguments: ${line.dataset.arguments}\n`);
+  line.append(detail);
+  if (line.dataset.message) detail.append(`error: ${line.dataset.message}\n`);
+  if (line.className === "status-running") return detail.append("still running");
+  try {
+    const kept = await ask({ type: "call_result", call_id: callId });
+    detail.append(kept.kept === "whole"
+      ? `result: ${JSON.stringify(kept.result, null, 2)}`
+      : `result (${kept.bytes} bytes, the first shown): ${kept.head}…`);
+  } catch (error) {
+    detail.append(error.message);
+  }
+}
+
+/// A person's answer to an approval, on the feed with the calls.
+function approvalLine(event) {
+  const line = el("li", { "data-tool": event.approved ? "approve" : "decline" },
+    el("b", {}, event.approved ? "approved" : "declined"), ` ${event.action} ${event.kind} as ${event.name} · ${event.by}`);
+  $("calls").prepend(line);
   applyFeedFilter(line);
 }
 
@@ -259,6 +413,8 @@ function event(event) {
     case "tool_call_finished":
       return toolCall(event);
     case "terminal_session_created":
+      // The user's own panes wait in the picker until the person adds them.
+      if (event.backend === "user_tmux") return;
       return panelFor(event.session, { backend: event.backend });
     case "terminal_session_renamed":
       removePanel(event.from);
@@ -273,6 +429,8 @@ function event(event) {
     case "task_changed":
     case "queue_configured":
       return refreshQueue();
+    case "approval_decided":
+      return approvalLine(event);
   }
 }
 
@@ -280,6 +438,7 @@ function event(event) {
 
 $("layout").addEventListener("change", () => {
   $("grid").className = `grid cols-${$("layout").value}`;
+  fitAll();
 });
 
 function applyFilter() {
@@ -313,6 +472,9 @@ window.drydock = {
     return lines.join("\n");
   },
   panels: () => [...panels.keys()],
+  /// The xterm.js Terminal of a panel (benchmarks drive it as a person would).
+  terminal: (name) => panels.get(name)?.term,
+  notifications,
 };
 
 connect();

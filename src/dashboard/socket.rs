@@ -7,13 +7,19 @@
 //! - `{"type": "watch", "session": NAME}` / `{"type": "unwatch", "session": NAME}`: a
 //!   terminal's screen, then its live output;
 //! - `{"type": "input", "session": NAME, "data": TEXT}`: keys typed into a panel, through the
-//!   same path as terminal_send.
+//!   same path as terminal_send;
+//! - `{"type": "call_result", "id": N, "call_id": C}`: what call C of the feed returned, while
+//!   it is kept ([`crate::events::KeptResult`]), answered like a call;
+//! - `{"type": "decide", "id": N, "approval": ID, "approve": BOOL}`: a person's answer to a
+//!   pending approval (published on the feed as the dashboard's), answered like a call.
 //!
-//! To the page: the latest tool calls (`{"type": "history", "events": […]}`), then
+//! To the page: the pending approvals (`{"type": "approvals", "pending": […]}`, again at
+//! every change), the latest tool calls (`{"type": "history", "events": […]}`), then
 //! `{"type": "event", "event": …}` for every event of the feed (`{"type": "missed", "count":
 //! N}` when the page fell behind), and per watched terminal `{"type":
 //! "screen", "channel": C, "session", "rows", "cols"}` followed by binary frames: the channel
-//! as 4 bytes (big-endian), then raw terminal bytes, the first of them a redraw of the screen.
+//! as 4 bytes (big-endian), then raw terminal bytes, the first of them a redraw of the screen
+//! (sent again, after a new header, when the terminal changes size).
 //!
 //! Everything the page is sent goes through one queue bounded in messages and in bytes: a
 //! page that stops reading makes its terminals' viewers drop output, and once it caught up
@@ -38,7 +44,7 @@ use tokio::task::AbortHandle;
 use crate::app::App;
 use crate::call::Call;
 use crate::events::Received;
-use crate::terminal::core::Redraw;
+use crate::terminal::core::{Live, Redraw};
 use crate::terminal::requests::SendRequest;
 use crate::tool_call;
 
@@ -49,6 +55,8 @@ const OUTBOX: usize = 256;
 const PAGE_BUDGET: usize = 8 * 1024 * 1024;
 /// Messages written to the socket before one flush, at most.
 const WRITE_BATCH: usize = 32;
+/// Lines of history a page gets before a terminal's first screen, to scroll back through.
+const HISTORY_LINES: usize = 1000;
 /// How often a viewer that dropped output looks whether the page caught up.
 const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -106,6 +114,17 @@ enum FromPage {
     Input {
         session: String,
         data: String,
+    },
+    /// What tool call `call_id` of the feed returned; answered like a call.
+    CallResult {
+        id: u64,
+        call_id: u64,
+    },
+    /// The person's answer to pending approval `approval`; answered like a call.
+    Decide {
+        id: u64,
+        approval: String,
+        approve: bool,
     },
 }
 
@@ -165,6 +184,7 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
         }
     });
     let events = tokio::spawn(forward_events(app.clone(), outbox.clone()));
+    let approvals = tokio::spawn(forward_approvals(app.clone(), outbox.clone()));
     let mut page = Page {
         app,
         outbox,
@@ -182,6 +202,7 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
         }
     }
     events.abort();
+    approvals.abort();
     for (_, viewer) in page.viewers.drain() {
         viewer.abort();
     }
@@ -210,6 +231,26 @@ impl Page {
                     let answer = call(&app, id, &tool, arguments).await;
                     outbox.send(text(&answer)).await;
                 });
+            }
+            FromPage::CallResult { id, call_id } => {
+                let answer = match self.app.events().call_result(call_id) {
+                    Some(kept) => json!({"type": "result", "id": id, "result": *kept}),
+                    None => json!({"type": "error", "id": id, "message": format!(
+                        "the result of call {call_id} is no longer kept (only the latest calls' are)"
+                    )}),
+                };
+                self.say(answer);
+            }
+            FromPage::Decide {
+                id,
+                approval,
+                approve,
+            } => {
+                let answer = match self.app.decide_approval(&approval, approve, CLIENT) {
+                    Ok(decided) => json!({"type": "result", "id": id, "result": decided}),
+                    Err(error) => json!({"type": "error", "id": id, "message": error.to_string()}),
+                };
+                self.say(answer);
             }
             FromPage::Watch { session } => self.watch(session).await,
             FromPage::Unwatch { session } => {
@@ -246,7 +287,7 @@ impl Page {
         let outbox = self.outbox.clone();
         let name = session.clone();
         let viewer = tokio::spawn(async move {
-            let (redraw, mut output) = core.view();
+            let (redraw, mut output) = core.view(HISTORY_LINES);
             if !send_screen(&outbox, channel, &name, redraw).await {
                 return;
             }
@@ -259,7 +300,7 @@ impl Page {
                         tokio::time::sleep(CATCH_UP).await;
                         continue;
                     }
-                    let (redraw, fresh) = core.view();
+                    let (redraw, fresh) = core.view(0);
                     output = fresh;
                     if !send_screen(&outbox, channel, &name, redraw).await {
                         return;
@@ -267,8 +308,9 @@ impl Page {
                     missed = false;
                 }
                 let bytes = match output.recv().await {
-                    Ok(bytes) => bytes,
-                    Err(RecvError::Lagged(_)) => {
+                    Ok(Live::Output(bytes)) => bytes,
+                    // A new size (or output this page missed) starts again from a redraw.
+                    Ok(Live::Resized) | Err(RecvError::Lagged(_)) => {
                         missed = true;
                         continue;
                     }
@@ -322,6 +364,17 @@ async fn forward_events(app: Arc<App>, outbox: Outbox) {
             Received::Missed(count) => json!({"type": "missed", "count": count}),
         };
         if !outbox.send(text(&message)).await {
+            return;
+        }
+    }
+}
+
+/// The pending approvals (`{"type": "approvals", "pending": […]}`), again at every change.
+async fn forward_approvals(app: Arc<App>, outbox: Outbox) {
+    let mut changes = app.agents().approvals().changes();
+    loop {
+        let pending = json!({"type": "approvals", "pending": app.agents().approvals().list()});
+        if !outbox.send(text(&pending)).await || changes.changed().await.is_err() {
             return;
         }
     }

@@ -84,7 +84,10 @@ async fn decide(
         Ok(answer) => answer,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
     };
-    match state.app.agents().approvals().decide(&id, answer.approve) {
+    match state
+        .app
+        .decide_approval(&id, answer.approve, "drydock approve")
+    {
         Ok(approval) => {
             Json(json!({"decided": approval, "approve": answer.approve})).into_response()
         }

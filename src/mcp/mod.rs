@@ -169,7 +169,11 @@ impl ServerHandler for DrydockServer {
             .tool_router
             .call(ToolCallContext::new(self, request, context))
             .await;
-        record.finish(call_status(&response, cancel.is_cancelled()));
+        let status = call_status(&response, cancel.is_cancelled());
+        match kept_result(&response) {
+            Some(result) => record.finish_with(status, &result),
+            None => record.finish(status),
+        }
         response
     }
 
@@ -330,6 +334,23 @@ impl ServerHandler for DrydockServer {
             )),
         }
     }
+}
+
+/// What a call returned, for the event feed's viewers: its structured content, or else its
+/// text.
+fn kept_result(response: &Result<CallToolResponse, McpError>) -> Option<serde_json::Value> {
+    let Ok(CallToolResponse::Complete(result)) = response else {
+        return None;
+    };
+    if let Some(structured) = &result.structured_content {
+        return Some(structured.clone());
+    }
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| Some(block.as_text()?.text.as_str()))
+        .collect();
+    Some(serde_json::json!({"text": text.join("\n")}))
 }
 
 /// How a call ended, for the event feed: a result's own `status` when it has one; an error

@@ -138,7 +138,16 @@ pub struct TerminalCore {
     responder: OnceLock<Responder>,
     /// The program's output as it arrives, for live viewers (the dashboard); bounded: a
     /// viewer that falls behind is told it lagged and starts again from a redraw.
-    output: broadcast::Sender<Arc<[u8]>>,
+    output: broadcast::Sender<Live>,
+}
+
+/// What a live viewer receives after its redraw.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// Output bytes, in order.
+    Output(Arc<[u8]>),
+    /// The terminal changed size: the viewer starts again from a redraw at the new size.
+    Resized,
 }
 
 /// Output chunks kept for live viewers that have not read them yet, and their largest size:
@@ -275,7 +284,7 @@ impl TerminalCore {
             if self.output.receiver_count() > 0 {
                 // Small chunks keep the viewers' backlog small in bytes too.
                 for chunk in bytes.chunks(VIEWER_CHUNK) {
-                    let _ = self.output.send(Arc::from(chunk));
+                    let _ = self.output.send(Live::Output(Arc::from(chunk)));
                 }
             }
             screen.take_replies()
@@ -305,17 +314,24 @@ impl TerminalCore {
     }
 
     /// The screen now, and every byte of output after it: taken under one lock, so each
-    /// byte is either drawn by the redraw or delivered by the receiver, never both.
-    pub fn view(&self) -> (Redraw, broadcast::Receiver<Arc<[u8]>>) {
-        let state = self.lock();
+    /// byte is either drawn by the redraw or delivered by the receiver, never both. With
+    /// `history` > 0 the redraw first prints up to that many lines of history (plain text)
+    /// and scrolls them off the screen, so a new viewer can scroll back through them.
+    pub fn view(&self, history: usize) -> (Redraw, broadcast::Receiver<Live>) {
+        let mut state = self.lock();
         let receiver = self.output.subscribe();
         let (rows, cols) = state.screen.size();
-        let redraw = Redraw {
-            rows,
-            cols,
-            bytes: state.screen.redraw().into_bytes(),
-        };
-        (redraw, receiver)
+        let mut bytes = Vec::new();
+        if history > 0 && !state.screen.alternate_screen() {
+            let lines = state.screen.recent_history(history);
+            if !lines.is_empty() {
+                bytes.extend_from_slice(b"\x1b[0m\x1b[H\x1b[2J");
+                bytes.extend_from_slice(lines.join("\r\n").as_bytes());
+                bytes.extend_from_slice("\r\n".repeat(usize::from(rows)).as_bytes());
+            }
+        }
+        bytes.extend_from_slice(state.screen.redraw().as_bytes());
+        (Redraw { rows, cols, bytes }, receiver)
     }
 
     /// The program ended.
@@ -325,7 +341,11 @@ impl TerminalCore {
     }
 
     pub(crate) fn resize(&self, rows: u16, cols: u16) {
-        self.lock().screen.resize(rows, cols);
+        {
+            let mut state = self.lock();
+            state.screen.resize(rows, cols);
+            let _ = self.output.send(Live::Resized);
+        }
         self.bump();
     }
 
@@ -501,6 +521,34 @@ impl TerminalCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_viewer_gets_history_and_the_screen_then_live_output_then_a_resize() {
+        let core = TerminalCore::new(3, 20, 100);
+        for n in 1..=6 {
+            core.feed(format!("line {n}\r\n").as_bytes());
+        }
+        let (redraw, mut live) = core.view(2);
+        let text = String::from_utf8(redraw.bytes).unwrap();
+        // Lines 1-4 scrolled off the 3-row screen: the newest two of them come first.
+        assert!(text.contains("line 3\r\nline 4\r\n\r\n\r\n"), "{text:?}");
+        assert!(!text.contains("line 2"), "{text:?}");
+        assert!(text.ends_with(&core.lock().screen.redraw()), "{text:?}");
+        assert_eq!((redraw.rows, redraw.cols), (3, 20));
+        assert!(live.try_recv().is_err(), "nothing after the redraw yet");
+
+        core.feed(b"more");
+        assert!(matches!(live.try_recv(), Ok(Live::Output(bytes)) if &*bytes == b"more"));
+        core.resize(5, 30);
+        assert!(matches!(live.try_recv(), Ok(Live::Resized)));
+        let (redraw, _) = core.view(0);
+        assert_eq!((redraw.rows, redraw.cols), (5, 30));
+        assert!(
+            String::from_utf8(redraw.bytes)
+                .unwrap()
+                .starts_with("\x1b[0m\x1b[H\x1b[2J")
+        );
+    }
 
     async fn wait(core: &TerminalCore, request: WaitFor) -> WaitOutcome {
         core.wait(request, &CancellationToken::new()).await.unwrap()

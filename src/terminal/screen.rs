@@ -314,6 +314,13 @@ impl Screen {
         }
     }
 
+    /// The newest `limit` lines of history (above the screen), oldest first, as plain text.
+    pub fn recent_history(&mut self, limit: usize) -> Vec<String> {
+        let history = self.parser.screen().scrollback_len();
+        let take = limit.min(history);
+        self.kept_lines(history - take, take).0
+    }
+
     /// Lines `offset..offset+limit` of history followed by the visible screen, counted
     /// from the oldest line kept; and the number of lines kept.
     fn kept_lines(&mut self, offset: usize, limit: usize) -> (Vec<String>, usize) {

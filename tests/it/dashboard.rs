@@ -3,201 +3,20 @@
 //! and the guards: a cross-origin WebSocket is refused, a server with a token asks for its
 //! one-time login.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::agent_kit::home::Cli;
-use crate::mcp_agents::ClaudeInPty;
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::home::{AgentHome, Cli};
+use crate::chromium::Chromium;
+use crate::mcp_agents::UsersTmux;
+use crate::mcp_spawn::{claude_processes, kill_tmux, spawn_meanwhile, spawning_server};
 use crate::support::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
-
-/// chromedriver (in a process group of its own, with its own HOME and TMPDIR) and a headless
-/// Chromium session, spoken to in WebDriver (JSON over HTTP: the few commands the tests need,
-/// no client crate); both end with it, however the test ends.
-struct Chromium {
-    driver: Child,
-    port: u16,
-    session: String,
-    _home: tempfile::TempDir,
-}
-
-impl Chromium {
-    fn start() -> Chromium {
-        let home = tempfile::tempdir().unwrap();
-        let mut driver = Command::new("chromedriver")
-            .arg("--port=0")
-            .env("HOME", home.path())
-            .env("TMPDIR", home.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("chromedriver (Debian's chromium-driver, installed by scripts/ensure-deps.sh)");
-        let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
-        let port = lines
-            .find_map(|line| {
-                let line = line.ok()?;
-                line.split("started successfully on port ")
-                    .nth(1)?
-                    .trim_end_matches('.')
-                    .parse::<u16>()
-                    .ok()
-            })
-            .expect("chromedriver says its port");
-        std::thread::spawn(move || lines.for_each(drop));
-        let profile = home.path().join("profile");
-        let mut chromium = Chromium {
-            driver,
-            port,
-            session: String::new(),
-            _home: home,
-        };
-        let options = json!({
-            "binary": "/usr/lib/chromium/chromium",
-            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--no-first-run", "--disable-background-networking",
-                     "--disable-component-update", "--disable-sync", "--window-size=1400,900",
-                     format!("--user-data-dir={}", profile.display())]
-        });
-        let capabilities =
-            json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}});
-        let created = chromium.command("POST", "/session", capabilities);
-        chromium.session = created["sessionId"]
-            .as_str()
-            .expect("a session")
-            .to_string();
-        chromium
-    }
-
-    /// One WebDriver command; its `value`.
-    fn command(&self, method: &str, path: &str, body: Value) -> Value {
-        let path = match self.session.is_empty() {
-            true => path.to_string(),
-            false => format!("/session/{}{path}", self.session),
-        };
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        let body = match body {
-            Value::Null => String::new(),
-            body => body.to_string(),
-        };
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        stream.set_read_timeout(Some(WITHIN)).unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line.trim().is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let answer: Value = serde_json::from_slice(&body)
-            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&body)));
-        assert!(
-            answer["value"]["error"].is_null(),
-            "{method} {path}: {answer:#}"
-        );
-        answer["value"].clone()
-    }
-
-    fn eval(&self, script: &str) -> Value {
-        self.command(
-            "POST",
-            "/execute/sync",
-            json!({"script": script, "args": []}),
-        )
-    }
-
-    /// Evaluates `script` until it returns something truthy; that value.
-    async fn until(&self, script: &str, what: &str) -> Value {
-        let deadline = Instant::now() + WITHIN;
-        loop {
-            let value = self.eval(script);
-            let truthy = !matches!(&value, Value::Null | Value::Bool(false))
-                && value != json!("")
-                && value != json!(0);
-            if truthy {
-                return value;
-            }
-            assert!(Instant::now() < deadline, "{what}: never ({script})");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn open(&self, url: &str) {
-        self.command("POST", "/url", json!({"url": url}));
-        self.until(
-            "return window.drydock && window.drydock.ready",
-            "the page connects",
-        )
-        .await;
-    }
-
-    /// The first element `css` selects.
-    fn find(&self, css: &str) -> String {
-        let found = self.command(
-            "POST",
-            "/element",
-            json!({"using": "css selector", "value": css}),
-        );
-        let reference = found.as_object().and_then(|o| o.values().next());
-        reference.and_then(Value::as_str).unwrap().to_string()
-    }
-
-    fn type_into(&self, css: &str, text: &str) {
-        let element = self.find(css);
-        let path = format!("/element/{element}/value");
-        self.command("POST", &path, json!({"text": text}));
-    }
-
-    fn click(&self, css: &str) {
-        let element = self.find(css);
-        self.command("POST", &format!("/element/{element}/click"), json!({}));
-    }
-
-    /// Opens a new window and switches to it.
-    fn new_window(&self) {
-        let window = self.command("POST", "/window/new", json!({"type": "window"}));
-        self.command("POST", "/window", json!({"handle": window["handle"]}));
-    }
-
-    fn screenshot(&self) -> Vec<u8> {
-        use base64::Engine;
-        let png = self.command("GET", "/screenshot", Value::Null);
-        let png = png.as_str().unwrap();
-        base64::engine::general_purpose::STANDARD
-            .decode(png)
-            .unwrap()
-    }
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        // The driver's whole group: chromedriver and every Chromium process it started.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
-            .status();
-        let _ = self.driver.wait();
-    }
-}
 
 /// A WebSocket handshake for the dashboard with `origin`; the response's status line.
 fn upgrade_status(base: &str, origin: &str) -> String {
@@ -239,6 +58,48 @@ fn get(base: &str, path: &str, cookie: Option<&str>) -> (u16, Option<String>, Op
     (status, header("set-cookie"), header("location"))
 }
 
+/// Rows and columns of `session` as drydock has them, and as `chromium`'s page draws it.
+async fn sizes(
+    client: &rmcp::service::Peer<rmcp::RoleClient>,
+    chromium: &Chromium,
+    session: &str,
+) -> ((u64, u64), (u64, u64)) {
+    let listed = call_ok(client, "terminal_list", json!({"session": session})).await;
+    let info = &listed["sessions"][0];
+    let page = chromium.eval(&format!(
+        "const t = window.drydock.terminal({session:?}); return t ? [t.rows, t.cols] : null"
+    ));
+    (
+        (
+            info["rows"].as_u64().unwrap(),
+            info["cols"].as_u64().unwrap(),
+        ),
+        (page[0].as_u64().unwrap_or(0), page[1].as_u64().unwrap_or(0)),
+    )
+}
+
+/// Waits until drydock's size of `session` is not `before` and the page draws that size;
+/// the size.
+async fn resized_from(
+    client: &rmcp::service::Peer<rmcp::RoleClient>,
+    chromium: &Chromium,
+    session: &str,
+    before: (u64, u64),
+) -> (u64, u64) {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let (drydock, page) = sizes(client, chromium, session).await;
+        if drydock != before && drydock == page {
+            return drydock;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{session} never left {before:?}: drydock {drydock:?}, page {page:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_queue() {
     // Tasks need their agent's CLI: the pinned Claude Code (nothing starts it here).
@@ -249,14 +110,34 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         .display()
         .to_string();
     let path = format!("{claude}:{}", std::env::var("PATH").unwrap_or_default());
-    let server = Server::start_with_env(&[], &[("PATH", &path)]);
+    let users = UsersTmux(tempfile::tempdir().unwrap());
+    let started = users.run(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "90",
+        "-y",
+        "25",
+        "bash",
+        "--norc",
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let tmux_dir = users.0.path().to_str().unwrap();
+    let server = Server::start_with_env(
+        &[],
+        &[("PATH", &path), ("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
+    );
     let base = server.base_url();
     let client = modern_client(&server.url).await;
     let project = test_project("cargo-clean");
     let created = call_ok(
         &client,
         "terminal_create",
-        json!({"cwd": path_arg(&project), "backend": "pty"}),
+        json!({"cwd": path_arg(&project), "backend": "pty", "rows": 40, "cols": 120}),
     )
     .await;
     let session = created["name"].as_str().unwrap().to_string();
@@ -270,6 +151,8 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
             "a panel for the session",
         )
         .await;
+    // The page fitted drydock's terminal to its panel.
+    let fitted = resized_from(&client, &chromium, &session, (40, 120)).await;
     chromium.type_into(
         &format!("{panel} textarea.xterm-helper-textarea"),
         "echo hello-$((6*7))\n",
@@ -280,7 +163,81 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         .until(&has_output, "the command's output in the panel")
         .await;
 
-    // A tool call of an MCP client shows in the feed with its status.
+    // Fullscreen makes the terminal bigger, and its program sees the new size.
+    chromium.click(&format!("{panel} [data-testid=fullscreen]"));
+    let (rows, cols) = resized_from(&client, &chromium, &session, fitted).await;
+    assert!(
+        rows > fitted.0 && cols > fitted.1,
+        "{fitted:?} → {rows}x{cols}"
+    );
+    let stty = call_ok(
+        &client,
+        "terminal_run",
+        json!({"session": session, "command": "stty size; seq 1 300"}),
+    )
+    .await;
+    assert!(
+        stty["output"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{rows} {cols}")),
+        "{stty:#}"
+    );
+    chromium.click(&format!("{panel} [data-testid=fullscreen]"));
+    resized_from(&client, &chromium, &session, (rows, cols)).await;
+
+    // The user's own tmux pane is not in the grid until the person adds it.
+    let pane = "tmux:work:0.0";
+    let pane_panel = format!(".panel[data-session={pane:?}]");
+    assert_eq!(
+        chromium.eval(&format!(
+            "return document.querySelector('{pane_panel}') !== null"
+        )),
+        false
+    );
+    chromium.eval("document.getElementById('pane-picker').focus()");
+    chromium
+        .until(
+            &format!("return [...document.querySelectorAll('#pane-picker option')].some(o => o.value === {pane:?})"),
+            "the user's pane offered in the picker",
+        )
+        .await;
+    chromium.eval(&format!(
+        "document.getElementById('pane-picker').value = {pane:?}"
+    ));
+    chromium.click("#pane-add");
+    chromium.type_into(
+        &format!("{pane_panel} textarea.xterm-helper-textarea"),
+        "echo pane-$((5*5))\n",
+    );
+    chromium
+        .until(
+            &format!("return (window.drydock.terminalText({pane:?}) || '').includes('pane-25')"),
+            "the user's pane typed into",
+        )
+        .await;
+    assert_eq!(
+        chromium.eval(&format!(
+            "return document.querySelector('{pane_panel} [data-testid=stop]') === null"
+        )),
+        true,
+        "stopping a user's pane is never offered"
+    );
+    // Fullscreen never resizes the user's window.
+    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let window = users.run(&[
+        "display",
+        "-p",
+        "-t",
+        "work",
+        "#{window_width}x#{window_height}",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&window.stdout).trim(), "90x25");
+    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
+
+    // A tool call of an MCP client shows in the feed with its status, and a click shows
+    // what it returned.
     call_ok(
         &client,
         "compile",
@@ -297,6 +254,17 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
     assert!(
         line.contains("compile ok") && line.contains("cargo-clean"),
         "{line}"
+    );
+    chromium.click("#calls li[data-tool=compile]");
+    let result = chromium
+        .until(
+            "const pre = document.querySelector('#calls li[data-tool=compile] [data-testid=result]'); return pre && pre.textContent.includes('result:') && pre.textContent",
+            "the compile call's result",
+        )
+        .await;
+    assert!(
+        result.as_str().unwrap().contains("\"status\": \"ok\""),
+        "{result}"
     );
 
     // A task added in the form shows in the queue, and the dashboard's action in the feed.
@@ -326,20 +294,52 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         .await;
     assert!(feed.as_str().unwrap().contains("dashboard"), "{feed}");
 
-    // A second page sees the same screen, and the calls made before it came.
-    chromium.new_window();
+    // A second page sees the same screen, with the history above it (hello-42 scrolled off
+    // the screen by then), the calls made before it came, and the pane the person added.
+    let first = chromium.new_window();
     chromium.open(&format!("{base}/")).await;
     chromium
-        .until(&has_output, "the redraw on a second page")
+        .until(&has_output, "the history on a second page")
         .await;
+    let text = chromium.eval(&format!("return window.drydock.terminalText({session:?})"));
+    assert!(text.as_str().unwrap().contains("\n150\n"), "{text}");
     chromium
         .until(
             "return document.querySelector('#calls li[data-tool=compile]') !== null",
             "the earlier compile call on the second page",
         )
         .await;
+    chromium
+        .until(
+            &format!("return document.querySelector('{pane_panel}') !== null"),
+            "the added pane, remembered",
+        )
+        .await;
+    // The second page's panel is fitted too; the first page follows the new size.
+    let now = sizes(&client, &chromium, &session).await;
+    chromium.switch_to(&first);
+    assert!(
+        eventually(WITHIN, || {
+            let page = chromium.eval(&format!(
+                "const t = window.drydock.terminal({session:?}); return [t.rows, t.cols]"
+            ));
+            page == json!([now.0.0, now.0.1])
+        })
+        .await,
+        "the first page draws the size the second asked for: {now:?}"
+    );
     let shot = std::env::temp_dir().join("drydock-dashboard.png");
     std::fs::write(&shot, chromium.screenshot()).unwrap();
+
+    // Hiding the pane takes it off the grid and leaves it running.
+    chromium.click(&format!("{pane_panel} [data-testid=hide]"));
+    chromium
+        .until(
+            &format!("return document.querySelector('{pane_panel}') === null"),
+            "the pane hidden",
+        )
+        .await;
+    assert!(users.run(&["has-session", "-t", "work"]).status.success());
 
     // Stop ends the session.
     chromium.click(&format!("{panel} [data-testid=stop]"));
@@ -399,15 +399,58 @@ async fn with_a_token_the_dashboard_asks_for_its_one_time_login() {
     assert_eq!(get(&base, "/", Some("drydock_dashboard=forged")).0, 401);
 }
 
+/// The text of what `css` selects once it exists.
+async fn text_at(chromium: &Chromium, css: &str, what: &str) -> String {
+    let script = format!("const e = document.querySelector('{css}'); return e && e.textContent");
+    chromium
+        .until(&script, what)
+        .await
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() {
-    let ClaudeInPty {
-        home,
-        fake: _fake,
-        server,
-        client,
-        session: agent,
-    } = ClaudeInPty::start("dashboard-claude").await;
+async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_in_auto_mode() {
+    let cli = Cli::claude();
+    let mut home = AgentHome::new("dashboard-claude");
+    let fake = FakeAnthropic::start(&home.project);
+    home.prepare_claude(fake.url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let chromium = Chromium::start();
+    // The person allows notifications (granted for the page's origin, then it reloads).
+    chromium.open(&format!("{}/", server.base_url())).await;
+    assert_eq!(
+        chromium.eval("return document.getElementById('notify').hidden"),
+        false,
+        "the page offers notifications"
+    );
+    chromium.grant("notifications");
+    chromium.open(&format!("{}/", server.base_url())).await;
+    assert_eq!(
+        chromium.eval("return document.getElementById('notify').hidden"),
+        true,
+        "no need to ask once notifications are allowed"
+    );
+
+    // A spawn waits for a person: the page shows it, counts it and notifies; Accept starts it.
+    let spawning = spawn_meanwhile(
+        &server,
+        json!({"kind": "claude", "prompt": "Say hello", "cwd": project, "name": "dash"}),
+    );
+    let asked = text_at(&chromium, "#approval-list li", "the pending spawn").await;
+    assert!(
+        asked.contains("agent_spawn: claude") && asked.contains("agent-dash"),
+        "{asked}"
+    );
+    assert_eq!(chromium.eval("return document.title"), "(1) drydock");
+    chromium.click("#approval-list [data-testid=accept]");
+    let spawned = spawning.await.unwrap();
+    assert_eq!(spawned["consent"], "approved", "{spawned:#}");
+    let agent = "agent-dash";
     let idle = call_ok(
         &client,
         "agent_wait",
@@ -415,18 +458,48 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
     )
     .await;
     assert_eq!(idle["matched"], true, "{idle:#}");
+    let accepted = text_at(
+        &chromium,
+        "#calls li[data-tool=approve]",
+        "the approval in the feed",
+    )
+    .await;
+    assert!(accepted.contains("agent-dash · dashboard"), "{accepted}");
+
+    // A second spawn, declined: nothing starts.
+    let spawning = spawn_meanwhile(
+        &server,
+        json!({"kind": "claude", "prompt": "Say hello", "cwd": project, "name": "nope"}),
+    );
+    text_at(
+        &chromium,
+        "#approval-list li[data-approval]",
+        "the second spawn",
+    )
+    .await;
+    chromium.click("#approval-list [data-testid=decline]");
+    let declined = spawning.await.unwrap();
+    assert_eq!(
+        (&declined["consent"], &declined["started"]),
+        (&json!("declined"), &json!(false)),
+        "{declined:#}"
+    );
+    chromium
+        .until(
+            "return document.getElementById('approvals').hidden",
+            "no approval left",
+        )
+        .await;
 
     // Three more live terminals beside the agent: the four-panel screenshot.
-    for command in ["ls -la", "git --version; cargo --version", "seq 1 30"] {
+    for command in ["ls -la", "git --version; uname -sr", "seq 1 30"] {
         call_ok(
             &client,
             "terminal_create",
-            json!({"cwd": path_arg(&home.project), "command": command, "backend": "pty"}),
+            json!({"cwd": project, "command": command, "backend": "pty"}),
         )
         .await;
     }
-    let chromium = Chromium::start();
-    chromium.open(&format!("{}/", server.base_url())).await;
     call_ok(
         &client,
         "agent_send",
@@ -434,17 +507,23 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
     )
     .await;
     let panel = format!(".panel[data-session={agent:?}]");
-    let question = chromium
-        .until(
-            &format!(
-                "const p = document.querySelector('{panel}.state-waiting [data-testid=question]'); return p && p.textContent"
-            ),
-            "the panel shows the agent's question",
-        )
-        .await;
-    assert!(!question.as_str().unwrap().is_empty(), "{question}");
-    let title = chromium.eval("return document.title");
-    assert_eq!(title, "(1) drydock");
+    let question = text_at(
+        &chromium,
+        &format!("{panel}.state-waiting [data-testid=question]"),
+        "the panel shows the agent's question",
+    )
+    .await;
+    assert!(!question.is_empty());
+    assert_eq!(chromium.eval("return document.title"), "(1) drydock");
+    let notified = chromium.eval("return window.drydock.notifications.map(n => n.title)");
+    assert_eq!(
+        notified,
+        json!([
+            "start claude as agent-dash?",
+            "start claude as agent-nope?",
+            "agent-dash waits"
+        ]),
+    );
     chromium
         .until(
             "return document.querySelectorAll('.panel').length === 4",
@@ -468,8 +547,63 @@ async fn a_waiting_claude_code_turns_its_panel_yellow_and_approve_lets_it_run() 
             "the panel leaves yellow",
         )
         .await;
+    call_ok(&client, "agent_kill", json!({"agent": agent})).await;
+
+    // The queue in auto mode, set and fed through the page: the task starts, its agent
+    // shows in a panel, and it ends done.
+    chromium.eval("document.getElementById('queue-mode').value = 'auto'");
+    chromium.click("#queue-apply");
+    text_at(&chromium, "#queue-status", "the queue's status").await;
+    chromium
+        .until(
+            "return document.getElementById('queue-status').textContent.startsWith('auto')",
+            "auto mode",
+        )
+        .await;
+    chromium.type_into("#add-task input[name=title]", "finish from the page");
+    chromium.type_into(
+        "#add-task textarea[name=description]",
+        "Work a little lab:think=3 lab:complete=done",
+    );
+    chromium.type_into(
+        "#add-task input[name=project_path]",
+        project.as_str().unwrap(),
+    );
+    chromium.click("#add-task-submit");
+    let running = chromium
+        .until(
+            "const s = document.querySelector('#tasks li .task-state.running'); return s && s.parentElement.dataset.task",
+            "the task running",
+        )
+        .await;
+    let task = running.as_str().unwrap();
+    chromium
+        .until(
+            &format!(
+                "return document.querySelector('.panel[data-session=\"task-{task}\"]') !== null"
+            ),
+            "the task's agent in a panel",
+        )
+        .await;
+    let done = chromium
+        .until(
+            &format!("const s = document.querySelector('#tasks li[data-task=\"{task}\"] .task-state.done'); return s && s.parentElement.textContent"),
+            "the task done",
+        )
+        .await;
+    assert!(
+        done.as_str().unwrap().contains("finish from the page"),
+        "{done}"
+    );
     let errors = chromium.eval("return window.drydock.errors");
     assert_eq!(errors, json!([]), "the page logged no error");
     drop(chromium);
-    call_ok(&client, "agent_kill", json!({"agent": agent})).await;
+    assert!(
+        eventually(Duration::from_secs(30), || claude_processes(&home)
+            .is_empty())
+        .await,
+        "no Claude Code left: {:?}",
+        claude_processes(&home)
+    );
+    kill_tmux(tmux_dir.path());
 }

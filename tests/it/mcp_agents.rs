@@ -261,10 +261,10 @@ fn install_hooks(project: &Path, data_dir: &str) {
 }
 
 /// The user's tmux server of a test: the default socket below a directory of its own.
-struct UsersTmux(tempfile::TempDir);
+pub struct UsersTmux(pub tempfile::TempDir);
 
 impl UsersTmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
             .args(args)
             .env("TMUX_TMPDIR", self.0.path())

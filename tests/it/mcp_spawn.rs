@@ -251,7 +251,7 @@ pub fn claude_processes(home: &AgentHome) -> Vec<String> {
 }
 
 /// agent_spawn with `arguments` from a client of its own, while the test goes on.
-fn spawn_meanwhile(server: &Server, arguments: Value) -> tokio::task::JoinHandle<Value> {
+pub fn spawn_meanwhile(server: &Server, arguments: Value) -> tokio::task::JoinHandle<Value> {
     let url = server.url.clone();
     tokio::spawn(async move {
         let client = modern_client(&url).await;

@@ -1,0 +1,232 @@
+//! A headless Chromium (Debian's, through its chromedriver) for the dashboard's tests and
+//! benchmarks, spoken to in WebDriver: JSON over HTTP, the few commands needed, no client
+//! crate (fantoccini's dependencies made cargo rebuild most of the tree).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a WebDriver command, or a condition waited for, may take.
+const WITHIN: Duration = Duration::from_secs(30);
+
+/// chromedriver (in a process group of its own, with its own HOME and TMPDIR) and a headless
+/// Chromium session, spoken to in WebDriver (JSON over HTTP: the few commands the tests need,
+/// no client crate); both end with it, however the test ends.
+pub struct Chromium {
+    driver: Child,
+    port: u16,
+    session: String,
+    _home: tempfile::TempDir,
+}
+
+impl Chromium {
+    pub fn start() -> Chromium {
+        let home = tempfile::tempdir().unwrap();
+        let mut driver = Command::new("chromedriver")
+            .arg("--port=0")
+            .env("HOME", home.path())
+            .env("TMPDIR", home.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("chromedriver (Debian's chromium-driver, installed by scripts/ensure-deps.sh)");
+        let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
+        let port = lines
+            .find_map(|line| {
+                let line = line.ok()?;
+                line.split("started successfully on port ")
+                    .nth(1)?
+                    .trim_end_matches('.')
+                    .parse::<u16>()
+                    .ok()
+            })
+            .expect("chromedriver says its port");
+        std::thread::spawn(move || lines.for_each(drop));
+        let profile = home.path().join("profile");
+        let mut chromium = Chromium {
+            driver,
+            port,
+            session: String::new(),
+            _home: home,
+        };
+        let options = json!({
+            "binary": "/usr/lib/chromium/chromium",
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--window-size=1400,900",
+                     format!("--user-data-dir={}", profile.display())]
+        });
+        let capabilities =
+            json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}});
+        let created = chromium.command("POST", "/session", capabilities);
+        chromium.session = created["sessionId"]
+            .as_str()
+            .expect("a session")
+            .to_string();
+        chromium
+    }
+
+    /// One WebDriver command; its `value`.
+    pub fn command(&self, method: &str, path: &str, body: Value) -> Value {
+        let path = match self.session.is_empty() {
+            true => path.to_string(),
+            false => format!("/session/{}{path}", self.session),
+        };
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let body = match body {
+            Value::Null => String::new(),
+            body => body.to_string(),
+        };
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.set_read_timeout(Some(WITHIN)).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let answer: Value = serde_json::from_slice(&body)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&body)));
+        assert!(
+            answer["value"]["error"].is_null(),
+            "{method} {path}: {answer:#}"
+        );
+        answer["value"].clone()
+    }
+
+    pub fn eval(&self, script: &str) -> Value {
+        self.command(
+            "POST",
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+    }
+
+    /// Evaluates `script` until it returns something truthy; that value.
+    pub async fn until(&self, script: &str, what: &str) -> Value {
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            let value = self.eval(script);
+            let truthy = !matches!(&value, Value::Null | Value::Bool(false))
+                && value != json!("")
+                && value != json!(0);
+            if truthy {
+                return value;
+            }
+            assert!(Instant::now() < deadline, "{what}: never ({script})");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn open(&self, url: &str) {
+        self.command("POST", "/url", json!({"url": url}));
+        self.until(
+            "return window.drydock && window.drydock.ready",
+            "the page connects",
+        )
+        .await;
+    }
+
+    /// The first element `css` selects.
+    pub fn find(&self, css: &str) -> String {
+        let found = self.command(
+            "POST",
+            "/element",
+            json!({"using": "css selector", "value": css}),
+        );
+        let reference = found.as_object().and_then(|o| o.values().next());
+        reference.and_then(Value::as_str).unwrap().to_string()
+    }
+
+    pub fn type_into(&self, css: &str, text: &str) {
+        let element = self.find(css);
+        let path = format!("/element/{element}/value");
+        self.command("POST", &path, json!({"text": text}));
+    }
+
+    pub fn click(&self, css: &str) {
+        let element = self.find(css);
+        self.command("POST", &format!("/element/{element}/click"), json!({}));
+    }
+
+    /// Runs `script` as an async function body and returns what it resolves to (at most
+    /// [`WITHIN`]).
+    #[allow(dead_code, reason = "the dashboard benchmark's")]
+    pub fn eval_async(&self, script: &str) -> Value {
+        let script = format!(
+            "const done = arguments[arguments.length - 1]; \
+             (async () => {{ {script} }})().then(done, (e) => done({{error: String(e)}}));"
+        );
+        self.command(
+            "POST",
+            "/execute/async",
+            json!({"script": script, "args": []}),
+        )
+    }
+
+    /// Opens a new window and switches to it; the window before it.
+    pub fn new_window(&self) -> String {
+        let before = self.command("GET", "/window", Value::Null);
+        let window = self.command("POST", "/window/new", json!({"type": "window"}));
+        self.switch_to(window["handle"].as_str().unwrap());
+        before.as_str().unwrap().to_string()
+    }
+
+    pub fn switch_to(&self, window: &str) {
+        self.command("POST", "/window", json!({"handle": window}));
+    }
+
+    /// Grants pages `permission` ("notifications") as if the person had allowed it.
+    pub fn grant(&self, permission: &str) {
+        self.command(
+            "POST",
+            "/permissions",
+            json!({"descriptor": {"name": permission}, "state": "granted"}),
+        );
+    }
+
+    /// The process group of chromedriver and every Chromium process it started.
+    #[allow(dead_code, reason = "the dashboard benchmark's")]
+    pub fn process_group(&self) -> u32 {
+        self.driver.id()
+    }
+
+    pub fn screenshot(&self) -> Vec<u8> {
+        use base64::Engine;
+        let png = self.command("GET", "/screenshot", Value::Null);
+        let png = png.as_str().unwrap();
+        base64::engine::general_purpose::STANDARD
+            .decode(png)
+            .unwrap()
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        // The driver's whole group: chromedriver and every Chromium process it started.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
+            .status();
+        let _ = self.driver.wait();
+    }
+}
