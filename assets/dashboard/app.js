@@ -474,6 +474,7 @@ window.drydock = {
   panels: () => [...panels.keys()],
   /// The xterm.js Terminal of a panel (benchmarks drive it as a person would).
   terminal: (name) => panels.get(name)?.term,
+  call,
   notifications,
 };
 
