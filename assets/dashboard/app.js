@@ -215,19 +215,22 @@ function showAgent(agent) {
 }
 
 function setState(panel, state, waiting) {
-  const was = panel.state;
   panel.state = state;
   panel.node.className = panel.node.className.replace(/\bstate-\S+/g, "").trim() + ` state-${state}`;
-  panel.question.replaceChildren();
   panel.question.hidden = state !== "waiting";
-  if (state === "waiting" && waiting) {
+  // The same prompt keeps its buttons (a person may be about to click one).
+  const prompt = state === "waiting" && waiting ? JSON.stringify({ ...waiting, shown_ms: 0 }) : "";
+  if (prompt !== panel.prompt) {
+    panel.prompt = prompt;
+    panel.question.replaceChildren();
+  }
+  if (state === "waiting" && waiting && panel.question.childElementCount === 0) {
     const text = waiting.question || `waiting for ${waiting.kind}`;
     panel.question.append(el("div", { "data-testid": "question" }, text));
     const answer = (args) => call("agent_answer", { agent: panel.name, seen: waiting.prompt_id, ...args });
-    if (was !== "waiting" || panel.notified !== waiting.prompt_id) {
-      panel.notified = waiting.prompt_id;
-      notify(`${panel.name} waits`, text, panel.name);
-    }
+    // Tagged with the panel: the notification of a wait whose question is drawn later is
+    // replaced, not repeated.
+    notify(`${panel.name} waits`, text, panel.name);
     if (waiting.kind === "permission") {
       panel.question.append(
         el("button", { "data-testid": "approve", onclick: () => answer({ action: "approve" }) }, "Approve"),
@@ -341,6 +344,13 @@ $("add-task").addEventListener("submit", async (submitted) => {
 });
 $("queue-apply").addEventListener("click", () =>
   call("queue_configure", { mode: $("queue-mode").value, max_concurrent: Number($("queue-max").value) }).then(refreshQueue, (e) => notice(e.message)));
+// The next task auto mode would take: the highest priority, then the oldest.
+$("queue-next").addEventListener("click", async () => {
+  const listed = await call("task_list", { state: "queued" }).catch((e) => notice(e.message));
+  const next = listed && listed.tasks.slice().sort((a, b) => b.priority - a.priority || a.created_at_ms - b.created_at_ms)[0];
+  if (!next) return notice("no queued task");
+  call("task_start", { task_id: next.id }).then(refreshQueue, (e) => notice(e.message));
+});
 $("queue-clear").addEventListener("click", () => call("queue_clear").then(refreshQueue));
 
 /// Shows why an action did not work, under the queue's form.
@@ -436,9 +446,20 @@ function event(event) {
 
 // Layout, filter, keys
 
-$("layout").addEventListener("change", () => {
-  $("grid").className = `grid cols-${$("layout").value}`;
+/// Panels in `columns` columns; one row fills the page, more rows are half its height.
+function applyLayout(columns, rows) {
+  $("grid").style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
+  $("grid").style.gridAutoRows = rows === 1 ? "calc(100vh - 54px)" : "calc((100vh - 60px) / 2)";
   fitAll();
+}
+$("layout").addEventListener("change", () => {
+  const columns = Number($("layout").value);
+  $("columns").value = columns;
+  applyLayout(columns, columns === 1 ? 1 : 2);
+});
+$("columns").addEventListener("change", () => {
+  const columns = Math.min(8, Math.max(1, Number($("columns").value) || 1));
+  applyLayout(columns, columns === 1 ? 1 : 2);
 });
 
 function applyFilter() {

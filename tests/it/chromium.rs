@@ -61,8 +61,10 @@ impl Chromium {
                      "--disable-component-update", "--disable-sync", "--window-size=1400,900",
                      format!("--user-data-dir={}", profile.display())]
         });
-        let capabilities =
-            json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}});
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "goog:chromeOptions": options,
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}});
         let created = chromium.command("POST", "/session", capabilities);
         chromium.session = created["sessionId"]
             .as_str()
@@ -73,6 +75,14 @@ impl Chromium {
 
     /// One WebDriver command; its `value`.
     pub fn command(&self, method: &str, path: &str, body: Value) -> Value {
+        match self.try_command(method, path, body) {
+            Ok(value) => value,
+            Err(answer) => panic!("{method} {path}: {answer:#}"),
+        }
+    }
+
+    /// One WebDriver command; its `value`, or the error it answered.
+    fn try_command(&self, method: &str, path: &str, body: Value) -> Result<Value, Value> {
         let path = match self.session.is_empty() {
             true => path.to_string(),
             false => format!("/session/{}{path}", self.session),
@@ -107,11 +117,10 @@ impl Chromium {
         reader.read_exact(&mut body).unwrap();
         let answer: Value = serde_json::from_slice(&body)
             .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&body)));
-        assert!(
-            answer["value"]["error"].is_null(),
-            "{method} {path}: {answer:#}"
-        );
-        answer["value"].clone()
+        match answer["value"]["error"].is_null() {
+            true => Ok(answer["value"].clone()),
+            false => Err(answer["value"].clone()),
+        }
     }
 
     pub fn eval(&self, script: &str) -> Value {
@@ -164,9 +173,31 @@ impl Chromium {
         self.command("POST", &path, json!({"text": text}));
     }
 
+    /// Clicks what `css` selects; found again if the page redrew it meanwhile (as a person
+    /// would click the button again).
     pub fn click(&self, css: &str) {
-        let element = self.find(css);
-        self.command("POST", &format!("/element/{element}/click"), json!({}));
+        for _ in 0..3 {
+            let element = self.find(css);
+            let path = format!("/element/{element}/click");
+            match self.try_command("POST", &path, json!({})) {
+                Ok(_) => return,
+                Err(error) if error["error"] == "stale element reference" => continue,
+                Err(error) => panic!("click {css}: {error:#}"),
+            }
+        }
+        panic!("click {css}: the page kept redrawing it");
+    }
+
+    /// The console's errors (and failed loads) since the last call.
+    pub fn console_errors(&self) -> Vec<String> {
+        let entries = self.command("POST", "/se/log", json!({"type": "browser"}));
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| entry["level"] == "SEVERE")
+            .map(|entry| entry["message"].as_str().unwrap_or_default().to_string())
+            .collect()
     }
 
     /// Runs `script` as an async function body and returns what it resolves to (at most

@@ -184,7 +184,15 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         "{stty:#}"
     );
     chromium.click(&format!("{panel} [data-testid=fullscreen]"));
-    resized_from(&client, &chromium, &session, (rows, cols)).await;
+    let back = resized_from(&client, &chromium, &session, (rows, cols)).await;
+    // One column: the panel is as wide as the grid.
+    let columns = "const c = document.getElementById('columns'); c.value = COLUMNS; \
+                   c.dispatchEvent(new Event('change'))";
+    chromium.eval(&columns.replace("COLUMNS", "1"));
+    let wide = resized_from(&client, &chromium, &session, back).await;
+    assert!(wide.1 > back.1, "{back:?} → {wide:?}");
+    chromium.eval(&columns.replace("COLUMNS", "2"));
+    resized_from(&client, &chromium, &session, wide).await;
 
     // The user's own tmux pane is not in the grid until the person adds it.
     let pane = "tmux:work:0.0";
@@ -246,15 +254,12 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
     .await;
     let line = chromium
         .until(
-            "const li = document.querySelector('#calls li[data-tool=compile]'); return li && li.textContent",
-            "the compile call in the feed",
+            "const li = document.querySelector('#calls li[data-tool=compile]'); return li && li.textContent.includes('compile ok') && li.textContent",
+            "the compile call in the feed, finished",
         )
         .await;
     let line = line.as_str().unwrap();
-    assert!(
-        line.contains("compile ok") && line.contains("cargo-clean"),
-        "{line}"
-    );
+    assert!(line.contains("cargo-clean"), "{line}");
     chromium.click("#calls li[data-tool=compile]");
     let result = chromium
         .until(
@@ -357,6 +362,11 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
     }
     let errors = chromium.eval("return window.drydock.errors");
     assert_eq!(errors, json!([]), "the page logged no error");
+    let console: Vec<String> = chromium.console_errors();
+    assert!(
+        console.is_empty(),
+        "the console shows no error: {console:#?}"
+    );
     drop(chromium);
 
     // Only the dashboard's own origin may open its socket.
@@ -507,15 +517,27 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     )
     .await;
     let panel = format!(".panel[data-session={agent:?}]");
-    let question = text_at(
-        &chromium,
-        &format!("{panel}.state-waiting [data-testid=question]"),
-        "the panel shows the agent's question",
-    )
-    .await;
-    assert!(!question.is_empty());
+    // The hook says it waits before Claude Code draws its question; then the question.
+    let question = chromium
+        .until(
+            &format!(
+                "const q = document.querySelector('{panel}.state-waiting [data-testid=question]'); \
+                 return q && q.textContent.includes('proceed') && q.textContent"
+            ),
+            "the panel shows the agent's question",
+        )
+        .await;
+    assert!(
+        question
+            .as_str()
+            .unwrap()
+            .contains("Do you want to proceed?"),
+        "{question}"
+    );
     assert_eq!(chromium.eval("return document.title"), "(1) drydock");
-    let notified = chromium.eval("return window.drydock.notifications.map(n => n.title)");
+    // One notification per wait (the same wait's is replaced once its question is drawn).
+    let notified =
+        chromium.eval("return [...new Set(window.drydock.notifications.map(n => n.title))]");
     assert_eq!(
         notified,
         json!([
@@ -549,8 +571,37 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
         .await;
     call_ok(&client, "agent_kill", json!({"agent": agent})).await;
 
-    // The queue in auto mode, set and fed through the page: the task starts, its agent
-    // shows in a panel, and it ends done.
+    // The queue, fed through the page: in manual mode "start next" starts the task; in
+    // auto mode a task added starts by itself; each one's agent shows in a panel, and it
+    // ends done.
+    let add_task = |title: &str| {
+        chromium.type_into("#add-task input[name=title]", title);
+        chromium.type_into(
+            "#add-task textarea[name=description]",
+            "Work a little lab:think=2 lab:complete=done",
+        );
+        chromium.type_into(
+            "#add-task input[name=project_path]",
+            project.as_str().unwrap(),
+        );
+        chromium.click("#add-task-submit");
+    };
+    add_task("started by hand");
+    text_at(&chromium, "#tasks li .task-state.queued", "the task queued").await;
+    chromium.click("#queue-next");
+    let started = chromium
+        .until(
+            "const s = document.querySelector('#tasks li .task-state.running'); return s && s.parentElement.dataset.task",
+            "the task started by hand",
+        )
+        .await;
+    let started = started.as_str().unwrap();
+    chromium
+        .until(
+            &format!("return document.querySelector('#tasks li[data-task=\"{started}\"] .task-state.done') !== null"),
+            "the task started by hand done",
+        )
+        .await;
     chromium.eval("document.getElementById('queue-mode').value = 'auto'");
     chromium.click("#queue-apply");
     text_at(&chromium, "#queue-status", "the queue's status").await;
@@ -560,16 +611,7 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
             "auto mode",
         )
         .await;
-    chromium.type_into("#add-task input[name=title]", "finish from the page");
-    chromium.type_into(
-        "#add-task textarea[name=description]",
-        "Work a little lab:think=3 lab:complete=done",
-    );
-    chromium.type_into(
-        "#add-task input[name=project_path]",
-        project.as_str().unwrap(),
-    );
-    chromium.click("#add-task-submit");
+    add_task("finish from the page");
     let running = chromium
         .until(
             "const s = document.querySelector('#tasks li .task-state.running'); return s && s.parentElement.dataset.task",
@@ -597,6 +639,11 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     );
     let errors = chromium.eval("return window.drydock.errors");
     assert_eq!(errors, json!([]), "the page logged no error");
+    let console: Vec<String> = chromium.console_errors();
+    assert!(
+        console.is_empty(),
+        "the console shows no error: {console:#?}"
+    );
     drop(chromium);
     assert!(
         eventually(Duration::from_secs(30), || claude_processes(&home)
