@@ -12,8 +12,10 @@
 //! required method, field, variant, associated type or constant) is one section "signature +
 //! doc" named after it (`["std::vec::Vec", "push"]`, anchor `method.push`), never merged with
 //! its neighbours. Trait implementations keep the impl header, its own doc and the member
-//! signatures, but not the members' docs (they repeat the trait's docs, which the trait's
-//! page has); auto trait, blanket and implementor listings are dropped.
+//! signatures and docs of the members that have docs of their own, not the others (their
+//! docs are the trait's, which the trait's page has), and small impls share chunks; auto
+//! trait, blanket and implementor listings and "Methods from Deref" (the target's page has
+//! them) are dropped. Translations (a page whose `<html lang>` is not English) are skipped.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -66,10 +68,30 @@ pub fn skip_html(path: &Path, content: &str) -> bool {
     if arch {
         return true;
     }
+    if is_translation(content) {
+        return true;
+    }
     content.len() < 4096
         && content
             .to_ascii_lowercase()
             .contains("http-equiv=\"refresh\"")
+}
+
+/// Whether the page says it is in a language other than English (`<html lang="es">`): the
+/// translations mdBook books ship beside the English pages (Rust by Example's es, ja, ko,
+/// zh), which would answer English questions with a copy in another language.
+fn is_translation(content: &str) -> bool {
+    let head = &content[..content.len().min(1024)];
+    let Some(start) = head.find("<html") else {
+        return false;
+    };
+    let tag = &head[start..];
+    let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+    let Some(lang) = tag.split("lang=\"").nth(1) else {
+        return false;
+    };
+    let lang = lang.split('"').next().unwrap_or("").to_ascii_lowercase();
+    !(lang.is_empty() || lang == "en" || lang.starts_with("en-"))
 }
 
 /// Chunks one HTML page (rustdoc, mdBook or plain).
@@ -135,6 +157,8 @@ pub fn html_sections(content: &str) -> Vec<Section> {
         line: lines.get(&body.id()).copied().unwrap_or(1),
         in_item: false,
         trait_impls: false,
+        own_member_doc: false,
+        deref_methods: false,
         in_impl_items: false,
     };
     walker.children(body, "");
@@ -300,8 +324,14 @@ struct Walker<'a> {
     line: u32,
     /// Inside a rustdoc member: headings of its doc stay inline.
     in_item: bool,
-    /// Inside rustdoc's "Trait Implementations": members keep only their signatures.
+    /// Inside rustdoc's "Trait Implementations": a member whose doc is the trait's (a
+    /// summary ending in "Read more") is left out; one with a doc of its own keeps it.
     trait_impls: bool,
+    /// The next docblock is a trait impl member's own doc: kept.
+    own_member_doc: bool,
+    /// Inside "Methods from Deref<Target = …>": copies of another type's methods, which its
+    /// own page documents; left out.
+    deref_methods: bool,
     in_impl_items: bool,
 }
 
@@ -369,7 +399,9 @@ impl Walker<'_> {
         let mut inline_line = self.line;
         for child in element.children() {
             let block = match child.value() {
-                Node::Element(e) => is_block(e.name()) || is_item_header(e),
+                Node::Element(e) => {
+                    is_block(e.name()) || is_item_header(e) || has_class(e, "item-info")
+                }
                 _ => false,
             };
             if block {
@@ -577,7 +609,13 @@ impl Walker<'_> {
             self.in_item = false;
             self.in_impl_items = false;
             self.trait_impls = matches!(id, "trait-implementations" | "foreign-impls");
-            self.heading(element);
+            self.deref_methods = id.starts_with("deref-methods");
+            if !self.deref_methods {
+                self.heading(element);
+            }
+            return true;
+        }
+        if self.deref_methods {
             return true;
         }
         if has_class(e, "impl-items") {
@@ -587,7 +625,15 @@ impl Walker<'_> {
             self.in_impl_items = was;
             return true;
         }
+        if has_class(e, "item-info") && self.trait_impls && self.in_impl_items {
+            // A member's stability notes: the trait's page has them.
+            return true;
+        }
         if has_class(e, "docblock") && self.trait_impls && self.in_impl_items {
+            if std::mem::take(&mut self.own_member_doc) {
+                self.children(element, "  ");
+                self.blank();
+            }
             return true;
         }
         if is_item_header(e) {
@@ -598,7 +644,10 @@ impl Walker<'_> {
             let is_impl = id.starts_with("impl-");
             let line = self.line;
             if self.trait_impls && !is_impl {
-                self.push_line(format!("- `{}`", squash(&signature)), line);
+                self.own_member_doc = has_own_doc(element);
+                if self.own_member_doc {
+                    self.push_line(format!("- `{}`", squash(&signature)), line);
+                }
                 return true;
             }
             let name = if is_impl {
@@ -608,7 +657,10 @@ impl Walker<'_> {
             };
             let mut path = self.root_path.clone();
             path.push(name);
-            self.start_section(path, Some(id.to_string()), false);
+            // A trait impl without docs of its own is one line, "impl Clone for Vec": such
+            // lines share a chunk rather than each make a tiny one.
+            let mergeable = self.trait_impls && is_impl;
+            self.start_section(path, Some(id.to_string()), mergeable);
             self.in_item = true;
             self.push_line("```rust".to_string(), line);
             for (i, l) in signature.lines().enumerate() {
@@ -620,6 +672,29 @@ impl Walker<'_> {
         }
         false
     }
+}
+
+/// Whether a trait impl member (its header inside `<details><summary>`) has a doc of its
+/// own. rustdoc gives a member without one the trait's summary, rendered inline (no
+/// paragraphs, often ending in a "Read more" link to the trait); a doc of its own is
+/// rendered in full, in paragraphs.
+fn has_own_doc(header: ElementRef) -> bool {
+    let details = header
+        .ancestors()
+        .filter_map(ElementRef::wrap)
+        .find(|a| a.value().name() == "details");
+    let docblock = details.and_then(|d| {
+        d.children()
+            .filter_map(ElementRef::wrap)
+            .find(|c| has_class(c.value(), "docblock"))
+    });
+    let Some(docblock) = docblock else {
+        return false;
+    };
+    docblock
+        .children()
+        .filter_map(ElementRef::wrap)
+        .any(|child| matches!(child.value().name(), "p" | "pre" | "ul" | "ol" | "table"))
 }
 
 /// A rustdoc member header: `section.method#method.push`, `span.structfield#structfield.x`.
@@ -951,11 +1026,20 @@ mod tests {
                 .any(|c| c.anchor.as_deref() == Some("guarantees")
                     && c.heading_path == ["std::vec::Vec", "Guarantees"])
         );
-        // Trait impls: headers and signatures, not the traits' docs again; no blanket impls.
+        // Trait impls: headers (small ones sharing chunks), not the traits' docs again; a
+        // member's own doc kept; no blanket impls, no "Methods from Deref" copies.
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.text.contains("impl<T, A> AsMut<[T]> for Vec<T, A>"))
+        );
+        assert!(chunks.iter().all(|c| {
+            c.heading_path.last().is_none_or(|h| h != "split_at")
+                && !c.text.contains("Methods from Deref")
+        }));
         assert!(chunks.iter().any(|c| {
-            c.heading_path
-                .last()
-                .is_some_and(|h| h.starts_with("impl<T, A> AsMut<[T]> for Vec<T, A>"))
+            c.text.contains("impl<T, I, A> Index<I> for Vec<T, A>")
+                && !c.text.contains("fn index(&self, index: I)")
         }));
         assert!(chunks.iter().all(|c| {
             !c.text
@@ -990,6 +1074,22 @@ mod tests {
             &p("html/book/ch04-02-references-and-borrowing.html"),
             &page
         ));
+        // Translations: another language than English said by <html lang>.
+        let in_lang =
+            |lang: &str| format!("<!DOCTYPE HTML>\n<html lang=\"{lang}\" class=\"light\">{page}");
+        assert!(skip_html(
+            &p("html/rust-by-example/es/index.html"),
+            &in_lang("es")
+        ));
+        assert!(skip_html(
+            &p("html/rust-by-example/zh/fn.html"),
+            &in_lang("zh-CN")
+        ));
+        assert!(!skip_html(
+            &p("html/rust-by-example/fn.html"),
+            &in_lang("en")
+        ));
+        assert!(!skip_html(&p("html/book/index.html"), &in_lang("en-US")));
     }
 }
 
