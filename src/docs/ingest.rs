@@ -175,6 +175,11 @@ pub fn human_duration(duration: Duration) -> String {
 }
 
 impl IngestProgress {
+    /// Every source is listed: `files_total` is the total.
+    pub(crate) fn mark_planned(&self) {
+        self.planned.store(true, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> ProgressSnapshot {
         let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ProgressSnapshot {
@@ -233,6 +238,7 @@ pub async fn ingest(
     let known_hashes = store.file_hashes().await?;
     let existing: HashSet<String> = known_hashes.keys().cloned().collect();
 
+    let _under_way = super::under_way::Marker::start(store.dir(), Arc::clone(&progress));
     let (prepared_tx, prepared_rx) = mpsc::channel::<Prepared>(64);
     // A dropped ingest (a call dropped, the server stopping) stops the walk and its `elixir`.
     let walk_cancel = cancel.child_token();
@@ -325,7 +331,7 @@ fn walk_roots(
         })
         .sum();
     IngestProgress::add(&progress.files_total, total);
-    progress.planned.store(true, Ordering::Relaxed);
+    progress.mark_planned();
 
     for (root, files) in planned {
         match root {

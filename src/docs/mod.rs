@@ -12,7 +12,8 @@
 //! [`sources`] says which files are read and how, [`project`] finds a project's dependencies
 //! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally),
 //! [`embed`] turns chunks into vectors with the shipped model, [`store`] keeps them in LanceDB
-//! next to a full-text index, [`search`] fuses vector and full-text results, and [`service`]
+//! next to a full-text index, [`search`] fuses vector and full-text results and [`rerank`]
+//! re-scores the fused candidates, and [`service`]
 //! is what the server and the command line call: the facade, taking [`requests`] and
 //! answering [`reports`].
 
@@ -25,11 +26,13 @@ pub(crate) mod markdown;
 pub(crate) mod project;
 pub mod reports;
 pub mod requests;
+pub mod rerank;
 pub(crate) mod rust_source;
 pub mod search;
 pub mod service;
 pub mod sources;
 pub mod store;
+pub mod under_way;
 
 #[cfg(test)]
 pub(crate) mod wordpiece;

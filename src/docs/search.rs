@@ -19,9 +19,10 @@ use super::store::{
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
 pub const RRF_K: f32 = 60.0;
 /// Each half of a hybrid search fetches this many candidates per requested hit (at least
-/// [`MIN_CANDIDATES`]), so a passage ranked modestly by both can still win.
-const CANDIDATES_PER_HIT: usize = 4;
-const MIN_CANDIDATES: usize = 20;
+/// [`MIN_CANDIDATES`]), so a passage ranked modestly by both can still win once
+/// [`super::rerank`] weighs them.
+const CANDIDATES_PER_HIT: usize = 5;
+const MIN_CANDIDATES: usize = 50;
 
 const HIT_COLUMNS: [&str; 11] = [
     "id",
@@ -172,7 +173,8 @@ impl DocStore {
                     self.vector_hits(query_vector, predicate.clone(), candidates),
                     self.text_hits(query_text, predicate, candidates),
                 )?;
-                Ok(reciprocal_rank_fusion([by_vector, by_text], limit))
+                let fused = reciprocal_rank_fusion([by_vector, by_text], usize::MAX);
+                Ok(super::rerank::rerank(query_text, fused, limit))
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use tokio::sync::OnceCell;
 
@@ -18,9 +19,10 @@ use super::requests::{IndexRequest, LookupRequest};
 use super::search::{SearchFilter, SearchMode};
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use super::store::{DocStore, StoreError, TABLE_NAME};
+use super::under_way::under_way;
 use crate::call::Call;
 use crate::config::{Config, ToolName};
-use crate::events::{EventKind, Events, IngestPhase};
+use crate::events::{EventKind, Events, IngestPhase, unix_millis};
 use crate::process::Policy;
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
@@ -191,7 +193,7 @@ impl Docs {
             _ => self.embedder().await?.embed_query(&query).await?,
         };
         let hits = store.search(mode, &vector, &query, &filter, limit).await?;
-        let message = hits.is_empty().then(|| {
+        let nothing = hits.is_empty().then(|| {
             format!(
                 "Nothing indexed matches{}. The index holds {}; see the drydock://docs resource \
                  for what is indexed, or index more with docs_index.",
@@ -199,6 +201,12 @@ impl Docs {
                 self.config.docs.index_dir.display()
             )
         });
+        let under_way = under_way(&self.config.docs.index_dir)
+            .map(|ingest| ingest.describe(unix_millis(SystemTime::now())));
+        let message = match (nothing, under_way) {
+            (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
+            (nothing, under_way) => nothing.or(under_way),
+        };
         Ok(LookupReport {
             query,
             results: hits,

@@ -335,6 +335,38 @@ impl DocStore {
         Ok(hashes)
     }
 
+    /// Every chunk of the file(s) whose `file_path` is `file_path` or ends with `/file_path`:
+    /// (file_path, heading, text), for the evaluation to find which sections hold an answer.
+    pub async fn file_sections(&self, file_path: &str) -> Result<Vec<(String, String, String)>> {
+        let predicate = format!(
+            "file_path = {} OR file_path LIKE {}",
+            sql_string(file_path),
+            sql_string(&format!("%/{file_path}"))
+        );
+        let batches = scan(
+            &self.table,
+            Some(predicate),
+            &["file_path", "heading", "text"],
+        )
+        .await?;
+        let mut sections = Vec::new();
+        for batch in &batches {
+            let (paths, headings, texts) = (
+                string_column(batch, "file_path")?,
+                string_column(batch, "heading")?,
+                string_column(batch, "text")?,
+            );
+            for row in 0..batch.num_rows() {
+                sections.push((
+                    paths.value(row).to_string(),
+                    headings.value(row).to_string(),
+                    texts.value(row).to_string(),
+                ));
+            }
+        }
+        Ok(sections)
+    }
+
     /// Vectors already stored for any of these embedding keys, so identical chunks (the
     /// same crate version used by two projects, a file that changed elsewhere) are embedded
     /// once.

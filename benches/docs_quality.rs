@@ -1,0 +1,249 @@
+//! docs_lookup's retrieval quality and latency on the whole toolchain index, as a user gets
+//! it from `drydock index --toolchain-docs` (all of rustup's Rust docs and Elixir's standard
+//! library). Not run by CI: the index takes half an hour to build. Build it once:
+//!
+//! ```sh
+//! DRYDOCK_INDEX=~/.cache/drydock-eval/toolchain-index drydock index --toolchain-docs
+//! cargo bench --profile dev --bench docs_quality     # or --release for the latency
+//! ```
+//!
+//! (`DRYDOCK_EVAL_INDEX` names another index dir.) Two question sets: the held-out one,
+//! `tests/fixtures/docs-eval/toolchain-questions.json` (written without looking at the
+//! search, by category, several acceptable places each), and the development one the
+//! re-ranking weights were chosen on, `questions.json`. A result answers when it comes from
+//! a target's page and is a section holding the target's phrase. Prints Hit@1, Hit@5 and
+//! MRR@10 by category for vector, full-text and hybrid search, the hybrid misses, and the
+//! in-process latency of a lookup (query embedding included, no cache).
+
+mod support;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use drydock::docs::embed::Embedder;
+use drydock::docs::search::{SearchFilter, SearchMode};
+use drydock::docs::store::DocStore;
+use serde::Deserialize;
+use support::percentile;
+
+const TOP: usize = 10;
+
+#[derive(Deserialize)]
+struct Target {
+    file: String,
+    contains: String,
+}
+
+#[derive(Deserialize)]
+struct HeldOut {
+    id: String,
+    category: String,
+    question: String,
+    targets: Vec<Target>,
+}
+
+#[derive(Deserialize)]
+struct Development {
+    id: String,
+    question: String,
+    file: String,
+    contains: String,
+}
+
+struct Question {
+    id: String,
+    set: &'static str,
+    category: String,
+    text: String,
+    targets: Vec<Target>,
+}
+
+#[derive(Default, Clone)]
+struct Scores {
+    hit1: usize,
+    hit5: usize,
+    reciprocal_ranks: f64,
+    count: usize,
+}
+
+impl Scores {
+    fn add(&mut self, rank: Option<usize>) {
+        self.count += 1;
+        if let Some(rank) = rank {
+            self.hit1 += usize::from(rank == 1);
+            self.hit5 += usize::from(rank <= 5);
+            self.reciprocal_ranks += 1.0 / rank as f64;
+        }
+    }
+
+    fn line(&self) -> String {
+        let n = self.count.max(1) as f64;
+        format!(
+            "Hit@1 {:.3}  Hit@5 {:.3}  MRR@10 {:.3}",
+            self.hit1 as f64 / n,
+            self.hit5 as f64 / n,
+            self.reciprocal_ranks / n
+        )
+    }
+}
+
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn questions() -> Vec<Question> {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs-eval");
+    let read = |name: &str| std::fs::read_to_string(fixtures.join(name)).unwrap();
+    let held_out: Vec<HeldOut> = serde_json::from_str(&read("toolchain-questions.json")).unwrap();
+    let development: Vec<Development> = serde_json::from_str(&read("questions.json")).unwrap();
+    let mut all: Vec<Question> = held_out
+        .into_iter()
+        .map(|q| Question {
+            id: q.id,
+            set: "held-out",
+            category: q.category,
+            text: q.question,
+            targets: q.targets,
+        })
+        .collect();
+    all.extend(development.into_iter().map(|q| Question {
+        id: q.id,
+        set: "development",
+        category: "development".into(),
+        text: q.question,
+        targets: vec![Target {
+            file: q.file,
+            contains: q.contains,
+        }],
+    }));
+    all
+}
+
+/// The (file, heading) sections of the index that hold one of the question's phrases.
+async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, String)> {
+    let mut sections = HashSet::new();
+    for target in &question.targets {
+        let phrase = squash(&target.contains);
+        for (file, heading, text) in store.file_sections(&target.file).await.unwrap() {
+            if squash(&text).contains(&phrase) {
+                sections.insert((file, heading));
+            }
+        }
+    }
+    sections
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let dir = std::env::var_os("DRYDOCK_EVAL_INDEX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/drydock-eval/toolchain-index")
+        });
+    let embedder = Embedder::load_default().unwrap();
+    let store = DocStore::open(&dir, embedder.model_name(), embedder.dimension())
+        .await
+        .unwrap();
+    let rows = store.count_rows().await.unwrap();
+    if rows == 0 {
+        eprintln!(
+            "{} holds no index: build it with `DRYDOCK_INDEX={} drydock index --toolchain-docs`",
+            dir.display(),
+            dir.display()
+        );
+        std::process::exit(1);
+    }
+    let questions = questions();
+    let mut unanswerable = Vec::new();
+    let mut answer_sets = Vec::new();
+    for question in &questions {
+        let answer = answers(&store, question).await;
+        if answer.is_empty() {
+            unanswerable.push(question.id.clone());
+        }
+        answer_sets.push(answer);
+    }
+    println!(
+        "index {}: {rows} chunks; {} questions ({} held out, {} development)",
+        dir.display(),
+        questions.len(),
+        questions.iter().filter(|q| q.set == "held-out").count(),
+        questions.iter().filter(|q| q.set == "development").count()
+    );
+    if !unanswerable.is_empty() {
+        println!(
+            "no indexed section holds the phrase of {} (they count as misses): {unanswerable:?}",
+            unanswerable.len()
+        );
+    }
+
+    let modes = [SearchMode::Vector, SearchMode::FullText, SearchMode::Hybrid];
+    let mut scores: BTreeMap<(String, String), Scores> = BTreeMap::new();
+    let mut misses = Vec::new();
+    let mut latencies = Vec::new();
+    for (question, answer) in questions.iter().zip(&answer_sets) {
+        for mode in modes {
+            let started = Instant::now();
+            let vector = match mode {
+                SearchMode::FullText => Vec::new(),
+                _ => embedder.embed_query(&question.text).await.unwrap(),
+            };
+            let hits = store
+                .search(mode, &vector, &question.text, &SearchFilter::default(), TOP)
+                .await
+                .unwrap();
+            if mode == SearchMode::Hybrid {
+                latencies.push(started.elapsed());
+            }
+            let rank = hits
+                .iter()
+                .position(|hit| answer.contains(&(hit.file_path.clone(), hit.heading.clone())))
+                .map(|i| i + 1);
+            let mode_name = format!("{mode:?}");
+            for category in [
+                format!("{} · all", question.set),
+                format!("{} · {}", question.set, question.category),
+            ] {
+                scores
+                    .entry((mode_name.clone(), category))
+                    .or_default()
+                    .add(rank);
+            }
+            if mode == SearchMode::Hybrid && rank.is_none_or(|r| r > 5) {
+                let top: Vec<String> = hits
+                    .iter()
+                    .take(3)
+                    .map(|h| format!("{} [{}]", h.file_path, h.heading))
+                    .collect();
+                misses.push(format!(
+                    "{} {} (rank {rank:?}): {}\n    top: {top:#?}",
+                    question.set, question.id, question.text
+                ));
+            }
+        }
+    }
+    for mode in ["Vector", "FullText", "Hybrid"] {
+        println!("{mode}");
+        for ((m, category), s) in &scores {
+            if m == mode {
+                println!("  {category:<28} (n={:>3})  {}", s.count, s.line());
+            }
+        }
+    }
+    let misses_file = std::env::temp_dir().join("docs-quality-misses.txt");
+    std::fs::write(&misses_file, misses.join("\n")).unwrap();
+    println!(
+        "hybrid misses at 5: {} (listed in {})",
+        misses.len(),
+        misses_file.display()
+    );
+    let latencies: Vec<Duration> = latencies;
+    println!(
+        "hybrid lookup in-process (query embedding included): p50 {:.1} ms, p99 {:.1} ms over {} queries",
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        latencies.len()
+    );
+}
