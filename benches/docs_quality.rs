@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use drydock::docs::embed::Embedder;
-use drydock::docs::search::{SearchFilter, SearchMode};
+use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
 use serde::Deserialize;
 use support::percentile;
@@ -179,6 +179,8 @@ async fn main() {
         );
     }
 
+    // "Fused" is the first stage alone (reciprocal rank fusion of 50 candidates of each
+    // half), to show what the re-ranking adds.
     let modes = [SearchMode::Vector, SearchMode::FullText, SearchMode::Hybrid];
     let mut scores: BTreeMap<(String, String), Scores> = BTreeMap::new();
     let mut misses = Vec::new();
@@ -197,10 +199,31 @@ async fn main() {
             if mode == SearchMode::Hybrid {
                 latencies.push(started.elapsed());
             }
-            let rank = hits
-                .iter()
-                .position(|hit| answer.contains(&(hit.file_path.clone(), hit.heading.clone())))
-                .map(|i| i + 1);
+            let rank_in = |hits: &[Hit]| {
+                hits.iter()
+                    .position(|hit| answer.contains(&(hit.file_path.clone(), hit.heading.clone())))
+                    .map(|i| i + 1)
+            };
+            let rank = rank_in(&hits);
+            if mode == SearchMode::Hybrid {
+                let any = SearchFilter::default();
+                let (by_vector, by_text) = (
+                    store.search(SearchMode::Vector, &vector, &question.text, &any, 50),
+                    store.search(SearchMode::FullText, &vector, &question.text, &any, 50),
+                );
+                let fused =
+                    reciprocal_rank_fusion([by_vector.await.unwrap(), by_text.await.unwrap()], TOP);
+                let fused_rank = rank_in(&fused);
+                for category in [
+                    format!("{} · all", question.set),
+                    format!("{} · {}", question.set, question.category),
+                ] {
+                    scores
+                        .entry(("Fused".into(), category))
+                        .or_default()
+                        .add(fused_rank);
+                }
+            }
             let mode_name = format!("{mode:?}");
             for category in [
                 format!("{} · all", question.set),
@@ -224,7 +247,7 @@ async fn main() {
             }
         }
     }
-    for mode in ["Vector", "FullText", "Hybrid"] {
+    for mode in ["Vector", "FullText", "Fused", "Hybrid"] {
         println!("{mode}");
         for ((m, category), s) in &scores {
             if m == mode {

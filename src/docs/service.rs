@@ -28,6 +28,9 @@ use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 50;
+/// The longest query taken: the model reads 256 word pieces of it anyway, and a huge one
+/// makes full-text search slow.
+pub const MAX_QUERY_CHARS: usize = 2000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DocsError {
@@ -150,6 +153,14 @@ impl Docs {
             return Err(DocsError::InvalidArgument(
                 "`query` is empty: say what to look up".into(),
             ));
+        }
+        let length = query.chars().count();
+        if length > MAX_QUERY_CHARS {
+            return Err(DocsError::InvalidArgument(format!(
+                "`query` is {length} characters; docs_lookup takes a question of at most \
+                 {MAX_QUERY_CHARS}: ask what you want to know (an error's message, an API's \
+                 name), not a whole file or log"
+            )));
         }
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=MAX_LIMIT).contains(&limit) {

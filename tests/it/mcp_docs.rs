@@ -125,6 +125,38 @@ async fn an_agent_fills_the_index_and_finds_passages() {
         "{api}"
     );
 
+    // A 100 kB query is refused at once; a library that is not indexed finds nothing and
+    // says so; an ingest under way (here its file, for a process that runs: this one) is
+    // reported beside the results.
+    let huge = "how do I parse a number ".repeat(4200);
+    let refused = call_err(&client, "docs_lookup", json!({"query": huge})).await;
+    assert!(refused.contains("at most 2000"), "{refused}");
+    let unknown = call_ok(
+        &client,
+        "docs_lookup",
+        json!({"query": "badge colour", "library": "not-indexed"}),
+    )
+    .await;
+    assert_eq!(unknown["results"], json!([]));
+    assert!(
+        unknown["message"].as_str().unwrap().contains("not-indexed"),
+        "{unknown}"
+    );
+    let under_way = index.path().join("ingest-under-way.json");
+    let state = json!({"pid": std::process::id(), "started_at_ms": 0, "files_total": 10,
+                       "files_done": 3, "rows_written": 40});
+    std::fs::write(&under_way, state.to_string()).unwrap();
+    let partial = call_ok(&client, "docs_lookup", json!({"query": "badge colour"})).await;
+    assert!(!partial["results"].as_array().unwrap().is_empty());
+    assert!(
+        partial["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Indexing is under way (3 of 10 files, 40 passages written"),
+        "{partial}"
+    );
+    std::fs::remove_file(&under_way).unwrap();
+
     let summary = read_docs_resource(&client).await;
     assert!(summary["chunks"].as_u64().unwrap() > 0);
     assert!(summary["last_update"].is_string());
