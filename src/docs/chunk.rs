@@ -28,10 +28,6 @@ use sha2::{Digest, Sha256};
 /// Estimated word pieces allowed in a chunk's embedding text (heading path prefix included).
 /// The model window is 256; the estimate overcounts on typical docs, so this keeps a margin.
 pub const TARGET_TOKENS: usize = 200;
-/// Estimated word pieces allowed in a chunk of an API item (a signature and its doc): past
-/// the model's window, which sees the signature and the doc's start, so that an item's
-/// "Errors" or "Examples" stay with it.
-pub const ITEM_TOKENS: usize = 480;
 /// Sections whose text estimates below this are merged with the next section under the same
 /// parent when the merge fits in [`TARGET_TOKENS`].
 pub const MIN_TOKENS: usize = 64;
@@ -238,7 +234,7 @@ pub fn chunk_sections(sections: Vec<Section>, meta: &FileMeta) -> Vec<Chunk> {
             // tiny section merges into its parent, otherwise it carries nothing to search.
             continue;
         }
-        let budget = text_budget(&section.heading_path, section.mergeable);
+        let budget = text_budget(&section.heading_path);
         let pieces = split_lines(&trim_blank(&section.lines), budget);
         let count = pieces.len();
         for (i, lines) in pieces.into_iter().enumerate() {
@@ -260,22 +256,15 @@ pub fn chunk_sections(sections: Vec<Section>, meta: &FileMeta) -> Vec<Chunk> {
         .collect()
 }
 
-/// Estimated tokens left for a chunk's text once the heading path prefix is counted. An
-/// API item (not mergeable) may take [`ITEM_TOKENS`]: the model sees its signature and the
-/// start of its doc, full-text search all of it, and the item stays whole.
-fn text_budget(heading_path: &[String], mergeable: bool) -> usize {
+/// Estimated tokens left for a chunk's text once the heading path prefix is counted.
+fn text_budget(heading_path: &[String]) -> usize {
     let prefix = if heading_path.is_empty() {
         0
     } else {
         estimate_tokens(&heading_path.join(" > ")) + 1
     };
-    let target = if mergeable {
-        TARGET_TOKENS
-    } else {
-        ITEM_TOKENS
-    };
     // A pathological heading path (a giant signature) still leaves room for text.
-    target.saturating_sub(prefix).max(target / 2)
+    TARGET_TOKENS.saturating_sub(prefix).max(TARGET_TOKENS / 2)
 }
 
 #[derive(Debug)]
@@ -348,7 +337,7 @@ fn merge_tiny(drafts: Vec<Draft>) -> Vec<Draft> {
             let heading = inline_heading(&draft);
             let prefix = common_prefix(&last.merged_heading_path, &draft.heading_path);
             let tokens = last.tokens + estimate_tokens(&heading.text) + draft.tokens;
-            if tokens <= text_budget(&prefix, true) {
+            if tokens <= text_budget(&prefix) {
                 last.lines.push(SourceLine::new("", heading.line));
                 last.lines.push(heading);
                 last.lines.extend(draft.lines);
@@ -629,11 +618,8 @@ pub(crate) mod checks {
     pub fn assert_well_formed(chunks: &[Chunk]) {
         for chunk in chunks {
             let tokens = estimate_tokens(&chunk.embedding_text());
-            // An API item may pass the model's window (its start is what the model sees).
-            let item = chunk.source_type == SourceType::Api;
-            let budget = if item { ITEM_TOKENS } else { TARGET_TOKENS };
             assert!(
-                tokens <= budget + 8,
+                tokens <= TARGET_TOKENS + 8,
                 "chunk over budget ({tokens}): {:?} {}",
                 chunk.heading_path,
                 chunk.text
@@ -644,9 +630,7 @@ pub(crate) mod checks {
                 chunk.heading_path,
                 chunk.text
             );
-            if let Some(real) = crate::docs::wordpiece::count(&chunk.embedding_text())
-                && !item
-            {
+            if let Some(real) = crate::docs::wordpiece::count(&chunk.embedding_text()) {
                 assert!(
                     real + 2 <= 256,
                     "chunk over the model window ({real} word pieces, estimated {tokens}): {}",
