@@ -108,16 +108,6 @@ async fn main() {
     shutdown.cancel();
 }
 
-async fn new_shell(client: &Client) -> String {
-    let created = call(
-        client,
-        "terminal_create",
-        json!({"cwd": test_projects(), "backend": "pty"}),
-    )
-    .await;
-    created["name"].as_str().unwrap().to_string()
-}
-
 async fn open(base: &str) -> Socket {
     let ws = base.replace("http://", "ws://") + "/dashboard/ws";
     let (socket, _) = tokio_tungstenite::connect_async(ws)

@@ -111,16 +111,6 @@ async fn main() {
     shutdown.cancel();
 }
 
-async fn new_shell(client: &Client) -> String {
-    let created = call(
-        client,
-        "terminal_create",
-        json!({"cwd": test_projects(), "backend": "pty"}),
-    )
-    .await;
-    created["name"].as_str().unwrap().to_string()
-}
-
 async fn until_panels(chromium: &Chromium, count: usize) {
     let script = format!("return document.querySelectorAll('.panel').length === {count}");
     chromium.until(&script, "the panels").await;

@@ -16,6 +16,17 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+/// A new bash in a drydock PTY (in `test-projects/`); its session name.
+pub async fn new_shell(client: &Client) -> String {
+    let created = call(
+        client,
+        "terminal_create",
+        serde_json::json!({"cwd": test_projects(), "backend": "pty"}),
+    )
+    .await;
+    created["name"].as_str().unwrap().to_string()
+}
+
 pub fn test_projects() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("test-projects")
