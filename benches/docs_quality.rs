@@ -17,6 +17,9 @@
 
 mod support;
 
+#[path = "../tests/it/retrieval_scores.rs"]
+mod retrieval_scores;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -24,6 +27,7 @@ use std::time::{Duration, Instant};
 use drydock::docs::embed::Embedder;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
+use retrieval_scores::{Scores, squash};
 use serde::Deserialize;
 use support::percentile;
 
@@ -57,39 +61,6 @@ struct Question {
     category: String,
     text: String,
     targets: Vec<Target>,
-}
-
-#[derive(Default, Clone)]
-struct Scores {
-    hit1: usize,
-    hit5: usize,
-    reciprocal_ranks: f64,
-    count: usize,
-}
-
-impl Scores {
-    fn add(&mut self, rank: Option<usize>) {
-        self.count += 1;
-        if let Some(rank) = rank {
-            self.hit1 += usize::from(rank == 1);
-            self.hit5 += usize::from(rank <= 5);
-            self.reciprocal_ranks += 1.0 / rank as f64;
-        }
-    }
-
-    fn line(&self) -> String {
-        let n = self.count.max(1) as f64;
-        format!(
-            "Hit@1 {:.3}  Hit@5 {:.3}  MRR@10 {:.3}",
-            self.hit1 as f64 / n,
-            self.hit5 as f64 / n,
-            self.reciprocal_ranks / n
-        )
-    }
-}
-
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn questions() -> Vec<Question> {

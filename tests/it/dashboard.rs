@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::agent_kit::fake_anthropic::FakeAnthropic;
-use crate::agent_kit::home::{AgentHome, Cli};
+use crate::agent_kit::home::Cli;
 use crate::chromium::Chromium;
 use crate::mcp_agents::UsersTmux;
 use crate::mcp_spawn::{claude_processes, kill_tmux, spawn_meanwhile, spawning_server};
+use crate::mcp_tasks::claude_home;
 use crate::support::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -420,13 +420,35 @@ async fn text_at(chromium: &Chromium, css: &str, what: &str) -> String {
         .to_string()
 }
 
+/// The id of the task the queue panel shows running, once one is.
+async fn running_task(chromium: &Chromium, what: &str) -> String {
+    let script = "const s = document.querySelector('#tasks li .task-state.running'); \
+                  return s && s.parentElement.dataset.task";
+    chromium
+        .until(script, what)
+        .await
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The queue panel's line of `task` once it shows the task done.
+async fn finished_task(chromium: &Chromium, task: &str, what: &str) -> String {
+    let script = format!(
+        "const s = document.querySelector('#tasks li[data-task=\"{task}\"] .task-state.done'); \
+         return s && s.parentElement.textContent"
+    );
+    chromium
+        .until(&script, what)
+        .await
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_in_auto_mode() {
-    let cli = Cli::claude();
-    let mut home = AgentHome::new("dashboard-claude");
-    let fake = FakeAnthropic::start(&home.project);
-    home.prepare_claude(fake.url());
-    let tmux_dir = tempfile::tempdir().unwrap();
+    let (cli, home, _fake, tmux_dir) = claude_home("dashboard-claude");
     let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
@@ -589,19 +611,8 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     add_task("started by hand");
     text_at(&chromium, "#tasks li .task-state.queued", "the task queued").await;
     chromium.click("#queue-next");
-    let started = chromium
-        .until(
-            "const s = document.querySelector('#tasks li .task-state.running'); return s && s.parentElement.dataset.task",
-            "the task started by hand",
-        )
-        .await;
-    let started = started.as_str().unwrap();
-    chromium
-        .until(
-            &format!("return document.querySelector('#tasks li[data-task=\"{started}\"] .task-state.done') !== null"),
-            "the task started by hand done",
-        )
-        .await;
+    let started = running_task(&chromium, "the task started by hand").await;
+    finished_task(&chromium, &started, "the task started by hand done").await;
     chromium.eval("document.getElementById('queue-mode').value = 'auto'");
     chromium.click("#queue-apply");
     text_at(&chromium, "#queue-status", "the queue's status").await;
@@ -612,13 +623,7 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
         )
         .await;
     add_task("finish from the page");
-    let running = chromium
-        .until(
-            "const s = document.querySelector('#tasks li .task-state.running'); return s && s.parentElement.dataset.task",
-            "the task running",
-        )
-        .await;
-    let task = running.as_str().unwrap();
+    let task = running_task(&chromium, "the task running").await;
     chromium
         .until(
             &format!(
@@ -627,16 +632,8 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
             "the task's agent in a panel",
         )
         .await;
-    let done = chromium
-        .until(
-            &format!("const s = document.querySelector('#tasks li[data-task=\"{task}\"] .task-state.done'); return s && s.parentElement.textContent"),
-            "the task done",
-        )
-        .await;
-    assert!(
-        done.as_str().unwrap().contains("finish from the page"),
-        "{done}"
-    );
+    let done = finished_task(&chromium, &task, "the task done").await;
+    assert!(done.contains("finish from the page"), "{done}");
     let errors = chromium.eval("return window.drydock.errors");
     assert_eq!(errors, json!([]), "the page logged no error");
     let console: Vec<String> = chromium.console_errors();

@@ -25,6 +25,8 @@ use drydock::docs::sources::{
 use drydock::docs::store::DocStore;
 use tokio_util::sync::CancellationToken;
 
+use crate::retrieval_scores::{Scores, squash};
+
 #[derive(serde::Deserialize)]
 struct Question {
     id: String,
@@ -32,10 +34,6 @@ struct Question {
     file: String,
     contains: String,
     kind: String,
-}
-
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn command_output(program: &str, args: &[&str]) -> String {
@@ -121,39 +119,6 @@ fn answer_sections(question: &Question, chunks: &[Chunk]) -> HashSet<(String, St
         .filter(|c| c.file_path.ends_with(&question.file) && squash(&c.text).contains(&wanted))
         .map(|c| (c.file_path.clone(), c.heading_path.join(" > ")))
         .collect()
-}
-
-#[derive(Default)]
-struct Scores {
-    hit1: usize,
-    hit5: usize,
-    reciprocal_ranks: f64,
-    count: usize,
-}
-
-impl Scores {
-    fn add(&mut self, rank: Option<usize>) {
-        self.count += 1;
-        if let Some(rank) = rank {
-            self.hit1 += usize::from(rank == 1);
-            self.hit5 += usize::from(rank <= 5);
-            self.reciprocal_ranks += 1.0 / rank as f64;
-        }
-    }
-
-    fn mrr(&self) -> f64 {
-        self.reciprocal_ranks / self.count as f64
-    }
-
-    fn line(&self) -> String {
-        let n = self.count as f64;
-        format!(
-            "Hit@1 {:.3}  Hit@5 {:.3}  MRR {:.3}",
-            self.hit1 as f64 / n,
-            self.hit5 as f64 / n,
-            self.mrr()
-        )
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,3 +23,4 @@ mod mcp_run_and_cancel;
 mod mcp_spawn;
 mod mcp_tasks;
 mod mcp_terminals;
+mod retrieval_scores;

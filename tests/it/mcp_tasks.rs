@@ -50,7 +50,7 @@ async fn until_task(
 
 /// A throwaway HOME for the pinned Claude Code, the Anthropic fake it talks to, and a tmux
 /// directory for drydock's tmux server.
-fn claude_home(name: &str) -> (Cli, AgentHome, FakeAnthropic, tempfile::TempDir) {
+pub fn claude_home(name: &str) -> (Cli, AgentHome, FakeAnthropic, tempfile::TempDir) {
     let mut home = AgentHome::new(name);
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
