@@ -312,7 +312,7 @@ impl Events {
 
     /// What call `call_id` returned, while it is among the latest calls (and the results
     /// kept in bytes).
-    pub fn call_result(&self, call_id: u64) -> Option<Arc<KeptResult>> {
+    pub fn call_result(&self, call_id: u64) -> Option<KeptResult> {
         self.results
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

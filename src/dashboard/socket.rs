@@ -234,7 +234,7 @@ impl Page {
             }
             FromPage::CallResult { id, call_id } => {
                 let answer = match self.app.events().call_result(call_id) {
-                    Some(kept) => json!({"type": "result", "id": id, "result": *kept}),
+                    Some(kept) => json!({"type": "result", "id": id, "result": kept}),
                     None => json!({"type": "error", "id": id, "message": format!(
                         "the result of call {call_id} is no longer kept (only the latest calls' are)"
                     )}),

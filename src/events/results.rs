@@ -3,11 +3,9 @@
 //! [`RESULT_BYTES`] is kept cut, and the oldest results go first once the total passes
 //! [`KEPT_BYTES`].
 
-use std::collections::VecDeque;
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::VecDeque;
 
 /// A result's JSON kept whole up to this size; a larger one is kept cut to it.
 pub const RESULT_BYTES: usize = 64 * 1024;
@@ -24,55 +22,73 @@ pub enum KeptResult {
     Cut { bytes: usize, head: String },
 }
 
-impl KeptResult {
-    fn of(result: &Value) -> (KeptResult, usize) {
-        let json = result.to_string();
-        if json.len() <= RESULT_BYTES {
-            let bytes = json.len();
-            return (
-                KeptResult::Whole {
-                    result: result.clone(),
-                },
+/// A result as stored: its JSON text (serialized once, when the call ends; parsed again
+/// only when a viewer asks), cut to [`RESULT_BYTES`] when it was longer.
+struct Kept {
+    call_id: u64,
+    json: String,
+    /// The whole JSON's length, when `json` is its beginning.
+    cut_from: Option<usize>,
+}
+
+impl Kept {
+    fn of(call_id: u64, result: &Value) -> Kept {
+        let mut json = result.to_string();
+        let whole = json.len();
+        let cut_from = (whole > RESULT_BYTES).then(|| {
+            let mut cut = RESULT_BYTES;
+            while !json.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            json.truncate(cut);
+            json.shrink_to_fit();
+            whole
+        });
+        Kept {
+            call_id,
+            json,
+            cut_from,
+        }
+    }
+
+    fn result(&self) -> KeptResult {
+        match self.cut_from {
+            None => KeptResult::Whole {
+                result: serde_json::from_str(&self.json).unwrap_or(Value::Null),
+            },
+            Some(bytes) => KeptResult::Cut {
                 bytes,
-            );
+                head: self.json.clone(),
+            },
         }
-        let mut cut = RESULT_BYTES;
-        while !json.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let kept = KeptResult::Cut {
-            bytes: json.len(),
-            head: json[..cut].to_string(),
-        };
-        (kept, cut)
     }
 }
 
 #[derive(Default)]
 pub(super) struct KeptResults {
-    results: VecDeque<(u64, Arc<KeptResult>, usize)>,
+    results: VecDeque<Kept>,
     bytes: usize,
 }
 
 impl KeptResults {
     /// Keeps call `call_id`'s result; at most `calls` results.
     pub(super) fn keep(&mut self, call_id: u64, result: &Value, calls: usize) {
-        let (kept, bytes) = KeptResult::of(result);
-        self.results.push_back((call_id, Arc::new(kept), bytes));
-        self.bytes += bytes;
+        let kept = Kept::of(call_id, result);
+        self.bytes += kept.json.len();
+        self.results.push_back(kept);
         while self.results.len() > calls || self.bytes > KEPT_BYTES {
-            let Some((_, _, bytes)) = self.results.pop_front() else {
+            let Some(oldest) = self.results.pop_front() else {
                 break;
             };
-            self.bytes -= bytes;
+            self.bytes -= oldest.json.len();
         }
     }
 
-    pub(super) fn get(&self, call_id: u64) -> Option<Arc<KeptResult>> {
+    pub(super) fn get(&self, call_id: u64) -> Option<KeptResult> {
         self.results
             .iter()
-            .find(|(id, _, _)| *id == call_id)
-            .map(|(_, kept, _)| kept.clone())
+            .find(|kept| kept.call_id == call_id)
+            .map(Kept::result)
     }
 }
 
@@ -86,7 +102,7 @@ mod tests {
         let mut kept = KeptResults::default();
         kept.keep(1, &json!({"status": "ok"}), 3);
         assert_eq!(
-            *kept.get(1).unwrap(),
+            kept.get(1).unwrap(),
             KeptResult::Whole {
                 result: json!({"status": "ok"})
             }
@@ -94,10 +110,10 @@ mod tests {
 
         let huge = json!({"output": "é".repeat(RESULT_BYTES)});
         kept.keep(2, &huge, 3);
-        let KeptResult::Cut { bytes, head } = &*kept.get(2).unwrap() else {
+        let KeptResult::Cut { bytes, head } = kept.get(2).unwrap() else {
             panic!("a huge result is cut");
         };
-        assert_eq!(*bytes, huge.to_string().len());
+        assert_eq!(bytes, huge.to_string().len());
         assert!(head.len() <= RESULT_BYTES && head.starts_with("{\"output\":\"éé"));
 
         kept.keep(3, &json!(3), 3);

@@ -338,19 +338,23 @@ impl ServerHandler for DrydockServer {
 
 /// What a call returned, for the event feed's viewers: its structured content, or else its
 /// text.
-fn kept_result(response: &Result<CallToolResponse, McpError>) -> Option<serde_json::Value> {
+fn kept_result(
+    response: &Result<CallToolResponse, McpError>,
+) -> Option<std::borrow::Cow<'_, serde_json::Value>> {
     let Ok(CallToolResponse::Complete(result)) = response else {
         return None;
     };
     if let Some(structured) = &result.structured_content {
-        return Some(structured.clone());
+        return Some(std::borrow::Cow::Borrowed(structured));
     }
     let text: Vec<&str> = result
         .content
         .iter()
         .filter_map(|block| Some(block.as_text()?.text.as_str()))
         .collect();
-    Some(serde_json::json!({"text": text.join("\n")}))
+    Some(std::borrow::Cow::Owned(
+        serde_json::json!({"text": text.join("\n")}),
+    ))
 }
 
 /// How a call ended, for the event feed: a result's own `status` when it has one; an error
