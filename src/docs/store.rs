@@ -367,6 +367,27 @@ impl DocStore {
         Ok(sections)
     }
 
+    /// The (file_path, heading) of every chunk whose text is exactly `text`: the copies of a
+    /// passage published on several paths, for the evaluation to accept any of them.
+    pub async fn chunks_with_text(&self, text: &str) -> Result<Vec<(String, String)>> {
+        let predicate = format!("text = {}", sql_string(text));
+        let batches = scan(&self.table, Some(predicate), &["file_path", "heading"]).await?;
+        let mut found = Vec::new();
+        for batch in &batches {
+            let (paths, headings) = (
+                string_column(batch, "file_path")?,
+                string_column(batch, "heading")?,
+            );
+            for row in 0..batch.num_rows() {
+                found.push((
+                    paths.value(row).to_string(),
+                    headings.value(row).to_string(),
+                ));
+            }
+        }
+        Ok(found)
+    }
+
     /// Vectors already stored for any of these embedding keys, so identical chunks (the
     /// same crate version used by two projects, a file that changed elsewhere) are embedded
     /// once.
