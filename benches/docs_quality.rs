@@ -102,7 +102,7 @@ async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, Stri
         let phrase = squash(&target.contains);
         for (file, heading, text) in store.file_sections(&target.file).await.unwrap() {
             if squash(&text).contains(&phrase) {
-                for (copy, copy_heading) in store.chunks_with_text(&text).await.unwrap() {
+                for (copy, copy_heading, _) in store.chunks_with_text(&text).await.unwrap() {
                     if below_title(&copy_heading) == below_title(&heading) {
                         sections.insert((copy, copy_heading));
                     }

@@ -338,11 +338,22 @@ impl DocStore {
     /// Every chunk of the file(s) whose `file_path` is `file_path` or ends with `/file_path`:
     /// (file_path, heading, text), for the evaluation to find which sections hold an answer.
     pub async fn file_sections(&self, file_path: &str) -> Result<Vec<(String, String, String)>> {
-        let predicate = format!(
+        self.sections_where(format!(
             "file_path = {} OR file_path LIKE {}",
             sql_string(file_path),
             sql_string(&format!("%/{file_path}"))
-        );
+        ))
+        .await
+    }
+
+    /// Every chunk whose text is exactly `text`, as [`DocStore::file_sections`] lists them: the
+    /// copies of a passage published on several paths, for the evaluation to accept any.
+    pub async fn chunks_with_text(&self, text: &str) -> Result<Vec<(String, String, String)>> {
+        self.sections_where(format!("text = {}", sql_string(text)))
+            .await
+    }
+
+    async fn sections_where(&self, predicate: String) -> Result<Vec<(String, String, String)>> {
         let batches = scan(
             &self.table,
             Some(predicate),
@@ -365,27 +376,6 @@ impl DocStore {
             }
         }
         Ok(sections)
-    }
-
-    /// The (file_path, heading) of every chunk whose text is exactly `text`: the copies of a
-    /// passage published on several paths, for the evaluation to accept any of them.
-    pub async fn chunks_with_text(&self, text: &str) -> Result<Vec<(String, String)>> {
-        let predicate = format!("text = {}", sql_string(text));
-        let batches = scan(&self.table, Some(predicate), &["file_path", "heading"]).await?;
-        let mut found = Vec::new();
-        for batch in &batches {
-            let (paths, headings) = (
-                string_column(batch, "file_path")?,
-                string_column(batch, "heading")?,
-            );
-            for row in 0..batch.num_rows() {
-                found.push((
-                    paths.value(row).to_string(),
-                    headings.value(row).to_string(),
-                ));
-            }
-        }
-        Ok(found)
     }
 
     /// Vectors already stored for any of these embedding keys, so identical chunks (the

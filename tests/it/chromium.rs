@@ -147,6 +147,15 @@ impl Chromium {
         }
     }
 
+    /// [`Chromium::until`] for a script that returns a string.
+    pub async fn until_text(&self, script: &str, what: &str) -> String {
+        let value = self.until(script, what).await;
+        value
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: not a string: {value}"))
+            .to_string()
+    }
+
     pub async fn open(&self, url: &str) {
         self.command("POST", "/url", json!({"url": url}));
         self.until(

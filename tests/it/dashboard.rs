@@ -412,24 +412,14 @@ async fn with_a_token_the_dashboard_asks_for_its_one_time_login() {
 /// The text of what `css` selects once it exists.
 async fn text_at(chromium: &Chromium, css: &str, what: &str) -> String {
     let script = format!("const e = document.querySelector('{css}'); return e && e.textContent");
-    chromium
-        .until(&script, what)
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
+    chromium.until_text(&script, what).await
 }
 
 /// The id of the task the queue panel shows running, once one is.
 async fn running_task(chromium: &Chromium, what: &str) -> String {
     let script = "const s = document.querySelector('#tasks li .task-state.running'); \
                   return s && s.parentElement.dataset.task";
-    chromium
-        .until(script, what)
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
+    chromium.until_text(script, what).await
 }
 
 /// The queue panel's line of `task` once it shows the task done.
@@ -438,12 +428,7 @@ async fn finished_task(chromium: &Chromium, task: &str, what: &str) -> String {
         "const s = document.querySelector('#tasks li[data-task=\"{task}\"] .task-state.done'); \
          return s && s.parentElement.textContent"
     );
-    chromium
-        .until(&script, what)
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
+    chromium.until_text(&script, what).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
