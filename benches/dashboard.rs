@@ -49,12 +49,17 @@ async fn main() {
     );
 
     let megabytes = 20;
-    // The marker is computed by the shell, so the typed command line does not end the count.
-    let flood =
-        format!("head -c {megabytes}000000 /dev/zero | tr '\\0' 'a'; echo; echo FLOOD-$((1+1))END");
-    let alone = timed_run(&client, &session, &flood).await;
-    let one = flood_to_viewers(&base, &client, &session, &flood, 1).await;
-    let four = flood_to_viewers(&base, &client, &session, &flood, 4).await;
+    // The marker is computed by the shell, so the typed command line does not end the count,
+    // and differs per run, since a new viewer gets the history with the earlier runs' markers.
+    let flood = |run: u32| Flood {
+        command: format!(
+            "head -c {megabytes}000000 /dev/zero | tr '\\0' 'a'; echo; echo FLOOD-$((1+{run}))END"
+        ),
+        marker: format!("FLOOD-{}END", 1 + run),
+    };
+    let alone = timed_run(&client, &session, &flood(0).command).await;
+    let one = flood_to_viewers(&base, &client, &session, flood(1), 1).await;
+    let four = flood_to_viewers(&base, &client, &session, flood(2), 4).await;
     println!("terminal output, {megabytes} MB through bash");
     println!(
         "  no viewer: the command takes {:.2} s ({:.1} MB/s)",
@@ -200,18 +205,25 @@ async fn timed_run(client: &Client, session: &str, command: &str) -> Duration {
     start.elapsed()
 }
 
-/// MB/s each of `count` viewers receives while `command` floods `session`.
+/// A command that prints a lot, then `marker`.
+struct Flood {
+    command: String,
+    marker: String,
+}
+
+/// MB/s each of `count` viewers receives while `flood` floods `session`, up to its marker.
 async fn flood_to_viewers(
     base: &str,
     client: &Client,
     session: &str,
-    command: &str,
+    flood: Flood,
     count: usize,
 ) -> f64 {
     let mut readers = Vec::new();
     for _ in 0..count {
         let mut page = open(base).await;
         let channel = watch(&mut page, session).await;
+        let marker = flood.marker.clone();
         readers.push(tokio::spawn(async move {
             let start = Instant::now();
             let mut bytes = 0u64;
@@ -223,7 +235,7 @@ async fn flood_to_viewers(
                     {
                         bytes += frame.len() as u64 - 4;
                         tail.extend_from_slice(&frame[4..]);
-                        if tail.windows(10).any(|w| w == b"FLOOD-2END") {
+                        if tail.windows(marker.len()).any(|w| w == marker.as_bytes()) {
                             return;
                         }
                         tail.drain(..tail.len().saturating_sub(16));
@@ -236,7 +248,7 @@ async fn flood_to_viewers(
             bytes as f64 / 1e6 / start.elapsed().as_secs_f64()
         }));
     }
-    timed_run(client, session, command).await;
+    timed_run(client, session, &flood.command).await;
     let mut rates = Vec::new();
     for reader in readers {
         rates.push(reader.await.unwrap());
