@@ -139,6 +139,9 @@ pub struct TerminalCore {
     /// The program's output as it arrives, for live viewers (the dashboard); bounded: a
     /// viewer that falls behind is told it lagged and starts again from a redraw.
     output: broadcast::Sender<Live>,
+    /// How the program ended, once it did: waited on without the state's lock, which the
+    /// feed holds while it parses a burst of output.
+    ended: watch::Sender<Option<ExitStatus>>,
 }
 
 /// What a live viewer receives after its redraw.
@@ -223,6 +226,7 @@ impl TerminalCore {
             run_lock: tokio::sync::Mutex::new(()),
             responder: OnceLock::new(),
             output: broadcast::Sender::new(VIEWER_BACKLOG),
+            ended: watch::Sender::new(None),
         })
     }
 
@@ -337,6 +341,7 @@ impl TerminalCore {
     /// The program ended.
     pub(crate) fn exited(&self, status: ExitStatus) {
         self.lock().life = Life::Exited(status);
+        self.ended.send_replace(Some(status));
         self.bump();
     }
 
@@ -414,16 +419,8 @@ impl TerminalCore {
     /// Resolves to how the program ended once it did (see [`TerminalCore::exited`]), or to
     /// None if the core is dropped first. Holds no reference to the core while waiting.
     pub(crate) fn exit(self: &Arc<Self>) -> impl Future<Output = Option<ExitStatus>> + use<> {
-        let core = Arc::downgrade(self);
-        let mut generations = self.generation.subscribe();
-        async move {
-            loop {
-                if let Life::Exited(status) = core.upgrade()?.life() {
-                    return Some(status);
-                }
-                generations.changed().await.ok()?;
-            }
-        }
+        let mut ended = self.ended.subscribe();
+        async move { *ended.wait_for(Option::is_some).await.ok()? }
     }
 
     /// Time since the last output.
