@@ -139,9 +139,9 @@ pub struct TerminalCore {
     /// The program's output as it arrives, for live viewers (the dashboard); bounded: a
     /// viewer that falls behind is told it lagged and starts again from a redraw.
     output: broadcast::Sender<Live>,
-    /// How the program ended, once it did: waited on without the state's lock, which the
-    /// feed holds while it parses a burst of output.
-    ended: watch::Sender<Option<ExitStatus>>,
+    /// Whether the program runs or how it ended: read and waited on without the state's
+    /// lock, which the feed holds while it parses a burst of output.
+    life: watch::Sender<Life>,
 }
 
 /// What a live viewer receives after its redraw.
@@ -172,7 +172,6 @@ struct State {
     screen: Screen,
     scanner: MarkScanner,
     shell: ShellState,
-    life: Life,
     last_output: Instant,
     capture: Option<Capture>,
 }
@@ -218,7 +217,6 @@ impl TerminalCore {
                 screen: Screen::new(rows, cols, scrollback_lines),
                 scanner: MarkScanner::new(),
                 shell: ShellState::new(false),
-                life: Life::Running,
                 last_output: Instant::now(),
                 capture: None,
             }),
@@ -226,7 +224,7 @@ impl TerminalCore {
             run_lock: tokio::sync::Mutex::new(()),
             responder: OnceLock::new(),
             output: broadcast::Sender::new(VIEWER_BACKLOG),
-            ended: watch::Sender::new(None),
+            life: watch::Sender::new(Life::Running),
         })
     }
 
@@ -312,7 +310,7 @@ impl TerminalCore {
             title: state.screen.title(),
             program_status: state.screen.program_status(),
             last_output: state.last_output,
-            life: state.life,
+            life: self.life(),
             generation: *self.generation.borrow(),
         }
     }
@@ -340,8 +338,7 @@ impl TerminalCore {
 
     /// The program ended.
     pub(crate) fn exited(&self, status: ExitStatus) {
-        self.lock().life = Life::Exited(status);
-        self.ended.send_replace(Some(status));
+        self.life.send_replace(Life::Exited(status));
         self.bump();
     }
 
@@ -409,7 +406,7 @@ impl TerminalCore {
     }
 
     pub(crate) fn life(&self) -> Life {
-        self.lock().life
+        *self.life.borrow()
     }
 
     pub fn has_exited(&self) -> bool {
@@ -419,8 +416,13 @@ impl TerminalCore {
     /// Resolves to how the program ended once it did (see [`TerminalCore::exited`]), or to
     /// None if the core is dropped first. Holds no reference to the core while waiting.
     pub(crate) fn exit(self: &Arc<Self>) -> impl Future<Output = Option<ExitStatus>> + use<> {
-        let mut ended = self.ended.subscribe();
-        async move { *ended.wait_for(Option::is_some).await.ok()? }
+        let mut life = self.life.subscribe();
+        async move {
+            match *life.wait_for(|life| life.has_exited()).await.ok()? {
+                Life::Exited(status) => Some(status),
+                Life::Running => None,
+            }
+        }
     }
 
     /// Time since the last output.
@@ -460,7 +462,7 @@ impl TerminalCore {
                 if after_generation.is_some_and(|after| generation > after) {
                     return done(WaitMethod::Changed, None);
                 }
-                if state.life.has_exited() {
+                if self.has_exited() {
                     return done(WaitMethod::Exited, None);
                 }
                 let Some(quiet) = quiet else {

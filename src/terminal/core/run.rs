@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Cancelled, Check, Life, ShellState, State, TerminalCore, WaitMethod, Waited};
+use super::{Cancelled, Check, Life, ShellState, TerminalCore, WaitMethod, Waited};
 use crate::terminal::capture::{Capture, Kept, Phase, line_after};
 
 /// Quiet period used by `run` when there are no marks and the caller gave no fallback.
@@ -196,9 +196,7 @@ impl TerminalCore {
         let first_prompt = Instant::now() + FIRST_PROMPT_WAIT;
         let waited = self
             .wait_until(deadline.min(first_prompt), cancel, |state, _| {
-                Check::done_if(
-                    state.shell != ShellState::AwaitingFirstPrompt || state.life.has_exited(),
-                )
+                Check::done_if(state.shell != ShellState::AwaitingFirstPrompt || self.has_exited())
             })
             .await;
         if waited.is_cancelled() {
@@ -207,7 +205,7 @@ impl TerminalCore {
         let prompt_drawn = Instant::now() + PROMPT_DRAW_WAIT;
         let waited = self
             .wait_until(deadline.min(prompt_drawn), cancel, |state, _| {
-                Check::done_if(!state.shell.drawing_prompt() || state.life.has_exited())
+                Check::done_if(!state.shell.drawing_prompt() || self.has_exited())
             })
             .await;
         match waited.is_cancelled() {
@@ -260,8 +258,7 @@ impl TerminalCore {
         let mut pattern_checked: u64 = 0;
         let waited = self
             .wait_until(deadline, cancel, |state, _| {
-                let State { capture, life, .. } = state;
-                let capture = capture.as_mut().expect("capture armed by run");
+                let capture = state.capture.as_mut().expect("capture armed by run");
                 if let Phase::Done(exit_code) = capture.phase {
                     return Check::Done(End::by(WaitMethod::Mark, exit_code));
                 }
@@ -281,7 +278,7 @@ impl TerminalCore {
                         });
                     }
                 }
-                if let Life::Exited(status) = life {
+                if let Life::Exited(status) = self.life() {
                     return Check::Done(End::by(WaitMethod::Exited, status.code()));
                 }
                 let Some(quiet) = quiet else {
