@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use drydock::docs::embed::Embedder;
+use drydock::docs::rerank::below_title;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
 use retrieval_scores::{Scores, squash};
@@ -96,7 +97,6 @@ fn questions() -> Vec<Question> {
 /// the same passages where rustdoc publishes them again (a re-exported item's page on its
 /// other path: `std::collections::HashMap` and `std::collections::hash_map::HashMap`).
 async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, String)> {
-    let below_title = |heading: &str| heading.split_once(" > ").map(|(_, rest)| rest.to_string());
     let mut sections = HashSet::new();
     for target in &question.targets {
         let phrase = squash(&target.contains);

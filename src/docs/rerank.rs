@@ -176,10 +176,15 @@ pub fn rerank(query: &str, candidates: Vec<Hit>, limit: usize) -> Vec<Hit> {
 }
 
 /// What a passage says, wherever it is published: its heading below the page's own title
-/// (a rustdoc page's first heading is the item's path) and its text.
+/// and its text.
 fn content_key(hit: &Hit) -> (&str, &str) {
-    let below_title = hit.heading.split_once(" > ").map_or("", |(_, rest)| rest);
-    (below_title, hit.content.as_str())
+    (below_title(&hit.heading), hit.content.as_str())
+}
+
+/// A heading path without the page's own title (a rustdoc page's first heading is the
+/// item's path, which differs between the copies of a re-exported item).
+pub fn below_title(heading: &str) -> &str {
+    heading.split_once(" > ").map_or("", |(_, rest)| rest)
 }
 
 /// Keeps one copy of a passage published under several paths (rustdoc documents a
