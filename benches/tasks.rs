@@ -1,9 +1,12 @@
 //! Tasks: how soon the next queued task's agent is started once the running one signals its
 //! end (queue in auto mode, cap 1), against the agent's own start-up in the same run (its
-//! session's process start until agent_wait sees it up); and what 100 queued tasks add
-//! to `task_list`, against `task_list` of an empty queue. A real `drydock serve` with the
-//! real Claude Code 2.1.330 against the tests' Anthropic fake. `DRYDOCK_BENCH_ITERS` handoffs
-//! (default 5).
+//! session's process start until agent_wait sees it up); what 100 queued tasks add to
+//! `task_list`, against `task_list` of an empty queue; and what a worktree costs a task:
+//! `task_start` on a git project (worktree, branch, folder trust) against in place, the disk
+//! a worktree takes, and a task's first `compile` with its own (cold) target directory
+//! against one with the target shared by tasks (warmed by another task). A real `drydock
+//! serve` with the real Claude Code 2.1.330 against the tests' Anthropic fake.
+//! `DRYDOCK_BENCH_ITERS` handoffs and starts of each kind (default 5).
 
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
@@ -78,6 +81,7 @@ async fn main() {
     for id in &ids {
         records.push(until_finished(&client, id).await);
     }
+    let worktrees = worktree_costs(&client, &home, handoffs).await;
     server.kill().ok();
     server.wait().ok();
 
@@ -91,6 +95,157 @@ async fn main() {
         startup.push(working_ms[n] - started_ms[n]);
     }
     report(handoffs, &handoff, &decided, &startup, &empty, &full);
+    worktrees.report();
+}
+
+/// What working in a worktree costs a task, measured in one run.
+struct WorktreeCosts {
+    starts: usize,
+    in_place: Vec<Duration>,
+    worktree: Vec<Duration>,
+    worktree_kib: u64,
+    per_task: Duration,
+    per_task_kib: u64,
+    shared: Duration,
+}
+
+impl WorktreeCosts {
+    fn report(&self) {
+        let (in_place, worktree) = (
+            percentile(&self.in_place, 50.0),
+            percentile(&self.worktree, 50.0),
+        );
+        println!(
+            "task_start on the real Claude Code ({} starts of each, median)",
+            self.starts
+        );
+        println!("  in place (a folder that is no git repository) {in_place:.0} ms");
+        println!(
+            "  in a worktree of its own (test-projects/docs-deps as a git repository) {worktree:.0} ms: +{:.0} ms ({:.2}x in place)",
+            worktree - in_place,
+            worktree / in_place
+        );
+        println!(
+            "  disk per worktree {} KiB; its own cargo target after one compile {} KiB",
+            self.worktree_kib, self.per_task_kib
+        );
+        println!(
+            "a task's first compile: own cold target {:.2} s; target shared with an earlier task {:.2} s ({:.1}% of cold)",
+            self.per_task.as_secs_f64(),
+            self.shared.as_secs_f64(),
+            100.0 * self.shared.as_secs_f64() / self.per_task.as_secs_f64()
+        );
+    }
+}
+
+async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> WorktreeCosts {
+    let plain = home.project.join("in-place");
+    std::fs::create_dir_all(&plain).unwrap();
+    let repo = home.project.join("repo");
+    copy_dir(&test_projects().join("docs-deps"), &repo);
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=Bench",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "docs-deps",
+        ],
+    ] {
+        let done = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+    }
+    call(
+        client,
+        "queue_configure",
+        json!({"mode": "manual", "max_concurrent": 1}),
+    )
+    .await;
+    let (mut in_place, mut worktree, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..starts {
+        for (project, times) in [(&plain, &mut in_place), (&repo, &mut worktree)] {
+            let task = json!({"title": "start", "project_path": project,
+                              "description": "Finish at once lab:complete=done"});
+            let added = call(client, "task_add", json!({"tasks": [task]})).await;
+            let id = added["added"][0]["id"].as_str().unwrap().to_string();
+            let start = Instant::now();
+            let started = call(client, "task_start", json!({"task_id": id})).await;
+            times.push(start.elapsed());
+            assert_eq!(started["task"]["state"], "running", "{started:#}");
+            let done = until_finished(client, &id).await;
+            if let Some(dir) = done["isolation"]["dir"].as_str() {
+                dirs.push(dir.to_string());
+            }
+        }
+    }
+    let worktree_kib = kib(std::path::Path::new(&dirs[0]));
+    let start = Instant::now();
+    let built = call(client, "compile", json!({"project_path": dirs[0]})).await;
+    let per_task = start.elapsed();
+    assert_eq!(built["status"], "ok", "{built:#}");
+    let data = home.scratch().join("data");
+    let task_of = |dir: &str| dir.rsplit('/').next().unwrap().to_string();
+    let per_task_kib = kib(&data.join("task-targets").join(task_of(&dirs[0])));
+    let shared_config = home.scratch().join("shared.toml");
+    std::fs::write(&shared_config, "[tasks]\ncargo_target = \"shared\"\n").unwrap();
+    let compile = |dir: &str| {
+        let arguments = json!({"project_path": dir}).to_string();
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+            .args(["call", "compile", &arguments, "--allow-root"])
+            .arg(&home.project)
+            .arg("--config")
+            .arg(&shared_config)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        start.elapsed()
+    };
+    compile(&dirs[1]);
+    let shared = compile(&dirs[2]);
+    WorktreeCosts {
+        starts,
+        in_place,
+        worktree,
+        worktree_kib,
+        per_task,
+        per_task_kib,
+        shared,
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else if entry.path().components().all(|c| c.as_os_str() != "target") {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The disk `dir` takes, in KiB (files' sizes; a missing directory takes none).
+fn kib(dir: &std::path::Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum::<u64>()
+        / 1024
 }
 
 fn report(

@@ -83,14 +83,16 @@ impl App {
         let events = Arc::new(Events::default());
         let terminals = Terminals::new(config.clone(), events.clone());
         let agents = Agents::new(terminals.clone(), config.clone());
+        let toolchains = Toolchains::new(config.clone());
         App {
-            toolchains: Toolchains::new(config.clone()),
             tasks: Tasks::new(
                 config.clone(),
                 agents.clone(),
                 terminals.clone(),
                 events.clone(),
+                toolchains.clone(),
             ),
+            toolchains,
             agents,
             terminals,
             docs: Docs::new(config.clone(), events.clone()),

@@ -149,6 +149,8 @@ catalog! {
     TaskCancel => "task_cancel", Tasks, Effects { open_world: false, ..RUNS_ANYTHING };
     TaskRetry => "task_retry", Tasks, QUEUES;
     TaskComplete => "task_complete", Tasks, QUEUES;
+    TaskMerge => "task_merge", Tasks, Effects { destructive: false, idempotent: true, ..QUEUES };
+    TaskDiscard => "task_discard", Tasks, Effects { destructive: true, idempotent: true, ..QUEUES };
     QueueConfigure => "queue_configure", Tasks, Effects { idempotent: true, ..RUNS_ANYTHING };
     QueueClear => "queue_clear", Tasks, Effects { open_world: false, ..RUNS_ANYTHING };
 }
@@ -165,6 +167,16 @@ impl ToolName {
             .map(|tool| tool.name())
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// What the token of a task's agent may call: the build tools and docs lookup (in the
+    /// task's own directory), and its own task.
+    pub fn for_task_agents(self) -> bool {
+        self.toolset() == Toolset::Build
+            || matches!(
+                self,
+                ToolName::DocsLookup | ToolName::TaskComplete | ToolName::TaskShow
+            )
     }
 
     pub fn annotations(self) -> ToolAnnotations {
@@ -209,6 +221,30 @@ mod tests {
             let effects = tool.effects();
             assert!(!(effects.read_only && effects.destructive), "{tool}");
         }
+    }
+
+    #[test]
+    fn a_task_agent_gets_the_build_tools_docs_and_its_own_task() {
+        let allowed: Vec<&str> = ToolName::ALL
+            .iter()
+            .filter(|t| t.for_task_agents())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(
+            allowed,
+            [
+                "project_info",
+                "compile",
+                "type_check",
+                "test",
+                "run",
+                "format",
+                "lint",
+                "docs_lookup",
+                "task_show",
+                "task_complete"
+            ]
+        );
     }
 
     #[test]

@@ -190,6 +190,26 @@ pub struct TasksConfig {
     /// Approval policies a task can be queued with: a name, and the tools whose permission
     /// prompts are allowed without a person.
     pub policies: BTreeMap<String, Vec<String>>,
+    /// Tasks on git projects work in a worktree and branch of their own (else in place).
+    pub worktrees: bool,
+    /// Untracked files or folders (relative to the project) copied into each task's worktree.
+    pub copy: Vec<String>,
+    /// Where cargo builds in a task's worktree.
+    pub cargo_target: CargoTarget,
+    /// Days a merged task's worktree is kept before it is removed (unmerged ones stay until
+    /// they are merged or discarded).
+    pub keep_merged: Duration,
+}
+
+/// Where cargo builds in tasks' worktrees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CargoTarget {
+    /// A target directory per task: no task waits for another's build lock or links its
+    /// artifacts, and each starts cold.
+    PerTask,
+    /// One target directory for every task: warm builds, one build at a time.
+    Shared,
 }
 
 /// The HTTP server's limits on connections and MCP sessions.
@@ -290,6 +310,10 @@ struct FileQueue {
     grace_s: Option<u64>,
     keep_sessions: Option<bool>,
     policies: Option<BTreeMap<String, Vec<String>>>,
+    worktrees: Option<bool>,
+    copy: Option<Vec<String>>,
+    cargo_target: Option<CargoTarget>,
+    keep_merged_days: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -412,6 +436,26 @@ impl Config {
     }
 
     /// Whether a tool is served: its toolset is on and it is not disabled by name.
+    /// Where tasks' worktrees are made: `<data dir>/worktrees/<repository>/<task id>`.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.data_dir.join("worktrees")
+    }
+
+    /// The cargo target directory of a build in `project`, when it is (in) a task's worktree:
+    /// outside the worktree (so nothing built is ever committed), the task's own or the
+    /// shared one as `[tasks] cargo_target` says.
+    pub fn cargo_target_for(&self, project: &Path) -> Option<PathBuf> {
+        let worktrees = self.worktrees_dir();
+        let worktrees = worktrees.canonicalize().unwrap_or(worktrees);
+        let inside = project.strip_prefix(&worktrees).ok()?;
+        let task = inside.components().nth(1)?.as_os_str().to_string_lossy();
+        let targets = self.data_dir.join("task-targets");
+        Some(match self.tasks.cargo_target {
+            CargoTarget::PerTask => targets.join(task.as_ref()),
+            CargoTarget::Shared => targets.join("shared"),
+        })
+    }
+
     pub fn tool_enabled(&self, tool: ToolName) -> bool {
         self.toolsets.contains(&tool.toolset()) && !self.disabled_tools.contains(&tool)
     }
@@ -684,6 +728,10 @@ fn resolve_tasks(file: FileQueue) -> Result<TasksConfig, ConfigError> {
         grace: Duration::from_secs(file.grace_s.unwrap_or(5)),
         keep_sessions: file.keep_sessions.unwrap_or(false),
         policies: file.policies.unwrap_or_default(),
+        worktrees: file.worktrees.unwrap_or(true),
+        copy: file.copy.unwrap_or_default(),
+        cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
+        keep_merged: Duration::from_secs(file.keep_merged_days.unwrap_or(7) * 24 * 3600),
     })
 }
 

@@ -12,9 +12,11 @@
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
 //! - [`agents`]: coding agents in terminals: profiles, OSC 7501, prompts and state detection,
 //!   hooks, answering, spawning with consent;
-//! - [`tasks`]: the persistent queue of tasks for agents (its state machine and store so far);
+//! - [`tasks`]: the persistent queue of tasks for agents, each in a worktree of its own, with
+//!   a result to review, merge or discard;
 //! - [`docs`]: the local documentation index and its lookup;
 //! - [`process`]: how every child process is started, limited and stopped;
+//! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
 //! - [`config`]: drydock.toml, flags and environment, resolved once;
 //! - [`text_budget`]: fitting text into what a client reads;
@@ -32,6 +34,7 @@ pub mod dashboard;
 pub mod docs;
 pub mod events;
 pub(crate) mod exs;
+pub(crate) mod git;
 pub mod http;
 pub mod mcp;
 pub(crate) mod process;

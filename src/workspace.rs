@@ -111,11 +111,32 @@ pub struct Project {
 #[derive(Debug, Clone)]
 pub struct Workspace {
     roots: Vec<PathBuf>,
+    /// Directories drydock makes itself (tasks' worktrees), allowed too once they exist;
+    /// canonicalised when a path is checked, and not listed in messages.
+    managed: Vec<PathBuf>,
 }
 
 impl Workspace {
     pub fn new(roots: Vec<PathBuf>) -> Self {
-        Self { roots }
+        Self {
+            roots,
+            managed: Vec::new(),
+        }
+    }
+
+    /// The same roots, and `dir` once it exists.
+    pub fn with_managed(mut self, dir: PathBuf) -> Self {
+        self.managed.push(dir);
+        self
+    }
+
+    fn allows(&self, resolved: &Path) -> bool {
+        self.roots.iter().any(|root| resolved.starts_with(root))
+            || self
+                .managed
+                .iter()
+                .filter_map(|dir| dir.canonicalize().ok())
+                .any(|dir| resolved.starts_with(dir))
     }
 
     pub fn roots(&self) -> &[PathBuf] {
@@ -157,7 +178,7 @@ impl Workspace {
         let resolved = absolute
             .canonicalize()
             .map_err(|_| self.missing(argument, raw))?;
-        if !self.roots.iter().any(|root| resolved.starts_with(root)) {
+        if !self.allows(&resolved) {
             return Err(self.outside(argument, raw, &resolved));
         }
         if !resolved.is_dir() {
@@ -338,6 +359,32 @@ mod tests {
         }
         let err = ws.resolve_project("plain", None).unwrap_err();
         assert!(err.to_string().contains("not a cargo or mix project"));
+    }
+
+    #[test]
+    fn a_managed_directory_is_allowed_once_it_exists() {
+        let f = fixture();
+        let managed = f.outside.join("worktrees");
+        let ws = workspace(&f).with_managed(managed.clone());
+        let project = managed.join("repo/t1");
+        assert!(matches!(
+            ws.resolve_dir(PathArgument::ProjectPath, project.to_str().unwrap()),
+            Err(WorkspaceError::Missing { .. })
+        ));
+        fs::create_dir_all(&project).unwrap();
+        fs::write(project.join("Cargo.toml"), "").unwrap();
+        assert_eq!(
+            ws.resolve_project(project.to_str().unwrap(), None)
+                .unwrap()
+                .root,
+            project
+        );
+        let message = ws.resolve_project("/", None).unwrap_err().to_string();
+        assert!(!message.contains("worktrees"), "{message}");
+        assert!(matches!(
+            ws.resolve_project(f.outside.join("secret").to_str().unwrap(), None),
+            Err(WorkspaceError::OutsideRoots { .. })
+        ));
     }
 
     #[test]

@@ -319,14 +319,83 @@ async function refreshQueue() {
 
 function taskLine(task) {
   const actions = [];
-  if (task.state === "queued") actions.push(el("button", { onclick: () => call("task_start", { task_id: task.id }).then(refreshQueue) }, "start"));
-  if (task.state === "queued" || task.state === "running") actions.push(el("button", { onclick: () => call("task_cancel", { task_id: task.id }).then(refreshQueue) }, "cancel"));
-  if (task.state === "failed" || task.state === "cancelled") actions.push(el("button", { onclick: () => call("task_retry", { task_id: task.id }).then(refreshQueue) }, "retry"));
-  return el("li", { "data-task": task.id },
+  const act = (tool, args = {}) => call(tool, { task_id: task.id, ...args }).then(refreshQueue, (e) => notice(e.message));
+  if (task.state === "queued") actions.push(el("button", { onclick: () => act("task_start") }, "start"));
+  if (task.state === "queued" || task.state === "running") actions.push(el("button", { onclick: () => act("task_cancel") }, "cancel"));
+  if (task.state === "failed" || task.state === "cancelled") actions.push(el("button", { onclick: () => act("task_retry") }, "retry"));
+  const change = task.change;
+  const line = el("li", { "data-task": task.id });
+  if (change) {
+    actions.push(el("button", { "data-testid": "change", onclick: () => toggleChange(line, task.id) }, "change"));
+    if (change.disposition === "open") {
+      actions.push(el("button", { "data-testid": "merge", onclick: () => act("task_merge") }, "merge"));
+      actions.push(armed(el("button", { "data-testid": "discard" }, "discard"), () => act("task_discard")));
+    }
+  }
+  line.append(
     el("span", { class: `task-state ${task.state}` }, task.state), " ", task.title, " ",
     task.attention ? el("span", { class: "needs" }, `needs a person: ${task.attention} `) : "",
     task.result ? el("div", { class: "meta" }, task.result) : "",
+    change ? el("div", { class: `meta change checks-${change.checks}` },
+      `${change.branch}: ${change.files} file(s) +${change.insertions} −${change.deletions} · checks ${change.checks} · ${change.disposition}`) : "",
+    task.overlaps_with && task.overlaps_with.length
+      ? el("div", { class: "needs", "data-testid": "overlap" }, `changed the same files as ${task.overlaps_with.join(", ")}`) : "",
     ...actions);
+  if (openChanges.has(task.id)) toggleChange(line, task.id);
+  return line;
+}
+
+/// A destructive button acts on a second click within five seconds (no dialog in the page).
+function armed(button, action) {
+  const label = button.textContent;
+  let timer = null;
+  button.addEventListener("click", () => {
+    if (timer) {
+      clearTimeout(timer);
+      timer = null;
+      return action();
+    }
+    button.textContent = `${label}: click again`;
+    timer = setTimeout(() => { timer = null; button.textContent = label; }, 5000);
+  });
+  return button;
+}
+
+/// The tasks whose change is shown, kept open when the queue is drawn again.
+const openChanges = new Set();
+
+/// Shows (or hides) a task's change: its checks, what it would conflict with, its files and
+/// its diff.
+async function toggleChange(line, id) {
+  const shown = line.querySelector(".task-change");
+  if (shown) {
+    shown.remove();
+    openChanges.delete(id);
+    return;
+  }
+  openChanges.add(id);
+  const report = await call("task_show", { task_id: id }).catch((e) => notice(e.message));
+  const review = report && report.task.review;
+  if (!review || line.querySelector(".task-change")) return;
+  const facts = [];
+  const checks = review.checks;
+  if (checks.state === "done") for (const r of checks.results) facts.push(`${r.tool}: ${r.status} — ${r.summary}`);
+  else facts.push(`checks: ${checks.state}${checks.why ? ` (${checks.why})` : ""}`);
+  if (report.target) facts.push(report.target.files.length ? `conflicts with ${report.target.into} in ${report.target.files.join(", ")}` : `merges cleanly into ${report.target.into}`);
+  for (const overlap of report.overlaps || []) {
+    facts.push(`task ${overlap.task_id} changed ${overlap.files.join(", ")} too: ${overlap.conflicts.length ? `conflicts in ${overlap.conflicts.join(", ")}` : "no conflict"}`);
+  }
+  for (const note of review.notes || []) facts.push(note);
+  const diff = el("pre", { class: "detail diff" });
+  for (const text of review.diff.split("\n")) {
+    const kind = text.startsWith("+") && !text.startsWith("+++") ? "add" : text.startsWith("-") && !text.startsWith("---") ? "del" : text.startsWith("@@") ? "hunk" : "";
+    diff.append(el("span", { class: kind }, `${text}\n`));
+  }
+  if (review.diff_cut) diff.append(el("span", { class: "hunk" }, "… (the diff goes on: task_show has its files)\n"));
+  line.append(el("div", { class: "task-change" },
+    ...facts.map((fact) => el("div", { class: "meta" }, fact)),
+    el("div", { class: "meta" }, review.files.map((f) => `${f.status} ${f.path}`).join(" · ")),
+    diff));
 }
 
 $("add-task").addEventListener("submit", async (submitted) => {

@@ -35,6 +35,7 @@ pub mod reports;
 pub mod requests;
 pub mod rules;
 mod spawn;
+pub mod trust;
 
 #[cfg(test)]
 mod fixtures;

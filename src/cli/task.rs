@@ -38,6 +38,10 @@ pub(super) enum TaskAction {
     Retry(IdArgs),
     /// Say how a task ended (for the agent working on it).
     Complete(CompleteArgs),
+    /// Merge a finished task's branch into the project's branch (or --into another).
+    Merge(MergeArgs),
+    /// Throw away a finished task's worktree and branch.
+    Discard(IdArgs),
 }
 
 impl TaskAction {
@@ -48,8 +52,10 @@ impl TaskAction {
             TaskAction::Show(args)
             | TaskAction::Start(args)
             | TaskAction::Cancel(args)
-            | TaskAction::Retry(args) => &args.config,
+            | TaskAction::Retry(args)
+            | TaskAction::Discard(args) => &args.config,
             TaskAction::Complete(args) => &args.config,
+            TaskAction::Merge(args) => &args.config,
         }
     }
 }
@@ -78,6 +84,33 @@ pub(super) struct AddArgs {
     /// An approval policy from the config's [tasks.policies].
     #[arg(long = "auto-approve", value_name = "POLICY")]
     auto_approve: Option<String>,
+    /// The branch or commit the task's worktree starts from (default: the project's HEAD).
+    #[arg(long)]
+    base: Option<String>,
+    /// Work in the project's own directory instead of a worktree of its own.
+    #[arg(long = "in-place")]
+    in_place: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    Auto,
+    FastForward,
+    MergeCommit,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct MergeArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The task's id.
+    id: String,
+    /// The branch to merge into (default: the one the project has checked out).
+    #[arg(long)]
+    into: Option<String>,
+    /// auto: a fast-forward when possible, else a merge commit.
+    #[arg(long, value_enum, default_value = "auto")]
+    strategy: StrategyArg,
 }
 
 #[derive(Args, Clone)]
@@ -164,6 +197,19 @@ pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
                 json!({"task_id": args.id, "outcome": outcome, "summary": args.summary});
             ("task_complete", arguments)
         }
+        TaskAction::Merge(args) => {
+            let strategy = match args.strategy {
+                StrategyArg::Auto => "auto",
+                StrategyArg::FastForward => "fast_forward",
+                StrategyArg::MergeCommit => "merge_commit",
+            };
+            let mut arguments = json!({"task_id": args.id, "strategy": strategy});
+            if let Some(into) = args.into {
+                arguments["into"] = json!(into);
+            }
+            ("task_merge", arguments)
+        }
+        TaskAction::Discard(args) => ("task_discard", json!({"task_id": args.id})),
     };
     call_tool(config, tool, &arguments)
 }
@@ -199,6 +245,8 @@ fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
         ("priority", args.priority.map(Value::from)),
         ("timeout_s", args.timeout_s.map(Value::from)),
         ("auto_approve", args.auto_approve.map(Value::from)),
+        ("base", args.base.map(Value::from)),
+        ("in_place", args.in_place.then_some(Value::Bool(true))),
     ] {
         if let Some(value) = value {
             task[key] = value;

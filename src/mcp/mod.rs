@@ -146,13 +146,10 @@ impl ServerHandler for DrydockServer {
             let call = ToolCallContext::new(self, request, context);
             return self.tool_router.call(call).await;
         };
+        let mut request = request;
         if let Some(scope) = task_tools::task_scope(&context)
-            && !(tool.effects().read_only || tool == ToolName::TaskComplete)
+            && let Err(refused) = task_tools::confine(&scope, tool, &mut request)
         {
-            let refused = format!(
-                "{tool} is not for the agent of task {}: its token may call task_complete for its own task and the read-only tools",
-                scope.task_id
-            );
             return Ok(CallToolResponse::Complete(
                 rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(refused)]),
             ));
@@ -175,6 +172,38 @@ impl ServerHandler for DrydockServer {
             None => record.finish(status),
         }
         response
+    }
+
+    /// Every served tool; for a task's agent, only those its token may call.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, McpError> {
+        let scoped = task_tools::task_scope(&context).is_some();
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| {
+                !scoped || ToolName::parse(&tool.name).is_some_and(ToolName::for_task_agents)
+            })
+            .collect();
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let scope = match scoped {
+            true => rmcp::model::CacheScope::Private,
+            false => rmcp::model::CacheScope::Public,
+        };
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(scope),
+        })
     }
 
     async fn list_resources(

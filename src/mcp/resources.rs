@@ -99,7 +99,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
             terminal_resources::read(app.terminals(), uri).await
         }
         _ if agent_resources::is_agent_uri(uri) => agent_resources::read(app.agents(), uri).await,
-        _ if task_resources::is_task_uri(uri) => task_resources::read(app.tasks(), uri),
+        _ if task_resources::is_task_uri(uri) => task_resources::read(app.tasks(), uri).await,
         _ => Err(unknown(uri)),
     }
 }

@@ -41,7 +41,7 @@ fn task_of(uri: &str) -> Option<&str> {
     uri.strip_prefix(PREFIX).filter(|id| !id.is_empty())
 }
 
-pub fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub async fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpError> {
     let not_found = |e: crate::tasks::TaskError| McpError::resource_not_found(e.to_string(), None);
     let text = match task_of(uri) {
         Some(id) => {
@@ -49,6 +49,7 @@ pub fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpError> {
                 .show(TaskRequest {
                     task_id: id.to_string(),
                 })
+                .await
                 .map_err(not_found)?;
             serde_json::to_string_pretty(&report)
         }

@@ -2,17 +2,46 @@
 
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use serde_json::Value;
 
 use super::DrydockServer;
 use super::tools::respond;
+use crate::catalog::{ToolName, Toolset};
 use crate::tasks::TaskScope;
 use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
 use crate::tasks::requests::{
-    AddRequest, ClearRequest, CompleteRequest, ConfigureRequest, ListRequest, TaskRequest,
+    AddRequest, ClearRequest, CompleteRequest, ConfigureRequest, ListRequest, MergeRequest,
+    TaskRequest,
 };
+
+/// Holds a task agent's call to what its token may do: the tools of
+/// [`ToolName::for_task_agents`], and a build tool's `project_path` inside the task's own
+/// directory (the project's path given by the agent means the task's worktree).
+pub(super) fn confine(
+    scope: &TaskScope,
+    tool: ToolName,
+    request: &mut CallToolRequestParams,
+) -> Result<(), String> {
+    if !tool.for_task_agents() {
+        return Err(format!(
+            "{tool} is not for the agent of task {}: its token may call the build tools and docs_lookup in {} and task_show and task_complete",
+            scope.task_id,
+            scope.dir.display()
+        ));
+    }
+    if tool.toolset() != Toolset::Build {
+        return Ok(());
+    }
+    let arguments = request.arguments.get_or_insert_with(Default::default);
+    if let Some(Value::String(raw)) = arguments.get("project_path") {
+        let confined = scope.confine(raw)?;
+        arguments.insert("project_path".into(), Value::String(confined));
+    }
+    Ok(())
+}
 
 /// The task a request's token is limited to, when it is a task agent's token.
 pub(super) fn task_scope(ctx: &RequestContext<RoleServer>) -> Option<TaskScope> {
@@ -26,7 +55,7 @@ pub(super) fn task_scope(ctx: &RequestContext<RoleServer>) -> Option<TaskScope> 
 #[tool_router(router = task_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
     #[tool(
-        description = "Queue work for coding agents: one or many tasks, each with a title, a description (the agent's prompt), project_path (inside the allowed roots), agent (claude or codex; default from config), priority (higher first), timeout_s (default from config) and auto_approve (a policy name from drydock's config; without one every permission prompt waits for a person). In auto mode tasks start as slots free up (queue_configure); each runs in its own tmux session drydock-task-ID and ends when its agent calls task_complete. Returns the queued tasks and the queue.",
+        description = "Queue work for coding agents: one or many tasks, each with a title, a description (the agent's prompt), project_path (inside the allowed roots), agent (claude or codex; default from config), priority (higher first), timeout_s (default from config) and auto_approve (a policy name from drydock's config; without one every permission prompt waits for a person), base (the branch or commit its worktree starts from; default the project's HEAD) and in_place (work in the project's own directory). In auto mode tasks start as slots free up (queue_configure); each runs in its own tmux session drydock-task-ID and, on a git project, in a git worktree and branch of its own (drydock/task-ID, under drydock's data directory), so tasks never see each other's edits; a task in place (not a git project, or in_place) runs alone in its project. A task ends when its agent calls task_complete; its branch is then its result to review (task_show), merge (task_merge) or discard (task_discard). Returns the queued tasks and the queue.",
         output_schema = schema_for_output::<AddReport>()
     )]
     async fn task_add(
@@ -48,14 +77,14 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "One task in full: description, state, times, session (and how to attach to it while it runs), attempts, outcome and summary, failure and exit code, and the end of its transcript (the session's final screen and scrollback, kept after the session is gone).",
+        description = "One task in full: description, state, times, session (and how to attach to it while it runs), attempts, outcome and summary, failure and exit code, the end of its transcript (the session's final screen and scrollback, kept after the session is gone), where it worked (its worktree and branch, what was copied in, notes), and its result: the branch's diff against its base (files, insertions, deletions, the diff itself, bounded), the project's checks on it (compile, test), whether it would conflict with the project's branch now, and other open results that changed the same files.",
         output_schema = schema_for_output::<TaskReport>()
     )]
     async fn task_show(
         &self,
         Parameters(req): Parameters<TaskRequest>,
     ) -> Result<CallToolResult, McpError> {
-        respond(self.app.tasks().show(req))
+        respond(self.app.tasks().show(req).await)
     }
 
     #[tool(
@@ -102,6 +131,28 @@ impl DrydockServer {
     ) -> Result<CallToolResult, McpError> {
         let scope = task_scope(&ctx);
         respond(self.app.tasks().complete(req, scope.as_ref()).await)
+    }
+
+    #[tool(
+        description = "Merge a finished task's branch (drydock/task-ID, its result: see task_show) into the branch the project has checked out, or `into` another: strategy auto (a fast-forward when the branch has not moved on, else a merge commit; the default), fast_forward or merge_commit. Refused, changing nothing, when it would conflict (the files are listed), when the project's checkout of that branch has uncommitted changes, or when the task's checks still run. Returns the task with its result marked merged.",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_merge(
+        &self,
+        Parameters(req): Parameters<MergeRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().merge(req).await)
+    }
+
+    #[tool(
+        description = "Throw away a finished task's result: its worktree (with anything in it) and its branch are removed; the branch's last commit is returned in case it is wanted after all. For tasks that worked in a worktree.",
+        output_schema = schema_for_output::<TaskReport>()
+    )]
+    async fn task_discard(
+        &self,
+        Parameters(req): Parameters<TaskRequest>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.tasks().discard(req).await)
     }
 
     #[tool(

@@ -6,15 +6,24 @@
 //! - [`service`]: the operations the tools and the CLI call;
 //! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
 //!   restart;
-//! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task.
+//! - [`isolate`] and [`worktree`]: where a task's agent works: a git worktree and branch of
+//!   its own, or the project itself (one task at a time there);
+//! - [`review`] and [`merge`]: a finished task's branch as a result to review (its diff and
+//!   the project's checks), merged or discarded, and conflicts seen before a merge;
+//! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task and directory.
 
+mod isolate;
+pub mod isolation;
+pub mod merge;
 pub mod reports;
 pub mod requests;
+mod review;
 mod runner;
 mod service;
 pub mod state;
 pub mod store;
 pub mod tokens;
+pub mod worktree;
 
 pub use runner::session_of;
 pub use service::{TaskError, Tasks};

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::isolation::{Checks, Disposition, Isolation, Review};
 use super::store::{QueueMode, QueueSettings, Task};
 use crate::render::Render;
 
@@ -33,6 +34,84 @@ pub struct TaskLine {
     /// The agent's summary, or why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// Its branch's change, when it worked in a worktree and ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<ChangeLine>,
+    /// Other tasks whose open result changed some of the same files (task_show says
+    /// whether they conflict).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlaps_with: Vec<String>,
+}
+
+/// A task's change in a listing.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangeLine {
+    pub branch: String,
+    pub files: usize,
+    pub insertions: u64,
+    pub deletions: u64,
+    /// running, passed (every check ok), failed, or skipped.
+    pub checks: String,
+    /// open, merged or discarded.
+    pub disposition: String,
+}
+
+impl ChangeLine {
+    fn of(isolation: &Isolation, review: &Review) -> Option<ChangeLine> {
+        let worktree = isolation.worktree()?;
+        let checks = match &review.checks {
+            Checks::Running => "running",
+            Checks::Skipped { .. } => "skipped",
+            Checks::Done { results }
+                if results
+                    .iter()
+                    .all(|r| r.status == "ok" || r.status == "passed") =>
+            {
+                "passed"
+            }
+            Checks::Done { .. } => "failed",
+        };
+        let disposition = match review.disposition {
+            Disposition::Open => "open",
+            Disposition::Merged { .. } => "merged",
+            Disposition::Discarded { .. } => "discarded",
+        };
+        Some(ChangeLine {
+            branch: worktree.branch.clone(),
+            files: review.files.len(),
+            insertions: review.insertions,
+            deletions: review.deletions,
+            checks: checks.into(),
+            disposition: disposition.into(),
+        })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{}: {} file(s) +{} -{}, checks {}, {}",
+            self.branch, self.files, self.insertions, self.deletions, self.checks, self.disposition
+        )
+    }
+}
+
+/// Another task's open result that changed some of the same files.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Overlap {
+    pub task_id: String,
+    /// The files both changed.
+    pub files: Vec<String>,
+    /// The files in which the two would conflict when both are merged (empty: they merge
+    /// cleanly together).
+    pub conflicts: Vec<String>,
+}
+
+/// What merging the result into the project's branch would meet now.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TargetCheck {
+    /// The branch the project has checked out.
+    pub into: String,
+    /// The files that would conflict (empty: it merges cleanly).
+    pub files: Vec<String>,
 }
 
 impl From<&Task> for TaskLine {
@@ -51,6 +130,11 @@ impl From<&Task> for TaskLine {
             started_at_ms: task.started_at_ms,
             finished_at_ms: task.finished_at_ms,
             result: task.summary.clone().or_else(|| task.failure.clone()),
+            change: match (&task.isolation, &task.review) {
+                (Some(isolation), Some(review)) => ChangeLine::of(isolation, review),
+                _ => None,
+            },
+            overlaps_with: Vec::new(),
         }
     }
 }
@@ -66,6 +150,15 @@ impl TaskLine {
         }
         if let Some(result) = &self.result {
             line.push_str(&format!(" — {result}"));
+        }
+        if let Some(change) = &self.change {
+            line.push_str(&format!(" [{}]", change.text()));
+        }
+        if !self.overlaps_with.is_empty() {
+            line.push_str(&format!(
+                " CHANGED THE SAME FILES AS {}",
+                self.overlaps_with.join(", ")
+            ));
         }
         line
     }
@@ -144,6 +237,12 @@ pub struct TaskReport {
     pub attach: Option<String>,
     /// The transcript was cut to its last characters.
     pub transcript_cut: bool,
+    /// Merging its open result into the project's branch now: the files that would conflict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetCheck>,
+    /// Other tasks' open results that changed the same files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlaps: Vec<Overlap>,
 }
 
 impl TaskReport {
@@ -160,6 +259,8 @@ impl TaskReport {
             task,
             attach,
             transcript_cut,
+            target: None,
+            overlaps: Vec::new(),
         }
     }
 }
@@ -176,6 +277,47 @@ impl Render for TaskReport {
             lines.push(format!("exit code: {code}"));
         }
         lines.push(format!("description: {}", task.description));
+        match &task.isolation {
+            Some(Isolation::InPlace { why }) => lines.push(format!("worked in place: {why}")),
+            Some(Isolation::Worktree(worktree)) => {
+                lines.push(format!(
+                    "worktree: {} on {} from {} {}",
+                    worktree.dir,
+                    worktree.branch,
+                    worktree.base_ref.as_deref().unwrap_or("commit"),
+                    &worktree.base_sha[..worktree.base_sha.len().min(12)]
+                ));
+                if !worktree.copied.is_empty() {
+                    lines.push(format!("copied in: {}", worktree.copied.join(", ")));
+                }
+                lines.extend(worktree.notes.iter().map(|n| format!("note: {n}")));
+            }
+            None => {}
+        }
+        if let Some(review) = &task.review {
+            lines.extend(review_lines(review));
+        }
+        if let Some(target) = &self.target {
+            lines.push(match target.files.is_empty() {
+                true => format!("merges cleanly into {}", target.into),
+                false => format!(
+                    "CONFLICTS with {} in: {}",
+                    target.into,
+                    target.files.join(", ")
+                ),
+            });
+        }
+        for overlap in &self.overlaps {
+            let how = match overlap.conflicts.is_empty() {
+                true => "no conflict".to_string(),
+                false => format!("CONFLICTS in {}", overlap.conflicts.join(", ")),
+            };
+            lines.push(format!(
+                "task {} changed the same files ({}): {how}",
+                overlap.task_id,
+                overlap.files.join(", ")
+            ));
+        }
         if let Some(transcript) = &task.transcript {
             lines.push("transcript (end):".into());
             lines.push(transcript.clone());
@@ -204,4 +346,50 @@ impl Render for QueueReport {
         }
         lines.join("\n")
     }
+}
+
+fn review_lines(review: &Review) -> Vec<String> {
+    let mut lines = vec![format!(
+        "change: {} file(s) +{} -{} in {} commit(s){}",
+        review.files.len(),
+        review.insertions,
+        review.deletions,
+        review.commits,
+        match review.committed_for_agent {
+            true => " (drydock committed what the agent left)",
+            false => "",
+        }
+    )];
+    for file in review.files.iter().take(20) {
+        let counts = match (file.insertions, file.deletions) {
+            (Some(i), Some(d)) => format!("+{i} -{d}"),
+            _ => "binary".into(),
+        };
+        lines.push(format!("  {} {} {counts}", file.status, file.path));
+    }
+    match &review.checks {
+        Checks::Running => lines.push("checks: running".into()),
+        Checks::Skipped { why } => lines.push(format!("checks: skipped ({why})")),
+        Checks::Done { results } => lines.extend(
+            results
+                .iter()
+                .map(|r| format!("check {}: {} — {}", r.tool, r.status, r.summary)),
+        ),
+    }
+    lines.push(match &review.disposition {
+        Disposition::Open => "result: open (task_merge or task_discard)".into(),
+        Disposition::Merged {
+            into, commit, how, ..
+        } => {
+            format!(
+                "result: merged into {into} ({how}, {})",
+                &commit[..commit.len().min(12)]
+            )
+        }
+        Disposition::Discarded { commit, .. } => {
+            format!("result: discarded (its last commit was {commit})")
+        }
+    });
+    lines.extend(review.notes.iter().map(|n| format!("note: {n}")));
+    lines
 }

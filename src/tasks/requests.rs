@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::merge::Strategy;
 use super::state::{Outcome, TaskState};
 use super::store::QueueMode;
 
@@ -36,6 +37,13 @@ pub struct NewTaskRequest {
     /// may use without a person. Without one, every permission prompt waits for a person.
     #[serde(default)]
     pub auto_approve: Option<String>,
+    /// The branch or commit the task's worktree starts from (default: the project's HEAD).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Work in the project's own directory instead of a worktree of its own (one such task
+    /// at a time per project). A project that is not a git repository always runs in place.
+    #[serde(default)]
+    pub in_place: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -82,3 +90,17 @@ pub struct ConfigureRequest {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClearRequest {}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeRequest {
+    /// The finished task whose branch to merge.
+    pub task_id: String,
+    /// The branch to merge into (default: the branch the project has checked out).
+    #[serde(default)]
+    pub into: Option<String>,
+    /// auto (a fast-forward when possible, else a merge commit; the default), fast_forward
+    /// (only a fast-forward) or merge_commit (always one).
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
+}

@@ -4,15 +4,17 @@
 //! after it ends. A restart adopts what still runs.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
 
+use super::isolation::Isolation;
 use super::service::{TaskError, Tasks};
 use super::state::{TaskState, Transition};
 use super::store::{QueueMode, Record, Task};
+use super::tokens::TaskScope;
 use crate::agents::Run;
 use crate::agents::requests::{KillRequest, SpawnBackend};
 use crate::call::Call;
@@ -25,6 +27,8 @@ const SESSION_PREFIX: &str = "task-";
 const STARTS_WITHIN: Duration = Duration::from_secs(60);
 /// How long the monitor waits for the server's endpoint before running tasks anyway.
 const ENDPOINT_WITHIN: Duration = Duration::from_secs(10);
+/// How often merged worktrees past their keeping time are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
@@ -61,7 +65,7 @@ impl Tasks {
                 .count(TaskState::Running)
                 .is_ok_and(|running| running < settings.max_concurrent);
             let next = match fits {
-                true => store.next_queued().ok().flatten(),
+                true => self.next_startable().await,
                 false => None,
             };
             let Some(next) = next else { break };
@@ -78,6 +82,18 @@ impl Tasks {
             }
         }
         started
+    }
+
+    /// The queued task to start next: highest priority, then oldest, passing over those that
+    /// would work in a project's own directory while another task does.
+    async fn next_startable(&self) -> Option<Task> {
+        let queued = self.store().ok()?.queued_in_order().ok()?;
+        for task in queued {
+            if let Ok(None) = self.blocked_in_place(&task).await {
+                return Some(task);
+            }
+        }
+        None
     }
 
     /// Marks `task` running in its session (the agent is started next, by `launch`).
@@ -107,14 +123,18 @@ impl Tasks {
 
     async fn start_agent(&self, task: &Task) -> Result<bool, TaskError> {
         let stop = self.running_until().cloned().unwrap_or_default();
+        let isolation = self.isolate(task).await?;
+        let work_dir = PathBuf::from(isolation.dir(&task.project_path));
         let dir = self.task_dir(&task.id);
-        let token = self.tokens.issue(&task.id);
+        let token = self.tokens.issue(self.scope_of(task, &work_dir));
         let drydock = std::env::current_exe()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "drydock".into());
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| crate::agents::write_private(&dir.join("token"), token.as_bytes()))
-            .and_then(|()| std::fs::write(dir.join("context.md"), context(task, &drydock)));
+            .and_then(|()| {
+                std::fs::write(dir.join("context.md"), context(task, &isolation, &drydock))
+            });
         written.map_err(|e| {
             TaskError::InvalidArgument(format!(
                 "cannot write the task's files in {}: {e}",
@@ -127,10 +147,13 @@ impl Tasks {
             self.config.data_dir.display().to_string(),
         );
         env.insert("DRYDOCK_TASK_ID".to_string(), task.id.clone());
+        if let Some(target) = self.config.cargo_target_for(&work_dir) {
+            env.insert("CARGO_TARGET_DIR".into(), target.display().to_string());
+        }
         let run = Run {
             kind: task.agent_kind.clone(),
-            prompt: prompt(task, &drydock),
-            cwd: PathBuf::from(&task.project_path),
+            prompt: prompt(task, &isolation, &drydock),
+            cwd: work_dir,
             session: session_of(&task.id),
             backend: SpawnBackend::Tmux,
             env,
@@ -140,6 +163,15 @@ impl Tasks {
         };
         let launched = self.agents.launch(run, &Call::silent(stop)).await?;
         Ok(launched.agent.is_some())
+    }
+
+    /// What `task`'s token may reach: the directory its agent works in.
+    fn scope_of(&self, task: &Task, work_dir: &Path) -> TaskScope {
+        TaskScope {
+            task_id: task.id.clone(),
+            project: PathBuf::from(&task.project_path),
+            dir: work_dir.to_path_buf(),
+        }
     }
 
     fn task_dir(&self, id: &str) -> PathBuf {
@@ -222,6 +254,7 @@ impl Tasks {
                 };
                 let _ = this.terminals.manage(close).await;
             }
+            this.review(&id).await;
         });
     }
 
@@ -237,6 +270,7 @@ impl Tasks {
         self.agents.until_reachable(ENDPOINT_WITHIN).await;
         let mut feed = Some(self.events.subscribe());
         self.adopt().await;
+        self.keep_tidy(stop.clone());
         self.fill().await;
         loop {
             let running = self
@@ -263,6 +297,31 @@ impl Tasks {
                 () = stop.cancelled() => return,
             }
         }
+    }
+
+    /// Reviews the results of tasks that ended while no drydock watched, then removes merged
+    /// worktrees by policy, now and every hour until `stop`.
+    fn keep_tidy(self: &Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let finished = this
+                .store()
+                .and_then(|s| Ok(s.list(None)?))
+                .unwrap_or_default();
+            for task in finished
+                .iter()
+                .filter(|t| t.state.is_finished() && t.review.is_none())
+            {
+                this.review(&task.id).await;
+            }
+            loop {
+                this.sweep().await;
+                tokio::select! {
+                    () = tokio::time::sleep(SWEEP_EVERY) => {}
+                    () = stop.cancelled() => return,
+                }
+            }
+        });
     }
 
     async fn on_event(self: &Arc<Self>, event: Event) {
@@ -326,7 +385,7 @@ impl Tasks {
     }
 
     /// The running tasks (none when the store cannot be read: nothing runs then).
-    fn running_tasks(&self) -> Vec<Task> {
+    pub(super) fn running_tasks(&self) -> Vec<Task> {
         self.store()
             .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
             .unwrap_or_default()
@@ -367,7 +426,8 @@ impl Tasks {
             let token = std::fs::read_to_string(self.task_dir(&task.id).join("token"));
             match (alive, token) {
                 (true, Ok(token)) => {
-                    self.tokens.restore(token.trim(), &task.id);
+                    let scope = self.scope_of(&task, Path::new(task.work_dir()));
+                    self.tokens.restore(token.trim(), scope);
                     self.agents.adopt_run(&session, self.allowed_tools(&task));
                     tracing::info!("task {} runs on in {session}", task.id);
                 }
@@ -411,10 +471,11 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 /// How the agent is told its task and how to signal its end, in full (the task's file).
-fn context(task: &Task, drydock: &str) -> String {
+fn context(task: &Task, isolation: &Isolation, drydock: &str) -> String {
     format!(
         "# Task {id}: {title}\n\n\
          Project: {project}\n\n\
+         {where_}\n\n\
          {description}\n\n\
          ## When you are finished\n\n\
          Say how the task ended: call the MCP tool `task_complete` (server \"drydock\") with\n\
@@ -426,22 +487,51 @@ fn context(task: &Task, drydock: &str) -> String {
          Without MCP, run in a shell:\n\n    {drydock} task complete {id} --outcome done --summary \"what you did\"\n",
         id = task.id,
         title = task.title,
-        project = task.project_path,
+        project = isolation.dir(&task.project_path),
+        where_ = where_you_work(task, isolation),
         description = task.description,
     )
 }
 
+/// Where the agent works, and what becomes of its changes.
+fn where_you_work(task: &Task, isolation: &Isolation) -> String {
+    match isolation {
+        Isolation::InPlace { .. } => format!(
+            "You work in the project's own directory, {}. drydock's build tools (compile, test, \
+             type_check, lint, format, run) take it as project_path.",
+            task.project_path
+        ),
+        Isolation::Worktree(worktree) => format!(
+            "You work in a git worktree of your own, {dir}, on branch {branch}: a copy of {project} \
+             that no other agent touches. drydock's build tools (compile, test, type_check, lint, \
+             format, run) take it as project_path ({project} means it too). Commit if you like; \
+             what you leave uncommitted is committed for you when you finish, and a person \
+             reviews and merges the branch.",
+            dir = worktree.dir,
+            branch = worktree.branch,
+            project = task.project_path,
+        ),
+    }
+}
+
 /// The agent's first prompt: the task and how to signal its end, on one line (it is typed
 /// into the session's shell as an argument).
-fn prompt(task: &Task, drydock: &str) -> String {
+fn prompt(task: &Task, isolation: &Isolation, drydock: &str) -> String {
     let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let title = one_line(&task.title);
     let description = match one_line(&task.description) {
         same if same == title => String::new(),
         other => format!(" {other}"),
     };
+    let branch = match isolation.worktree() {
+        Some(worktree) => format!(
+            " (You work on branch {} in your own worktree, {}.)",
+            worktree.branch, worktree.dir
+        ),
+        None => String::new(),
+    };
     format!(
-        "Task {id} from drydock's queue: {title}.{description} -- When you are finished, call \
+        "Task {id} from drydock's queue: {title}.{description}{branch} -- When you are finished, call \
          the MCP tool task_complete (server drydock) with task_id \"{id}\", outcome done, \
          deferred, wont_do or discard, and a short summary; without MCP run: {drydock} task \
          complete {id} --outcome done --summary \"...\"",
@@ -474,12 +564,19 @@ mod tests {
             timeout_s: None,
             policy: None,
             attention: None,
+            base: None,
+            in_place: false,
+            isolation: None,
+            review: None,
         }
     }
 
     #[test]
     fn the_agent_is_told_its_task_and_how_to_signal_its_end() {
-        let prompt = prompt(&task(), "/bin/drydock");
+        let in_place = Isolation::InPlace {
+            why: "the project is not in a git repository".into(),
+        };
+        let prompt = prompt(&task(), &in_place, "/bin/drydock");
         assert!(!prompt.contains('\n'), "typed as one argument: {prompt}");
         assert!(prompt.starts_with("Task 0a1b2c3d from drydock's queue: fix the flaky test."));
         assert!(prompt.contains("It fails one run in ten. Look at parser.rs."));
@@ -488,16 +585,43 @@ mod tests {
 
         let mut same = task();
         same.description = same.title.clone();
-        let once = super::prompt(&same, "drydock");
+        let once = super::prompt(&same, &in_place, "drydock");
         assert_eq!(once.matches("flaky test").count(), 1, "{once}");
 
-        let context = context(&task(), "/bin/drydock");
+        let context = context(&task(), &in_place, "/bin/drydock");
         assert!(context.contains("# Task 0a1b2c3d: fix the\nflaky test"));
         assert!(context.contains("Look at parser.rs."));
+        assert!(context.contains("You work in the project's own directory, /work/p."));
         for outcome in ["done", "deferred", "wont_do", "discard"] {
             assert!(context.contains(&format!("- {outcome}:")), "{outcome}");
         }
         assert_eq!(task_of_session(&session_of("0a1b2c3d")), Some("0a1b2c3d"));
         assert_eq!(task_of_session("agent-x"), None);
+    }
+
+    #[test]
+    fn an_agent_in_a_worktree_is_told_where_it_works() {
+        let worktree = Isolation::Worktree(crate::tasks::isolation::Worktree {
+            repo: "/work/p".into(),
+            path: "/data/worktrees/p-1/0a1b2c3d".into(),
+            dir: "/data/worktrees/p-1/0a1b2c3d".into(),
+            branch: "drydock/task-0a1b2c3d".into(),
+            base_ref: Some("main".into()),
+            base_sha: "0".repeat(40),
+            copied: Vec::new(),
+            notes: Vec::new(),
+        });
+        let prompt = prompt(&task(), &worktree, "drydock");
+        assert!(!prompt.contains('\n'), "{prompt}");
+        assert!(
+            prompt.contains("(You work on branch drydock/task-0a1b2c3d in your own worktree, /data/worktrees/p-1/0a1b2c3d.)"),
+            "{prompt}"
+        );
+        let context = context(&task(), &worktree, "drydock");
+        assert!(
+            context.contains("Project: /data/worktrees/p-1/0a1b2c3d\n"),
+            "{context}"
+        );
+        assert!(context.contains("(/work/p means it too)"), "{context}");
     }
 }

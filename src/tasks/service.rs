@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::isolation::Isolation;
 use super::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use super::requests::{
     AddRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest, TaskRequest,
@@ -14,10 +15,13 @@ use super::requests::{
 use super::state::{TaskState, Transition};
 use super::store::{NewTask, QueueMode, QueueSettings, Record, StoreError, Task, TaskStore};
 use super::tokens::{TaskScope, TaskTokens};
+use super::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
 use crate::config::Config;
 use crate::events::{EventKind, Events, TaskChange};
+use crate::git::Git;
 use crate::terminal::Terminals;
+use crate::toolchain::Toolchains;
 use crate::workspace::{PathArgument, Workspace};
 
 /// The database's file name in the data directory.
@@ -45,6 +49,9 @@ pub struct Tasks {
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
+    /// The build tools, for the checks on tasks' results.
+    pub(super) toolchains: Toolchains,
+    pub(super) worktrees: Worktrees,
     pub(super) tokens: TaskTokens,
     /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
     runs: OnceLock<CancellationToken>,
@@ -60,9 +67,12 @@ impl Tasks {
         agents: Arc<Agents>,
         terminals: Arc<Terminals>,
         events: Arc<Events>,
+        toolchains: Toolchains,
     ) -> Arc<Tasks> {
         Arc::new(Tasks {
             workspace: Workspace::new(config.allowed_roots.clone()),
+            worktrees: Worktrees::new(config.worktrees_dir()),
+            toolchains,
             config,
             store: OnceLock::new(),
             agents,
@@ -105,19 +115,16 @@ impl Tasks {
                 "tasks: give at least one task".into(),
             ));
         }
-        let checked = req
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(index, task)| {
-                self.check_new(task).map_err(|e| match e {
-                    TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
-                        TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
-                    }
-                    other => other,
-                })
-            })
-            .collect::<Result<Vec<NewTask>, TaskError>>()?;
+        let mut checked = Vec::new();
+        for (index, task) in req.tasks.iter().enumerate() {
+            let new = self.check_new(task).await.map_err(|e| match e {
+                TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
+                    TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
+                }
+                other => other,
+            })?;
+            checked.push(new);
+        }
         let store = self.store()?;
         let mut added = Vec::new();
         for new in checked {
@@ -136,7 +143,7 @@ impl Tasks {
         })
     }
 
-    fn check_new(&self, req: &NewTaskRequest) -> Result<NewTask, TaskError> {
+    async fn check_new(&self, req: &NewTaskRequest) -> Result<NewTask, TaskError> {
         let invalid = |m: String| TaskError::InvalidArgument(m);
         let title = req.title.trim();
         if title.is_empty() {
@@ -182,6 +189,19 @@ impl Tasks {
         if req.timeout_s == Some(0) {
             return Err(invalid("timeout_s: at least 1".into()));
         }
+        let in_place = req.in_place.unwrap_or(false);
+        if let Some(base) = &req.base {
+            if in_place {
+                return Err(invalid(
+                    "base: a task in place works on the project as it is; give base or in_place, not both".into(),
+                ));
+            }
+            if Git::at(&project).commit_of(base).await.is_none() {
+                return Err(invalid(format!(
+                    "base: {base:?} names no commit of the project's repository"
+                )));
+            }
+        }
         let description = req
             .description
             .as_deref()
@@ -196,6 +216,8 @@ impl Tasks {
             priority: req.priority.unwrap_or(0),
             timeout_s: req.timeout_s,
             policy: req.auto_approve.clone(),
+            base: req.base.clone(),
+            in_place,
         })
     }
 
@@ -210,12 +232,15 @@ impl Tasks {
             ),
             None => None,
         };
-        let tasks = self
-            .store()?
-            .list(req.state)?
+        let all = self.store()?.list(None)?;
+        let tasks = all
             .iter()
+            .filter(|t| req.state.is_none_or(|state| t.state == state))
             .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
-            .map(TaskLine::from)
+            .map(|task| TaskLine {
+                overlaps_with: overlapping(task, &all),
+                ..TaskLine::from(task)
+            })
             .collect();
         Ok(ListReport {
             tasks,
@@ -223,9 +248,14 @@ impl Tasks {
         })
     }
 
-    pub fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
+    /// One task in full, with what its open result would meet if merged now.
+    pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
         let task = self.store()?.get(&req.task_id)?;
-        Ok(self.report(task))
+        let (target, overlaps) = self.conflicts(&task).await;
+        let mut report = self.report(task);
+        report.target = target;
+        report.overlaps = overlaps;
+        Ok(report)
     }
 
     /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
@@ -250,6 +280,12 @@ impl Tasks {
             if running >= settings.max_concurrent {
                 return Err(TaskError::NotAllowed(format!(
                     "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
+                )));
+            }
+            if let Some(other) = self.blocked_in_place(&task).await? {
+                return Err(TaskError::NotAllowed(format!(
+                    "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
+                    other.id, task.project_path
                 )));
             }
             self.begin(task)?
@@ -387,6 +423,31 @@ impl Tasks {
             session: task.session.clone(),
         }));
     }
+}
+
+/// The other tasks whose open result changed a file `task`'s open result changed.
+fn overlapping(task: &Task, all: &[Task]) -> Vec<String> {
+    let open = |t: &Task| match (&t.isolation, &t.review) {
+        (Some(Isolation::Worktree(worktree)), Some(review)) if review.disposition.is_open() => {
+            Some((worktree.repo.clone(), review.files.clone()))
+        }
+        _ => None,
+    };
+    let Some((repo, files)) = open(task) else {
+        return Vec::new();
+    };
+    all.iter()
+        .filter(|other| other.id != task.id)
+        .filter(|other| {
+            open(other).is_some_and(|(their_repo, theirs)| {
+                their_repo == repo
+                    && theirs
+                        .iter()
+                        .any(|f| files.iter().any(|g| g.path == f.path))
+            })
+        })
+        .map(|other| other.id.clone())
+        .collect()
 }
 
 pub(super) fn mode_name(mode: QueueMode) -> &'static str {

@@ -10,11 +10,12 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::isolation::{Isolation, Review};
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::events::unix_millis;
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -47,6 +48,13 @@ INSERT INTO queue_settings (id, mode, max_concurrent) VALUES (1, 'manual', 2);
 ALTER TABLE tasks ADD COLUMN timeout_s INTEGER;
 ALTER TABLE tasks ADD COLUMN policy TEXT;
 ALTER TABLE tasks ADD COLUMN attention TEXT;
+"#,
+    // Where the agent works (a worktree, or in place) and the result to review, as JSON.
+    r#"
+ALTER TABLE tasks ADD COLUMN base TEXT;
+ALTER TABLE tasks ADD COLUMN in_place INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN isolation TEXT;
+ALTER TABLE tasks ADD COLUMN review TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -110,6 +118,24 @@ pub struct Task {
     pub policy: Option<String>,
     /// Why the running task needs a person (its agent waits at a prompt).
     pub attention: Option<String>,
+    /// The branch or commit its worktree starts from (None: the project's HEAD).
+    pub base: Option<String>,
+    /// It runs in the project's own directory, not in a worktree of its own.
+    pub in_place: bool,
+    /// Where its agent works, once it started.
+    pub isolation: Option<Isolation>,
+    /// Its branch's change, once its agent stopped.
+    pub review: Option<Review>,
+}
+
+impl Task {
+    /// The directory its agent works in (the project until it has a worktree).
+    pub fn work_dir(&self) -> &str {
+        match &self.isolation {
+            Some(isolation) => isolation.dir(&self.project_path),
+            None => &self.project_path,
+        }
+    }
 }
 
 /// What a new task is made of.
@@ -122,6 +148,8 @@ pub struct NewTask {
     pub priority: i64,
     pub timeout_s: Option<u64>,
     pub policy: Option<String>,
+    pub base: Option<String>,
+    pub in_place: bool,
 }
 
 /// What a transition records beside the new state.
@@ -227,8 +255,8 @@ impl TaskStore {
         connection
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
-                    priority, created_at_ms, timeout_s, policy)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9)",
+                    priority, created_at_ms, timeout_s, policy, base, in_place)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     id,
                     new.title,
@@ -238,7 +266,9 @@ impl TaskStore {
                     new.priority,
                     now as i64,
                     new.timeout_s.map(|s| s as i64),
-                    new.policy
+                    new.policy,
+                    new.base,
+                    new.in_place
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -269,6 +299,56 @@ impl TaskStore {
             .collect::<Result<Vec<Task>, _>>()
             .map_err(|e| self.error(e))?;
         Ok(tasks)
+    }
+
+    /// The queued tasks in the order they start: highest priority, then oldest.
+    pub fn queued_in_order(&self) -> Result<Vec<Task>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare(
+                "SELECT * FROM tasks WHERE state = 'queued'
+                 ORDER BY priority DESC, created_at_ms, id",
+            )
+            .map_err(|e| self.error(e))?;
+        let tasks = statement
+            .query_map([], task_of)
+            .map_err(|e| self.error(e))?
+            .collect::<Result<Vec<Task>, _>>()
+            .map_err(|e| self.error(e))?;
+        Ok(tasks)
+    }
+
+    /// Records where task `id`'s agent works.
+    pub fn set_isolation(&self, id: &str, isolation: &Isolation) -> Result<(), StoreError> {
+        self.set_json(id, "isolation", isolation)
+    }
+
+    /// Records the change task `id`'s branch holds, and what became of it.
+    pub fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
+        self.set_json(id, "review", review)
+    }
+
+    pub fn clear_review(&self, id: &str) -> Result<(), StoreError> {
+        let connection = self.lock();
+        connection
+            .execute("UPDATE tasks SET review = NULL WHERE id = ?1", [id])
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    fn set_json(&self, id: &str, column: &str, value: &impl Serialize) -> Result<(), StoreError> {
+        let json = serde_json::to_string(value).expect("task records serialize");
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                &format!("UPDATE tasks SET {column} = ?2 WHERE id = ?1"),
+                params![id, json],
+            )
+            .map_err(|e| self.error(e))?;
+        match changed {
+            0 => Err(StoreError::UnknownTask { id: id.to_string() }),
+            _ => Ok(()),
+        }
     }
 
     /// The queued task to start next: highest priority, then oldest.
@@ -482,6 +562,22 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         timeout_s: row.get::<_, Option<i64>>("timeout_s")?.map(|v| v as u64),
         policy: row.get("policy")?,
         attention: row.get("attention")?,
+        base: row.get("base")?,
+        in_place: row.get("in_place")?,
+        isolation: json_column(row, "isolation")?,
+        review: json_column(row, "review")?,
+    })
+}
+
+fn json_column<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    name: &str,
+) -> rusqlite::Result<Option<T>> {
+    let Some(text) = row.get::<_, Option<String>>(name)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
     })
 }
 
@@ -499,6 +595,8 @@ mod tests {
             priority,
             timeout_s: None,
             policy: None,
+            base: None,
+            in_place: false,
         }
     }
 
@@ -702,6 +800,62 @@ mod tests {
             .transition("0000beef", Transition::Fail, Record::default())
             .unwrap();
         assert_eq!(failed.attention, None, "a finished task needs no one");
+    }
+
+    #[test]
+    fn a_task_keeps_its_worktree_and_result_across_a_reopen() {
+        use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.sqlite3");
+        let store = TaskStore::open(&path).unwrap();
+        let id = store
+            .add(NewTask {
+                base: Some("release".into()),
+                ..task("isolated", 0)
+            })
+            .unwrap()
+            .id;
+        let isolation = Isolation::Worktree(Worktree {
+            repo: "/work/p".into(),
+            path: "/data/worktrees/p-1/t".into(),
+            dir: "/data/worktrees/p-1/t".into(),
+            branch: format!("drydock/task-{id}"),
+            base_ref: Some("release".into()),
+            base_sha: "a".repeat(40),
+            copied: vec!["deps".into()],
+            notes: vec!["a note".into()],
+        });
+        store.set_isolation(&id, &isolation).unwrap();
+        let review = Review {
+            head: "b".repeat(40),
+            base: "a".repeat(40),
+            committed_for_agent: true,
+            commits: 1,
+            files: Vec::new(),
+            insertions: 0,
+            deletions: 0,
+            diff: String::new(),
+            diff_cut: false,
+            checks: Checks::Running,
+            disposition: Disposition::Open,
+            notes: Vec::new(),
+        };
+        store.set_review(&id, &review).unwrap();
+        assert!(matches!(
+            store.set_review("nope", &review),
+            Err(StoreError::UnknownTask { .. })
+        ));
+        drop(store);
+
+        let store = TaskStore::open(&path).unwrap();
+        let task = store.get(&id).unwrap();
+        assert_eq!(task.base.as_deref(), Some("release"));
+        assert!(!task.in_place);
+        assert_eq!(task.isolation, Some(isolation));
+        assert_eq!(task.review, Some(review));
+        assert_eq!(task.work_dir(), "/data/worktrees/p-1/t");
+        store.clear_review(&id).unwrap();
+        assert_eq!(store.get(&id).unwrap().review, None);
     }
 
     #[test]

@@ -1,47 +1,84 @@
-//! The MCP tokens of running tasks: the agent on a task gets a token of its own, that may only
-//! call `task_complete` for that task and the read-only tools.
+//! The MCP tokens of running tasks: the agent on a task gets a token of its own, that may call
+//! `task_complete` for that task, the build and docs tools in the task's own directory (its
+//! worktree), and nothing else.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Whose token a request carried: a task's agent, limited to that task.
+/// Whose token a request carried: a task's agent, limited to that task and its directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskScope {
     pub task_id: String,
+    /// The project the task was queued on.
+    pub project: PathBuf,
+    /// Where its agent works: its worktree's copy of the project, or the project itself.
+    pub dir: PathBuf,
+}
+
+impl TaskScope {
+    /// `raw`, a project path the agent gave, as a path inside the task's directory: the
+    /// project's own path (or a folder of it) means the same folder of the task's worktree,
+    /// and a relative path is taken from the task's directory. Anything else is refused.
+    pub fn confine(&self, raw: &str) -> Result<String, String> {
+        let given = Path::new(raw);
+        let path = match given.strip_prefix(&self.project) {
+            Ok(rest) => self.dir.join(rest),
+            Err(_) if given.is_relative() => self.dir.join(given),
+            Err(_) => given.to_path_buf(),
+        };
+        let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
+        let outside = || {
+            format!(
+                "project_path `{raw}` is outside the directory of task {}: its agent's token works in {} only (the project's own path, {}, means it too)",
+                self.task_id,
+                dir.display(),
+                self.project.display()
+            )
+        };
+        let resolved = path
+            .canonicalize()
+            .map_err(|_| match path.starts_with(&self.dir) {
+                true => format!("project_path `{raw}` does not exist in {}", dir.display()),
+                false => outside(),
+            })?;
+        match resolved.starts_with(&dir) {
+            true => Ok(resolved.display().to_string()),
+            false => Err(outside()),
+        }
+    }
 }
 
 /// Tokens by value, shared by the task queue (which issues them) and the HTTP guard (which
 /// reads them).
 #[derive(Clone, Default)]
-pub struct TaskTokens(Arc<Mutex<HashMap<String, String>>>);
+pub struct TaskTokens(Arc<Mutex<HashMap<String, TaskScope>>>);
 
 impl TaskTokens {
-    /// A new token for `task_id` (any earlier one of the task is withdrawn).
-    pub fn issue(&self, task_id: &str) -> String {
+    /// A new token for `scope`'s task (any earlier one of the task is withdrawn).
+    pub fn issue(&self, scope: TaskScope) -> String {
         let token = crate::agents::endpoint::random_hex(16);
-        self.restore(&token, task_id);
+        self.restore(&token, scope);
         token
     }
 
-    /// Honours `token` for `task_id` again (a task adopted after a restart).
-    pub fn restore(&self, token: &str, task_id: &str) {
+    /// Honours `token` for `scope`'s task again (a task adopted after a restart).
+    pub fn restore(&self, token: &str, scope: TaskScope) {
         let mut tokens = self.0.lock().expect("tokens lock");
-        tokens.retain(|_, task| task != task_id);
-        tokens.insert(token.to_string(), task_id.to_string());
+        tokens.retain(|_, held| held.task_id != scope.task_id);
+        tokens.insert(token.to_string(), scope);
     }
 
     pub fn revoke(&self, task_id: &str) {
         self.0
             .lock()
             .expect("tokens lock")
-            .retain(|_, task| task != task_id);
+            .retain(|_, scope| scope.task_id != task_id);
     }
 
     /// The scope of `token`, if it is a task's.
     pub fn scope_of(&self, token: &str) -> Option<TaskScope> {
-        let tokens = self.0.lock().expect("tokens lock");
-        let task_id = tokens.get(token)?.clone();
-        Some(TaskScope { task_id })
+        self.0.lock().expect("tokens lock").get(token).cloned()
     }
 }
 
@@ -49,23 +86,67 @@ impl TaskTokens {
 mod tests {
     use super::*;
 
+    fn scope(task_id: &str, project: &Path, dir: &Path) -> TaskScope {
+        TaskScope {
+            task_id: task_id.into(),
+            project: project.to_path_buf(),
+            dir: dir.to_path_buf(),
+        }
+    }
+
     #[test]
     fn a_token_names_its_task_until_withdrawn() {
         let tokens = TaskTokens::default();
-        let first = tokens.issue("t1");
-        let other = tokens.issue("t2");
+        let first = tokens.issue(scope("t1", Path::new("/p"), Path::new("/p")));
+        let other = tokens.issue(scope("t2", Path::new("/p"), Path::new("/p")));
         assert_eq!(first.len(), 32);
         assert_eq!(tokens.scope_of(&first).unwrap().task_id, "t1");
-        let again = tokens.issue("t1");
+        let again = tokens.issue(scope("t1", Path::new("/p"), Path::new("/w")));
         assert_eq!(
             tokens.scope_of(&first),
             None,
             "a new token replaces the old"
         );
-        assert_eq!(tokens.scope_of(&again).unwrap().task_id, "t1");
+        assert_eq!(tokens.scope_of(&again).unwrap().dir, Path::new("/w"));
         tokens.revoke("t1");
         assert_eq!(tokens.scope_of(&again), None);
         assert_eq!(tokens.scope_of(&other).unwrap().task_id, "t2");
         assert_eq!(tokens.scope_of("guess"), None);
+    }
+
+    #[test]
+    fn project_paths_are_confined_to_the_tasks_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let project = base.join("project");
+        let worktree = base.join("data/worktrees/project-1/t1");
+        for dir in [project.join("app"), worktree.join("app")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::os::unix::fs::symlink(&project, worktree.join("escape")).unwrap();
+        let scope = scope("t1", &project, &worktree);
+        let text = |p: &Path| p.display().to_string();
+
+        assert_eq!(scope.confine(&text(&project)), Ok(text(&worktree)));
+        assert_eq!(
+            scope.confine(&text(&project.join("app"))),
+            Ok(text(&worktree.join("app")))
+        );
+        assert_eq!(scope.confine(&text(&worktree)), Ok(text(&worktree)));
+        assert_eq!(scope.confine("app"), Ok(text(&worktree.join("app"))));
+        for outside in [
+            text(&base),
+            "/".to_string(),
+            text(&worktree.join("escape")),
+            text(&worktree.join("app/../..")),
+        ] {
+            let refused = scope.confine(&outside).unwrap_err();
+            assert!(
+                refused.contains("outside the directory of task t1"),
+                "{outside}: {refused}"
+            );
+        }
+        let missing = scope.confine("nope").unwrap_err();
+        assert!(missing.contains("does not exist"), "{missing}");
     }
 }

@@ -122,7 +122,8 @@ pub struct Terminals {
 impl Terminals {
     pub fn new(config: Arc<Config>, events: Arc<Events>) -> Arc<Self> {
         Arc::new(Self {
-            workspace: Workspace::new(config.allowed_roots.clone()),
+            workspace: Workspace::new(config.allowed_roots.clone())
+                .with_managed(config.worktrees_dir()),
             opener: Opener::new(&config),
             config,
             registry: Arc::new(Registry::new(events)),

@@ -98,7 +98,10 @@ impl BuildKind {
 
 impl Toolchains {
     pub fn new(config: Arc<Config>) -> Self {
-        let workspace = Workspace::new(config.allowed_roots.clone());
+        // Tasks' worktrees are copies of allowed projects that drydock made itself: their
+        // agents and their checks build there.
+        let workspace =
+            Workspace::new(config.allowed_roots.clone()).with_managed(config.worktrees_dir());
         Self {
             config,
             workspace,
@@ -132,7 +135,7 @@ impl Toolchains {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        let runner = self.runner(ToolName::ProjectInfo, None);
+        let runner = self.runner(&project, ToolName::ProjectInfo, None);
         match project.kind {
             Toolchain::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
             Toolchain::Mix => mix::project_info(&project, &runner, call).await,
@@ -149,7 +152,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_build(project.kind, &req)?;
-        let runner = self.runner(kind.tool_name(), req.timeout_ms);
+        let runner = self.runner(&project, kind.tool_name(), req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
         match project.kind {
             Toolchain::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
@@ -169,7 +172,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_test(project.kind, &req)?;
-        let runner = self.runner(ToolName::Test, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Test, req.timeout_ms);
         match project.kind {
             Toolchain::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
@@ -190,7 +193,7 @@ impl Toolchains {
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_run(project.kind, &req)?;
         let task = self.allowed_task(project.kind, &req.task)?;
-        let runner = self.runner(ToolName::Run, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Run, req.timeout_ms);
         match (project.kind, task) {
             (Toolchain::Cargo, None) => {
                 let _turn = self.wait_turn(&project, call).await?;
@@ -242,7 +245,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_format(project.kind, &req)?;
-        let runner = self.runner(ToolName::Format, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Format, req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
         match project.kind {
             Toolchain::Cargo => cargo::format(&project, &req, &runner, call).await,
@@ -268,11 +271,18 @@ impl Toolchains {
             .ok_or(ToolchainError::Cancelled)
     }
 
-    fn runner(&self, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
+    fn runner(&self, project: &Project, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
+        let env_set = self
+            .config
+            .cargo_target_for(&project.root)
+            .map(|dir| ("CARGO_TARGET_DIR".to_string(), dir.display().to_string()))
+            .into_iter()
+            .collect();
         Runner {
             policy: Policy::for_call(&self.config, tool, timeout_ms),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
+            env_set,
         }
     }
 }

@@ -15,16 +15,19 @@ pub struct Runner {
     pub(super) policy: Policy,
     pub(super) shutdown: CancellationToken,
     pub(super) runs: TaskTracker,
+    /// Set in every child's environment (a task worktree's cargo target directory).
+    pub(super) env_set: Vec<(String, String)>,
 }
 
 impl Runner {
     /// Run `program args` in `cwd`, feeding every output line to `on_line`.
     pub async fn run(
         &self,
-        spec: CommandSpec,
+        mut spec: CommandSpec,
         call: &Call<'_>,
         on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
     ) -> Result<ProcessOutput, RunError> {
+        spec.env_set.extend(self.env_set.iter().cloned());
         // Stopped by the call's own cancellation or by the server shutting down.
         let stop = self.shutdown.child_token();
         let run = self
@@ -82,6 +85,7 @@ impl Runner {
             },
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
+            env_set: Vec::new(),
         }
     }
 
@@ -91,6 +95,7 @@ impl Runner {
             policy: self.policy.within(timeout),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
+            env_set: self.env_set.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -15,6 +16,7 @@ use crate::mcp_agents::UsersTmux;
 use crate::mcp_spawn::{claude_processes, kill_tmux, spawn_meanwhile, spawning_server};
 use crate::mcp_tasks::claude_home;
 use crate::support::*;
+use crate::task_worktrees::repository;
 
 const WITHIN: Duration = Duration::from_secs(30);
 
@@ -434,6 +436,7 @@ async fn finished_task(chromium: &Chromium, task: &str, what: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_in_auto_mode() {
     let (cli, home, _fake, tmux_dir) = claude_home("dashboard-claude");
+    repository(&home.project);
     let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
@@ -619,6 +622,42 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
         .await;
     let done = finished_task(&chromium, &task, "the task done").await;
     assert!(done.contains("finish from the page"), "{done}");
+
+    // Each task worked in a worktree of its own: its result is shown, merged or discarded
+    // from the page.
+    let line = |id: &str, css: &str| format!("#tasks li[data-task=\"{id}\"] {css}");
+    let change = text_at(&chromium, &line(&task, ".change"), "the task's change").await;
+    assert!(change.contains(&format!("drydock/task-{task}")), "{change}");
+    chromium.click(&line(&task, "[data-testid=change]"));
+    let shown = text_at(&chromium, &line(&task, ".task-change"), "its change shown").await;
+    assert!(shown.contains("merges cleanly into main"), "{shown}");
+    chromium.click(&line(&task, "[data-testid=merge]"));
+    chromium
+        .until(
+            &format!(
+                "const c = document.querySelector('{}'); return c && c.textContent.includes('merged')",
+                line(&task, ".change")
+            ),
+            "the result merged",
+        )
+        .await;
+    chromium.click(&line(&started, "[data-testid=discard]"));
+    chromium.click(&line(&started, "[data-testid=discard]"));
+    chromium
+        .until(
+            &format!(
+                "const c = document.querySelector('{}'); return c && c.textContent.includes('discarded')",
+                line(&started, ".change")
+            ),
+            "the other result discarded",
+        )
+        .await;
+    let listed = call_ok(&client, "task_show", json!({"task_id": started})).await;
+    let gone = listed["task"]["isolation"]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!Path::new(&gone).exists(), "{gone}");
     let errors = chromium.eval("return window.drydock.errors");
     assert_eq!(errors, json!([]), "the page logged no error");
     let console: Vec<String> = chromium.console_errors();

@@ -24,3 +24,4 @@ mod mcp_spawn;
 mod mcp_tasks;
 mod mcp_terminals;
 mod retrieval_scores;
+mod task_worktrees;

@@ -17,7 +17,7 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 25] = [
+const OTHER_TOOLS: [(&str, &[&str]); 27] = [
     ("agent_answer", &["action", "agent"]),
     ("agent_kill", &["agent"]),
     ("agent_list", &[]),
@@ -30,7 +30,9 @@ const OTHER_TOOLS: [(&str, &[&str]); 25] = [
     ("task_add", &["tasks"]),
     ("task_cancel", &["task_id"]),
     ("task_complete", &["outcome", "summary", "task_id"]),
+    ("task_discard", &["task_id"]),
     ("task_list", &[]),
+    ("task_merge", &["task_id"]),
     ("task_retry", &["task_id"]),
     ("task_show", &["task_id"]),
     ("task_start", &["task_id"]),

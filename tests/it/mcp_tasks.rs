@@ -17,6 +17,7 @@ use crate::mcp_spawn::{
     claude_processes, kill_tmux, screen_of, spawning_server, spawning_server_with,
 };
 use crate::support::*;
+use crate::task_worktrees::repository;
 
 const STEP: Duration = Duration::from_secs(90);
 
@@ -59,7 +60,7 @@ pub fn claude_home(name: &str) -> (Cli, AgentHome, FakeAnthropic, tempfile::Temp
 
 /// No process of Claude Code is left (`what` says why there should be none); then drydock's
 /// tmux server goes.
-async fn no_agent_left(home: &AgentHome, tmux_dir: &Path, what: &str) {
+pub async fn no_agent_left(home: &AgentHome, tmux_dir: &Path, what: &str) {
     assert!(
         eventually(Duration::from_secs(30), || claude_processes(home)
             .is_empty())
@@ -86,6 +87,8 @@ fn drydock(data_dir: &Path, args: &[&str]) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-tasks");
+    // A git project: its tasks work in worktrees of their own, two at a time.
+    repository(&home.project);
     let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
     let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let updates = UpdateRecorder::default();
@@ -240,7 +243,12 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     let asking = added["added"][1]["id"].as_str().unwrap().to_string();
     let done = until_task(&client, &trusted, finished).await;
     assert_eq!(done["state"], "done", "{done:#}");
-    assert!(home.project.join("lab-bash.txt").exists());
+    let worktree = Path::new(done["isolation"]["dir"].as_str().unwrap());
+    assert!(worktree.join("lab-bash.txt").exists(), "{done:#}");
+    assert!(
+        !home.project.join("lab-bash.txt").exists(),
+        "it ran in its worktree"
+    );
     let waits = until_task(&client, &asking, |t| t["attention"].is_string()).await;
     let attention = waits["attention"].as_str().unwrap();
     assert!(attention.contains("waits for permission"), "{attention}");
@@ -286,6 +294,7 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_process() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-task-ends");
+    repository(&home.project);
     let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 0\n");
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
@@ -316,7 +325,7 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
         "{again}"
     );
 
-    // The agent's token may complete its own task and read, nothing else.
+    // The agent's token may complete its own task, not another's, and run no terminal.
     let token = std::fs::read_to_string(
         server
             .data_dir
@@ -325,8 +334,8 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
     )
     .unwrap();
     let agent = client_with_token(&Era::Modern, &server.url, token.trim()).await;
-    let listed = call_ok(&agent, "task_list", json!({})).await;
-    assert_eq!(listed["queue"]["running"], 3);
+    let own = call_ok(&agent, "task_show", json!({"task_id": cancelled})).await;
+    assert_eq!(own["task"]["state"], "running", "{own:#}");
     let other = call_err(
         &agent,
         "task_complete",
@@ -402,6 +411,7 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-task-restart");
+    repository(&home.project);
     let data_dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

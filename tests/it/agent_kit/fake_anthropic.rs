@@ -9,6 +9,9 @@
 //! * `lab:ask`: an AskUserQuestion "Which colour should the lab use?" (Red, Blue);
 //! * `lab:slow=N`: the text reply streamed over N seconds;
 //! * `lab:think=N`: N seconds of `ping` events before the reply (or the first tool call);
+//! * `lab:files=A,B`: a Bash call that lists the working directory into `seen-TASK.txt`, then
+//!   appends `task TASK` to each of A and B there (relative paths: the agent's own directory,
+//!   a task's worktree); after `lab:sleep=N` seconds when the prompt has that too;
 //! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
 //!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
 //! * anything else: `LAB-REPLY to: <prompt>`.
@@ -33,6 +36,7 @@ use super::fake_http::{
 
 pub const BASH_COMMAND: &str = "echo hi > lab-bash.txt";
 pub const BASH_DESCRIPTION: &str = "Writing hi to a file";
+pub const FILES_DESCRIPTION: &str = "Listing the folder and appending to files";
 pub const WRITE_FILE: &str = "lab-hello.txt";
 pub const WRITE_CONTENT: &str = "hello from the lab\n";
 pub const EDIT_FILE: &str = "lab-edit.txt";
@@ -132,7 +136,20 @@ fn plan(body: &Value, project: &Path) -> Reply {
     };
     let tokens = lab_tokens(&prompt);
     let has = |name: &str| tokens.iter().any(|(token, _)| token == name);
-    let mut steps: Vec<(&'static str, Value)> = if has("bash") {
+    let mut steps: Vec<(&'static str, Value)> = if let Some(files) = lab_value(&tokens, "files") {
+        let task = task_id_in(&prompt);
+        let wait = lab_seconds(&tokens, "sleep")
+            .map(|s| format!("timeout {} tail -f /dev/null; ", s.as_secs()))
+            .unwrap_or_default();
+        let command = format!(
+            "{wait}ls -A > seen-{task}.txt && for f in {}; do echo 'task {task}' >> \"$f\"; done",
+            files.replace(',', " ")
+        );
+        vec![(
+            "Bash",
+            json!({"command": command, "description": FILES_DESCRIPTION}),
+        )]
+    } else if has("bash") {
         vec![(
             "Bash",
             json!({"command": BASH_COMMAND, "description": BASH_DESCRIPTION}),

@@ -1,0 +1,248 @@
+//! Folder trust for a task's worktree. Claude Code asks "Is this a project you created or one
+//! you trust?" once per git repository, with "No, exit" preselected, so an agent started in a
+//! new worktree would stop there (agent-lab.md, "Measured later"). drydock made the worktree
+//! from a project the person allowed; when Claude Code already trusts that project, the
+//! worktree gets the same entry in `.claude.json` (the project's whole entry, tagged with the
+//! task, written atomically and read back), and loses it again when the worktree goes. A
+//! project Claude Code does not trust is not trusted for it: its agent asks, as in place.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Map, Value};
+
+/// The key that marks entries drydock added, with the task's id.
+const TAG: &str = "drydockTask";
+
+/// One writer of `.claude.json` at a time in this process.
+static WRITING: Mutex<()> = Mutex::new(());
+
+/// Claude Code's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
+pub fn claude_config_file() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join(".claude.json")),
+        _ => dirs::home_dir().map(|home| home.join(".claude.json")),
+    }
+}
+
+/// Lets agent `kind` work in `dirs` (a task's worktree) without asking, when it trusts
+/// `project`; says what was done, for the task.
+pub fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
+    if kind != "claude" {
+        return format!(
+            "{kind} is started in the worktree as it is (drydock grants folder trust for Claude Code only)"
+        );
+    }
+    let Some(file) = claude_config_file() else {
+        return "Claude Code's folder trust was not granted: no home directory to find .claude.json in".into();
+    };
+    match grant(&file, project, dirs, task_id) {
+        Ok(Granted::Now) => format!(
+            "Claude Code trusts the worktree as it trusts {} (entry added to {})",
+            project.display(),
+            file.display()
+        ),
+        Ok(Granted::Before) => "Claude Code trusted the worktree already".into(),
+        Ok(Granted::NotTrusted) => format!(
+            "Claude Code does not trust {} itself, so the worktree was not trusted either: its agent asks first",
+            project.display()
+        ),
+        Err(error) => format!("Claude Code's folder trust was not granted: {error}"),
+    }
+}
+
+/// Takes back the entries drydock added for `task_id`'s worktree.
+pub fn withdraw(dirs: &[&Path], task_id: &str) {
+    let Some(file) = claude_config_file() else {
+        return;
+    };
+    if let Err(error) = remove(&file, dirs, task_id) {
+        tracing::debug!("task {task_id}: taking back its folder trust: {error}");
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Granted {
+    Now,
+    Before,
+    NotTrusted,
+}
+
+fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<Granted, String> {
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut config = read(file)?;
+    let projects = config
+        .as_object_mut()
+        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
+        .entry("projects")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(projects) = projects.as_object_mut() else {
+        return Err(format!("`projects` in {} is not an object", file.display()));
+    };
+    let Some(mut entry) = trusted_entry(projects, project) else {
+        return Ok(Granted::NotTrusted);
+    };
+    if dirs.iter().all(|dir| is_trusted(projects.get(&key(dir)))) {
+        return Ok(Granted::Before);
+    }
+    entry.insert(TAG.into(), Value::String(task_id.into()));
+    for dir in dirs {
+        if !is_trusted(projects.get(&key(dir))) {
+            projects.insert(key(dir), Value::Object(entry.clone()));
+        }
+    }
+    write(file, &config)?;
+    let back = read(file)?;
+    let all_there = dirs
+        .iter()
+        .all(|dir| is_trusted(back["projects"].get(key(dir))));
+    match all_there {
+        true => Ok(Granted::Now),
+        false => Err(format!(
+            "{} did not keep the entry (another writer?)",
+            file.display()
+        )),
+    }
+}
+
+fn remove(file: &Path, dirs: &[&Path], task_id: &str) -> Result<(), String> {
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    if !file.exists() {
+        return Ok(());
+    }
+    let mut config = read(file)?;
+    let Some(projects) = config.get_mut("projects").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    let before = projects.len();
+    for dir in dirs {
+        let ours = projects
+            .get(&key(dir))
+            .is_some_and(|entry| entry[TAG] == Value::String(task_id.into()));
+        if ours {
+            projects.remove(&key(dir));
+        }
+    }
+    match projects.len() == before {
+        true => Ok(()),
+        false => write(file, &config),
+    }
+}
+
+/// The entry of `project` or of the nearest folder above it that Claude Code trusts.
+fn trusted_entry(projects: &Map<String, Value>, project: &Path) -> Option<Map<String, Value>> {
+    project.ancestors().find_map(|dir| {
+        let entry = projects.get(&key(dir))?;
+        is_trusted(Some(entry)).then(|| entry.as_object().cloned())?
+    })
+}
+
+fn is_trusted(entry: Option<&Value>) -> bool {
+    entry.is_some_and(|e| e["hasTrustDialogAccepted"] == Value::Bool(true))
+}
+
+fn key(dir: &Path) -> String {
+    dir.display().to_string()
+}
+
+fn read(file: &Path) -> Result<Value, String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON Claude Code wrote: {e}", file.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
+        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+    }
+}
+
+/// Writes `config` beside `file`, then renames it over: a reader never sees half a file.
+fn write(file: &Path, config: &Value) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let text = serde_json::to_string_pretty(config).expect("JSON serializes");
+    let temporary = file.with_extension(format!("json.drydock-{}", std::process::id()));
+    let mode = std::fs::metadata(file)
+        .map(|m| m.permissions().mode())
+        .unwrap_or(0o600);
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(mode)))
+        .and_then(|()| std::fs::rename(&temporary, file))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            format!("cannot write {}: {e}", file.display())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_worktree_of_a_trusted_project_is_trusted_and_taken_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".claude.json");
+        let before = json!({
+            "hasCompletedOnboarding": true,
+            "projects": {
+                "/code": {"hasTrustDialogAccepted": true, "allowedTools": ["Bash"]},
+                "/elsewhere": {"hasTrustDialogAccepted": false}
+            }
+        });
+        std::fs::write(&file, before.to_string()).unwrap();
+        let tree = Path::new("/data/worktrees/app-1/t1");
+        let inner = Path::new("/data/worktrees/app-1/t1/app");
+
+        let granted = grant(&file, Path::new("/code/app"), &[tree, inner], "t1");
+
+        assert_eq!(granted, Ok(Granted::Now));
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let entry = &after["projects"]["/data/worktrees/app-1/t1"];
+        assert_eq!(entry["hasTrustDialogAccepted"], true);
+        assert_eq!(
+            entry["allowedTools"],
+            json!(["Bash"]),
+            "the whole entry is copied"
+        );
+        assert_eq!(entry[TAG], "t1");
+        assert_eq!(after["hasCompletedOnboarding"], true, "the rest is kept");
+        assert_eq!(
+            grant(&file, Path::new("/code/app"), &[tree, inner], "t1"),
+            Ok(Granted::Before)
+        );
+
+        remove(&file, &[tree, inner], "t2").unwrap();
+        let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(
+            kept["projects"].get("/data/worktrees/app-1/t1").is_some(),
+            "another task's entries stay"
+        );
+        remove(&file, &[tree, inner], "t1").unwrap();
+        let back: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(back, before);
+    }
+
+    #[test]
+    fn an_untrusted_project_lends_no_trust_and_a_foreign_file_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".claude.json");
+        let tree = Path::new("/data/worktrees/x/t1");
+        assert_eq!(
+            grant(&file, Path::new("/code"), &[tree], "t1"),
+            Ok(Granted::NotTrusted)
+        );
+        assert!(!file.exists(), "nothing written");
+        std::fs::write(
+            &file,
+            json!({"projects": {"/elsewhere": {"hasTrustDialogAccepted": false}}}).to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            grant(&file, Path::new("/elsewhere"), &[tree], "t1"),
+            Ok(Granted::NotTrusted)
+        );
+
+        std::fs::write(&file, "not json").unwrap();
+        let error = grant(&file, Path::new("/code"), &[tree], "t1").unwrap_err();
+        assert!(error.contains("is not JSON"), "{error}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "not json");
+    }
+}

@@ -1,0 +1,396 @@
+//! A task's result to review: once its agent stopped, what it left is committed on its branch
+//! and the branch's diff recorded, the project's checks run on it (for a task done), and the
+//! person merges it or discards it. Conflicts with the project's branch and with other tasks'
+//! results are looked at whenever the task is shown; merged worktrees are removed by policy.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::isolation::{CheckResult, Checks, Disposition, Isolation, Review, Worktree};
+use super::merge;
+use super::reports::{Overlap, TargetCheck, TaskReport};
+use super::requests::{MergeRequest, TaskRequest};
+use super::service::{TaskError, Tasks};
+use super::state::TaskState;
+use super::store::Task;
+use super::worktree::Author;
+use crate::agents::trust;
+use crate::call::Call;
+use crate::events::unix_millis;
+use crate::git::Git;
+use crate::render::Render;
+use crate::toolchain::BuildKind;
+use crate::toolchain::requests::{CompileRequest, TestRequest};
+
+/// How long one check may run.
+const CHECK_TIMEOUT_MS: u64 = 20 * 60 * 1000;
+
+impl Tasks {
+    /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
+    /// checks on it; recorded with the task and published at each step.
+    pub(super) async fn review(self: &Arc<Self>, id: &str) {
+        let Ok(store) = self.store() else { return };
+        let Ok(task) = store.get(id) else { return };
+        let Some(Isolation::Worktree(worktree)) = &task.isolation else {
+            return;
+        };
+        if task.review.is_some() || !task.state.is_finished() {
+            return;
+        }
+        let author = Author::of_task(&task.id);
+        let mut review = match self
+            .worktrees
+            .capture(worktree, &author, &commit_message(&task))
+            .await
+        {
+            Ok(review) => review,
+            Err(error) => {
+                tracing::warn!("task {id}: its result could not be captured: {error}");
+                return;
+            }
+        };
+        if task.state != TaskState::Done {
+            review.checks = Checks::Skipped {
+                why: format!("the task ended {}, not done", task.state),
+            };
+        }
+        if store.set_review(id, &review).is_err() {
+            return;
+        }
+        self.publish(&task, Some(task.state));
+        if review.checks == Checks::Running {
+            review.checks = self.checks(&worktree.dir()).await;
+            if store.set_review(id, &review).is_ok() {
+                self.publish(&task, Some(task.state));
+            }
+        }
+    }
+
+    /// compile, then test, through drydock's own build tools, on `dir`.
+    async fn checks(&self, dir: &Path) -> Checks {
+        let project_path = dir.display().to_string();
+        if let Err(error) = self
+            .toolchains
+            .workspace()
+            .resolve_project(&project_path, None)
+        {
+            return Checks::Skipped {
+                why: error.to_string(),
+            };
+        }
+        let stop = self.running_until().cloned().unwrap_or_default();
+        let call = Call::silent(stop);
+        let compile = CompileRequest {
+            project_path: project_path.clone(),
+            timeout_ms: Some(CHECK_TIMEOUT_MS),
+            ..CompileRequest::default()
+        };
+        let built = self
+            .toolchains
+            .build(BuildKind::Compile, compile, &call)
+            .await;
+        let compiled = check_result("compile", built);
+        let test = match compiled.status == "ok" {
+            true => {
+                let test = TestRequest {
+                    project_path,
+                    timeout_ms: Some(CHECK_TIMEOUT_MS),
+                    ..TestRequest::default()
+                };
+                check_result("test", self.toolchains.test(test, &call).await)
+            }
+            false => CheckResult {
+                tool: "test".into(),
+                status: "skipped".into(),
+                summary: "not run: the build did not succeed".into(),
+            },
+        };
+        Checks::Done {
+            results: vec![compiled, test],
+        }
+    }
+
+    /// Merges finished task `req.task_id`'s branch into the project's branch.
+    pub async fn merge(self: &Arc<Self>, req: MergeRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store()?;
+        let task = store.get(&req.task_id)?;
+        let (worktree, mut review) = reviewable(&task)?;
+        if review.checks == Checks::Running {
+            return Err(TaskError::NotAllowed(format!(
+                "task {}: its checks still run; merge once they finished (task_show)",
+                task.id
+            )));
+        }
+        let merged = {
+            let _changing = self.worktrees.lock().await;
+            merge::merge(
+                Path::new(&worktree.repo),
+                Path::new(&task.project_path),
+                &worktree.branch,
+                &review.head,
+                req.into.as_deref(),
+                req.strategy.unwrap_or_default(),
+                &format!("Merge task {}: {}", task.id, task.title),
+            )
+            .await
+            .map_err(|e| TaskError::NotAllowed(format!("task {}: {e}", task.id)))?
+        };
+        review.disposition = Disposition::Merged {
+            into: merged.into,
+            commit: merged.commit,
+            how: merged.how.to_string(),
+            at_ms: unix_millis(SystemTime::now()),
+        };
+        store.set_review(&task.id, &review)?;
+        self.publish(&task, Some(task.state));
+        self.show(TaskRequest { task_id: task.id }).await
+    }
+
+    /// Removes finished task `req.task_id`'s worktree and branch (what they held is thrown
+    /// away: the person's choice), its folder trust and its cargo target.
+    pub async fn discard(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store()?;
+        let task = store.get(&req.task_id)?;
+        let worktree = worktree_of(&task)?;
+        if let Some(Review {
+            disposition: Disposition::Discarded { .. },
+            ..
+        }) = &task.review
+        {
+            return Err(TaskError::NotAllowed(format!(
+                "task {} was discarded already",
+                task.id
+            )));
+        }
+        let last = self
+            .worktrees
+            .discard(worktree)
+            .await
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
+        self.forget_worktree(&task, worktree);
+        let commit = last.unwrap_or_else(|| worktree.base_sha.clone());
+        let disposition = Disposition::Discarded {
+            commit: commit.clone(),
+            at_ms: unix_millis(SystemTime::now()),
+        };
+        let review = match task.review.clone() {
+            Some(
+                mut review @ Review {
+                    disposition: Disposition::Merged { .. },
+                    ..
+                },
+            ) => {
+                review
+                    .notes
+                    .push("its worktree and branch were removed after its merge".into());
+                review
+            }
+            Some(review) => Review {
+                disposition,
+                ..review
+            },
+            None => Review {
+                head: commit,
+                base: worktree.base_sha.clone(),
+                committed_for_agent: false,
+                commits: 0,
+                files: Vec::new(),
+                insertions: 0,
+                deletions: 0,
+                diff: String::new(),
+                diff_cut: false,
+                checks: Checks::Skipped {
+                    why: "discarded before it was reviewed".into(),
+                },
+                disposition,
+                notes: Vec::new(),
+            },
+        };
+        store.set_review(&task.id, &review)?;
+        self.publish(&task, Some(task.state));
+        self.show(TaskRequest { task_id: task.id }).await
+    }
+
+    /// The folder trust and cargo target of a worktree that is gone.
+    fn forget_worktree(&self, task: &Task, worktree: &Worktree) {
+        let (top, dir) = (worktree.path().to_path_buf(), worktree.dir());
+        trust::withdraw(&[top.as_path(), dir.as_path()], &task.id);
+        if let Some(target) = self.config.cargo_target_for(&dir)
+            && target.ends_with(&task.id)
+        {
+            let _ = std::fs::remove_dir_all(target);
+        }
+    }
+
+    /// What `task`'s open result would meet: the project's branch (conflicting files, if
+    /// any), and other tasks' open results that changed the same files.
+    pub(super) async fn conflicts(&self, task: &Task) -> (Option<TargetCheck>, Vec<Overlap>) {
+        let (Some(Isolation::Worktree(worktree)), Some(review)) = (&task.isolation, &task.review)
+        else {
+            return (None, Vec::new());
+        };
+        if !review.disposition.is_open() {
+            return (None, Vec::new());
+        }
+        let repo = Path::new(&worktree.repo);
+        let target = match Git::at(Path::new(&task.project_path))
+            .current_branch()
+            .await
+        {
+            Some(into) => match Git::at(repo).commit_of(&format!("refs/heads/{into}")).await {
+                Some(head) => merge::conflicts(repo, &head, &review.head)
+                    .await
+                    .ok()
+                    .map(|files| TargetCheck { into, files }),
+                None => None,
+            },
+            None => None,
+        };
+        let mut overlaps = Vec::new();
+        let others = self
+            .store()
+            .and_then(|s| Ok(s.list(None)?))
+            .unwrap_or_default();
+        for other in others.iter().filter(|o| o.id != task.id) {
+            let (Some(Isolation::Worktree(theirs)), Some(their_review)) =
+                (&other.isolation, &other.review)
+            else {
+                continue;
+            };
+            if theirs.repo != worktree.repo || !their_review.disposition.is_open() {
+                continue;
+            }
+            let files: Vec<String> = review
+                .files
+                .iter()
+                .filter(|f| their_review.files.iter().any(|g| g.path == f.path))
+                .map(|f| f.path.clone())
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            let conflicts = merge::conflicts(repo, &review.head, &their_review.head)
+                .await
+                .unwrap_or_default();
+            overlaps.push(Overlap {
+                task_id: other.id.clone(),
+                files,
+                conflicts,
+            });
+        }
+        (target, overlaps)
+    }
+
+    /// Removes the worktrees of tasks merged longer ago than `[tasks] keep_merged_days`
+    /// (never one with uncommitted changes, never an unmerged one).
+    pub(super) async fn sweep(&self) {
+        let keep = self.config.tasks.keep_merged;
+        let now = unix_millis(SystemTime::now());
+        let tasks = self
+            .store()
+            .and_then(|s| Ok(s.list(None)?))
+            .unwrap_or_default();
+        for task in tasks {
+            let (Some(Isolation::Worktree(worktree)), Some(review)) =
+                (&task.isolation, &task.review)
+            else {
+                continue;
+            };
+            let Disposition::Merged { commit, at_ms, .. } = &review.disposition else {
+                continue;
+            };
+            let old = Duration::from_millis(now.saturating_sub(*at_ms)) >= keep;
+            if !old || !worktree.path().exists() {
+                continue;
+            }
+            match self.worktrees.retire(worktree, commit).await {
+                Ok(Ok(())) => {
+                    self.forget_worktree(&task, worktree);
+                    tracing::info!("task {}: its merged worktree was removed", task.id);
+                }
+                Ok(Err(kept)) => tracing::info!("task {}: {kept}", task.id),
+                Err(error) => tracing::warn!("task {}: removing its worktree: {error}", task.id),
+            }
+        }
+    }
+}
+
+/// The worktree of a finished task.
+fn worktree_of(task: &Task) -> Result<&Worktree, TaskError> {
+    if !task.state.is_finished() {
+        return Err(TaskError::NotAllowed(format!(
+            "task {} is {}: cancel it first, or wait until it ends",
+            task.id, task.state
+        )));
+    }
+    match &task.isolation {
+        Some(Isolation::Worktree(worktree)) => Ok(worktree),
+        Some(Isolation::InPlace { .. }) | None => Err(TaskError::NotAllowed(format!(
+            "task {} ran in the project itself, not in a worktree: its changes are in {} already",
+            task.id, task.project_path
+        ))),
+    }
+}
+
+/// The worktree and the open result of a finished task.
+fn reviewable(task: &Task) -> Result<(&Worktree, Review), TaskError> {
+    let worktree = worktree_of(task)?;
+    let review = task.review.clone().ok_or_else(|| {
+        TaskError::NotAllowed(format!(
+            "task {}: its result is still being captured; try again in a moment",
+            task.id
+        ))
+    })?;
+    match &review.disposition {
+        Disposition::Open => Ok((worktree, review)),
+        Disposition::Merged { into, .. } => Err(TaskError::NotAllowed(format!(
+            "task {} was merged into {into} already",
+            task.id
+        ))),
+        Disposition::Discarded { .. } => Err(TaskError::NotAllowed(format!(
+            "task {} was discarded: there is nothing to merge",
+            task.id
+        ))),
+    }
+}
+
+/// The commit message of what drydock commits for a task: its title, then the agent's
+/// summary.
+fn commit_message(task: &Task) -> String {
+    let title = task.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    match &task.summary {
+        Some(summary) => format!("{title}\n\n{summary}\n\ndrydock task {}", task.id),
+        None => format!("{title}\n\ndrydock task {} ({})", task.id, task.state),
+    }
+}
+
+fn check_result<R: serde::Serialize + Render, E: std::fmt::Display>(
+    tool: &str,
+    result: Result<R, E>,
+) -> CheckResult {
+    match result {
+        Ok(report) => {
+            let status = serde_json::to_value(&report)
+                .ok()
+                .and_then(|v| v["status"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            let summary: Vec<String> = report
+                .render()
+                .lines()
+                .take(4)
+                .map(str::to_string)
+                .collect();
+            CheckResult {
+                tool: tool.into(),
+                status,
+                summary: crate::text_budget::fit(&summary.join(" | "), 600, "cut"),
+            }
+        }
+        Err(error) => CheckResult {
+            tool: tool.into(),
+            status: "error".into(),
+            summary: error.to_string(),
+        },
+    }
+}

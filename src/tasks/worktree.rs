@@ -1,0 +1,825 @@
+//! Tasks' git worktrees: one per task and branch (`drydock/task-ID`) under drydock's data
+//! directory, never inside the project; made from the project's HEAD or a base the task
+//! names; the agent's leftovers committed on its branch when it stops, and the branch's diff
+//! against its base; removed with their branch when discarded. Every change to a repository's
+//! worktrees and refs goes through one lock, so two tasks never race on git's own locks.
+//!
+//! Nothing here deletes a person's work: a worktree is removed only when its task is discarded
+//! (the person's choice) or its branch was merged, and never with uncommitted changes unless
+//! the task is discarded.
+
+use std::path::{Path, PathBuf};
+
+use super::isolation::{ChangedFile, Checks, Disposition, Review, Worktree};
+use crate::git::{Git, GitError};
+
+/// How much of a diff a review keeps.
+pub const DIFF_BUDGET: usize = 64 * 1024;
+/// How many changed files a review lists.
+const MOST_FILES: usize = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(
+        "{repo} has no commit yet, so there is nothing to make a worktree from: commit once, or queue the task with in_place"
+    )]
+    NoCommit { repo: String },
+    #[error("base {base:?} names no commit in {repo}")]
+    UnknownBase { base: String, repo: String },
+    #[error(
+        "the branch {branch} exists already in {repo} and is not this task's: rename or delete it (`git branch -m {branch} NEW`), then retry the task"
+    )]
+    BranchTaken { branch: String, repo: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// The worktrees of this drydock's tasks, under one directory.
+pub struct Worktrees {
+    root: PathBuf,
+    /// Held while a worktree or ref of any repository changes.
+    changing: tokio::sync::Mutex<()>,
+}
+
+/// The identity drydock's commits for a task carry.
+pub struct Author {
+    pub name: String,
+    pub email: String,
+}
+
+impl Author {
+    pub fn of_task(id: &str) -> Author {
+        Author {
+            name: format!("drydock task {id}"),
+            email: format!("task-{id}@drydock.invalid"),
+        }
+    }
+}
+
+pub fn branch_of(task_id: &str) -> String {
+    format!("drydock/task-{task_id}")
+}
+
+impl Worktrees {
+    pub fn new(root: PathBuf) -> Worktrees {
+        Worktrees {
+            root,
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The repository `project` is in (its top level), if it is in one.
+    pub async fn repository_of(project: &Path) -> Option<PathBuf> {
+        Git::at(project).top_level().await
+    }
+
+    /// A worktree for task `id` of `project` (inside repository `repo`), on a new branch from
+    /// `base` (default: the project's HEAD), with the untracked paths `copy` copied in. A task
+    /// retried after an earlier attempt gets its worktree back.
+    pub async fn create(
+        &self,
+        id: &str,
+        project: &Path,
+        repo: &Path,
+        base: Option<&str>,
+        copy: &[String],
+    ) -> Result<Worktree, WorktreeError> {
+        let source = Git::at(repo);
+        let repo_text = repo.display().to_string();
+        let base_sha = match base {
+            Some(base) => {
+                source
+                    .commit_of(base)
+                    .await
+                    .ok_or_else(|| WorktreeError::UnknownBase {
+                        base: base.to_string(),
+                        repo: repo_text.clone(),
+                    })?
+            }
+            None => source
+                .commit_of("HEAD")
+                .await
+                .ok_or_else(|| WorktreeError::NoCommit {
+                    repo: repo_text.clone(),
+                })?,
+        };
+        let base_ref = match base {
+            Some(base) => {
+                let branch = format!("refs/heads/{base}");
+                source.commit_of(&branch).await.map(|_| base.to_string())
+            }
+            None => Git::at(project).current_branch().await,
+        };
+        let branch = branch_of(id);
+        let path = self.path_of(repo, id);
+        let subdir = project.strip_prefix(repo).unwrap_or(Path::new(""));
+        let mut worktree = Worktree {
+            repo: repo_text.clone(),
+            path: path.display().to_string(),
+            dir: path.join(subdir).display().to_string(),
+            branch: branch.clone(),
+            base_ref,
+            base_sha: base_sha.clone(),
+            copied: Vec::new(),
+            notes: Vec::new(),
+        };
+
+        let _changing = self.changing.lock().await;
+        source.run(&["worktree", "prune"]).await?;
+        if self.is_worktree_on(&source, &path, &branch).await? {
+            worktree
+                .notes
+                .push("continues in the worktree of its earlier attempt".into());
+            return Ok(worktree);
+        }
+        let branch_ref = format!("refs/heads/{branch}");
+        if source.commit_of(&branch_ref).await.is_some() {
+            return Err(WorktreeError::BranchTaken {
+                branch,
+                repo: repo_text,
+            });
+        }
+        std::fs::create_dir_all(path.parent().expect("a worktree has a parent"))
+            .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
+        let path_text = path.display().to_string();
+        source
+            .run(&[
+                "worktree", "add", "--quiet", "-b", &branch, &path_text, &base_sha,
+            ])
+            .await?;
+        if let Err(error) = self.fill(&mut worktree, project, copy).await {
+            // A worktree the agent cannot work in is taken back, with its new branch.
+            let _ = source
+                .run(&["worktree", "remove", "--force", &path_text])
+                .await;
+            let _ = source.run(&["branch", "-D", &branch]).await;
+            return Err(error);
+        }
+        let left_out = Git::at(project).dirty(true).await?;
+        if !left_out.is_empty() {
+            worktree.notes.push(format!(
+                "the project had {} uncommitted change(s) ({}) that this task does not have: it starts from {} {}",
+                left_out.len(),
+                first_paths(&left_out, 5),
+                worktree.base_ref.as_deref().unwrap_or("commit"),
+                &base_sha[..12],
+            ));
+        }
+        Ok(worktree)
+    }
+
+    /// Submodules checked out, and the configured untracked files copied in.
+    async fn fill(
+        &self,
+        worktree: &mut Worktree,
+        project: &Path,
+        copy: &[String],
+    ) -> Result<(), WorktreeError> {
+        if worktree.path().join(".gitmodules").is_file() {
+            Git::at(worktree.path())
+                .with_env("GIT_CONFIG_COUNT", "1")
+                .with_env("GIT_CONFIG_KEY_0", "protocol.file.allow")
+                .with_env("GIT_CONFIG_VALUE_0", "always")
+                .run(&["submodule", "update", "--init", "--recursive", "--quiet"])
+                .await?;
+            worktree.notes.push(
+                "its submodules were checked out (git submodule update --init --recursive)".into(),
+            );
+        }
+        let dir = worktree.dir();
+        for entry in copy {
+            match copy_untracked(project, &dir, entry) {
+                Copied::Done => worktree.copied.push(entry.clone()),
+                Copied::Secret => worktree.notes.push(format!(
+                    "{entry} was not copied: .env files hold secrets an agent should not get"
+                )),
+                Copied::Missing => worktree.notes.push(format!(
+                    "{entry} was not copied: the project has no such file"
+                )),
+                Copied::Tracked => {}
+                Copied::Refused(why) => worktree
+                    .notes
+                    .push(format!("{entry} was not copied: {why}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// `<root>/<repository's name>-<hash of its path>/<task id>`.
+    fn path_of(&self, repo: &Path, id: &str) -> PathBuf {
+        let name = repo
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "repo".into());
+        let name: String = name
+            .chars()
+            .map(
+                |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    true => c,
+                    false => '-',
+                },
+            )
+            .collect();
+        let hash = sha2_hex(repo.display().to_string().as_bytes());
+        self.root.join(format!("{name}-{}", &hash[..8])).join(id)
+    }
+
+    async fn is_worktree_on(&self, git: &Git, path: &Path, branch: &str) -> Result<bool, GitError> {
+        let listing = git.run(&["worktree", "list", "--porcelain"]).await?;
+        let wanted = format!("worktree {}", path.display());
+        let on = format!("branch refs/heads/{branch}");
+        Ok(listing
+            .split("\n\n")
+            .any(|entry| entry.lines().any(|l| l == wanted) && entry.lines().any(|l| l == on)))
+    }
+
+    /// What the task's branch holds once its agent stopped: the agent's uncommitted changes
+    /// committed (authored as the task, `message` as the message; the copied files left
+    /// out), then the branch's diff against its base.
+    pub async fn capture(
+        &self,
+        worktree: &Worktree,
+        author: &Author,
+        message: &str,
+    ) -> Result<Review, WorktreeError> {
+        let repo = Git::at(Path::new(&worktree.repo));
+        let mut notes = Vec::new();
+        let mut committed_for_agent = false;
+        if worktree.path().is_dir() {
+            let here = Git::at(worktree.path());
+            match here.current_branch().await {
+                Some(branch) if branch == worktree.branch => {
+                    committed_for_agent = commit_leftovers(&here, worktree, author, message).await?;
+                }
+                other => notes.push(format!(
+                    "the agent left the worktree on {} instead of {}: what it left uncommitted there was not committed",
+                    other.as_deref().unwrap_or("a detached HEAD"),
+                    worktree.branch
+                )),
+            }
+        } else {
+            notes.push(format!(
+                "the worktree {} was deleted by hand: only what was committed on {} is here",
+                worktree.path, worktree.branch
+            ));
+        }
+        let branch_ref = format!("refs/heads/{}", worktree.branch);
+        let head = repo.commit_of(&branch_ref).await.ok_or_else(|| {
+            WorktreeError::Io(format!(
+                "the branch {} is gone from {}: nothing to review",
+                worktree.branch, worktree.repo
+            ))
+        })?;
+        let base = repo
+            .line(&["merge-base", &worktree.base_sha, &head])
+            .await
+            .unwrap_or_else(|_| worktree.base_sha.clone());
+        let diff = diff_of(&repo, &base, &head).await?;
+        let commits = repo
+            .line(&["rev-list", "--count", &format!("{base}..{head}")])
+            .await?
+            .parse()
+            .unwrap_or(0);
+        Ok(Review {
+            head,
+            base,
+            committed_for_agent,
+            commits,
+            files: diff.files,
+            insertions: diff.insertions,
+            deletions: diff.deletions,
+            diff: diff.text,
+            diff_cut: diff.cut,
+            checks: Checks::Running,
+            disposition: Disposition::Open,
+            notes,
+        })
+    }
+
+    /// Removes the task's worktree (with what it holds: the person discards it) and its
+    /// branch; returns the branch's last commit.
+    pub async fn discard(&self, worktree: &Worktree) -> Result<Option<String>, WorktreeError> {
+        let repo = Git::at(Path::new(&worktree.repo));
+        let _changing = self.changing.lock().await;
+        if worktree.path().exists() {
+            repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
+                .await?;
+        }
+        repo.run(&["worktree", "prune"]).await?;
+        let branch_ref = format!("refs/heads/{}", worktree.branch);
+        let last = repo.commit_of(&branch_ref).await;
+        if last.is_some() {
+            repo.run(&["branch", "-D", &worktree.branch]).await?;
+        }
+        Ok(last)
+    }
+
+    /// Removes the worktree of a task whose branch was merged (its work is in the target),
+    /// and the branch once it is contained in `merged_into`. A worktree with uncommitted
+    /// changes is kept: returns why.
+    pub async fn retire(
+        &self,
+        worktree: &Worktree,
+        merged_into: &str,
+    ) -> Result<Result<(), String>, WorktreeError> {
+        let repo = Git::at(Path::new(&worktree.repo));
+        let _changing = self.changing.lock().await;
+        if worktree.path().exists() {
+            let dirty = Git::at(worktree.path()).dirty(true).await?;
+            if !dirty.is_empty() {
+                return Ok(Err(format!(
+                    "{} has uncommitted changes ({}) made after its merge: kept",
+                    worktree.path,
+                    first_paths(&dirty, 5)
+                )));
+            }
+            repo.run(&["worktree", "remove", &worktree.path]).await?;
+        }
+        repo.run(&["worktree", "prune"]).await?;
+        let branch_ref = format!("refs/heads/{}", worktree.branch);
+        if let Some(head) = repo.commit_of(&branch_ref).await {
+            let contained = repo
+                .output(&["merge-base", "--is-ancestor", &head, merged_into])
+                .await?
+                .ok();
+            if contained {
+                repo.run(&["branch", "-D", &worktree.branch]).await?;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Held by merges, which move the refs the worktrees share.
+    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.changing.lock().await
+    }
+}
+
+/// Commits what the agent left uncommitted on its branch (the copied files left out);
+/// whether there was anything. Pathspecs are taken from the worktree's top level.
+async fn commit_leftovers(
+    here: &Git,
+    worktree: &Worktree,
+    author: &Author,
+    message: &str,
+) -> Result<bool, WorktreeError> {
+    if here.dirty(true).await?.is_empty() {
+        return Ok(false);
+    }
+    // Copied files git ignores anyway need no exclusion (naming one makes `add` fail).
+    let mut excluded = Vec::new();
+    for copied in &worktree.copied {
+        let path = relative_to_top(worktree, copied);
+        if !here.output(&["check-ignore", "-q", &path]).await?.ok() {
+            excluded.push(format!(":(exclude){path}"));
+        }
+    }
+    let mut add = vec!["add", "-A", "--", "."];
+    add.extend(excluded.iter().map(String::as_str));
+    here.run(&add).await?;
+    if here.output(&["diff", "--cached", "--quiet"]).await?.ok() {
+        return Ok(false);
+    }
+    here.clone()
+        .with_env("GIT_AUTHOR_NAME", &author.name)
+        .with_env("GIT_AUTHOR_EMAIL", &author.email)
+        .with_env("GIT_COMMITTER_NAME", &author.name)
+        .with_env("GIT_COMMITTER_EMAIL", &author.email)
+        .run(&["commit", "--quiet", "--no-verify", "-m", message])
+        .await?;
+    Ok(true)
+}
+
+/// A copied path (relative to the project) as a path from the worktree's top level.
+fn relative_to_top(worktree: &Worktree, copied: &str) -> String {
+    let dir = worktree.dir();
+    let inside = dir.strip_prefix(worktree.path()).unwrap_or(Path::new(""));
+    inside.join(copied).display().to_string()
+}
+
+struct Diff {
+    files: Vec<ChangedFile>,
+    insertions: u64,
+    deletions: u64,
+    text: String,
+    cut: bool,
+}
+
+async fn diff_of(repo: &Git, base: &str, head: &str) -> Result<Diff, GitError> {
+    let range = [base, head];
+    let mut args = vec!["diff", "--no-renames", "--no-ext-diff", "-z", "--numstat"];
+    args.extend(range);
+    let numstat = repo.run(&args).await?;
+    let mut args = vec![
+        "diff",
+        "--no-renames",
+        "--no-ext-diff",
+        "-z",
+        "--name-status",
+    ];
+    args.extend(range);
+    let statuses = repo.run(&args).await?;
+    let mut args = vec!["diff", "--no-renames", "--no-ext-diff", "--no-color"];
+    args.extend(range);
+    let text = repo.run(&args).await?;
+
+    let mut files = changed_files(&numstat, &statuses);
+    let insertions = files.iter().filter_map(|f| f.insertions).sum();
+    let deletions = files.iter().filter_map(|f| f.deletions).sum();
+    files.truncate(MOST_FILES);
+    let cut = text.len() > DIFF_BUDGET;
+    let text = match cut {
+        true => {
+            let end = (0..=DIFF_BUDGET)
+                .rev()
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(0);
+            text[..end].to_string()
+        }
+        false => text,
+    };
+    Ok(Diff {
+        files,
+        insertions,
+        deletions,
+        text,
+        cut,
+    })
+}
+
+/// Joins `--numstat -z` ("INS\tDEL\tPATH\0", "-" for a binary file) with `--name-status -z`
+/// ("S\0PATH\0").
+fn changed_files(numstat: &str, statuses: &str) -> Vec<ChangedFile> {
+    let mut status_of = std::collections::HashMap::new();
+    let mut fields = statuses.split('\0').filter(|f| !f.is_empty());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        status_of.insert(path.to_string(), status.to_string());
+    }
+    numstat
+        .split('\0')
+        .filter(|entry| !entry.is_empty())
+        .filter_map(|entry| {
+            let mut parts = entry.splitn(3, '\t');
+            let insertions = parts.next()?.parse().ok();
+            let deletions = parts.next()?.parse().ok();
+            let path = parts.next()?.to_string();
+            let status = match status_of.get(&path).map(String::as_str) {
+                Some("A") => "added",
+                Some("D") => "deleted",
+                Some("T") => "type_changed",
+                _ => "modified",
+            };
+            Some(ChangedFile {
+                path,
+                status: status.to_string(),
+                insertions,
+                deletions,
+            })
+        })
+        .collect()
+}
+
+enum Copied {
+    Done,
+    Tracked,
+    Missing,
+    Secret,
+    Refused(String),
+}
+
+/// Copies `entry` (a file or folder, relative to the project) from `project` into `dir`,
+/// unless it is tracked (the worktree has it), a `.env` file, or outside the project.
+fn copy_untracked(project: &Path, dir: &Path, entry: &str) -> Copied {
+    let relative = Path::new(entry);
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Copied::Refused("give a path inside the project, without `..`".into());
+    }
+    let is_secret = relative.components().any(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        name == ".env" || name.starts_with(".env.")
+    });
+    if is_secret {
+        return Copied::Secret;
+    }
+    let from = project.join(relative);
+    if !from.exists() {
+        return Copied::Missing;
+    }
+    let to = dir.join(relative);
+    if to.exists() {
+        return Copied::Tracked;
+    }
+    match copy_tree(&from, &to) {
+        Ok(()) => Copied::Done,
+        Err(error) => Copied::Refused(error.to_string()),
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(from)?;
+        return std::os::unix::fs::symlink(target, to);
+    }
+    if !meta.is_dir() {
+        return std::fs::copy(from, to).map(|_| ());
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+/// The first `n` paths of `git status --porcelain` entries, for a message.
+pub fn first_paths(entries: &[String], n: usize) -> String {
+    let mut paths: Vec<&str> = entries
+        .iter()
+        .take(n)
+        .map(|e| e.get(3..).unwrap_or(e))
+        .collect();
+    if entries.len() > n {
+        paths.push("…");
+    }
+    paths.join(", ")
+}
+
+fn sha2_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::test_repo::{Repo, git};
+
+    fn worktrees(repo: &Repo) -> Worktrees {
+        Worktrees::new(
+            repo.dir
+                .path()
+                .canonicalize()
+                .unwrap()
+                .join("data/worktrees"),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_task_gets_a_worktree_outside_the_project_and_its_change_is_captured() {
+        let repo = Repo::new();
+        repo.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+        repo.write(".gitignore", "/deps\n");
+        repo.commit_all("lib");
+        repo.write("deps/dep.txt", "fetched\n");
+        repo.write(".env", "SECRET=1\n");
+        repo.write("README.md", "edited by the person, not committed\n");
+        repo.write("config/local.toml", "untracked, not ignored\n");
+        let trees = worktrees(&repo);
+        let copy: Vec<String> = ["deps", ".env", "nope", "config/local.toml"]
+            .map(String::from)
+            .to_vec();
+
+        let tree = trees
+            .create("t1", &repo.path, &repo.path, None, &copy)
+            .await
+            .unwrap();
+
+        assert_eq!(tree.branch, "drydock/task-t1");
+        assert_eq!(tree.base_ref.as_deref(), Some("main"));
+        assert!(!tree.path.starts_with(&repo.path.display().to_string()));
+        assert!(Path::new(&tree.dir).join("src/lib.rs").is_file());
+        assert_eq!(tree.copied, vec!["deps", "config/local.toml"]);
+        assert!(Path::new(&tree.dir).join("deps/dep.txt").is_file());
+        assert!(!Path::new(&tree.dir).join(".env").exists());
+        let notes = tree.notes.join("\n");
+        assert!(notes.contains(".env was not copied"), "{notes}");
+        assert!(notes.contains("nope was not copied"), "{notes}");
+        assert!(
+            notes
+                .contains("3 uncommitted change(s) (README.md, .env, config/local.toml) that this task does not have"),
+            "{notes}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(Path::new(&tree.dir).join("README.md")).unwrap(),
+            "a project\n",
+            "the task starts from HEAD"
+        );
+
+        // The agent commits once itself and leaves more uncommitted, with a binary file.
+        let dir = Path::new(&tree.dir);
+        std::fs::write(dir.join("src/lib.rs"), "pub fn one() -> u32 { 2 }\n").unwrap();
+        git(
+            dir,
+            &[
+                "-c",
+                "user.name=Agent",
+                "-c",
+                "user.email=a@b",
+                "commit",
+                "-qam",
+                "agent's own",
+            ],
+        );
+        std::fs::write(dir.join("src/new file.rs"), "// new\n").unwrap();
+        std::fs::write(dir.join("logo.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+        std::fs::write(dir.join("deps/dep.txt"), "changed copy\n").unwrap();
+        std::fs::write(dir.join("config/local.toml"), "changed copy\n").unwrap();
+
+        let review = trees
+            .capture(&tree, &Author::of_task("t1"), "t1: the summary")
+            .await
+            .unwrap();
+
+        assert!(review.committed_for_agent);
+        assert_eq!(review.commits, 2);
+        let paths: Vec<&str> = review.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            vec!["logo.bin", "src/lib.rs", "src/new file.rs"],
+            "copied files stay out"
+        );
+        let binary = &review.files[0];
+        assert_eq!((binary.status.as_str(), binary.insertions), ("added", None));
+        assert_eq!((review.insertions, review.deletions), (2, 1));
+        assert!(
+            review.diff.contains("+pub fn one() -> u32 { 2 }"),
+            "{}",
+            review.diff
+        );
+        let last = git(
+            &repo.path,
+            &["log", "-1", "--format=%an <%ae>|%s", &tree.branch],
+        );
+        assert_eq!(
+            last.trim(),
+            "drydock task t1 <task-t1@drydock.invalid>|t1: the summary"
+        );
+        assert_eq!(
+            git(
+                &repo.path,
+                &["status", "--porcelain", "--untracked-files=no"]
+            )
+            .trim(),
+            "M README.md",
+            "the person's checkout is untouched"
+        );
+
+        // A retry gets the same worktree back; another task cannot take its branch.
+        let again = trees
+            .create("t1", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        assert_eq!(again.path, tree.path);
+        repo.git(&["branch", "drydock/task-t2"]);
+        let taken = trees
+            .create("t2", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(taken, WorktreeError::BranchTaken { .. }),
+            "{taken}"
+        );
+
+        // Discarding leaves nothing: no worktree, no branch.
+        let last = trees.discard(&tree).await.unwrap().unwrap();
+        assert_eq!(last, review.head);
+        assert!(!tree.path().exists());
+        assert_eq!(repo.git(&["branch", "--list", "drydock/task-t1"]), "");
+        assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_folder_of_a_repository_a_detached_head_and_a_base_are_honoured() {
+        let repo = Repo::new();
+        repo.write("app/Cargo.toml", "[package]\n");
+        repo.commit_all("app");
+        let first = repo
+            .git(&["rev-list", "--max-parents=0", "HEAD"])
+            .trim()
+            .to_string();
+        repo.git(&["checkout", "-q", "--detach", "HEAD"]);
+        let trees = worktrees(&repo);
+        let app = repo.path.join("app");
+
+        let tree = trees
+            .create("d1", &app, &repo.path, None, &[])
+            .await
+            .unwrap();
+        assert_eq!(tree.base_ref, None, "a detached HEAD has no branch");
+        assert!(tree.dir.ends_with("/d1/app"), "{}", tree.dir);
+        assert!(Path::new(&tree.dir).join("Cargo.toml").is_file());
+
+        let based = trees
+            .create("d2", &app, &repo.path, Some(&first), &[])
+            .await
+            .unwrap();
+        assert_eq!(based.base_sha, first);
+        let unknown = trees
+            .create("d3", &app, &repo.path, Some("nope"), &[])
+            .await
+            .unwrap_err();
+        assert!(
+            unknown
+                .to_string()
+                .contains("base \"nope\" names no commit"),
+            "{unknown}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_empty_repository_and_a_deleted_worktree_get_clear_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().canonicalize().unwrap().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        git(&empty, &["init", "-q"]);
+        let trees = Worktrees::new(dir.path().join("worktrees"));
+        let error = trees
+            .create("e1", &empty, &empty, None, &[])
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("has no commit yet"), "{error}");
+
+        let repo = Repo::new();
+        let trees = worktrees(&repo);
+        let tree = trees
+            .create("g1", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        std::fs::write(Path::new(&tree.dir).join("work.txt"), "lost\n").unwrap();
+        std::fs::remove_dir_all(tree.path()).unwrap();
+        let review = trees
+            .capture(&tree, &Author::of_task("g1"), "g1")
+            .await
+            .unwrap();
+        assert!(review.files.is_empty());
+        assert!(
+            review.notes[0].contains("deleted by hand"),
+            "{:?}",
+            review.notes
+        );
+        trees.discard(&tree).await.unwrap();
+        assert_eq!(repo.git(&["branch", "--list", "drydock/*"]), "");
+    }
+
+    #[tokio::test]
+    async fn submodules_are_checked_out_in_the_worktree() {
+        let library = Repo::new();
+        library.write("lib.txt", "library\n");
+        library.commit_all("lib");
+        let repo = Repo::new();
+        let url = library.path.display().to_string();
+        repo.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "vendor/lib",
+        ]);
+        repo.commit_all("submodule");
+        let trees = worktrees(&repo);
+
+        let tree = trees
+            .create("s1", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+
+        assert!(Path::new(&tree.dir).join("vendor/lib/lib.txt").is_file());
+        assert!(
+            tree.notes.iter().any(|n| n.contains("submodules")),
+            "{:?}",
+            tree.notes
+        );
+    }
+
+    #[test]
+    fn numstat_and_statuses_are_joined() {
+        let numstat = "3\t1\tsrc/a b.rs\0-\t-\timg.png\0";
+        let statuses = "M\0src/a b.rs\0A\0img.png\0";
+        let files = changed_files(numstat, statuses);
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].path, "src/a b.rs");
+        assert_eq!(
+            (files[0].insertions, files[0].deletions),
+            (Some(3), Some(1))
+        );
+        assert_eq!(
+            (files[1].status.as_str(), files[1].insertions),
+            ("added", None)
+        );
+    }
+}

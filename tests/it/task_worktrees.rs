@@ -1,0 +1,430 @@
+//! Tasks that do not trample each other, on the real Claude Code against the scripted fake:
+//! three tasks on one git project run at once, each in its own worktree and branch; each
+//! result is its branch's diff with the project's checks (compile and test through drydock's
+//! own tools); two merge, the third conflicts and is discarded, and nothing is left. A
+//! task's token reaches the build tools in its own worktree only.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_spawn::spawning_server;
+use crate::mcp_tasks::{claude_home, no_agent_left};
+use crate::support::*;
+
+const WITHIN: Duration = Duration::from_secs(180);
+
+/// `git ARGS` in `dir`, with an identity of its own; its output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Person",
+            "-c",
+            "user.email=person@example.test",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Makes `dir` a git repository holding a small cargo crate (with a test) and `shared.txt`,
+/// committed on `main`.
+pub fn cargo_repository(dir: &Path) {
+    let files = [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn answers() {\n    assert_eq!(answer(), 42);\n}\n",
+        ),
+        (".gitignore", "/target\n"),
+        ("shared.txt", "base\n"),
+    ];
+    for (name, text) in files {
+        let file = dir.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the lab crate"]);
+}
+
+/// Makes `dir` a git repository with what it holds committed on `main`.
+pub fn repository(dir: &Path) {
+    std::fs::write(dir.join("README.md"), "a lab project\n").unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the lab project"]);
+}
+
+async fn task(client: &Client, id: &str) -> Value {
+    call_ok(client, "task_show", json!({"task_id": id})).await
+}
+
+/// task_show until the task's checks are done (or skipped); its report.
+async fn until_reviewed(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let report = task(client, id).await;
+        let checks = &report["task"]["review"]["checks"]["state"];
+        if checks == "done" || checks == "skipped" {
+            return report;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} was never reviewed: {report:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn changed_paths(report: &Value) -> Vec<String> {
+    report["task"]["review"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// What the agent of task `id` saw in its directory (its `ls -A`, committed on its branch).
+fn seen_by(project: &Path, id: &str) -> String {
+    git(
+        project,
+        &["show", &format!("drydock/task-{id}:seen-{id}.txt")],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_or_go() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-worktrees");
+    cargo_repository(&home.project);
+    let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let add = |title: &str, files: &str, extra: &str| {
+        json!({"title": title, "project_path": project, "auto_approve": "trusted",
+               "description": format!("Edit lab:files={files} {extra} lab:complete=done")})
+    };
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            add("one", "one.txt,shared.txt", ""),
+            add("two", "two.txt", "lab:sleep=15"),
+            add("three", "three.txt,shared.txt", ""),
+        ]}),
+    )
+    .await;
+    let ids: Vec<String> = (0..3)
+        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
+        .collect();
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
+    let configured = call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 3}),
+    )
+    .await;
+    assert_eq!(
+        configured["started"].as_array().unwrap().len(),
+        3,
+        "{configured:#}"
+    );
+
+    // While task two works, its agent's token reaches the build tools in its worktree only.
+    let running = until(&client, two, |t| t["isolation"]["kind"] == "worktree").await;
+    let worktree = PathBuf::from(running["isolation"]["dir"].as_str().unwrap());
+    let token_file = server.data_dir.path().join(format!("tasks/{two}/token"));
+    assert!(
+        eventually(WITHIN, || token_file.exists()).await,
+        "task two's token"
+    );
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    let agent = client_with_token(&Era::Modern, &server.url, token.trim()).await;
+    let mut tools: Vec<String> = agent
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    tools.sort();
+    assert_eq!(
+        tools,
+        [
+            "compile",
+            "docs_lookup",
+            "format",
+            "lint",
+            "project_info",
+            "run",
+            "task_complete",
+            "task_show",
+            "test",
+            "type_check"
+        ]
+    );
+    let compiled = call_ok(&agent, "compile", json!({"project_path": project})).await;
+    assert_eq!(
+        compiled["status"], "ok",
+        "the project's path means its worktree: {compiled:#}"
+    );
+    assert!(
+        server
+            .data_dir
+            .path()
+            .join(format!("task-targets/{two}"))
+            .is_dir(),
+        "it built into the task's own target directory"
+    );
+    assert!(
+        !home.project.join("target").exists(),
+        "nothing was built in the project"
+    );
+    let outside = call_err(&agent, "compile", json!({"project_path": "/"})).await;
+    assert!(
+        outside.contains(&format!("outside the directory of task {two}")),
+        "{outside}"
+    );
+    let other = call_err(&agent, "terminal_list", json!({})).await;
+    assert!(other.contains("is not for the agent of task"), "{other}");
+
+    // Each worked in its own worktree and saw none of the others' files.
+    let mut reports = Vec::new();
+    for id in &ids {
+        reports.push(until_reviewed(&client, id).await);
+    }
+    let mut dirs = Vec::new();
+    for (id, report) in ids.iter().zip(&reports) {
+        let shown = &report["task"];
+        assert_eq!(shown["state"], "done", "{report:#}");
+        let isolation = &shown["isolation"];
+        assert_eq!(
+            isolation["branch"],
+            format!("drydock/task-{id}"),
+            "{isolation:#}"
+        );
+        assert_eq!(isolation["base_ref"], "main");
+        let dir = isolation["dir"].as_str().unwrap().to_string();
+        assert!(
+            dir.starts_with(server.data_dir.path().to_str().unwrap()),
+            "{dir}"
+        );
+        let notes = isolation["notes"].to_string();
+        assert!(notes.contains("Claude Code trusts the worktree"), "{notes}");
+        dirs.push(dir);
+        let seen = seen_by(&home.project, id);
+        for file in ["one.txt", "two.txt", "three.txt", "seen-"] {
+            assert!(!seen.contains(file), "task {id} saw {file}: {seen}");
+        }
+        assert!(
+            seen.contains("Cargo.toml") && seen.contains("shared.txt"),
+            "{seen}"
+        );
+        let review = &shown["review"];
+        assert_eq!(review["committed_for_agent"], true, "{review:#}");
+        assert_eq!(review["disposition"]["state"], "open");
+        let checks = &review["checks"]["results"];
+        assert_eq!(checks[0]["tool"], "compile");
+        assert_eq!(checks[0]["status"], "ok", "{checks:#}");
+        assert_eq!(checks[1]["tool"], "test");
+        assert_eq!(checks[1]["status"], "passed", "{checks:#}");
+    }
+    dirs.sort();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 3, "three worktrees");
+    let seen = |id: &str| format!("seen-{id}.txt");
+    assert_eq!(
+        changed_paths(&reports[0]),
+        ["one.txt", &seen(one), "shared.txt"]
+    );
+    assert_eq!(changed_paths(&reports[1]), [&seen(two), "two.txt"]);
+    assert_eq!(
+        changed_paths(&reports[2]),
+        [&seen(three), "shared.txt", "three.txt"]
+    );
+    assert!(
+        reports[0]["task"]["review"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("+task {one}")),
+        "{:#}",
+        reports[0]
+    );
+    assert!(
+        !home.project.join("one.txt").exists(),
+        "the project itself is untouched"
+    );
+
+    // The two that changed shared.txt are flagged before either is merged.
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    let overlaps = |id: &str| {
+        listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()["overlaps_with"]
+            .clone()
+    };
+    assert_eq!(overlaps(one), json!([three]), "{listed:#}");
+    assert_eq!(overlaps(three), json!([one]));
+    assert_eq!(overlaps(two), Value::Null);
+    let shown = task(&client, one).await;
+    assert_eq!(
+        shown["overlaps"],
+        json!([{"task_id": three, "files": ["shared.txt"], "conflicts": ["shared.txt"]}]),
+        "{shown:#}"
+    );
+    assert_eq!(shown["target"], json!({"into": "main", "files": []}));
+
+    // Two merge cleanly; the third conflicts, changes nothing, and is discarded.
+    let merged = call_ok(&client, "task_merge", json!({"task_id": one})).await;
+    assert_eq!(
+        merged["task"]["review"]["disposition"]["how"], "fast_forward",
+        "{merged:#}"
+    );
+    let merged = call_ok(&client, "task_merge", json!({"task_id": two})).await;
+    assert_eq!(
+        merged["task"]["review"]["disposition"]["how"], "merge_commit",
+        "{merged:#}"
+    );
+    let main = git(&home.project, &["rev-parse", "main"]);
+    let conflict = call_err(&client, "task_merge", json!({"task_id": three})).await;
+    assert!(
+        conflict.contains("conflicts with main in: shared.txt")
+            && conflict.contains("Nothing was changed"),
+        "{conflict}"
+    );
+    assert_eq!(git(&home.project, &["rev-parse", "main"]), main);
+    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(home.project.join("shared.txt")).unwrap(),
+        format!("base\ntask {one}\n")
+    );
+    assert!(home.project.join("two.txt").is_file());
+    let again = call_err(&client, "task_merge", json!({"task_id": one})).await;
+    assert!(again.contains("was merged into main already"), "{again}");
+    let shown = task(&client, three).await;
+    assert_eq!(shown["target"]["files"], json!(["shared.txt"]), "{shown:#}");
+
+    for (id, kept) in [(one, "merged"), (two, "merged"), (three, "discarded")] {
+        let gone = call_ok(&client, "task_discard", json!({"task_id": id})).await;
+        assert_eq!(
+            gone["task"]["review"]["disposition"]["state"], kept,
+            "{gone:#}"
+        );
+    }
+    assert_eq!(git(&home.project, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&home.project, &["branch", "--list", "drydock/*"]), "");
+    for dir in &dirs {
+        assert!(!Path::new(dir).exists(), "{dir}");
+    }
+    assert!(
+        !server
+            .data_dir
+            .path()
+            .join(format!("task-targets/{two}"))
+            .exists()
+    );
+    let claude_json = std::fs::read_to_string(home.home.join(".claude.json")).unwrap();
+    assert!(
+        !claude_json.contains("drydockTask"),
+        "its trust entries are taken back"
+    );
+    let twice = call_err(&client, "task_discard", json!({"task_id": three})).await;
+    assert!(twice.contains("discarded already"), "{twice}");
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
+
+/// task_show's task until `done(task)`.
+async fn until(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let now = task(client, id).await["task"].clone();
+        if done(&now) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} never got there: {now:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_in_place_run_one_at_a_time_in_their_project() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-in-place");
+    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let add = |title: &str| {
+        json!({"title": title, "project_path": project,
+               "description": "Work a little lab:think=4 lab:complete=done"})
+    };
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [add("first"), add("second")]}),
+    )
+    .await;
+    let first = added["added"][0]["id"].as_str().unwrap().to_string();
+    let second = added["added"][1]["id"].as_str().unwrap().to_string();
+    let configured = call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 2}),
+    )
+    .await;
+    assert_eq!(configured["started"], json!([first]), "{configured:#}");
+    let refused = call_err(&client, "task_start", json!({"task_id": second})).await;
+    assert!(
+        refused.contains(&format!("task {first} runs in"))
+            && refused.contains("one task at a time works in a project's own directory"),
+        "{refused}"
+    );
+    let mut most_running = 0;
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let listed = call_ok(&client, "task_list", json!({})).await;
+        most_running = most_running.max(listed["queue"]["running"].as_u64().unwrap());
+        let states: Vec<&str> = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["state"].as_str().unwrap())
+            .collect();
+        if states == ["done", "done"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{listed:#}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(most_running, 1, "one at a time in one directory");
+    for id in [&first, &second] {
+        let shown = task(&client, id).await;
+        let isolation = &shown["task"]["isolation"];
+        assert_eq!(isolation["kind"], "in_place", "{shown:#}");
+        assert_eq!(isolation["why"], "the project is not in a git repository");
+        let discard = call_err(&client, "task_discard", json!({"task_id": id})).await;
+        assert!(discard.contains("ran in the project itself"), "{discard}");
+    }
+    no_agent_left(&home, tmux_dir.path(), "both tasks ended").await;
+}
