@@ -15,6 +15,7 @@ mod proc_env;
 mod support;
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -142,7 +143,14 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
     let plain = home.project.join("in-place");
     std::fs::create_dir_all(&plain).unwrap();
     let repo = home.project.join("repo");
-    copy_dir(&test_projects().join("docs-deps"), &repo);
+    let docs_deps = test_projects().join("docs-deps");
+    let fetched = Command::new("cargo")
+        .arg("fetch")
+        .current_dir(&docs_deps)
+        .output()
+        .unwrap();
+    assert!(fetched.status.success(), "cargo fetch: {fetched:?}");
+    copy_dir(&docs_deps, &repo);
     for args in [
         &["init", "-q", "-b", "main"][..],
         &["add", "-A"],
@@ -186,7 +194,7 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
             }
         }
     }
-    let worktree_kib = kib(std::path::Path::new(&dirs[0]));
+    let worktree_kib = kib(Path::new(&dirs[0]));
     let start = Instant::now();
     let built = call(client, "compile", json!({"project_path": dirs[0]})).await;
     let per_task = start.elapsed();
@@ -224,7 +232,7 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
     }
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let target = to.join(entry.path().strip_prefix(from).unwrap());
@@ -237,7 +245,7 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 }
 
 /// The disk `dir` takes, in KiB (files' sizes; a missing directory takes none).
-fn kib(dir: &std::path::Path) -> u64 {
+fn kib(dir: &Path) -> u64 {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
@@ -318,7 +326,7 @@ async fn until_finished(client: &Client, id: &str) -> Value {
 }
 
 /// A `drydock serve` whose agents run the pinned CLI against the fake; its URL.
-fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &std::path::Path) -> (Child, String) {
+fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &Path) -> (Child, String) {
     let bin = cli.program.parent().unwrap().display().to_string();
     let config = home.scratch().join("drydock.toml");
     std::fs::write(&config, "[tasks]\ngrace_s = 1\n").unwrap();
@@ -335,9 +343,17 @@ fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &std::path::Path) -> (Child, Str
         .env("RUST_LOG", "drydock=warn")
         .current_dir(home.scratch())
         .stdout(Stdio::piped());
+    // cargo for the worktree builds: the toolchain's own, the crates this machine has.
+    let cargo = std::env::var("CARGO").expect("run by cargo");
+    let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
+    command
+        .env("CARGO_HOME", cargo_home)
+        .env("CARGO_NET_OFFLINE", "true");
     for (key, value) in home.launch(cli, &[]).env {
         match key.as_str() {
-            "PATH" => command.env(key, format!("{bin}:{value}")),
+            "PATH" => command.env(key, format!("{bin}:{value}:{toolchain}")),
             _ => command.env(key, value),
         };
     }

@@ -80,12 +80,16 @@ pub fn spawning_server_with(
     more: &[&str],
 ) -> Server {
     let bin = cli.program.parent().unwrap().display().to_string();
+    // The toolchain's own bin directory (cargo sets CARGO for its tests), for drydock's build
+    // tools: the agent's HOME has no rustup.
+    let cargo = std::env::var("CARGO").expect("run by cargo");
+    let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
     let launch = home.launch(cli, &[]);
     let mut env: Vec<(String, String)> = launch
         .env
         .into_iter()
         .map(|(k, v)| match k.as_str() {
-            "PATH" => (k, format!("{bin}:{v}")),
+            "PATH" => (k, format!("{bin}:{v}:{toolchain}")),
             _ => (k, v),
         })
         .collect();

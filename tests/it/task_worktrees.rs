@@ -4,7 +4,7 @@
 //! own tools); two merge, the third conflicts and is discarded, and nothing is left. A
 //! task's token reaches the build tools in its own worktree only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,12 @@ pub fn cargo_repository(dir: &Path) {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, text).unwrap();
     }
+    let locked = Command::new(std::env::var("CARGO").expect("run by cargo"))
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(locked.status.success(), "{locked:?}");
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", "the lab crate"]);
@@ -148,8 +154,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
     );
 
     // While task two works, its agent's token reaches the build tools in its worktree only.
-    let running = until(&client, two, |t| t["isolation"]["kind"] == "worktree").await;
-    let worktree = PathBuf::from(running["isolation"]["dir"].as_str().unwrap());
+    until(&client, two, |t| t["isolation"]["kind"] == "worktree").await;
     let token_file = server.data_dir.path().join(format!("tasks/{two}/token"));
     assert!(
         eventually(WITHIN, || token_file.exists()).await,
@@ -230,12 +235,19 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         assert!(notes.contains("Claude Code trusts the worktree"), "{notes}");
         dirs.push(dir);
         let seen = seen_by(&home.project, id);
-        for file in ["one.txt", "two.txt", "three.txt", "seen-"] {
-            assert!(!seen.contains(file), "task {id} saw {file}: {seen}");
-        }
-        assert!(
-            seen.contains("Cargo.toml") && seen.contains("shared.txt"),
-            "{seen}"
+        let listing: Vec<&str> = seen.lines().collect();
+        assert_eq!(
+            listing,
+            [
+                ".git",
+                ".gitignore",
+                "Cargo.lock",
+                "Cargo.toml",
+                &format!("seen-{id}.txt"),
+                "shared.txt",
+                "src"
+            ],
+            "task {id} saw only the project and its own file"
         );
         let review = &shown["review"];
         assert_eq!(review["committed_for_agent"], true, "{review:#}");
