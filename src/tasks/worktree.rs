@@ -118,7 +118,10 @@ impl Worktrees {
         let mut worktree = Worktree {
             repo: repo_text.clone(),
             path: path.display().to_string(),
-            dir: path.join(subdir).display().to_string(),
+            dir: match subdir.as_os_str().is_empty() {
+                true => path.display().to_string(),
+                false => path.join(subdir).display().to_string(),
+            },
             branch: branch.clone(),
             base_ref,
             base_sha: base_sha.clone(),

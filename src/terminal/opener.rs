@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
@@ -295,7 +296,7 @@ fn record_exit(tmux: Tmux, client: &ControlClient, core: &Arc<TerminalCore>, pan
                 }) if dead == pane => status,
                 Ok(ControlEvent::PaneClosed { pane: closed }) if closed == pane => {
                     // Closed means killed with its session: a pane that still answers lives on.
-                    if tmux.pane(&pane).await.is_ok_and(|info| !info.dead) {
+                    if still_there(&tmux, &pane).await {
                         continue;
                     }
                     None
@@ -311,6 +312,23 @@ fn record_exit(tmux: Tmux, client: &ControlClient, core: &Arc<TerminalCore>, pan
             return;
         }
     });
+}
+
+/// Whether `pane` still runs its program. A busy machine can make tmux fail to answer for a
+/// moment (a listing that timed out reports every pane closed): only tmux's own word that the
+/// pane is gone or dead, or no answer at all within a few seconds, ends it.
+async fn still_there(tmux: &Tmux, pane: &str) -> bool {
+    for attempt in 1..=5u64 {
+        match tmux.pane(pane).await {
+            Ok(info) => return !info.dead,
+            Err(TmuxError::UnknownTarget { .. }) => return false,
+            Err(error) => {
+                tracing::debug!("asking tmux about pane {pane} (attempt {attempt}): {error}");
+                tokio::time::sleep(Duration::from_millis(300 * attempt)).await;
+            }
+        }
+    }
+    false
 }
 
 /// Sends what is written to it to the pane, in order, from a task of its own.
