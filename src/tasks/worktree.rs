@@ -778,6 +778,55 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_merged_worktree_is_retired_unless_work_was_added_after() {
+        let repo = Repo::new();
+        let trees = worktrees(&repo);
+        let tree = trees
+            .create("m1", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        std::fs::write(Path::new(&tree.dir).join("m.txt"), "merged\n").unwrap();
+        let review = trees
+            .capture(&tree, &Author::of_task("m1"), "m1")
+            .await
+            .unwrap();
+        repo.git(&["merge", "-q", "--ff-only", &review.head]);
+        std::fs::write(Path::new(&tree.dir).join("later.txt"), "after the merge\n").unwrap();
+
+        let kept = trees.retire(&tree, &review.head).await.unwrap();
+
+        assert!(
+            kept.unwrap_err().contains("later.txt"),
+            "uncommitted work keeps it"
+        );
+        assert!(tree.path().join("later.txt").is_file());
+        std::fs::remove_file(tree.path().join("later.txt")).unwrap();
+        trees.retire(&tree, &review.head).await.unwrap().unwrap();
+        assert!(!tree.path().exists());
+        assert_eq!(
+            repo.git(&["branch", "--list", "drydock/*"]),
+            "",
+            "merged: its branch goes"
+        );
+
+        // An unmerged branch stays when its worktree goes.
+        let other = trees
+            .create("m2", &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        std::fs::write(Path::new(&other.dir).join("n.txt"), "not merged\n").unwrap();
+        trees
+            .capture(&other, &Author::of_task("m2"), "m2")
+            .await
+            .unwrap();
+        trees.retire(&other, &review.head).await.unwrap().unwrap();
+        assert_eq!(
+            repo.git(&["branch", "--list", "drydock/*"]).trim(),
+            "drydock/task-m2"
+        );
+    }
+
+    #[tokio::test]
     async fn submodules_are_checked_out_in_the_worktree() {
         let library = Repo::new();
         library.write("lib.txt", "library\n");
