@@ -24,6 +24,7 @@ use support::*;
 
 use agent_kit::fake_anthropic::FakeAnthropic;
 use agent_kit::home::{AgentHome, Cli};
+use drydock::tasks::worktree::Worktrees;
 
 const LIST_CALLS: usize = 50;
 const QUEUED: usize = 100;
@@ -105,6 +106,9 @@ struct WorktreeCosts {
     in_place: Vec<Duration>,
     worktree: Vec<Duration>,
     worktree_kib: u64,
+    git_kib: u64,
+    /// Making a task's worktree alone (`Worktrees::create`), per repository.
+    creations: [(&'static str, (Vec<Duration>, u64)); 2],
     per_task: Duration,
     per_task_kib: u64,
     shared: Duration,
@@ -126,9 +130,16 @@ impl WorktreeCosts {
             worktree - in_place,
             worktree / in_place
         );
+        for (repo, (times, disk)) in &self.creations {
+            println!(
+                "  making the worktree alone, {repo}: {:.1} ms (median of {}), {disk} KiB on disk",
+                percentile(times, 50.0),
+                times.len()
+            );
+        }
         println!(
-            "  disk per worktree {} KiB; its own cargo target after one compile {} KiB",
-            self.worktree_kib, self.per_task_kib
+            "  disk per worktree: its checkout {} KiB (the project's tracked files) + git's index for it {} KiB; its own cargo target after one compile {} KiB",
+            self.worktree_kib, self.git_kib, self.per_task_kib
         );
         println!(
             "a task's first compile: own cold target {:.2} s; target shared with an earlier task {:.2} s ({:.1}% of cold)",
@@ -178,29 +189,39 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
     )
     .await;
     let (mut in_place, mut worktree, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
+    let task_of = |dir: &str| dir.rsplit('/').next().unwrap().to_string();
     for _ in 0..starts {
         for (project, times) in [(&plain, &mut in_place), (&repo, &mut worktree)] {
+            // Deferred, not done: no checks run, so the compiles below start cold.
             let task = json!({"title": "start", "project_path": project,
-                              "description": "Finish at once lab:complete=done"});
+                              "description": "Finish at once lab:complete=deferred"});
             let added = call(client, "task_add", json!({"tasks": [task]})).await;
             let id = added["added"][0]["id"].as_str().unwrap().to_string();
             let start = Instant::now();
             let started = call(client, "task_start", json!({"task_id": id})).await;
             times.push(start.elapsed());
             assert_eq!(started["task"]["state"], "running", "{started:#}");
-            let done = until_finished(client, &id).await;
+            let done = until_state(client, &id, "deferred").await;
             if let Some(dir) = done["isolation"]["dir"].as_str() {
                 dirs.push(dir.to_string());
             }
         }
     }
     let worktree_kib = kib(Path::new(&dirs[0]));
+    let git_kib = kib(&repo.join(".git/worktrees").join(task_of(&dirs[0])));
+    let own_repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let creations = [
+        ("docs-deps", create_times(&repo, starts).await),
+        (
+            "drydock's own repository",
+            create_times(own_repo, starts).await,
+        ),
+    ];
     let start = Instant::now();
     let built = call(client, "compile", json!({"project_path": dirs[0]})).await;
     let per_task = start.elapsed();
     assert_eq!(built["status"], "ok", "{built:#}");
     let data = home.scratch().join("data");
-    let task_of = |dir: &str| dir.rsplit('/').next().unwrap().to_string();
     let per_task_kib = kib(&data.join("task-targets").join(task_of(&dirs[0])));
     let shared_config = home.scratch().join("shared.toml");
     std::fs::write(&shared_config, "[tasks]\ncargo_target = \"shared\"\n").unwrap();
@@ -226,10 +247,31 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
         in_place,
         worktree,
         worktree_kib,
+        git_kib,
+        creations,
         per_task,
         per_task_kib,
         shared,
     }
+}
+
+/// `Worktrees::create` on `repo`, `n` times (each worktree and branch discarded after), and
+/// the disk the first one took.
+async fn create_times(repo: &Path, n: usize) -> (Vec<Duration>, u64) {
+    let root = tempfile::tempdir().unwrap();
+    let worktrees = Worktrees::new(root.path().to_path_buf());
+    let (mut times, mut disk) = (Vec::new(), 0);
+    for k in 0..n {
+        let id = format!("bench-{}-{k}", std::process::id());
+        let start = Instant::now();
+        let made = worktrees.create(&id, repo, repo, None, &[]).await.unwrap();
+        times.push(start.elapsed());
+        if k == 0 {
+            disk = kib(made.path());
+        }
+        worktrees.discard(&made).await.unwrap();
+    }
+    (times, disk)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -310,10 +352,14 @@ async fn wait_working(client: &Client, id: &str) -> Value {
 }
 
 async fn until_finished(client: &Client, id: &str) -> Value {
+    until_state(client, id, "done").await
+}
+
+async fn until_state(client: &Client, id: &str, state: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let task = call(client, "task_show", json!({"task_id": id})).await["task"].clone();
-        if task["state"] == "done" {
+        if task["state"] == state {
             return task;
         }
         assert!(

@@ -51,6 +51,19 @@ pub fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
     }
 }
 
+/// Whether Claude Code trusts `project` (or a folder above it).
+pub fn trusts(project: &Path) -> bool {
+    let Some(file) = claude_config_file() else {
+        return false;
+    };
+    let Ok(config) = read(&file) else {
+        return false;
+    };
+    config["projects"]
+        .as_object()
+        .is_some_and(|projects| trusted_entry(projects, project).is_some())
+}
+
 /// Takes back the entries drydock added for `task_id`'s worktree.
 pub fn withdraw(dirs: &[&Path], task_id: &str) {
     let Some(file) = claude_config_file() else {

@@ -16,7 +16,7 @@ use super::state::{TaskState, Transition};
 use super::store::{QueueMode, Record, Task};
 use super::tokens::TaskScope;
 use crate::agents::Run;
-use crate::agents::requests::{KillRequest, SpawnBackend};
+use crate::agents::requests::{AnswerAction, AnswerRequest, KillRequest, SpawnBackend};
 use crate::call::Call;
 use crate::events::{AgentChange, Event, EventKind, Received, unix_millis};
 use crate::terminal::requests::{ManageAction, ManageRequest};
@@ -27,6 +27,8 @@ const SESSION_PREFIX: &str = "task-";
 const STARTS_WITHIN: Duration = Duration::from_secs(60);
 /// How long the monitor waits for the server's endpoint before running tasks anyway.
 const ENDPOINT_WITHIN: Duration = Duration::from_secs(10);
+/// How Claude Code asks for folder trust (agent-lab.md).
+const TRUST_QUESTION: &str = "Is this a project you created or one you trust?";
 /// How often merged worktrees past their keeping time are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// The MCP tool a task's agent may call without asking.
@@ -357,8 +359,18 @@ impl Tasks {
         self.fail(&task, failure, exit_code).await;
     }
 
-    /// Marks task `id` as needing a person while its agent waits at a prompt.
-    fn agent_changed(&self, id: &str, change: &AgentChange) {
+    /// Marks task `id` as needing a person while its agent waits at a prompt; Claude Code's
+    /// folder-trust question in a task's worktree is answered (see [`Self::confirm_trust`]).
+    fn agent_changed(self: &Arc<Self>, id: &str, change: &AgentChange) {
+        let asks_trust = change.state == "waiting"
+            && change
+                .question
+                .as_deref()
+                .is_some_and(|q| q.contains(TRUST_QUESTION));
+        if asks_trust {
+            let (this, id, session) = (self.clone(), id.to_string(), change.agent.clone());
+            tokio::spawn(async move { this.confirm_trust(&id, &session).await });
+        }
         let why = (change.state == "waiting").then(|| {
             let what = change.waiting.as_deref().unwrap_or("input");
             match &change.question {
@@ -371,6 +383,58 @@ impl Tasks {
             && let Ok(task) = store.get(id)
         {
             self.publish(&task, Some(TaskState::Running));
+        }
+    }
+
+    /// Answers "Yes, I trust this folder" for the agent of task `id` in its worktree, when
+    /// Claude Code trusts the project the worktree was made from. drydock wrote that trust
+    /// into `.claude.json` before the agent started; another Claude Code exiting meanwhile can
+    /// write its own older copy of the file over it, and the agent then asks.
+    async fn confirm_trust(self: &Arc<Self>, id: &str, session: &str) {
+        let Ok(task) = self.store().and_then(|s| Ok(s.get(id)?)) else {
+            return;
+        };
+        let Some(Isolation::Worktree(worktree)) = &task.isolation else {
+            return;
+        };
+        if !crate::agents::trust::trusts(Path::new(&task.project_path)) {
+            return;
+        }
+        let Ok(agent) = self.agents.one(session).await else {
+            return;
+        };
+        let Some(waiting) = agent.waiting.filter(|w| {
+            w.question
+                .as_deref()
+                .is_some_and(|q| q.contains(TRUST_QUESTION))
+        }) else {
+            return;
+        };
+        let Some(yes) = waiting.options.iter().find(|o| o.label.starts_with("Yes")) else {
+            return;
+        };
+        let answer = AnswerRequest {
+            agent: session.to_string(),
+            action: AnswerAction::Choose,
+            option: Some(yes.number),
+            text: None,
+            seen: waiting.prompt_id.clone(),
+        };
+        let stop = self.running_until().cloned().unwrap_or_default();
+        match self.agents.answer(answer, &Call::silent(stop)).await {
+            Ok(_) => {
+                let mut isolation = Isolation::Worktree(worktree.clone());
+                if let Isolation::Worktree(tree) = &mut isolation {
+                    tree.notes.push(format!(
+                        "Claude Code asked for folder trust all the same (its .claude.json was written over meanwhile); drydock answered \"{}\" as Claude Code trusts {}",
+                        yes.label, task.project_path
+                    ));
+                }
+                if let Ok(store) = self.store() {
+                    let _ = store.set_isolation(id, &isolation);
+                }
+            }
+            Err(error) => tracing::warn!("task {id}: answering the trust question: {error}"),
         }
     }
 
