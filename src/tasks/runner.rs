@@ -351,6 +351,16 @@ impl Tasks {
         if task.state != TaskState::Running {
             return;
         }
+        if exit_code.is_none()
+            && let Some(pid) = agent_process(&task.id)
+        {
+            // The terminal said its program ended without a status, and yet the agent runs:
+            // a busy machine misled the report. The task goes on (its deadline still holds).
+            tracing::warn!(
+                "task {id}: its session was reported ended, but its agent (pid {pid}) still runs"
+            );
+            return;
+        }
         let how = match exit_code {
             Some(code) => format!("with code {code}"),
             None => "(killed by a signal)".to_string(),
@@ -525,6 +535,17 @@ impl Tasks {
             }
         }
     }
+}
+
+/// A live process started for task `id` (its agent, or what the agent runs): every one
+/// carries `DRYDOCK_TASK_ID=id` in its environment.
+fn agent_process(id: &str) -> Option<i32> {
+    let entry = format!("DRYDOCK_TASK_ID={id}");
+    crate::process::procfs::all_processes()
+        .into_iter()
+        .filter(|p| !p.is_gone())
+        .find(|p| crate::process::procfs::environ_contains(p.pid, &entry))
+        .map(|p| p.pid)
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
