@@ -87,14 +87,24 @@ async fn main() {
     server.kill().ok();
     server.wait().ok();
 
+    // Tasks queued in one call share their creation time and then start in id order: the
+    // handoffs follow the order they ran in.
+    let mut runs: Vec<(Value, f64, f64)> = records
+        .into_iter()
+        .zip(started_ms)
+        .zip(working_ms)
+        .map(|((record, started), working)| (record, started, working))
+        .collect();
+    runs.sort_by_key(|run| run.0["started_at_ms"].as_u64());
     let mut handoff = Vec::new();
     let mut decided = Vec::new();
     let mut startup = Vec::new();
-    for n in 1..ids.len() {
-        let finished = records[n - 1]["finished_at_ms"].as_f64().unwrap();
-        handoff.push(started_ms[n] - finished);
-        decided.push(records[n]["started_at_ms"].as_f64().unwrap() - finished);
-        startup.push(working_ms[n] - started_ms[n]);
+    for pair in runs.windows(2) {
+        let ((before, _, _), (next, started, working)) = (&pair[0], &pair[1]);
+        let finished = before["finished_at_ms"].as_f64().unwrap();
+        handoff.push(started - finished);
+        decided.push(next["started_at_ms"].as_f64().unwrap() - finished);
+        startup.push(working - started);
     }
     report(handoffs, &handoff, &decided, &startup, &empty, &full);
     worktrees.report();
