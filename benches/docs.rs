@@ -22,7 +22,7 @@ use drydock::docs::reports::IngestReport;
 use drydock::docs::search::{SearchFilter, SearchMode};
 use drydock::docs::sources::{FileKind, FileRoot, Library, PathFilter, Root, chunk_file, text_of};
 use drydock::docs::store::DocStore;
-use support::{iterations, percentile};
+use support::{dir_size, iterations, percentile};
 use tokio_util::sync::CancellationToken;
 
 fn rust_html() -> PathBuf {
@@ -61,16 +61,6 @@ async fn index(store: &DocStore, embedder: &Embedder, roots: Vec<Root>) -> Inges
     )
     .await
     .unwrap()
-}
-
-fn dir_size(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
 }
 
 /// A copy of `book/` made of hard links, under `root/copyN/book`.

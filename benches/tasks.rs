@@ -296,16 +296,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The disk `dir` takes, in KiB (files' sizes; a missing directory takes none).
+/// The disk `dir` takes, in KiB.
 fn kib(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum::<u64>()
-        / 1024
+    dir_size(dir) / 1024
 }
 
 fn report(
