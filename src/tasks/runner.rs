@@ -433,15 +433,13 @@ impl Tasks {
         let stop = self.running_until().cloned().unwrap_or_default();
         match self.agents.answer(answer, &Call::silent(stop)).await {
             Ok(_) => {
-                let mut isolation = Isolation::Worktree(worktree.clone());
-                if let Isolation::Worktree(tree) = &mut isolation {
-                    tree.notes.push(format!(
-                        "Claude Code asked for folder trust all the same (its .claude.json was written over meanwhile); drydock answered \"{}\" as Claude Code trusts {}",
-                        yes.label, task.project_path
-                    ));
-                }
+                let mut tree = worktree.clone();
+                tree.notes.push(format!(
+                    "Claude Code asked for folder trust all the same (its .claude.json was written over meanwhile); drydock answered \"{}\" as Claude Code trusts {}",
+                    yes.label, task.project_path
+                ));
                 if let Ok(store) = self.store() {
-                    let _ = store.set_isolation(id, &isolation);
+                    let _ = store.set_isolation(id, &Isolation::Worktree(tree));
                 }
             }
             Err(error) => tracing::warn!("task {id}: answering the trust question: {error}"),
