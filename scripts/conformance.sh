@@ -98,6 +98,7 @@ mkdir -p "$work/root"
 (
     cd "$work"
     exec env -u DRYDOCK_TOKEN -u DRYDOCK_BIND -u DRYDOCK_ALLOW_ROOTS -u DRYDOCK_CONFIG \
+        -u DRYDOCK_DATA_DIR -u DRYDOCK_INDEX \
         "$drydock" serve --config "$work/drydock.toml" --bind 127.0.0.1:0 \
         --allow-root "$work/root" >"$work/server.out" 2>"$work/server.err"
 ) &

@@ -435,7 +435,6 @@ impl Config {
         }
     }
 
-    /// Whether a tool is served: its toolset is on and it is not disabled by name.
     /// Where tasks' worktrees are made: `<data dir>/worktrees/<repository>/<task id>`.
     pub fn worktrees_dir(&self) -> PathBuf {
         self.data_dir.join("worktrees")
@@ -456,6 +455,7 @@ impl Config {
         })
     }
 
+    /// Whether a tool is served: its toolset is on and it is not disabled by name.
     pub fn tool_enabled(&self, tool: ToolName) -> bool {
         self.toolsets.contains(&tool.toolset()) && !self.disabled_tools.contains(&tool)
     }
@@ -482,7 +482,7 @@ fn read_file_config(
         Some(path) => Some(path),
         None => [
             Some(cwd.join("drydock.toml")),
-            dirs::config_dir().map(|d| d.join("drydock").join("drydock.toml")),
+            user_dir(env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("drydock/drydock.toml")),
         ]
         .into_iter()
         .flatten()
@@ -552,10 +552,18 @@ pub fn expand_home(path: &Path, env: EnvLookup) -> PathBuf {
     let Ok(rest) = path.strip_prefix("~") else {
         return path.to_path_buf();
     };
-    match env("HOME").map(PathBuf::from).or_else(dirs::home_dir) {
-        Some(home) => home.join(rest),
+    match env("HOME") {
+        Some(home) => PathBuf::from(home).join(rest),
         None => path.to_path_buf(),
     }
+}
+
+/// The user's directory that `variable` (an XDG base directory) names, else `~/fallback`:
+/// from the environment as `env` gives it, so a caller that gives none (a test) reads
+/// nothing of the machine's user.
+fn user_dir(env: EnvLookup, variable: &str, fallback: &str) -> Option<PathBuf> {
+    let from_xdg = env(variable).map(PathBuf::from).filter(|d| d.is_absolute());
+    from_xdg.or_else(|| env("HOME").map(|home| PathBuf::from(home).join(fallback)))
 }
 
 /// drydock's data directory: `flag`, else `DRYDOCK_DATA_DIR`, else `file`, else the user's
@@ -578,7 +586,7 @@ pub fn resolve_data_dir(
                 false => cwd.join(path),
             }
         }
-        None => dirs::data_local_dir()
+        None => user_dir(env, "XDG_DATA_HOME", ".local/share")
             .map(|d| d.join("drydock"))
             .unwrap_or_else(|| cwd.join(".drydock")),
     }
@@ -703,8 +711,9 @@ fn resolve_agents(
         }
     });
     Ok(AgentsConfig {
-        profile_dir: profile_dir
-            .or_else(|| dirs::config_dir().map(|d| d.join("drydock").join("agents"))),
+        profile_dir: profile_dir.or_else(|| {
+            user_dir(env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("drydock/agents"))
+        }),
         programs: file.programs.unwrap_or_default(),
         spawn_without_consent: canonical_roots(
             &file.spawn_without_consent.unwrap_or_default(),
@@ -1114,6 +1123,48 @@ mod tests {
             cwd.join("from-file")
         );
         std::fs::remove_file(cwd.join("drydock.toml")).unwrap();
-        assert!(resolve(&Overrides::default(), &no_env).ends_with("drydock"));
+        let home = |name: &str| (name == "HOME").then(|| "/home/ada".to_string());
+        assert_eq!(
+            resolve(&Overrides::default(), &home),
+            Path::new("/home/ada/.local/share/drydock")
+        );
+        let xdg = |name: &str| match name {
+            "XDG_DATA_HOME" => Some("/xdg/data".to_string()),
+            "HOME" => Some("/home/ada".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            resolve(&Overrides::default(), &xdg),
+            Path::new("/xdg/data/drydock")
+        );
+        // Without an environment (a test's), nothing of the machine's user is read.
+        assert_eq!(
+            resolve(&Overrides::default(), &no_env),
+            cwd.join(".drydock")
+        );
+    }
+
+    #[test]
+    fn the_users_config_file_is_found_through_the_environment_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let config_home = dir.path().join("config");
+        std::fs::create_dir_all(config_home.join("drydock")).unwrap();
+        std::fs::write(
+            config_home.join("drydock/drydock.toml"),
+            "bind = \"127.0.0.1:1\"\n",
+        )
+        .unwrap();
+        let cwd = dir.path().join("cwd");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let xdg = config_home.display().to_string();
+        let env = |name: &str| (name == "XDG_CONFIG_HOME").then(|| xdg.clone());
+        let found = Config::resolve(&Overrides::default(), &env, &cwd).unwrap();
+        assert_eq!(found.bind.port(), 1);
+        assert_eq!(
+            found.agents.profile_dir,
+            Some(config_home.join("drydock/agents"))
+        );
+        let none = Config::resolve(&Overrides::default(), &no_env, &cwd).unwrap();
+        assert_eq!((none.source, none.agents.profile_dir), (None, None));
     }
 }

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -34,7 +34,7 @@ const USERS_SETTINGS: &str = r#"{
 "#;
 
 fn hooks(action: &str, project: &Path, data_dir: Option<&Path>) -> Output {
-    let mut command = Command::new(drydock_bin());
+    let mut command = drydock_command();
     command.args(["hooks", action, "--project"]).arg(project);
     if let Some(dir) = data_dir {
         command.arg("--data-dir").arg(dir);
@@ -119,7 +119,7 @@ fn hooks_install_and_uninstall_round_trip_on_a_settings_file_with_hooks_of_its_o
 /// `drydock hook` with `payload` on stdin; its output and how long it took.
 fn run_hook(data_dir: &Path, payload: &str) -> (Output, Duration) {
     let started = Instant::now();
-    let mut child = Command::new(drydock_bin())
+    let mut child = drydock_command()
         .args(["hook", "--data-dir"])
         .arg(data_dir)
         .stdin(Stdio::piped())

@@ -350,7 +350,7 @@ fn ctrl_c_on_drydock_index_ends_a_hung_elixir_and_its_group() {
     toolchain.hang(true);
     let index = tempfile::tempdir().unwrap();
     let marker = unique_marker();
-    let mut drydock = std::process::Command::new(drydock_bin())
+    let mut drydock = drydock_command()
         .args(["index", "--toolchain-docs", "--index"])
         .arg(index.path())
         .env("PATH", &toolchain.path)

@@ -251,7 +251,7 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
 
 /// `drydock hooks install --project` for a server with `data_dir`.
 fn install_hooks(project: &Path, data_dir: &str) {
-    let installed = Command::new(drydock_bin())
+    let installed = drydock_command()
         .args(["hooks", "install", "--project"])
         .arg(project)
         .args(["--data-dir", data_dir])

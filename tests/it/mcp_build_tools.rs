@@ -573,7 +573,7 @@ fn drydock_call_runs_a_tool_from_the_shell() {
     assert_eq!(outside.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&outside.stderr).contains("outside the allowed roots"));
 
-    let unknown = std::process::Command::new(drydock_bin())
+    let unknown = drydock_command()
         .args(["call", "nope", "{}"])
         .output()
         .unwrap();

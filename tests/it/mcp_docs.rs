@@ -2,8 +2,6 @@
 //! `drydock index` / `drydock call` from the shell: the empty index explains itself, an
 //! ingest reports progress, lookups return located passages, and bad requests change nothing.
 
-use std::process::Command;
-
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -179,7 +177,7 @@ fn drydock_index_is_incremental_from_the_shell() {
     .unwrap();
     let index = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        let output = Command::new(drydock_bin())
+        let output = drydock_command()
             .args(args)
             .args(["--index", index.path().to_str().unwrap()])
             .current_dir(docs.path())

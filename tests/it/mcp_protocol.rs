@@ -398,7 +398,7 @@ async fn a_token_is_required_when_configured() {
 
 #[test]
 fn a_non_loopback_bind_without_a_token_is_refused() {
-    let output = std::process::Command::new(drydock_bin())
+    let output = drydock_command()
         .args(["serve", "--bind", "0.0.0.0:0"])
         .env_remove("DRYDOCK_TOKEN")
         .output()

@@ -116,7 +116,7 @@ pub fn kill_tmux(tmux_dir: &Path) {
 }
 
 fn drydock(server: &Server, args: &[&str]) -> std::process::Output {
-    Command::new(drydock_bin())
+    drydock_command()
         .args(args)
         .arg("--data-dir")
         .arg(server.data_dir.path())

@@ -76,7 +76,7 @@ fn finished(task: &Value) -> bool {
 }
 
 fn drydock(data_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(drydock_bin())
+    drydock_command()
         .args(args)
         .arg("--data-dir")
         .arg(data_dir)
