@@ -21,6 +21,8 @@
 //! - [`config`]: drydock.toml, flags and environment, resolved once;
 //! - [`text_budget`]: fitting text into what a client reads;
 //! - [`mcp`] and [`http`]: the MCP server and its HTTP face, thin adapters over the above;
+//! - [`dashboard`]: the page at `/` (live terminals, agents, the queue, the tool feed) and its
+//!   WebSocket, acting only through tool calls;
 //! - [`tool_call`]: one tool by name without MCP (`drydock call`);
 //! - [`cli`]: the command line.
 

@@ -265,7 +265,39 @@ fn check_call(method: &str, object: &Map<String, Value>) -> Result<(), (i64, Str
         check_tool_call(params)
             .map_err(|problem| (INVALID_PARAMS, format!("Invalid params: {problem}")))?;
     }
+    if method == "initialize" && object.contains_key("id") {
+        check_initialize(params)
+            .map_err(|problem| (INVALID_PARAMS, format!("Invalid params: {problem}")))?;
+    }
     Ok(())
+}
+
+/// An `initialize` request names the protocol version, the client's capabilities and the
+/// client. (Without them the MCP layer takes it for a request outside any session and
+/// answers a plain-text 400 that says nothing of what is missing.)
+fn check_initialize(params: Option<&Value>) -> Result<(), String> {
+    let params = params.and_then(Value::as_object);
+    let has = |key: &str, string: bool| match params.and_then(|p| p.get(key)) {
+        Some(Value::String(_)) => string,
+        Some(Value::Object(_)) => !string,
+        _ => false,
+    };
+    let missing: Vec<&str> = [
+        ("`protocolVersion` (a string)", has("protocolVersion", true)),
+        ("`capabilities` (an object)", has("capabilities", false)),
+        ("`clientInfo` (an object)", has("clientInfo", false)),
+    ]
+    .into_iter()
+    .filter(|(_, present)| !present)
+    .map(|(what, _)| what)
+    .collect();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "initialize needs params with {}",
+            missing.join(", ")
+        )),
+    }
 }
 
 /// A response's id names the request it answers; an error may have a null id.

@@ -7,6 +7,7 @@ mod agent_tools;
 mod conformance;
 mod docs_tools;
 pub(crate) mod fixtures;
+mod instructions;
 mod logging;
 mod prompts;
 pub(crate) mod request_params;
@@ -36,12 +37,6 @@ use crate::app::App;
 use crate::catalog::{ToolName, Toolset};
 use crate::events::{CallRecord, CallStatus};
 use logging::ClientLogging;
-
-const INSTRUCTIONS: &str = "drydock runs cargo and mix for you in allowed project directories and returns structured results, the same shapes for Rust and Elixir. \
-Start with project_info, use type_check or compile to get exact errors (file, line, column, code, message), \
-test to run tests (failures with file, line and left/right values), lint for clippy or credo, format for rustfmt or mix format, run to execute the program or an allowed task. \
-docs_lookup finds the exact documentation passage (std, the Rust book, cargo, Elixir, and the project's dependencies at their locked versions) in a local index; docs_index adds a project's docs to it. \
-Build tools take project_path. A failing build or test is a normal result whose status says so; isError means the call could not run (e.g. a path outside the allowed roots).";
 
 #[derive(Clone)]
 pub struct DrydockServer {
@@ -130,7 +125,7 @@ impl ServerHandler for DrydockServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("drydock", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions::instructions(&self.app.config().toolsets))
     }
 
     /// Every call of a served tool runs with a cancellation that shutdown also triggers, and

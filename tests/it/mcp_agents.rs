@@ -265,7 +265,7 @@ pub struct UsersTmux(pub tempfile::TempDir);
 
 impl UsersTmux {
     pub fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
+        isolate(&mut Command::new("tmux"))
             .args(args)
             .env("TMUX_TMPDIR", self.0.path())
             .env_remove("TMUX")

@@ -98,6 +98,16 @@ async fn both_protocol_eras_list_and_call_tools() {
         }
         let server_name = info.server_info.as_ref().map(|i| i.name.as_str());
         assert_eq!(server_name, Some("drydock"));
+        let instructions = info.instructions.as_deref().unwrap_or_default();
+        for tool in [
+            "compile",
+            "docs_lookup",
+            "terminal_run",
+            "agent_wait",
+            "task_add",
+        ] {
+            assert!(instructions.contains(tool), "{tool}: {instructions}");
+        }
         assert_tool_listing(&client).await;
         let project = test_project("cargo-clean");
         let result = call_ok(
@@ -451,6 +461,12 @@ async fn a_config_file_can_switch_tools_off() {
     assert!(!tools.iter().any(|t| t.name == "run"));
     assert!(!tools.iter().any(|t| t.name.starts_with("terminal_")));
     assert_eq!(tools.len(), 6);
+    let info = client.peer_info().expect("server info");
+    let instructions = info.instructions.as_deref().unwrap_or_default();
+    assert!(instructions.contains("compile"), "{instructions}");
+    for other in ["docs_lookup", "terminal_run", "agent_wait", "task_add"] {
+        assert!(!instructions.contains(other), "{other}: {instructions}");
+    }
     client.cancel().await.ok();
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
@@ -596,6 +612,21 @@ async fn malformed_json_rpc_gets_json_rpc_errors_saying_what_is_wrong() {
         assert_eq!(error["id"], "call-1", "{params}");
         let message = error["error"]["message"].as_str().unwrap();
         assert!(message.contains(expected), "{params}: {message}");
+    }
+    // A first message can be wrong too: an initialize without (some of) its params.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    ] {
+        let (status, error) = error_for(&server.url, &no_session, body).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(error["error"]["code"], -32602, "{body}: {error}");
+        assert_eq!(error["id"], 1, "{body}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("initialize needs params with") && message.contains("`clientInfo`"),
+            "{body}: {message}"
+        );
     }
     // Nothing changed: the session still serves calls.
     assert_eq!(session.post(PING).await.0, 200);

@@ -29,7 +29,7 @@ fn server_with_env(tmux_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Ser
 /// `tmux_dir` like the server's: the shells drydock starts in it source the test's .bashrc,
 /// not the machine's (whose start-up may wait on a lock a killed shell left behind).
 fn user_tmux(tmux_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("tmux")
+    isolate(&mut Command::new("tmux"))
         .args(args)
         .env("TMUX_TMPDIR", tmux_dir)
         .env("HOME", tmux_dir)

@@ -51,6 +51,13 @@ pub fn without_the_users_settings() -> Vec<(std::ffi::OsString, Option<std::ffi:
 /// `drydock`, to run with [`without_the_users_settings`].
 pub fn drydock_command() -> Command {
     let mut command = Command::new(drydock_bin());
+    isolate(&mut command);
+    command
+}
+
+/// Applies [`without_the_users_settings`] to `command` (drydock, or a tmux server standing
+/// for the user's, whose panes would otherwise carry the tests' own `DRYDOCK_*` variables).
+pub fn isolate(command: &mut Command) -> &mut Command {
     for (name, value) in without_the_users_settings() {
         match value {
             Some(value) => command.env(name, value),
