@@ -97,6 +97,17 @@ pub struct Review {
     pub notes: Vec<String>,
 }
 
+impl Review {
+    /// The files this result and `other` both changed.
+    pub fn shared_files(&self, other: &Review) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| other.files.iter().any(|g| g.path == f.path))
+            .map(|f| f.path.clone())
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChangedFile {
     pub path: String,

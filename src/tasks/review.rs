@@ -226,13 +226,9 @@ impl Tasks {
     /// What `task`'s open result would meet: the project's branch (conflicting files, if
     /// any), and other tasks' open results that changed the same files.
     pub(super) async fn conflicts(&self, task: &Task) -> (Option<TargetCheck>, Vec<Overlap>) {
-        let (Some(Isolation::Worktree(worktree)), Some(review)) = (&task.isolation, &task.review)
-        else {
+        let Some((worktree, review)) = task.open_result() else {
             return (None, Vec::new());
         };
-        if !review.disposition.is_open() {
-            return (None, Vec::new());
-        }
         let repo = Path::new(&worktree.repo);
         let target = match Git::at(Path::new(&task.project_path))
             .current_branch()
@@ -253,21 +249,11 @@ impl Tasks {
             .and_then(|s| Ok(s.list(None)?))
             .unwrap_or_default();
         for other in others.iter().filter(|o| o.id != task.id) {
-            let (Some(Isolation::Worktree(theirs)), Some(their_review)) =
-                (&other.isolation, &other.review)
-            else {
+            let Some((theirs, their_review)) = other.open_result() else {
                 continue;
             };
-            if theirs.repo != worktree.repo || !their_review.disposition.is_open() {
-                continue;
-            }
-            let files: Vec<String> = review
-                .files
-                .iter()
-                .filter(|f| their_review.files.iter().any(|g| g.path == f.path))
-                .map(|f| f.path.clone())
-                .collect();
-            if files.is_empty() {
+            let files = review.shared_files(their_review);
+            if theirs.repo != worktree.repo || files.is_empty() {
                 continue;
             }
             let conflicts = merge::conflicts(repo, &review.head, &their_review.head)

@@ -7,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::isolation::Isolation;
 use super::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use super::requests::{
     AddRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest, TaskRequest,
@@ -427,23 +426,14 @@ impl Tasks {
 
 /// The other tasks whose open result changed a file `task`'s open result changed.
 fn overlapping(task: &Task, all: &[Task]) -> Vec<String> {
-    let open = |t: &Task| match (&t.isolation, &t.review) {
-        (Some(Isolation::Worktree(worktree)), Some(review)) if review.disposition.is_open() => {
-            Some((worktree.repo.clone(), review.files.clone()))
-        }
-        _ => None,
-    };
-    let Some((repo, files)) = open(task) else {
+    let Some((worktree, review)) = task.open_result() else {
         return Vec::new();
     };
     all.iter()
         .filter(|other| other.id != task.id)
         .filter(|other| {
-            open(other).is_some_and(|(their_repo, theirs)| {
-                their_repo == repo
-                    && theirs
-                        .iter()
-                        .any(|f| files.iter().any(|g| g.path == f.path))
+            other.open_result().is_some_and(|(theirs, their_review)| {
+                theirs.repo == worktree.repo && !review.shared_files(their_review).is_empty()
             })
         })
         .map(|other| other.id.clone())

@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::isolation::{Isolation, Review};
+use super::isolation::{Isolation, Review, Worktree};
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::events::unix_millis;
 
@@ -129,6 +129,16 @@ pub struct Task {
 }
 
 impl Task {
+    /// Its worktree and its result, while the result waits to be merged or discarded.
+    pub fn open_result(&self) -> Option<(&Worktree, &Review)> {
+        match (&self.isolation, &self.review) {
+            (Some(Isolation::Worktree(worktree)), Some(review)) if review.disposition.is_open() => {
+                Some((worktree, review))
+            }
+            _ => None,
+        }
+    }
+
     /// The directory its agent works in (the project until it has a worktree).
     pub fn work_dir(&self) -> &str {
         match &self.isolation {
