@@ -2,7 +2,7 @@
 //! before the agent starts, with the agent's folder trust), or the project itself, where one
 //! task at a time may run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::isolation::Isolation;
 use super::service::{TaskError, Tasks};
@@ -11,36 +11,35 @@ use super::worktree::Worktrees;
 use crate::agents::trust;
 
 impl Tasks {
-    /// Why `task` would run in the project's own directory, or None when it gets a worktree.
-    pub(super) async fn in_place_because(&self, task: &Task) -> Option<String> {
-        if let Some(isolation) = &task.isolation {
-            return match isolation {
-                Isolation::InPlace { why } => Some(why.clone()),
-                Isolation::Worktree(_) => None,
-            };
+    /// Where `task` works: in a worktree of the repository returned, or in place, for the
+    /// reason returned as the error.
+    pub(super) async fn placement(&self, task: &Task) -> Result<PathBuf, String> {
+        match &task.isolation {
+            Some(Isolation::InPlace { why }) => return Err(why.clone()),
+            Some(Isolation::Worktree(worktree)) => return Ok(PathBuf::from(&worktree.repo)),
+            None => {}
         }
         if task.in_place {
-            return Some("the task was queued with in_place".into());
+            return Err("the task was queued with in_place".into());
         }
         if !self.config.tasks.worktrees {
-            return Some("worktrees are switched off ([tasks] worktrees = false)".into());
+            return Err("worktrees are switched off ([tasks] worktrees = false)".into());
         }
-        match Worktrees::repository_of(Path::new(&task.project_path)).await {
-            Some(_) => None,
-            None => Some("the project is not in a git repository".into()),
-        }
+        Worktrees::repository_of(Path::new(&task.project_path))
+            .await
+            .ok_or_else(|| "the project is not in a git repository".into())
     }
 
     /// The running task that occupies `task`'s project in place, when `task` would run in
     /// place too: then it must wait.
     pub(super) async fn blocked_in_place(&self, task: &Task) -> Result<Option<Task>, TaskError> {
-        if self.in_place_because(task).await.is_none() {
+        if self.placement(task).await.is_ok() {
             return Ok(None);
         }
         for running in self.running_tasks() {
             if running.id != task.id
                 && running.project_path == task.project_path
-                && self.in_place_because(&running).await.is_some()
+                && self.placement(&running).await.is_err()
             {
                 return Ok(Some(running));
             }
@@ -51,16 +50,10 @@ impl Tasks {
     /// Makes (or finds again, for a retry) the directory `task`'s agent works in, records it
     /// with the task, and grants the agent's folder trust to a new worktree.
     pub(super) async fn isolate(&self, task: &Task) -> Result<Isolation, TaskError> {
-        let isolation = match self.in_place_because(task).await {
-            Some(why) => Isolation::InPlace { why },
-            None => {
+        let isolation = match self.placement(task).await {
+            Err(why) => Isolation::InPlace { why },
+            Ok(repo) => {
                 let project = Path::new(&task.project_path);
-                let repo = Worktrees::repository_of(project).await.ok_or_else(|| {
-                    TaskError::InvalidArgument(format!(
-                        "{} is no longer in a git repository",
-                        task.project_path
-                    ))
-                })?;
                 let mut worktree = self
                     .worktrees
                     .create(
