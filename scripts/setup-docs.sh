@@ -17,6 +17,10 @@ ort_lib="$ort_dir/libonnxruntime.so.$ort_version"
 packages=()
 command -v protoc >/dev/null || packages+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/empty.proto ] || packages+=(libprotobuf-dev)
+# pip fetches ONNX Runtime's wheel from PyPI (below), only while it is not there yet.
+if [ ! -s "$ort_lib" ] && ! command -v pip3 >/dev/null && ! command -v pip >/dev/null; then
+    packages+=(python3-pip)
+fi
 "$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 
 if [ ! -s "$ort_lib" ]; then

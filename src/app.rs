@@ -13,7 +13,7 @@ use crate::agents::Agents;
 use crate::agents::approvals::{Approval, ApprovalError};
 use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
-use crate::docs::service::Docs;
+use crate::docs::Docs;
 use crate::events::{EventKind, Events};
 use crate::tasks::Tasks;
 use crate::terminal::Terminals;

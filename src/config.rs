@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use crate::catalog::{ToolName, Toolset};
-use crate::workspace::Toolchain;
+use crate::process::{self, Policy};
+use crate::workspace::{Toolchain, expand_home};
 
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 
@@ -387,6 +388,20 @@ struct FileTerminal {
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 impl Config {
+    /// The process policy of one call of `tool`: its timeout (the caller's wish, else the
+    /// tool's default, never above the ceiling), the configured output cap and kill grace,
+    /// and the configured secrets removed.
+    pub fn policy_for(&self, tool: ToolName, requested_ms: Option<u64>) -> Policy {
+        Policy {
+            limits: process::Limits {
+                timeout: self.timeouts.for_call(tool, requested_ms),
+                output_cap: self.limits.output_cap,
+                kill_grace: self.limits.kill_grace,
+            },
+            env_remove: self.env_remove.clone(),
+        }
+    }
+
     /// Resolve flags, environment and file, with the process's real environment and working directory.
     pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
         let cwd = std::env::current_dir().map_err(|e| ConfigError::Root {
@@ -545,17 +560,6 @@ fn canonical_roots(
         }
     }
     Ok(roots)
-}
-
-/// `~` and `~/x` become the home directory (from $HOME, as a shell would).
-pub fn expand_home(path: &Path, env: EnvLookup) -> PathBuf {
-    let Ok(rest) = path.strip_prefix("~") else {
-        return path.to_path_buf();
-    };
-    match env("HOME") {
-        Some(home) => PathBuf::from(home).join(rest),
-        None => path.to_path_buf(),
-    }
 }
 
 /// The user's directory that `variable` (an XDG base directory) names, else `~/fallback`:

@@ -18,6 +18,8 @@
 //! - [`process`]: how every child process is started, limited and stopped;
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
+//! - [`private`]: random tokens and files only the user can read;
+//! - [`local_endpoint`]: where drydock's own commands find the running server;
 //! - [`config`]: drydock.toml, flags and environment, resolved once;
 //! - [`text_budget`]: fitting text into what a client reads;
 //! - [`mcp`] and [`http`]: the MCP server and its HTTP face, thin adapters over the above;
@@ -38,7 +40,9 @@ pub mod events;
 pub(crate) mod exs;
 pub(crate) mod git;
 pub mod http;
+pub mod local_endpoint;
 pub mod mcp;
+pub(crate) mod private;
 pub(crate) mod process;
 pub mod render;
 pub mod tasks;

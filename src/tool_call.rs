@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::call::Call;
 use crate::catalog::ToolName;
 use crate::config::Config;
-use crate::docs::service::DocsError;
+use crate::docs::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::render::Render;
 use crate::tasks::TaskError;

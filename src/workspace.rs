@@ -2,8 +2,6 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::config::expand_home;
-
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WorkspaceError {
     #[error("{argument} is empty; the allowed roots are: {roots}")]
@@ -244,6 +242,17 @@ impl Workspace {
             .map(|r| r.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// `~` and `~/x` become the home directory (from $HOME as `env` gives it, as a shell would).
+pub fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let Ok(rest) = path.strip_prefix("~") else {
+        return path.to_path_buf();
+    };
+    match env("HOME") {
+        Some(home) => PathBuf::from(home).join(rest),
+        None => path.to_path_buf(),
     }
 }
 

@@ -68,7 +68,7 @@ impl Approvals {
         let id = {
             let mut pending = self.pending.lock().expect("approvals lock");
             let id = loop {
-                let id = super::endpoint::random_hex(3);
+                let id = crate::private::random_hex(3);
                 if !pending.contains_key(&id) {
                     break id;
                 }

@@ -141,6 +141,16 @@ pub fn install(settings: &mut Value, path: &Path, command: &str) -> Result<Chang
     Ok(changes)
 }
 
+/// The events of [`EVENTS`] that have a drydock hook in `settings`.
+pub fn installed_events(settings: &Value) -> Vec<&'static str> {
+    let has_ours = |event: &str| {
+        settings["hooks"][event]
+            .as_array()
+            .is_some_and(|groups| groups.iter().any(is_ours))
+    };
+    EVENTS.into_iter().filter(|e| has_ours(e)).collect()
+}
+
 /// Removes every group that runs only a drydock hook command, and what became empty.
 pub fn uninstall(settings: &mut Value, path: &Path) -> Result<Changes, SettingsError> {
     let mut changes = Changes::default();

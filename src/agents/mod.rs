@@ -3,8 +3,20 @@
 //! facts this builds on).
 //!
 //! The capability's faces: [`Agents`] (here) takes the tools' [`requests`] and gives back
-//! their [`reports`]. Below it, `discover` finds agents by process tree and `observe` turns
-//! a terminal into an observation; the rest is a pure core with no I/O:
+//! their [`reports`]. Around it, the parts with I/O:
+//!
+//! - `discover`: agents found by process tree, in drydock's sessions and the user's panes;
+//! - `observe`: a terminal turned into an observation (screen, title, OSC 7501, hooks);
+//! - `answer`: keys into a waiting agent, only in the state that takes them, on the prompt
+//!   the caller saw;
+//! - `spawn` and [`approvals`]: starting an agent with a person's consent (elicitation, or a
+//!   pending approval answered with `drydock approve`);
+//! - `hook_inbox` and `decisions`: hook events in, permission decisions out;
+//! - [`hook_settings`]: drydock's entries in a Claude Code settings file;
+//! - [`trust`]: Claude Code's folder trust for a task's worktree;
+//! - `kill`: ending an agent and everything it started, and nothing else.
+//!
+//! The rest is a pure core with no I/O:
 //!
 //! - [`profile`]: agent profiles as data (embedded TOML, user overrides by version) and
 //!   recognising an agent's process;
@@ -15,13 +27,15 @@
 //! - [`osc7501`]: OSC 7501 program-status reports, as the terminal keeps them;
 //! - [`prompt`]: a waiting prompt read off the screen, with options and a stable id;
 //! - [`detect`]: profile + observation → state, deciding signal and since when.
+//!
+//! `fixtures` (tests only) checks detection against the recorded screens in
+//! `tests/fixtures/agents/`.
 
 mod answer;
 pub mod approvals;
 mod decisions;
 pub mod detect;
 mod discover;
-pub mod endpoint;
 mod hook_inbox;
 pub mod hook_settings;
 pub mod keys;
@@ -50,7 +64,6 @@ pub use osc7501::{ReportedState, StatusReport};
 pub use profile::{ProcessInfo, Profile, ProfileError, Profiles};
 pub use prompt::{Prompt, PromptId, PromptOption, extract_prompt};
 pub use rules::WaitKind;
-pub(crate) use spawn::write_private;
 pub use spawn::{AskClient, Launched, Run};
 
 use std::collections::HashMap;
@@ -63,13 +76,13 @@ use tokio_util::sync::CancellationToken;
 use crate::call::Call;
 use crate::config::Config;
 use crate::events::{AgentChange, EventKind, Events};
+use crate::local_endpoint::LocalEndpoint;
 use crate::process::procfs::ProcStat;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
 use crate::workspace::Workspace;
 use approvals::Approvals;
 use decisions::Decisions;
 use discover::{Found, ProcessTable};
-use endpoint::LocalEndpoint;
 use hook_inbox::HookInbox;
 pub use hook_inbox::Sender as HookSender;
 use observe::{Clock, Seen};

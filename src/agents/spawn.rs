@@ -20,6 +20,7 @@ use super::requests::{SpawnBackend, SpawnRequest};
 use super::{AgentError, Agents};
 use crate::call::Call;
 use crate::events::unix_millis;
+use crate::private::write_private;
 use crate::terminal::requests::{BackendKind, CreateRequest};
 use crate::workspace::PathArgument;
 
@@ -172,7 +173,7 @@ impl Agents {
             )));
         };
         let program = self.program_of(profile);
-        if find_program(&program).is_none() {
+        if crate::process::find_program(&program).is_none() {
             return Err(AgentError::InvalidArgument(format!(
                 "the {kind} CLI is not installed: `{program}` was not found {where_}; \
                  set agents.commands.{kind} in drydock's config to the path of its executable",
@@ -481,38 +482,4 @@ impl Agents {
 struct RunFiles {
     hooks: PathBuf,
     mcp: PathBuf,
-}
-
-/// Where `program` is: itself when it names a path, else the first executable of that
-/// name on drydock's PATH.
-fn find_program(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |path: &Path| {
-        path.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains('/') {
-        let path = PathBuf::from(program);
-        return executable(&path).then_some(path);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| executable(candidate))
-}
-
-/// Writes `bytes` to a file only the user can read (it may hold the MCP token).
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?
-        .write_all(bytes)
 }

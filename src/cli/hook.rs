@@ -11,8 +11,8 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::local_client::request;
-use crate::agents::endpoint::LocalEndpoint;
 use crate::config::resolve_data_dir;
+use crate::local_endpoint::LocalEndpoint;
 
 /// A hook's input is a JSON object of a few kB; a transcript is never inlined.
 const MAX_INPUT: u64 = 4 * 1024 * 1024;

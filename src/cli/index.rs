@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 use super::{ConfigArgs, Failure, Outcome};
 use crate::call::Call;
 use crate::config::Config;
+use crate::docs::Docs;
 use crate::docs::ingest::{IngestProgress, human_duration};
 use crate::docs::requests::IndexRequest;
-use crate::docs::service::Docs;
 use crate::render::Render;
 
 #[derive(Args, Clone)]

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Failure;
-use crate::agents::endpoint::LocalEndpoint;
 use crate::config::Config;
+use crate::local_endpoint::LocalEndpoint;
 
 const CONNECT: Duration = Duration::from_millis(300);
 const MAX_RESPONSE: u64 = 4 * 1024 * 1024;

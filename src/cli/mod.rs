@@ -5,6 +5,7 @@
 
 mod approve;
 mod call;
+mod doctor;
 mod hook;
 mod hooks;
 mod index;
@@ -59,6 +60,10 @@ enum Command {
     Task(task::TaskArgs),
     /// Set the running server's task queue: `drydock queue --mode auto --max 3`, or `--clear`.
     Queue(task::QueueArgs),
+    /// Check everything drydock uses (ONNX Runtime, the model, the index, tmux, shells, cargo,
+    /// mix, dialyzer, the agent CLIs, the hooks) and say how to fix what is missing; exits 1
+    /// when a switched-on toolset lacks something it needs.
+    Doctor(doctor::DoctorArgs),
     /// Relay an agent's hook event to the running server (what the installed hooks run;
     /// exits 0 at once when no server runs).
     Hook(hook::HookArgs),
@@ -125,6 +130,7 @@ impl Command {
             Command::Approve(args) | Command::Decline(args) => (&args.config, None),
             Command::Task(args) => (args.action.config(), None),
             Command::Queue(args) => (&args.config, None),
+            Command::Doctor(args) => (&args.config, None),
             Command::Hook(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
@@ -140,6 +146,18 @@ impl Command {
             data_dir: config.data_dir.clone(),
         }
     }
+}
+
+/// Whether drydock's command line takes `args` (`drydock` first), without running anything:
+/// the README's examples are tested with it.
+pub fn accepts<I, T>(args: I) -> Result<(), String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args)
+        .map(|_| ())
+        .map_err(|e| e.render().to_string())
 }
 
 pub fn main() -> ExitCode {
@@ -172,6 +190,7 @@ pub fn main() -> ExitCode {
             Command::Decline(args) => approve::decide(&config, args, false),
             Command::Task(args) => task::run(&config, args),
             Command::Queue(args) => task::queue(&config, args),
+            Command::Doctor(args) => doctor::run(&config, args).await,
             Command::Hook(_) => unreachable!("relayed before the config is read"),
         }
     });

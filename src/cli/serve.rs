@@ -10,11 +10,11 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
-use crate::agents::endpoint::LocalEndpoint;
 use crate::app::{App, Mode};
 use crate::catalog::Toolset;
 use crate::config::Config;
 use crate::dashboard::Login;
+use crate::local_endpoint::LocalEndpoint;
 
 #[derive(Args, Clone)]
 pub(super) struct ServeArgs {

@@ -137,6 +137,8 @@ pub(super) struct IdArgs {
 enum OutcomeArg {
     Done,
     Deferred,
+    /// It should not be done (spelt as task_complete spells it; `wont-do` is taken too).
+    #[value(name = "wont_do", alias = "wont-do")]
     WontDo,
     Discard,
 }

@@ -87,7 +87,7 @@ impl Login {
     /// A login for a server with a token (`required`), or none needed.
     pub fn new(required: bool) -> Arc<Login> {
         Arc::new(Login {
-            code: Mutex::new(required.then(|| crate::agents::endpoint::random_hex(16))),
+            code: Mutex::new(required.then(|| crate::private::random_hex(16))),
             sessions: Mutex::default(),
             required,
         })
@@ -172,7 +172,7 @@ async fn log_in(
         )
             .into_response();
     }
-    let session = crate::agents::endpoint::random_hex(24);
+    let session = crate::private::random_hex(24);
     login
         .sessions
         .lock()

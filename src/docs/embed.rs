@@ -1,8 +1,10 @@
 //! Text embeddings for the docs index: one fastembed model shared by the whole process.
 //!
 //! The default model, all-MiniLM-L6-v2 quantized to 8 bits (384 dimensions), ships with
-//! drydock in `models/all-MiniLM-L6-v2-int8/` and loads through fastembed's user-defined
-//! model API, so nothing is downloaded. [`default_model_dir`] says where it is looked for.
+//! drydock: its files in `models/all-MiniLM-L6-v2-int8/` are built into the binary (the
+//! default `bundled-model` feature), so an installed `drydock` needs no checkout, and it loads
+//! through fastembed's user-defined model API, so nothing is downloaded. [`find_model`] says
+//! where it is looked for.
 //!
 //! ONNX Runtime is loaded at run time (ort's `load-dynamic`), looked for in this order:
 //! 1. `$ORT_DYLIB_PATH`, when set (used as is: a bad path is an error, not a fall-through);
@@ -46,7 +48,8 @@ pub enum EmbedError {
     OnnxRuntimeUnusable { path: String, reason: String },
     #[error(
         "the embedding model was not found (looked in {tried}); it ships with drydock in \
-         models/all-MiniLM-L6-v2-int8/: copy that folder to {data_dir} or set the model directory in config"
+         models/all-MiniLM-L6-v2-int8/: build drydock with its default `bundled-model` feature, \
+         copy that folder to {data_dir}, or set `[docs] model_dir` in the config"
     )]
     ModelMissing { tried: String, data_dir: String },
     #[error("cannot read the embedding model file {path}: {source}")]
@@ -86,27 +89,29 @@ impl std::fmt::Debug for Embedder {
 }
 
 impl Embedder {
-    /// Loads the shipped model from the first directory [`default_model_dir`] finds.
-    /// Blocking (reads ~23 MB and builds an ONNX Runtime session, about a second).
+    /// Loads the shipped model from where [`find_model`] finds it with no configuration: the
+    /// copy built into the binary. Blocking (reads ~23 MB and builds an ONNX Runtime session,
+    /// about a second).
     pub fn load_default() -> Result<Self> {
-        Self::load(&default_model_dir(None)?)
+        Self::load_from(&find_model(None, None)?)
     }
 
     /// Loads the shipped int8 all-MiniLM-L6-v2 from `dir` (the files of
     /// `models/all-MiniLM-L6-v2-int8/`). Blocking, like [`Embedder::load_default`].
     pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_from(&ModelSource::Dir(dir.to_path_buf()))
+    }
+
+    /// Loads the shipped model from `source`. Blocking, like [`Embedder::load_default`].
+    pub fn load_from(source: &ModelSource) -> Result<Self> {
         load_onnx_runtime()?;
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path).map_err(|source| EmbedError::ModelFile { path, source })
-        };
         let model = UserDefinedEmbeddingModel::new(
-            read(MODEL_FILE)?,
+            source.file(MODEL_FILE)?,
             TokenizerFiles {
-                tokenizer_file: read("tokenizer.json")?,
-                config_file: read("config.json")?,
-                special_tokens_map_file: read("special_tokens_map.json")?,
-                tokenizer_config_file: read("tokenizer_config.json")?,
+                tokenizer_file: source.file("tokenizer.json")?,
+                config_file: source.file("config.json")?,
+                special_tokens_map_file: source.file("special_tokens_map.json")?,
+                tokenizer_config_file: source.file("tokenizer_config.json")?,
             },
         )
         // The ONNX graph outputs last_hidden_state; sentence-transformers mean-pools it.
@@ -165,42 +170,103 @@ impl Inner {
     }
 }
 
-/// Where the shipped model is looked for, first hit wins:
-/// 1. `configured`, the model directory from config, when given (it must exist);
-/// 2. drydock's data dir: `~/.local/share/drydock/models/all-MiniLM-L6-v2-int8`
-///    (`$XDG_DATA_HOME/drydock/...`), for an installed binary;
-/// 3. the source checkout the binary was built from: `$CARGO_MANIFEST_DIR/models/...`
-///    (development, tests, `cargo install --path`).
-pub fn default_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
-    let has_model = |dir: &Path| dir.join(MODEL_FILE).is_file();
-    let data_dir = installed_model_dir();
-    let candidates: Vec<PathBuf> = match configured {
-        Some(dir) => vec![dir.to_path_buf()],
-        None => data_dir
-            .iter()
-            .cloned()
-            .chain([checkout_model_dir()])
-            .collect(),
-    };
-    match candidates.iter().find(|dir| has_model(dir)) {
-        Some(dir) => Ok(dir.clone()),
-        None => Err(EmbedError::ModelMissing {
-            tried: display_list(&candidates),
-            data_dir: data_dir
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| "~/.local/share/drydock/models/".into()),
-        }),
+/// Where the shipped model's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A directory holding the files of `models/all-MiniLM-L6-v2-int8/`.
+    Dir(PathBuf),
+    /// The copy built into the binary (the `bundled-model` feature).
+    Bundled,
+}
+
+impl ModelSource {
+    fn file(&self, name: &str) -> Result<Vec<u8>> {
+        match self {
+            ModelSource::Dir(dir) => {
+                let path = dir.join(name);
+                std::fs::read(&path).map_err(|source| EmbedError::ModelFile { path, source })
+            }
+            ModelSource::Bundled => bundled::file(name)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| EmbedError::Model(format!("{name} is not built into drydock"))),
+        }
     }
 }
 
-fn installed_model_dir() -> Option<PathBuf> {
-    dirs::data_dir().map(|d| d.join("drydock/models").join(DEFAULT_MODEL_NAME))
+impl std::fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelSource::Dir(dir) => write!(f, "{}", dir.display()),
+            ModelSource::Bundled => write!(f, "built into drydock"),
+        }
+    }
 }
 
-fn checkout_model_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("models")
-        .join(DEFAULT_MODEL_NAME)
+/// Where the shipped model is looked for, first hit wins:
+/// 1. `configured`, `[docs] model_dir` from the config, when given (it must hold the model);
+/// 2. `DATA_DIR/models/all-MiniLM-L6-v2-int8`, when drydock's data dir is given: a copy the
+///    user put there overrides the built-in one;
+/// 3. the copy built into the binary (the default `bundled-model` feature).
+///
+/// Never the source checkout: an installed drydock works wherever its checkout went.
+pub fn find_model(configured: Option<&Path>, data_dir: Option<&Path>) -> Result<ModelSource> {
+    let has_model = |dir: &Path| dir.join(MODEL_FILE).is_file();
+    let installed = data_dir.map(installed_model_dir);
+    let candidates: Vec<PathBuf> = match configured {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => installed.iter().cloned().collect(),
+    };
+    if let Some(dir) = candidates.iter().find(|dir| has_model(dir)) {
+        return Ok(ModelSource::Dir(dir.clone()));
+    }
+    if configured.is_none() && bundled::file(MODEL_FILE).is_some() {
+        return Ok(ModelSource::Bundled);
+    }
+    let mut tried = display_list(&candidates);
+    if configured.is_none() {
+        tried.push_str(", the binary (built without the `bundled-model` feature)");
+    }
+    Err(EmbedError::ModelMissing {
+        tried,
+        data_dir: installed
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "DATA_DIR/models/".into()),
+    })
+}
+
+/// Where a copy of the shipped model in drydock's data dir `data_dir` lives.
+pub fn installed_model_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("models").join(DEFAULT_MODEL_NAME)
+}
+
+/// The model's files, built into the binary by the `bundled-model` feature.
+mod bundled {
+    #[cfg(feature = "bundled-model")]
+    pub fn file(name: &str) -> Option<&'static [u8]> {
+        macro_rules! model_file {
+            ($name:literal) => {
+                include_bytes!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/models/all-MiniLM-L6-v2-int8/",
+                    $name
+                ))
+                .as_slice()
+            };
+        }
+        match name {
+            "model_quantized.onnx" => Some(model_file!("model_quantized.onnx")),
+            "tokenizer.json" => Some(model_file!("tokenizer.json")),
+            "config.json" => Some(model_file!("config.json")),
+            "special_tokens_map.json" => Some(model_file!("special_tokens_map.json")),
+            "tokenizer_config.json" => Some(model_file!("tokenizer_config.json")),
+            _ => None,
+        }
+    }
+
+    #[cfg(not(feature = "bundled-model"))]
+    pub fn file(_name: &str) -> Option<&'static [u8]> {
+        None
+    }
 }
 
 /// Where `scripts/setup-docs.sh` puts ONNX Runtime.
@@ -347,16 +413,41 @@ mod tests {
     }
 
     #[test]
-    fn the_model_is_found_in_the_checkout_and_a_configured_dir_must_hold_it() {
-        let found = default_model_dir(None).unwrap();
-        assert!(found.join(MODEL_FILE).is_file());
+    fn the_model_is_built_in_a_copy_in_the_data_dir_overrides_it_and_a_configured_dir_must_hold_it()
+    {
+        assert_eq!(find_model(None, None).unwrap(), ModelSource::Bundled);
+        let data_dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            find_model(None, Some(data_dir.path())).unwrap(),
+            ModelSource::Bundled,
+            "an empty data dir leaves the built-in model"
+        );
+        let copy = installed_model_dir(data_dir.path());
+        std::fs::create_dir_all(&copy).unwrap();
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2-int8");
+        for entry in std::fs::read_dir(&shipped).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        }
+        assert_eq!(
+            find_model(None, Some(data_dir.path())).unwrap(),
+            ModelSource::Dir(copy.clone())
+        );
+        for name in ["model_quantized.onnx", "tokenizer.json", "config.json"] {
+            assert_eq!(
+                ModelSource::Bundled.file(name).unwrap(),
+                ModelSource::Dir(copy.clone()).file(name).unwrap(),
+                "the built-in {name} is the shipped one"
+            );
+        }
+
         let empty = tempfile::tempdir().unwrap();
-        let error = default_model_dir(Some(empty.path())).unwrap_err();
+        let error = find_model(Some(empty.path()), Some(data_dir.path())).unwrap_err();
+        let message = error.to_string();
         assert!(
-            error
-                .to_string()
-                .contains(&empty.path().display().to_string()),
-            "{error}"
+            message.contains(&empty.path().display().to_string())
+                && message.contains("[docs] model_dir"),
+            "a configured dir without the model is an error, not a fall-through: {message}"
         );
     }
 }

@@ -13,10 +13,11 @@
 //! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally),
 //! [`embed`] turns chunks into vectors with the shipped model, [`store`] keeps them in LanceDB
 //! next to a full-text index, [`search`] fuses vector and full-text results and [`rerank`]
-//! re-scores the fused candidates, and [`service`]
-//! is what the server and the command line call: the facade, taking [`requests`] and
-//! answering [`reports`].
-
+//! re-scores the fused candidates.
+//!
+//! [`Docs`], the facade, is the docs index as the server and the command line use it: one
+//! model and one open index per process, lookups, ingests (one at a time) and a summary of
+//! what is indexed, taking [`requests`] and answering [`reports`].
 pub mod chunk;
 pub mod elixir_docs;
 pub mod embed;
@@ -29,7 +30,6 @@ pub mod requests;
 pub mod rerank;
 pub(crate) mod rust_source;
 pub mod search;
-pub mod service;
 pub mod sources;
 pub mod store;
 pub mod under_way;
@@ -38,3 +38,519 @@ pub mod under_way;
 pub(crate) mod wordpiece;
 
 pub use chunk::{Chunk, FileMeta, Section, SourceLine, SourceType};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use tokio::sync::OnceCell;
+
+use self::embed::{DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, Embedder, find_model};
+use self::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
+use self::project::{
+    DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
+};
+use self::reports::{IndexSummary, IngestReport, LookupReport};
+use self::requests::{IndexRequest, LookupRequest};
+use self::search::{SearchFilter, SearchMode};
+use self::sources::{FileRoot, Library, PathFilter, Root};
+use self::store::{DocStore, StoreError, TABLE_NAME};
+use self::under_way::under_way;
+use crate::call::Call;
+use crate::config::{Config, ToolName};
+use crate::events::{EventKind, Events, IngestPhase, unix_millis};
+use crate::process::Policy;
+use crate::workspace::{PathArgument, Workspace, WorkspaceError};
+
+pub const DEFAULT_LIMIT: usize = 5;
+pub const MAX_LIMIT: usize = 50;
+/// The longest query taken: the model reads 256 word pieces of it anyway, and a huge one
+/// makes full-text search slow.
+pub const MAX_QUERY_CHARS: usize = 2000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DocsError {
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    #[error(transparent)]
+    Project(#[from] ProjectDocsError),
+    #[error("an ingest into {index} is already running ({progress}); wait for it to finish")]
+    Busy { index: String, progress: String },
+}
+
+/// The process's docs index.
+pub struct Docs {
+    config: Arc<Config>,
+    events: Arc<Events>,
+    workspace: Workspace,
+    embedder: OnceCell<Embedder>,
+    store: OnceCell<DocStore>,
+    running: Mutex<Option<Arc<IngestProgress>>>,
+}
+
+impl Docs {
+    /// For the server: what an MCP client indexes must lie in the allowed roots.
+    pub fn new(config: Arc<Config>, events: Arc<Events>) -> Arc<Docs> {
+        let workspace = Workspace::new(config.allowed_roots.clone());
+        Self::with_workspace(config, events, workspace)
+    }
+
+    /// For `drydock index`, run by the user: any path the user can read (given absolute).
+    pub fn for_command_line(config: Arc<Config>) -> Arc<Docs> {
+        let everything = Workspace::new(vec![PathBuf::from("/")]);
+        Self::with_workspace(config, Arc::default(), everything)
+    }
+
+    fn with_workspace(config: Arc<Config>, events: Arc<Events>, workspace: Workspace) -> Arc<Docs> {
+        Arc::new(Docs {
+            workspace,
+            config,
+            events,
+            embedder: OnceCell::new(),
+            store: OnceCell::new(),
+            running: Mutex::new(None),
+        })
+    }
+
+    pub fn index_dir(&self) -> &Path {
+        &self.config.docs.index_dir
+    }
+
+    /// The shared model, loaded on first use (about a second).
+    pub async fn embedder(&self) -> Result<Embedder, DocsError> {
+        let model_dir = self.config.docs.model_dir.clone();
+        let data_dir = self.config.data_dir.clone();
+        let embedder = self
+            .embedder
+            .get_or_try_init(|| async move {
+                tokio::task::spawn_blocking(move || {
+                    Embedder::load_from(&find_model(model_dir.as_deref(), Some(&data_dir))?)
+                })
+                .await
+                .map_err(|e| EmbedError::Task(e.to_string()))?
+            })
+            .await?;
+        Ok(embedder.clone())
+    }
+
+    /// The index, opened (and created) on first use.
+    pub async fn store(&self) -> Result<DocStore, DocsError> {
+        let store = self
+            .store
+            .get_or_try_init(|| {
+                DocStore::open(self.index_dir(), DEFAULT_MODEL_NAME, DEFAULT_DIMENSION)
+            })
+            .await?;
+        Ok(store.clone())
+    }
+
+    /// Loads the model and opens the index when there is one, so the first lookup does not
+    /// wait for them; a failure is logged and reported again by the first call.
+    pub async fn warm_up(&self) {
+        if !self.exists() {
+            return;
+        }
+        if let Err(error) = self.store().await {
+            tracing::warn!("docs index: {error}");
+        } else if let Err(error) = self.embedder().await {
+            tracing::warn!("docs index: {error}");
+        }
+    }
+
+    /// Whether the index has been created (a lookup or summary never creates it).
+    fn exists(&self) -> bool {
+        self.store.initialized()
+            || self
+                .index_dir()
+                .join(format!("{TABLE_NAME}.lance"))
+                .is_dir()
+    }
+
+    fn empty_message(&self) -> String {
+        format!(
+            "The docs index at {} is empty. Fill it with `drydock index --toolchain-docs` (the \
+             Rust docs rustup installed and Elixir's standard library), `drydock index --project \
+             DIR` (a project and its dependencies at their locked versions) or `drydock index \
+             PATH...`; from MCP, call docs_index with project_path, paths or toolchain_docs.",
+            self.index_dir().display()
+        )
+    }
+
+    pub async fn lookup(&self, request: LookupRequest) -> Result<LookupReport, DocsError> {
+        let query = request.query.trim().to_string();
+        if query.is_empty() {
+            return Err(DocsError::InvalidArgument(
+                "`query` is empty: say what to look up".into(),
+            ));
+        }
+        let length = query.chars().count();
+        if length > MAX_QUERY_CHARS {
+            return Err(DocsError::InvalidArgument(format!(
+                "`query` is {length} characters; docs_lookup takes a question of at most \
+                 {MAX_QUERY_CHARS}: ask what you want to know (an error's message, an API's \
+                 name), not a whole file or log"
+            )));
+        }
+        let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(DocsError::InvalidArgument(format!(
+                "`limit` must be between 1 and {MAX_LIMIT}, got {limit}"
+            )));
+        }
+        let scope = match &request.project_path {
+            Some(path) => {
+                let project = self.workspace.resolve_project(path, None)?;
+                Some(project_scope(&project.root, project.kind))
+            }
+            None => None,
+        };
+        let filter = SearchFilter {
+            library: request.library.clone(),
+            version: request.version.clone(),
+            source_types: request
+                .source_types
+                .iter()
+                .flatten()
+                .map(|t| t.as_str().to_string())
+                .collect(),
+            scope,
+        };
+        let empty = |message: String| LookupReport {
+            query: query.clone(),
+            results: Vec::new(),
+            message: Some(message),
+        };
+        if !self.exists() {
+            return Ok(empty(self.empty_message()));
+        }
+        let store = self.store().await?;
+        if store.count_rows().await? == 0 {
+            return Ok(empty(self.empty_message()));
+        }
+        let mode = request.mode.unwrap_or_default();
+        let vector = match mode {
+            SearchMode::FullText => Vec::new(),
+            _ => self.embedder().await?.embed_query(&query).await?,
+        };
+        let hits = store.search(mode, &vector, &query, &filter, limit).await?;
+        let nothing = hits.is_empty().then(|| {
+            format!(
+                "Nothing indexed matches{}. The index holds {}; see the drydock://docs resource \
+                 for what is indexed, or index more with docs_index.",
+                describe_filter(&request),
+                self.config.docs.index_dir.display()
+            )
+        });
+        let under_way = under_way(&self.config.docs.index_dir)
+            .map(|ingest| ingest.describe(unix_millis(SystemTime::now())));
+        let message = match (nothing, under_way) {
+            (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
+            (nothing, under_way) => nothing.or(under_way),
+        };
+        Ok(LookupReport {
+            query,
+            results: hits,
+            message,
+        })
+    }
+
+    /// Runs an ingest of what `request` names, reporting its counts through `call` every
+    /// second; refuses a second one while one runs.
+    pub async fn index(
+        &self,
+        request: IndexRequest,
+        call: &Call<'_>,
+    ) -> Result<IngestReport, DocsError> {
+        // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
+        let roots = tokio::select! {
+            roots = self.roots_of(&request) => roots?,
+            () = call.cancelled() => return Ok(IngestReport {
+                cancelled: true,
+                ..IngestReport::default()
+            }),
+        };
+        let counters = Arc::new(IngestProgress::default());
+        let ingest = self.ingest_roots(roots, Arc::clone(&counters), call);
+        tokio::pin!(ingest);
+        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                result = &mut ingest => return result,
+                _ = ticker.tick() => {
+                    let now = counters.snapshot();
+                    let done = now.chunks_embedded + now.chunks_reused;
+                    call.progress.report_count(done, now.chunks_expected().max(done), &now.line());
+                }
+            }
+        }
+    }
+
+    /// How the helpers of an ingest run (`cargo metadata`, the toolchain probes, `elixir`
+    /// reading docs out of beams): each within the docs_index timeout, without the secrets.
+    fn helper_policy(&self) -> Policy {
+        self.config.policy_for(ToolName::DocsIndex, None)
+    }
+
+    /// The roots an index request names, each checked against the allowed roots.
+    pub async fn roots_of(&self, request: &IndexRequest) -> Result<Vec<Root>, DocsError> {
+        let paths = request.paths.clone().unwrap_or_default();
+        if paths.is_empty()
+            && request.project_path.is_none()
+            && request.toolchain_docs != Some(true)
+        {
+            return Err(DocsError::InvalidArgument(
+                "say what to index: `paths`, `project_path` or `toolchain_docs: true`".into(),
+            ));
+        }
+        if request.transitive.is_some() && request.project_path.is_none() {
+            return Err(DocsError::InvalidArgument(
+                "`transitive` applies to `project_path` only".into(),
+            ));
+        }
+        let mut roots = Vec::new();
+        for path in &paths {
+            let resolved = self.resolve_path(path)?;
+            roots.push(Root::Files(
+                self.path_root(&resolved, request.library.as_deref())?,
+            ));
+        }
+        if let Some(path) = &request.project_path {
+            let project = self.workspace.resolve_project(path, None)?;
+            let choice = DependencyChoice {
+                transitive: request.transitive == Some(true),
+            };
+            roots.extend(
+                project_roots(
+                    &self.helper_policy(),
+                    &project.root,
+                    project.kind,
+                    choice,
+                    &self.config.docs.exclude,
+                )
+                .await?,
+            );
+        }
+        if request.toolchain_docs == Some(true) {
+            let cwd = self
+                .workspace
+                .roots()
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("/"));
+            let found = toolchain_roots(&self.helper_policy(), &cwd).await;
+            if found.is_empty() {
+                return Err(DocsError::InvalidArgument(
+                    "no toolchain docs found: neither rustup's Rust docs (`rustup component add \
+                     rust-docs`) nor an Elixir installation"
+                        .into(),
+                ));
+            }
+            roots.extend(found);
+        }
+        Ok(roots)
+    }
+
+    /// A file or directory to index, inside the allowed roots (relative paths are taken
+    /// from the first root).
+    fn resolve_path(&self, raw: &str) -> Result<PathBuf, DocsError> {
+        let explain = |e: WorkspaceError| DocsError::InvalidArgument(e.to_string());
+        let path = Path::new(raw);
+        let absolute = match self.workspace.roots().first() {
+            Some(root) if !path.is_absolute() => root.join(path),
+            _ => path.to_path_buf(),
+        };
+        if absolute.is_file() {
+            let file = absolute
+                .canonicalize()
+                .map_err(|_| explain(self.workspace.missing(PathArgument::Paths, raw)))?;
+            let parent = file.parent().and_then(Path::to_str).unwrap_or("/");
+            let dir = self
+                .workspace
+                .resolve_dir(PathArgument::Paths, parent)
+                .map_err(explain)?;
+            return Ok(dir.join(file.file_name().unwrap_or_default()));
+        }
+        self.workspace
+            .resolve_dir(PathArgument::Paths, raw)
+            .map_err(explain)
+    }
+
+    /// The root of `drydock index PATH`: a directory tree, or one file of it.
+    pub fn path_root(&self, path: &Path, library: Option<&str>) -> Result<FileRoot, DocsError> {
+        let (dir, only) = if path.is_file() {
+            let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+            (dir, Some(path.to_path_buf()))
+        } else {
+            (path.to_path_buf(), None)
+        };
+        let name = library.map(String::from).unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "docs".into())
+        });
+        let filter = PathFilter::new(&self.config.docs.include, &self.config.docs.exclude)
+            .map_err(|e| DocsError::InvalidArgument(e.to_string()))?;
+        Ok(FileRoot {
+            dir,
+            only,
+            library: Library::Named(name),
+            version: None,
+            filter,
+            skip_nested_packages: false,
+        })
+    }
+
+    /// Ingests `roots`, one ingest at a time per process.
+    pub async fn ingest_roots(
+        &self,
+        roots: Vec<Root>,
+        progress: Arc<IngestProgress>,
+        call: &Call<'_>,
+    ) -> Result<IngestReport, DocsError> {
+        {
+            let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(other) = running.as_ref() {
+                return Err(DocsError::Busy {
+                    index: self.index_dir().display().to_string(),
+                    progress: other.snapshot().line(),
+                });
+            }
+            *running = Some(Arc::clone(&progress));
+        }
+        let _done = ClearOnDrop(&self.running);
+        let _published = PublishedIngest::start(self.events.clone(), Arc::clone(&progress));
+        let embedder = self.embedder().await?;
+        let store = self.store().await?;
+        let options = IngestOptions {
+            max_file_bytes: self.config.docs.max_file_bytes,
+            helper: self.helper_policy(),
+            ..IngestOptions::default()
+        };
+        Ok(ingest(&store, &embedder, roots, &options, progress, &call.cancel).await?)
+    }
+
+    /// What is indexed.
+    pub async fn summary(&self) -> Result<IndexSummary, DocsError> {
+        let ingest_running = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|p| p.snapshot().line());
+        let mut summary = IndexSummary {
+            index_dir: self.index_dir().display().to_string(),
+            model: DEFAULT_MODEL_NAME.to_string(),
+            dimension: DEFAULT_DIMENSION,
+            chunks: 0,
+            libraries: Vec::new(),
+            last_update: None,
+            vector_index: false,
+            ingest_running,
+            message: None,
+        };
+        if self.exists() {
+            let store = self.store().await?;
+            summary.chunks = store.count_rows().await?;
+            summary.libraries = store.libraries().await?;
+            summary.last_update = store.last_update().await?;
+            summary.vector_index = store.has_vector_index().await?;
+        }
+        if summary.chunks == 0 {
+            summary.message = Some(self.empty_message());
+        }
+        Ok(summary)
+    }
+}
+
+struct ClearOnDrop<'a>(&'a Mutex<Option<Arc<IngestProgress>>>);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+fn describe_filter(request: &LookupRequest) -> String {
+    let mut parts = Vec::new();
+    if let Some(library) = &request.library {
+        parts.push(format!("library {library}"));
+    }
+    if let Some(version) = &request.version {
+        parts.push(format!("version {version}"));
+    }
+    if let Some(types) = &request.source_types {
+        let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
+        parts.push(format!("source types {}", types.join(", ")));
+    }
+    if let Some(project) = &request.project_path {
+        parts.push(format!("the project {project} and its dependencies"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", parts.join(", "))
+    }
+}
+
+/// An ingest on the event feed: started, its progress every [`PUBLISH_EVERY`], finished
+/// (when dropped, however the ingest ended).
+struct PublishedIngest {
+    events: Arc<Events>,
+    progress: Arc<IngestProgress>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How often a running `index` reports its counts to its caller.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl PublishedIngest {
+    fn start(events: Arc<Events>, progress: Arc<IngestProgress>) -> PublishedIngest {
+        publish_ingest(&events, IngestPhase::Started, &progress);
+        let ticker = tokio::spawn({
+            let events = events.clone();
+            let progress = progress.clone();
+            async move {
+                let mut ticks = tokio::time::interval(PUBLISH_EVERY);
+                ticks.tick().await;
+                loop {
+                    ticks.tick().await;
+                    publish_ingest(&events, IngestPhase::Progress, &progress);
+                }
+            }
+        });
+        PublishedIngest {
+            events,
+            progress,
+            ticker,
+        }
+    }
+}
+
+impl Drop for PublishedIngest {
+    fn drop(&mut self) {
+        self.ticker.abort();
+        publish_ingest(&self.events, IngestPhase::Finished, &self.progress);
+    }
+}
+
+fn publish_ingest(events: &Events, phase: IngestPhase, progress: &IngestProgress) {
+    let now = progress.snapshot();
+    events.publish(EventKind::DocsIngest {
+        phase,
+        files_done: now.files_done,
+        files_total: now.files_total,
+        chunks_embedded: now.chunks_embedded,
+        chunks_reused: now.chunks_reused,
+    });
+}

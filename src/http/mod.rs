@@ -1,5 +1,6 @@
 //! The HTTP face of drydock: MCP at /mcp, /health, with the local-first guards in front.
 
+mod fixture_sessions;
 mod guards;
 mod local;
 mod serve;
@@ -21,9 +22,7 @@ use crate::app::App;
 use crate::dashboard::Login;
 use crate::mcp::DrydockServer;
 
-/// The session manager rmcp is given: drydock's, or the conformance fixtures' wrapper of it
-/// (so their `test_reconnection` tool can close its own SSE stream).
-use crate::mcp::fixtures::{SessionManager, session_manager};
+use fixture_sessions::{SessionManager, session_manager};
 
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);

@@ -13,26 +13,18 @@ use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, ContentBlock, CreateMessageRequestParams,
-    ElicitRequestParams, GetExtensions, JsonObject, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, PromptMessage, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, Role, SamplingMessage, ServerJsonRpcMessage,
+    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, GetExtensions,
+    JsonObject, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    SamplingMessage,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::WorkerTransport;
-use rmcp::transport::streamable_http_server::RestoreOutcome;
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionHandle, LocalSessionWorker,
-};
-use rmcp::transport::streamable_http_server::session::{
-    ServerSseMessage, SessionId, SessionManager as ManagesSessions,
-};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionHandle;
 use rmcp::{ErrorData as McpError, RoleServer, prompt, prompt_router, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::{Sessions, SessionsError};
 use crate::mcp::DrydockServer;
 
 /// A 1x1 red PNG.
@@ -469,12 +461,6 @@ pub(crate) fn read(uri: &str) -> Option<Result<ReadResourceResult, McpError>> {
     uri.starts_with("test://").then(|| read_fixture(uri))
 }
 
-pub(crate) type SessionManager = FixtureSessions;
-
-pub(crate) fn session_manager(sessions: Arc<Sessions>) -> Arc<FixtureSessions> {
-    Arc::new(FixtureSessions { inner: sessions })
-}
-
 /// The conformance suite's tools and prompts, beside drydock's own.
 pub(crate) fn extend_routers(
     tools: &mut ToolRouter<DrydockServer>,
@@ -520,95 +506,11 @@ fn template_id(uri: &str) -> Option<&str> {
 }
 
 /// Where a request's SSE stream lives: put into each request's extensions by
-/// [`FixtureSessions`] so `test_reconnection` can close its own stream.
+/// the HTTP layer's fixture session manager, so `test_reconnection` can close its own stream.
 #[derive(Clone)]
-struct RequestStream {
-    session: LocalSessionHandle,
-    http_request_id: u64,
-}
-
-/// drydock's [`Sessions`], plus a [`RequestStream`] in the extensions of every request that
-/// gets a stream of its own. Use it in place of `Sessions` under the `conformance-fixtures`
-/// feature.
-#[derive(Debug)]
-pub(crate) struct FixtureSessions {
-    inner: Arc<Sessions>,
-}
-
-impl ManagesSessions for FixtureSessions {
-    type Error = SessionsError;
-    type Transport = WorkerTransport<LocalSessionWorker>;
-
-    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
-    }
-
-    async fn initialize_session(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
-    }
-
-    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
-    }
-
-    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.inner.close_session(id).await
-    }
-
-    /// As `Sessions::create_stream`, recording the stream in the request.
-    async fn create_stream(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>
-    {
-        self.inner
-            .create_stream_tagged(id, message, |message, session, http_request_id| {
-                if let ClientJsonRpcMessage::Request(request) = message {
-                    request.request.extensions_mut().insert(RequestStream {
-                        session: session.clone(),
-                        http_request_id,
-                    });
-                }
-            })
-            .await
-    }
-
-    async fn accept_message(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<(), Self::Error> {
-        self.inner.accept_message(id, message).await
-    }
-
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>
-    {
-        self.inner.create_standalone_stream(id).await
-    }
-
-    async fn resume(
-        &self,
-        id: &SessionId,
-        last_event_id: String,
-    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>
-    {
-        self.inner.resume(id, last_event_id).await
-    }
-
-    async fn restore_session(
-        &self,
-        id: SessionId,
-    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
-    }
+pub(crate) struct RequestStream {
+    pub(crate) session: LocalSessionHandle,
+    pub(crate) http_request_id: u64,
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 #[cfg(feature = "conformance-fixtures")]
 pub(crate) use super::conformance::{
-    SessionManager, extend_routers, read, resource_templates, resources, session_manager,
+    RequestStream, extend_routers, read, resource_templates, resources,
 };
 
 #[cfg(not(feature = "conformance-fixtures"))]
@@ -13,17 +13,12 @@ pub(crate) use none::*;
 
 #[cfg(not(feature = "conformance-fixtures"))]
 mod none {
-    use std::sync::Arc;
-
     use rmcp::ErrorData as McpError;
     use rmcp::handler::server::router::prompt::PromptRouter;
     use rmcp::handler::server::router::tool::ToolRouter;
     use rmcp::model::{ReadResourceResult, Resource, ResourceTemplate};
 
-    use crate::http::Sessions;
     use crate::mcp::DrydockServer;
-
-    pub(crate) type SessionManager = Sessions;
 
     pub(crate) fn extend_routers(
         _tools: &mut ToolRouter<DrydockServer>,
@@ -42,9 +37,5 @@ mod none {
     /// The fixture resource at `uri`, when it is one.
     pub(crate) fn read(_uri: &str) -> Option<Result<ReadResourceResult, McpError>> {
         None
-    }
-
-    pub(crate) fn session_manager(sessions: Arc<Sessions>) -> Arc<SessionManager> {
-        sessions
     }
 }

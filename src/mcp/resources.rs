@@ -12,7 +12,7 @@ use super::{agent_resources, fixtures, task_resources, terminal_resources};
 use crate::app::App;
 use crate::catalog::ToolName;
 use crate::config::Config;
-use crate::docs::service::Docs;
+use crate::docs::Docs;
 use crate::workspace::Workspace;
 
 const SERVER_URI: &str = "drydock://server";

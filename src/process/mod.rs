@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -19,7 +19,6 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ToolName};
 use crate::text_budget::{elision_marker, json_cost, prefix_within, suffix_within};
 
 pub mod env_policy;
@@ -189,6 +188,27 @@ pub async fn run(
     })
 }
 
+/// Where `program` is: itself when it names a path, else the first executable of that
+/// name on drydock's PATH.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| executable(candidate))
+}
+
 /// What every run of one caller shares: its limits and the secrets its children never see.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -198,20 +218,6 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The policy of one call of `tool`: its timeout (the caller's wish, else the tool's
-    /// default, never above the ceiling), the configured output cap and kill grace, and the
-    /// configured secrets removed.
-    pub fn for_call(config: &Config, tool: ToolName, requested_ms: Option<u64>) -> Policy {
-        Policy {
-            limits: Limits {
-                timeout: config.timeouts.for_call(tool, requested_ms),
-                output_cap: config.limits.output_cap,
-                kill_grace: config.limits.kill_grace,
-            },
-            env_remove: config.env_remove.clone(),
-        }
-    }
-
     /// The same policy with a timeout no longer than `timeout`.
     pub fn within(&self, timeout: Duration) -> Policy {
         Policy {

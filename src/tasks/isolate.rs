@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::isolation::Isolation;
-use super::service::{TaskError, Tasks};
 use super::store::Task;
 use super::worktree::Worktrees;
+use super::{TaskError, Tasks};
 use crate::agents::trust;
 
 impl Tasks {

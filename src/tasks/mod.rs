@@ -3,7 +3,6 @@
 //!
 //! - [`state`]: a task's states and the only legal transitions between them;
 //! - [`store`]: the queue in an SQLite file in drydock's data directory, with migrations;
-//! - [`service`]: the operations the tools and the CLI call;
 //! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
 //!   restart;
 //! - [`isolate`] and [`worktree`]: where a task's agent works: a git worktree and branch of
@@ -11,6 +10,10 @@
 //! - [`review`] and [`merge`]: a finished task's branch as a result to review (its diff and
 //!   the project's checks), merged or discarded, and conflicts seen before a merge;
 //! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task and directory.
+//!
+//! [`Tasks`] is the task queue as the tools see it: add, list, show, start, cancel, retry, complete,
+//! configure, clear. Every change is checked against the legal transitions in the store and
+//! published on the event feed; running the agents is [`runner`]'s.
 
 mod isolate;
 pub mod isolation;
@@ -19,14 +22,454 @@ pub mod reports;
 pub mod requests;
 mod review;
 mod runner;
-mod service;
 pub mod state;
 pub mod store;
 pub mod tokens;
 pub mod worktree;
 
 pub use runner::session_of;
-pub use service::{TaskError, Tasks};
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
 pub use store::{NewTask, QueueMode, QueueSettings, Record, StoreError, Task, TaskStore};
 pub use tokens::{TaskScope, TaskTokens};
+
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
+use self::requests::{
+    AddRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest, TaskRequest,
+};
+use self::worktree::Worktrees;
+use crate::agents::{AgentError, Agents};
+use crate::config::Config;
+use crate::events::{EventKind, Events, TaskChange};
+use crate::git::Git;
+use crate::terminal::Terminals;
+use crate::toolchain::Toolchains;
+use crate::workspace::{PathArgument, Workspace};
+
+/// The database's file name in the data directory.
+const DATABASE: &str = "tasks.sqlite3";
+const LONGEST_TITLE: usize = 200;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    NotAllowed(String),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// The task queue of this drydock.
+pub struct Tasks {
+    pub(super) config: Arc<Config>,
+    workspace: Workspace,
+    /// Opened on first use (a one-shot `drydock call` of another tool never touches it).
+    store: OnceLock<Result<TaskStore, String>>,
+    pub(super) agents: Arc<Agents>,
+    pub(super) terminals: Arc<Terminals>,
+    pub(super) events: Arc<Events>,
+    /// The build tools, for the checks on tasks' results.
+    pub(super) toolchains: Toolchains,
+    pub(super) worktrees: Worktrees,
+    pub(super) tokens: TaskTokens,
+    /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
+    runs: OnceLock<CancellationToken>,
+    /// Held while choosing and starting tasks, so the cap holds.
+    pub(super) starting: tokio::sync::Mutex<()>,
+    /// Wakes the monitor: a task started, so a new deadline.
+    pub(super) wake: Notify,
+}
+
+impl Tasks {
+    pub fn new(
+        config: Arc<Config>,
+        agents: Arc<Agents>,
+        terminals: Arc<Terminals>,
+        events: Arc<Events>,
+        toolchains: Toolchains,
+    ) -> Arc<Tasks> {
+        Arc::new(Tasks {
+            workspace: Workspace::new(config.allowed_roots.clone()),
+            worktrees: Worktrees::new(config.worktrees_dir()),
+            toolchains,
+            config,
+            store: OnceLock::new(),
+            agents,
+            terminals,
+            events,
+            tokens: TaskTokens::default(),
+            runs: OnceLock::new(),
+            starting: tokio::sync::Mutex::new(()),
+            wake: Notify::new(),
+        })
+    }
+
+    /// The tokens the HTTP guard honours for tasks' agents.
+    pub fn tokens(&self) -> &TaskTokens {
+        &self.tokens
+    }
+
+    /// From now on this drydock runs tasks, until `stop`.
+    pub(super) fn run_until(&self, stop: CancellationToken) {
+        let _ = self.runs.set(stop);
+    }
+
+    /// Cancelled when this drydock stops; None when it does not run tasks.
+    pub(super) fn running_until(&self) -> Option<&CancellationToken> {
+        self.runs.get()
+    }
+
+    pub(super) fn store(&self) -> Result<&TaskStore, TaskError> {
+        let opened = self.store.get_or_init(|| {
+            TaskStore::open(&self.config.data_dir.join(DATABASE)).map_err(|e| e.to_string())
+        });
+        opened
+            .as_ref()
+            .map_err(|message| TaskError::InvalidArgument(message.clone()))
+    }
+
+    pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
+        if req.tasks.is_empty() {
+            return Err(TaskError::InvalidArgument(
+                "tasks: give at least one task".into(),
+            ));
+        }
+        let mut checked = Vec::new();
+        for (index, task) in req.tasks.iter().enumerate() {
+            let new = self.check_new(task).await.map_err(|e| match e {
+                TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
+                    TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
+                }
+                other => other,
+            })?;
+            checked.push(new);
+        }
+        let store = self.store()?;
+        let mut added = Vec::new();
+        for new in checked {
+            let task = store.add(new)?;
+            self.publish(&task, None);
+            added.push(task.id);
+        }
+        self.fill().await;
+        let added = added
+            .iter()
+            .map(|id| store.get(id).map(|t| TaskLine::from(&t)))
+            .collect::<Result<_, _>>()?;
+        Ok(AddReport {
+            added,
+            queue: self.status()?,
+        })
+    }
+
+    async fn check_new(&self, req: &NewTaskRequest) -> Result<NewTask, TaskError> {
+        let invalid = |m: String| TaskError::InvalidArgument(m);
+        let title = req.title.trim();
+        if title.is_empty() {
+            return Err(invalid("title: a task needs a title".into()));
+        }
+        if title.chars().count() > LONGEST_TITLE {
+            return Err(invalid(format!(
+                "title: at most {LONGEST_TITLE} characters; put the details in description"
+            )));
+        }
+        let project = self
+            .workspace
+            .resolve_dir(PathArgument::ProjectPath, &req.project_path)
+            .map_err(|e| invalid(e.to_string()))?;
+        let agent = req
+            .agent
+            .clone()
+            .unwrap_or_else(|| self.config.tasks.default_agent.clone());
+        self.agents
+            .launchable_profile(&agent)
+            .map_err(|e| match e {
+                AgentError::InvalidArgument(why) => invalid(format!("agent: {why}")),
+                other => TaskError::Agent(other),
+            })?;
+        if let Some(policy) = &req.auto_approve
+            && !self.config.tasks.policies.contains_key(policy)
+        {
+            let known: Vec<&str> = self
+                .config
+                .tasks
+                .policies
+                .keys()
+                .map(String::as_str)
+                .collect();
+            return Err(invalid(format!(
+                "auto_approve: no policy {policy:?} in drydock's config ([tasks.policies]); known: {}",
+                match known.is_empty() {
+                    true => "none".to_string(),
+                    false => known.join(", "),
+                }
+            )));
+        }
+        if req.timeout_s == Some(0) {
+            return Err(invalid("timeout_s: at least 1".into()));
+        }
+        let in_place = req.in_place.unwrap_or(false);
+        if let Some(base) = &req.base {
+            if in_place {
+                return Err(invalid(
+                    "base: a task in place works on the project as it is; give base or in_place, not both".into(),
+                ));
+            }
+            if Git::at(&project).commit_of(base).await.is_none() {
+                return Err(invalid(format!(
+                    "base: {base:?} names no commit of the project's repository"
+                )));
+            }
+        }
+        let description = req
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .unwrap_or(title);
+        Ok(NewTask {
+            title: title.to_string(),
+            description: description.to_string(),
+            project_path: project.display().to_string(),
+            agent_kind: agent,
+            priority: req.priority.unwrap_or(0),
+            timeout_s: req.timeout_s,
+            policy: req.auto_approve.clone(),
+            base: req.base.clone(),
+            in_place,
+        })
+    }
+
+    pub fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
+        let project = match &req.project_path {
+            Some(path) => Some(
+                self.workspace
+                    .resolve_dir(PathArgument::ProjectPath, path)
+                    .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
+                    .display()
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let all = self.store()?.list(None)?;
+        let tasks = all
+            .iter()
+            .filter(|t| req.state.is_none_or(|state| t.state == state))
+            .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
+            .map(|task| TaskLine {
+                overlaps_with: overlapping(task, &all),
+                ..TaskLine::from(task)
+            })
+            .collect();
+        Ok(ListReport {
+            tasks,
+            queue: self.status()?,
+        })
+    }
+
+    /// One task in full, with what its open result would meet if merged now.
+    pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let task = self.store()?.get(&req.task_id)?;
+        let (target, overlaps) = self.conflicts(&task).await;
+        let mut report = self.report(task);
+        report.target = target;
+        report.overlaps = overlaps;
+        Ok(report)
+    }
+
+    /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
+    pub async fn start(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        if self.running_until().is_none() {
+            return Err(TaskError::NotAllowed(
+                "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
+            ));
+        }
+        let store = self.store()?;
+        let task = {
+            let _choosing = self.starting.lock().await;
+            let task = store.get(&req.task_id)?;
+            task.state
+                .after(Transition::Start)
+                .map_err(|source| StoreError::Illegal {
+                    id: task.id.clone(),
+                    source,
+                })?;
+            let settings = store.settings()?;
+            let running = store.count(TaskState::Running)?;
+            if running >= settings.max_concurrent {
+                return Err(TaskError::NotAllowed(format!(
+                    "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
+                )));
+            }
+            if let Some(other) = self.blocked_in_place(&task).await? {
+                return Err(TaskError::NotAllowed(format!(
+                    "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
+                    other.id, task.project_path
+                )));
+            }
+            self.begin(task)?
+        };
+        self.launch(task.clone()).await;
+        Ok(self.report(store.get(&task.id)?))
+    }
+
+    /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
+    pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store()?;
+        let before = store.get(&req.task_id)?;
+        let record = Record {
+            failure: Some("cancelled".into()),
+            ..Record::default()
+        };
+        let task = store.transition(&req.task_id, Transition::Cancel, record)?;
+        self.publish(&task, Some(before.state));
+        if before.state == TaskState::Running {
+            self.stop_agent(&task).await;
+            self.fill().await;
+        }
+        Ok(self.report(store.get(&task.id)?))
+    }
+
+    /// Queues a failed or cancelled task again.
+    pub async fn retry(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store()?;
+        let before = store.get(&req.task_id)?;
+        let task = store.transition(&req.task_id, Transition::Retry, Record::default())?;
+        self.publish(&task, Some(before.state));
+        self.fill().await;
+        Ok(self.report(store.get(&task.id)?))
+    }
+
+    /// The agent's own word on how its task ended. A task's token may only complete its own
+    /// task.
+    pub async fn complete(
+        self: &Arc<Self>,
+        req: CompleteRequest,
+        scope: Option<&TaskScope>,
+    ) -> Result<TaskReport, TaskError> {
+        if let Some(scope) = scope
+            && scope.task_id != req.task_id
+        {
+            return Err(TaskError::NotAllowed(format!(
+                "this agent works on task {}, not {}: it may only complete its own",
+                scope.task_id, req.task_id
+            )));
+        }
+        if req.summary.trim().is_empty() {
+            return Err(TaskError::InvalidArgument(
+                "summary: say in a few words what was done, or why not".into(),
+            ));
+        }
+        let store = self.store()?;
+        let record = Record {
+            summary: Some(req.summary.trim().to_string()),
+            ..Record::default()
+        };
+        let task = store.transition(&req.task_id, Transition::Complete(req.outcome), record)?;
+        self.publish(&task, Some(TaskState::Running));
+        self.fill().await;
+        self.after_run(&task, self.config.tasks.grace);
+        Ok(self.report(task))
+    }
+
+    pub async fn configure(
+        self: &Arc<Self>,
+        req: ConfigureRequest,
+    ) -> Result<QueueReport, TaskError> {
+        if req.max_concurrent == Some(0) {
+            return Err(TaskError::InvalidArgument(
+                "max_concurrent: at least 1 (switch to manual mode to start nothing by itself)"
+                    .into(),
+            ));
+        }
+        let store = self.store()?;
+        let before = store.settings()?;
+        let settings = QueueSettings {
+            mode: req.mode.unwrap_or(before.mode),
+            max_concurrent: req.max_concurrent.unwrap_or(before.max_concurrent),
+        };
+        store.set_settings(settings)?;
+        self.events.publish(EventKind::QueueConfigured {
+            mode: mode_name(settings.mode),
+            max_concurrent: settings.max_concurrent,
+        });
+        let started = self.fill().await;
+        Ok(QueueReport {
+            queue: self.status()?,
+            started,
+            cancelled: Vec::new(),
+        })
+    }
+
+    /// Cancels every queued task; running ones go on.
+    pub fn clear(&self) -> Result<QueueReport, TaskError> {
+        let cancelled = self.store()?.clear_queue()?;
+        for task in &cancelled {
+            self.publish(task, Some(TaskState::Queued));
+        }
+        Ok(QueueReport {
+            queue: self.status()?,
+            started: Vec::new(),
+            cancelled: cancelled.into_iter().map(|t| t.id).collect(),
+        })
+    }
+
+    pub(super) fn status(&self) -> Result<QueueStatus, TaskError> {
+        let store = self.store()?;
+        Ok(QueueStatus::new(
+            store.settings()?,
+            store.count(TaskState::Running)?,
+            store.count(TaskState::Queued)?,
+        ))
+    }
+
+    fn report(&self, task: Task) -> TaskReport {
+        let attach = (task.state == TaskState::Running)
+            .then(|| self.terminals.attach_command(task.session.as_deref()?))
+            .flatten();
+        TaskReport::new(task, attach)
+    }
+
+    /// Tells the event feed about `task`, which was in state `from` before.
+    pub(super) fn publish(&self, task: &Task, from: Option<TaskState>) {
+        self.events.publish(EventKind::TaskChanged(TaskChange {
+            task_id: task.id.clone(),
+            title: task.title.clone(),
+            project_path: task.project_path.clone(),
+            state: task.state.name().to_string(),
+            from: from.map(|s| s.name().to_string()),
+            attention: task.attention.clone(),
+            session: task.session.clone(),
+        }));
+    }
+}
+
+/// The other tasks whose open result changed a file `task`'s open result changed.
+fn overlapping(task: &Task, all: &[Task]) -> Vec<String> {
+    let Some((worktree, review)) = task.open_result() else {
+        return Vec::new();
+    };
+    all.iter()
+        .filter(|other| other.id != task.id)
+        .filter(|other| {
+            other.open_result().is_some_and(|(theirs, their_review)| {
+                theirs.repo == worktree.repo && !review.shared_files(their_review).is_empty()
+            })
+        })
+        .map(|other| other.id.clone())
+        .collect()
+}
+
+pub(super) fn mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::Manual => "manual",
+        QueueMode::Auto => "auto",
+    }
+}

@@ -11,10 +11,10 @@ use super::isolation::{CheckResult, Checks, Disposition, Isolation, Review, Work
 use super::merge;
 use super::reports::{Overlap, TargetCheck, TaskReport};
 use super::requests::{MergeRequest, TaskRequest};
-use super::service::{TaskError, Tasks};
 use super::state::TaskState;
 use super::store::Task;
 use super::worktree::Author;
+use super::{TaskError, Tasks};
 use crate::agents::trust;
 use crate::call::Call;
 use crate::events::unix_millis;

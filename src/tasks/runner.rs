@@ -11,10 +11,10 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::future::BoxFuture;
 
 use super::isolation::Isolation;
-use super::service::{TaskError, Tasks};
 use super::state::{TaskState, Transition};
 use super::store::{QueueMode, Record, Task};
 use super::tokens::TaskScope;
+use super::{TaskError, Tasks};
 use crate::agents::Run;
 use crate::agents::requests::{AnswerAction, AnswerRequest, KillRequest, SpawnBackend};
 use crate::call::Call;
@@ -133,7 +133,7 @@ impl Tasks {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "drydock".into());
         let written = std::fs::create_dir_all(&dir)
-            .and_then(|()| crate::agents::write_private(&dir.join("token"), token.as_bytes()))
+            .and_then(|()| crate::private::write_private(&dir.join("token"), token.as_bytes()))
             .and_then(|()| {
                 std::fs::write(dir.join("context.md"), context(task, &isolation, &drydock))
             });

@@ -250,7 +250,7 @@ impl TaskStore {
         let connection = self.lock();
         let now = unix_millis(SystemTime::now());
         let id = loop {
-            let id = crate::agents::endpoint::random_hex(4);
+            let id = crate::private::random_hex(4);
             let taken: bool = connection
                 .query_row(
                     "SELECT EXISTS(SELECT 1 FROM tasks WHERE id = ?1)",
@@ -300,7 +300,7 @@ impl TaskStore {
         let connection = self.lock();
         let mut statement = connection
             .prepare(
-                "SELECT * FROM tasks WHERE ?1 IS NULL OR state = ?1 ORDER BY created_at_ms, id",
+                "SELECT * FROM tasks WHERE ?1 IS NULL OR state = ?1 ORDER BY created_at_ms, rowid",
             )
             .map_err(|e| self.error(e))?;
         let tasks = statement
@@ -317,7 +317,7 @@ impl TaskStore {
         let mut statement = connection
             .prepare(
                 "SELECT * FROM tasks WHERE state = 'queued'
-                 ORDER BY priority DESC, created_at_ms, id",
+                 ORDER BY priority DESC, created_at_ms, rowid",
             )
             .map_err(|e| self.error(e))?;
         let tasks = statement
@@ -367,7 +367,7 @@ impl TaskStore {
         connection
             .query_row(
                 "SELECT * FROM tasks WHERE state = 'queued'
-                 ORDER BY priority DESC, created_at_ms, id LIMIT 1",
+                 ORDER BY priority DESC, created_at_ms, rowid LIMIT 1",
                 [],
                 task_of,
             )
@@ -644,6 +644,23 @@ mod tests {
         store.set_settings(auto).unwrap();
         drop(store);
         assert_eq!(TaskStore::open(&path).unwrap().settings().unwrap(), auto);
+    }
+
+    #[test]
+    fn tasks_added_in_the_same_millisecond_keep_the_order_they_were_added_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+        let added: Vec<String> = (0..40)
+            .map(|n| store.add(task(&format!("t{n}"), 0)).unwrap().id)
+            .collect();
+        store
+            .lock()
+            .execute("UPDATE tasks SET created_at_ms = 1", [])
+            .unwrap();
+        let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.list(None).unwrap()), added);
+        assert_eq!(ids(store.queued_in_order().unwrap()), added);
+        assert_eq!(store.next_queued().unwrap().unwrap().id, added[0]);
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub struct TaskTokens(Arc<Mutex<HashMap<String, TaskScope>>>);
 impl TaskTokens {
     /// A new token for `scope`'s task (any earlier one of the task is withdrawn).
     pub fn issue(&self, scope: TaskScope) -> String {
-        let token = crate::agents::endpoint::random_hex(16);
+        let token = crate::private::random_hex(16);
         self.restore(&token, scope);
         token
     }

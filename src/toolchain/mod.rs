@@ -27,7 +27,7 @@ use tokio_util::task::TaskTracker;
 
 pub use crate::call::Call;
 use crate::config::{Config, ToolName};
-use crate::process::{Policy, RunError};
+use crate::process::RunError;
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
 use queue::ProjectQueue;
@@ -279,7 +279,7 @@ impl Toolchains {
             .into_iter()
             .collect();
         Runner {
-            policy: Policy::for_call(&self.config, tool, timeout_ms),
+            policy: self.config.policy_for(tool, timeout_ms),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set,

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use drydock::call::Call;
 use drydock::config::{Config, Overrides};
+use drydock::docs::Docs;
 use drydock::docs::ingest::IngestProgress;
 use drydock::docs::reports::{IngestReport, LookupReport};
 use drydock::docs::requests::{IndexRequest, LookupRequest};
-use drydock::docs::service::Docs;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::copy_project;

@@ -3,12 +3,14 @@
 //! by the user alone, since it holds the token those endpoints ask for) and removes when it
 //! stops.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::private::random_hex;
 
 const FILE_NAME: &str = "local-endpoint.json";
 
@@ -79,15 +81,6 @@ impl LocalEndpoint {
             let _ = std::fs::remove_file(Self::path(data_dir));
         }
     }
-}
-
-/// `bytes` random bytes from the kernel, as hex.
-pub fn random_hex(bytes: usize) -> String {
-    let mut buffer = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buffer))
-        .expect("/dev/urandom is readable");
-    buffer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
