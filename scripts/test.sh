@@ -13,5 +13,8 @@ scripts/ensure-deps.sh
 
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+# The conformance suite's fixtures are a test-only feature: linted and unit-tested here too.
+cargo clippy --lib --features conformance-fixtures --profile test -- -D warnings
+cargo test --lib --features conformance-fixtures -- mcp::conformance
 cargo test
 scripts/conformance.sh

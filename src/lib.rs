@@ -19,6 +19,8 @@
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
 //! - [`private`]: random tokens and files only the user can read;
+//! - [`project_facts`]: what `cargo metadata`, Cargo.lock, mix.exs and mix.lock say, typed once
+//!   for the build tools and the docs;
 //! - [`local_endpoint`]: where drydock's own commands find the running server;
 //! - [`config`]: drydock.toml, flags and environment, resolved once;
 //! - [`text_budget`]: fitting text into what a client reads;
@@ -43,6 +45,7 @@ pub mod http;
 pub mod local_endpoint;
 pub mod mcp;
 pub(crate) mod private;
+pub(crate) mod project_facts;
 pub(crate) mod process;
 pub mod render;
 pub mod tasks;

@@ -899,19 +899,25 @@ mod tests {
     use crate::docs::chunk::checks::assert_well_formed;
     use std::path::PathBuf;
 
-    pub fn rust_docs() -> Option<PathBuf> {
+    /// The Rust docs rustup installed; the tests need them (CI installs them) and say so
+    /// rather than pass without them.
+    pub fn rust_docs() -> PathBuf {
         let out = std::process::Command::new("rustc")
             .args(["--print", "sysroot"])
             .output()
-            .ok()?;
-        let root =
-            PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("share/doc/rust/html");
-        root.join("std/index.html").exists().then_some(root)
+            .expect("rustc runs");
+        let root = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+            .join("share/doc/rust/html");
+        assert!(
+            root.join("std/index.html").exists(),
+            "the Rust docs are needed for this test: rustup component add rust-docs"
+        );
+        root
     }
 
     #[test]
     fn the_book_chapter_on_references() {
-        let Some(root) = rust_docs() else { return };
+        let root = rust_docs();
         let path = root.join("book/ch04-02-references-and-borrowing.html");
         let content = std::fs::read_to_string(&path).unwrap();
         assert!(!skip_html(&path, &content));
@@ -986,7 +992,7 @@ mod tests {
 
     #[test]
     fn std_vec_page_items_have_signature_and_doc() {
-        let Some(root) = rust_docs() else { return };
+        let root = rust_docs();
         let path = root.join("std/vec/struct.Vec.html");
         let content = std::fs::read_to_string(&path).unwrap();
         let meta = FileMeta::new("std", SourceType::Api, "std/vec/struct.Vec.html");
@@ -1108,7 +1114,7 @@ mod whole_tree {
 
     #[test]
     fn chunk_the_rustup_doc_tree() {
-        let Some(root) = rust_docs() else { return };
+        let root = rust_docs();
         let stride: usize = std::env::var("DRYDOCK_TREE_STRIDE")
             .ok()
             .and_then(|s| s.parse().ok())

@@ -2,16 +2,15 @@
 //! (what `drydock index --project` ingests), the toolchain docs installed on this machine
 //! (`--toolchain-docs`), and the scope a `docs_lookup` with `project_path` searches.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::search::ProjectScope;
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use crate::process::{CommandSpec, Limits, Policy, Termination};
+use crate::project_facts::{CargoLock, CargoMetadata, mix_app, mix_lock_versions, mix_version};
 use crate::workspace::Toolchain;
 
 /// cargo metadata can download a missing dependency; it must still end.
@@ -90,81 +89,57 @@ async fn cargo_roots(
         args.push("--locked");
     }
     let output = run(policy, METADATA_TIMEOUT, "cargo", &args, dir).await?;
-    let metadata: Value = serde_json::from_str(&output).map_err(|e| ProjectDocsError::Output {
+    let metadata = CargoMetadata::parse(&output).map_err(|e| ProjectDocsError::Output {
         command: "cargo metadata".into(),
         reason: e.to_string(),
     })?;
     Ok(cargo_roots_from_metadata(&metadata, choice, exclude))
 }
 
-/// Roots from `cargo metadata` JSON: the workspace root (its own files, members left to
+/// Roots from `cargo metadata`: the workspace root (its own files, members left to
 /// themselves), each member, and each dependency's README, docs and `src/`.
 pub fn cargo_roots_from_metadata(
-    metadata: &Value,
+    metadata: &CargoMetadata,
     choice: DependencyChoice,
     exclude: &[String],
 ) -> Vec<Root> {
-    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
-    let members: BTreeSet<&str> = metadata["workspace_members"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let direct: BTreeSet<&str> = metadata["resolve"]["nodes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|node| node["id"].as_str().is_some_and(|id| members.contains(id)))
-        .flat_map(|node| node["deps"].as_array().into_iter().flatten())
-        .filter_map(|dep| dep["pkg"].as_str())
-        .collect();
+    let direct = metadata.direct_dependencies();
     let own_filter = PathFilter::new(&[], exclude).unwrap_or_default();
-    let mut roots = Vec::new();
-    if let Some(workspace) = metadata["workspace_root"].as_str() {
-        let dir = PathBuf::from(workspace);
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "workspace".into());
-        let root_package = packages.iter().find(|p| {
-            package_dir(p).as_deref() == Some(dir.as_path())
-                && p["id"].as_str().is_some_and(|id| members.contains(id))
-        });
-        roots.push(Root::Files(FileRoot {
-            library: Library::Named(
-                root_package
-                    .and_then(|p| p["name"].as_str())
-                    .unwrap_or(&name)
-                    .to_string(),
-            ),
-            version: root_package
-                .and_then(|p| p["version"].as_str())
-                .map(String::from),
-            dir,
-            only: None,
-            filter: own_filter.clone(),
-            skip_nested_packages: true,
-        }));
-    }
-    for package in &packages {
-        let Some(id) = package["id"].as_str() else {
+    let workspace = &metadata.workspace_root;
+    let root_package = metadata
+        .packages
+        .iter()
+        .find(|p| p.dir() == Some(workspace.as_path()) && metadata.is_member(p));
+    let fallback_name = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workspace".into());
+    let mut roots = vec![Root::Files(FileRoot {
+        library: Library::Named(
+            root_package
+                .map(|p| p.name.clone())
+                .unwrap_or(fallback_name),
+        ),
+        version: root_package.map(|p| p.version.clone()),
+        dir: workspace.clone(),
+        only: None,
+        filter: own_filter.clone(),
+        skip_nested_packages: true,
+    })];
+    for package in &metadata.packages {
+        let Some(dir) = package.dir() else {
             continue;
         };
-        let Some(dir) = package_dir(package) else {
-            continue;
-        };
-        let is_member = members.contains(id);
+        let is_member = metadata.is_member(package);
         if is_member && roots.iter().any(|r| r.path() == dir) {
             continue;
         }
-        if !is_member && !choice.transitive && !direct.contains(id) {
+        if !is_member && !choice.transitive && !direct.contains(package.id.as_str()) {
             continue;
         }
         let filter = if is_member {
             own_filter.clone()
         } else {
-            let readme = package["readme"].as_str().map(String::from);
             let mut include: Vec<String> = vec![
                 "README*".into(),
                 "readme*".into(),
@@ -172,24 +147,19 @@ pub fn cargo_roots_from_metadata(
                 "doc/**/*.md".into(),
                 "docs/**/*.md".into(),
             ];
-            include.extend(readme);
+            include.extend(package.readme.clone());
             PathFilter::new(&include, &[]).unwrap_or_default()
         };
         roots.push(Root::Files(FileRoot {
-            dir,
+            dir: dir.to_path_buf(),
             only: None,
-            library: Library::Named(package["name"].as_str().unwrap_or("?").to_string()),
-            version: package["version"].as_str().map(String::from),
+            library: Library::Named(package.name.clone()),
+            version: Some(package.version.clone()),
             filter,
             skip_nested_packages: true,
         }));
     }
     roots
-}
-
-fn package_dir(package: &Value) -> Option<PathBuf> {
-    let manifest = PathBuf::from(package["manifest_path"].as_str()?);
-    manifest.parent().map(Path::to_path_buf)
 }
 
 /// A mix project: its own files (umbrella apps included) and every dependency in its deps
@@ -246,69 +216,18 @@ fn mix_roots(dir: &Path, exclude: &[String]) -> Vec<Root> {
 }
 
 fn mix_app_name(dir: &Path) -> String {
-    let mix_exs = std::fs::read_to_string(dir.join("mix.exs")).unwrap_or_default();
-    let app = regex::Regex::new(r"app:\s*:([a-z_0-9]+)").expect("valid regex");
-    app.captures(&mix_exs)
-        .map(|c| c[1].to_string())
-        .unwrap_or_else(|| {
-            dir.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "project".into())
-        })
-}
-
-fn mix_version(dir: &Path) -> Option<String> {
-    let mix_exs = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
-    let version = regex::Regex::new(r#"version:\s*"([^"]+)""#).expect("valid regex");
-    version.captures(&mix_exs).map(|c| c[1].to_string())
-}
-
-/// `(name, version)` of every hex package in mix.lock.
-pub fn mix_lock_versions(dir: &Path) -> Vec<(String, String)> {
-    let lock = std::fs::read_to_string(dir.join("mix.lock")).unwrap_or_default();
-    let entry = regex::Regex::new(r#""([a-z_0-9]+)":\s*\{:hex,\s*:[a-z_0-9]+,\s*"([^"]+)""#)
-        .expect("valid regex");
-    entry
-        .captures_iter(&lock)
-        .map(|c| (c[1].to_string(), c[2].to_string()))
-        .collect()
-}
-
-/// `(name, version)` of every package in the Cargo.lock of `dir` or of a directory above it
-/// (a workspace member's lock is the workspace's).
-pub fn cargo_lock_versions(dir: &Path) -> Vec<(String, String)> {
-    let Some(lock) = dir
-        .ancestors()
-        .map(|d| d.join("Cargo.lock"))
-        .find(|p| p.is_file())
-    else {
-        return Vec::new();
-    };
-    let Ok(text) = std::fs::read_to_string(lock) else {
-        return Vec::new();
-    };
-    let Ok(value) = text.parse::<toml::Table>() else {
-        return Vec::new();
-    };
-    value
-        .get("package")
-        .and_then(|p| p.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|p| {
-            Some((
-                p.get("name")?.as_str()?.to_string(),
-                p.get("version")?.as_str()?.to_string(),
-            ))
-        })
-        .collect()
+    mix_app(dir).unwrap_or_else(|| {
+        dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "project".into())
+    })
 }
 
 /// What a docs_lookup with `project_path` may return: the project's own files, its locked
 /// dependencies at their versions, and its language's toolchain docs.
 pub fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
     let (locked, toolchain) = match kind {
-        Toolchain::Cargo => (cargo_lock_versions(dir), RUST_TOOLCHAIN_LIBRARIES),
+        Toolchain::Cargo => (CargoLock::of_dir(dir).versions(), RUST_TOOLCHAIN_LIBRARIES),
         Toolchain::Mix => {
             let mut locked = mix_lock_versions(dir);
             // The umbrella's lock, for an app inside it.
@@ -458,6 +377,7 @@ mod tests {
                 })
                 .collect()
         };
+        let metadata: CargoMetadata = serde_json::from_value(metadata).unwrap();
         let direct = describe(cargo_roots_from_metadata(
             &metadata,
             DependencyChoice::default(),
@@ -517,7 +437,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            cargo_lock_versions(&cargo.join("member")),
+            CargoLock::of_dir(&cargo.join("member")).versions(),
             [("itoa".to_string(), "1.0.15".to_string())]
         );
     }

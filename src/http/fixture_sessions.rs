@@ -19,7 +19,7 @@ pub(crate) use fixtures::{FixtureSessions as SessionManager, session_manager};
 mod fixtures {
     use std::sync::Arc;
 
-    use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+    use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
     use rmcp::transport::WorkerTransport;
     use rmcp::transport::streamable_http_server::RestoreOutcome;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionWorker;

@@ -27,3 +27,4 @@ mod mcp_terminals;
 mod readme;
 mod retrieval_scores;
 mod task_worktrees;
+mod toolchain_versions;

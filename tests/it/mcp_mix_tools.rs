@@ -677,7 +677,15 @@ async fn type_check_runs_dialyzer_and_lint_falls_back_to_compiler_warnings() {
 #[tokio::test]
 async fn bad_mix_input_gets_clear_errors() {
     let _turn = mix_projects_turn().await;
-    let server = Server::start(&[]);
+    // mix-missing-hex needs Hex missing, whatever this machine has installed: a MIX_HOME of
+    // its own has no archives, so no Hex.
+    let mix_home = tempfile::tempdir().unwrap();
+    let archives = mix_home.path().join("archives");
+    let env = [
+        ("MIX_HOME", mix_home.path().to_str().unwrap()),
+        ("MIX_ARCHIVES", archives.to_str().unwrap()),
+    ];
+    let server = Server::start_with_env(&[], &env);
     let client = modern_client(&server.url).await;
     for project in ["mix-missing-deps", "mix-missing-hex"] {
         let error = call_err(&client, "compile", json!({"project_path": project})).await;

@@ -140,7 +140,12 @@ fn the_readme_starts_with_the_command_that_installs_and_serves_and_shows_the_tes
 
 #[test]
 fn no_figure_is_left_to_fill_in() {
-    for page in ["README.md", "docs/build-history.md", "docs/benchmarks.md", "docs/retrieval.md"] {
+    for page in [
+        "README.md",
+        "docs/build-history.md",
+        "docs/benchmarks.md",
+        "docs/retrieval.md",
+    ] {
         let text = std::fs::read_to_string(repo_root().join(page)).unwrap();
         assert!(!text.contains("{{"), "{page} has a placeholder left");
     }

@@ -26,6 +26,7 @@ use super::versions::{VersionCache, Versions};
 use super::{BuildKind, ToolchainError};
 use crate::call::Call;
 use crate::process::{CommandSpec, Stream, Termination};
+use crate::project_facts::{CargoLock, CargoMetadata, CargoPackage};
 use crate::workspace::Project;
 use libtest::{LibtestEvent, LibtestParser, TestRun};
 use messages::{CargoEvent, CargoMessageParser};
@@ -633,60 +634,6 @@ pub async fn format(
     })
 }
 
-#[derive(Deserialize)]
-struct Metadata {
-    packages: Vec<MetaPackage>,
-    workspace_root: PathBuf,
-}
-
-#[derive(Deserialize)]
-struct MetaPackage {
-    name: String,
-    version: String,
-    #[serde(default)]
-    edition: Option<String>,
-    manifest_path: PathBuf,
-    targets: Vec<MetaTarget>,
-    dependencies: Vec<MetaDependency>,
-}
-
-#[derive(Deserialize)]
-struct MetaTarget {
-    name: String,
-    kind: Vec<String>,
-    src_path: PathBuf,
-}
-
-#[derive(Deserialize)]
-struct MetaDependency {
-    name: String,
-    req: String,
-    #[serde(default)]
-    kind: Option<String>,
-    #[serde(default)]
-    optional: bool,
-    #[serde(default)]
-    source: Option<String>,
-    #[serde(default)]
-    path: Option<PathBuf>,
-}
-
-#[derive(Deserialize, Default)]
-struct LockFile {
-    #[serde(default)]
-    package: Vec<LockPackage>,
-}
-
-#[derive(Deserialize)]
-struct LockPackage {
-    name: String,
-    version: String,
-    #[serde(default)]
-    source: Option<String>,
-    #[serde(default)]
-    dependencies: Vec<String>,
-}
-
 pub async fn project_info(
     project: &Project,
     runner: &Runner,
@@ -716,13 +663,9 @@ pub async fn project_info(
             output_tail(&metadata.stderr.text).unwrap_or_default()
         )));
     }
-    let metadata: Metadata = serde_json::from_str(&metadata.stdout.text)
+    let metadata = CargoMetadata::parse(&metadata.stdout.text)
         .map_err(|e| ToolchainError::Failed(format!("cannot read cargo metadata: {e}")))?;
-
-    let lock: LockFile = std::fs::read_to_string(metadata.workspace_root.join("Cargo.lock"))
-        .ok()
-        .and_then(|text| toml::from_str(&text).ok())
-        .unwrap_or_default();
+    let lock = CargoLock::read(&metadata.workspace_root.join("Cargo.lock"));
     let relative = |path: &Path| relative_to(path, &project.root);
     let packages: Vec<PackageInfo> = metadata
         .packages
@@ -779,8 +722,8 @@ async fn toolchain_versions(
 }
 
 fn package_info(
-    package: &MetaPackage,
-    lock: &LockFile,
+    package: &CargoPackage,
+    lock: &CargoLock,
     relative: &dyn Fn(&Path) -> String,
 ) -> PackageInfo {
     let resolved = resolved_versions(package, lock);
@@ -819,7 +762,10 @@ fn package_info(
 }
 
 /// Dependency name -> version, from the package's own entry in Cargo.lock.
-fn resolved_versions<'a>(package: &MetaPackage, lock: &'a LockFile) -> HashMap<&'a str, String> {
+fn resolved_versions<'a>(
+    package: &CargoPackage,
+    lock: &'a CargoLock,
+) -> HashMap<&'a str, String> {
     let Some(entry) = lock
         .package
         .iter()
@@ -848,7 +794,7 @@ fn resolved_versions<'a>(package: &MetaPackage, lock: &'a LockFile) -> HashMap<&
 }
 
 /// Integration test targets plus source files that contain unit tests.
-fn test_files(packages: &[MetaPackage], project_root: &Path) -> Vec<String> {
+fn test_files(packages: &[CargoPackage], project_root: &Path) -> Vec<String> {
     const MAX_FILES_SCANNED: usize = 5000;
     let mut files = Vec::new();
     for package in packages {
@@ -1023,7 +969,7 @@ mod tests {
 
     #[test]
     fn lock_entries_resolve_dependency_versions() {
-        let lock: LockFile = toml::from_str(
+        let lock: CargoLock = toml::from_str(
             r#"
             [[package]]
             name = "app"
@@ -1044,13 +990,15 @@ mod tests {
             "#,
         )
         .unwrap();
-        let package = MetaPackage {
+        let package = CargoPackage {
+            id: "path+file:///a#app@0.1.0".into(),
             name: "app".into(),
             version: "0.1.0".into(),
             edition: None,
             manifest_path: "/a/Cargo.toml".into(),
             targets: Vec::new(),
             dependencies: Vec::new(),
+            readme: None,
         };
         let resolved = resolved_versions(&package, &lock);
         assert_eq!(resolved["serde"], "1.0.200");

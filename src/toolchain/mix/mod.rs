@@ -323,25 +323,13 @@ fn compiled_apps(project: &Project) -> Vec<dialyzer::CompiledApp> {
     }
     dirs.into_iter()
         .filter_map(|dir| {
-            let app = app_name(&dir)?;
+            let app = crate::project_facts::mix_app(&dir)?;
             Some(dialyzer::CompiledApp {
                 ebin_dir: lib.join(app).join("ebin"),
                 source_root: dir,
             })
         })
         .collect()
-}
-
-/// The `app:` atom in a mix.exs.
-fn app_name(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
-    let start = text.find("app:")? + "app:".len();
-    let rest = text[start..].trim_start().strip_prefix(':')?;
-    let name: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty()).then_some(name)
 }
 
 /// `mix credo` when the project uses credo; otherwise every compiler warning (a forced
