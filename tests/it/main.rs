@@ -14,6 +14,7 @@ mod containment;
 mod dashboard;
 mod docs_eval;
 mod docs_index;
+mod doctor;
 mod layering;
 mod mcp_agents;
 mod mcp_build_tools;
