@@ -207,10 +207,12 @@ mod tests {
             metadata.direct_dependencies(),
             BTreeSet::from(["registry+x#itoa@1.0.15"])
         );
-        assert_eq!(metadata.packages[1].dir(), Some(Path::new("/reg/itoa-1.0.15")));
+        assert_eq!(
+            metadata.packages[1].dir(),
+            Some(Path::new("/reg/itoa-1.0.15"))
+        );
         assert_eq!(metadata.packages[1].readme.as_deref(), Some("README.md"));
-        let no_deps =
-            CargoMetadata::parse(r#"{"workspace_root": "/w", "packages": []}"#).unwrap();
+        let no_deps = CargoMetadata::parse(r#"{"workspace_root": "/w", "packages": []}"#).unwrap();
         assert!(no_deps.direct_dependencies().is_empty());
     }
 
@@ -229,7 +231,11 @@ mod tests {
             CargoLock::of_dir(&member).versions(),
             [("itoa".to_string(), "1.0.15".to_string())]
         );
-        assert!(CargoLock::read(&dir.path().join("nope.lock")).package.is_empty());
+        assert!(
+            CargoLock::read(&dir.path().join("nope.lock"))
+                .package
+                .is_empty()
+        );
 
         std::fs::write(
             dir.path().join("mix.exs"),

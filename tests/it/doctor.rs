@@ -79,7 +79,10 @@ fn with_what_the_switched_on_toolsets_need_the_doctor_is_satisfied() {
     let model = check(&report, "embedding model");
     assert_eq!(model["status"], "ok");
     assert!(
-        model["detail"].as_str().unwrap().contains("built into drydock"),
+        model["detail"]
+            .as_str()
+            .unwrap()
+            .contains("built into drydock"),
         "an installed binary carries its model: {model}"
     );
     assert_eq!(check(&report, "ONNX Runtime")["status"], "ok");
@@ -87,11 +90,22 @@ fn with_what_the_switched_on_toolsets_need_the_doctor_is_satisfied() {
     assert_eq!(check(&report, "cargo")["status"], "ok");
     // No index yet: reported with the command that builds it, never a failure.
     let index = check(&report, "docs index");
-    assert_eq!((&index["status"], &index["need"]), (&"missing".into(), &"optional".into()));
-    assert!(index["fix"].as_str().unwrap().contains("drydock index --toolchain-docs"));
+    assert_eq!(
+        (&index["status"], &index["need"]),
+        (&"missing".into(), &"optional".into())
+    );
+    assert!(
+        index["fix"]
+            .as_str()
+            .unwrap()
+            .contains("drydock index --toolchain-docs")
+    );
     // The tests' browser is never required.
     assert_eq!(check(&report, "chromium")["need"], "tests_only");
-    assert!(text.contains("everything the switched-on toolsets need is here"), "{text}");
+    assert!(
+        text.contains("everything the switched-on toolsets need is here"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -105,7 +119,10 @@ fn what_is_missing_is_named_with_its_fix_and_fails_only_when_a_toolset_needs_it(
     assert_eq!(report["ok"], false);
     let tmux = check(&report, "tmux");
     assert_eq!(tmux["status"], "missing");
-    assert_eq!(tmux["need"], "required", "agents and tasks are on by default");
+    assert_eq!(
+        tmux["need"], "required",
+        "agents and tasks are on by default"
+    );
     assert_eq!(tmux["fix"], "sudo apt-get install tmux");
     assert!(text.contains("MISSING  tmux"), "{text}");
     assert!(text.contains("fix: sudo apt-get install tmux"), "{text}");

@@ -762,10 +762,7 @@ fn package_info(
 }
 
 /// Dependency name -> version, from the package's own entry in Cargo.lock.
-fn resolved_versions<'a>(
-    package: &CargoPackage,
-    lock: &'a CargoLock,
-) -> HashMap<&'a str, String> {
+fn resolved_versions<'a>(package: &CargoPackage, lock: &'a CargoLock) -> HashMap<&'a str, String> {
     let Some(entry) = lock
         .package
         .iter()
