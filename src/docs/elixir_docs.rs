@@ -22,6 +22,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
+use super::markdown::markdown_sections;
 use crate::process::{CommandSpec, Limits, Policy, RunError, Stream, Termination};
 
 use crate::exs;
@@ -204,14 +205,15 @@ fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
         lines.push(SourceLine::new("", line));
     }
     lines.extend(entry.doc.lines().map(|l| SourceLine::new(l, line)));
-    let mut heading_path = vec![entry.module.clone()];
-    heading_path.extend(name.clone());
-    let section = Section {
-        heading_path,
-        anchor: name.clone(),
-        heading_line: Some(line),
-        lines,
-        mergeable: false,
+    let sections = match &name {
+        None => moduledoc_sections(&entry.module, lines, line),
+        Some(name) => vec![Section {
+            heading_path: vec![entry.module.clone(), name.clone()],
+            anchor: Some(name.clone()),
+            heading_line: Some(line),
+            lines,
+            mergeable: false,
+        }],
     };
     let url = entry
         .vsn
@@ -224,7 +226,40 @@ fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
         file_path,
         url,
     };
-    chunk_sections(vec![section], &meta)
+    chunk_sections(sections, &meta)
+}
+
+/// A module doc cut at its own Markdown headings: each section under `[Module, heading, …]`
+/// with ExDoc's anchor (`module-heading`), so sibling sections (`Supervisor > Strategies`,
+/// `Supervisor > Child specification`) are told apart. What precedes the first heading stays
+/// under the module's name, starting at `doc_line` (where the module doc is).
+fn moduledoc_sections(module: &str, lines: Vec<SourceLine>, doc_line: u32) -> Vec<Section> {
+    let text = lines
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // markdown_sections numbers lines from 1 in `text`: map them back to the doc's lines.
+    let line_of = |n: u32| lines.get(n as usize - 1).map_or(n, |l| l.line);
+    markdown_sections(&text)
+        .into_iter()
+        .filter(|section| !section.is_blank())
+        .map(|section| {
+            let mut heading_path = vec![module.to_string()];
+            heading_path.extend(section.heading_path);
+            Section {
+                heading_path,
+                anchor: section.anchor.map(|a| format!("module-{a}")),
+                heading_line: Some(section.heading_line.map_or(doc_line, line_of)),
+                lines: section
+                    .lines
+                    .into_iter()
+                    .map(|l| SourceLine::new(l.text, line_of(l.line)))
+                    .collect(),
+                mergeable: false,
+            }
+        })
+        .collect()
 }
 
 /// `/build/…/elixir-1.14.0/lib/elixir/lib/enum.ex` → `lib/elixir/lib/enum.ex`;
@@ -351,6 +386,14 @@ pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
                 }
                 j += 1;
             }
+        }
+        if kind == "moduledoc" {
+            sections.extend(moduledoc_sections(
+                &heading_path[0],
+                doc,
+                doc_start as u32 + 1,
+            ));
+            continue;
         }
         body.extend(doc);
         sections.push(Section {
@@ -587,6 +630,55 @@ mod tests {
   end
 end
 "#;
+
+    #[test]
+    fn a_module_doc_is_cut_at_its_own_headings_from_source_and_from_beams() {
+        let source = "defmodule Sup do\n  @moduledoc \"\"\"\n  Supervises.\n\n  ## Strategies\n\n  One for one.\n\n  ### Details\n\n  More.\n\n  ## Child specification\n\n  A map.\n  \"\"\"\nend\n";
+        let meta = FileMeta::new("my_app", SourceType::Api, "lib/sup.ex");
+        let chunks = chunk_elixir_source(source, &meta);
+        assert_well_formed(&chunks);
+        let described: Vec<(String, Option<&str>, u32)> = chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.heading_path.join(" > "),
+                    c.anchor.as_deref(),
+                    c.line_start,
+                )
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("Sup".to_string(), None, 2),
+                ("Sup > Strategies".to_string(), Some("module-strategies"), 5),
+                (
+                    "Sup > Strategies > Details".to_string(),
+                    Some("module-details"),
+                    9
+                ),
+                (
+                    "Sup > Child specification".to_string(),
+                    Some("module-child-specification"),
+                    13
+                ),
+            ]
+        );
+        assert!(
+            chunks[1].text.contains("One for one."),
+            "{}",
+            chunks[1].text
+        );
+        assert!(!chunks[1].text.contains("A map."));
+
+        let doc = "Supervises.\n\n## Strategies\n\nOne for one.\n";
+        let line = serde_json::json!({"module": "Sup", "kind": "module", "app": "my_app",
+            "vsn": "1.0.0", "source": "/x/lib/sup.ex", "line": 1, "doc": doc, "signature": []});
+        let chunks = parse_fetch_docs_output(&line.to_string());
+        let paths: Vec<String> = chunks.iter().map(|c| c.heading_path.join(" > ")).collect();
+        assert_eq!(paths, ["Sup", "Sup > Strategies"]);
+        assert_eq!(chunks[1].anchor.as_deref(), Some("module-strategies"));
+    }
 
     #[test]
     fn ex_source_docs_with_their_definitions() {
