@@ -115,6 +115,24 @@ async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, Stri
     sections
 }
 
+/// `rank` (None: not in the results) for `mode`, in the question's set and category.
+fn record(
+    scores: &mut BTreeMap<(String, String), Scores>,
+    question: &Question,
+    mode: &str,
+    rank: Option<usize>,
+) {
+    for category in [
+        format!("{} · all", question.set),
+        format!("{} · {}", question.set, question.category),
+    ] {
+        scores
+            .entry((mode.to_string(), category))
+            .or_default()
+            .add(rank);
+    }
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let dir = std::env::var_os("DRYDOCK_EVAL_INDEX")
@@ -195,15 +213,7 @@ async fn main() {
                 let fused =
                     reciprocal_rank_fusion([by_vector.await.unwrap(), by_text.await.unwrap()], TOP);
                 let fused_rank = rank_in(&fused);
-                for category in [
-                    format!("{} · all", question.set),
-                    format!("{} · {}", question.set, question.category),
-                ] {
-                    scores
-                        .entry(("Fused".into(), category))
-                        .or_default()
-                        .add(fused_rank);
-                }
+                record(&mut scores, question, "Fused", fused_rank);
             }
             if mode == SearchMode::Hybrid {
                 // The reader's measure: a returned passage itself holds the answer's phrase
@@ -220,26 +230,14 @@ async fn main() {
                         phrases.iter().any(|p| text.contains(p))
                     })
                     .map(|i| i + 1);
-                for category in [
-                    format!("{} · all", question.set),
-                    format!("{} · {}", question.set, question.category),
-                ] {
-                    scores
-                        .entry(("Hybrid, the passage itself".into(), category))
-                        .or_default()
-                        .add(passage_rank);
-                }
+                record(
+                    &mut scores,
+                    question,
+                    "Hybrid, the passage itself",
+                    passage_rank,
+                );
             }
-            let mode_name = format!("{mode:?}");
-            for category in [
-                format!("{} · all", question.set),
-                format!("{} · {}", question.set, question.category),
-            ] {
-                scores
-                    .entry((mode_name.clone(), category))
-                    .or_default()
-                    .add(rank);
-            }
+            record(&mut scores, question, &format!("{mode:?}"), rank);
             if mode == SearchMode::Hybrid && rank.is_none_or(|r| r > 5) {
                 let top: Vec<String> = hits
                     .iter()
