@@ -26,10 +26,13 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use drydock::docs::DEFAULT_FULL;
 use drydock::docs::embed::Embedder;
+use drydock::docs::reports::{LookupReport, LookupResult};
 use drydock::docs::rerank::below_title;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
+use drydock::render::Render;
 use retrieval_scores::{Scores, squash};
 use serde::Deserialize;
 use support::percentile;
@@ -184,6 +187,10 @@ async fn main() {
     let mut scores: BTreeMap<(String, String), Scores> = BTreeMap::new();
     let mut misses = Vec::new();
     let mut latencies = Vec::new();
+    // cl100k tokens of docs_lookup's text at its default size (10 results, 3 whole), by
+    // category.
+    let cl100k = tiktoken_rs::cl100k_base().unwrap();
+    let mut tokens: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (question, answer) in questions.iter().zip(&answer_sets) {
         for mode in modes {
             let started = Instant::now();
@@ -216,6 +223,25 @@ async fn main() {
                 record(&mut scores, question, "Fused", fused_rank);
             }
             if mode == SearchMode::Hybrid {
+                let shaped = LookupReport {
+                    query: question.text.clone(),
+                    results: hits
+                        .iter()
+                        .cloned()
+                        .enumerate()
+                        .map(|(rank, hit)| match rank < DEFAULT_FULL {
+                            true => LookupResult::whole(hit),
+                            false => LookupResult::excerpt(hit, &question.text),
+                        })
+                        .collect(),
+                    message: None,
+                };
+                let text_tokens = cl100k.encode_with_special_tokens(&shaped.render()).len();
+                tokens
+                    .entry(question.category.clone())
+                    .or_default()
+                    .push(text_tokens);
+                tokens.entry("all".into()).or_default().push(text_tokens);
                 // The reader's measure: a returned passage itself holds the answer's phrase
                 // (not only a passage of the section that holds it).
                 let phrases: Vec<String> = question
@@ -272,6 +298,16 @@ async fn main() {
         misses.len(),
         misses_file.display()
     );
+    for (category, counts) in &mut tokens {
+        counts.sort_unstable();
+        let at = |p: f64| counts[((counts.len() - 1) as f64 * p).round() as usize];
+        println!(
+            "docs_lookup text at its default size, {category}: p50 {} p95 {} max {} tokens (cl100k)",
+            at(0.5),
+            at(0.95),
+            counts[counts.len() - 1]
+        );
+    }
     let latencies: Vec<Duration> = latencies;
     println!(
         "hybrid lookup in-process (query embedding included): p50 {:.1} ms, p99 {:.1} ms over {} queries",

@@ -135,6 +135,7 @@ catalog! {
     TerminalWait => "terminal_wait", Terminal, READS;
     TerminalRun => "terminal_run", Terminal, RUNS_ANYTHING;
     DocsLookup => "docs_lookup", Docs, READS;
+    DocsRead => "docs_read", Docs, READS;
     DocsIndex => "docs_index", Docs, BUILDS;
     AgentList => "agent_list", Agents, READS;
     AgentWait => "agent_wait", Agents, READS;
@@ -169,13 +170,16 @@ impl ToolName {
             .join(", ")
     }
 
-    /// What the token of a task's agent may call: the build tools and docs lookup (in the
+    /// What the token of a task's agent may call: the build tools and the docs (in the
     /// task's own directory), and its own task.
     pub fn for_task_agents(self) -> bool {
         self.toolset() == Toolset::Build
             || matches!(
                 self,
-                ToolName::DocsLookup | ToolName::TaskComplete | ToolName::TaskShow
+                ToolName::DocsLookup
+                    | ToolName::DocsRead
+                    | ToolName::TaskComplete
+                    | ToolName::TaskShow
             )
     }
 
@@ -241,6 +245,7 @@ mod tests {
                 "format",
                 "lint",
                 "docs_lookup",
+                "docs_read",
                 "task_show",
                 "task_complete"
             ]

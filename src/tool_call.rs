@@ -134,6 +134,7 @@ async fn dispatch(
         ToolName::TerminalWait => outcome(terminals.wait(parse(tool, arguments)?, call).await),
         ToolName::TerminalRun => outcome(terminals.run(parse(tool, arguments)?, call).await),
         ToolName::DocsLookup => outcome(docs.lookup(parse(tool, arguments)?).await),
+        ToolName::DocsRead => outcome(docs.read(parse(tool, arguments)?).await),
         ToolName::DocsIndex => outcome(docs.index(parse(tool, arguments)?, call).await),
         ToolName::AgentList => outcome(agents.list(parse(tool, arguments)?).await),
         ToolName::AgentWait => outcome(agents.wait(parse(tool, arguments)?, call).await),

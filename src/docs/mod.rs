@@ -21,6 +21,7 @@
 pub mod chunk;
 pub mod elixir_docs;
 pub mod embed;
+pub(crate) mod excerpt;
 pub(crate) mod html;
 pub mod ingest;
 pub(crate) mod markdown;
@@ -50,8 +51,8 @@ use self::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
 use self::project::{
     DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
 };
-use self::reports::{IndexSummary, IngestReport, LookupReport};
-use self::requests::{IndexRequest, LookupRequest};
+use self::reports::{IndexSummary, IngestReport, LookupReport, LookupResult, ReadReport};
+use self::requests::{Around, IndexRequest, LookupRequest, ReadRequest};
 use self::search::{SearchFilter, SearchMode};
 use self::sources::{FileRoot, Library, PathFilter, Root};
 use self::store::{DocStore, StoreError, TABLE_NAME};
@@ -62,8 +63,11 @@ use crate::events::{EventKind, Events, IngestPhase, unix_millis};
 use crate::process::Policy;
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
-pub const DEFAULT_LIMIT: usize = 5;
+pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
+/// How many of the first results carry their whole passage by default: the reader reads them
+/// all, so the rest come as their best sentences (docs-lab: ≤ 2,000 tokens p95 at default).
+pub const DEFAULT_FULL: usize = 3;
 /// The longest query taken: the model reads 256 word pieces of it anyway, and a huge one
 /// makes full-text search slow.
 pub const MAX_QUERY_CHARS: usize = 2000;
@@ -255,10 +259,72 @@ impl Docs {
             (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
             (nothing, under_way) => nothing.or(under_way),
         };
+        let full = request.full.unwrap_or(DEFAULT_FULL);
+        let results = hits
+            .into_iter()
+            .enumerate()
+            .map(|(rank, hit)| match rank < full {
+                true => LookupResult::whole(hit),
+                false => LookupResult::excerpt(hit, &query),
+            })
+            .collect();
         Ok(LookupReport {
             query,
-            results: hits,
+            results,
             message,
+        })
+    }
+
+    /// The passage a docs_lookup result's id names, its section or its neighbours.
+    pub async fn read(&self, request: ReadRequest) -> Result<ReadReport, DocsError> {
+        let id = request.id.trim().to_lowercase();
+        if id.len() < 8 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(DocsError::InvalidArgument(format!(
+                "`id` {:?} is not a docs_lookup result's id (hex digits, as docs_lookup gives them)",
+                request.id
+            )));
+        }
+        if !self.exists() {
+            return Err(DocsError::InvalidArgument(self.empty_message()));
+        }
+        let store = self.store().await?;
+        let mut found = store.chunks_with_id_prefix(&id).await?;
+        let hit = match found.len() {
+            1 => found.remove(0),
+            0 => {
+                return Err(DocsError::InvalidArgument(format!(
+                    "no passage has the id {id}: the index changed since the lookup that gave                      it (look it up again)"
+                )));
+            }
+            n => {
+                return Err(DocsError::InvalidArgument(format!(
+                    "{n} passages have ids starting with {id}: give the id as docs_lookup gave it"
+                )));
+            }
+        };
+        let around = request.around.unwrap_or_default();
+        let passages = match around {
+            Around::Passage => vec![hit],
+            Around::Section | Around::Neighbours => {
+                let file = store
+                    .chunks_of_file(&hit.library, hit.version.as_deref(), &hit.file_path)
+                    .await?;
+                let at = file.iter().position(|h| h.id == hit.id).unwrap_or(0);
+                match around {
+                    Around::Section => file
+                        .into_iter()
+                        .filter(|h| h.heading == hit.heading)
+                        .collect(),
+                    _ => file
+                        .into_iter()
+                        .skip(at.saturating_sub(1))
+                        .take(if at == 0 { 2 } else { 3 })
+                        .collect(),
+                }
+            }
+        };
+        Ok(ReadReport {
+            passages: passages.into_iter().map(LookupResult::whole).collect(),
         })
     }
 

@@ -12,9 +12,106 @@ use crate::render::Render;
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LookupReport {
     pub query: String,
-    pub results: Vec<Hit>,
+    pub results: Vec<LookupResult>,
     /// Said when there are no results: why, and what to do.
     pub message: Option<String>,
+}
+
+/// One passage found (docs_lookup) or read (docs_read).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LookupResult {
+    /// docs_read's argument for this passage, its section or its neighbours.
+    pub id: String,
+    pub library: String,
+    pub version: Option<String>,
+    pub source_type: String,
+    pub file_path: String,
+    /// The heading path, outermost first, joined with " > ".
+    pub heading: String,
+    pub anchor: Option<String>,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub url: Option<String>,
+    /// Higher is better (docs_read: 0).
+    pub score: f32,
+    /// The whole passage (the first results, and docs_read's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The sentences of the passage that best match the query (the later results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+}
+
+/// Characters of a chunk id that name it: 48 bits, unique far beyond any index's size.
+pub const ID_CHARS: usize = 12;
+
+impl LookupResult {
+    /// `hit` with its whole passage.
+    pub fn whole(hit: Hit) -> LookupResult {
+        let content = Some(hit.content.clone());
+        LookupResult::of(hit, content, None)
+    }
+
+    /// `hit` as the sentences that best match `query`.
+    pub fn excerpt(hit: Hit, query: &str) -> LookupResult {
+        let excerpt = Some(super::excerpt::excerpt(&hit.content, query));
+        LookupResult::of(hit, None, excerpt)
+    }
+
+    fn of(hit: Hit, content: Option<String>, excerpt: Option<String>) -> LookupResult {
+        LookupResult {
+            id: hit.id.chars().take(ID_CHARS).collect(),
+            library: hit.library,
+            version: hit.version,
+            source_type: hit.source_type,
+            file_path: hit.file_path,
+            heading: hit.heading,
+            anchor: hit.anchor,
+            line_start: hit.line_start,
+            line_end: hit.line_end,
+            url: hit.url,
+            score: hit.score,
+            content,
+            excerpt,
+        }
+    }
+
+    /// What the reader gets of the passage: the whole of it, or its best sentences.
+    pub fn text(&self) -> &str {
+        self.content
+            .as_deref()
+            .or(self.excerpt.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// Where it is, on one line: `[n] library version (type) file#anchor:lines — heading`.
+    fn place(&self, n: usize) -> String {
+        let version = self
+            .version
+            .as_deref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let anchor = self
+            .anchor
+            .as_deref()
+            .map(|a| format!("#{a}"))
+            .unwrap_or_default();
+        format!(
+            "[{n}] {}{version} ({}) {}{anchor}:{}-{} — {}",
+            self.library,
+            self.source_type,
+            self.file_path,
+            self.line_start,
+            self.line_end,
+            self.heading
+        )
+    }
+}
+
+/// docs_read's answer: the passages asked for, in file order.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReadReport {
+    pub passages: Vec<LookupResult>,
 }
 
 /// What an ingest did.
@@ -67,36 +164,38 @@ pub struct IndexSummary {
 }
 
 impl Render for LookupReport {
-    /// Each passage under a line saying where it is, best first.
+    /// Each result under a line saying where it is, best first: the first ones whole, the
+    /// others as their best sentences with the id that reads them whole.
     fn render(&self) -> String {
         if self.results.is_empty() {
             return self.message.clone().unwrap_or_else(|| "no results".into());
         }
         let mut out = String::new();
-        for (i, hit) in self.results.iter().enumerate() {
-            let version = hit
-                .version
-                .as_deref()
-                .map(|v| format!(" {v}"))
-                .unwrap_or_default();
-            let anchor = hit
-                .anchor
-                .as_deref()
-                .map(|a| format!("#{a}"))
-                .unwrap_or_default();
-            out += &format!(
-                "[{}] {}{version} ({}) {}{anchor}:{}-{} — {}\n{}\n\n",
-                i + 1,
-                hit.library,
-                hit.source_type,
-                hit.file_path,
-                hit.line_start,
-                hit.line_end,
-                hit.heading,
-                hit.content.trim_end()
-            );
+        for (i, result) in self.results.iter().enumerate() {
+            out += &result.place(i + 1);
+            match (&result.content, &result.excerpt) {
+                (Some(content), _) => out += &format!("\n{}\n\n", content.trim_end()),
+                (None, Some(excerpt)) => {
+                    out += &format!(" (docs_read id {})\n{excerpt}\n\n", result.id)
+                }
+                (None, None) => out += "\n\n",
+            }
         }
         out.trim_end().to_string()
+    }
+}
+
+impl Render for ReadReport {
+    fn render(&self) -> String {
+        self.passages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let content = p.content.as_deref().unwrap_or_default().trim_end();
+                format!("{}\n{content}", p.place(i + 1))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
     }
 }
 

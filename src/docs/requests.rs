@@ -1,4 +1,4 @@
-//! What the docs tools are asked: docs_lookup's and docs_index's arguments.
+//! What the docs tools are asked: docs_lookup's, docs_read's and docs_index's arguments.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -23,10 +23,34 @@ pub struct LookupRequest {
     /// A project inside the allowed roots: only its own docs, its dependencies at the
     /// versions its lock file pins, and its language's toolchain docs.
     pub project_path: Option<String>,
-    /// How many passages (default 5, at most 50).
+    /// How many results (default 10, at most 50).
     pub limit: Option<usize>,
+    /// How many of the first results carry their whole passage (default 3); the others carry
+    /// the sentences that best match the query, and an id that docs_read turns into the
+    /// passage.
+    pub full: Option<usize>,
     /// hybrid (default: vectors and full text fused), vector or full_text.
     pub mode: Option<SearchMode>,
+}
+
+/// docs_read's arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRequest {
+    /// A result's id, as docs_lookup gave it.
+    pub id: String,
+    /// What to return: the passage (default), its whole section (every passage under the same
+    /// heading), or its neighbours (the passages just before and after it in its file).
+    pub around: Option<Around>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Around {
+    #[default]
+    Passage,
+    Section,
+    Neighbours,
 }
 
 /// docs_index's arguments: at least one of them.

@@ -203,7 +203,7 @@ impl DocStore {
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
         // Cosine distance is 1 - cosine similarity.
-        hits_from(&batches, "_distance", |distance| 1.0 - distance)
+        hits_from(&batches, Some("_distance"), |distance| 1.0 - distance)
     }
 
     async fn text_hits(
@@ -232,7 +232,7 @@ impl DocStore {
             query = query.only_if(predicate);
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
-        hits_from(&batches, "_score", |score| score)
+        hits_from(&batches, Some("_score"), |score| score)
     }
 }
 
@@ -260,9 +260,53 @@ pub fn reciprocal_rank_fusion<const N: usize>(lists: [Vec<Hit>; N], limit: usize
     fused
 }
 
+impl DocStore {
+    /// The chunks whose id starts with `prefix` (docs_lookup's short ids), at score 0.
+    pub async fn chunks_with_id_prefix(&self, prefix: &str) -> Result<Vec<Hit>> {
+        let prefix: String = prefix.chars().filter(char::is_ascii_hexdigit).collect();
+        self.chunks_where(format!("id LIKE '{prefix}%'")).await
+    }
+
+    /// Every chunk of the file `file_path` of `library` at `version`, in line order.
+    pub async fn chunks_of_file(
+        &self,
+        library: &str,
+        version: Option<&str>,
+        file_path: &str,
+    ) -> Result<Vec<Hit>> {
+        let version = match version {
+            Some(v) => format!("version = {}", sql_string(v)),
+            None => "version IS NULL".to_string(),
+        };
+        let mut hits = self
+            .chunks_where(format!(
+                "library = {} AND {version} AND file_path = {}",
+                sql_string(library),
+                sql_string(file_path)
+            ))
+            .await?;
+        hits.sort_by_key(|h| (h.line_start, h.line_end));
+        Ok(hits)
+    }
+
+    async fn chunks_where(&self, predicate: String) -> Result<Vec<Hit>> {
+        let batches: Vec<RecordBatch> = self
+            .table()
+            .query()
+            .only_if(predicate)
+            .select(Select::columns(&HIT_COLUMNS))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        hits_from(&batches, None, |score| score)
+    }
+}
+
+/// The hits of `batches`, best first by `score_column` (none: every score 0, as read).
 fn hits_from(
     batches: &[RecordBatch],
-    score_column: &str,
+    score_column: Option<&str>,
     score: impl Fn(f32) -> f32,
 ) -> Result<Vec<Hit>> {
     let mut hits = Vec::new();
@@ -272,7 +316,7 @@ fn hits_from(
             let column = string_column(batch, name)?;
             Ok(column.is_valid(row).then(|| column.value(row).to_string()))
         };
-        let scores = f32_column(batch, score_column)?;
+        let scores = score_column.map(|c| f32_column(batch, c)).transpose()?;
         for row in 0..batch.num_rows() {
             hits.push(Hit {
                 id: text("id")?.value(row).to_string(),
@@ -286,11 +330,13 @@ fn hits_from(
                 line_start: u32_column(batch, "line_start")?.value(row),
                 line_end: u32_column(batch, "line_end")?.value(row),
                 url: optional("url", row)?,
-                score: score(scores.value(row)),
+                score: scores.map_or(0.0, |s| score(s.value(row))),
             });
         }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    if score_column.is_some() {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
     Ok(hits)
 }
 

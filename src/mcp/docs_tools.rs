@@ -9,13 +9,13 @@ use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
 use crate::call::Call;
-use crate::docs::reports::{IngestReport, LookupReport};
-use crate::docs::requests::{IndexRequest, LookupRequest};
+use crate::docs::reports::{IngestReport, LookupReport, ReadReport};
+use crate::docs::requests::{IndexRequest, LookupRequest, ReadRequest};
 
 #[tool_router(router = docs_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
     #[tool(
-        description = "Search the local documentation index (vectors + full text, fused) for the exact passage: Rust book, std, cargo, error codes, Elixir's stdlib, and every indexed crate or hex package at its version. Ask in words (\"how do I share a Vec between threads\") or by identifier (`E0502`, `Enum.chunk_every`, `--message-format`). With project_path, only that project's own docs, its dependencies at the versions its lock file pins and its language's toolchain docs. Returns ranked passages with library, version, file, heading, anchor and lines.",
+        description = "Search the local documentation index (vectors + full text, fused) for the exact passage: Rust book, std, cargo, error codes, Elixir's stdlib, and every indexed crate or hex package at its version. Ask in words (\"how do I share a Vec between threads\") or by identifier (`E0502`, `Enum.chunk_every`, `--message-format`). With project_path, only that project's own docs, its dependencies at the versions its lock file pins and its language's toolchain docs. Returns the 10 best results with library, version, file, heading, anchor and lines: the first 3 with their whole passage, the others with the sentences that best match the question and an id; docs_read {id} gives that passage whole.",
         output_schema = schema_for_output::<LookupReport>()
     )]
     async fn docs_lookup(
@@ -25,6 +25,21 @@ impl DrydockServer {
     ) -> Result<CallToolResult, McpError> {
         tokio::select! {
             result = self.app.docs().lookup(req) => respond(result),
+            _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
+        }
+    }
+
+    #[tool(
+        description = "Read a passage docs_lookup found, by the id it gave: the passage whole (default), its whole section (`around: \"section\"`: every passage under the same heading) or its neighbours (`around: \"neighbours\"`: the passages before and after it in its file).",
+        output_schema = schema_for_output::<ReadReport>()
+    )]
+    async fn docs_read(
+        &self,
+        Parameters(req): Parameters<ReadRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        tokio::select! {
+            result = self.app.docs().read(req) => respond(result),
             _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
         }
     }

@@ -26,7 +26,7 @@ fn paragraph(toolset: Toolset) -> &'static str {
             "Build tools (cargo and mix, the same result shapes for Rust and Elixir; each takes project_path): start with project_info; type_check or compile give exact errors (file, line, column, code, message); test runs the tests (failures with file, line and left/right values); lint runs clippy or credo, format rustfmt or mix format, run the program or an allowed task."
         }
         Toolset::Docs => {
-            "Docs: docs_lookup finds the passage that answers a question (std, the Rust book, cargo, Elixir, and the project's dependencies at their locked versions) in a local index; docs_index adds a project's docs to it."
+            "Docs: docs_lookup finds the passage that answers a question (std, the Rust book, cargo, Elixir, and the project's dependencies at their locked versions) in a local index: the first results whole, the rest as their best sentences with an id that docs_read turns into the passage, its section or its neighbours; docs_index adds a project's docs to it."
         }
         Toolset::Terminal => {
             "Terminals: terminal_create starts a shell session in an allowed directory (PTY, or tmux to outlive drydock); terminal_run runs a command there and returns its own output and exit code as soon as it finishes; terminal_send types text or keys, terminal_screen and terminal_scrollback read, terminal_wait waits for quiet or a regex, terminal_list and terminal_manage list, rename, resize and close sessions. The user's own tmux panes are addressed as tmux:SESSION:WINDOW.PANE."

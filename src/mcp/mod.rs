@@ -216,7 +216,8 @@ impl ServerHandler for DrydockServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        let mut templates = terminal_resources::templates();
+        let mut templates = resources::docs_templates();
+        templates.extend(terminal_resources::templates());
         templates.extend(agent_resources::templates());
         templates.extend(task_resources::templates());
         templates.extend(fixtures::resource_templates());

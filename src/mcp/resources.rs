@@ -5,19 +5,22 @@
 use std::path::Path;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{ReadResourceResult, Resource, ResourceContents};
+use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
 
 use super::{agent_resources, fixtures, task_resources, terminal_resources};
 use crate::app::App;
 use crate::catalog::ToolName;
 use crate::config::Config;
-use crate::docs::Docs;
+use crate::docs::requests::ReadRequest;
+use crate::docs::{Docs, DocsError};
 use crate::workspace::Workspace;
 
 const SERVER_URI: &str = "drydock://server";
 const PROJECTS_URI: &str = "drydock://projects";
 pub const DOCS_URI: &str = "drydock://docs";
+/// A passage docs_lookup found, by its id: `drydock://docs/passage/{id}`.
+const PASSAGE_PREFIX: &str = "drydock://docs/passage/";
 
 /// How deep below an allowed root projects are looked for.
 const PROJECT_SEARCH_DEPTH: usize = 3;
@@ -58,6 +61,7 @@ pub fn is_known(uri: &str) -> bool {
         return true;
     }
     [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri)
+        || uri.starts_with(PASSAGE_PREFIX)
         || terminal_resources::is_session_uri(uri)
         || agent_resources::is_agent_uri(uri)
         || task_resources::is_task_uri(uri)
@@ -95,6 +99,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
             &json!({ "projects": projects(app.toolchains().workspace()) }),
         )),
         DOCS_URI => read_docs(app.docs()).await,
+        _ if uri.starts_with(PASSAGE_PREFIX) => read_passage(app.docs(), uri).await,
         _ if terminal_resources::is_session_uri(uri) => {
             terminal_resources::read(app.terminals(), uri).await
         }
@@ -109,6 +114,33 @@ fn json_resource(uri: &str, value: &impl serde::Serialize) -> ReadResourceResult
     ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("application/json"),
     ])
+}
+
+/// The templates of the docs' resources.
+pub fn docs_templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(format!("{PASSAGE_PREFIX}{{id}}"), "docs passage")
+            .with_description(
+                "a passage docs_lookup found, whole, by the id it gave (as docs_read)",
+            )
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// The passage `uri` names by its id.
+async fn read_passage(docs: &Docs, uri: &str) -> Result<ReadResourceResult, McpError> {
+    let id = uri.strip_prefix(PASSAGE_PREFIX).unwrap_or_default();
+    let request = ReadRequest {
+        id: id.to_string(),
+        around: None,
+    };
+    match docs.read(request).await {
+        Ok(report) => Ok(json_resource(uri, &report)),
+        Err(DocsError::InvalidArgument(message)) => {
+            Err(McpError::resource_not_found(message, None))
+        }
+        Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+    }
 }
 
 /// What the docs index holds.

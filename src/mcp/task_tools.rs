@@ -27,7 +27,7 @@ pub(super) fn confine(
 ) -> Result<(), String> {
     if !tool.for_task_agents() {
         return Err(format!(
-            "{tool} is not for the agent of task {}: its token may call the build tools and docs_lookup in {} and task_show and task_complete",
+            "{tool} is not for the agent of task {}: its token may call the build tools, docs_lookup and docs_read in {} and task_show and task_complete",
             scope.task_id,
             scope.dir.display()
         ));

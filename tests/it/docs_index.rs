@@ -99,7 +99,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     .await;
     let top = &colour.results[0];
     assert_eq!(top.library, "docs-deps", "{colour:#?}");
-    assert!(top.content.contains("purple"), "{}", top.content);
+    assert!(top.text().contains("purple"), "{}", top.text());
     let parse = lookup(&docs, "semver Version::parse", Some(&dir)).await;
     assert!(
         parse.results.iter().take(3).any(|r| r.library == "semver"
@@ -133,7 +133,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     );
     let sizes = lookup(&docs, "how tall are the badges", Some(&dir)).await;
     assert!(
-        sizes.results[0].content.contains("twenty pixels"),
+        sizes.results[0].text().contains("twenty pixels"),
         "{sizes:#?}"
     );
 
@@ -145,7 +145,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     assert!(
         gone.results
             .iter()
-            .all(|r| !r.content.contains("twenty pixels")),
+            .all(|r| !r.text().contains("twenty pixels")),
         "{gone:#?}"
     );
 
@@ -349,7 +349,7 @@ async fn a_cancelled_ingest_keeps_a_readable_index_and_the_next_run_finishes_it(
     assert_eq!(finished.files_unchanged, stopped.files_indexed);
     let hit = lookup(&docs, "thing number 3917", None).await;
     assert!(
-        hit.results.iter().any(|r| r.content.contains("3917")),
+        hit.results.iter().any(|r| r.text().contains("3917")),
         "{hit:#?}"
     );
 }

@@ -5,6 +5,11 @@
 use crate::support::*;
 use serde_json::{Value, json};
 
+/// `text` with whitespace runs made one space, for comparing re-flowed sentences.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 async fn read_docs_resource(client: &rmcp::service::Peer<rmcp::RoleClient>) -> Value {
     serde_json::from_str(&read_text_resource(client, "drydock://docs").await).unwrap()
 }
@@ -121,6 +126,80 @@ async fn an_agent_fills_the_index_and_finds_passages() {
                 .iter()
                 .all(|r| r["library"] == "itoa" && r["source_type"] == "api"),
         "{api}"
+    );
+
+    // At the default size: ten results, the first three whole, the others as their best
+    // sentences with an id that docs_read turns into the passage, its section or its
+    // neighbours.
+    let shaped = call(
+        &client,
+        "docs_lookup",
+        json!({"query": "how do I parse a version number with a pre-release part"}),
+    )
+    .await;
+    let structured = shaped.structured_content.clone().unwrap();
+    let results = structured["results"].as_array().unwrap();
+    assert_eq!(results.len(), 10, "{structured:#}");
+    for (rank, result) in results.iter().enumerate() {
+        let whole = rank < 3;
+        assert_eq!(result["content"].is_string(), whole, "{rank}: {result}");
+        assert_eq!(result["excerpt"].is_string(), !whole, "{rank}: {result}");
+        assert_eq!(result["id"].as_str().unwrap().len(), 12);
+    }
+    let later = &results[4];
+    let excerpt = later["excerpt"].as_str().unwrap();
+    let id = later["id"].as_str().unwrap();
+    assert!(
+        text_of(&shaped).contains(&format!("(docs_read id {id})\n{excerpt}")),
+        "{}",
+        text_of(&shaped)
+    );
+    let read = call_ok(&client, "docs_read", json!({"id": id})).await;
+    let passages = read["passages"].as_array().unwrap();
+    assert_eq!(passages.len(), 1, "{read}");
+    let passage = passages[0]["content"].as_str().unwrap();
+    assert!(
+        excerpt
+            .trim_start_matches("… ")
+            .split(" … ")
+            .all(|part| squash(passage).contains(&squash(part.trim_end_matches('…')))),
+        "the excerpt's sentences come from the passage:\n{excerpt}\n---\n{passage}"
+    );
+    assert_eq!(passages[0]["heading"], later["heading"]);
+    let section = call_ok(&client, "docs_read", json!({"id": id, "around": "section"})).await;
+    for part in section["passages"].as_array().unwrap() {
+        assert_eq!(part["heading"], later["heading"], "{section}");
+    }
+    let neighbours = call_ok(
+        &client,
+        "docs_read",
+        json!({"id": id, "around": "neighbours"}),
+    )
+    .await;
+    let lines: Vec<u64> = neighbours["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["line_start"].as_u64().unwrap())
+        .collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] <= w[1])
+            && neighbours["passages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["id"] == id),
+        "{neighbours}"
+    );
+    let resource = read_text_resource(&client, &format!("drydock://docs/passage/{id}")).await;
+    let resource: Value = serde_json::from_str(&resource).unwrap();
+    assert_eq!(resource["passages"][0]["content"].as_str(), Some(passage));
+    let unknown_id = call_err(&client, "docs_read", json!({"id": "0123456789ab"})).await;
+    assert!(unknown_id.contains("look it up again"), "{unknown_id}");
+    let not_an_id = call_err(&client, "docs_read", json!({"id": "zz"})).await;
+    assert!(
+        not_an_id.contains("not a docs_lookup result's id"),
+        "{not_an_id}"
     );
 
     // A 100 kB query is refused at once; a library that is not indexed finds nothing and

@@ -17,7 +17,7 @@ const BUILD_TOOLS: [&str; 7] = [
 ];
 
 /// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 27] = [
+const OTHER_TOOLS: [(&str, &[&str]); 28] = [
     ("agent_answer", &["action", "agent"]),
     ("agent_kill", &["agent"]),
     ("agent_list", &[]),
@@ -37,6 +37,7 @@ const OTHER_TOOLS: [(&str, &[&str]); 27] = [
     ("task_show", &["task_id"]),
     ("task_start", &["task_id"]),
     ("docs_lookup", &["query"]),
+    ("docs_read", &["id"]),
     ("terminal_create", &["cwd"]),
     ("terminal_list", &[]),
     ("terminal_manage", &["action", "session"]),

@@ -175,6 +175,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         [
             "compile",
             "docs_lookup",
+            "docs_read",
             "format",
             "lint",
             "project_info",
