@@ -3,7 +3,7 @@
 //! calls use (a second shell, an agent CLI, dialyzer) and what only the tests use (Chromium)
 //! is reported but never fails it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -422,7 +422,12 @@ async fn version_line(program: &str, args: &[&str], name: &str, fix: &str) -> Fo
         },
         env_remove: Vec::new(),
     };
-    let spec = CommandSpec::new(path.display().to_string(), args.iter().copied(), cwd());
+    // Run from the temp dir, so no project's rustup override or .tool-versions is taken.
+    let spec = CommandSpec::new(
+        path.display().to_string(),
+        args.iter().copied(),
+        std::env::temp_dir(),
+    );
     let output = policy
         .run(spec, &CancellationToken::new(), &mut |_, _| {})
         .await;
@@ -462,10 +467,6 @@ fn default_shell() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "bash".into())
-}
-
-fn cwd() -> PathBuf {
-    std::env::temp_dir()
 }
 
 fn render(config: &Config, checks: &[Check], failing: usize) -> String {

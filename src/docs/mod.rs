@@ -66,7 +66,7 @@ use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
 /// How many of the first results carry their whole passage by default: the reader reads them
-/// all, so the rest come as their best sentences (docs-lab: ≤ 2,000 tokens p95 at default).
+/// all, so the rest come as their best sentences (docs_quality prints what that costs).
 pub const DEFAULT_FULL: usize = 3;
 /// The longest query taken: the model reads 256 word pieces of it anyway, and a huge one
 /// makes full-text search slow.

@@ -45,7 +45,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Add documentation to the local index, incrementally (unchanged files are skipped, changed ones replaced, deleted ones removed): `project_path` (a cargo or mix project: its own docs and its dependencies' READMEs and API docs at their locked versions; `transitive` for every locked package), `paths` (files or directories of Markdown, text, HTML, Rust or Elixir sources) and/or `toolchain_docs` (the Rust docs rustup installed and Elixir's standard library). Sends progress notifications; embedding runs at ~40 passages/s, so a large corpus takes minutes. Cancelling keeps what was committed; the next call continues.",
+        description = "Add documentation to the local index, incrementally (unchanged files are skipped, changed ones replaced, deleted ones removed): `project_path` (a cargo or mix project: its own docs and its dependencies' READMEs and API docs at their locked versions; `transitive` for every locked package), `paths` (files or directories of Markdown, text, HTML, Rust or Elixir sources) and/or `toolchain_docs` (the Rust docs rustup installed and Elixir's standard library). Sends progress notifications; embedding runs at tens of passages per second (the whole toolchain docs, about 49k passages, take about 10 minutes on 2 cores), so a large corpus takes minutes. Cancelling keeps what was committed; the next call continues.",
         output_schema = schema_for_output::<IngestReport>()
     )]
     async fn docs_index(
