@@ -22,7 +22,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, SourceType, chunk_sections};
-use super::markdown::markdown_sections;
+use super::markdown::doc_sections;
 use crate::process::{CommandSpec, Limits, Policy, RunError, Stream, Termination};
 
 use crate::exs;
@@ -229,37 +229,13 @@ fn entry_chunks(entry: &DocEntry) -> Vec<Chunk> {
     chunk_sections(sections, &meta)
 }
 
-/// A module doc cut at its own Markdown headings: each section under `[Module, heading, …]`
-/// with ExDoc's anchor (`module-heading`), so sibling sections (`Supervisor > Strategies`,
-/// `Supervisor > Child specification`) are told apart. What precedes the first heading stays
-/// under the module's name, starting at `doc_line` (where the module doc is).
+/// A module doc cut at its own Markdown headings, so sibling sections (`Supervisor >
+/// Strategies`, `Supervisor > Child specification`) are told apart, with ExDoc's anchors
+/// (`module-strategies`).
 fn moduledoc_sections(module: &str, lines: Vec<SourceLine>, doc_line: u32) -> Vec<Section> {
-    let text = lines
-        .iter()
-        .map(|l| l.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    // markdown_sections numbers lines from 1 in `text`: map them back to the doc's lines.
-    let line_of = |n: u32| lines.get(n as usize - 1).map_or(n, |l| l.line);
-    markdown_sections(&text)
-        .into_iter()
-        .filter(|section| !section.is_blank())
-        .map(|section| {
-            let mut heading_path = vec![module.to_string()];
-            heading_path.extend(section.heading_path);
-            Section {
-                heading_path,
-                anchor: section.anchor.map(|a| format!("module-{a}")),
-                heading_line: Some(section.heading_line.map_or(doc_line, line_of)),
-                lines: section
-                    .lines
-                    .into_iter()
-                    .map(|l| SourceLine::new(l.text, line_of(l.line)))
-                    .collect(),
-                mergeable: false,
-            }
-        })
-        .collect()
+    doc_sections(&[module.to_string()], lines, doc_line, |slug| {
+        format!("module-{slug}")
+    })
 }
 
 /// `/build/…/elixir-1.14.0/lib/elixir/lib/enum.ex` → `lib/elixir/lib/enum.ex`;

@@ -22,6 +22,43 @@ struct Heading {
     last_line: usize,
 }
 
+/// A doc comment or doc string (`lines`, Markdown) cut at its own headings: each section under
+/// `base` + its headings, anchored by `anchor(slug)`, mapped back to the doc's source lines.
+/// What precedes the first heading stays under `base`, from `doc_line` (where the doc is).
+pub fn doc_sections(
+    base: &[String],
+    lines: Vec<SourceLine>,
+    doc_line: u32,
+    anchor: impl Fn(&str) -> String,
+) -> Vec<Section> {
+    let text = lines
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // markdown_sections numbers lines from 1 in `text`: map them back to the doc's lines.
+    let line_of = |n: u32| lines.get(n as usize - 1).map_or(n, |l| l.line);
+    markdown_sections(&text)
+        .into_iter()
+        .filter(|section| !section.is_blank())
+        .map(|section| {
+            let mut heading_path = base.to_vec();
+            heading_path.extend(section.heading_path);
+            Section {
+                heading_path,
+                anchor: section.anchor.map(|slug| anchor(&slug)),
+                heading_line: Some(section.heading_line.map_or(doc_line, line_of)),
+                lines: section
+                    .lines
+                    .into_iter()
+                    .map(|l| SourceLine::new(l.text, line_of(l.line)))
+                    .collect(),
+                mergeable: false,
+            }
+        })
+        .collect()
+}
+
 /// The sections of a Markdown document, before chunking.
 pub fn markdown_sections(source: &str) -> Vec<Section> {
     let lines: Vec<&str> = source.lines().collect();

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
+use super::markdown::doc_sections;
 
 /// Chunks the doc comments of one Rust source file; `meta.file_path` names the module.
 pub fn chunk_rust_source(source: &str, meta: &FileMeta) -> Vec<Chunk> {
@@ -136,32 +137,52 @@ pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
             body.push(SourceLine::new("```", last));
             body.push(SourceLine::new("", last));
         }
-        body.extend(doc);
         let mut heading_path = vec![module.to_string()];
         if !name.is_empty() {
             heading_path.push(name);
         }
-        sections.push(Section {
-            heading_path,
-            anchor: None,
-            heading_line: None,
-            lines: body,
-            mergeable: false,
-        });
+        sections.extend(item_sections(heading_path, body, doc));
         i = next.max(i);
     }
-    if !module_doc.is_empty() {
-        sections.insert(
+    if let Some(first) = module_doc.first() {
+        let first_line = first.line;
+        let module_sections = doc_sections(&[module.to_string()], module_doc, first_line, slug);
+        sections.splice(0..0, module_sections);
+    }
+    sections
+}
+
+/// An item's doc cut at its own headings (`# Examples`, `# Panics`): its signature and what
+/// precedes the first heading under `[module, item]`, each section under `[module, item,
+/// heading]`.
+fn item_sections(
+    heading_path: Vec<String>,
+    signature: Vec<SourceLine>,
+    doc: Vec<SourceLine>,
+) -> Vec<Section> {
+    let doc_line = doc.first().or(signature.first()).map_or(1, |l| l.line);
+    let mut sections = doc_sections(&heading_path, doc, doc_line, slug);
+    match sections.first_mut() {
+        Some(first) if first.heading_path == heading_path => {
+            first.lines.splice(0..0, signature);
+        }
+        _ if signature.is_empty() => {}
+        _ => sections.insert(
             0,
             Section {
-                heading_path: vec![module.to_string()],
-                lines: module_doc,
+                heading_path,
+                lines: signature,
                 mergeable: false,
                 ..Section::default()
             },
-        );
+        ),
     }
     sections
+}
+
+/// rustdoc's anchor of a heading in a doc comment is its slug.
+fn slug(slug: &str) -> String {
+    slug.to_string()
 }
 
 fn strip_one_space(rest: &str) -> String {
@@ -360,6 +381,66 @@ mod tests {
         for chunk in &chunks {
             assert!(!chunk.text.contains("///"), "{}", chunk.text);
         }
+    }
+
+    #[test]
+    fn doc_comments_are_cut_at_their_own_headings() {
+        let source = "\
+//! Parsing.
+//!
+//! # Formats
+//!
+//! Two of them.
+
+/// Parses `text`.
+///
+/// # Examples
+///
+/// ```
+/// # use demo::parse;
+/// parse(\"1\");
+/// ```
+///
+/// # Panics
+///
+/// On an empty string.
+pub fn parse(text: &str) -> u32 {
+    0
+}
+";
+        let meta = FileMeta::new("demo", SourceType::Source, "src/lib.rs");
+        let chunks = chunk_rust_source(source, &meta);
+        assert_well_formed(&chunks);
+        let described: Vec<(String, Option<&str>, u32)> = chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.heading_path.join(" > "),
+                    c.anchor.as_deref(),
+                    c.line_start,
+                )
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("demo".to_string(), None, 1),
+                ("demo > Formats".to_string(), Some("formats"), 3),
+                ("demo > parse".to_string(), None, 7),
+                ("demo > parse > Examples".to_string(), Some("examples"), 9),
+                ("demo > parse > Panics".to_string(), Some("panics"), 16),
+            ]
+        );
+        assert_eq!(
+            chunks[2].text,
+            "```rust\npub fn parse(text: &str) -> u32\n```\n\nParses `text`."
+        );
+        assert!(
+            chunks[3].text.contains("# use demo::parse;"),
+            "a doctest's hidden line is code, not a heading: {}",
+            chunks[3].text
+        );
+        assert_eq!(chunks[4].text, "On an empty string.");
     }
 
     #[test]
