@@ -19,6 +19,7 @@ use crate::docs::Docs;
 use crate::docs::embed::{find_model, load_onnx_runtime};
 use crate::events::Events;
 use crate::process::{self, CommandSpec, Policy, find_program};
+use crate::terminal::shell_integration::user_shell;
 
 #[derive(Args, Clone)]
 pub(super) struct DoctorArgs {
@@ -124,7 +125,7 @@ async fn checks(config: &Config) -> Vec<Check> {
         need_if(&[Toolset::Agents, Toolset::Tasks]),
         version("tmux", &["-V"], "sudo apt-get install tmux").await,
     ));
-    let shell = config.terminal.shell.clone().unwrap_or_else(default_shell);
+    let shell = config.terminal.shell.clone().unwrap_or_else(user_shell);
     checks.push(check(
         "shell",
         "terminal sessions",
@@ -460,13 +461,6 @@ async fn version_line(program: &str, args: &[&str], name: &str, fix: &str) -> Fo
             fix: fix.to_string(),
         },
     }
-}
-
-fn default_shell() -> String {
-    std::env::var("SHELL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "bash".into())
 }
 
 fn render(config: &Config, checks: &[Check], failing: usize) -> String {

@@ -615,6 +615,20 @@ fn split_long_line(line: &str, budget: usize) -> Vec<String> {
 pub(crate) mod checks {
     use super::*;
 
+    /// Each chunk's heading path (joined with " > "), anchor and first line.
+    pub fn outline(chunks: &[Chunk]) -> Vec<(String, Option<&str>, u32)> {
+        chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.heading_path.join(" > "),
+                    c.anchor.as_deref(),
+                    c.line_start,
+                )
+            })
+            .collect()
+    }
+
     pub fn assert_well_formed(chunks: &[Chunk]) {
         for chunk in chunks {
             let tokens = estimate_tokens(&chunk.embedding_text());

@@ -413,7 +413,7 @@ fn arity_of(lines: &[&str]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docs::chunk::checks::assert_well_formed;
+    use crate::docs::chunk::checks::{assert_well_formed, outline};
     use std::time::Instant;
 
     /// Elixir's own ebin directory, as the installed Elixir reports it; the tests need Elixir
@@ -613,18 +613,8 @@ end
         let meta = FileMeta::new("my_app", SourceType::Api, "lib/sup.ex");
         let chunks = chunk_elixir_source(source, &meta);
         assert_well_formed(&chunks);
-        let described: Vec<(String, Option<&str>, u32)> = chunks
-            .iter()
-            .map(|c| {
-                (
-                    c.heading_path.join(" > "),
-                    c.anchor.as_deref(),
-                    c.line_start,
-                )
-            })
-            .collect();
         assert_eq!(
-            described,
+            outline(&chunks),
             [
                 ("Sup".to_string(), None, 2),
                 ("Sup > Strategies".to_string(), Some("module-strategies"), 5),

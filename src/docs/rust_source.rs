@@ -331,7 +331,7 @@ fn skip_generics(text: &str) -> &str {
 mod tests {
     use super::*;
     use crate::docs::chunk::SourceType;
-    use crate::docs::chunk::checks::assert_well_formed;
+    use crate::docs::chunk::checks::{assert_well_formed, outline};
 
     #[test]
     fn doc_comments_of_process_rs() {
@@ -411,18 +411,8 @@ pub fn parse(text: &str) -> u32 {
         let meta = FileMeta::new("demo", SourceType::Source, "src/lib.rs");
         let chunks = chunk_rust_source(source, &meta);
         assert_well_formed(&chunks);
-        let described: Vec<(String, Option<&str>, u32)> = chunks
-            .iter()
-            .map(|c| {
-                (
-                    c.heading_path.join(" > "),
-                    c.anchor.as_deref(),
-                    c.line_start,
-                )
-            })
-            .collect();
         assert_eq!(
-            described,
+            outline(&chunks),
             [
                 ("demo".to_string(), None, 1),
                 ("demo > Formats".to_string(), Some("formats"), 3),

@@ -12,8 +12,8 @@ use lancedb::index::scalar::{FullTextSearchQuery, MatchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use super::store::{
-    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, f32_column, sql_string, string_column,
-    u32_column,
+    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, f32_column, scan, sql_string,
+    string_column, u32_column,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -290,15 +290,7 @@ impl DocStore {
     }
 
     async fn chunks_where(&self, predicate: String) -> Result<Vec<Hit>> {
-        let batches: Vec<RecordBatch> = self
-            .table()
-            .query()
-            .only_if(predicate)
-            .select(Select::columns(&HIT_COLUMNS))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
+        let batches = scan(self.table(), Some(predicate), &HIT_COLUMNS).await?;
         hits_from(&batches, None, |score| score)
     }
 }

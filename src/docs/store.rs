@@ -658,7 +658,11 @@ pub fn chunk_schema(dimension: usize) -> SchemaRef {
 }
 
 /// The given columns of a table's rows that match `filter`.
-async fn scan(table: &Table, filter: Option<String>, columns: &[&str]) -> Result<Vec<RecordBatch>> {
+pub(super) async fn scan(
+    table: &Table,
+    filter: Option<String>,
+    columns: &[&str],
+) -> Result<Vec<RecordBatch>> {
     let mut query = table.query().select(Select::columns(columns));
     if let Some(filter) = filter {
         query = query.only_if(filter);

@@ -5,12 +5,14 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use serde::Serialize;
 
 use super::DrydockServer;
 use super::tools::{ProgressNotifier, respond, serve_call};
 use crate::call::Call;
 use crate::docs::reports::{IngestReport, LookupReport, ReadReport};
 use crate::docs::requests::{IndexRequest, LookupRequest, ReadRequest};
+use crate::render::Render;
 
 #[tool_router(router = docs_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
@@ -23,10 +25,7 @@ impl DrydockServer {
         Parameters(req): Parameters<LookupRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        tokio::select! {
-            result = self.app.docs().lookup(req) => respond(result),
-            _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
-        }
+        unless_cancelled(&ctx, self.app.docs().lookup(req)).await
     }
 
     #[tool(
@@ -38,10 +37,7 @@ impl DrydockServer {
         Parameters(req): Parameters<ReadRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        tokio::select! {
-            result = self.app.docs().read(req) => respond(result),
-            _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
-        }
+        unless_cancelled(&ctx, self.app.docs().read(req)).await
     }
 
     #[tool(
@@ -54,5 +50,16 @@ impl DrydockServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         serve_call!(self, ctx, |call| self.app.docs().index(req, &call))
+    }
+}
+
+/// `work`'s result, or a "cancelled" error as soon as the client cancels the request.
+async fn unless_cancelled<T: Serialize + Render, E: std::fmt::Display>(
+    ctx: &RequestContext<RoleServer>,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<CallToolResult, McpError> {
+    tokio::select! {
+        result = work => respond(result),
+        _ = ctx.ct.cancelled() => Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")])),
     }
 }
