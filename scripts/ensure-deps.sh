@@ -2,7 +2,9 @@
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
 # Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals (bash and python3
 # are there already), Chromium and its chromedriver (the same Debian source and version) for
-# the dashboard's browser tests. Debian/Ubuntu (apt); uses sudo when not root.
+# the dashboard's browser tests, PostgreSQL's server for the shared task queue's tests (they
+# start their own clusters; the system's is not used). Debian/Ubuntu (apt); uses sudo when
+# not root.
 set -euo pipefail
 
 packages=()
@@ -14,6 +16,7 @@ command -v zsh >/dev/null || packages+=(zsh)
 command -v chromium >/dev/null || packages+=(chromium)
 command -v chromedriver >/dev/null || packages+=(chromium-driver)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || packages+=(fonts-dejavu-core)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || packages+=(postgresql)
 
 "$(dirname "$0")/apt-install.sh" ${packages[@]+"${packages[@]}"}
 "$(dirname "$0")/setup-docs.sh"

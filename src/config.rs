@@ -70,6 +70,8 @@ pub enum ConfigError {
         "terminal.output_cap_bytes is {0}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
     )]
     TerminalOutputCap(usize),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// The resolved configuration every part of drydock reads.
@@ -200,6 +202,34 @@ pub struct TasksConfig {
     /// Days a merged task's worktree is kept before it is removed (unmerged ones stay until
     /// they are merged or discarded).
     pub keep_merged: Duration,
+    /// Where the queue lives.
+    pub store: QueueStore,
+    /// This drydock as one host of a queue.
+    pub host: HostConfig,
+}
+
+/// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueStore {
+    /// An SQLite file in the data directory: this machine's queue.
+    Sqlite,
+    /// A PostgreSQL database (a `postgres://` URL) that a team's hosts share.
+    Postgres(String),
+}
+
+/// This drydock as a host of a shared queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostConfig {
+    /// Its name among the team's hosts (default: the machine's host name).
+    pub name: String,
+    /// How many tasks it runs at most (None: the queue's cap alone).
+    pub cap: Option<u32>,
+    /// Where other hosts' dashboards reach it (default: its bind address).
+    pub url: Option<String>,
+    /// How long its claim on running tasks outlives its last heartbeat.
+    pub lease: Duration,
+    /// Tasks of a host whose lease ran out are queued again (else left `lost`).
+    pub requeue_lost: bool,
 }
 
 /// Where cargo builds in tasks' worktrees.
@@ -315,6 +345,12 @@ struct FileQueue {
     copy: Option<Vec<String>>,
     cargo_target: Option<CargoTarget>,
     keep_merged_days: Option<u64>,
+    store: Option<String>,
+    host: Option<String>,
+    host_cap: Option<u32>,
+    host_url: Option<String>,
+    lease_s: Option<u64>,
+    requeue_lost: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -436,7 +472,7 @@ impl Config {
             http: resolve_http(file.http)?,
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             agents: resolve_agents(file.agents, env, cwd)?,
-            tasks: resolve_tasks(file.tasks)?,
+            tasks: resolve_tasks(file.tasks, env)?,
             source,
         })
     }
@@ -734,8 +770,38 @@ fn resolve_agents(
     })
 }
 
-fn resolve_tasks(file: FileQueue) -> Result<TasksConfig, ConfigError> {
+fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigError> {
+    let store = match env("DRYDOCK_TASKS_STORE").or(file.store) {
+        None => QueueStore::Sqlite,
+        Some(value) if value == "sqlite" => QueueStore::Sqlite,
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            QueueStore::Postgres(url)
+        }
+        Some(other) => {
+            return Err(ConfigError::Invalid(format!(
+                "tasks.store: {other:?} is neither \"sqlite\" nor a postgres:// URL"
+            )));
+        }
+    };
+    let host = HostConfig {
+        name: match file.host {
+            Some(name) if name.trim().is_empty() => {
+                return Err(ConfigError::Invalid("tasks.host: a name, not blank".into()));
+            }
+            Some(name) => name,
+            None => machine_name(),
+        },
+        cap: file
+            .host_cap
+            .map(|cap| positive(cap, "tasks.host_cap"))
+            .transpose()?,
+        url: file.host_url,
+        lease: Duration::from_secs(positive(file.lease_s.unwrap_or(30), "tasks.lease_s")?),
+        requeue_lost: file.requeue_lost.unwrap_or(true),
+    };
     Ok(TasksConfig {
+        store,
+        host,
         default_agent: file.default_agent.unwrap_or_else(|| "claude".into()),
         timeout: Duration::from_secs(positive(file.timeout_s.unwrap_or(1800), "tasks.timeout_s")?),
         grace: Duration::from_secs(file.grace_s.unwrap_or(5)),
@@ -746,6 +812,15 @@ fn resolve_tasks(file: FileQueue) -> Result<TasksConfig, ConfigError> {
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
         keep_merged: Duration::from_secs(file.keep_merged_days.unwrap_or(7) * 24 * 3600),
     })
+}
+
+/// This machine's host name, as the kernel has it.
+fn machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 fn resolve_terminal(file: FileTerminal) -> Result<TerminalConfig, ConfigError> {
@@ -1007,6 +1082,58 @@ mod tests {
             t.for_call(ToolName::Run, Some(200)),
             Duration::from_millis(200)
         );
+    }
+
+    #[test]
+    fn the_queue_is_this_machines_unless_a_postgres_url_names_a_shared_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let default = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+        assert_eq!(default.tasks.store, QueueStore::Sqlite);
+        assert!(!default.tasks.host.name.is_empty(), "the machine's name");
+        assert_eq!(default.tasks.host.cap, None);
+        assert_eq!(default.tasks.host.lease, Duration::from_secs(30));
+        assert!(default.tasks.host.requeue_lost);
+
+        let file = resolve_with(
+            "[tasks]\nstore = \"postgres://team@db:5432/q\"\nhost = \"gpu-1\"\nhost_cap = 3\nhost_url = \"http://gpu-1:7878\"\nlease_s = 10\nrequeue_lost = false\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            file.tasks.store,
+            QueueStore::Postgres("postgres://team@db:5432/q".into())
+        );
+        assert_eq!(
+            file.tasks.host,
+            HostConfig {
+                name: "gpu-1".into(),
+                cap: Some(3),
+                url: Some("http://gpu-1:7878".into()),
+                lease: Duration::from_secs(10),
+                requeue_lost: false,
+            }
+        );
+        let env = |name: &str| {
+            (name == "DRYDOCK_TASKS_STORE").then(|| "postgresql://other/q".to_string())
+        };
+        let from_env = Config::resolve(&Overrides::default(), &env, dir.path()).unwrap();
+        assert_eq!(
+            from_env.tasks.store,
+            QueueStore::Postgres("postgresql://other/q".into())
+        );
+
+        for (text, says) in [
+            (
+                "[tasks]\nstore = \"mysql://x\"\n",
+                "neither \"sqlite\" nor a postgres:// URL",
+            ),
+            ("[tasks]\nhost = \" \"\n", "tasks.host"),
+            ("[tasks]\nhost_cap = 0\n", "tasks.host_cap"),
+            ("[tasks]\nlease_s = 0\n", "tasks.lease_s"),
+        ] {
+            let error = resolve_with(text, Overrides::default()).unwrap_err();
+            assert!(error.to_string().contains(says), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -260,6 +260,11 @@ impl Agents {
         }
     }
 
+    /// The base URL of drydock's HTTP server, once it serves.
+    pub fn base_url(&self) -> Option<&str> {
+        self.endpoint.get().map(|endpoint| endpoint.base.as_str())
+    }
+
     /// From now on, spawned agents get hooks and MCP through `endpoint`.
     pub fn serve_at(&self, endpoint: LocalEndpoint) {
         let _ = self.endpoint.set(endpoint);

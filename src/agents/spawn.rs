@@ -332,6 +332,14 @@ impl Agents {
             .cloned()
     }
 
+    /// The agent kinds this drydock can start now (their CLI is installed).
+    pub fn startable_kinds(&self) -> Vec<String> {
+        self.launchable()
+            .into_iter()
+            .filter(|kind| self.launchable_profile(kind).is_ok())
+            .collect()
+    }
+
     fn launchable(&self) -> Vec<String> {
         self.profiles
             .iter()

@@ -2,7 +2,10 @@
 //! a time, each in a tmux session of its own, with the agent's own signal of how it ended.
 //!
 //! - [`state`]: a task's states and the only legal transitions between them;
-//! - [`store`]: the queue in an SQLite file in drydock's data directory, with migrations;
+//! - [`store`]: the queue in an SQLite file in drydock's data directory, or in PostgreSQL
+//!   shared by a team's hosts, with migrations;
+//! - [`team`]: this drydock as one host of a shared queue: its registration and lease, the
+//!   rescue of other hosts' lost tasks, wake-ups when the queue changes;
 //! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
 //!   restart;
 //! - [`isolate`] and [`worktree`]: where a task's agent works: a git worktree and branch of
@@ -24,12 +27,16 @@ mod review;
 mod runner;
 pub mod state;
 pub mod store;
+mod team;
 pub mod tokens;
 pub mod worktree;
 
 pub use runner::session_of;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
-pub use store::{NewTask, QueueMode, QueueSettings, Record, StoreError, Task, TaskStore};
+pub use store::{
+    HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
+    TaskStore,
+};
 pub use tokens::{TaskScope, TaskTokens};
 
 use std::sync::{Arc, OnceLock};
@@ -43,7 +50,7 @@ use self::requests::{
 };
 use self::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
-use crate::config::Config;
+use crate::config::{Config, QueueStore};
 use crate::events::{EventKind, Events, TaskChange};
 use crate::git::Git;
 use crate::terminal::Terminals;
@@ -53,6 +60,8 @@ use crate::workspace::{PathArgument, Workspace};
 /// The database's file name in the data directory.
 const DATABASE: &str = "tasks.sqlite3";
 const LONGEST_TITLE: usize = 200;
+/// How long a write that must not be lost waits for the queue's database to come back.
+const STORE_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
@@ -70,8 +79,9 @@ pub enum TaskError {
 pub struct Tasks {
     pub(super) config: Arc<Config>,
     workspace: Workspace,
-    /// Opened on first use (a one-shot `drydock call` of another tool never touches it).
-    store: OnceLock<Result<TaskStore, String>>,
+    /// Opened on first use (a one-shot `drydock call` of another tool never touches it);
+    /// a failed opening is tried again at the next use (a database that was away).
+    store: OnceLock<TaskStore>,
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
@@ -85,6 +95,8 @@ pub struct Tasks {
     pub(super) starting: tokio::sync::Mutex<()>,
     /// Wakes the monitor: a task started, so a new deadline.
     pub(super) wake: Notify,
+    /// This drydock as a host of its queue.
+    host: team::Host,
 }
 
 impl Tasks {
@@ -96,6 +108,7 @@ impl Tasks {
         toolchains: Toolchains,
     ) -> Arc<Tasks> {
         Arc::new(Tasks {
+            host: team::Host::new(&config.tasks),
             workspace: Workspace::new(config.allowed_roots.clone()),
             worktrees: Worktrees::new(config.worktrees_dir()),
             toolchains,
@@ -126,13 +139,41 @@ impl Tasks {
         self.runs.get()
     }
 
+    /// Where the queue lives, as configured.
+    pub fn location(&self) -> StoreLocation {
+        match &self.config.tasks.store {
+            QueueStore::Sqlite => StoreLocation::Sqlite(self.config.data_dir.join(DATABASE)),
+            QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
+        }
+    }
+
     pub(super) fn store(&self) -> Result<&TaskStore, TaskError> {
-        let opened = self.store.get_or_init(|| {
-            TaskStore::open(&self.config.data_dir.join(DATABASE)).map_err(|e| e.to_string())
-        });
-        opened
-            .as_ref()
-            .map_err(|message| TaskError::InvalidArgument(message.clone()))
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let opened = store::open(&self.location())?;
+        Ok(self.store.get_or_init(|| opened))
+    }
+
+    /// `work` on the store, tried again while its database cannot be reached (a shared
+    /// queue's server restarting), for up to a minute: an agent's word on its task, or its
+    /// failure, outlasts a short outage instead of being lost to it.
+    pub(super) async fn persistently<T>(
+        &self,
+        work: impl Fn(&TaskStore) -> Result<T, StoreError>,
+    ) -> Result<T, TaskError> {
+        let deadline = tokio::time::Instant::now() + STORE_OUTAGE;
+        loop {
+            let result = self.store().and_then(|store| Ok(work(store)?));
+            match result {
+                Err(TaskError::Store(error))
+                    if error.is_unavailable() && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                result => return result,
+            }
+        }
     }
 
     pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
@@ -301,20 +342,16 @@ impl Tasks {
                     id: task.id.clone(),
                     source,
                 })?;
-            let settings = store.settings()?;
-            let running = store.count(TaskState::Running)?;
-            if running >= settings.max_concurrent {
-                return Err(TaskError::NotAllowed(format!(
-                    "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
-                )));
-            }
             if let Some(other) = self.blocked_in_place(&task).await? {
                 return Err(TaskError::NotAllowed(format!(
                     "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
                     other.id, task.project_path
                 )));
             }
-            self.begin(task)?
+            match self.claim(std::slice::from_ref(&task.id))? {
+                Some(task) => task,
+                None => return Err(self.why_not_started(&task.id)?),
+            }
         };
         self.launch(task.clone()).await;
         Ok(self.report(store.get(&task.id)?))
@@ -328,9 +365,10 @@ impl Tasks {
             failure: Some("cancelled".into()),
             ..Record::default()
         };
-        let task = store.transition(&req.task_id, Transition::Cancel, record)?;
+        let task = store.transition(&req.task_id, Transition::Cancel, record, None)?;
         self.publish(&task, Some(before.state));
-        if before.state == TaskState::Running {
+        // A task running on another host is stopped there, when that host hears of it.
+        if before.state == TaskState::Running && self.is_mine(&before) {
             self.stop_agent(&task).await;
             self.fill().await;
         }
@@ -341,7 +379,7 @@ impl Tasks {
     pub async fn retry(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
         let store = self.store()?;
         let before = store.get(&req.task_id)?;
-        let task = store.transition(&req.task_id, Transition::Retry, Record::default())?;
+        let task = store.transition(&req.task_id, Transition::Retry, Record::default(), None)?;
         self.publish(&task, Some(before.state));
         self.fill().await;
         Ok(self.report(store.get(&task.id)?))
@@ -367,12 +405,16 @@ impl Tasks {
                 "summary: say in a few words what was done, or why not".into(),
             ));
         }
-        let store = self.store()?;
+        let id = &req.task_id;
+        let lease = self.lease_here(&self.persistently(|store| store.get(id)).await?)?;
         let record = Record {
             summary: Some(req.summary.trim().to_string()),
             ..Record::default()
         };
-        let task = store.transition(&req.task_id, Transition::Complete(req.outcome), record)?;
+        let complete = Transition::Complete(req.outcome);
+        let task = self
+            .persistently(|store| store.transition(id, complete, record.clone(), lease.as_ref()))
+            .await?;
         self.publish(&task, Some(TaskState::Running));
         self.fill().await;
         self.after_run(&task, self.config.tasks.grace);
@@ -397,7 +439,7 @@ impl Tasks {
         };
         store.set_settings(settings)?;
         self.events.publish(EventKind::QueueConfigured {
-            mode: mode_name(settings.mode),
+            mode: settings.mode.name(),
             max_concurrent: settings.max_concurrent,
         });
         let started = self.fill().await;
@@ -427,6 +469,7 @@ impl Tasks {
             store.settings()?,
             store.count(TaskState::Running)?,
             store.count(TaskState::Queued)?,
+            store.hosts()?,
         ))
     }
 
@@ -465,11 +508,4 @@ fn overlapping(task: &Task, all: &[Task]) -> Vec<String> {
         })
         .map(|other| other.id.clone())
         .collect()
-}
-
-pub(super) fn mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::Manual => "manual",
-        QueueMode::Auto => "auto",
-    }
 }

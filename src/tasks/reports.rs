@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::isolation::{Checks, Disposition, Isolation, Review};
-use super::store::{QueueMode, QueueSettings, Task};
+use super::store::{HostStatus, QueueMode, QueueSettings, Task};
 use crate::render::Render;
 
 /// How much of a transcript `task_show` returns (its end).
@@ -168,18 +168,28 @@ impl TaskLine {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct QueueStatus {
     pub mode: QueueMode,
+    /// How many tasks run at once, over every host.
     pub max_concurrent: u32,
     pub running: u32,
     pub queued: u32,
+    /// The hosts sharing the queue (a team's PostgreSQL queue; none on a machine's own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostStatus>,
 }
 
 impl QueueStatus {
-    pub fn new(settings: QueueSettings, running: u32, queued: u32) -> QueueStatus {
+    pub fn new(
+        settings: QueueSettings,
+        running: u32,
+        queued: u32,
+        hosts: Vec<HostStatus>,
+    ) -> QueueStatus {
         QueueStatus {
             mode: settings.mode,
             max_concurrent: settings.max_concurrent,
             running,
             queued,
+            hosts,
         }
     }
 
@@ -188,10 +198,27 @@ impl QueueStatus {
             QueueMode::Manual => "manual",
             QueueMode::Auto => "auto",
         };
-        format!(
+        let mut line = format!(
             "queue: {mode}, {} of {} running, {} queued",
             self.running, self.max_concurrent, self.queued
-        )
+        );
+        for host in &self.hosts {
+            line.push_str(&format!(
+                "\nhost {}: {}, {} running{}, {}",
+                host.entry.name,
+                match host.up {
+                    true => "up".to_string(),
+                    false => format!("down (last seen {} s ago)", host.last_seen_ms_ago / 1000),
+                },
+                host.running.len(),
+                host.entry
+                    .cap
+                    .map(|cap| format!(" of {cap}"))
+                    .unwrap_or_default(),
+                host.entry.url
+            ));
+        }
+        line
     }
 }
 

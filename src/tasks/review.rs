@@ -35,7 +35,7 @@ impl Tasks {
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
             return;
         };
-        if task.review.is_some() || !task.state.is_finished() {
+        if task.review.is_some() || !task.state.is_finished() || !self.is_mine(&task) {
             return;
         }
         let author = Author::of_task(&task.id);
@@ -277,7 +277,7 @@ impl Tasks {
             .store()
             .and_then(|s| Ok(s.list(None)?))
             .unwrap_or_default();
-        for task in tasks {
+        for task in tasks.into_iter().filter(|task| self.is_mine(task)) {
             let (Some(Isolation::Worktree(worktree)), Some(review)) =
                 (&task.isolation, &task.review)
             else {

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 
 use super::isolation::Isolation;
 use super::state::{TaskState, Transition};
-use super::store::{QueueMode, Record, Task};
+use super::store::{QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::Run;
@@ -38,7 +38,7 @@ pub fn session_of(task_id: &str) -> String {
     format!("{SESSION_PREFIX}{task_id}")
 }
 
-fn task_of_session(session: &str) -> Option<&str> {
+pub(super) fn task_of_session(session: &str) -> Option<&str> {
     session.strip_prefix(SESSION_PREFIX)
 }
 
@@ -58,25 +58,21 @@ impl Tasks {
         let Ok(store) = self.store() else {
             return started;
         };
-        loop {
-            let settings = match store.settings() {
-                Ok(settings) if settings.mode == QueueMode::Auto => settings,
-                _ => break,
-            };
-            let fits = store
-                .count(TaskState::Running)
-                .is_ok_and(|running| running < settings.max_concurrent);
-            let next = match fits {
-                true => self.next_startable().await,
-                false => None,
-            };
-            let Some(next) = next else { break };
-            match self.begin(next) {
-                Ok(task) => {
+        while store
+            .settings()
+            .is_ok_and(|settings| settings.mode == QueueMode::Auto)
+        {
+            let candidates = self.startable().await;
+            if candidates.is_empty() {
+                break;
+            }
+            match self.claim(&candidates) {
+                Ok(Some(task)) => {
                     started.push(task.id.clone());
                     let this = self.clone();
                     tokio::spawn(async move { this.launch(task).await });
                 }
+                Ok(None) => break,
                 Err(error) => {
                     tracing::warn!("starting a queued task: {error}");
                     break;
@@ -86,30 +82,65 @@ impl Tasks {
         started
     }
 
-    /// The queued task to start next: highest priority, then oldest, passing over those that
-    /// would work in a project's own directory while another task does.
-    async fn next_startable(&self) -> Option<Task> {
-        let queued = self.store().ok()?.queued_in_order().ok()?;
+    /// The queued tasks this host could start now, in queue order: those whose project is
+    /// here and whose agent it has, passing over those that would work in a project's own
+    /// directory while another task does.
+    async fn startable(&self) -> Vec<String> {
+        let Some(queued) = self.store().ok().and_then(|s| s.queued_in_order().ok()) else {
+            return Vec::new();
+        };
+        let mut startable = Vec::new();
         for task in queued {
-            if let Ok(None) = self.blocked_in_place(&task).await {
-                return Some(task);
+            if self.can_run(&task) && matches!(self.blocked_in_place(&task).await, Ok(None)) {
+                startable.push(task.id);
             }
         }
-        None
+        startable
     }
 
-    /// Marks `task` running in its session (the agent is started next, by `launch`).
-    pub(super) fn begin(&self, task: Task) -> Result<Task, TaskError> {
-        let record = Record {
-            session: Some(session_of(&task.id)),
-            ..Record::default()
+    /// Claims the first of `candidates` this host may start under the caps, and marks it
+    /// running in its session (the agent is started next, by `launch`).
+    pub(super) fn claim(&self, candidates: &[String]) -> Result<Option<Task>, TaskError> {
+        if !self.host.may_claim() {
+            return Ok(None);
+        }
+        let claimer = self.host.claimer(self.config.tasks.host.cap);
+        let Some(running) = self.store()?.claim(candidates, &claimer)? else {
+            return Ok(None);
         };
-        let running = self
-            .store()?
-            .transition(&task.id, Transition::Start, record)?;
-        self.publish(&running, Some(task.state));
+        self.publish(&running, Some(TaskState::Queued));
         self.wake.notify_one();
-        Ok(running)
+        Ok(Some(running))
+    }
+
+    /// Why queued task `id` could not be claimed just now.
+    pub(super) fn why_not_started(&self, id: &str) -> Result<TaskError, TaskError> {
+        let store = self.store()?;
+        let task = store.get(id)?;
+        if let Err(source) = task.state.after(Transition::Start) {
+            return Ok(StoreError::Illegal {
+                id: id.to_string(),
+                source,
+            }
+            .into());
+        }
+        if !self.host.may_claim() {
+            return Ok(TaskError::NotAllowed(format!(
+                "this host ({}) has no current lease on the shared queue (its database is unreachable, or another drydock took its name); another host can start it",
+                self.host.name
+            )));
+        }
+        let running = store.count(TaskState::Running)?;
+        let cap = store.settings()?.max_concurrent;
+        Ok(TaskError::NotAllowed(match running >= cap {
+            true => format!(
+                "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
+            ),
+            false => format!(
+                "this host runs {} task(s) already, its own cap ([tasks] host_cap); wait for one to end, or let another host start it",
+                self.running_tasks().len()
+            ),
+        }))
     }
 
     /// Starts the agent of running `task`; a task whose agent cannot start fails.
@@ -196,13 +227,20 @@ impl Tasks {
     /// Fails running `task` (if it still runs) with `failure`, stops its agent and frees its
     /// slot.
     async fn fail(self: &Arc<Self>, task: &Task, failure: String, exit_code: Option<i32>) {
-        let Ok(store) = self.store() else { return };
+        let Ok(lease) = self.lease_here(task) else {
+            return;
+        };
         let record = Record {
             failure: Some(failure),
             exit_code,
             ..Record::default()
         };
-        match store.transition(&task.id, Transition::Fail, record) {
+        let failed = self
+            .persistently(|store| {
+                store.transition(&task.id, Transition::Fail, record.clone(), lease.as_ref())
+            })
+            .await;
+        match failed {
             Ok(failed) => {
                 self.publish(&failed, Some(TaskState::Running));
                 self.stop_agent(&failed).await;
@@ -229,6 +267,30 @@ impl Tasks {
         self.after_run(task, Duration::ZERO);
     }
 
+    /// Kills the agent in `session` and closes the session, keeping nothing of it: its task
+    /// is no longer this host's.
+    pub(super) async fn abandon(&self, session: &str) {
+        if let Some(id) = task_of_session(session) {
+            self.tokens.revoke(id);
+        }
+        let kill = KillRequest {
+            agent: session.to_string(),
+            force: true,
+        };
+        let call = Call::silent(Default::default());
+        if let Err(error) = self.agents.kill(kill, &call).await {
+            tracing::debug!("{session}: {error}");
+        }
+        let close = ManageRequest {
+            session: session.to_string(),
+            action: ManageAction::Kill,
+            new_name: None,
+            rows: None,
+            cols: None,
+        };
+        let _ = self.terminals.manage(close).await;
+    }
+
     /// After `delay`, keeps the session's final screen and scrollback as the task's
     /// transcript, withdraws its token and closes the session (unless config keeps them).
     pub(super) fn after_run(self: &Arc<Self>, task: &Task, delay: Duration) {
@@ -241,6 +303,7 @@ impl Tasks {
             tokio::time::sleep(delay).await;
             if let Ok(text) = this.terminals.read_text(&session, true).await
                 && let Ok(store) = this.store()
+                && store.get(&id).is_ok_and(|task| this.is_mine(&task))
                 && let Err(error) = store.set_transcript(&id, text.trim_end())
             {
                 tracing::warn!("task {id}: keeping its transcript: {error}");
@@ -271,15 +334,12 @@ impl Tasks {
         // takes requests, so only the monitor's own first starts wait for it.
         self.agents.until_reachable(ENDPOINT_WITHIN).await;
         let mut feed = Some(self.events.subscribe());
+        self.serve_team(stop.clone()).await;
         self.adopt().await;
         self.keep_tidy(stop.clone());
         self.fill().await;
         loop {
-            let running = self
-                .store()
-                .and_then(|s| Ok(s.count(TaskState::Running)?))
-                .unwrap_or(0);
-            if running == 0 {
+            if self.running_tasks().is_empty() {
                 feed = None;
                 tokio::select! {
                     () = self.wake.notified() => continue,
@@ -312,7 +372,7 @@ impl Tasks {
                 .unwrap_or_default();
             for task in finished
                 .iter()
-                .filter(|t| t.state.is_finished() && t.review.is_none())
+                .filter(|t| t.state.is_finished() && t.review.is_none() && this.is_mine(t))
             {
                 this.review(&task.id).await;
             }
@@ -348,7 +408,7 @@ impl Tasks {
         let Ok(task) = self.store().and_then(|s| Ok(s.get(id)?)) else {
             return;
         };
-        if task.state != TaskState::Running {
+        if task.state != TaskState::Running || !self.is_mine(&task) {
             return;
         }
         if exit_code.is_none()
@@ -389,7 +449,10 @@ impl Tasks {
             }
         });
         let Ok(store) = self.store() else { return };
-        if let Ok(true) = store.set_attention(id, why.as_deref())
+        let Ok(Ok(lease)) = store.get(id).map(|task| self.lease_here(&task)) else {
+            return;
+        };
+        if let Ok(true) = store.set_attention(id, why.as_deref(), lease.as_ref())
             && let Ok(task) = store.get(id)
         {
             self.publish(&task, Some(TaskState::Running));
@@ -456,11 +519,14 @@ impl Tasks {
         Some(Instant::now() + soonest)
     }
 
-    /// The running tasks (none when the store cannot be read: nothing runs then).
+    /// The tasks running on this host (none when the store cannot be read: nothing runs
+    /// then).
     pub(super) fn running_tasks(&self) -> Vec<Task> {
-        self.store()
+        let running = self
+            .store()
             .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        running.into_iter().filter(|t| self.is_mine(t)).collect()
     }
 
     fn time_left(&self, task: &Task) -> Duration {
@@ -651,6 +717,8 @@ mod tests {
             in_place: false,
             isolation: None,
             review: None,
+            host: None,
+            epoch: 0,
         }
     }
 

@@ -21,6 +21,9 @@ pub enum TaskState {
     Failed,
     /// A person or client cancelled it.
     Cancelled,
+    /// The host running it stopped renewing its lease (a team's shared queue): where its
+    /// agent got to is unknown.
+    Lost,
 }
 
 /// How the agent itself says a task ended (`task_complete`).
@@ -40,8 +43,10 @@ pub enum Transition {
     Complete(Outcome),
     Fail,
     Cancel,
-    /// Queue a failed or cancelled task again.
+    /// Queue a failed, cancelled or lost task again.
     Retry,
+    /// Its host's lease ran out.
+    Lose,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +57,7 @@ pub struct IllegalTransition {
 }
 
 impl TaskState {
-    pub const ALL: [TaskState; 8] = [
+    pub const ALL: [TaskState; 9] = [
         TaskState::Queued,
         TaskState::Running,
         TaskState::Done,
@@ -61,6 +66,7 @@ impl TaskState {
         TaskState::Discarded,
         TaskState::Failed,
         TaskState::Cancelled,
+        TaskState::Lost,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +79,7 @@ impl TaskState {
             TaskState::Discarded => "discarded",
             TaskState::Failed => "failed",
             TaskState::Cancelled => "cancelled",
+            TaskState::Lost => "lost",
         }
     }
 
@@ -100,7 +107,8 @@ impl TaskState {
             },
             (Running, Transition::Fail) => Failed,
             (Queued | Running, Transition::Cancel) => Cancelled,
-            (Failed | Cancelled, Transition::Retry) => Queued,
+            (Running, Transition::Lose) => Lost,
+            (Failed | Cancelled | Lost, Transition::Retry) => Queued,
             (from, transition) => {
                 return Err(IllegalTransition {
                     from: from.name(),
@@ -119,7 +127,8 @@ impl Transition {
             Transition::Complete(_) => "completed",
             Transition::Fail => "failed",
             Transition::Cancel => "cancelled",
-            Transition::Retry => "retried (only failed and cancelled tasks are)",
+            Transition::Retry => "retried (only failed, cancelled and lost tasks are)",
+            Transition::Lose => "lost (only a running task is)",
         }
     }
 }
@@ -146,6 +155,7 @@ mod tests {
             Transition::Fail,
             Transition::Cancel,
             Transition::Retry,
+            Transition::Lose,
         ];
         let legal = [
             (Queued, Transition::Start, Running),
@@ -158,6 +168,8 @@ mod tests {
             (Running, Transition::Cancel, Cancelled),
             (Failed, Transition::Retry, Queued),
             (Cancelled, Transition::Retry, Queued),
+            (Running, Transition::Lose, Lost),
+            (Lost, Transition::Retry, Queued),
         ];
         for state in TaskState::ALL {
             for transition in all_transitions {
@@ -180,7 +192,7 @@ mod tests {
         );
         assert_eq!(
             Done.after(Transition::Retry).unwrap_err().to_string(),
-            "a done task cannot be retried (only failed and cancelled tasks are)"
+            "a done task cannot be retried (only failed, cancelled and lost tasks are)"
         );
     }
 

@@ -76,6 +76,12 @@ impl TaskTokens {
             .retain(|_, scope| scope.task_id != task_id);
     }
 
+    /// Whether task `task_id`'s agent holds a token (it runs, or ran and was not cleaned up).
+    pub fn is_issued(&self, task_id: &str) -> bool {
+        let tokens = self.0.lock().expect("tokens lock");
+        tokens.values().any(|scope| scope.task_id == task_id)
+    }
+
     /// The scope of `token`, if it is a task's.
     pub fn scope_of(&self, token: &str) -> Option<TaskScope> {
         self.0.lock().expect("tokens lock").get(token).cloned()

@@ -1,21 +1,25 @@
 //! The task queue on disk: an SQLite file in drydock's data directory, its schema brought up
 //! to date by numbered migrations (`PRAGMA user_version`), every change of state checked
-//! against the legal transitions inside one transaction.
+//! against the legal transitions inside one transaction. One machine's queue: its one host
+//! claims tasks like a team's hosts do, so the runner is the same over either store.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, params};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
+use serde::Serialize;
 
-use super::isolation::{Isolation, Review, Worktree};
-use super::state::{IllegalTransition, TaskState, Transition};
+use super::{
+    Claimer, Lease, NewTask, Queue, QueueMode, QueueSettings, Record, StoreError, Task, fenced,
+    illegal_start,
+};
 use crate::events::unix_millis;
+use crate::tasks::isolation::{Isolation, Review};
+use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -56,150 +60,29 @@ ALTER TABLE tasks ADD COLUMN in_place INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tasks ADD COLUMN isolation TEXT;
 ALTER TABLE tasks ADD COLUMN review TEXT;
 "#,
+    // The host that claimed it and how many claims it had (the store's shape is a team's).
+    r#"
+ALTER TABLE tasks ADD COLUMN host TEXT;
+ALTER TABLE tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 /// How long a call waits for another process holding the file's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("cannot open the task database {path}: {message}")]
-    Open { path: PathBuf, message: String },
-    #[error(
-        "{path} is not a task database drydock can read ({message}); move it away to start a new one"
-    )]
-    Corrupt { path: PathBuf, message: String },
-    #[error("the task database {path} is locked by another process (another drydock?)")]
-    Locked { path: PathBuf },
-    #[error("{path} was written by a newer drydock (schema {found}, this one knows {known})")]
-    TooNew {
-        path: PathBuf,
-        found: usize,
-        known: usize,
-    },
-    #[error("no task {id:?}")]
-    UnknownTask { id: String },
-    #[error("task {id}: {source}")]
-    Illegal {
-        id: String,
-        source: IllegalTransition,
-    },
-    #[error("the task database {path}: {message}")]
-    Sql { path: PathBuf, message: String },
-}
-
-/// A task as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Task {
-    pub id: String,
-    pub title: String,
-    /// The prompt the agent gets.
-    pub description: String,
-    pub project_path: String,
-    pub agent_kind: String,
-    pub state: TaskState,
-    /// Higher starts first.
-    pub priority: i64,
-    pub created_at_ms: u64,
-    pub started_at_ms: Option<u64>,
-    pub finished_at_ms: Option<u64>,
-    /// The terminal session it runs (or ran) in.
-    pub session: Option<String>,
-    pub attempts: u32,
-    /// The agent's summary of how it ended.
-    pub summary: Option<String>,
-    /// Why it failed.
-    pub failure: Option<String>,
-    pub exit_code: Option<i32>,
-    /// The session's final screen and scrollback, ANSI stripped and capped.
-    pub transcript: Option<String>,
-    /// How long it may run, in seconds (None: the configured default).
-    pub timeout_s: Option<u64>,
-    /// The config's approval policy its agent's permission prompts are decided by, if any.
-    pub policy: Option<String>,
-    /// Why the running task needs a person (its agent waits at a prompt).
-    pub attention: Option<String>,
-    /// The branch or commit its worktree starts from (None: the project's HEAD).
-    pub base: Option<String>,
-    /// It runs in the project's own directory, not in a worktree of its own.
-    pub in_place: bool,
-    /// Where its agent works, once it started.
-    pub isolation: Option<Isolation>,
-    /// Its branch's change, once its agent stopped.
-    pub review: Option<Review>,
-}
-
-impl Task {
-    /// Its worktree and its result, while the result waits to be merged or discarded.
-    pub fn open_result(&self) -> Option<(&Worktree, &Review)> {
-        match (&self.isolation, &self.review) {
-            (Some(Isolation::Worktree(worktree)), Some(review)) if review.disposition.is_open() => {
-                Some((worktree, review))
-            }
-            _ => None,
-        }
-    }
-
-    /// The directory its agent works in (the project until it has a worktree).
-    pub fn work_dir(&self) -> &str {
-        match &self.isolation {
-            Some(isolation) => isolation.dir(&self.project_path),
-            None => &self.project_path,
-        }
-    }
-}
-
-/// What a new task is made of.
-#[derive(Debug, Clone)]
-pub struct NewTask {
-    pub title: String,
-    pub description: String,
-    pub project_path: String,
-    pub agent_kind: String,
-    pub priority: i64,
-    pub timeout_s: Option<u64>,
-    pub policy: Option<String>,
-    pub base: Option<String>,
-    pub in_place: bool,
-}
-
-/// What a transition records beside the new state.
-#[derive(Debug, Clone, Default)]
-pub struct Record {
-    pub session: Option<String>,
-    pub summary: Option<String>,
-    pub failure: Option<String>,
-    pub exit_code: Option<i32>,
-    pub transcript: Option<String>,
-}
-
-/// manual: tasks start one by one when asked; auto: as slots free up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum QueueMode {
-    Manual,
-    Auto,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct QueueSettings {
-    pub mode: QueueMode,
-    pub max_concurrent: u32,
-}
-
-pub struct TaskStore {
+pub struct SqliteStore {
     path: PathBuf,
     connection: Mutex<Connection>,
 }
 
-impl TaskStore {
+impl SqliteStore {
     /// Opens (or creates) the database at `path` and brings its schema up to date.
-    pub fn open(path: &Path) -> Result<TaskStore, StoreError> {
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         Self::open_waiting(path, BUSY_TIMEOUT)
     }
 
-    fn open_waiting(path: &Path, busy: Duration) -> Result<TaskStore, StoreError> {
+    fn open_waiting(path: &Path, busy: Duration) -> Result<SqliteStore, StoreError> {
         let open_error = |message: String| StoreError::Open {
-            path: path.to_path_buf(),
+            path: path.display().to_string(),
             message,
         };
         if let Some(dir) = path.parent() {
@@ -209,7 +92,7 @@ impl TaskStore {
         connection
             .busy_timeout(busy)
             .map_err(|e| open_error(e.to_string()))?;
-        let store = TaskStore {
+        let store = SqliteStore {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
         };
@@ -228,7 +111,7 @@ impl TaskStore {
             .map_err(|e| self.error(e))?;
         if found > MIGRATIONS.len() {
             return Err(StoreError::TooNew {
-                path: self.path.clone(),
+                path: self.location(),
                 found,
                 known: MIGRATIONS.len(),
             });
@@ -245,8 +128,69 @@ impl TaskStore {
         transaction.commit().map_err(|e| self.error(e))
     }
 
-    /// Stores a new queued task; its id is 8 hex digits.
-    pub fn add(&self, new: NewTask) -> Result<Task, StoreError> {
+    fn set_json(&self, id: &str, column: &str, value: &impl Serialize) -> Result<(), StoreError> {
+        let json = serde_json::to_string(value).expect("task records serialize");
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                &format!("UPDATE tasks SET {column} = ?2 WHERE id = ?1"),
+                params![id, json],
+            )
+            .map_err(|e| self.error(e))?;
+        match changed {
+            0 => Err(StoreError::UnknownTask { id: id.to_string() }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Task `id`'s state, read inside `transaction`.
+    fn state_in(&self, transaction: &Transaction<'_>, id: &str) -> Result<Task, StoreError> {
+        transaction
+            .query_row("SELECT * FROM tasks WHERE id = ?1", [id], task_of)
+            .optional()
+            .map_err(|e| self.error(e))?
+            .ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn error(&self, error: rusqlite::Error) -> StoreError {
+        let path = self.location();
+        match error.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                StoreError::Locked { path }
+            }
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+                path,
+                message: error.to_string(),
+            },
+            _ => StoreError::Sql {
+                path,
+                message: error.to_string(),
+            },
+        }
+    }
+
+    fn tasks_where(&self, sql: &str, arg: Option<&str>) -> Result<Vec<Task>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare(sql).map_err(|e| self.error(e))?;
+        let tasks = statement
+            .query_map([arg], task_of)
+            .map_err(|e| self.error(e))?
+            .collect::<Result<Vec<Task>, _>>()
+            .map_err(|e| self.error(e))?;
+        Ok(tasks)
+    }
+}
+
+impl Queue for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn add(&self, new: NewTask) -> Result<Task, StoreError> {
         let connection = self.lock();
         let now = unix_millis(SystemTime::now());
         let id = loop {
@@ -286,7 +230,7 @@ impl TaskStore {
         self.get(&id)
     }
 
-    pub fn get(&self, id: &str) -> Result<Task, StoreError> {
+    fn get(&self, id: &str) -> Result<Task, StoreError> {
         let connection = self.lock();
         connection
             .query_row("SELECT * FROM tasks WHERE id = ?1", [id], task_of)
@@ -295,50 +239,29 @@ impl TaskStore {
             .ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })
     }
 
-    /// Tasks in `state` (all when None), oldest first.
-    pub fn list(&self, state: Option<TaskState>) -> Result<Vec<Task>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare(
-                "SELECT * FROM tasks WHERE ?1 IS NULL OR state = ?1 ORDER BY created_at_ms, rowid",
-            )
-            .map_err(|e| self.error(e))?;
-        let tasks = statement
-            .query_map([state.map(TaskState::name)], task_of)
-            .map_err(|e| self.error(e))?
-            .collect::<Result<Vec<Task>, _>>()
-            .map_err(|e| self.error(e))?;
-        Ok(tasks)
+    fn list(&self, state: Option<TaskState>) -> Result<Vec<Task>, StoreError> {
+        self.tasks_where(
+            "SELECT * FROM tasks WHERE ?1 IS NULL OR state = ?1 ORDER BY created_at_ms, rowid",
+            state.map(TaskState::name),
+        )
     }
 
-    /// The queued tasks in the order they start: highest priority, then oldest.
-    pub fn queued_in_order(&self) -> Result<Vec<Task>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare(
-                "SELECT * FROM tasks WHERE state = 'queued'
-                 ORDER BY priority DESC, created_at_ms, rowid",
-            )
-            .map_err(|e| self.error(e))?;
-        let tasks = statement
-            .query_map([], task_of)
-            .map_err(|e| self.error(e))?
-            .collect::<Result<Vec<Task>, _>>()
-            .map_err(|e| self.error(e))?;
-        Ok(tasks)
+    fn queued_in_order(&self) -> Result<Vec<Task>, StoreError> {
+        self.tasks_where(
+            "SELECT * FROM tasks WHERE state = ?1 ORDER BY priority DESC, created_at_ms, rowid",
+            Some(TaskState::Queued.name()),
+        )
     }
 
-    /// Records where task `id`'s agent works.
-    pub fn set_isolation(&self, id: &str, isolation: &Isolation) -> Result<(), StoreError> {
+    fn set_isolation(&self, id: &str, isolation: &Isolation) -> Result<(), StoreError> {
         self.set_json(id, "isolation", isolation)
     }
 
-    /// Records the change task `id`'s branch holds, and what became of it.
-    pub fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
+    fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
         self.set_json(id, "review", review)
     }
 
-    pub fn clear_review(&self, id: &str) -> Result<(), StoreError> {
+    fn clear_review(&self, id: &str) -> Result<(), StoreError> {
         let connection = self.lock();
         connection
             .execute("UPDATE tasks SET review = NULL WHERE id = ?1", [id])
@@ -346,55 +269,23 @@ impl TaskStore {
         Ok(())
     }
 
-    fn set_json(&self, id: &str, column: &str, value: &impl Serialize) -> Result<(), StoreError> {
-        let json = serde_json::to_string(value).expect("task records serialize");
-        let connection = self.lock();
-        let changed = connection
-            .execute(
-                &format!("UPDATE tasks SET {column} = ?2 WHERE id = ?1"),
-                params![id, json],
-            )
-            .map_err(|e| self.error(e))?;
-        match changed {
-            0 => Err(StoreError::UnknownTask { id: id.to_string() }),
-            _ => Ok(()),
-        }
-    }
-
-    /// The queued task to start next: highest priority, then oldest.
-    pub fn next_queued(&self) -> Result<Option<Task>, StoreError> {
-        let connection = self.lock();
-        connection
-            .query_row(
-                "SELECT * FROM tasks WHERE state = 'queued'
-                 ORDER BY priority DESC, created_at_ms, rowid LIMIT 1",
-                [],
-                task_of,
-            )
-            .optional()
-            .map_err(|e| self.error(e))
-    }
-
-    /// Applies `transition` to task `id` if it is legal from its stored state, with
-    /// `record`, in one transaction; returns the task as stored after it.
-    pub fn transition(
+    fn transition(
         &self,
         id: &str,
         transition: Transition,
         record: Record,
+        lease: Option<&Lease>,
     ) -> Result<Task, StoreError> {
         let mut connection = self.lock();
         let transaction = connection.transaction().map_err(|e| self.error(e))?;
-        let state: Option<String> = transaction
-            .query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.error(e))?;
-        let state = state.ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })?;
-        let from = TaskState::parse(&state).ok_or_else(|| StoreError::Corrupt {
-            path: self.path.clone(),
-            message: format!("task {id} has the unknown state {state:?}"),
-        })?;
-        let to = from
+        let task = self.state_in(&transaction, id)?;
+        if let Some(lease) = lease
+            && task.lease().as_ref() != Some(lease)
+        {
+            return Err(fenced(&task, lease));
+        }
+        let to = task
+            .state
             .after(transition)
             .map_err(|source| StoreError::Illegal {
                 id: id.to_string(),
@@ -402,22 +293,20 @@ impl TaskStore {
             })?;
         let now = unix_millis(SystemTime::now()) as i64;
         let updated = match transition {
-            Transition::Start => transaction.execute(
-                "UPDATE tasks SET state = ?2, started_at_ms = ?3, finished_at_ms = NULL,
-                    session = COALESCE(?4, session) WHERE id = ?1",
-                params![id, to.name(), now, record.session],
-            ),
+            Transition::Start => return Err(illegal_start(id)),
             Transition::Retry => transaction.execute(
                 "UPDATE tasks SET state = ?2, attempts = attempts + 1, started_at_ms = NULL,
                     finished_at_ms = NULL, session = NULL, summary = NULL, failure = NULL,
                     exit_code = NULL WHERE id = ?1",
                 params![id, to.name()],
             ),
-            Transition::Complete(_) | Transition::Fail | Transition::Cancel => transaction.execute(
-                "UPDATE tasks SET state = ?2, finished_at_ms = ?3, attention = NULL,
+            Transition::Complete(_) | Transition::Fail | Transition::Cancel | Transition::Lose => {
+                transaction.execute(
+                    "UPDATE tasks SET state = ?2, finished_at_ms = ?3, attention = NULL,
                         session = COALESCE(?4, session) WHERE id = ?1",
-                params![id, to.name(), now, record.session],
-            ),
+                    params![id, to.name(), now, record.session],
+                )
+            }
         };
         updated.map_err(|e| self.error(e))?;
         transaction
@@ -439,22 +328,65 @@ impl TaskStore {
         self.get(id)
     }
 
-    /// Marks running task `id` as needing a person (`why`), or not (None). Returns whether
-    /// that changed anything.
-    pub fn set_attention(&self, id: &str, why: Option<&str>) -> Result<bool, StoreError> {
+    fn claim(&self, candidates: &[String], claimer: &Claimer) -> Result<Option<Task>, StoreError> {
+        let mut connection = self.lock();
+        let transaction = connection.transaction().map_err(|e| self.error(e))?;
+        let (cap, running, here): (u32, u32, u32) = transaction
+            .query_row(
+                "SELECT (SELECT max_concurrent FROM queue_settings WHERE id = 1),
+                    (SELECT COUNT(*) FROM tasks WHERE state = 'running'),
+                    (SELECT COUNT(*) FROM tasks WHERE state = 'running' AND host = ?1)",
+                [&claimer.host],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.error(e))?;
+        if running >= cap || claimer.cap.is_some_and(|cap| here >= cap) {
+            return Ok(None);
+        }
+        let queued = |id: &&String| {
+            self.state_in(&transaction, id)
+                .is_ok_and(|task| task.state == TaskState::Queued)
+        };
+        let Some(id) = candidates.iter().find(queued).cloned() else {
+            return Ok(None);
+        };
+        let now = unix_millis(SystemTime::now()) as i64;
+        transaction
+            .execute(
+                "UPDATE tasks SET state = 'running', started_at_ms = ?2, finished_at_ms = NULL,
+                    session = 'task-' || id, host = ?3, epoch = epoch + 1 WHERE id = ?1",
+                params![id, now, claimer.host],
+            )
+            .map_err(|e| self.error(e))?;
+        transaction.commit().map_err(|e| self.error(e))?;
+        drop(connection);
+        self.get(&id).map(Some)
+    }
+
+    fn set_attention(
+        &self,
+        id: &str,
+        why: Option<&str>,
+        lease: Option<&Lease>,
+    ) -> Result<bool, StoreError> {
         let connection = self.lock();
         let changed = connection
             .execute(
                 "UPDATE tasks SET attention = ?2
-                 WHERE id = ?1 AND state = 'running' AND attention IS NOT ?2",
-                params![id, why],
+                 WHERE id = ?1 AND state = 'running' AND attention IS NOT ?2
+                    AND (?3 IS NULL OR (host = ?3 AND epoch = ?4))",
+                params![
+                    id,
+                    why,
+                    lease.map(|l| l.host.as_str()),
+                    lease.map(|l| l.epoch)
+                ],
             )
             .map_err(|e| self.error(e))?;
         Ok(changed > 0)
     }
 
-    /// Keeps `transcript` as task `id`'s record of its session.
-    pub fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError> {
+    fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError> {
         let connection = self.lock();
         connection
             .execute(
@@ -465,8 +397,7 @@ impl TaskStore {
         Ok(())
     }
 
-    /// How many tasks are in `state`.
-    pub fn count(&self, state: TaskState) -> Result<u32, StoreError> {
+    fn count(&self, state: TaskState) -> Result<u32, StoreError> {
         let connection = self.lock();
         connection
             .query_row(
@@ -477,16 +408,7 @@ impl TaskStore {
             .map_err(|e| self.error(e))
     }
 
-    /// Cancels every queued task (running ones go on); returns the cancelled ones.
-    pub fn clear_queue(&self) -> Result<Vec<Task>, StoreError> {
-        let queued = self.list(Some(TaskState::Queued))?;
-        queued
-            .iter()
-            .map(|task| self.transition(&task.id, Transition::Cancel, Record::default()))
-            .collect()
-    }
-
-    pub fn settings(&self) -> Result<QueueSettings, StoreError> {
+    fn settings(&self) -> Result<QueueSettings, StoreError> {
         let connection = self.lock();
         let (mode, max): (String, u32) = connection
             .query_row(
@@ -496,48 +418,20 @@ impl TaskStore {
             )
             .map_err(|e| self.error(e))?;
         Ok(QueueSettings {
-            mode: match mode.as_str() {
-                "auto" => QueueMode::Auto,
-                _ => QueueMode::Manual,
-            },
+            mode: QueueMode::parse(&mode),
             max_concurrent: max,
         })
     }
 
-    pub fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError> {
-        let mode = match settings.mode {
-            QueueMode::Manual => "manual",
-            QueueMode::Auto => "auto",
-        };
+    fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError> {
         let connection = self.lock();
         connection
             .execute(
                 "UPDATE queue_settings SET mode = ?1, max_concurrent = ?2 WHERE id = 1",
-                params![mode, settings.max_concurrent],
+                params![settings.mode.name(), settings.max_concurrent],
             )
             .map_err(|e| self.error(e))?;
         Ok(())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn error(&self, error: rusqlite::Error) -> StoreError {
-        let path = self.path.clone();
-        match error.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-                StoreError::Locked { path }
-            }
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
-                path,
-                message: error.to_string(),
-            },
-            _ => StoreError::Sql {
-                path,
-                message: error.to_string(),
-            },
-        }
     }
 }
 
@@ -576,6 +470,8 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         in_place: row.get("in_place")?,
         isolation: json_column(row, "isolation")?,
         review: json_column(row, "review")?,
+        host: row.get("host")?,
+        epoch: row.get("epoch")?,
     })
 }
 
@@ -596,6 +492,18 @@ mod tests {
     use super::*;
     use crate::tasks::state::Outcome;
 
+    fn start(store: &SqliteStore, id: &str) -> Task {
+        let here = Claimer {
+            host: "here".into(),
+            session: "s".into(),
+            cap: None,
+        };
+        store
+            .claim(&[id.to_string()], &here)
+            .unwrap()
+            .expect("claimed")
+    }
+
     fn task(title: &str, priority: i64) -> NewTask {
         NewTask {
             title: title.into(),
@@ -614,17 +522,17 @@ mod tests {
     fn tasks_are_stored_listed_and_kept_across_a_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data/tasks.sqlite3");
-        let store = TaskStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
         let first = store.add(task("fix the flaky test", 0)).unwrap();
         let urgent = store.add(task("bump serde", 5)).unwrap();
         assert_eq!(first.state, TaskState::Queued);
         assert_eq!(first.attempts, 1);
         assert_eq!(first.id.len(), 8);
-        assert_eq!(store.next_queued().unwrap().unwrap().id, urgent.id);
+        assert_eq!(store.queued_in_order().unwrap()[0].id, urgent.id);
         assert_eq!(store.list(None).unwrap().len(), 2);
         drop(store);
 
-        let store = TaskStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
         assert_eq!(store.get(&first.id).unwrap(), first);
         assert!(matches!(
             store.get("nope"),
@@ -643,13 +551,13 @@ mod tests {
         };
         store.set_settings(auto).unwrap();
         drop(store);
-        assert_eq!(TaskStore::open(&path).unwrap().settings().unwrap(), auto);
+        assert_eq!(SqliteStore::open(&path).unwrap().settings().unwrap(), auto);
     }
 
     #[test]
     fn tasks_added_in_the_same_millisecond_keep_the_order_they_were_added_in() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TaskStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+        let store = SqliteStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
         let added: Vec<String> = (0..40)
             .map(|n| store.add(task(&format!("t{n}"), 0)).unwrap().id)
             .collect();
@@ -660,57 +568,74 @@ mod tests {
         let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.id).collect::<Vec<_>>();
         assert_eq!(ids(store.list(None).unwrap()), added);
         assert_eq!(ids(store.queued_in_order().unwrap()), added);
-        assert_eq!(store.next_queued().unwrap().unwrap().id, added[0]);
+        assert_eq!(store.queued_in_order().unwrap()[0].id, added[0]);
     }
 
     #[test]
     fn transitions_are_checked_and_recorded() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TaskStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+        let store = SqliteStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
         let id = store.add(task("t", 0)).unwrap().id;
-        let started = Record {
-            session: Some("drydock-task-1".into()),
-            ..Record::default()
-        };
-        let running = store.transition(&id, Transition::Start, started).unwrap();
+        let running = start(&store, &id);
         assert_eq!(running.state, TaskState::Running);
         assert!(running.started_at_ms.is_some());
-        assert_eq!(running.session.as_deref(), Some("drydock-task-1"));
+        assert_eq!(running.session, Some(format!("task-{id}")));
+        assert_eq!((running.host.as_deref(), running.epoch), (Some("here"), 1));
+        let bare_start = store.transition(&id, Transition::Start, Record::default(), None);
+        assert!(matches!(bare_start, Err(StoreError::Illegal { .. })));
+        let elsewhere = Lease {
+            host: "there".into(),
+            epoch: 1,
+        };
+        let fenced = store.transition(&id, Transition::Fail, Record::default(), Some(&elsewhere));
+        assert!(
+            matches!(fenced, Err(StoreError::Fenced { .. })),
+            "{fenced:?}"
+        );
         let failed = Record {
             failure: Some("session lost while drydock was down".into()),
             exit_code: Some(3),
             transcript: Some("last screen".into()),
             ..Record::default()
         };
-        let failed = store.transition(&id, Transition::Fail, failed).unwrap();
+        let failed = store
+            .transition(&id, Transition::Fail, failed, None)
+            .unwrap();
         assert_eq!(failed.state, TaskState::Failed);
         assert_eq!(failed.exit_code, Some(3));
-        assert_eq!(failed.session.as_deref(), Some("drydock-task-1"), "kept");
+        assert_eq!(failed.session, Some(format!("task-{id}")), "kept");
 
-        let again = store.transition(&id, Transition::Fail, Record::default());
+        let again = store.transition(&id, Transition::Fail, Record::default(), None);
         assert_eq!(
             again.unwrap_err().to_string(),
             format!("task {id}: a failed task cannot be failed")
         );
         let retried = store
-            .transition(&id, Transition::Retry, Record::default())
+            .transition(&id, Transition::Retry, Record::default(), None)
             .unwrap();
         assert_eq!((retried.state, retried.attempts), (TaskState::Queued, 2));
         assert_eq!(retried.failure, None);
         assert_eq!(retried.transcript.as_deref(), Some("last screen"), "kept");
-        store
-            .transition(&id, Transition::Start, Record::default())
-            .unwrap();
+        assert_eq!(start(&store, &id).epoch, 2, "a new claim");
         let done = Record {
             summary: Some("fixed".into()),
             ..Record::default()
         };
+        let mine = Lease {
+            host: "here".into(),
+            epoch: 2,
+        };
         let done = store
-            .transition(&id, Transition::Complete(Outcome::Done), done)
+            .transition(&id, Transition::Complete(Outcome::Done), done, Some(&mine))
             .unwrap();
         assert_eq!(done.state, TaskState::Done);
         assert_eq!(done.summary.as_deref(), Some("fixed"));
-        let twice = store.transition(&id, Transition::Complete(Outcome::Done), Record::default());
+        let twice = store.transition(
+            &id,
+            Transition::Complete(Outcome::Done),
+            Record::default(),
+            None,
+        );
         assert!(matches!(twice, Err(StoreError::Illegal { .. })));
         assert_eq!(
             store.get(&id).unwrap(),
@@ -722,11 +647,9 @@ mod tests {
     #[test]
     fn clearing_the_queue_cancels_queued_tasks_only() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TaskStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+        let store = SqliteStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
         let running = store.add(task("a", 0)).unwrap().id;
-        store
-            .transition(&running, Transition::Start, Record::default())
-            .unwrap();
+        start(&store, &running);
         store.add(task("b", 0)).unwrap();
         store.add(task("c", 0)).unwrap();
 
@@ -735,7 +658,7 @@ mod tests {
         assert_eq!(cancelled.len(), 2);
         assert!(cancelled.iter().all(|t| t.state == TaskState::Cancelled));
         assert_eq!(store.get(&running).unwrap().state, TaskState::Running);
-        assert_eq!(store.next_queued().unwrap(), None);
+        assert_eq!(store.queued_in_order().unwrap(), Vec::new());
     }
 
     #[test]
@@ -743,12 +666,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty.sqlite3");
         std::fs::write(&empty, b"").unwrap();
-        let store = TaskStore::open(&empty).unwrap();
+        let store = SqliteStore::open(&empty).unwrap();
         store.add(task("a", 0)).unwrap();
         drop(store);
         // Opening at the current version runs no migration again.
         assert_eq!(
-            TaskStore::open(&empty).unwrap().list(None).unwrap().len(),
+            SqliteStore::open(&empty).unwrap().list(None).unwrap().len(),
             1
         );
 
@@ -756,7 +679,7 @@ mod tests {
         let connection = Connection::open(&newer).unwrap();
         connection.pragma_update(None, "user_version", 99).unwrap();
         drop(connection);
-        let error = TaskStore::open(&newer).err().unwrap().to_string();
+        let error = SqliteStore::open(&newer).err().unwrap().to_string();
         assert!(
             error.contains("written by a newer drydock (schema 99"),
             "{error}"
@@ -768,7 +691,7 @@ mod tests {
             "these are not the tasks you are looking for\n".repeat(200),
         )
         .unwrap();
-        let error = TaskStore::open(&foreign).err().unwrap();
+        let error = SqliteStore::open(&foreign).err().unwrap();
         assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
         assert!(error.to_string().contains("move it away"), "{error}");
     }
@@ -790,7 +713,7 @@ mod tests {
             .unwrap();
         drop(connection);
 
-        let store = TaskStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
         let old = store.get("0000beef").unwrap();
         assert_eq!((old.title.as_str(), old.state), ("old", TaskState::Running));
         assert_eq!(
@@ -799,12 +722,12 @@ mod tests {
         );
         assert!(
             store
-                .set_attention("0000beef", Some("waits: permission"))
+                .set_attention("0000beef", Some("waits: permission"), None)
                 .unwrap()
         );
         assert!(
             !store
-                .set_attention("0000beef", Some("waits: permission"))
+                .set_attention("0000beef", Some("waits: permission"), None)
                 .unwrap()
         );
         let new = store
@@ -824,7 +747,7 @@ mod tests {
             .unwrap();
         assert_eq!(version, MIGRATIONS.len());
         let failed = store
-            .transition("0000beef", Transition::Fail, Record::default())
+            .transition("0000beef", Transition::Fail, Record::default(), None)
             .unwrap();
         assert_eq!(failed.attention, None, "a finished task needs no one");
     }
@@ -834,7 +757,7 @@ mod tests {
         use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tasks.sqlite3");
-        let store = TaskStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
         let id = store
             .add(NewTask {
                 base: Some("release".into()),
@@ -874,7 +797,7 @@ mod tests {
         ));
         drop(store);
 
-        let store = TaskStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
         let task = store.get(&id).unwrap();
         assert_eq!(task.base.as_deref(), Some("release"));
         assert!(!task.in_place);
@@ -889,11 +812,11 @@ mod tests {
     fn a_database_locked_by_another_process_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tasks.sqlite3");
-        drop(TaskStore::open(&path).unwrap());
+        drop(SqliteStore::open(&path).unwrap());
         let holder = Connection::open(&path).unwrap();
         holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
 
-        let error = TaskStore::open_waiting(&path, Duration::from_millis(100))
+        let error = SqliteStore::open_waiting(&path, Duration::from_millis(100))
             .err()
             .unwrap();
 

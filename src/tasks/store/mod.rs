@@ -1,0 +1,433 @@
+//! The task queue's storage: an SQLite file in drydock's data directory (one machine), or a
+//! PostgreSQL database a team's hosts share. Both bring their schema up to date by numbered
+//! migrations and check every change of state against the legal transitions inside one
+//! transaction; both claim tasks for a host under the caps in one transaction too.
+//!
+//! - [`sqlite`]: the embedded default;
+//! - [`postgres`]: the shared queue: hosts with leases, claims with `FOR UPDATE SKIP LOCKED`,
+//!   writes fenced by the claim's epoch, wake-ups by `LISTEN`/`NOTIFY`;
+//! - [`pg_link`]: the PostgreSQL connection, on a thread of its own, reconnecting.
+
+mod pg_link;
+pub mod postgres;
+pub mod sqlite;
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::isolation::{Isolation, Review, Worktree};
+use super::state::{IllegalTransition, TaskState, Transition};
+
+pub use self::pg_link::listen;
+pub use self::postgres::PgStore;
+pub use self::sqlite::SqliteStore;
+
+/// Where a queue lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    Sqlite(PathBuf),
+    /// A `postgres://` URL.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// The location as a person reads it: a PostgreSQL URL without its password.
+    pub fn display(&self) -> String {
+        match self {
+            StoreLocation::Sqlite(path) => path.display().to_string(),
+            StoreLocation::Postgres(url) => postgres::redacted(url),
+        }
+    }
+
+    pub fn is_shared(&self) -> bool {
+        matches!(self, StoreLocation::Postgres(_))
+    }
+}
+
+/// Opens (or creates) the queue at `location`, its schema brought up to date.
+pub fn open(location: &StoreLocation) -> Result<TaskStore, StoreError> {
+    Ok(match location {
+        StoreLocation::Sqlite(path) => Box::new(SqliteStore::open(path)?),
+        StoreLocation::Postgres(url) => Box::new(PgStore::open(url)?),
+    })
+}
+
+/// A queue, whichever store holds it.
+pub type TaskStore = Box<dyn Queue>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the task database {path}: {message}")]
+    Open { path: String, message: String },
+    #[error(
+        "{path} is not a task database drydock can read ({message}); move it away to start a new one"
+    )]
+    Corrupt { path: String, message: String },
+    #[error("the task database {path} is locked by another process (another drydock?)")]
+    Locked { path: String },
+    #[error("{path} was written by a newer drydock (schema {found}, this one knows {known})")]
+    TooNew {
+        path: String,
+        found: usize,
+        known: usize,
+    },
+    #[error("the task database {path} cannot be reached: {message}")]
+    Unavailable { path: String, message: String },
+    #[error("no task {id:?}")]
+    UnknownTask { id: String },
+    #[error("task {id}: {source}")]
+    Illegal {
+        id: String,
+        source: IllegalTransition,
+    },
+    /// A write for a claim that is no longer the task's: its host lost the lease, another
+    /// took it, or it ended meanwhile.
+    #[error("task {id} no longer runs on host {host} under claim {epoch} ({now})")]
+    Fenced {
+        id: String,
+        host: String,
+        epoch: i64,
+        now: String,
+    },
+    #[error("the task database {path}: {message}")]
+    Sql { path: String, message: String },
+}
+
+impl StoreError {
+    /// The database could not be reached: the same call may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
+    }
+}
+
+/// A task as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    /// The prompt the agent gets.
+    pub description: String,
+    pub project_path: String,
+    pub agent_kind: String,
+    pub state: TaskState,
+    /// Higher starts first.
+    pub priority: i64,
+    pub created_at_ms: u64,
+    pub started_at_ms: Option<u64>,
+    pub finished_at_ms: Option<u64>,
+    /// The terminal session it runs (or ran) in.
+    pub session: Option<String>,
+    pub attempts: u32,
+    /// The agent's summary of how it ended.
+    pub summary: Option<String>,
+    /// Why it failed.
+    pub failure: Option<String>,
+    pub exit_code: Option<i32>,
+    /// The session's final screen and scrollback, ANSI stripped and capped.
+    pub transcript: Option<String>,
+    /// How long it may run, in seconds (None: the configured default).
+    pub timeout_s: Option<u64>,
+    /// The config's approval policy its agent's permission prompts are decided by, if any.
+    pub policy: Option<String>,
+    /// Why the running task needs a person (its agent waits at a prompt).
+    pub attention: Option<String>,
+    /// The branch or commit its worktree starts from (None: the project's HEAD).
+    pub base: Option<String>,
+    /// It runs in the project's own directory, not in a worktree of its own.
+    pub in_place: bool,
+    /// Where its agent works, once it started.
+    pub isolation: Option<Isolation>,
+    /// Its branch's change, once its agent stopped.
+    pub review: Option<Review>,
+    /// The host that claimed it last (the one it runs on while running).
+    pub host: Option<String>,
+    /// How many times it was claimed: each claim's writes carry it, so a host that lost the
+    /// task can change nothing of the claim that followed.
+    pub epoch: i64,
+}
+
+impl Task {
+    /// Its worktree and its result, while the result waits to be merged or discarded.
+    pub fn open_result(&self) -> Option<(&Worktree, &Review)> {
+        match (&self.isolation, &self.review) {
+            (Some(Isolation::Worktree(worktree)), Some(review)) if review.disposition.is_open() => {
+                Some((worktree, review))
+            }
+            _ => None,
+        }
+    }
+
+    /// The directory its agent works in (the project until it has a worktree).
+    pub fn work_dir(&self) -> &str {
+        match &self.isolation {
+            Some(isolation) => isolation.dir(&self.project_path),
+            None => &self.project_path,
+        }
+    }
+
+    /// The claim it runs under, while it runs.
+    pub fn lease(&self) -> Option<Lease> {
+        match (self.state, &self.host) {
+            (TaskState::Running, Some(host)) => Some(Lease {
+                host: host.clone(),
+                epoch: self.epoch,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// What a new task is made of.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub title: String,
+    pub description: String,
+    pub project_path: String,
+    pub agent_kind: String,
+    pub priority: i64,
+    pub timeout_s: Option<u64>,
+    pub policy: Option<String>,
+    pub base: Option<String>,
+    pub in_place: bool,
+}
+
+/// What a transition records beside the new state.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    pub session: Option<String>,
+    pub summary: Option<String>,
+    pub failure: Option<String>,
+    pub exit_code: Option<i32>,
+    pub transcript: Option<String>,
+}
+
+/// A host's hold on a running task: a write under it changes the task only while the task
+/// still runs on that host under that claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub host: String,
+    pub epoch: i64,
+}
+
+/// Who claims a task, and how many it may run at once.
+#[derive(Debug, Clone)]
+pub struct Claimer {
+    pub host: String,
+    /// The host's registration (a superseded or expired one claims nothing).
+    pub session: String,
+    /// This host's own cap (the queue's cap holds for the whole team too).
+    pub cap: Option<u32>,
+}
+
+/// manual: tasks start one by one when asked; auto: as slots free up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueMode {
+    Manual,
+    Auto,
+}
+
+impl QueueMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueMode::Manual => "manual",
+            QueueMode::Auto => "auto",
+        }
+    }
+
+    fn parse(name: &str) -> QueueMode {
+        match name {
+            "auto" => QueueMode::Auto,
+            _ => QueueMode::Manual,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct QueueSettings {
+    pub mode: QueueMode,
+    /// How many tasks run at once, over every host of the queue.
+    pub max_concurrent: u32,
+}
+
+/// A drydock host as it announces itself to a shared queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HostEntry {
+    pub name: String,
+    /// Its dashboard, for a person (and other hosts' dashboards) to reach its terminals.
+    pub url: String,
+    /// The directories its projects lie in.
+    pub roots: Vec<String>,
+    /// The agent kinds it can start.
+    pub agents: Vec<String>,
+    /// How many tasks it runs at most (None: the queue's cap alone).
+    pub cap: Option<u32>,
+}
+
+/// A host as the queue sees it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HostStatus {
+    #[serde(flatten)]
+    pub entry: HostEntry,
+    /// Its lease is current.
+    pub up: bool,
+    /// Milliseconds since its last heartbeat.
+    pub last_seen_ms_ago: u64,
+    pub started_at_ms: u64,
+    /// The tasks running on it.
+    pub running: Vec<String>,
+}
+
+/// What a heartbeat found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heartbeat {
+    Renewed,
+    /// Another process registered under this host's name since: this one must stop claiming
+    /// and let its tasks go.
+    Superseded,
+}
+
+/// The queue, whichever store holds it. Every method is one short transaction (or none).
+pub trait Queue: Send + Sync {
+    /// Where it lives, as a person reads it.
+    fn location(&self) -> String;
+
+    /// Stores a new queued task; its id is 8 hex digits.
+    fn add(&self, new: NewTask) -> Result<Task, StoreError>;
+
+    fn get(&self, id: &str) -> Result<Task, StoreError>;
+
+    /// Tasks in `state` (all when None), oldest first.
+    fn list(&self, state: Option<TaskState>) -> Result<Vec<Task>, StoreError>;
+
+    /// The queued tasks in the order they start: highest priority, then oldest.
+    fn queued_in_order(&self) -> Result<Vec<Task>, StoreError>;
+
+    /// Records where task `id`'s agent works.
+    fn set_isolation(&self, id: &str, isolation: &Isolation) -> Result<(), StoreError>;
+
+    /// Records the change task `id`'s branch holds, and what became of it.
+    fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError>;
+
+    fn clear_review(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Applies `transition` to task `id` if it is legal from its stored state (and, with a
+    /// `lease`, only while the task runs under it), with `record`, in one transaction;
+    /// returns the task as stored after it. `Start` is `claim`'s.
+    fn transition(
+        &self,
+        id: &str,
+        transition: Transition,
+        record: Record,
+        lease: Option<&Lease>,
+    ) -> Result<Task, StoreError>;
+
+    /// Starts the first of the queued tasks `candidates` (in queue order) on `claimer`'s host,
+    /// if the queue's cap and the host's allow one more: running, with the host, a new epoch
+    /// and its session. None when none is left or no slot is free. One transaction: two
+    /// hosts never take the same task, nor together more than a cap.
+    fn claim(&self, candidates: &[String], claimer: &Claimer) -> Result<Option<Task>, StoreError>;
+
+    /// Marks running task `id` as needing a person (`why`), or not (None). Returns whether
+    /// that changed anything.
+    fn set_attention(
+        &self,
+        id: &str,
+        why: Option<&str>,
+        lease: Option<&Lease>,
+    ) -> Result<bool, StoreError>;
+
+    /// Keeps `transcript` as task `id`'s record of its session.
+    fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError>;
+
+    /// How many tasks are in `state`.
+    fn count(&self, state: TaskState) -> Result<u32, StoreError>;
+
+    fn settings(&self) -> Result<QueueSettings, StoreError>;
+
+    fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError>;
+
+    /// Cancels every queued task (running ones go on); returns the cancelled ones.
+    fn clear_queue(&self) -> Result<Vec<Task>, StoreError> {
+        let queued = self.list(Some(TaskState::Queued))?;
+        let mut cancelled = Vec::new();
+        for task in queued {
+            match self.transition(&task.id, Transition::Cancel, Record::default(), None) {
+                Ok(task) => cancelled.push(task),
+                // Claimed by a host meanwhile: it runs.
+                Err(StoreError::Illegal { .. }) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// Whether hosts share this queue (and so register, renew leases and are rescued).
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Registers `entry` under a fresh `session` with a lease of `lease_ms`, taking its name
+    /// over from an earlier process of the same host.
+    fn register_host(
+        &self,
+        _entry: &HostEntry,
+        _session: &str,
+        _lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Renews host `name`'s lease for `lease_ms`.
+    fn heartbeat(
+        &self,
+        _name: &str,
+        _session: &str,
+        _lease_ms: u64,
+    ) -> Result<Heartbeat, StoreError> {
+        Ok(Heartbeat::Renewed)
+    }
+
+    /// The running tasks of hosts whose lease ran out: lost, and queued again when
+    /// `requeue`. Returns them as they are now.
+    fn rescue_lost(&self, _requeue: bool) -> Result<Vec<Task>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// The hosts sharing this queue, by name.
+    fn hosts(&self) -> Result<Vec<HostStatus>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Tells every host sharing the queue that it changed (a task queued, ended, a setting).
+    fn announce(&self) {}
+}
+
+/// The refusal of a write under `lease` to `task`, which no longer runs under it.
+fn fenced(task: &Task, lease: &Lease) -> StoreError {
+    let now = match (task.state, &task.host) {
+        (TaskState::Running, Some(host)) => {
+            format!("it runs on {host} under claim {}", task.epoch)
+        }
+        (state, _) => format!("it is {state}"),
+    };
+    StoreError::Fenced {
+        id: task.id.clone(),
+        host: lease.host.clone(),
+        epoch: lease.epoch,
+        now,
+    }
+}
+
+/// A task starts by a host's claim, never by a bare transition.
+fn illegal_start(id: &str) -> StoreError {
+    StoreError::Illegal {
+        id: id.to_string(),
+        source: IllegalTransition {
+            from: "stored",
+            what: "started except by a host's claim",
+        },
+    }
+}

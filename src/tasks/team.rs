@@ -1,0 +1,289 @@
+//! This drydock as one host of a queue. On a machine's own queue (SQLite) it is the only
+//! host: every task is its own and it may always claim. On a shared queue (PostgreSQL) it
+//! registers under a fresh session, renews its lease on a heartbeat, claims only while its
+//! lease is current (and stops claiming when another process takes its name over), rescues
+//! the running tasks of hosts whose lease ran out, wakes when another host changes the
+//! queue (`LISTEN`, with a poll as the backstop), and stops the agents of tasks it no longer
+//! holds: cancelled elsewhere, or taken over while it was away.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::runner::task_of_session;
+use super::store::postgres::CHANNEL;
+use super::store::{Claimer, Heartbeat, HostEntry, Lease, Task, listen};
+use super::{TaskError, TaskState, Tasks};
+use crate::config::{QueueStore, TasksConfig};
+use crate::workspace::PathArgument;
+
+/// How often a host looks at the queue when nothing woke it.
+const POLL_EVERY: Duration = Duration::from_secs(2);
+
+/// This drydock's identity and standing among the hosts of its queue.
+pub(super) struct Host {
+    pub(super) name: String,
+    /// Its registration: a claim is refused once another process registers under its name.
+    session: String,
+    shared: bool,
+    lease: Duration,
+    /// When its lease was last renewed (None: not registered, or superseded).
+    renewed: Mutex<Option<Instant>>,
+    /// Wakes its loop: another host changed the queue.
+    poke: Arc<Notify>,
+}
+
+impl Host {
+    pub(super) fn new(config: &TasksConfig) -> Host {
+        Host {
+            name: config.host.name.clone(),
+            session: crate::private::random_hex(8),
+            shared: matches!(config.store, QueueStore::Postgres(_)),
+            lease: config.host.lease,
+            renewed: Mutex::new(None),
+            poke: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Whether it may start tasks now: always on its own queue; on a shared one while its
+    /// lease is current by its own clock, with a margin (it stops before others may rescue).
+    pub(super) fn may_claim(&self) -> bool {
+        !self.shared
+            || self
+                .renewed()
+                .is_some_and(|at| at.elapsed() < self.lease * 2 / 3)
+    }
+
+    pub(super) fn claimer(&self, cap: Option<u32>) -> Claimer {
+        Claimer {
+            host: self.name.clone(),
+            session: self.session.clone(),
+            cap,
+        }
+    }
+
+    fn renewed(&self) -> Option<Instant> {
+        *self.renewed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_renewed(&self, at: Option<Instant>) {
+        *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = at;
+    }
+}
+
+impl Tasks {
+    /// Whether `task` is (or was last) run by this host. On a machine's own queue, all are.
+    pub(super) fn is_mine(&self, task: &Task) -> bool {
+        !self.host.shared || task.host.as_deref() == Some(self.host.name.as_str())
+    }
+
+    /// The claim a write about running `task` is made under: none on a machine's own queue;
+    /// on a shared one this host's, refused when the task runs elsewhere or not at all.
+    pub(super) fn lease_here(&self, task: &Task) -> Result<Option<Lease>, TaskError> {
+        if !self.host.shared {
+            return Ok(None);
+        }
+        match task.lease() {
+            Some(lease) if lease.host == self.host.name => Ok(Some(lease)),
+            Some(lease) => Err(TaskError::NotAllowed(format!(
+                "task {} runs on host {}, not on this one ({})",
+                task.id, lease.host, self.host.name
+            ))),
+            None => Err(TaskError::NotAllowed(format!(
+                "task {} is {}, not running",
+                task.id, task.state
+            ))),
+        }
+    }
+
+    /// Whether this host can run `task`: its project is here, inside the allowed roots, and
+    /// its agent's CLI is installed.
+    pub(super) fn can_run(&self, task: &Task) -> bool {
+        let here = self
+            .workspace
+            .resolve_dir(PathArgument::ProjectPath, &task.project_path)
+            .is_ok();
+        here && self.agents.launchable_profile(&task.agent_kind).is_ok()
+    }
+
+    /// How this host announces itself to a shared queue.
+    fn entry(&self) -> HostEntry {
+        let url = self
+            .config
+            .tasks
+            .host
+            .url
+            .clone()
+            .or_else(|| self.agents.base_url().map(str::to_string))
+            .unwrap_or_else(|| format!("http://{}", self.config.bind));
+        HostEntry {
+            name: self.host.name.clone(),
+            url,
+            roots: self
+                .config
+                .allowed_roots
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect(),
+            agents: self.agents.startable_kinds(),
+            cap: self.config.tasks.host.cap,
+        }
+    }
+
+    /// On a shared queue: registers this host, then keeps its lease, rescues lost tasks,
+    /// follows the queue's changes and starts what it can, until `stop`. Returns once the
+    /// host is registered (or its first attempt failed: the loop keeps trying).
+    pub(super) async fn serve_team(self: &Arc<Self>, stop: CancellationToken) {
+        let QueueStore::Postgres(url) = &self.config.tasks.store else {
+            return;
+        };
+        let Ok(store) = self.store() else { return };
+        let poke = self.host.poke.clone();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let wake = move || poke.notify_one();
+        if let Err(error) = listen(url, &store.location(), CHANNEL, wake, stopped.clone()) {
+            tracing::warn!("listening for the queue's changes: {error}; polling only");
+        }
+        self.register();
+        let this = self.clone();
+        tokio::spawn(async move {
+            this.keep_lease(stop).await;
+            stopped.store(true, Ordering::Relaxed);
+        });
+    }
+
+    fn register(&self) {
+        let lease_ms = self.host.lease.as_millis() as u64;
+        let registered = self.store().and_then(|store| {
+            Ok(store.register_host(&self.entry(), &self.host.session, lease_ms)?)
+        });
+        match registered {
+            Ok(()) => self.host.set_renewed(Some(Instant::now())),
+            Err(error) => tracing::warn!("registering host {}: {error}", self.host.name),
+        }
+    }
+
+    /// The host's loop: heartbeats every fifth of the lease, a rescue every third (not
+    /// within a lease of its own return: the others need the time to renew theirs too),
+    /// and on every wake-up or poll, the tasks it no longer holds stopped and what it can
+    /// start started.
+    async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
+        let lease = self.host.lease;
+        let beat_every = lease / 5;
+        let rescue_every = lease / 3;
+        let mut beat_at = Instant::now();
+        let mut rescue_at = Instant::now() + lease;
+        let mut back_at = Instant::now();
+        let mut was_up = self.host.renewed().is_some();
+        loop {
+            let tick = beat_every.min(POLL_EVERY);
+            tokio::select! {
+                () = self.host.poke.notified() => {}
+                () = tokio::time::sleep(tick) => {}
+                () = stop.cancelled() => return,
+            }
+            if Instant::now() >= beat_at {
+                beat_at = Instant::now() + beat_every;
+                let up = self.beat();
+                if up && !was_up {
+                    back_at = Instant::now();
+                    tracing::info!(
+                        "host {}: the shared queue is reachable again",
+                        self.host.name
+                    );
+                }
+                was_up = up;
+            }
+            if was_up && Instant::now() >= rescue_at && back_at.elapsed() >= lease {
+                rescue_at = Instant::now() + rescue_every;
+                self.rescue();
+            }
+            self.let_go().await;
+            self.fill().await;
+        }
+    }
+
+    /// Renews the lease; true when it is current.
+    fn beat(&self) -> bool {
+        let lease_ms = self.host.lease.as_millis() as u64;
+        let renewed = self.store().and_then(|store| {
+            Ok(store.heartbeat(&self.host.name, &self.host.session, lease_ms)?)
+        });
+        match renewed {
+            Ok(Heartbeat::Renewed) => {
+                self.host.set_renewed(Some(Instant::now()));
+                true
+            }
+            Ok(Heartbeat::Superseded) => {
+                if self.host.renewed().is_some() {
+                    tracing::error!(
+                        "host {}: another drydock registered under this name; this one starts no more tasks",
+                        self.host.name
+                    );
+                }
+                self.host.set_renewed(None);
+                false
+            }
+            Err(error) => {
+                tracing::debug!("host {}: renewing its lease: {error}", self.host.name);
+                // Not registered yet (the database was away at its start): now.
+                if self.host.renewed().is_none() {
+                    self.register();
+                }
+                self.host.may_claim()
+            }
+        }
+    }
+
+    /// Takes back the running tasks of hosts whose lease ran out.
+    fn rescue(&self) {
+        let requeue = self.config.tasks.host.requeue_lost;
+        match self
+            .store()
+            .and_then(|store| Ok(store.rescue_lost(requeue)?))
+        {
+            Ok(rescued) => {
+                for task in rescued {
+                    tracing::warn!(
+                        "task {}: {}",
+                        task.id,
+                        task.failure.as_deref().unwrap_or("lost")
+                    );
+                    self.publish(&task, Some(TaskState::Running));
+                }
+            }
+            Err(error) => tracing::debug!("rescuing lost tasks: {error}"),
+        }
+    }
+
+    /// Stops the agents of tasks whose session is here but which this host no longer
+    /// holds: cancelled by a person on another host, or lost and taken over while this
+    /// host was away.
+    async fn let_go(self: &Arc<Self>) {
+        let Ok(store) = self.store() else { return };
+        for session in self.terminals.names() {
+            let Some(id) = task_of_session(&session) else {
+                continue;
+            };
+            let Ok(task) = store.get(id) else { continue };
+            if !self.is_mine(&task) {
+                tracing::warn!(
+                    "task {id} was taken over ({}) while this host held it; stopping its agent here",
+                    match &task.host {
+                        Some(host) => format!("{} on {host}", task.state),
+                        None => task.state.to_string(),
+                    }
+                );
+                self.abandon(&session).await;
+            } else if task.state == TaskState::Cancelled && self.tokens.is_issued(&task.id) {
+                // Cancelled by a person at another host's dashboard.
+                self.stop_agent(&task).await;
+            } else if matches!(task.state, TaskState::Queued | TaskState::Lost) {
+                self.abandon(&session).await;
+            }
+        }
+    }
+}

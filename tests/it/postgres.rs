@@ -1,0 +1,221 @@
+//! A throwaway PostgreSQL for the tests, like their tmux servers: Debian's server binaries
+//! (`/usr/lib/postgresql/N/bin`), a cluster made by `initdb` in a temporary directory and
+//! started on a free port of 127.0.0.1 (no socket file), as `nobody` when the tests run as
+//! root (PostgreSQL refuses root), `fsync` off. Stopped (immediately) on drop; `restart`
+//! stops it and starts it again on the same port, as an administrator's restart would.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Postgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub port: u16,
+    server: Option<Child>,
+}
+
+impl Postgres {
+    /// A new cluster, running.
+    pub fn start() -> Postgres {
+        let bin = server_bin();
+        let dir = tempfile::tempdir().unwrap();
+        let mut postgres = Postgres {
+            port: free_port(),
+            bin,
+            dir,
+            server: None,
+        };
+        let data = postgres.data();
+        std::fs::create_dir(&data).unwrap();
+        postgres.give_to_server_user();
+        let initdb = postgres
+            .as_server_user(&postgres.bin.join("initdb"))
+            .args(["-D", data.to_str().unwrap()])
+            .args([
+                "-U",
+                "drydock",
+                "-A",
+                "trust",
+                "-N",
+                "--no-locale",
+                "-E",
+                "UTF8",
+            ])
+            .output()
+            .expect("initdb runs");
+        assert!(
+            initdb.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&initdb.stderr)
+        );
+        postgres.run();
+        postgres
+    }
+
+    /// `postgres://drydock@127.0.0.1:PORT/NAME`.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://drydock@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// A new, empty database; its URL.
+    pub fn database(&self, name: &str) -> String {
+        self.psql(&format!("CREATE DATABASE {name}"));
+        self.url(name)
+    }
+
+    /// Runs `sql` in database `postgres`; what it printed (unaligned, tuples only).
+    pub fn psql(&self, sql: &str) -> String {
+        self.psql_in("postgres", sql)
+    }
+
+    pub fn psql_in(&self, database: &str, sql: &str) -> String {
+        let output = Command::new(self.bin.join("psql"))
+            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "drydock", "-d", database, "-c", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            output.status.success(),
+            "psql {sql:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
+    /// Stops the server at once (every connection cut), runs `meanwhile`, and starts it
+    /// again on the same port once it was down for `down`.
+    pub fn restart_with<T>(&mut self, down: Duration, meanwhile: impl FnOnce() -> T) -> T {
+        self.stop();
+        let stopped = Instant::now();
+        let value = meanwhile();
+        std::thread::sleep(down.saturating_sub(stopped.elapsed()));
+        self.run();
+        value
+    }
+
+    fn run(&mut self) {
+        let data = self.data();
+        let log = std::fs::File::create(self.dir.path().join("server.log")).unwrap();
+        let child = self
+            .as_server_user(&self.bin.join("postgres"))
+            .args(["-D", data.to_str().unwrap(), "-p", &self.port.to_string()])
+            .args([
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "unix_socket_directories=",
+            ])
+            .args(["-c", "fsync=off", "-c", "max_connections=200"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("postgres starts");
+        self.server = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.ready() {
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL did not start: {}",
+                std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn ready(&self) -> bool {
+        Command::new(self.bin.join("pg_isready"))
+            .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
+    /// Immediate shutdown (SIGQUIT): connections are cut, as when a server goes away.
+    fn stop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            let _ = Command::new("kill")
+                .args(["-QUIT", &server.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while server.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// PostgreSQL runs as `nobody` when the tests run as root: it owns the cluster.
+    fn give_to_server_user(&self) {
+        if is_root() {
+            let chown = Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(self.dir.path())
+                .status()
+                .unwrap();
+            assert!(chown.success());
+        }
+    }
+
+    fn as_server_user(&self, program: &std::path::Path) -> Command {
+        match is_root() {
+            true => {
+                let mut command = Command::new("setpriv");
+                command
+                    .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                    .arg(program);
+                command
+            }
+            false => Command::new(program),
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The newest installed server's binaries.
+fn server_bin() -> PathBuf {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is installed (scripts/ensure-deps.sh installs Debian's postgresql)")
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let version = entry.file_name().to_str()?.parse().ok()?;
+            Some((version, entry.path().join("bin")))
+        })
+        .filter(|(_, bin)| bin.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .expect("a PostgreSQL server under /usr/lib/postgresql/N/bin")
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc_geteuid() == 0 }
+}
+
+unsafe extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

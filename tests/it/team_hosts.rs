@@ -1,0 +1,298 @@
+//! Three drydock servers as the hosts of one queue on a real PostgreSQL, running the real
+//! Claude Code against the scripted fake model API: thirty tasks under a team cap of 6 and
+//! host caps of 2, 2 and 3; one host SIGKILLed mid-task (its tasks taken over once its lease
+//! ran out, and its agents stopped when it comes back), and the database restarted mid-run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_spawn::spawning_server;
+use crate::mcp_tasks::{claude_home, no_agent_left};
+use crate::postgres::Postgres;
+use crate::support::*;
+use crate::task_worktrees::repository;
+
+const HOSTS: [(&str, u32); 3] = [("a", 2), ("b", 2), ("c", 3)];
+const TASKS: usize = 30;
+
+fn config(url: &str, name: &str, cap: u32) -> String {
+    format!(
+        "[tasks]\nstore = \"{url}\"\nhost = \"{name}\"\nhost_cap = {cap}\nlease_s = 3\ngrace_s = 1\n"
+    )
+}
+
+/// The tasks' state, host and epoch by id, read in one statement (empty while the database
+/// is down).
+fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, String, i64)> {
+    let output = std::process::Command::new("psql")
+        .args(["-X", "-A", "-t", "-F", " ", "-h", "127.0.0.1"])
+        .args([
+            "-p",
+            &postgres.port.to_string(),
+            "-U",
+            "drydock",
+            "-d",
+            database,
+        ])
+        .args([
+            "-c",
+            "SELECT id, state, coalesce(host, '-'), epoch FROM drydock.tasks",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split(' ');
+            let id = words.next()?.to_string();
+            let state = words.next()?.to_string();
+            let host = words.next()?.to_string();
+            let epoch = words.next()?.parse().ok()?;
+            Some((id, (state, host, epoch)))
+        })
+        .collect()
+}
+
+fn count(tasks: &BTreeMap<String, (String, String, i64)>, state: &str) -> usize {
+    tasks.values().filter(|(s, _, _)| s == state).count()
+}
+
+async fn until(
+    what: &str,
+    limit: Duration,
+    postgres: &Postgres,
+    check: impl Fn(&BTreeMap<String, (String, String, i64)>) -> bool,
+) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let now = tasks_now(postgres, "team");
+        if check(&now) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: never; the tasks: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_database() {
+    let mut postgres = Postgres::start();
+    let url = postgres.database("team");
+    let (cli, home, _fake, tmux_a) = claude_home("claude-team");
+    repository(&home.project);
+    let tmux_dirs = [
+        tmux_a,
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    ];
+    let start = |index: usize| {
+        let (name, cap) = HOSTS[index];
+        spawning_server(
+            &home,
+            &cli,
+            tmux_dirs[index].path(),
+            &config(&url, name, cap),
+        )
+    };
+    let mut servers: Vec<Server> = (0..HOSTS.len()).map(start).collect();
+    let client = modern_client(&servers[0].url).await;
+    let project = path_arg(&home.project);
+
+    // Every host registered, with its cap and its dashboard.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let hosts = loop {
+        let listing = call_ok(&client, "task_list", json!({})).await;
+        let hosts = listing["queue"]["hosts"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if hosts.len() == HOSTS.len() || Instant::now() > deadline {
+            break hosts;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let seen: Vec<(&str, u64, bool)> = hosts
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap(),
+                h["cap"].as_u64().unwrap(),
+                h["up"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![("a", 2, true), ("b", 2, true), ("c", 3, true)],
+        "{hosts:#?}"
+    );
+    assert_eq!(hosts[1]["url"], json!(servers[1].base_url()));
+
+    call_ok(&client, "queue_configure", json!({"max_concurrent": 6})).await;
+    let tasks: Vec<Value> = (0..TASKS)
+        .map(|n| {
+            json!({
+                "title": format!("team task {n}"),
+                "description": "Think, then finish lab:think=4 lab:complete=done",
+                "project_path": project,
+            })
+        })
+        .collect();
+    let added = call_ok(&client, "task_add", json!({ "tasks": tasks })).await;
+    assert_eq!(added["added"].as_array().unwrap().len(), TASKS);
+
+    // A watcher samples the running tasks per host all along.
+    let peaks: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let watching = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (peaks, watching, port) = (peaks.clone(), watching.clone(), postgres.port);
+        std::thread::spawn(move || {
+            while watching.load(Ordering::Relaxed) {
+                let output = std::process::Command::new("psql")
+                    .args(["-X", "-A", "-t", "-h", "127.0.0.1", "-p", &port.to_string()])
+                    .args(["-U", "drydock", "-d", "team", "-c"])
+                    .arg(
+                        "SELECT coalesce(host, 'team') || '=' || count(*) FROM drydock.tasks \
+                         WHERE state = 'running' GROUP BY ROLLUP (host)",
+                    )
+                    .output()
+                    .unwrap();
+                let mut peaks = peaks.lock().unwrap();
+                for line in String::from_utf8_lossy(&output.stdout).lines() {
+                    if let Some((host, n)) = line.split_once('=') {
+                        let peak = peaks.entry(host.to_string()).or_default();
+                        *peak = (*peak).max(n.parse().unwrap());
+                    }
+                }
+                drop(peaks);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
+
+    // Host c is killed while it runs tasks.
+    until(
+        "host c running a task, a few done",
+        Duration::from_secs(240),
+        &postgres,
+        |now| count(now, "done") >= 3 && now.values().any(|(s, h, _)| s == "running" && h == "c"),
+    )
+    .await;
+    servers[2].kill_now();
+    let on_c: BTreeSet<String> = tasks_now(&postgres, "team")
+        .into_iter()
+        .filter(|(_, (state, host, _))| state == "running" && host == "c")
+        .map(|(id, _)| id)
+        .collect();
+    assert!(!on_c.is_empty());
+    let c_sessions = tmux_sessions(tmux_dirs[2].path());
+
+    // Its tasks are taken over once its lease ran out, and done elsewhere.
+    until(
+        "host c's tasks taken over",
+        Duration::from_secs(180),
+        &postgres,
+        |now| {
+            on_c.iter().all(|id| {
+                now.get(id)
+                    .is_some_and(|(_, host, epoch)| host != "c" && *epoch >= 2)
+            })
+        },
+    )
+    .await;
+
+    // The database restarts under the two hosts left.
+    postgres.restart_with(Duration::from_secs(2), || ());
+    until(
+        "half the tasks done after the restart",
+        Duration::from_secs(240),
+        &postgres,
+        |now| count(now, "done") >= TASKS / 2,
+    )
+    .await;
+
+    // Host c comes back: it stops its old agents and completes nothing of theirs.
+    servers[2] = start(2);
+    until(
+        "every task done",
+        Duration::from_secs(420),
+        &postgres,
+        |now| count(now, "done") == TASKS,
+    )
+    .await;
+    watching.store(false, Ordering::Relaxed);
+    watcher.join().unwrap();
+
+    let peaks = peaks.lock().unwrap().clone();
+    assert!(
+        peaks.get("team").copied().unwrap_or(0) <= 6,
+        "team cap: {peaks:?}"
+    );
+    for (name, cap) in HOSTS {
+        assert!(
+            peaks.get(name).copied().unwrap_or(0) <= cap as usize,
+            "{name}'s cap: {peaks:?}"
+        );
+    }
+    let final_tasks = tasks_now(&postgres, "team");
+    let by_host: BTreeSet<&str> = final_tasks.values().map(|(_, h, _)| h.as_str()).collect();
+    assert!(
+        by_host.contains("a") && by_host.contains("b"),
+        "{final_tasks:?}"
+    );
+    for id in &on_c {
+        let shown = call_ok(&client, "task_show", json!({"task_id": id})).await;
+        let task = &shown["task"];
+        assert_eq!(task["state"], "done", "{task:#}");
+        assert_eq!(task["summary"], "LAB-SUMMARY done", "{task:#}");
+        assert_eq!(task["attempts"], 2, "taken over once: {task:#}");
+        assert!(task["epoch"].as_i64().unwrap() >= 2, "{task:#}");
+    }
+    for (id, (_, _, epoch)) in &final_tasks {
+        if !on_c.contains(id) {
+            assert_eq!(*epoch, 1, "task {id} ran once");
+        }
+    }
+    // The killed host's agents were stopped when it came back.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while on_c.iter().any(|id| {
+        tmux_sessions(tmux_dirs[2].path())
+            .iter()
+            .any(|s| s.ends_with(id.as_str()))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "c's old sessions {c_sessions:?} still there: {:?}",
+            tmux_sessions(tmux_dirs[2].path())
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    drop(client);
+    drop(servers);
+    for dir in &tmux_dirs {
+        no_agent_left(&home, dir.path(), "after the team's run").await;
+    }
+}
+
+/// The tmux sessions of the drydock tmux server under `tmux_dir` (none when it is gone).
+fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
+    let output = std::process::Command::new("tmux")
+        .args(["-L", "drydock", "list-sessions", "-F", "#{session_name}"])
+        .env("TMUX_TMPDIR", tmux_dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
