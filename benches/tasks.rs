@@ -274,7 +274,10 @@ async fn create_times(repo: &Path, n: usize) -> (Vec<Duration>, u64) {
     for k in 0..n {
         let id = format!("bench-{}-{k}", std::process::id());
         let start = Instant::now();
-        let made = worktrees.create(&id, repo, repo, None, &[]).await.unwrap();
+        let made = worktrees
+            .create(&id, 1, repo, repo, None, &[])
+            .await
+            .unwrap();
         times.push(start.elapsed());
         if k == 0 {
             disk = kib(made.path());

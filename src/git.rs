@@ -143,6 +143,13 @@ impl Git {
         output.ok().then(|| output.stdout.trim().to_string())
     }
 
+    /// Whether the repository has a local branch `name`.
+    pub async fn branch_exists(&self, name: &str) -> bool {
+        self.commit_of(&format!("refs/heads/{name}"))
+            .await
+            .is_some()
+    }
+
     /// The branch checked out here, None on a detached HEAD.
     pub async fn current_branch(&self) -> Option<String> {
         let output = self

@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 use super::local_client::{call, endpoint};
 use super::{ConfigArgs, Failure, Outcome};
 use crate::config::Config;
+use crate::local_endpoint::LocalEndpoint;
+use crate::tasks::local_queue;
+use crate::tasks::store::{PgStore, SqliteStore, migrate};
 
 /// Starting an agent may take 30 s, stopping one a few more.
 const WAIT: Duration = Duration::from_secs(60);
@@ -42,6 +45,9 @@ pub(super) enum TaskAction {
     Merge(MergeArgs),
     /// Throw away a finished task's worktree and branch.
     Discard(IdArgs),
+    /// Move this machine's queue (its SQLite file) into a shared PostgreSQL queue, keeping
+    /// every task: `drydock task migrate --to postgres://…` (with no server running here).
+    Migrate(MigrateArgs),
 }
 
 impl TaskAction {
@@ -56,6 +62,7 @@ impl TaskAction {
             | TaskAction::Discard(args) => &args.config,
             TaskAction::Complete(args) => &args.config,
             TaskAction::Merge(args) => &args.config,
+            TaskAction::Migrate(args) => &args.config,
         }
     }
 }
@@ -144,6 +151,15 @@ enum OutcomeArg {
 }
 
 #[derive(Args, Clone)]
+pub(super) struct MigrateArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The shared queue to move into: a postgres:// URL of an empty drydock queue.
+    #[arg(long, value_name = "URL")]
+    to: String,
+}
+
+#[derive(Args, Clone)]
 pub(super) struct CompleteArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
@@ -173,6 +189,7 @@ pub(super) struct QueueArgs {
 
 pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
     let (tool, arguments) = match args.action {
+        TaskAction::Migrate(args) => return migrate(config, &args.to),
         TaskAction::Add(args) => ("task_add", add_arguments(args)?),
         TaskAction::List(args) => {
             let mut arguments = json!({});
@@ -269,5 +286,44 @@ fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Outcome {
     let url = format!("{}/tasks/{tool}", endpoint.base);
     let answer = call(&endpoint, "POST", &url, Some(&arguments.to_string()), WAIT)?;
     println!("{}", answer["text"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Moves the SQLite queue of this data directory into the PostgreSQL queue at `to`.
+fn migrate(config: &Config, to: &str) -> Outcome {
+    if let Some(server) = LocalEndpoint::read(&config.data_dir)
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.pid as i32), None).is_ok()
+    {
+        return Err(Failure::Runtime(format!(
+            "a drydock server (pid {}) runs on {}: stop it first, so no task changes while the queue moves",
+            server.pid,
+            config.data_dir.display()
+        )));
+    }
+    if !to.starts_with("postgres://") && !to.starts_with("postgresql://") {
+        return Err(Failure::Usage(format!(
+            "--to: {to:?} is not a postgres:// URL"
+        )));
+    }
+    let runtime = |e: &dyn std::fmt::Display| Failure::Runtime(e.to_string());
+    let from = SqliteStore::open(&local_queue(&config.data_dir)).map_err(|e| runtime(&e))?;
+    let target = PgStore::open(to).map_err(|e| runtime(&e))?;
+    let moved = migrate::migrate(&from, &target).map_err(|e| runtime(&e))?;
+    let states: Vec<String> = moved
+        .by_state
+        .iter()
+        .map(|(state, n)| format!("{n} {state}"))
+        .collect();
+    println!(
+        "moved {} task(s) ({}) and the queue's settings to {}\n{} is kept, marked as moved\nnow set `[tasks] store = \"{}\"` (or DRYDOCK_TASKS_STORE) in drydock's config",
+        moved.tasks,
+        match states.is_empty() {
+            true => "none".to_string(),
+            false => states.join(", "),
+        },
+        moved.to,
+        from.path().display(),
+        moved.to,
+    );
     Ok(ExitCode::SUCCESS)
 }

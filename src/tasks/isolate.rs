@@ -58,6 +58,7 @@ impl Tasks {
                     .worktrees
                     .create(
                         &task.id,
+                        task.epoch,
                         project,
                         &repo,
                         task.base.as_deref(),
@@ -75,10 +76,12 @@ impl Tasks {
                 Isolation::Worktree(worktree)
             }
         };
-        let store = self.store()?;
-        store.set_isolation(&task.id, &isolation)?;
-        // An earlier attempt's result no longer says what the branch holds.
-        store.clear_review(&task.id)?;
+        self.persistently(|store| {
+            store.set_isolation(&task.id, &isolation)?;
+            // An earlier attempt's result no longer says what the branch holds.
+            store.clear_review(&task.id)
+        })
+        .await?;
         Ok(isolation)
     }
 }

@@ -142,7 +142,7 @@ impl Tasks {
     /// Where the queue lives, as configured.
     pub fn location(&self) -> StoreLocation {
         match &self.config.tasks.store {
-            QueueStore::Sqlite => StoreLocation::Sqlite(self.config.data_dir.join(DATABASE)),
+            QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&self.config.data_dir)),
             QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
         }
     }
@@ -492,6 +492,11 @@ impl Tasks {
             session: task.session.clone(),
         }));
     }
+}
+
+/// The SQLite file of a machine's own queue in `data_dir`.
+pub fn local_queue(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join(DATABASE)
 }
 
 /// The other tasks whose open result changed a file `task`'s open result changed.

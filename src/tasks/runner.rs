@@ -581,7 +581,7 @@ impl Tasks {
     }
 
     /// After missed events: the running tasks whose session is gone or whose program ended.
-    async fn check_sessions(self: &Arc<Self>) {
+    pub(super) async fn check_sessions(self: &Arc<Self>) {
         for task in self.running_tasks() {
             let Some(session) = task.session.clone() else {
                 continue;

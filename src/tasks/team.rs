@@ -168,8 +168,8 @@ impl Tasks {
 
     /// The host's loop: heartbeats every fifth of the lease, a rescue every third (not
     /// within a lease of its own return: the others need the time to renew theirs too),
-    /// and on every wake-up or poll, the tasks it no longer holds stopped and what it can
-    /// start started.
+    /// and on every wake-up or poll, the tasks it no longer holds stopped, its tasks'
+    /// sessions checked, and what it can start started.
     async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
         let lease = self.host.lease;
         let beat_every = lease / 5;
@@ -202,6 +202,8 @@ impl Tasks {
                 self.rescue();
             }
             self.let_go().await;
+            // An agent that ended while the database was away was not recorded then.
+            self.check_sessions().await;
             self.fill().await;
         }
     }

@@ -81,6 +81,7 @@ impl Worktrees {
     pub async fn create(
         &self,
         id: &str,
+        claim: i64,
         project: &Path,
         repo: &Path,
         base: Option<&str>,
@@ -137,8 +138,17 @@ impl Worktrees {
                 .push("continues in the worktree of its earlier attempt".into());
             return Ok(worktree);
         }
-        let branch_ref = format!("refs/heads/{branch}");
-        if source.commit_of(&branch_ref).await.is_some() {
+        let mut branch = branch;
+        if source.branch_exists(&branch).await && claim > 1 {
+            // Taken over from a host that lost the task: its branch keeps what it did.
+            let claimed = format!("{branch}-claim-{claim}");
+            let earlier = std::mem::replace(&mut branch, claimed);
+            worktree.branch = branch.clone();
+            worktree.notes.push(format!(
+                "the branch of its earlier claim, {earlier}, is kept as its host left it"
+            ));
+        }
+        if source.branch_exists(&branch).await {
             return Err(WorktreeError::BranchTaken {
                 branch,
                 repo: repo_text,
@@ -596,7 +606,7 @@ mod tests {
             .to_vec();
 
         let tree = trees
-            .create("t1", &repo.path, &repo.path, None, &copy)
+            .create("t1", 1, &repo.path, &repo.path, None, &copy)
             .await
             .unwrap();
 
@@ -682,19 +692,41 @@ mod tests {
 
         // A retry gets the same worktree back; another task cannot take its branch.
         let again = trees
-            .create("t1", &repo.path, &repo.path, None, &[])
+            .create("t1", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap();
         assert_eq!(again.path, tree.path);
         repo.git(&["branch", "drydock/task-t2"]);
         let taken = trees
-            .create("t2", &repo.path, &repo.path, None, &[])
+            .create("t2", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap_err();
         assert!(
             matches!(taken, WorktreeError::BranchTaken { .. }),
             "{taken}"
         );
+        // Another host taking t1 over (its second claim) keeps the first claim's branch and
+        // works on a branch of its own.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let other_host = Worktrees::new(elsewhere.path().to_path_buf());
+        let taken_over = other_host
+            .create("t1", 2, &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        assert_eq!(taken_over.branch, "drydock/task-t1-claim-2");
+        assert!(
+            taken_over
+                .notes
+                .iter()
+                .any(|n| n.contains("drydock/task-t1, is kept")),
+            "{:?}",
+            taken_over.notes
+        );
+        assert_eq!(
+            repo.git(&["rev-parse", "drydock/task-t1"]).trim(),
+            review.head
+        );
+        other_host.discard(&taken_over).await.unwrap();
 
         // Discarding leaves nothing: no worktree, no branch.
         let last = trees.discard(&tree).await.unwrap().unwrap();
@@ -718,7 +750,7 @@ mod tests {
         let app = repo.path.join("app");
 
         let tree = trees
-            .create("d1", &app, &repo.path, None, &[])
+            .create("d1", 1, &app, &repo.path, None, &[])
             .await
             .unwrap();
         assert_eq!(tree.base_ref, None, "a detached HEAD has no branch");
@@ -726,12 +758,12 @@ mod tests {
         assert!(Path::new(&tree.dir).join("Cargo.toml").is_file());
 
         let based = trees
-            .create("d2", &app, &repo.path, Some(&first), &[])
+            .create("d2", 1, &app, &repo.path, Some(&first), &[])
             .await
             .unwrap();
         assert_eq!(based.base_sha, first);
         let unknown = trees
-            .create("d3", &app, &repo.path, Some("nope"), &[])
+            .create("d3", 1, &app, &repo.path, Some("nope"), &[])
             .await
             .unwrap_err();
         assert!(
@@ -750,7 +782,7 @@ mod tests {
         git(&empty, &["init", "-q"]);
         let trees = Worktrees::new(dir.path().join("worktrees"));
         let error = trees
-            .create("e1", &empty, &empty, None, &[])
+            .create("e1", 1, &empty, &empty, None, &[])
             .await
             .unwrap_err();
         assert!(error.to_string().contains("has no commit yet"), "{error}");
@@ -758,7 +790,7 @@ mod tests {
         let repo = Repo::new();
         let trees = worktrees(&repo);
         let tree = trees
-            .create("g1", &repo.path, &repo.path, None, &[])
+            .create("g1", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap();
         std::fs::write(Path::new(&tree.dir).join("work.txt"), "lost\n").unwrap();
@@ -782,7 +814,7 @@ mod tests {
         let repo = Repo::new();
         let trees = worktrees(&repo);
         let tree = trees
-            .create("m1", &repo.path, &repo.path, None, &[])
+            .create("m1", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap();
         std::fs::write(Path::new(&tree.dir).join("m.txt"), "merged\n").unwrap();
@@ -811,7 +843,7 @@ mod tests {
 
         // An unmerged branch stays when its worktree goes.
         let other = trees
-            .create("m2", &repo.path, &repo.path, None, &[])
+            .create("m2", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap();
         std::fs::write(Path::new(&other.dir).join("n.txt"), "not merged\n").unwrap();
@@ -846,7 +878,7 @@ mod tests {
         let trees = worktrees(&repo);
 
         let tree = trees
-            .create("s1", &repo.path, &repo.path, None, &[])
+            .create("s1", 1, &repo.path, &repo.path, None, &[])
             .await
             .unwrap();
 

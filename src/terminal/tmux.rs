@@ -776,11 +776,16 @@ impl Tmux {
                 "on",
             ]));
         }
-        // A server whose last session was just killed is still exiting for a moment and
-        // refuses connections; the next attempt starts a fresh one.
+        // A server whose last session was just killed is still exiting for a moment: it
+        // refuses connections, or takes the new session down with it. The next attempt
+        // starts a fresh one.
         let mut attempts = 0;
-        let out = loop {
-            match self.run(args.clone()).await {
+        let pane = loop {
+            let created = match self.run(args.clone()).await {
+                Ok(out) => self.pane(first_line(&out, "new-session")?).await,
+                Err(error) => Err(error),
+            };
+            match created {
                 Err(TmuxError::NoServer { .. }) if attempts < NEW_SESSION_RETRIES => {
                     attempts += 1;
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -788,7 +793,6 @@ impl Tmux {
                 other => break other?,
             }
         };
-        let pane = self.pane(first_line(&out, "new-session")?).await?;
         Ok(with_start_path(pane, spawn))
     }
 

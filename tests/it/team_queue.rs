@@ -15,6 +15,7 @@ use drydock::tasks::store::{
 use drydock::tasks::{Outcome, TaskState, Transition};
 
 use crate::postgres::Postgres;
+use crate::support::drydock_command;
 
 fn new_task(title: &str, priority: i64) -> NewTask {
     NewTask {
@@ -447,4 +448,114 @@ fn a_restarted_database_is_reconnected_and_nothing_is_lost() {
     store.add(new_task("after", 0)).unwrap();
     assert!(waited(after + 1) > after, "the listener reconnected too");
     stop.store(true, Ordering::Relaxed);
+}
+
+/// `drydock task migrate --to URL` moves a machine's queue into an empty shared one, keeping
+/// every task as it was; it refuses while a task runs or when the target has tasks, and the
+/// old file is then refused by every drydock, with the way to the new queue.
+#[test]
+fn a_machines_queue_moves_to_a_shared_one_without_losing_a_task() {
+    let postgres = Postgres::start();
+    let url = postgres.database("moved");
+    let data = tempfile::tempdir().unwrap();
+    let local = drydock::tasks::local_queue(data.path());
+    let machine = store::SqliteStore::open(&local).unwrap();
+    let queue: &dyn store::Queue = &machine;
+    let waiting = queue.add(new_task("waiting", 3)).unwrap();
+    let finished = queue.add(new_task("finished", 0)).unwrap();
+    let dropped = queue.add(new_task("dropped", 0)).unwrap();
+    let here = Claimer {
+        host: "laptop".into(),
+        session: "s".into(),
+        cap: None,
+    };
+    let running = queue
+        .claim(std::slice::from_ref(&finished.id), &here)
+        .unwrap()
+        .unwrap();
+    queue
+        .transition(&dropped.id, Transition::Cancel, Record::default(), None)
+        .unwrap();
+    queue
+        .set_settings(QueueSettings {
+            mode: QueueMode::Auto,
+            max_concurrent: 3,
+        })
+        .unwrap();
+    let migrate = || {
+        drydock_command()
+            .args(["task", "migrate", "--to", &url, "--data-dir"])
+            .arg(data.path())
+            .output()
+            .unwrap()
+    };
+
+    let refused = migrate();
+    assert_eq!(refused.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("1 task(s) run on this machine") && said.contains(&finished.id),
+        "{said}"
+    );
+    assert_eq!(
+        postgres.psql_in("moved", "SELECT COUNT(*) FROM drydock.tasks"),
+        "0"
+    );
+
+    let done = queue
+        .transition(
+            &finished.id,
+            Transition::Complete(Outcome::Done),
+            done("shipped"),
+            running.lease().as_ref(),
+        )
+        .unwrap();
+    let before = queue.list(None).unwrap();
+    drop(machine);
+    let moved = migrate();
+    let said = String::from_utf8_lossy(&moved.stdout);
+    assert!(
+        moved.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&moved.stderr)
+    );
+    assert!(
+        said.contains("moved 3 task(s) (1 queued, 1 done, 1 cancelled)"),
+        "{said}"
+    );
+
+    let shared = open(&url);
+    assert_eq!(shared.list(None).unwrap(), before, "every task as it was");
+    assert_eq!(shared.get(&finished.id).unwrap(), done);
+    assert_eq!(queued_ids(&shared), vec![waiting.id.clone()]);
+    assert_eq!(
+        shared.settings().unwrap(),
+        QueueSettings {
+            mode: QueueMode::Auto,
+            max_concurrent: 3
+        }
+    );
+
+    let error = store::SqliteStore::open(&local).err().unwrap().to_string();
+    assert!(
+        error.contains(&format!("moved to {url}")) && error.contains("[tasks] store"),
+        "{error}"
+    );
+    let again = migrate();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("moved to"));
+
+    let other = tempfile::tempdir().unwrap();
+    let second = store::SqliteStore::open(&drydock::tasks::local_queue(other.path())).unwrap();
+    store::Queue::add(&second, new_task("late", 0)).unwrap();
+    drop(second);
+    let full = drydock_command()
+        .args(["task", "migrate", "--to", &url, "--data-dir"])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&full.stderr).contains("holds 3 task(s) already"),
+        "{full:?}"
+    );
 }

@@ -6,8 +6,10 @@
 //! - [`sqlite`]: the embedded default;
 //! - [`postgres`]: the shared queue: hosts with leases, claims with `FOR UPDATE SKIP LOCKED`,
 //!   writes fenced by the claim's epoch, wake-ups by `LISTEN`/`NOTIFY`;
-//! - [`pg_link`]: the PostgreSQL connection, on a thread of its own, reconnecting.
+//! - [`pg_link`]: the PostgreSQL connection, on a thread of its own, reconnecting;
+//! - [`migrate`]: a machine's queue moved to a shared one.
 
+pub mod migrate;
 mod pg_link;
 pub mod postgres;
 pub mod sqlite;
@@ -73,6 +75,10 @@ pub enum StoreError {
         found: usize,
         known: usize,
     },
+    #[error(
+        "the task queue in {path} moved to {to}: set `[tasks] store = \"{to}\"` (or DRYDOCK_TASKS_STORE) in drydock's config"
+    )]
+    Moved { path: String, to: String },
     #[error("the task database {path} cannot be reached: {message}")]
     Unavailable { path: String, message: String },
     #[error("no task {id:?}")]

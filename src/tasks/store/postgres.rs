@@ -175,6 +175,79 @@ impl PgStore {
         })
     }
 
+    /// Stores `tasks` as they are (ids, states, records) and `settings`, in one transaction,
+    /// into an empty queue; Err(n) when it holds n tasks already. How many were stored.
+    pub fn import(
+        &self,
+        tasks: Vec<Task>,
+        settings: QueueSettings,
+    ) -> Result<Result<usize, usize>, StoreError> {
+        let shown = self.shown.clone();
+        self.checked(move |tx| {
+            let present: i64 = tx
+                .query_one("SELECT COUNT(*) FROM drydock.tasks", &[])?
+                .get(0);
+            if present > 0 {
+                return Ok(Ok(Err(present as usize)));
+            }
+            for task in &tasks {
+                tx.execute(
+                    "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
+                        state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
+                        attempts, summary, failure, exit_code, transcript, timeout_s, policy,
+                        attention, base, in_place, isolation, review, host, epoch)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
+                    &[
+                        &task.id,
+                        &task.title,
+                        &task.description,
+                        &task.project_path,
+                        &task.agent_kind,
+                        &task.state.name(),
+                        &task.priority,
+                        &(task.created_at_ms as i64),
+                        &task.started_at_ms.map(|v| v as i64),
+                        &task.finished_at_ms.map(|v| v as i64),
+                        &task.session,
+                        &(task.attempts as i32),
+                        &task.summary,
+                        &task.failure,
+                        &task.exit_code,
+                        &task.transcript,
+                        &task.timeout_s.map(|v| v as i64),
+                        &task.policy,
+                        &task.attention,
+                        &task.base,
+                        &task.in_place,
+                        &task.isolation.as_ref().map(to_json),
+                        &task.review.as_ref().map(to_json),
+                        &task.host,
+                        &task.epoch,
+                    ],
+                )?;
+            }
+            tx.execute(
+                "UPDATE drydock.queue_settings SET mode = $1, max_concurrent = $2 WHERE id = 1",
+                &[&settings.mode.name(), &(settings.max_concurrent as i32)],
+            )?;
+            let stored: i64 = tx
+                .query_one("SELECT COUNT(*) FROM drydock.tasks", &[])?
+                .get(0);
+            if stored as usize != tasks.len() {
+                return Ok(Err(StoreError::Sql {
+                    path: shown,
+                    message: format!(
+                        "{stored} task(s) stored of {}; nothing was kept",
+                        tasks.len()
+                    ),
+                }));
+            }
+            notify(tx)?;
+            Ok(Ok(Ok(stored as usize)))
+        })
+    }
+
     fn query_tasks(
         &self,
         sql_text: &'static str,
@@ -660,6 +733,10 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         host: row.get("host"),
         epoch: row.get("epoch"),
     })
+}
+
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value).expect("task records serialize")
 }
 
 fn json_column<T: serde::de::DeserializeOwned>(row: &Row, name: &str) -> Result<Option<T>, String> {

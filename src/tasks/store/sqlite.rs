@@ -19,7 +19,7 @@ use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -65,6 +65,14 @@ ALTER TABLE tasks ADD COLUMN review TEXT;
 ALTER TABLE tasks ADD COLUMN host TEXT;
 ALTER TABLE tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
 "#,
+    // Where the queue went when it moved to a shared one (`drydock task migrate`).
+    r#"
+CREATE TABLE moved_to (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    location TEXT NOT NULL,
+    at_ms INTEGER NOT NULL
+);
+"#,
 ];
 /// How long a call waits for another process holding the file's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -97,7 +105,35 @@ impl SqliteStore {
             connection: Mutex::new(connection),
         };
         store.migrate()?;
+        if let Some(to) = store.moved_to()? {
+            return Err(StoreError::Moved {
+                path: store.location(),
+                to,
+            });
+        }
         Ok(store)
+    }
+
+    /// Where the queue moved, once it did.
+    fn moved_to(&self) -> Result<Option<String>, StoreError> {
+        self.lock()
+            .query_row("SELECT location FROM moved_to WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.error(e))
+    }
+
+    /// Records that the queue moved to `location`: no drydock opens it again.
+    pub fn mark_moved(&self, location: &str) -> Result<(), StoreError> {
+        let now = unix_millis(SystemTime::now()) as i64;
+        self.lock()
+            .execute(
+                "INSERT INTO moved_to (id, location, at_ms) VALUES (1, ?1, ?2)",
+                params![location, now],
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
