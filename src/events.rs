@@ -58,6 +58,9 @@ pub enum EventKind {
     AgentState(AgentChange),
     /// A task was queued, changed state, or started or stopped needing a person.
     TaskChanged(TaskChange),
+    /// Another host of a team's shared queue changed it (a task queued, started or ended
+    /// there, a setting).
+    QueueChanged,
     /// The task queue's mode or cap changed.
     QueueConfigured {
         mode: &'static str,

@@ -314,7 +314,18 @@ async function refreshQueue() {
   $("queue-status").textContent = `${queue.mode}, ${queue.running}/${queue.max_concurrent} running, ${queue.queued} queued`;
   $("queue-mode").value = queue.mode;
   $("queue-max").value = queue.max_concurrent;
+  $("hosts").replaceChildren(...(queue.hosts || []).map(hostLine));
   $("tasks").replaceChildren(...listed.tasks.slice().reverse().map(taskLine));
+}
+
+/// A host of a team's shared queue: up or down, its load, and its terminals (its own
+/// dashboard, opened through a one-time login this host asks the queue for).
+function hostLine(host) {
+  const load = host.cap ? `${host.running.length}/${host.cap}` : `${host.running.length}`;
+  const state = host.up ? "up" : `down, last seen ${Math.round(host.last_seen_ms_ago / 1000)} s ago`;
+  return el("li", { "data-host": host.name },
+    el("span", { class: `host-state ${host.up ? "up" : "down"}` }, host.name), ` ${state} · ${load} running · ${host.agents.join(", ")} `,
+    host.up ? el("a", { href: `/hosts/${encodeURIComponent(host.name)}/open`, target: "_blank", "data-testid": "host-open" }, "terminals") : "");
 }
 
 function taskLine(task) {
@@ -322,7 +333,7 @@ function taskLine(task) {
   const act = (tool, args = {}) => call(tool, { task_id: task.id, ...args }).then(refreshQueue, (e) => notice(e.message));
   if (task.state === "queued") actions.push(el("button", { onclick: () => act("task_start") }, "start"));
   if (task.state === "queued" || task.state === "running") actions.push(el("button", { onclick: () => act("task_cancel") }, "cancel"));
-  if (task.state === "failed" || task.state === "cancelled") actions.push(el("button", { onclick: () => act("task_retry") }, "retry"));
+  if (task.state === "failed" || task.state === "cancelled" || task.state === "lost") actions.push(el("button", { onclick: () => act("task_retry") }, "retry"));
   const change = task.change;
   const line = el("li", { "data-task": task.id });
   if (change) {
@@ -334,6 +345,7 @@ function taskLine(task) {
   }
   line.append(
     el("span", { class: `task-state ${task.state}` }, task.state), " ", task.title, " ",
+    task.host ? el("span", { class: "meta", "data-testid": "task-host" }, `on ${task.host} `) : "",
     task.attention ? el("span", { class: "needs" }, `needs a person: ${task.attention} `) : "",
     task.result ? el("div", { class: "meta" }, task.result) : "",
     change ? el("div", { class: `meta change checks-${change.checks}` },
@@ -507,6 +519,7 @@ function event(event) {
       return agentChanged(event);
     case "task_changed":
     case "queue_configured":
+    case "queue_changed":
       return refreshQueue();
     case "approval_decided":
       return approvalLine(event);

@@ -134,6 +134,7 @@ pub fn routes(app: Arc<App>, login: Arc<Login>) -> Router {
         .route("/", get(index))
         .route("/assets/{*path}", get(asset))
         .route("/dashboard/ws", get(socket::upgrade))
+        .route("/hosts/{name}/open", get(open_host))
         .route_layer(middleware::from_fn_with_state(shared.clone(), logged_in))
         .with_state(shared.app.clone());
     Router::new()
@@ -158,14 +159,22 @@ async fn log_in(
     query: Result<Query<LoginQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     let login = &shared.login;
+    let given = query.ok().map(|Query(given)| given.code);
     let taken = {
         let mut code = login.code.lock().expect("login lock");
-        match (code.as_deref(), query) {
-            (Some(expected), Ok(Query(given))) if expected == given.code => code.take(),
+        match (code.as_deref(), &given) {
+            (Some(expected), Some(given)) if expected == given => code.take(),
             _ => None,
         }
     };
-    if taken.is_none() {
+    // A code another host of the shared queue issued for this one (it is checked, and used
+    // up, in the queue's database).
+    let from_team = || {
+        given
+            .as_deref()
+            .is_some_and(|code| shared.app.tasks().admits_viewer(code))
+    };
+    if taken.is_none() && !from_team() {
         return (
             StatusCode::UNAUTHORIZED,
             "this login URL is not valid (it works once): restart drydock for a new one",
@@ -180,6 +189,17 @@ async fn log_in(
         .insert(session.clone());
     let cookie = format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/");
     ([(header::SET_COOKIE, cookie)], Redirect::to("/")).into_response()
+}
+
+/// Opens host `name`'s dashboard: another host of the shared queue, through a one-time
+/// login code issued for it.
+async fn open_host(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    let tasks = app.tasks().clone();
+    match tokio::task::spawn_blocking(move || tasks.viewer_link(&name)).await {
+        Ok(Ok(url)) => Redirect::to(&url).into_response(),
+        Ok(Err(error)) => (StatusCode::NOT_FOUND, error.to_string()).into_response(),
+        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
+    }
 }
 
 async fn index() -> Response {

@@ -76,6 +76,8 @@ pub async fn watch(mut feed: Subscription, peer: Peer<RoleServer>, uri: String) 
                     only.as_ref().is_none_or(|id| *id == change.task_id)
                 }
                 EventKind::QueueConfigured { .. } => only.is_none(),
+                // Which task changed is not said: every view of the queue is read again.
+                EventKind::QueueChanged => true,
                 _ => false,
             },
         };

@@ -17,8 +17,11 @@ pub struct TaskLine {
     pub title: String,
     pub project_path: String,
     pub agent: String,
-    /// queued, running, done, deferred, wont_do, discarded, failed or cancelled.
+    /// queued, running, done, deferred, wont_do, discarded, failed, cancelled or lost.
     pub state: String,
+    /// The host it runs (or ran) on, on a team's shared queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub priority: i64,
     pub attempts: u32,
     /// Why it needs a person now (its agent waits at a prompt).
@@ -122,6 +125,7 @@ impl From<&Task> for TaskLine {
             project_path: task.project_path.clone(),
             agent: task.agent_kind.clone(),
             state: task.state.name().to_string(),
+            host: task.host.clone(),
             priority: task.priority,
             attempts: task.attempts,
             attention: task.attention.clone(),
@@ -145,6 +149,9 @@ impl TaskLine {
             "{} [{}] {} ({})",
             self.id, self.state, self.title, self.agent
         );
+        if let Some(host) = &self.host {
+            line.push_str(&format!(" on {host}"));
+        }
         if let Some(why) = &self.attention {
             line.push_str(&format!(" NEEDS ATTENTION: {why}"));
         }

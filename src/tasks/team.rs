@@ -18,6 +18,7 @@ use super::store::postgres::CHANNEL;
 use super::store::{Claimer, Heartbeat, HostEntry, Lease, Task, listen};
 use super::{TaskError, TaskState, Tasks};
 use crate::config::{QueueStore, TasksConfig};
+use crate::events::EventKind;
 use crate::workspace::PathArgument;
 
 /// How often a host looks at the queue when nothing woke it.
@@ -181,7 +182,9 @@ impl Tasks {
         loop {
             let tick = beat_every.min(POLL_EVERY);
             tokio::select! {
-                () = self.host.poke.notified() => {}
+                () = self.host.poke.notified() => {
+                    self.events.publish(EventKind::QueueChanged);
+                }
                 () = tokio::time::sleep(tick) => {}
                 () = stop.cancelled() => return,
             }
@@ -287,5 +290,45 @@ impl Tasks {
                 self.abandon(&session).await;
             }
         }
+    }
+}
+
+impl Tasks {
+    /// Where a person who may see this host's dashboard opens host `name`'s: its URL, with a
+    /// one-time login code when it is another host of the shared queue.
+    pub fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
+        let store = self.store()?;
+        let hosts = store.hosts()?;
+        let Some(host) = hosts.iter().find(|h| h.entry.name == name) else {
+            return Err(TaskError::InvalidArgument(format!(
+                "no host {name:?} shares this queue; its hosts: {}",
+                hosts
+                    .iter()
+                    .map(|h| h.entry.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        if name == self.host.name {
+            return Ok("/".into());
+        }
+        if !host.up {
+            return Err(TaskError::NotAllowed(format!(
+                "host {name} is down (last seen {} s ago)",
+                host.last_seen_ms_ago / 1000
+            )));
+        }
+        let url = host.entry.url.trim_end_matches('/');
+        Ok(match store.issue_viewer_code(name)? {
+            Some(code) => format!("{url}/login?code={code}"),
+            None => format!("{url}/"),
+        })
+    }
+
+    /// Whether `code` is a one-time code another host of the queue issued for this one.
+    pub fn admits_viewer(&self, code: &str) -> bool {
+        self.store()
+            .and_then(|store| Ok(store.take_viewer_code(&self.host.name, code)?))
+            .unwrap_or(false)
     }
 }

@@ -407,8 +407,16 @@ pub trait Queue: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// Tells every host sharing the queue that it changed (a task queued, ended, a setting).
-    fn announce(&self) {}
+    /// A one-time code that lets a person who may see this host's dashboard into host
+    /// `host`'s, valid for a minute (None: no other host shares this queue).
+    fn issue_viewer_code(&self, _host: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
+    /// Whether `code` was issued for `host` and still valid; it is used up either way.
+    fn take_viewer_code(&self, _host: &str, _code: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
 }
 
 /// The refusal of a write under `lease` to `task`, which no longer runs under it.

@@ -196,11 +196,17 @@ fn shown_of(url: &str) -> String {
     super::postgres::redacted(url)
 }
 
-/// `error`, met on the database `shown`: the server's own refusals are `Sql`, the rest (no
-/// connection, a connection cut) `Unavailable`.
+/// `error`, met on the database `shown`: the server's own refusals are `Sql`; no connection,
+/// a connection cut or a server shutting down or starting is `Unavailable`.
 pub(super) fn error_of(shown: &str, error: ::postgres::Error) -> StoreError {
     let path = shown.to_string();
     match error.as_db_error() {
+        // Class 08 (connection exceptions) and 57 (the server shutting down or still
+        // starting: "the database system is not yet accepting connections") pass.
+        Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => StoreError::Unavailable {
+            path,
+            message: db.message().to_string(),
+        },
         Some(db) => StoreError::Sql {
             path,
             message: db.message().to_string(),

@@ -30,7 +30,8 @@ const CLAIM_LOCK: i64 = 0x6472_7964_6f63_6b02;
 const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 1] = [r#"
+const MIGRATIONS: [&str; 2] = [
+    r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
     id TEXT PRIMARY KEY,
@@ -79,7 +80,16 @@ CREATE TABLE drydock.hosts (
     heartbeat_at TIMESTAMPTZ NOT NULL,
     lease_expires_at TIMESTAMPTZ NOT NULL
 );
-"#];
+"#,
+    // One-time codes for a person to open another host's dashboard from this one.
+    r#"
+CREATE TABLE drydock.viewer_codes (
+    code TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+"#,
+];
 
 pub struct PgStore {
     link: PgLink,
@@ -671,8 +681,34 @@ impl Queue for PgStore {
         })
     }
 
-    fn announce(&self) {
-        let _ = self.transaction(notify);
+    fn issue_viewer_code(&self, host: &str) -> Result<Option<String>, StoreError> {
+        let (host, code) = (host.to_string(), crate::private::random_hex(24));
+        let issued = code.clone();
+        self.transaction(move |tx| {
+            tx.execute(
+                "DELETE FROM drydock.viewer_codes WHERE expires_at < now()",
+                &[],
+            )?;
+            tx.execute(
+                "INSERT INTO drydock.viewer_codes (code, host, expires_at)
+                 VALUES ($1, $2, now() + interval '1 minute')",
+                &[&code, &host],
+            )
+        })?;
+        Ok(Some(issued))
+    }
+
+    fn take_viewer_code(&self, host: &str, code: &str) -> Result<bool, StoreError> {
+        let (host, code) = (host.to_string(), code.to_string());
+        let taken = self.transaction(move |tx| {
+            let row = tx.query_opt(
+                "DELETE FROM drydock.viewer_codes WHERE code = $1
+                 RETURNING host = $2 AND expires_at > now()",
+                &[&code, &host],
+            )?;
+            Ok(row.is_some_and(|row| row.get::<_, bool>(0)))
+        })?;
+        Ok(taken)
     }
 }
 
