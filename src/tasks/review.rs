@@ -123,7 +123,7 @@ impl Tasks {
             )));
         }
         let merged = {
-            let _changing = self.worktrees.lock().await;
+            let _changing = self.worktrees.lock(Path::new(&worktree.repo)).await;
             merge::merge(
                 Path::new(&worktree.repo),
                 Path::new(&task.project_path),

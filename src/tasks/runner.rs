@@ -308,7 +308,6 @@ impl Tasks {
             {
                 tracing::warn!("task {id}: keeping its transcript: {error}");
             }
-            this.tokens.revoke(&id);
             if !this.config.tasks.keep_sessions {
                 let close = ManageRequest {
                     session: session.clone(),
@@ -319,6 +318,9 @@ impl Tasks {
                 };
                 let _ = this.terminals.manage(close).await;
             }
+            // Withdrawn once the session is closed: a finished task's session without a token
+            // is one an earlier drydock left (see `let_go`).
+            this.tokens.revoke(&id);
             this.review(&id).await;
         });
     }

@@ -283,8 +283,14 @@ impl Tasks {
                     }
                 );
                 self.abandon(&session).await;
-            } else if task.state == TaskState::Cancelled && self.tokens.is_issued(&task.id) {
-                // Cancelled by a person at another host's dashboard.
+                continue;
+            }
+            let issued = self.tokens.is_issued(&task.id);
+            // Cancelled by a person at another host's dashboard.
+            let cancelled_elsewhere = task.state == TaskState::Cancelled && issued;
+            // Ended under an earlier drydock of this host, which did not live to close it.
+            let left_over = task.state.is_finished() && !issued && !self.config.tasks.keep_sessions;
+            if cancelled_elsewhere || left_over {
                 self.stop_agent(&task).await;
             } else if matches!(task.state, TaskState::Queued | TaskState::Lost) {
                 self.abandon(&session).await;

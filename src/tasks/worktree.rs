@@ -36,6 +36,14 @@ pub enum WorktreeError {
     Io(String),
 }
 
+/// Held while a repository's worktrees or refs change: against this drydock's other tasks
+/// (in process) and against every other drydock of this machine working on the same
+/// repository (a file lock in its git directory: a team's hosts can share one checkout).
+pub struct Changing<'a> {
+    _here: tokio::sync::MutexGuard<'a, ()>,
+    _machine: Option<nix::fcntl::Flock<std::fs::File>>,
+}
+
 /// The worktrees of this drydock's tasks, under one directory.
 pub struct Worktrees {
     root: PathBuf,
@@ -130,7 +138,7 @@ impl Worktrees {
             notes: Vec::new(),
         };
 
-        let _changing = self.changing.lock().await;
+        let _changing = self.lock(repo).await;
         source.run(&["worktree", "prune"]).await?;
         if self.is_worktree_on(&source, &path, &branch).await? {
             worktree
@@ -315,7 +323,7 @@ impl Worktrees {
     /// branch; returns the branch's last commit.
     pub async fn discard(&self, worktree: &Worktree) -> Result<Option<String>, WorktreeError> {
         let repo = Git::at(Path::new(&worktree.repo));
-        let _changing = self.changing.lock().await;
+        let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
             repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
                 .await?;
@@ -338,7 +346,7 @@ impl Worktrees {
         merged_into: &str,
     ) -> Result<Result<(), String>, WorktreeError> {
         let repo = Git::at(Path::new(&worktree.repo));
-        let _changing = self.changing.lock().await;
+        let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
             let dirty = Git::at(worktree.path()).dirty(true).await?;
             if !dirty.is_empty() {
@@ -365,9 +373,38 @@ impl Worktrees {
     }
 
     /// Held by merges, which move the refs the worktrees share.
-    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.changing.lock().await
+    pub async fn lock(&self, repo: &Path) -> Changing<'_> {
+        let here = self.changing.lock().await;
+        let machine = match Git::at(repo)
+            .output(&["rev-parse", "--git-common-dir"])
+            .await
+        {
+            Ok(out) if out.ok() => {
+                let path = repo.join(out.stdout.trim()).join("drydock.lock");
+                tokio::task::spawn_blocking(move || lock_file(&path))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        };
+        Changing {
+            _here: here,
+            _machine: machine,
+        }
     }
+}
+
+/// An exclusive lock on the file at `path` (made if missing), waited for; None when it cannot
+/// be had (a read-only repository: the in-process lock alone then holds).
+fn lock_file(path: &Path) -> Option<nix::fcntl::Flock<std::fs::File>> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).ok()
 }
 
 /// Commits what the agent left uncommitted on its branch (the copied files left out);

@@ -39,7 +39,7 @@ fn upgrade_status(base: &str, origin: &str) -> String {
 }
 
 /// `GET path` with `cookie`; the status code, the Set-Cookie and Location headers.
-fn get(base: &str, path: &str, cookie: Option<&str>) -> (u16, Option<String>, Option<String>) {
+pub fn get(base: &str, path: &str, cookie: Option<&str>) -> (u16, Option<String>, Option<String>) {
     let host = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(host).unwrap();
     let cookie = cookie

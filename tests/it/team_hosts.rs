@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::mcp_spawn::spawning_server;
+use crate::dashboard::get;
+use crate::mcp_spawn::{claude_processes, spawning_server};
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::postgres::Postgres;
 use crate::support::*;
@@ -226,7 +227,10 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
         "every task done",
         Duration::from_secs(420),
         &postgres,
-        |now| count(now, "done") == TASKS,
+        |now| {
+            assert_eq!(count(now, "failed"), 0, "no task fails: {now:?}");
+            count(now, "done") == TASKS
+        },
     )
     .await;
     watching.store(false, Ordering::Relaxed);
@@ -277,6 +281,21 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 
+    // Every agent ends with its task: finished ones when their session closes after the
+    // grace period, the killed host's when it came back.
+    let gone = eventually(Duration::from_secs(60), || {
+        claude_processes(&home).is_empty()
+    })
+    .await;
+    assert!(
+        gone,
+        "agents left running: {:?}; the tasks: {final_tasks:?}; sessions: {:?}",
+        claude_processes(&home),
+        tmux_dirs
+            .iter()
+            .map(|d| tmux_sessions(d.path()))
+            .collect::<Vec<_>>()
+    );
     drop(client);
     drop(servers);
     for dir in &tmux_dirs {
@@ -295,4 +314,77 @@ fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+/// Logs into `server`'s dashboard with the one-time URL of its banner; the cookie pair.
+fn log_in(server: &Server) -> String {
+    let base = server.base_url();
+    let login = server
+        .banner
+        .lines()
+        .find_map(|line| line.strip_prefix("dashboard: "))
+        .expect("the banner names the dashboard");
+    let (status, cookie, _) = get(&base, login.trim_start_matches(&base), None);
+    assert_eq!(status, 303);
+    cookie.unwrap().split(';').next().unwrap().to_string()
+}
+
+/// Two hosts with tokens share a queue: each one's queue lists both, and a person logged
+/// into one opens the other's dashboard through a one-time code that works once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosts_dashboard_opens_another_hosts_terminals_with_a_one_time_code() {
+    let postgres = Postgres::start();
+    let url = postgres.database("viewers");
+    let config = |name: &str| {
+        format!(
+            "token = \"token-{name}\"\n[tasks]\nstore = \"{url}\"\nhost = \"{name}\"\nlease_s = 3\n"
+        )
+    };
+    let a = Server::start_with_config(&config("a"));
+    let b = Server::start_with_config(&config("b"));
+    let client = client_with_token(&Era::Modern, &a.url, "token-a").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listing = call_ok(&client, "task_list", json!({})).await;
+        let names: Vec<&str> = listing["queue"]["hosts"]
+            .as_array()
+            .map(|hosts| hosts.iter().filter_map(|h| h["name"].as_str()).collect())
+            .unwrap_or_default();
+        if names == ["a", "b"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "both hosts listed: {listing:#}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let base_a = a.base_url();
+    assert_eq!(
+        get(&base_a, "/hosts/b/open", None).0,
+        401,
+        "behind a's login"
+    );
+    let cookie_a = log_in(&a);
+    let (status, _, to_b) = get(&base_a, "/hosts/b/open", Some(&cookie_a));
+    assert_eq!(status, 303);
+    let to_b = to_b.unwrap();
+    let base_b = b.base_url();
+    assert!(to_b.starts_with(&format!("{base_b}/login?code=")), "{to_b}");
+    assert!(!to_b.contains("token-"), "no token in URLs: {to_b}");
+    let path = to_b.trim_start_matches(&base_b).to_string();
+    let (status, cookie_b, home) = get(&base_b, &path, None);
+    assert_eq!((status, home.as_deref()), (303, Some("/")));
+    let cookie_b = cookie_b.unwrap().split(';').next().unwrap().to_string();
+    assert_eq!(
+        get(&base_b, "/", Some(&cookie_b)).0,
+        200,
+        "in b's dashboard"
+    );
+    assert_eq!(get(&base_b, &path, None).0, 401, "the code works once");
+    let (status, _, _) = get(&base_a, "/hosts/a/open", Some(&cookie_a));
+    assert_eq!(status, 303, "its own host is its own page");
+    assert_eq!(get(&base_a, "/hosts/nope/open", Some(&cookie_a)).0, 404);
+    // A code issued for b is no key to a.
+    let (_, _, again) = get(&base_a, "/hosts/b/open", Some(&cookie_a));
+    let code = again.unwrap().split("code=").nth(1).unwrap().to_string();
+    assert_eq!(get(&base_a, &format!("/login?code={code}"), None).0, 401);
 }
