@@ -15,7 +15,8 @@ use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use drydock::tasks::store::{
-    self, Claimer, HostEntry, NewTask, QueueMode, QueueSettings, Record, StoreLocation, TaskStore,
+    self, Claimer, HostEntry, NewTask, QueueMode, QueueSettings, Record, StoreLocation, Task,
+    TaskStore,
 };
 use drydock::tasks::{Outcome, Transition};
 use support::{iterations, percentile};
@@ -64,6 +65,14 @@ fn prepare(store: &TaskStore, tasks: usize) {
     }
 }
 
+/// The agent's word: done, under the task's claim.
+fn complete(store: &TaskStore, task: &Task) {
+    let done = Transition::Complete(Outcome::Done);
+    store
+        .transition(&task.id, done, Record::default(), task.lease().as_ref())
+        .unwrap();
+}
+
 /// Claims (and completes at once) every queued task with `hosts` threads; claims per second.
 fn drain(open: impl Fn() -> TaskStore + Sync, hosts: &[&str]) -> f64 {
     let start = Barrier::new(hosts.len());
@@ -92,14 +101,7 @@ fn drain(open: impl Fn() -> TaskStore + Sync, hosts: &[&str]) -> f64 {
                         continue;
                     };
                     claimed.fetch_add(1, Ordering::Relaxed);
-                    store
-                        .transition(
-                            &task.id,
-                            Transition::Complete(Outcome::Done),
-                            Record::default(),
-                            task.lease().as_ref(),
-                        )
-                        .unwrap();
+                    complete(&store, &task);
                 }
             });
         }
@@ -137,14 +139,7 @@ fn handoffs(
                     };
                     let at = added.lock().unwrap()[times.len()];
                     times.push(at.elapsed());
-                    host_store
-                        .transition(
-                            &task.id,
-                            Transition::Complete(Outcome::Done),
-                            Record::default(),
-                            task.lease().as_ref(),
-                        )
-                        .unwrap();
+                    complete(&host_store, &task);
                 }
             }
             times

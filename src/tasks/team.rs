@@ -33,6 +33,8 @@ pub(super) struct Host {
     lease: Duration,
     /// When its lease was last renewed (None: not registered, or superseded).
     renewed: Mutex<Option<Instant>>,
+    /// It registered once (a database that was away at its start may delay that).
+    registered: AtomicBool,
     /// Wakes its loop: another host changed the queue.
     poke: Arc<Notify>,
 }
@@ -45,6 +47,7 @@ impl Host {
             shared: matches!(config.store, QueueStore::Postgres(_)),
             lease: config.host.lease,
             renewed: Mutex::new(None),
+            registered: AtomicBool::new(false),
             poke: Arc::new(Notify::new()),
         }
     }
@@ -100,9 +103,13 @@ impl Tasks {
         }
     }
 
-    /// Whether this host can run `task`: its project is here, inside the allowed roots, and
-    /// its agent's CLI is installed.
+    /// Whether this host can run `task`: on a shared queue, its project is here, inside the
+    /// allowed roots, and its agent's CLI is installed (on a machine's own queue `task_add`
+    /// checked both, and a start that fails says why).
     pub(super) fn can_run(&self, task: &Task) -> bool {
+        if !self.host.shared {
+            return true;
+        }
         let here = self
             .workspace
             .resolve_dir(PathArgument::ProjectPath, &task.project_path)
@@ -141,11 +148,11 @@ impl Tasks {
         let QueueStore::Postgres(url) = &self.config.tasks.store else {
             return;
         };
-        let Ok(store) = self.store() else { return };
         let poke = self.host.poke.clone();
         let stopped = Arc::new(AtomicBool::new(false));
         let wake = move || poke.notify_one();
-        if let Err(error) = listen(url, &store.location(), CHANNEL, wake, stopped.clone()) {
+        let shown = self.location().display();
+        if let Err(error) = listen(url, &shown, CHANNEL, wake, stopped.clone()) {
             tracing::warn!("listening for the queue's changes: {error}; polling only");
         }
         self.register();
@@ -162,7 +169,10 @@ impl Tasks {
             Ok(store.register_host(&self.entry(), &self.host.session, lease_ms)?)
         });
         match registered {
-            Ok(()) => self.host.set_renewed(Some(Instant::now())),
+            Ok(()) => {
+                self.host.registered.store(true, Ordering::Relaxed);
+                self.host.set_renewed(Some(Instant::now()));
+            }
             Err(error) => tracing::warn!("registering host {}: {error}", self.host.name),
         }
     }
@@ -222,6 +232,11 @@ impl Tasks {
                 self.host.set_renewed(Some(Instant::now()));
                 true
             }
+            // Not registered yet (the database was away at its start): now.
+            Ok(Heartbeat::Superseded) if !self.host.registered.load(Ordering::Relaxed) => {
+                self.register();
+                self.host.may_claim()
+            }
             Ok(Heartbeat::Superseded) => {
                 if self.host.renewed().is_some() {
                     tracing::error!(
@@ -234,10 +249,6 @@ impl Tasks {
             }
             Err(error) => {
                 tracing::debug!("host {}: renewing its lease: {error}", self.host.name);
-                // Not registered yet (the database was away at its start): now.
-                if self.host.renewed().is_none() {
-                    self.register();
-                }
                 self.host.may_claim()
             }
         }

@@ -388,3 +388,26 @@ async fn a_hosts_dashboard_opens_another_hosts_terminals_with_a_one_time_code() 
     let code = again.unwrap().split("code=").nth(1).unwrap().to_string();
     assert_eq!(get(&base_a, &format!("/login?code={code}"), None).0, 401);
 }
+
+/// A host started while the shared queue's database is down serves anyway, and registers
+/// (and can be seen by the team) once the database is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_started_while_the_database_is_down_joins_once_it_is_back() {
+    let mut postgres = Postgres::start();
+    let url = postgres.database("late");
+    let config = format!("[tasks]\nstore = \"{url}\"\nhost = \"late\"\nlease_s = 3\n");
+    let server = postgres.restart_with(Duration::from_secs(3), || {
+        Server::start_with_config(&config)
+    });
+    let client = modern_client(&server.url).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listing = call(&client, "task_list", json!({})).await;
+        let text = text_of(&listing);
+        if text.contains("host late: up") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the host never joined: {text}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
