@@ -174,7 +174,7 @@ pub async fn run(
             reason
         }
     };
-    tree.kill_all();
+    tree.kill_all_and_look_again();
     let _ = child.wait().await;
     pump.drain(DRAIN_AFTER_EXIT, on_line).await;
     let (stdout, stderr) = pump.finish(on_line);

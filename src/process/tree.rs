@@ -278,6 +278,23 @@ impl ProcessTree {
         self.release();
     }
 
+    /// `kill_all`, and a second look a moment later, in the background: a process caught
+    /// between `setsid()` and the end of its `execve` has left the run's group and its
+    /// environment (the run's tag) cannot be read for that instant, so the first look can
+    /// miss it.
+    pub fn kill_all_and_look_again(self) {
+        self.kill_now();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(POLL).await;
+                    self.kill_all();
+                });
+            }
+            Err(_) => self.kill_all(),
+        }
+    }
+
     fn send_first(&self, escalation: Escalation) {
         for signal in escalation.first {
             self.signal(*signal);
