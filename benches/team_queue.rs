@@ -28,6 +28,7 @@ fn new_task(n: usize) -> NewTask {
         title: format!("bench {n}"),
         description: "bench".into(),
         project_path: "/work/p".into(),
+        place: None,
         agent_kind: "claude".into(),
         priority: 0,
         timeout_s: None,

@@ -105,6 +105,18 @@ pub struct Project {
     pub kind: Toolchain,
 }
 
+/// Where a project lies, as any machine can name it: the name of the allowed root it is in
+/// (the root directory's own name) and its path below that root. Another host finds the
+/// project below its own root of that name.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct ProjectPlace {
+    pub root: String,
+    /// Below the root ("" for the root itself).
+    pub path: String,
+}
+
 /// The allowed roots (already canonical, see `Config`).
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -135,6 +147,35 @@ impl Workspace {
                 .iter()
                 .filter_map(|dir| dir.canonicalize().ok())
                 .any(|dir| resolved.starts_with(dir))
+    }
+
+    /// `dir` (canonical) as a place any host can find: the root it lies in, by name.
+    pub fn place_of(&self, dir: &Path) -> Option<ProjectPlace> {
+        let root = self.roots.iter().find(|root| dir.starts_with(root))?;
+        let name = root.file_name()?.to_str()?.to_string();
+        let below = dir.strip_prefix(root).ok()?.to_str()?.to_string();
+        Some(ProjectPlace {
+            root: name,
+            path: below,
+        })
+    }
+
+    /// The directory `place` names here: below this machine's allowed root of that name, if
+    /// there is one and the directory exists.
+    pub fn find_place(&self, place: &ProjectPlace) -> Option<PathBuf> {
+        let below = Path::new(&place.path);
+        if below
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+        {
+            return None;
+        }
+        self.roots
+            .iter()
+            .filter(|root| root.file_name().and_then(|n| n.to_str()) == Some(place.root.as_str()))
+            .map(|root| root.join(below))
+            .filter_map(|dir| dir.canonicalize().ok())
+            .find(|dir| dir.is_dir() && self.allows(dir))
     }
 
     pub fn roots(&self) -> &[PathBuf] {
@@ -260,6 +301,58 @@ pub fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn a_place_names_a_project_by_its_roots_name_and_another_machine_finds_it_there() {
+        let here = fixture();
+        let app = here.root.join("app");
+        let place = Workspace::new(vec![here.root.clone()])
+            .place_of(&app)
+            .unwrap();
+        assert_eq!(
+            place,
+            ProjectPlace {
+                root: "root".into(),
+                path: "app".into()
+            }
+        );
+        assert_eq!(
+            Workspace::new(vec![here.root.clone()]).place_of(&here.outside),
+            None
+        );
+
+        let there = tempfile::tempdir().unwrap();
+        let other_root = there.path().canonicalize().unwrap().join("root");
+        fs::create_dir_all(other_root.join("app")).unwrap();
+        let other = Workspace::new(vec![other_root.clone()]);
+        assert_eq!(other.find_place(&place), Some(other_root.join("app")));
+        let missing = ProjectPlace {
+            root: "root".into(),
+            path: "ex".into(),
+        };
+        assert_eq!(other.find_place(&missing), None, "no such directory there");
+        let elsewhere = ProjectPlace {
+            root: "code".into(),
+            path: "app".into(),
+        };
+        assert_eq!(other.find_place(&elsewhere), None, "no root of that name");
+        let climbing = ProjectPlace {
+            root: "root".into(),
+            path: "../root/app".into(),
+        };
+        assert_eq!(other.find_place(&climbing), None, "`..` is refused");
+        fs::create_dir_all(there.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(there.path().join("outside"), other_root.join("link")).unwrap();
+        let escaping = ProjectPlace {
+            root: "root".into(),
+            path: "link".into(),
+        };
+        assert_eq!(
+            other.find_place(&escaping),
+            None,
+            "a symlink out of the root"
+        );
+    }
 
     struct Fixture {
         _dir: tempfile::TempDir,

@@ -279,6 +279,7 @@ impl Tasks {
             title: title.to_string(),
             description: description.to_string(),
             project_path: project.display().to_string(),
+            place: self.workspace.place_of(&project),
             agent_kind: agent,
             priority: req.priority.unwrap_or(0),
             timeout_s: req.timeout_s,

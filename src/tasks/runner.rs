@@ -105,9 +105,17 @@ impl Tasks {
             return Ok(None);
         }
         let claimer = self.host.claimer(self.config.tasks.host.cap);
-        let Some(running) = self.store()?.claim(candidates, &claimer)? else {
+        let store = self.store()?;
+        let Some(mut running) = store.claim(candidates, &claimer)? else {
             return Ok(None);
         };
+        // Claimed from another host's queue entry: its project is this host's copy.
+        if let (Some(here), Some(lease)) = (self.project_here(&running), running.lease())
+            && here.display().to_string() != running.project_path
+            && self.is_mine(&running)
+        {
+            running = store.relocate(&running.id, &lease, &here.display().to_string())?;
+        }
         self.publish(&running, Some(TaskState::Queued));
         self.wake.notify_one();
         Ok(Some(running))
@@ -700,6 +708,7 @@ mod tests {
             title: "fix the\nflaky test".into(),
             description: "It fails one run in ten.\n\nLook at parser.rs.".into(),
             project_path: "/work/p".into(),
+            place: None,
             agent_kind: "claude".into(),
             state: TaskState::Running,
             priority: 0,

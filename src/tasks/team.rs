@@ -6,6 +6,7 @@
 //! queue (`LISTEN`, with a poll as the backstop), and stops the agents of tasks it no longer
 //! holds: cancelled elsewhere, or taken over while it was away.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub(super) struct Host {
     renewed: Mutex<Option<Instant>>,
     /// It registered once (a database that was away at its start may delay that).
     registered: AtomicBool,
+    /// When it last became reachable to the queue (registered, or back after an outage).
+    back_at: Mutex<Option<Instant>>,
     /// Wakes its loop: another host changed the queue.
     poke: Arc<Notify>,
 }
@@ -48,6 +51,7 @@ impl Host {
             lease: config.host.lease,
             renewed: Mutex::new(None),
             registered: AtomicBool::new(false),
+            back_at: Mutex::new(None),
             poke: Arc::new(Notify::new()),
         }
     }
@@ -76,6 +80,14 @@ impl Host {
     fn set_renewed(&self, at: Option<Instant>) {
         *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = at;
     }
+
+    fn back_at(&self) -> Option<Instant> {
+        *self.back_at.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_back_at(&self, at: Instant) {
+        *self.back_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
+    }
 }
 
 impl Tasks {
@@ -103,18 +115,22 @@ impl Tasks {
         }
     }
 
-    /// Whether this host can run `task`: on a shared queue, its project is here, inside the
-    /// allowed roots, and its agent's CLI is installed (on a machine's own queue `task_add`
-    /// checked both, and a start that fails says why).
+    /// Whether this host can run `task`: on a shared queue, its project is here and its
+    /// agent's CLI is installed (on a machine's own queue `task_add` checked both, and a
+    /// start that fails says why).
     pub(super) fn can_run(&self, task: &Task) -> bool {
-        if !self.host.shared {
-            return true;
-        }
-        let here = self
-            .workspace
+        !self.host.shared
+            || (self.project_here(task).is_some()
+                && self.agents.launchable_profile(&task.agent_kind).is_ok())
+    }
+
+    /// `task`'s project on this host: its path, when it lies inside this host's allowed
+    /// roots, else the directory its place names below this host's root of that name.
+    pub(super) fn project_here(&self, task: &Task) -> Option<PathBuf> {
+        self.workspace
             .resolve_dir(PathArgument::ProjectPath, &task.project_path)
-            .is_ok();
-        here && self.agents.launchable_profile(&task.agent_kind).is_ok()
+            .ok()
+            .or_else(|| self.workspace.find_place(task.place.as_ref()?))
     }
 
     /// How this host announces itself to a shared queue.
@@ -172,52 +188,61 @@ impl Tasks {
             Ok(()) => {
                 self.host.registered.store(true, Ordering::Relaxed);
                 self.host.set_renewed(Some(Instant::now()));
+                self.host.set_back_at(Instant::now());
             }
             Err(error) => tracing::warn!("registering host {}: {error}", self.host.name),
         }
     }
 
-    /// The host's loop: heartbeats every fifth of the lease, a rescue every third (not
-    /// within a lease of its own return: the others need the time to renew theirs too),
-    /// and on every wake-up or poll, the tasks it no longer holds stopped, its tasks'
-    /// sessions checked, and what it can start started.
+    /// The host's loops: its heartbeat, every fifth of the lease, on a task of its own (a
+    /// busy host's other work never delays it); and on every wake-up or poll, a rescue every
+    /// third of the lease (not within a lease of its own return: the others need the time to
+    /// renew theirs too), the tasks it no longer holds stopped, its tasks' sessions checked,
+    /// and what it can start started.
     async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
         let lease = self.host.lease;
-        let beat_every = lease / 5;
-        let rescue_every = lease / 3;
-        let mut beat_at = Instant::now();
+        let this = self.clone();
+        let beating = stop.clone();
+        tokio::spawn(async move { this.beat_until(beating).await });
         let mut rescue_at = Instant::now() + lease;
-        let mut back_at = Instant::now();
-        let mut was_up = self.host.renewed().is_some();
         loop {
-            let tick = beat_every.min(POLL_EVERY);
             tokio::select! {
                 () = self.host.poke.notified() => {
                     self.events.publish(EventKind::QueueChanged);
                 }
-                () = tokio::time::sleep(tick) => {}
+                () = tokio::time::sleep(POLL_EVERY.min(lease / 5)) => {}
                 () = stop.cancelled() => return,
             }
-            if Instant::now() >= beat_at {
-                beat_at = Instant::now() + beat_every;
-                let up = self.beat();
-                if up && !was_up {
-                    back_at = Instant::now();
-                    tracing::info!(
-                        "host {}: the shared queue is reachable again",
-                        self.host.name
-                    );
-                }
-                was_up = up;
-            }
-            if was_up && Instant::now() >= rescue_at && back_at.elapsed() >= lease {
-                rescue_at = Instant::now() + rescue_every;
+            let settled = self.host.back_at().is_some_and(|at| at.elapsed() >= lease);
+            if settled && self.host.may_claim() && Instant::now() >= rescue_at {
+                rescue_at = Instant::now() + lease / 3;
                 self.rescue();
             }
             self.let_go().await;
             // An agent that ended while the database was away was not recorded then.
             self.check_sessions().await;
             self.fill().await;
+        }
+    }
+
+    /// Renews the lease every fifth of it until `stop`, noting when the queue is reachable
+    /// again after it was not.
+    async fn beat_until(self: &Arc<Self>, stop: CancellationToken) {
+        let mut was_up = self.host.renewed().is_some();
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(self.host.lease / 5) => {}
+                () = stop.cancelled() => return,
+            }
+            let up = self.beat();
+            if up && !was_up {
+                self.host.set_back_at(Instant::now());
+                tracing::info!(
+                    "host {}: the shared queue is reachable again",
+                    self.host.name
+                );
+            }
+            was_up = up;
         }
     }
 

@@ -22,6 +22,7 @@ fn new_task(title: &str, priority: i64) -> NewTask {
         title: title.into(),
         description: format!("{title}, please"),
         project_path: "/work/p".into(),
+        place: None,
         agent_kind: "claude".into(),
         priority,
         timeout_s: None,

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::isolation::{Isolation, Review, Worktree};
 use super::state::{IllegalTransition, TaskState, Transition};
+use crate::workspace::ProjectPlace;
 
 pub use self::pg_link::listen;
 pub use self::postgres::PgStore;
@@ -115,7 +116,10 @@ pub struct Task {
     pub title: String,
     /// The prompt the agent gets.
     pub description: String,
+    /// Its project here (on a shared queue: on the host that claimed it last).
     pub project_path: String,
+    /// Its project as any host finds it: below the allowed root of that name.
+    pub place: Option<ProjectPlace>,
     pub agent_kind: String,
     pub state: TaskState,
     /// Higher starts first.
@@ -191,6 +195,7 @@ pub struct NewTask {
     pub title: String,
     pub description: String,
     pub project_path: String,
+    pub place: Option<ProjectPlace>,
     pub agent_kind: String,
     pub priority: i64,
     pub timeout_s: Option<u64>,
@@ -335,6 +340,10 @@ pub trait Queue: Send + Sync {
     /// and its session. None when none is left or no slot is free. One transaction: two
     /// hosts never take the same task, nor together more than a cap.
     fn claim(&self, candidates: &[String], claimer: &Claimer) -> Result<Option<Task>, StoreError>;
+
+    /// Records where running task `id`'s project is on the host that claimed it (found by
+    /// its place), under that claim.
+    fn relocate(&self, id: &str, lease: &Lease, project_path: &str) -> Result<Task, StoreError>;
 
     /// Marks running task `id` as needing a person (`why`), or not (None). Returns whether
     /// that changed anything.

@@ -30,7 +30,7 @@ const CLAIM_LOCK: i64 = 0x6472_7964_6f63_6b02;
 const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -88,6 +88,10 @@ CREATE TABLE drydock.viewer_codes (
     host TEXT NOT NULL,
     expires_at TIMESTAMPTZ NOT NULL
 );
+"#,
+    // Its project as any host names it (root name and path below it), as JSON.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN place TEXT;
 "#,
 ];
 
@@ -205,9 +209,9 @@ impl PgStore {
                     "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
-                        attention, base, in_place, isolation, review, host, epoch)
+                        attention, base, in_place, isolation, review, host, epoch, place)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
                     &[
                         &task.id,
                         &task.title,
@@ -234,6 +238,7 @@ impl PgStore {
                         &task.review.as_ref().map(to_json),
                         &task.host,
                         &task.epoch,
+                        &task.place.as_ref().map(to_json),
                     ],
                 )?;
             }
@@ -308,8 +313,8 @@ impl Queue for PgStore {
                 let id = crate::private::random_hex(4);
                 let inserted = tx.query_opt(
                     "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
-                        state, priority, created_at_ms, timeout_s, policy, base, in_place)
-                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11)
+                        state, priority, created_at_ms, timeout_s, policy, base, in_place, place)
+                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12)
                      ON CONFLICT (id) DO NOTHING RETURNING *",
                     &[
                         &id,
@@ -323,6 +328,7 @@ impl Queue for PgStore {
                         &new.policy,
                         &new.base,
                         &new.in_place,
+                        &new.place.as_ref().map(to_json),
                     ],
                 )?;
                 if let Some(row) = inserted {
@@ -485,6 +491,29 @@ impl Queue for PgStore {
                 &[&candidates, &now, &claimer.host],
             )?;
             Ok(claimed.map(|row| task_of(&row, &shown)).transpose())
+        })
+    }
+
+    fn relocate(&self, id: &str, lease: &Lease, project_path: &str) -> Result<Task, StoreError> {
+        let (id, path) = (id.to_string(), project_path.to_string());
+        let lease = lease.clone();
+        let shown = self.shown.clone();
+        self.checked(move |tx| {
+            let moved = tx.query_opt(
+                "UPDATE drydock.tasks SET project_path = $4
+                 WHERE id = $1 AND state = 'running' AND host = $2 AND epoch = $3
+                 RETURNING *",
+                &[&id, &lease.host, &lease.epoch, &path],
+            )?;
+            if let Some(row) = moved {
+                return Ok(task_of(&row, &shown));
+            }
+            let now = tx.query_opt("SELECT * FROM drydock.tasks WHERE id = $1", &[&id])?;
+            Ok(match now.map(|row| task_of(&row, &shown)) {
+                Some(Ok(task)) => Err(fenced(&task, &lease)),
+                Some(Err(error)) => Err(error),
+                None => Err(StoreError::UnknownTask { id }),
+            })
         })
     }
 
@@ -744,6 +773,7 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         title: row.get("title"),
         description: row.get("description"),
         project_path: row.get("project_path"),
+        place: json_column(row, "place").map_err(corrupt)?,
         agent_kind: row.get("agent_kind"),
         state: TaskState::parse(&state)
             .ok_or_else(|| corrupt(format!("unknown task state {state:?}")))?,

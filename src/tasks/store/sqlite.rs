@@ -19,7 +19,7 @@ use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -72,6 +72,10 @@ CREATE TABLE moved_to (
     location TEXT NOT NULL,
     at_ms INTEGER NOT NULL
 );
+"#,
+    // Its project as any host names it (root name and path below it), as JSON.
+    r#"
+ALTER TABLE tasks ADD COLUMN place TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -245,8 +249,8 @@ impl Queue for SqliteStore {
         connection
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
-                    priority, created_at_ms, timeout_s, policy, base, in_place)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11)",
+                    priority, created_at_ms, timeout_s, policy, base, in_place, place)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     id,
                     new.title,
@@ -258,7 +262,10 @@ impl Queue for SqliteStore {
                     new.timeout_s.map(|s| s as i64),
                     new.policy,
                     new.base,
-                    new.in_place
+                    new.in_place,
+                    new.place
+                        .as_ref()
+                        .map(|place| serde_json::to_string(place).expect("a place serializes"))
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -399,6 +406,23 @@ impl Queue for SqliteStore {
         self.get(&id).map(Some)
     }
 
+    fn relocate(&self, id: &str, lease: &Lease, project_path: &str) -> Result<Task, StoreError> {
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                "UPDATE tasks SET project_path = ?4
+                 WHERE id = ?1 AND state = 'running' AND host = ?2 AND epoch = ?3",
+                params![id, lease.host, lease.epoch, project_path],
+            )
+            .map_err(|e| self.error(e))?;
+        drop(connection);
+        let task = self.get(id)?;
+        match changed {
+            0 => Err(fenced(&task, lease)),
+            _ => Ok(task),
+        }
+    }
+
     fn set_attention(
         &self,
         id: &str,
@@ -481,6 +505,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         title: row.get("title")?,
         description: row.get("description")?,
         project_path: row.get("project_path")?,
+        place: json_column(row, "place")?,
         agent_kind: row.get("agent_kind")?,
         state: TaskState::parse(&state).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
@@ -545,6 +570,7 @@ mod tests {
             title: title.into(),
             description: format!("{title}, please"),
             project_path: "/work/p".into(),
+            place: None,
             agent_kind: "claude".into(),
             priority,
             timeout_s: None,
