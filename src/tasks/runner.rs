@@ -31,6 +31,8 @@ const ENDPOINT_WITHIN: Duration = Duration::from_secs(10);
 const TRUST_QUESTION: &str = "Is this a project you created or one you trust?";
 /// How often merged worktrees past their keeping time are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// How many startable tasks a host offers one claim.
+const CANDIDATES: usize = 8;
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
@@ -93,6 +95,11 @@ impl Tasks {
         for task in queued {
             if self.can_run(&task) && matches!(self.blocked_in_place(&task).await, Ok(None)) {
                 startable.push(task.id);
+            }
+            // Enough for a claim to find one another host has not taken meanwhile, without
+            // looking at every project of a long queue on every poll.
+            if startable.len() == CANDIDATES {
+                break;
             }
         }
         startable
