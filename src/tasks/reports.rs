@@ -201,13 +201,12 @@ impl QueueStatus {
     }
 
     fn line(&self) -> String {
-        let mode = match self.mode {
-            QueueMode::Manual => "manual",
-            QueueMode::Auto => "auto",
-        };
         let mut line = format!(
-            "queue: {mode}, {} of {} running, {} queued",
-            self.running, self.max_concurrent, self.queued
+            "queue: {}, {} of {} running, {} queued",
+            self.mode.name(),
+            self.running,
+            self.max_concurrent,
+            self.queued
         );
         for host in &self.hosts {
             line.push_str(&format!(

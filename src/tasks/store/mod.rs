@@ -444,6 +444,30 @@ fn fenced(task: &Task, lease: &Lease) -> StoreError {
     }
 }
 
+/// The state `transition` takes `task` to, checked the same way by every store: a start is a
+/// claim's, a write under `lease` needs the task still running under it, and the transition
+/// must be legal from the task's state.
+fn next_state(
+    task: &Task,
+    transition: Transition,
+    lease: Option<&Lease>,
+) -> Result<TaskState, StoreError> {
+    if transition == Transition::Start {
+        return Err(illegal_start(&task.id));
+    }
+    if let Some(lease) = lease
+        && task.lease().as_ref() != Some(lease)
+    {
+        return Err(fenced(task, lease));
+    }
+    task.state
+        .after(transition)
+        .map_err(|source| StoreError::Illegal {
+            id: task.id.clone(),
+            source,
+        })
+}
+
 /// A task starts by a host's claim, never by a bare transition.
 fn illegal_start(id: &str) -> StoreError {
     StoreError::Illegal {

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::pg_link::{PgLink, error_of as sql};
 use super::{
     Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode, QueueSettings,
-    Record, StoreError, Task, fenced, illegal_start,
+    Record, StoreError, Task, fenced, next_state,
 };
 use crate::events::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
@@ -396,9 +396,6 @@ impl Queue for PgStore {
         record: Record,
         lease: Option<&Lease>,
     ) -> Result<Task, StoreError> {
-        if transition == Transition::Start {
-            return Err(illegal_start(id));
-        }
         let id = id.to_string();
         let lease = lease.cloned();
         let shown = self.shown.clone();
@@ -414,14 +411,9 @@ impl Queue for PgStore {
                 Ok(task) => task,
                 Err(error) => return Ok(Err(error)),
             };
-            if let Some(lease) = &lease
-                && task.lease().as_ref() != Some(lease)
-            {
-                return Ok(Err(fenced(&task, lease)));
-            }
-            let to = match task.state.after(transition) {
+            let to = match next_state(&task, transition, lease.as_ref()) {
                 Ok(to) => to,
-                Err(source) => return Ok(Err(StoreError::Illegal { id, source })),
+                Err(refused) => return Ok(Err(refused)),
             };
             let now = unix_millis(SystemTime::now()) as i64;
             match transition {

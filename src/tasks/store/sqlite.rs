@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{
     Claimer, Lease, NewTask, Queue, QueueMode, QueueSettings, Record, StoreError, Task, fenced,
-    illegal_start,
+    next_state,
 };
 use crate::events::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
@@ -322,34 +322,20 @@ impl Queue for SqliteStore {
         let mut connection = self.lock();
         let transaction = connection.transaction().map_err(|e| self.error(e))?;
         let task = self.state_in(&transaction, id)?;
-        if let Some(lease) = lease
-            && task.lease().as_ref() != Some(lease)
-        {
-            return Err(fenced(&task, lease));
-        }
-        let to = task
-            .state
-            .after(transition)
-            .map_err(|source| StoreError::Illegal {
-                id: id.to_string(),
-                source,
-            })?;
+        let to = next_state(&task, transition, lease)?;
         let now = unix_millis(SystemTime::now()) as i64;
         let updated = match transition {
-            Transition::Start => return Err(illegal_start(id)),
             Transition::Retry => transaction.execute(
                 "UPDATE tasks SET state = ?2, attempts = attempts + 1, started_at_ms = NULL,
                     finished_at_ms = NULL, session = NULL, summary = NULL, failure = NULL,
                     exit_code = NULL WHERE id = ?1",
                 params![id, to.name()],
             ),
-            Transition::Complete(_) | Transition::Fail | Transition::Cancel | Transition::Lose => {
-                transaction.execute(
-                    "UPDATE tasks SET state = ?2, finished_at_ms = ?3, attention = NULL,
+            _ => transaction.execute(
+                "UPDATE tasks SET state = ?2, finished_at_ms = ?3, attention = NULL,
                         session = COALESCE(?4, session) WHERE id = ?1",
-                    params![id, to.name(), now, record.session],
-                )
-            }
+                params![id, to.name(), now, record.session],
+            ),
         };
         updated.map_err(|e| self.error(e))?;
         transaction
