@@ -269,7 +269,10 @@ impl Agents {
                 allow: run.allow.clone(),
             },
         );
-        let agent = self.appeared(&run.session, &call.cancel).await?;
+        let mut agent = self.appeared(&run.session, &call.cancel).await?;
+        if with_hooks && agent.is_some() {
+            agent = self.took_prompt(&run.session, &call.cancel).await?;
+        }
         Ok(Launched {
             session: run.session,
             attach: created.session.attach,
@@ -306,6 +309,34 @@ impl Agents {
                 Err(AgentError::UnknownAgent { .. }) if Instant::now() < deadline => {}
                 Err(AgentError::UnknownAgent { .. }) => return Ok(None),
                 Err(other) => return Err(other),
+            }
+            watch.changed(Some(deadline), cancel).await?;
+        }
+    }
+
+    /// The agent in session `name` once its hooks say it took up its prompt (it is idle
+    /// between its SessionStart and its first UserPromptSubmit: an `agent_wait` for idle
+    /// right after the spawn must not end there), or as it is after [`STARTS_WITHIN`].
+    async fn took_prompt(
+        &self,
+        name: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<AgentInfo>, AgentError> {
+        let deadline = Instant::now() + STARTS_WITHIN;
+        loop {
+            let watch = self.watch().await;
+            let agent = match self.one(name).await {
+                Ok(agent) => agent,
+                Err(AgentError::UnknownAgent { .. }) => return Ok(None),
+                Err(other) => return Err(other),
+            };
+            let before_prompt = matches!(agent.state.as_str(), "starting" | "idle")
+                && agent
+                    .last_hook
+                    .as_deref()
+                    .is_none_or(|hook| hook == "SessionStart");
+            if !before_prompt || Instant::now() >= deadline {
+                return Ok(Some(agent));
             }
             watch.changed(Some(deadline), cancel).await?;
         }

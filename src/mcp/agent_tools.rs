@@ -83,7 +83,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Start a coding agent (`kind`: claude or codex) on a task (`prompt`) in `cwd` (inside the allowed roots), once a person agrees: the client is asked (elicitation) when it can; otherwise the request waits in drydock://approvals for `drydock approve ID` or `drydock decline ID` (consent_timeout_ms, default 120000). It runs behind a shell in session agent-NAME (tmux by default: `tmux -L drydock attach -t agent-NAME` to watch), with drydock's hooks (its permission prompts can then be answered with agent_answer without keys) and drydock as its MCP server. Returns consent (waived, accepted, approved, declined, timed_out) and the agent; follow it with agent_wait.",
+        description = "Start a coding agent (`kind`: claude or codex) on a task (`prompt`) in `cwd` (inside the allowed roots), once a person agrees: the client is asked (elicitation) when it can; otherwise the request waits in drydock://approvals for `drydock approve ID` or `drydock decline ID` (consent_timeout_ms, default 120000). It runs behind a shell in session agent-NAME (tmux by default: `tmux -L drydock attach -t agent-NAME` to watch), with drydock's hooks (its permission prompts can then be answered with agent_answer without keys) and drydock as its MCP server. Returns consent (waived, accepted, approved, declined, timed_out) and the agent, once it took up its prompt (so an agent_wait for idle that follows ends when it has answered).",
         output_schema = schema_for_output::<SpawnReport>()
     )]
     async fn agent_spawn(

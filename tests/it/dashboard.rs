@@ -470,6 +470,10 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     chromium.click("#approval-list [data-testid=accept]");
     let spawned = spawning.await.unwrap();
     assert_eq!(spawned["consent"], "approved", "{spawned:#}");
+    // The spawn returns once the agent took up its prompt: the wait for idle below cannot end
+    // on the idle screen Claude Code shows before it submits its prompt.
+    let hook = spawned["agent"]["last_hook"].as_str().unwrap_or_default();
+    assert!(!hook.is_empty() && hook != "SessionStart", "{spawned:#}");
     let agent = "agent-dash";
     let idle = call_ok(
         &client,
