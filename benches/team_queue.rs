@@ -29,6 +29,7 @@ fn new_task(n: usize) -> NewTask {
         description: "bench".into(),
         project_path: "/work/p".into(),
         place: None,
+        repository: None,
         agent_kind: "claude".into(),
         priority: 0,
         timeout_s: None,

@@ -206,6 +206,45 @@ pub struct TasksConfig {
     pub store: QueueStore,
     /// This drydock as one host of a queue.
     pub host: HostConfig,
+    /// The git remotes this host clones a task's project from when it has no copy of it.
+    pub repositories: RemoteRepositories,
+}
+
+/// Git remotes by glob (`[tasks] repositories`): `*` stays within one `/` segment, `**`
+/// crosses them. None by default: a host clones nothing it was not told it may.
+#[derive(Debug, Clone)]
+pub struct RemoteRepositories {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl RemoteRepositories {
+    pub fn new(patterns: Vec<String>) -> Result<RemoteRepositories, ConfigError> {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in &patterns {
+            let glob = globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| ConfigError::Glob {
+                    pattern: pattern.clone(),
+                    message: e.kind().to_string(),
+                })?;
+            set.add(glob);
+        }
+        let set = set.build().map_err(|e| ConfigError::Glob {
+            pattern: patterns.join(", "),
+            message: e.kind().to_string(),
+        })?;
+        Ok(RemoteRepositories { patterns, set })
+    }
+
+    pub fn allows(&self, url: &str) -> bool {
+        self.set.is_match(url)
+    }
+
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
 }
 
 /// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`).
@@ -351,6 +390,7 @@ struct FileQueue {
     host_url: Option<String>,
     lease_s: Option<u64>,
     requeue_lost: Option<bool>,
+    repositories: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -489,6 +529,11 @@ impl Config {
     /// Where tasks' worktrees are made: `<data dir>/worktrees/<repository>/<task id>`.
     pub fn worktrees_dir(&self) -> PathBuf {
         self.data_dir.join("worktrees")
+    }
+
+    /// Where this host keeps its clones of tasks' git remotes.
+    pub fn clones_dir(&self) -> PathBuf {
+        self.data_dir.join("clones")
     }
 
     /// The cargo target directory of a build in `project`, when it is (in) a task's worktree:
@@ -802,6 +847,7 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
     Ok(TasksConfig {
         store,
         host,
+        repositories: RemoteRepositories::new(file.repositories.unwrap_or_default())?,
         default_agent: file.default_agent.unwrap_or_else(|| "claude".into()),
         timeout: Duration::from_secs(positive(file.timeout_s.unwrap_or(1800), "tasks.timeout_s")?),
         grace: Duration::from_secs(file.grace_s.unwrap_or(5)),

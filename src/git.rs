@@ -150,6 +150,20 @@ impl Git {
             .is_some()
     }
 
+    /// The URLs of the repository's remotes.
+    pub async fn remote_urls(&self) -> Vec<String> {
+        match self
+            .run(&["config", "--get-regexp", r"^remote\..*\.url$"])
+            .await
+        {
+            Ok(listing) => listing
+                .lines()
+                .filter_map(|line| Some(line.split_once(' ')?.1.to_string()))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The branch checked out here, None on a detached HEAD.
     pub async fn current_branch(&self) -> Option<String> {
         let output = self

@@ -51,6 +51,38 @@ pub fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
     }
 }
 
+/// Lets agent `kind` trust `clone`, a clone drydock made of a remote its config allows
+/// (`[tasks] repositories`): the person vouched for it there. Claude Code only.
+pub fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
+    if kind != "claude" {
+        return Ok(());
+    }
+    let Some(file) = claude_config_file() else {
+        return Err(
+            "Claude Code's folder trust was not granted: no home directory to find .claude.json in"
+                .into(),
+        );
+    };
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut config = read(&file)?;
+    let projects = config
+        .as_object_mut()
+        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
+        .entry("projects")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(projects) = projects.as_object_mut() else {
+        return Err(format!("`projects` in {} is not an object", file.display()));
+    };
+    if is_trusted(projects.get(&key(clone))) {
+        return Ok(());
+    }
+    let mut entry = Map::new();
+    entry.insert("hasTrustDialogAccepted".into(), Value::Bool(true));
+    entry.insert(TAG.into(), Value::String("clone".into()));
+    projects.insert(key(clone), Value::Object(entry));
+    write(&file, &config)
+}
+
 /// Whether Claude Code trusts `project` (or a folder above it).
 pub fn trusts(project: &Path) -> bool {
     let Some(file) = claude_config_file() else {

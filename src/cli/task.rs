@@ -73,9 +73,13 @@ pub(super) struct AddArgs {
     pub config: ConfigArgs,
     /// A short title.
     title: String,
-    /// The project the agent works in (default: the current directory).
+    /// The project the agent works in (default: the current directory, unless --repository
+    /// is given alone).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// The project's git remote, which a host without the project clones.
+    #[arg(long, value_name = "URL")]
+    repository: Option<String>,
     /// The agent's prompt (default: the title).
     #[arg(long)]
     description: Option<String>,
@@ -253,12 +257,15 @@ pub(super) fn queue(config: &Config, args: QueueArgs) -> Outcome {
 }
 
 fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
-    let project = match args.project {
-        Some(project) => absolute(&project)?,
-        None => absolute(&PathBuf::from("."))?,
+    let project = match (args.project, &args.repository) {
+        (Some(project), _) => Some(absolute(&project)?),
+        (None, Some(_)) => None,
+        (None, None) => Some(absolute(&PathBuf::from("."))?),
     };
-    let mut task = json!({"title": args.title, "project_path": project});
+    let mut task = json!({"title": args.title});
     for (key, value) in [
+        ("project_path", project.map(Value::from)),
+        ("repository", args.repository.map(Value::from)),
         ("description", args.description.map(Value::from)),
         ("agent", args.agent.map(Value::from)),
         ("priority", args.priority.map(Value::from)),

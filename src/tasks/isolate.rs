@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::clones;
 use super::isolation::Isolation;
 use super::store::Task;
 use super::worktree::Worktrees;
@@ -47,6 +48,22 @@ impl Tasks {
         Ok(None)
     }
 
+    /// Clones `task`'s remote, or brings the clone up to date, when the task works in this
+    /// host's clone of it.
+    pub(super) async fn update_clone(&self, task: &Task) -> Result<(), TaskError> {
+        let Some(url) = &task.repository else {
+            return Ok(());
+        };
+        if !self.clones.holds(Path::new(&task.project_path)) {
+            return Ok(());
+        }
+        self.clones
+            .ensure(url)
+            .await
+            .map(drop)
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))
+    }
+
     /// Makes (or finds again, for a retry) the directory `task`'s agent works in, records it
     /// with the task, and grants the agent's folder trust to a new worktree.
     pub(super) async fn isolate(&self, task: &Task) -> Result<Isolation, TaskError> {
@@ -54,6 +71,11 @@ impl Tasks {
             Err(why) => Isolation::InPlace { why },
             Ok(repo) => {
                 let project = Path::new(&task.project_path);
+                let in_clone = self.clones.holds(project);
+                let base = match &task.base {
+                    Some(base) if in_clone => Some(clones::base_in(&repo, base).await),
+                    base => base.clone(),
+                };
                 let mut worktree = self
                     .worktrees
                     .create(
@@ -61,7 +83,7 @@ impl Tasks {
                         task.epoch,
                         project,
                         &repo,
-                        task.base.as_deref(),
+                        base.as_deref(),
                         &self.config.tasks.copy,
                     )
                     .await
@@ -70,6 +92,9 @@ impl Tasks {
                 let mut dirs = vec![top.as_path()];
                 if dir != top {
                     dirs.push(&dir);
+                }
+                if in_clone && let Err(why) = trust::vouch(&task.agent_kind, project) {
+                    worktree.notes.push(why);
                 }
                 let trusted = trust::trust_worktree(&task.agent_kind, project, &dirs, &task.id);
                 worktree.notes.push(trusted);

@@ -18,6 +18,7 @@
 //! configure, clear. Every change is checked against the legal transitions in the store and
 //! published on the event feed; running the agents is [`runner`]'s.
 
+pub mod clones;
 mod isolate;
 pub mod isolation;
 pub mod merge;
@@ -44,6 +45,7 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use self::clones::Clones;
 use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use self::requests::{
     AddRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest, TaskRequest,
@@ -88,6 +90,8 @@ pub struct Tasks {
     /// The build tools, for the checks on tasks' results.
     pub(super) toolchains: Toolchains,
     pub(super) worktrees: Worktrees,
+    /// This host's clones of tasks' remotes.
+    pub(super) clones: Clones,
     pub(super) tokens: TaskTokens,
     /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
     runs: OnceLock<CancellationToken>,
@@ -111,6 +115,7 @@ impl Tasks {
             host: team::Host::new(&config.tasks),
             workspace: Workspace::new(config.allowed_roots.clone()),
             worktrees: Worktrees::new(config.worktrees_dir()),
+            clones: Clones::new(config.clones_dir(), config.tasks.repositories.clone()),
             toolchains,
             config,
             store: OnceLock::new(),
@@ -221,10 +226,7 @@ impl Tasks {
                 "title: at most {LONGEST_TITLE} characters; put the details in description"
             )));
         }
-        let project = self
-            .workspace
-            .resolve_dir(PathArgument::ProjectPath, &req.project_path)
-            .map_err(|e| invalid(e.to_string()))?;
+        let (project, repository) = self.project_of(req).await?;
         let agent = req
             .agent
             .clone()
@@ -257,13 +259,21 @@ impl Tasks {
             return Err(invalid("timeout_s: at least 1".into()));
         }
         let in_place = req.in_place.unwrap_or(false);
+        if in_place && project.is_none() {
+            return Err(invalid(
+                "in_place: a task from a repository works in a worktree of a host's clone, never in the clone itself".into(),
+            ));
+        }
         if let Some(base) = &req.base {
             if in_place {
                 return Err(invalid(
                     "base: a task in place works on the project as it is; give base or in_place, not both".into(),
                 ));
             }
-            if Git::at(&project).commit_of(base).await.is_none() {
+            // A remote alone is not looked at here: the host that clones it finds the base.
+            if let Some(project) = &project
+                && Git::at(project).commit_of(base).await.is_none()
+            {
                 return Err(invalid(format!(
                     "base: {base:?} names no commit of the project's repository"
                 )));
@@ -278,8 +288,13 @@ impl Tasks {
         Ok(NewTask {
             title: title.to_string(),
             description: description.to_string(),
-            project_path: project.display().to_string(),
-            place: self.workspace.place_of(&project),
+            // A remote alone stands for its project until a host's claim puts it in its clone.
+            project_path: match &project {
+                Some(project) => project.display().to_string(),
+                None => repository.clone().expect("a project or a remote"),
+            },
+            place: project.as_ref().and_then(|p| self.workspace.place_of(p)),
+            repository,
             agent_kind: agent,
             priority: req.priority.unwrap_or(0),
             timeout_s: req.timeout_s,

@@ -16,6 +16,9 @@ pub struct TaskLine {
     pub id: String,
     pub title: String,
     pub project_path: String,
+    /// The git remote a host without the project clones it from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     pub agent: String,
     /// queued, running, done, deferred, wont_do, discarded, failed, cancelled or lost.
     pub state: String,
@@ -123,6 +126,7 @@ impl From<&Task> for TaskLine {
             id: task.id.clone(),
             title: task.title.clone(),
             project_path: task.project_path.clone(),
+            repository: task.repository.clone(),
             agent: task.agent_kind.clone(),
             state: task.state.name().to_string(),
             host: task.host.clone(),
@@ -303,6 +307,9 @@ impl Render for TaskReport {
         let task = &self.task;
         let mut lines = vec![TaskLine::from(task).line()];
         lines.push(format!("project: {}", task.project_path));
+        if let Some(repository) = &task.repository {
+            lines.push(format!("repository: {repository}"));
+        }
         if let Some(attach) = &self.attach {
             lines.push(format!("watch: {attach}"));
         }

@@ -22,8 +22,16 @@ pub struct NewTaskRequest {
     /// What the agent should do: its prompt (default: the title).
     #[serde(default)]
     pub description: Option<String>,
-    /// The project the agent works in: a directory inside the allowed roots.
-    pub project_path: String,
+    /// The project the agent works in: a directory inside the allowed roots. Give it,
+    /// repository, or both.
+    #[serde(default)]
+    pub project_path: Option<String>,
+    /// The project's git remote (https, ssh, git or file URL, or user@host:path): a host
+    /// without the project clones it (`[tasks] repositories` says which remotes a host may
+    /// clone) and the task works in a worktree of that clone. With project_path, it must be
+    /// one of that project's remotes, and a host with the project works there.
+    #[serde(default)]
+    pub repository: Option<String>,
     /// The agent that runs it: claude or codex (default from config, claude).
     #[serde(default)]
     pub agent: Option<String>,

@@ -116,6 +116,15 @@ impl Tasks {
         let store = self.store()?;
         let task = store.get(&req.task_id)?;
         let (worktree, mut review) = reviewable(&task)?;
+        if let Some(url) = &task.repository
+            && self.clones.holds(Path::new(&task.project_path))
+        {
+            // Nobody works in a clone: a result merged there would reach no one.
+            return Err(TaskError::NotAllowed(format!(
+                "task {}: it worked in this host's clone of {url}, so its result goes back to that remote, not into a checkout here: push its branch (git -C {} push origin {}) and merge it where the team merges",
+                task.id, worktree.repo, worktree.branch
+            )));
+        }
         if review.checks == Checks::Running {
             return Err(TaskError::NotAllowed(format!(
                 "task {}: its checks still run; merge once they finished (task_show)",

@@ -171,6 +171,7 @@ impl Tasks {
 
     async fn start_agent(&self, task: &Task) -> Result<bool, TaskError> {
         let stop = self.running_until().cloned().unwrap_or_default();
+        self.update_clone(task).await?;
         let isolation = self.isolate(task).await?;
         let work_dir = PathBuf::from(isolation.dir(&task.project_path));
         let dir = self.task_dir(&task.id);
@@ -716,6 +717,7 @@ mod tests {
             description: "It fails one run in ten.\n\nLook at parser.rs.".into(),
             project_path: "/work/p".into(),
             place: None,
+            repository: None,
             agent_kind: "claude".into(),
             state: TaskState::Running,
             priority: 0,

@@ -397,7 +397,7 @@ impl Worktrees {
 
 /// An exclusive lock on the file at `path` (made if missing), waited for; None when it cannot
 /// be had (a read-only repository: the in-process lock alone then holds).
-fn lock_file(path: &Path) -> Option<nix::fcntl::Flock<std::fs::File>> {
+pub(super) fn lock_file(path: &Path) -> Option<nix::fcntl::Flock<std::fs::File>> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -604,7 +604,7 @@ pub fn first_paths(entries: &[String], n: usize) -> String {
     paths.join(", ")
 }
 
-fn sha2_hex(bytes: &[u8]) -> String {
+pub(super) fn sha2_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
         .iter()

@@ -23,6 +23,7 @@ fn new_task(title: &str, priority: i64) -> NewTask {
         description: format!("{title}, please"),
         project_path: "/work/p".into(),
         place: None,
+        repository: None,
         agent_kind: "claude".into(),
         priority,
         timeout_s: None,

@@ -120,6 +120,8 @@ pub struct Task {
     pub project_path: String,
     /// Its project as any host finds it: below the allowed root of that name.
     pub place: Option<ProjectPlace>,
+    /// The git remote its project is cloned from, on a host without a copy of its own.
+    pub repository: Option<String>,
     pub agent_kind: String,
     pub state: TaskState,
     /// Higher starts first.
@@ -196,6 +198,7 @@ pub struct NewTask {
     pub description: String,
     pub project_path: String,
     pub place: Option<ProjectPlace>,
+    pub repository: Option<String>,
     pub agent_kind: String,
     pub priority: i64,
     pub timeout_s: Option<u64>,

@@ -30,7 +30,7 @@ const CLAIM_LOCK: i64 = 0x6472_7964_6f63_6b02;
 const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -92,6 +92,10 @@ CREATE TABLE drydock.viewer_codes (
     // Its project as any host names it (root name and path below it), as JSON.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN place TEXT;
+"#,
+    // The git remote a host without the project clones it from.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN repository TEXT;
 "#,
 ];
 
@@ -209,9 +213,10 @@ impl PgStore {
                     "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
-                        attention, base, in_place, isolation, review, host, epoch, place)
+                        attention, base, in_place, isolation, review, host, epoch, place,
+                        repository)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)",
                     &[
                         &task.id,
                         &task.title,
@@ -239,6 +244,7 @@ impl PgStore {
                         &task.host,
                         &task.epoch,
                         &task.place.as_ref().map(to_json),
+                        &task.repository,
                     ],
                 )?;
             }
@@ -313,8 +319,9 @@ impl Queue for PgStore {
                 let id = crate::private::random_hex(4);
                 let inserted = tx.query_opt(
                     "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
-                        state, priority, created_at_ms, timeout_s, policy, base, in_place, place)
-                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12)
+                        state, priority, created_at_ms, timeout_s, policy, base, in_place, place,
+                        repository)
+                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)
                      ON CONFLICT (id) DO NOTHING RETURNING *",
                     &[
                         &id,
@@ -329,6 +336,7 @@ impl Queue for PgStore {
                         &new.base,
                         &new.in_place,
                         &new.place.as_ref().map(to_json),
+                        &new.repository,
                     ],
                 )?;
                 if let Some(row) = inserted {
@@ -766,6 +774,7 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         description: row.get("description"),
         project_path: row.get("project_path"),
         place: json_column(row, "place").map_err(corrupt)?,
+        repository: row.get("repository"),
         agent_kind: row.get("agent_kind"),
         state: TaskState::parse(&state)
             .ok_or_else(|| corrupt(format!("unknown task state {state:?}")))?,

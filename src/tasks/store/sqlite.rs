@@ -19,7 +19,7 @@ use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -76,6 +76,10 @@ CREATE TABLE moved_to (
     // Its project as any host names it (root name and path below it), as JSON.
     r#"
 ALTER TABLE tasks ADD COLUMN place TEXT;
+"#,
+    // The git remote a host without the project clones it from.
+    r#"
+ALTER TABLE tasks ADD COLUMN repository TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -249,8 +253,9 @@ impl Queue for SqliteStore {
         connection
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
-                    priority, created_at_ms, timeout_s, policy, base, in_place, place)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    priority, created_at_ms, timeout_s, policy, base, in_place, place,
+                    repository)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     id,
                     new.title,
@@ -265,7 +270,8 @@ impl Queue for SqliteStore {
                     new.in_place,
                     new.place
                         .as_ref()
-                        .map(|place| serde_json::to_string(place).expect("a place serializes"))
+                        .map(|place| serde_json::to_string(place).expect("a place serializes")),
+                    new.repository,
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -492,6 +498,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         description: row.get("description")?,
         project_path: row.get("project_path")?,
         place: json_column(row, "place")?,
+        repository: row.get("repository")?,
         agent_kind: row.get("agent_kind")?,
         state: TaskState::parse(&state).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
@@ -557,6 +564,7 @@ mod tests {
             description: format!("{title}, please"),
             project_path: "/work/p".into(),
             place: None,
+            repository: None,
             agent_kind: "claude".into(),
             priority,
             timeout_s: None,
