@@ -189,7 +189,8 @@ pub fn check_url(raw: &str) -> Result<String, String> {
     if url.is_empty() {
         return refuse("is empty: give a git remote's URL");
     }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) || url.starts_with('-') {
+    let odd = |c: char| c.is_control() || (c.is_whitespace() && c != ' ');
+    if url.chars().any(odd) || url.starts_with('-') {
         return refuse("is not a git remote's URL");
     }
     let scp_like = regex::Regex::new(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/]")
@@ -236,12 +237,15 @@ mod tests {
             "ssh://git@example.com/team/app",
             "git@github.com:team/app.git",
             "file:///srv/git/app.git",
+            "file:///srv/git/lab project.git",
         ] {
             assert_eq!(check_url(&format!(" {good} ")).unwrap(), good);
         }
         for (bad, why) in [
             ("", "is empty"),
-            ("ext::sh -c touch% /tmp/x", "not a git remote"),
+            ("ext::sh -c touch% /tmp/x", "not a URL"),
+            ("https://github.com/te\u{1b}am/app", "not a git remote"),
+            ("https://github.com/te\tam/app", "not a git remote"),
             ("ext::sh", "not a URL"),
             ("fd::3", "not a URL"),
             ("ftp://example.com/app", "uses ftp://"),

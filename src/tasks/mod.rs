@@ -259,11 +259,6 @@ impl Tasks {
             return Err(invalid("timeout_s: at least 1".into()));
         }
         let in_place = req.in_place.unwrap_or(false);
-        if in_place && project.is_none() {
-            return Err(invalid(
-                "in_place: a task from a repository works in a worktree of a host's clone, never in the clone itself".into(),
-            ));
-        }
         if let Some(base) = &req.base {
             if in_place {
                 return Err(invalid(

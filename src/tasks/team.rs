@@ -189,6 +189,9 @@ impl Tasks {
                     )
                 })
             }
+            (None, Some(_)) if req.in_place == Some(true) => Some(
+                "in_place: a task from a remote works in a worktree of a host's clone, never in the clone itself".to_string(),
+            ),
             (None, Some(url)) if !self.host.shared => self.why_not_clone(url),
             _ => None,
         };

@@ -441,3 +441,70 @@ async fn tasks_in_place_run_one_at_a_time_in_their_project() {
     }
     no_agent_left(&home, tmux_dir.path(), "both tasks ended").await;
 }
+
+/// A task named by a git remote on a machine's own queue: the remote must be one this drydock
+/// may clone, one of the project's remotes when a project is given too, and never in place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_from_a_remote_is_refused_with_its_reason_and_nothing_is_queued() {
+    let root = tempfile::tempdir().unwrap();
+    let config = root.path().join("drydock.toml");
+    std::fs::write(
+        &config,
+        "[tasks]\nrepositories = [\"https://git.example.test/team/*\"]\n",
+    )
+    .unwrap();
+    let project = root.path().join("app");
+    std::fs::create_dir(&project).unwrap();
+    repository(&project);
+    git(
+        &project,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://git.example.test/team/app.git",
+        ],
+    );
+    let server = Server::start_with(
+        &[
+            "--allow-root",
+            root.path().to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&project);
+    for (task, why) in [
+        (
+            json!({"title": "t"}),
+            "give the project (a directory inside the allowed roots), or repository",
+        ),
+        (
+            json!({"title": "t", "repository": "https://git.example.test/other/app.git"}),
+            "clones only the git remotes [tasks] repositories allows (https://git.example.test/team/*)",
+        ),
+        (
+            json!({"title": "t", "repository": "ext::sh -c reboot"}),
+            "is not a URL",
+        ),
+        (
+            json!({"title": "t", "repository": "https://me:pw@git.example.test/team/app.git"}),
+            "holds a password",
+        ),
+        (
+            json!({"title": "t", "repository": "https://git.example.test/team/app.git", "in_place": true}),
+            "never in the clone itself",
+        ),
+        (
+            json!({"title": "t", "project_path": project, "repository": "https://git.example.test/team/lib.git"}),
+            "is not a remote of",
+        ),
+    ] {
+        let refused = call_err(&client, "task_add", json!({"tasks": [task]})).await;
+        assert!(refused.contains(why), "{task}: {refused}");
+    }
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    assert_eq!(listed["tasks"], json!([]), "nothing was queued: {listed:#}");
+}

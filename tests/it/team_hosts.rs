@@ -525,3 +525,160 @@ async fn a_host_runs_a_task_queued_elsewhere_in_its_own_copy_of_the_project() {
     drop(b);
     no_agent_left(&home, tmux_dir.path(), "after the task from machine a").await;
 }
+
+/// A task named by its git remote alone, queued from a machine with no copy of the project:
+/// a host allowed to clone that remote clones it into its data directory, runs the task in a
+/// worktree of the clone, fetches the clone again for the next task (which starts from a
+/// branch only the remote had), and refuses to merge a result into the clone. A remote no
+/// host may clone stays queued.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_clones_a_task_named_by_its_remote_and_only_a_remote_it_may_clone() {
+    let postgres = Postgres::start();
+    let url = postgres.database("remotes");
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-remotes");
+    repository(&home.project);
+    let remotes = tempfile::tempdir().unwrap();
+    let remotes = remotes.path().canonicalize().unwrap();
+    let origin = remotes.join("lab project.git");
+    git(
+        &remotes,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            home.project.to_str().unwrap(),
+            origin.to_str().unwrap(),
+        ],
+    );
+    let remote = format!("file://{}", origin.display());
+    let elsewhere = format!("file://{}/other/lab.git", remotes.display());
+    let config_b = format!(
+        "[tasks]\nstore = \"{url}\"\nhost = \"b\"\nlease_s = 3\ngrace_s = 1\nrepositories = [\"file://{}/*.git\"]\n[tasks.policies]\ntrusted = [\"Bash\"]\n",
+        remotes.display()
+    );
+    let b = spawning_server_with(&home, &cli, tmux_dir.path(), &config_b, &[]);
+
+    // Machine a has no copy of the project: it queues by remote alone.
+    let machine_a = tempfile::tempdir().unwrap();
+    let config_a = machine_a.path().join("drydock.toml");
+    std::fs::write(
+        &config_a,
+        format!(
+            "[tasks]\nstore = \"{url}\"\nhost = \"a\"\n[tasks.policies]\ntrusted = [\"Bash\"]\n"
+        ),
+    )
+    .unwrap();
+    let bin = cli.program.parent().unwrap().display().to_string();
+    let add_on_a = |task: Value| {
+        let added = drydock_command()
+            .args(["call", "task_add", "--config"])
+            .arg(&config_a)
+            .args(["--allow-root", machine_a.path().to_str().unwrap()])
+            .arg(json!({"tasks": [task]}).to_string())
+            .env("PATH", format!("{bin}:{}", std::env::var("PATH").unwrap()))
+            .output()
+            .unwrap();
+        assert!(added.status.success(), "{added:?}");
+        let added: Value = serde_json::from_slice(&added.stdout).unwrap();
+        added["added"][0]["id"].as_str().unwrap().to_string()
+    };
+    let stranger = add_on_a(json!({
+        "title": "from a remote nobody clones",
+        "description": "lab:complete=done",
+        "repository": elsewhere,
+    }));
+    let first = add_on_a(json!({
+        "title": "from the remote",
+        "description": "Edit lab:files=remote.txt lab:complete=done",
+        "repository": remote,
+        "auto_approve": "trusted",
+    }));
+
+    let client = modern_client(&b.url).await;
+    call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
+    let done = |id: String| {
+        let client = &client;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            loop {
+                let shown = call_ok(client, "task_show", json!({"task_id": id})).await;
+                let checks = &shown["task"]["review"]["checks"]["state"];
+                if shown["task"]["state"] == "done" && (checks == "done" || checks == "skipped") {
+                    break shown;
+                }
+                assert!(
+                    matches!(
+                        shown["task"]["state"].as_str(),
+                        Some("queued" | "running" | "done")
+                    ),
+                    "{shown:#}"
+                );
+                assert!(Instant::now() < deadline, "never done: {shown:#}");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    };
+    let shown = done(first.clone()).await;
+    let task = &shown["task"];
+    assert_eq!(task["host"], "b");
+    assert_eq!(task["repository"], json!(remote));
+    let clone = Path::new(task["project_path"].as_str().unwrap()).to_path_buf();
+    assert!(
+        clone.starts_with(b.data_dir.path().join("clones")),
+        "b's clone, in its data directory: {task:#}"
+    );
+    assert_eq!(task["isolation"]["repo"], json!(clone));
+    let files: Vec<&str> = task["review"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"remote.txt"), "{task:#}");
+    assert_eq!(
+        git(&clone, &["status", "--porcelain"]),
+        "",
+        "nobody works in the clone itself"
+    );
+    let merge = call_err(&client, "task_merge", json!({"task_id": first})).await;
+    assert!(
+        merge.contains("push its branch") && merge.contains(&format!("drydock/task-{first}")),
+        "{merge}"
+    );
+
+    // The remote gains a branch; the next task starts from it, in the same clone, fetched.
+    git(&home.project, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(home.project.join("feature.txt"), "a feature\n").unwrap();
+    git(&home.project, &["add", "-A"]);
+    git(&home.project, &["commit", "-qm", "a feature"]);
+    git(
+        &home.project,
+        &["push", "-q", origin.to_str().unwrap(), "feature"],
+    );
+    let feature = git(&home.project, &["rev-parse", "HEAD"]);
+    let second = add_on_a(json!({
+        "title": "from the remote's feature branch",
+        "description": "lab:complete=done",
+        "repository": remote,
+        "base": "feature",
+    }));
+    let shown = done(second).await;
+    let task = &shown["task"];
+    assert_eq!(task["project_path"], json!(clone), "the same clone");
+    assert_eq!(
+        task["isolation"]["base_sha"],
+        json!(feature.trim()),
+        "{task:#}"
+    );
+
+    let stranger = call_ok(&client, "task_show", json!({"task_id": stranger})).await;
+    assert_eq!(stranger["task"]["state"], "queued", "{stranger:#}");
+    assert_eq!(
+        stranger["task"]["project_path"],
+        json!(elsewhere),
+        "a remote stands for its project until a host clones it"
+    );
+    drop(client);
+    drop(b);
+    no_agent_left(&home, tmux_dir.path(), "after the tasks from a remote").await;
+}
