@@ -37,10 +37,7 @@ async fn in_process_concurrent(
 async fn in_process(app: &App, project: &str, n: usize) -> Vec<Duration> {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        let call = Call {
-            progress: &Silent,
-            cancel: CancellationToken::new(),
-        };
+        let call = Call::new(&Silent, CancellationToken::new());
         let request = ProjectInfoRequest {
             project_path: project.to_string(),
             toolchain: None,

@@ -15,6 +15,7 @@ use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::Docs;
 use crate::events::{EventKind, Events};
+use crate::history::History;
 use crate::tasks::Tasks;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
@@ -36,6 +37,7 @@ pub struct App {
     toolchains: Toolchains,
     terminals: Arc<Terminals>,
     docs: Arc<Docs>,
+    history: Arc<History>,
     agents: Arc<Agents>,
     tasks: Arc<Tasks>,
     events: Arc<Events>,
@@ -83,7 +85,9 @@ impl App {
         let events = Arc::new(Events::default());
         let terminals = Terminals::new(config.clone(), events.clone());
         let agents = Agents::new(terminals.clone(), config.clone());
-        let toolchains = Toolchains::new(config.clone());
+        let docs = Docs::new(config.clone(), events.clone());
+        let history = History::new(config.clone(), docs.clone());
+        let toolchains = Toolchains::new(config.clone()).observed_by(history.clone());
         App {
             tasks: Tasks::new(
                 config.clone(),
@@ -95,7 +99,8 @@ impl App {
             toolchains,
             agents,
             terminals,
-            docs: Docs::new(config.clone(), events.clone()),
+            docs,
+            history,
             events,
             config,
             shutdown: CancellationToken::new(),
@@ -126,6 +131,10 @@ impl App {
 
     pub fn docs(&self) -> &Arc<Docs> {
         &self.docs
+    }
+
+    pub fn history(&self) -> &Arc<History> {
+        &self.history
     }
 
     pub fn agents(&self) -> &Arc<Agents> {
@@ -198,6 +207,13 @@ impl App {
         };
         if tokio::time::timeout(limit, everything).await.is_err() {
             tracing::warn!("some child processes or calls did not stop in time");
+        }
+        // The last results are recorded before drydock goes (`drydock call compile` too).
+        if tokio::time::timeout(Duration::from_secs(10), self.history.flush())
+            .await
+            .is_err()
+        {
+            tracing::warn!("the project memory did not record the last results in time");
         }
     }
 }

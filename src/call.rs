@@ -36,19 +36,28 @@ impl Progress for Logged {
 pub struct Call<'a> {
     pub progress: &'a dyn Progress,
     pub cancel: CancellationToken,
+    /// Who called: the MCP client's name, "task ID" for a task's agent, "drydock call".
+    pub client: Option<String>,
 }
 
 impl<'a> Call<'a> {
     pub fn new(progress: &'a dyn Progress, cancel: CancellationToken) -> Self {
-        Self { progress, cancel }
+        Self {
+            progress,
+            cancel,
+            client: None,
+        }
     }
 
     /// A call nobody listens to, cancelled by `cancel`.
     pub fn silent(cancel: CancellationToken) -> Call<'static> {
-        Call {
-            progress: &Silent,
-            cancel,
-        }
+        Call::new(&Silent, cancel)
+    }
+
+    /// The same call, made by `client`.
+    pub fn by(mut self, client: Option<String>) -> Self {
+        self.client = client;
+        self
     }
 
     pub fn report(&self, message: &str) {

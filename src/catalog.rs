@@ -126,6 +126,7 @@ catalog! {
     Run => "run", Build, RUNS_ANYTHING;
     Format => "format", Build, Effects { destructive: true, ..BUILDS };
     Lint => "lint", Build, BUILDS;
+    HistorySearch => "history_search", Build, READS;
     TerminalCreate => "terminal_create", Terminal, Effects { destructive: false, ..RUNS_ANYTHING };
     TerminalList => "terminal_list", Terminal, READS;
     TerminalManage => "terminal_manage", Terminal, Effects { open_world: false, ..RUNS_ANYTHING };

@@ -96,6 +96,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub agents: AgentsConfig,
     pub tasks: TasksConfig,
+    pub history: HistoryConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -177,6 +178,27 @@ pub struct AgentsConfig {
     pub auto_deny: Vec<String>,
     /// The executable that starts an agent kind, when not the profile's own on PATH.
     pub commands: BTreeMap<String, String>,
+}
+
+/// The project memory (`[history]` in the file): the build tools' results, their problems
+/// and the changes that fixed them.
+#[derive(Debug, Clone)]
+pub struct HistoryConfig {
+    /// Recording on (the default) or off everywhere.
+    pub enabled: bool,
+    /// Projects (and the folders below them) never recorded.
+    pub off: Vec<PathBuf>,
+    /// Runs older than this are dropped, oldest first.
+    pub max_age: Duration,
+    /// The memory's file is kept under this size by dropping the oldest runs.
+    pub max_bytes: u64,
+}
+
+impl HistoryConfig {
+    /// Whether the results of `project` are recorded.
+    pub fn records(&self, project: &Path) -> bool {
+        self.enabled && !self.off.iter().any(|dir| project.starts_with(dir))
+    }
 }
 
 /// The task queue (`[tasks]` in the file).
@@ -358,6 +380,17 @@ struct FileConfig {
     docs: FileDocs,
     #[serde(default)]
     http: FileHttp,
+    #[serde(default)]
+    history: FileHistory,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileHistory {
+    enabled: Option<bool>,
+    off: Option<Vec<PathBuf>>,
+    max_age_days: Option<u64>,
+    max_mb: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -513,6 +546,7 @@ impl Config {
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             agents: resolve_agents(file.agents, env, cwd)?,
             tasks: resolve_tasks(file.tasks, env)?,
+            history: resolve_history(file.history, cwd)?,
             source,
         })
     }
@@ -857,6 +891,25 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
         copy: file.copy.unwrap_or_default(),
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
         keep_merged: Duration::from_secs(file.keep_merged_days.unwrap_or(7) * 24 * 3600),
+    })
+}
+
+fn resolve_history(file: FileHistory, cwd: &Path) -> Result<HistoryConfig, ConfigError> {
+    Ok(HistoryConfig {
+        enabled: file.enabled.unwrap_or(true),
+        off: file
+            .off
+            .unwrap_or_default()
+            .into_iter()
+            .map(|dir| {
+                let dir = cwd.join(dir);
+                dir.canonicalize().unwrap_or(dir)
+            })
+            .collect(),
+        max_age: Duration::from_secs(
+            positive(file.max_age_days.unwrap_or(90), "history.max_age_days")? * 24 * 3600,
+        ),
+        max_bytes: positive(file.max_mb.unwrap_or(256), "history.max_mb")? * 1024 * 1024,
     })
 }
 

@@ -15,6 +15,8 @@
 //! - [`tasks`]: the persistent queue of tasks for agents, each in a worktree of its own, with
 //!   a result to review, merge or discard;
 //! - [`docs`]: the local documentation index and its lookup;
+//! - [`history`]: the project memory: build and test results, their problems and the changes
+//!   that fixed them;
 //! - [`process`]: how every child process is started, limited and stopped;
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
@@ -41,6 +43,7 @@ pub mod docs;
 pub mod events;
 pub(crate) mod exs;
 pub(crate) mod git;
+pub mod history;
 pub mod http;
 pub mod local_endpoint;
 pub mod mcp;

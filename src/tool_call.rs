@@ -11,6 +11,7 @@ use crate::catalog::ToolName;
 use crate::config::Config;
 use crate::docs::DocsError;
 use crate::events::{CallRecord, CallStatus};
+use crate::history::HistoryError;
 use crate::render::Render;
 use crate::tasks::TaskError;
 use crate::terminal::TerminalError;
@@ -32,6 +33,8 @@ pub enum CallError {
     Agent(#[from] AgentError),
     #[error(transparent)]
     Task(#[from] TaskError),
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 /// A tool's structured result and its text rendering.
@@ -123,6 +126,7 @@ async fn dispatch(
         ToolName::Test => outcome(toolchains.test(parse(tool, arguments)?, call).await),
         ToolName::Run => outcome(toolchains.run(parse(tool, arguments)?, call).await),
         ToolName::Format => outcome(toolchains.format(parse(tool, arguments)?, call).await),
+        ToolName::HistorySearch => outcome(app.history().search(parse(tool, arguments)?).await),
         ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?, call).await),
         ToolName::TerminalList => outcome(terminals.list(parse(tool, arguments)?).await),
         ToolName::TerminalManage => outcome(terminals.manage(parse(tool, arguments)?).await),

@@ -39,7 +39,7 @@ pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Outcome {
         let _ = tokio::signal::ctrl_c().await;
         on_interrupt.cancel();
     });
-    let call = Call::new(&Logged, cancel);
+    let call = Call::new(&Logged, cancel).by(Some("drydock call".into()));
     let result = call_tool(&app, tool, arguments, &call).await;
     app.shutdown().await;
     match result {

@@ -6,6 +6,7 @@
 mod approve;
 mod call;
 mod doctor;
+mod history;
 mod hook;
 mod hooks;
 mod index;
@@ -67,6 +68,9 @@ enum Command {
     /// Relay an agent's hook event to the running server (what the installed hooks run;
     /// exits 0 at once when no server runs).
     Hook(hook::HookArgs),
+    /// The project memory: the errors and failing tests the build tools reported and the
+    /// changes that fixed them: search, show a project's, forget.
+    History(history::HistoryArgs),
 }
 
 /// Where the config comes from and the docs index: every command reads them.
@@ -131,6 +135,10 @@ impl Command {
             Command::Task(args) => (args.action.config(), None),
             Command::Queue(args) => (&args.config, None),
             Command::Doctor(args) => (&args.config, None),
+            Command::History(args) => {
+                let (config, roots) = args.action.config();
+                (config, Some(roots))
+            }
             Command::Hook(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
@@ -191,6 +199,7 @@ pub fn main() -> ExitCode {
             Command::Task(args) => task::run(&config, args),
             Command::Queue(args) => task::queue(&config, args),
             Command::Doctor(args) => doctor::run(&config, args).await,
+            Command::History(args) => history::run(config, args).await,
             Command::Hook(_) => unreachable!("relayed before the config is read"),
         }
     });

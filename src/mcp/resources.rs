@@ -21,6 +21,9 @@ const PROJECTS_URI: &str = "drydock://projects";
 pub const DOCS_URI: &str = "drydock://docs";
 /// A passage docs_lookup found, by its id: `drydock://docs/passage/{id}`.
 const PASSAGE_PREFIX: &str = "drydock://docs/passage/";
+/// A project's open and recently fixed problems: `drydock://history/{project}` (its path,
+/// percent-encoded or as it is).
+const HISTORY_PREFIX: &str = "drydock://history/";
 
 /// How deep below an allowed root projects are looked for.
 const PROJECT_SEARCH_DEPTH: usize = 3;
@@ -62,6 +65,7 @@ pub fn is_known(uri: &str) -> bool {
     }
     [SERVER_URI, PROJECTS_URI, DOCS_URI].contains(&uri)
         || uri.starts_with(PASSAGE_PREFIX)
+        || uri.starts_with(HISTORY_PREFIX)
         || terminal_resources::is_session_uri(uri)
         || agent_resources::is_agent_uri(uri)
         || task_resources::is_task_uri(uri)
@@ -100,6 +104,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
         )),
         DOCS_URI => read_docs(app.docs()).await,
         _ if uri.starts_with(PASSAGE_PREFIX) => read_passage(app.docs(), uri).await,
+        _ if uri.starts_with(HISTORY_PREFIX) => read_history(app, uri).await,
         _ if terminal_resources::is_session_uri(uri) => {
             terminal_resources::read(app.terminals(), uri).await
         }
@@ -124,7 +129,52 @@ pub fn docs_templates() -> Vec<ResourceTemplate> {
                 "a passage docs_lookup found, whole, by the id it gave (as docs_read)",
             )
             .with_mime_type("application/json"),
+        ResourceTemplate::new(format!("{HISTORY_PREFIX}{{project}}"), "project memory")
+            .with_description(
+                "a project's open problems and the recently fixed ones with their fixes (its path inside the allowed roots, percent-encoded)",
+            )
+            .with_mime_type("application/json"),
     ]
+}
+
+/// The problems of the project `uri` names.
+async fn read_history(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
+    let raw = uri.strip_prefix(HISTORY_PREFIX).unwrap_or_default();
+    let project = percent_decoded(raw);
+    let request = crate::history::requests::ProjectRequest {
+        project_path: match project.starts_with('/') {
+            true => project,
+            false => format!("/{project}"),
+        },
+    };
+    match app.history().project(request).await {
+        Ok(report) => Ok(json_resource(uri, &report)),
+        Err(error) => Err(McpError::resource_not_found(error.to_string(), None)),
+    }
+}
+
+/// `%2F`-style escapes decoded (a path in a URI); anything else kept as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The passage `uri` names by its id.

@@ -14,6 +14,8 @@ use tokio::sync::mpsc;
 use super::DrydockServer;
 use crate::call::Call;
 use crate::call::Progress;
+use crate::history::reports::SearchReport;
+use crate::history::requests::SearchRequest;
 use crate::render::Render;
 use crate::text_budget;
 use crate::toolchain::BuildKind;
@@ -92,7 +94,7 @@ impl ProgressNotifier {
 macro_rules! serve_call {
     ($server:ident, $ctx:ident, |$call:ident| $work:expr) => {{
         let notifier = ProgressNotifier::for_request($server, &$ctx);
-        let $call = Call::new(&notifier, $ctx.ct.clone());
+        let $call = Call::new(&notifier, $ctx.ct.clone()).by($crate::mcp::tools::client_of(&$ctx));
         let result = $work.await;
         drop($call);
         notifier.flush().await;
@@ -101,6 +103,18 @@ macro_rules! serve_call {
 }
 
 pub(super) use serve_call;
+
+/// Who makes a request: "task ID" for a task's agent, else the client's name.
+pub(super) fn client_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    let name = ctx
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone());
+    match super::task_tools::task_scope(ctx) {
+        Some(scope) => Some(format!("task {}", scope.task_id)),
+        None => name,
+    }
+}
 
 /// How large the text content of a result may be as JSON. structuredContent carries the whole
 /// report, so a large rendering (a flood of output) is cut here rather than sent twice.
@@ -227,5 +241,17 @@ impl DrydockServer {
             req,
             &call
         ))
+    }
+
+    #[tool(
+        description = "Search drydock's project memory: every error, warning and failing test the build tools (compile, type_check, lint, test) reported, where and when it was seen, how often, by which client or task, and whether a later run of the same check no longer had it, with the change that fixed it (the diff between the last failing and the first passing run, whether or not it was committed). Ask with the error's text, a code (E0502), a test's name or a sentence saying what goes wrong; narrow by project_path, kind (error, warning, test) and time (since_ms, until_ms). Returns the best `limit` (default 5) problems.",
+        output_schema = schema_for_output::<SearchReport>()
+    )]
+    async fn history_search(
+        &self,
+        Parameters(req): Parameters<SearchRequest>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        respond(self.app.history().search(req).await)
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod cargo;
 pub(crate) mod endings;
 pub(crate) mod line_parser;
 pub(crate) mod mix;
+pub mod observe;
 mod options;
 pub(crate) mod paths;
 mod queue;
@@ -30,6 +31,7 @@ use crate::config::{Config, ToolName};
 use crate::process::RunError;
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
+use observe::{Observed, ObservedResult, Observer};
 use queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
@@ -76,6 +78,8 @@ pub struct Toolchains {
     shutdown: CancellationToken,
     /// Every child process run, so stopping can wait until they are gone.
     runs: TaskTracker,
+    /// Keeps the results (the project memory), when recording is on.
+    observer: Option<Arc<dyn Observer>>,
 }
 
 /// Which build a `BuildReport` tool asks of its toolchain.
@@ -109,7 +113,14 @@ impl Toolchains {
             versions: Arc::default(),
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
+            observer: None,
         }
+    }
+
+    /// The same tools, their builds and tests kept by `observer`.
+    pub fn observed_by(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Stop every running child process (their whole process groups) and wait until they are gone.
@@ -154,13 +165,35 @@ impl Toolchains {
         options::check_build(project.kind, &req)?;
         let runner = self.runner(&project, kind.tool_name(), req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        match project.kind {
+        let started = self.observer.as_ref().map(|o| o.starting(&project.root));
+        let mut report = match project.kind {
             Toolchain::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
             Toolchain::Mix => {
-                let project = umbrella_app(project, &req.package)?;
+                let project = umbrella_app(project.clone(), &req.package)?;
                 mix::build(&project, kind, &req, &runner, call).await
             }
+        }?;
+        if let (Some(observer), Some(started)) = (&self.observer, started) {
+            let check = CompileRequest {
+                project_path: String::new(),
+                include_rendered: false,
+                force: false,
+                timeout_ms: None,
+                ..req
+            };
+            report.seen_before = observer.observe(
+                started,
+                Observed {
+                    project: &project.root,
+                    toolchain: project.kind,
+                    tool: kind.tool_name(),
+                    check: format!("{} {check:?}", kind.tool_name().name()),
+                    result: ObservedResult::Build(&report),
+                    client: call.client.as_deref(),
+                },
+            );
         }
+        Ok(report)
     }
 
     pub async fn test(
@@ -173,18 +206,44 @@ impl Toolchains {
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_test(project.kind, &req)?;
         let runner = self.runner(&project, ToolName::Test, req.timeout_ms);
-        match project.kind {
+        let started = |observer: &Option<Arc<dyn Observer>>| {
+            observer.as_ref().map(|o| o.starting(&project.root))
+        };
+        let (started, report) = match project.kind {
             Toolchain::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
-                cargo::test(&project, &req, &runner, call).await
+                let started = started(&self.observer);
+                (started, cargo::test(&project, &req, &runner, call).await)
             }
             Toolchain::Mix => {
                 let app = umbrella_app(project.clone(), &req.package)?;
                 options::check_mix_test_selection(&app, &req)?;
                 let _turn = self.wait_turn(&project, call).await?;
-                mix::test(&app, &req, &runner, call).await
+                let started = started(&self.observer);
+                (started, mix::test(&app, &req, &runner, call).await)
             }
+        };
+        let mut report = report?;
+        if let (Some(observer), Some(started)) = (&self.observer, started) {
+            let check = TestRequest {
+                project_path: String::new(),
+                seed: None,
+                timeout_ms: None,
+                ..req
+            };
+            report.seen_before = observer.observe(
+                started,
+                Observed {
+                    project: &project.root,
+                    toolchain: project.kind,
+                    tool: ToolName::Test,
+                    check: format!("test {check:?}"),
+                    result: ObservedResult::Test(&report),
+                    client: call.client.as_deref(),
+                },
+            );
         }
+        Ok(report)
     }
 
     pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolchainError> {

@@ -76,6 +76,38 @@ pub struct BuildReport {
     /// not installed and the compiler's warnings stand in for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Errors of this result seen and fixed before, with the change that fixed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_before: Vec<SeenBefore>,
+}
+
+/// A problem of a result that drydock saw and saw fixed before (its project memory): where
+/// the last one to fix it finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SeenBefore {
+    /// The problem of this result it is about: its code (or test) and message.
+    pub problem: String,
+    /// The earlier problem's message, file and line.
+    pub earlier: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The project it was in, when not this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_project: Option<String>,
+    /// How many runs had it.
+    pub seen: u32,
+    pub fixed_at_ms: u64,
+    /// Who ran the check that had it first: a client's name, or "task ID".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The files the fix changed that `diff` shows, and the others it changed.
+    pub fix_files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fix_others: Vec<String>,
+    /// The fix as a unified diff (cut when long).
+    pub diff: String,
+    /// Its id in the project memory (history_search).
+    pub history_id: i64,
 }
 
 /// How a `test` call ended. Serialized as the report's `status` and `stage` (and, when the
@@ -240,6 +272,10 @@ pub struct TestReport {
     /// The tail of the tool's own output, when it failed in a way no test or error explains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Failures and errors of this result seen and fixed before, with the change that fixed
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_before: Vec<SeenBefore>,
 }
 
 /// How a `run` call ended. Serialized as the report's `status` and `stage`, with the
@@ -702,6 +738,7 @@ mod tests {
         );
         assert_eq!(capped.warnings[0].message, "number 0", "the first are kept");
         let report = BuildReport {
+            seen_before: Vec::new(),
             status: BuildStatus::Failed,
             diagnostics: capped,
             duration_ms: 5,
@@ -726,6 +763,7 @@ mod tests {
 
     fn test_report(end: TestEnd) -> Value {
         let report = TestReport {
+            seen_before: Vec::new(),
             end,
             counts: TestCounts::default(),
             duration_ms: 1,

@@ -30,6 +30,7 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     ("terminal", Layer::Capability, &[]),
     ("toolchain", Layer::Capability, &[]),
     ("docs", Layer::Capability, &[]),
+    ("history", Layer::Capability, &["toolchain", "docs"]),
     ("agents", Layer::Capability, &["terminal"]),
     (
         "tasks",
@@ -40,7 +41,14 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     (
         "app",
         Layer::App,
-        &["terminal", "toolchain", "docs", "agents", "tasks"],
+        &[
+            "terminal",
+            "toolchain",
+            "docs",
+            "history",
+            "agents",
+            "tasks",
+        ],
     ),
     // Faces: how the world reaches the app.
     ("tool_call", Layer::Face, &[]),

@@ -15,6 +15,7 @@ mod dashboard;
 mod docs_eval;
 mod docs_index;
 mod doctor;
+mod history;
 mod layering;
 mod mcp_agents;
 mod mcp_build_tools;

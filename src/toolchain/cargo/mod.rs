@@ -197,6 +197,7 @@ pub async fn build(
     let unexplained =
         status != BuildStatus::Ok && diagnostics.errors.is_empty() && notes.is_empty();
     let report = BuildReport {
+        seen_before: Vec::new(),
         status,
         notes,
         output: if unexplained {
@@ -307,6 +308,7 @@ pub async fn test(
         run.counts.passed, run.counts.failed, run.counts.ignored
     ));
     Ok(TestReport {
+        seen_before: Vec::new(),
         end,
         counts: run.counts,
         duration_ms: millis(started.elapsed()),
@@ -387,10 +389,7 @@ async fn unfinished_tests(
     args.extend(libtest_args(req, false));
     let spec = CommandSpec::new(executable.display().to_string(), args, &project.root);
     let mut names = Vec::new();
-    let listing = Call {
-        progress: call.progress,
-        cancel: Default::default(),
-    };
+    let listing = Call::new(call.progress, Default::default());
     let quick = runner.quick(Duration::from_secs(10));
     let mut collect = |stream: Stream, line: &str| {
         if stream == Stream::Stdout
@@ -944,10 +943,7 @@ mod tests {
             executable: Some(root.join("t")),
             finished: vec!["beta".into()],
         };
-        let call = Call {
-            progress: &crate::call::Silent,
-            cancel: Default::default(),
-        };
+        let call = Call::new(&crate::call::Silent, Default::default());
         let runner = Runner::for_tests();
         let list = |filter: String| TestRequest {
             filter: Some(filter),

@@ -129,10 +129,7 @@ mod tests {
     async fn compiles_once_then_loads_the_cached_beam() {
         let cache = tempfile::tempdir().unwrap();
         let runner = Runner::for_tests();
-        let call = Call {
-            progress: &Silent,
-            cancel: Default::default(),
-        };
+        let call = Call::new(&Silent, Default::default());
         let first = loader(Some(cache.path()), &runner, &call).await;
         assert!(first.starts_with(":code.load_abs(~c\""), "{first}");
         let beams: Vec<_> = walkdir::WalkDir::new(cache.path())

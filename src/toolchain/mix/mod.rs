@@ -129,6 +129,7 @@ struct Compiled {
 impl Compiled {
     fn into_report(self, started: Instant) -> BuildReport {
         BuildReport {
+            seen_before: Vec::new(),
             status: self.status,
             diagnostics: BuildDiagnostics::capped(self.diagnostics),
             duration_ms: millis(started.elapsed()),
@@ -303,6 +304,7 @@ async fn type_check(
     let explained = status == BuildStatus::Ok || errors;
     notes.extend(compiled.notes);
     Ok(BuildReport {
+        seen_before: Vec::new(),
         status,
         diagnostics: BuildDiagnostics::capped(diagnostics),
         duration_ms: millis(started.elapsed()),
@@ -365,6 +367,7 @@ async fn lint(
     let issues = credo::parse(&output.stdout.text, &project.root);
     let explained = status == BuildStatus::Ok || issues.is_some();
     Ok(BuildReport {
+        seen_before: Vec::new(),
         status,
         diagnostics: BuildDiagnostics::capped(issues.unwrap_or_default()),
         duration_ms: millis(started.elapsed()),
@@ -441,6 +444,7 @@ pub async fn test(
         counts.passed, counts.failed, counts.ignored, counts.filtered_out
     ));
     Ok(TestReport {
+        seen_before: Vec::new(),
         end,
         counts,
         duration_ms: millis(started.elapsed()),

@@ -602,10 +602,7 @@ mod tests {
         cache: &PltCache,
         progress: &Recorder,
     ) -> (DialyzerOutcome, Duration) {
-        let call = Call {
-            progress,
-            cancel: CancellationToken::new(),
-        };
+        let call = Call::new(progress, CancellationToken::new());
         let started = Instant::now();
         let outcome = analyze(project, apps, cache, &runner(), &call)
             .await
@@ -691,10 +688,7 @@ mod tests {
             trigger: "building the dialyzer PLT",
             cancel: cancel.clone(),
         };
-        let call = Call {
-            progress: &progress,
-            cancel,
-        };
+        let call = Call::new(&progress, cancel);
         let outcome = analyze(&project, &apps, &cache, &runner(), &call)
             .await
             .unwrap();
@@ -716,10 +710,7 @@ mod tests {
         let cache_dir = tempfile::tempdir().unwrap();
         let cache = PltCache::at(cache_dir.path());
         let progress = Recorder::default();
-        let call = Call {
-            progress: &progress,
-            cancel: CancellationToken::new(),
-        };
+        let call = Call::new(&progress, CancellationToken::new());
         let toolchain = OtpToolchain::query(&project, &runner(), &call)
             .await
             .unwrap();
@@ -740,10 +731,8 @@ mod tests {
 
     #[tokio::test]
     async fn missing_beams_ask_for_a_compile() {
-        let call = Call {
-            progress: &Recorder::default(),
-            cancel: CancellationToken::new(),
-        };
+        let recorder = Recorder::default();
+        let call = Call::new(&recorder, CancellationToken::new());
         let apps = [CompiledApp {
             ebin_dir: PathBuf::from("/nonexistent/_build/dev/lib/app/ebin"),
             source_root: PathBuf::from("/nonexistent"),

@@ -1,0 +1,452 @@
+//! drydock's project memory: every build and test result it ran, the problems they had, and
+//! the change that fixed each one, kept in the data directory and findable (history_search),
+//! and told to the agent that meets the same kind of problem again (`seen_before`).
+//!
+//! A build tool's result is handed over as its call ends ([`Observer`]): what was seen
+//! before is looked up then (an indexed query), and the recording itself (the project's
+//! files, the run, the problems' lives) goes on in the background, one run after another in
+//! the order they ended, so a call never waits for it and never fails because of it.
+
+pub mod fix;
+pub mod problem;
+pub mod reports;
+pub mod requests;
+mod search;
+pub mod snapshot;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use tokio::sync::{mpsc, oneshot};
+
+use self::problem::{Problem, ProblemKind};
+use self::snapshot::{Content, Manifest, SeenFiles};
+use self::store::{HistoryStore, HistoryStoreError, NewRun, Remembered};
+use crate::config::Config;
+use crate::docs::Docs;
+use crate::events::unix_millis;
+use crate::git::Git;
+use crate::toolchain::observe::{Observed, ObservedResult, Observer, Started};
+use crate::toolchain::reports::{BuildStatus, SeenBefore, TestEnd};
+
+/// At most this many `seen_before` entries in one result.
+const MOST_SEEN_BEFORE: usize = 5;
+/// A `seen_before` diff is cut at this size (history_search has the whole fix).
+const SEEN_BEFORE_DIFF: usize = 4 * 1024;
+/// The limits are enforced after every this many runs.
+const PRUNE_EVERY: u64 = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Store(#[from] HistoryStoreError),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("the project memory is switched off ([history] enabled = false)")]
+    Off,
+}
+
+/// The project memory of this drydock.
+pub struct History {
+    config: Arc<Config>,
+    docs: Arc<Docs>,
+    store: Mutex<Option<Arc<HistoryStore>>>,
+    /// Runs waiting to be recorded, in the order they ended.
+    jobs: Mutex<Option<mpsc::UnboundedSender<Work>>>,
+    /// What was read of each project's files, so an unchanged file is not read again.
+    seen_files: Arc<Mutex<HashMap<PathBuf, SeenFiles>>>,
+}
+
+/// The project's files as a run saw them, read while it ran.
+type Snapshot = tokio::task::JoinHandle<Option<(Manifest, Vec<Content>)>>;
+
+/// A run to record.
+struct Job {
+    at_ms: u64,
+    project: PathBuf,
+    toolchain: &'static str,
+    tool: &'static str,
+    check: String,
+    status: String,
+    complete: bool,
+    duration_ms: u64,
+    client: Option<String>,
+    problems: Vec<Problem>,
+    snapshot: Option<Snapshot>,
+}
+
+enum Work {
+    Record(Box<Job>),
+    /// Answered once every run handed over before it is recorded.
+    Flush(oneshot::Sender<()>),
+}
+
+impl History {
+    pub fn new(config: Arc<Config>, docs: Arc<Docs>) -> Arc<History> {
+        Arc::new(History {
+            config,
+            docs,
+            store: Mutex::new(None),
+            jobs: Mutex::new(None),
+            seen_files: Arc::default(),
+        })
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.config.data_dir.join("history.sqlite3")
+    }
+
+    /// The store, opened on first use (a failed opening is tried again next time).
+    pub fn store(&self) -> Result<Arc<HistoryStore>, HistoryError> {
+        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(store) = &*store {
+            return Ok(store.clone());
+        }
+        let opened = Arc::new(HistoryStore::open(&self.path())?);
+        *store = Some(opened.clone());
+        Ok(opened)
+    }
+
+    /// Waits until every run handed over so far is recorded.
+    pub async fn flush(&self) {
+        let (done, recorded) = oneshot::channel();
+        if self.send(Work::Flush(done)) {
+            let _ = recorded.await;
+        }
+    }
+
+    fn send(&self, work: Work) -> bool {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let sender = jobs.get_or_insert_with(|| {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            tokio::spawn(worker(self.config.clone(), self.store().ok(), receiver));
+            sender
+        });
+        sender.send(work).is_ok()
+    }
+
+    /// What this run's errors and failures share with problems fixed before.
+    fn seen_before(&self, problems: &[Problem], toolchain: &str, project: &str) -> Vec<SeenBefore> {
+        let Ok(store) = self.store() else {
+            return Vec::new();
+        };
+        // Warnings count when they are all there is (a build with warnings as errors).
+        let errors = problems.iter().any(|p| p.kind != ProblemKind::Warning);
+        let mut seen = Vec::new();
+        for problem in problems
+            .iter()
+            .filter(|p| !errors || p.kind != ProblemKind::Warning)
+        {
+            let family = problem.family(toolchain);
+            let identity = problem.identity(toolchain);
+            let Ok(earlier) = store.fixed_in_family(&family, project, 20) else {
+                continue;
+            };
+            // The same problem fixed and back, then the same test, then the same file, then
+            // the latest of its kind (the query put this project's first).
+            let closeness = |e: &Remembered| {
+                (
+                    e.project == project,
+                    identity_of(e, toolchain) == identity,
+                    e.test.is_some() && e.test == problem.test,
+                    e.file.is_some() && e.file == problem.file,
+                )
+            };
+            let Some(earlier) = earlier
+                .into_iter()
+                .filter(|e| e.fix.as_ref().is_some_and(|f| !f.files.is_empty()))
+                .enumerate()
+                .max_by_key(|(rank, e)| (closeness(e), std::cmp::Reverse(*rank)))
+                .map(|(_, e)| e)
+            else {
+                continue;
+            };
+            if seen.iter().any(|s: &SeenBefore| s.history_id == earlier.id) {
+                continue;
+            }
+            seen.push(seen_before_of(problem, &earlier, project));
+            if seen.len() == MOST_SEEN_BEFORE {
+                break;
+            }
+        }
+        seen
+    }
+}
+
+fn identity_of(remembered: &Remembered, toolchain: &str) -> String {
+    Problem {
+        kind: remembered.kind,
+        code: remembered.code.clone(),
+        test: remembered.test.clone(),
+        message: remembered.message.clone(),
+        file: remembered.file.clone(),
+        line: remembered.line,
+        text: String::new(),
+    }
+    .identity(toolchain)
+}
+
+fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> SeenBefore {
+    let fix = earlier.fix.clone().unwrap_or_else(|| fix::Fix {
+        files: Vec::new(),
+        others: Vec::new(),
+        diff: String::new(),
+    });
+    let mut diff = fix.diff;
+    if diff.len() > SEEN_BEFORE_DIFF {
+        let mut cut = SEEN_BEFORE_DIFF;
+        while !diff.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        diff.truncate(cut);
+        diff.push_str("\n… (history_search has the whole fix)\n");
+    }
+    let name = problem
+        .code
+        .as_deref()
+        .or(problem.test.as_deref())
+        .map(|c| format!("{c}: "))
+        .unwrap_or_default();
+    SeenBefore {
+        problem: format!("{name}{}", problem.message),
+        earlier: match (&earlier.file, earlier.line) {
+            (Some(file), Some(line)) => format!("{} ({file}:{line})", earlier.message),
+            (Some(file), None) => format!("{} ({file})", earlier.message),
+            _ => earlier.message.clone(),
+        },
+        file: earlier.file.clone(),
+        other_project: (earlier.project != project).then(|| earlier.project.clone()),
+        seen: earlier.seen,
+        fixed_at_ms: earlier.resolved_ms.unwrap_or_default(),
+        by: earlier.client.clone(),
+        fix_files: fix.files,
+        fix_others: fix.others,
+        diff,
+        history_id: earlier.id,
+    }
+}
+
+impl Observer for History {
+    fn starting(&self, project: &Path) -> Started {
+        if !self.config.history.records(project) {
+            return Started(Box::new(()));
+        }
+        let seen_files = self.seen_files.clone();
+        let store = self.store().ok();
+        let project = project.to_path_buf();
+        let snapshot: Snapshot = tokio::spawn(async move {
+            let paths = snapshot::files_of(&project).await;
+            tokio::task::spawn_blocking(move || {
+                let mut seen_files = seen_files.lock().unwrap_or_else(|e| e.into_inner());
+                let seen = seen_files.entry(project.clone()).or_default();
+                let known = |hash: &str| store.as_ref().is_some_and(|s| s.has_content(hash));
+                snapshot::read(&project, paths, seen, known)
+            })
+            .await
+            .ok()
+        });
+        Started(Box::new(snapshot))
+    }
+
+    fn observe(&self, started: Started, run: Observed<'_>) -> Vec<SeenBefore> {
+        if !self.config.history.records(run.project) {
+            return Vec::new();
+        }
+        let snapshot = started.0.downcast::<Snapshot>().ok().map(|s| *s);
+        let toolchain = match run.toolchain {
+            crate::workspace::Toolchain::Cargo => "cargo",
+            crate::workspace::Toolchain::Mix => "mix",
+        };
+        let (problems, status, complete, duration_ms) = match run.result {
+            ObservedResult::Build(report) => (
+                Problem::of_build(report),
+                format!("{:?}", report.status).to_lowercase(),
+                matches!(report.status, BuildStatus::Ok | BuildStatus::Failed),
+                report.duration_ms,
+            ),
+            ObservedResult::Test(report) => (
+                Problem::of_test(report),
+                format!("{:?}", report.end.status()).to_lowercase(),
+                matches!(
+                    report.end,
+                    TestEnd::Passed | TestEnd::Failed | TestEnd::BuildFailed(_)
+                ),
+                report.duration_ms,
+            ),
+        };
+        let project = run.project.display().to_string();
+        let seen = self.seen_before(&problems, toolchain, &project);
+        let job = Job {
+            at_ms: unix_millis(SystemTime::now()),
+            project: run.project.to_path_buf(),
+            toolchain,
+            tool: run.tool.name(),
+            check: run.check,
+            status,
+            complete,
+            duration_ms,
+            client: run.client.map(str::to_string),
+            problems,
+            snapshot,
+        };
+        self.send(Work::Record(Box::new(job)));
+        seen
+    }
+}
+
+/// Records the runs handed over, one after another.
+async fn worker(
+    config: Arc<Config>,
+    store: Option<Arc<HistoryStore>>,
+    mut jobs: mpsc::UnboundedReceiver<Work>,
+) {
+    let mut recorded = 0u64;
+    let secrets = secrets_of(&config);
+    while let Some(work) = jobs.recv().await {
+        let mut job = match work {
+            Work::Record(job) => job,
+            Work::Flush(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
+        let Some(store) = &store else {
+            continue;
+        };
+        if let Err(error) = record(store, &mut job, &secrets).await {
+            tracing::warn!(
+                "the project memory did not record a {} run: {error}",
+                job.tool
+            );
+            continue;
+        }
+        recorded += 1;
+        if recorded.is_multiple_of(PRUNE_EVERY) {
+            prune(store, &config);
+        }
+    }
+}
+
+async fn record(
+    store: &HistoryStore,
+    job: &mut Job,
+    secrets: &[String],
+) -> Result<(), HistoryError> {
+    let taken = match job.snapshot.take() {
+        Some(snapshot) => snapshot.await.ok().flatten(),
+        None => None,
+    };
+    let (manifest, contents) = match taken {
+        Some(taken) => taken,
+        None => {
+            let mut seen = SeenFiles::default();
+            snapshot::take(&job.project, &mut seen, |hash| store.has_content(hash)).await
+        }
+    };
+    let head = Git::at(&job.project).commit_of("HEAD").await;
+    let problems: Vec<(Problem, String, String)> = job
+        .problems
+        .iter()
+        .map(|problem| {
+            let mut problem = problem.clone();
+            problem.text = scrub(&problem.text, secrets);
+            problem.message = scrub(&problem.message, secrets);
+            let identity = problem.identity(job.toolchain);
+            let family = problem.family(job.toolchain);
+            (problem, identity, family)
+        })
+        .collect();
+    let project = job.project.display().to_string();
+    let arguments = scrub(&job.check, secrets);
+    store.record(
+        &NewRun {
+            at_ms: job.at_ms,
+            project: &project,
+            toolchain: job.toolchain,
+            tool: job.tool,
+            check_key: &job.check,
+            arguments: &arguments,
+            status: &job.status,
+            complete: job.complete,
+            duration_ms: job.duration_ms,
+            client: job.client.as_deref(),
+            head: head.as_deref(),
+            manifest: Some(&manifest),
+            contents: &contents,
+        },
+        &problems,
+    )?;
+    Ok(())
+}
+
+/// Drops the oldest runs past the age limit, then while the file is over its size limit.
+fn prune(store: &HistoryStore, config: &Config) {
+    let now = unix_millis(SystemTime::now());
+    let max_age = config.history.max_age.as_millis() as u64;
+    let mut max_runs = usize::MAX;
+    for _ in 0..10 {
+        if let Err(error) = store.prune(now, max_age, max_runs) {
+            tracing::warn!("keeping the project memory within its limits: {error}");
+            return;
+        }
+        let size = file_size(store);
+        if size <= config.history.max_bytes {
+            return;
+        }
+        let runs = store.sizes().map(|s| s.0 as usize).unwrap_or(0);
+        if runs == 0 {
+            return;
+        }
+        max_runs = runs - runs.div_ceil(10);
+    }
+}
+
+fn file_size(store: &HistoryStore) -> u64 {
+    store.file_bytes().unwrap_or(0)
+}
+
+/// The values recorded text must never hold: drydock's token and the environment's secrets.
+fn secrets_of(config: &Config) -> Vec<String> {
+    let mut secrets: Vec<String> = config
+        .env_remove
+        .iter()
+        .filter(|name| !name.contains('*'))
+        .filter_map(|name| std::env::var(name).ok())
+        .chain(config.token.clone())
+        .filter(|value| value.len() >= 6)
+        .collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets
+}
+
+fn scrub(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_string();
+    for secret in secrets {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), "***");
+        }
+    }
+    text
+}
+
+impl History {
+    /// Forgets `project`'s runs and problems (every project's when None).
+    pub async fn forget(&self, project: Option<&Path>) -> Result<(usize, usize), HistoryError> {
+        self.flush().await;
+        let store = self.store()?;
+        Ok(store.forget(project.map(|p| p.display().to_string()).as_deref())?)
+    }
+
+    pub fn project_problems(
+        &self,
+        project: &Path,
+        limit: usize,
+    ) -> Result<Vec<Remembered>, HistoryError> {
+        Ok(self
+            .store()?
+            .of_project(&project.display().to_string(), limit)?)
+    }
+}

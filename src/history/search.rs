@@ -1,0 +1,185 @@
+//! Finding a problem drydock saw: the same hybrid as the docs, full text (SQLite FTS5 over
+//! the code, message, file, what the tool said and the fix) and the shipped embedding
+//! model's vectors, fused by reciprocal rank.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::problem::ProblemKind;
+use super::reports::{HistoryHit, ProjectReport, SearchReport};
+use super::requests::{ProjectRequest, SearchRequest};
+use super::store::HistoryStore;
+use super::{History, HistoryError};
+use crate::docs::Docs;
+use crate::workspace::{PathArgument, Workspace};
+
+/// Candidates each way before fusing.
+const CANDIDATES: usize = 50;
+/// Problems embedded in one batch.
+const EMBED_BATCH: usize = 64;
+/// The usual reciprocal-rank constant.
+const RRF_K: f64 = 60.0;
+
+impl History {
+    pub async fn search(&self, req: SearchRequest) -> Result<SearchReport, HistoryError> {
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(HistoryError::InvalidArgument(
+                "query: say what to look for (an error's text, a code, a test, a symptom)".into(),
+            ));
+        }
+        let kind = match req.kind.as_deref() {
+            None => None,
+            Some(name) => Some(ProblemKind::parse(name).ok_or_else(|| {
+                HistoryError::InvalidArgument(format!(
+                    "kind: {name:?} is not one of error, warning, test"
+                ))
+            })?),
+        };
+        let project = req
+            .project_path
+            .as_deref()
+            .map(|path| self.project_dir(path))
+            .transpose()?;
+        let limit = req.limit.unwrap_or(5).clamp(1, 20);
+        self.flush().await;
+        let store = self.store()?;
+        embed_new(&store, &self.docs).await;
+        let by_text = store.text_matches(&text_query(query), CANDIDATES)?;
+        let by_meaning = self.nearest(&store, query).await;
+        let mut hits = Vec::new();
+        for id in fused(&[by_text, by_meaning]) {
+            let Some(problem) = store.problem(id)? else {
+                continue;
+            };
+            let wanted = project
+                .as_ref()
+                .is_none_or(|p| problem.project == p.display().to_string())
+                && kind.is_none_or(|k| problem.kind == k)
+                && req.since_ms.is_none_or(|since| problem.last_ms >= since)
+                && req.until_ms.is_none_or(|until| problem.first_ms <= until);
+            if wanted {
+                hits.push(HistoryHit::from(problem));
+            }
+            if hits.len() == limit {
+                break;
+            }
+        }
+        Ok(SearchReport { hits })
+    }
+
+    /// A project's open problems and the most recently fixed ones.
+    pub async fn project(&self, req: ProjectRequest) -> Result<ProjectReport, HistoryError> {
+        let project = self.project_dir(&req.project_path)?;
+        self.flush().await;
+        let problems = self.project_problems(&project, 100)?;
+        let (fixed, open): (Vec<_>, Vec<_>) = problems
+            .into_iter()
+            .map(HistoryHit::from)
+            .partition(|hit| hit.resolved_ms.is_some());
+        Ok(ProjectReport {
+            project: project.display().to_string(),
+            open,
+            fixed: fixed.into_iter().take(20).collect(),
+        })
+    }
+
+    fn project_dir(&self, path: &str) -> Result<PathBuf, HistoryError> {
+        Workspace::new(self.config.allowed_roots.clone())
+            .with_managed(self.config.worktrees_dir())
+            .resolve_dir(PathArgument::ProjectPath, path)
+            .map_err(|e| HistoryError::InvalidArgument(e.to_string()))
+    }
+
+    /// The problems nearest to `query` in meaning; none when the model cannot be loaded.
+    async fn nearest(&self, store: &HistoryStore, query: &str) -> Vec<i64> {
+        let Ok(embedder) = self.docs.embedder().await else {
+            return Vec::new();
+        };
+        let Ok(wanted) = embedder.embed_query(query).await else {
+            return Vec::new();
+        };
+        let Ok(vectors) = store.vectors() else {
+            return Vec::new();
+        };
+        let mut scored: Vec<(f32, i64)> = vectors
+            .iter()
+            .filter(|(_, v)| v.len() == wanted.len())
+            .map(|(id, v)| (v.iter().zip(&wanted).map(|(a, b)| a * b).sum(), *id))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored
+            .into_iter()
+            .take(CANDIDATES)
+            .map(|(_, id)| id)
+            .collect()
+    }
+}
+
+/// Embeds the problems recorded since the last search (a search is when vectors are needed:
+/// recording never loads the model).
+pub async fn embed_new(store: &HistoryStore, docs: &Docs) {
+    loop {
+        let Ok(pending) = store.unembedded(EMBED_BATCH) else {
+            return;
+        };
+        if pending.is_empty() {
+            return;
+        }
+        let Ok(embedder) = docs.embedder().await else {
+            return;
+        };
+        let texts = pending.iter().map(|(_, text)| text.clone()).collect();
+        let Ok(vectors) = embedder.embed_passages(texts).await else {
+            return;
+        };
+        let rows: Vec<(i64, Vec<f32>)> =
+            pending.into_iter().map(|(id, _)| id).zip(vectors).collect();
+        if store.put_vectors(&rows).is_err() {
+            return;
+        }
+    }
+}
+
+/// `query`'s words as an FTS5 query any of which may match: quoted, so no word is read as
+/// FTS5 syntax.
+fn text_query(query: &str) -> String {
+    let mut words: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().count() >= 2)
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    words.dedup();
+    match words.is_empty() {
+        true => "\"\"".into(),
+        false => words.join(" OR "),
+    }
+}
+
+/// The ids of `lists`, best first by reciprocal rank fusion.
+fn fused(lists: &[Vec<i64>]) -> Vec<i64> {
+    let mut scores: HashMap<i64, f64> = HashMap::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            *scores.entry(*id).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    let mut ids: Vec<(i64, f64)> = scores.into_iter().collect();
+    ids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ids.into_iter().map(|(id, _)| id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_is_words_and_ranks_fuse() {
+        assert_eq!(
+            text_query("E0502: cannot borrow `items` (as mutable)"),
+            "\"e0502\" OR \"cannot\" OR \"borrow\" OR \"items\" OR \"as\" OR \"mutable\""
+        );
+        assert_eq!(text_query("* ?"), "\"\"");
+        assert_eq!(fused(&[vec![1, 2, 3], vec![3, 1]]), [1, 3, 2]);
+    }
+}

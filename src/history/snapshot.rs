@@ -1,0 +1,179 @@
+//! What a project's files held at a run: a manifest (path → content hash) over content kept
+//! once per distinct content. Two runs' manifests say what changed between them, whether or
+//! not anything was committed (agents fix things long before they commit).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::git::Git;
+
+/// Files larger than this are listed with a hash of their size and time, not kept.
+pub const LARGEST_FILE: u64 = 1024 * 1024;
+/// A project's first files in path order are kept; the rest are not looked at.
+pub const MOST_FILES: usize = 5000;
+/// Folders a walk of a project that is not a git repository leaves out: builds, deps.
+const BUILD_DIRS: [&str; 7] = [
+    "target",
+    "_build",
+    "deps",
+    "node_modules",
+    ".git",
+    ".elixir_ls",
+    ".fingerprint",
+];
+
+/// Path (relative to the project, `/`-separated) → content hash.
+pub type Manifest = BTreeMap<String, String>;
+
+/// A file's content as kept: its hash and its bytes.
+pub struct Content {
+    pub hash: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What was read of a file before: unchanged size and time mean unchanged content.
+#[derive(Default)]
+pub struct SeenFiles {
+    files: HashMap<PathBuf, (SystemTime, u64, String)>,
+}
+
+/// The project's files now, and the contents not in `known` (to be kept).
+pub async fn take(
+    project: &Path,
+    seen: &mut SeenFiles,
+    known: impl Fn(&str) -> bool,
+) -> (Manifest, Vec<Content>) {
+    let paths = files_of(project).await;
+    read(project, paths, seen, known)
+}
+
+/// The manifest of `paths` (relative to `project`), and the contents not in `known`.
+pub fn read(
+    project: &Path,
+    paths: Vec<String>,
+    seen: &mut SeenFiles,
+    known: impl Fn(&str) -> bool,
+) -> (Manifest, Vec<Content>) {
+    let mut manifest = Manifest::new();
+    let mut new = Vec::new();
+    for relative in paths.into_iter().take(MOST_FILES) {
+        let path = project.join(&relative);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let size = meta.len();
+        if size > LARGEST_FILE {
+            let stamp = format!("{size}:{modified:?}");
+            manifest.insert(relative, format!("large:{}", hash(stamp.as_bytes())));
+            continue;
+        }
+        if let Some((time, length, hash)) = seen.files.get(&path)
+            && *time == modified
+            && *length == size
+        {
+            manifest.insert(relative, hash.clone());
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let digest = hash(&bytes);
+        seen.files.insert(path, (modified, size, digest.clone()));
+        if !known(&digest) && !new.iter().any(|c: &Content| c.hash == digest) {
+            new.push(Content {
+                hash: digest.clone(),
+                bytes,
+            });
+        }
+        manifest.insert(relative, digest);
+    }
+    (manifest, new)
+}
+
+/// The project's files, relative: git's tracked and untracked-but-not-ignored ones in a
+/// repository, else a walk that leaves build and dependency folders out.
+pub async fn files_of(project: &Path) -> Vec<String> {
+    let listed = Git::at(project)
+        .run(&[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .await;
+    let mut paths: Vec<String> = match listed {
+        // A project without a .gitignore lists its build output as untracked.
+        Ok(listing) => listing
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .filter(|p| !p.split('/').any(|part| BUILD_DIRS.contains(&part)))
+            .map(str::to_string)
+            .collect(),
+        Err(_) => walk(project),
+    };
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn walk(project: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(project)
+        .into_iter()
+        .filter_entry(|entry| {
+            entry.depth() == 0
+                || !(entry.file_type().is_dir()
+                    && entry
+                        .file_name()
+                        .to_str()
+                        .is_some_and(|name| BUILD_DIRS.contains(&name) || name.starts_with('.')))
+        })
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .take(MOST_FILES)
+        .filter_map(|entry| {
+            let relative = entry.path().strip_prefix(project).ok()?;
+            Some(relative.to_str()?.to_string())
+        })
+        .collect()
+}
+
+pub fn hash(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_manifest_lists_the_projects_files_and_keeps_each_content_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::create_dir_all(project.join("target/debug")).unwrap();
+        std::fs::write(project.join("src/a.rs"), "same\n").unwrap();
+        std::fs::write(project.join("src/b.rs"), "same\n").unwrap();
+        std::fs::write(project.join("target/debug/out"), "built\n").unwrap();
+        let mut seen = SeenFiles::default();
+        let (manifest, new) = take(project, &mut seen, |_| false).await;
+        assert_eq!(
+            manifest.keys().collect::<Vec<_>>(),
+            ["src/a.rs", "src/b.rs"],
+            "build folders are left out"
+        );
+        assert_eq!(new.len(), 1, "one content for two files");
+        let (again, new) = take(project, &mut seen, |h| h == manifest["src/a.rs"]).await;
+        assert_eq!(again, manifest);
+        assert!(new.is_empty());
+    }
+}

@@ -1,0 +1,306 @@
+//! The project memory, replayed on real projects: `test-projects/history-replay.json` holds
+//! 31 real errors and failing tests of `history-rust` and `history-elixir` (each checked by
+//! `test-projects/history-replay-check.py` with the real cargo and mix). For each case, as an
+//! agent would: break the project, call the tool, fix it (another change than the break's
+//! undoing, often in other files too), call again; then break it the same way elsewhere and
+//! call again. Measured: the fixes recorded with the right diff, the later errors whose
+//! result carries that fix as `seen_before`, and history_search's Hit@3 for each fix asked
+//! by its error text and by a symptom sentence.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::support::*;
+use crate::task_worktrees::git;
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    id: String,
+    project: String,
+    tool: String,
+    #[serde(rename = "break")]
+    breaks: Vec<Edit>,
+    fix: Vec<Edit>,
+    again: Vec<Edit>,
+    error_text: String,
+    symptom: String,
+    #[serde(default)]
+    warnings_as_errors: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Edit {
+    file: String,
+    find: Option<String>,
+    #[serde(default)]
+    replace: String,
+    #[serde(default)]
+    delete: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(repo_root().join("test-projects/history-replay.json"))
+        .expect("the replay corpus");
+    serde_json::from_str(&text).expect("the replay corpus is JSON")
+}
+
+/// Waits for the next second of the clock: mix sees a source changed by its time in whole
+/// seconds, and the replay edits faster than a person, often in the second of the build
+/// before.
+fn next_second(project: &Path) {
+    if project.join("mix.exs").is_file() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let left = 1000 - u64::from(now.subsec_millis()) + 20;
+        std::thread::sleep(std::time::Duration::from_millis(left));
+    }
+}
+
+fn apply(project: &Path, edits: &[Edit]) {
+    next_second(project);
+    for edit in edits {
+        let path = project.join(&edit.file);
+        if edit.delete {
+            std::fs::remove_file(&path).unwrap();
+            continue;
+        }
+        let text = match &edit.find {
+            None => edit.replace.clone(),
+            Some(find) => {
+                let old = std::fs::read_to_string(&path).unwrap();
+                assert_eq!(
+                    old.matches(find.as_str()).count(),
+                    1,
+                    "{}: {find}",
+                    edit.file
+                );
+                old.replacen(find.as_str(), &edit.replace, 1)
+            }
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+}
+
+/// The project as committed, its build output kept.
+fn reset(project: &Path) {
+    next_second(project);
+    git(project, &["checkout", "-q", "--", "."]);
+    git(project, &["clean", "-fdq"]);
+}
+
+/// The lines each edit of a fix adds (those of its replacement not in what it replaced),
+/// for the edits that add any.
+fn added_lines(fix: &[Edit]) -> Vec<Vec<String>> {
+    fix.iter()
+        .filter(|e| !e.delete)
+        .map(|e| {
+            let old: Vec<&str> = e
+                .find
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .map(str::trim)
+                .collect();
+            e.replace
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.len() > 3 && !old.contains(l))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|lines| !lines.is_empty())
+        .collect()
+}
+
+/// Whether `diff` is `fix`'s: it adds a line of every edit that adds one, and changes every
+/// file an edit that only removes (or adds a bare `end`) changes.
+fn shows_fix(diff: &str, fix: &[Edit]) -> bool {
+    let plus: Vec<&str> = diff
+        .lines()
+        .filter(|d| d.starts_with('+') && !d.starts_with("+++"))
+        .map(|d| d[1..].trim())
+        .collect();
+    let added = added_lines(fix);
+    let files_changed = fix.iter().all(|e| {
+        diff.contains(&format!("a/{}\n", e.file)) || diff.contains(&format!("b/{}\n", e.file))
+    });
+    match added.is_empty() {
+        true => !diff.is_empty() && files_changed,
+        false => added
+            .iter()
+            .all(|lines| lines.iter().any(|line| plus.contains(&line.as_str()))),
+    }
+}
+
+async fn run(client: &Client, case: &Case, project: &Path) -> Value {
+    let mut arguments = json!({"project_path": path_arg(project)});
+    if case.warnings_as_errors {
+        arguments["warnings_as_errors"] = json!(true);
+    }
+    call_ok(client, &case.tool, arguments).await
+}
+
+fn failed(result: &Value) -> bool {
+    result["status"] != "ok" && result["status"] != "passed"
+}
+
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    fixes: usize,
+    seen_before: usize,
+    by_text: usize,
+    by_symptom: usize,
+    misses: Vec<String>,
+}
+
+impl Tally {
+    fn share(n: usize, of: usize) -> f64 {
+        n as f64 / of.max(1) as f64
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replayed_errors_are_remembered_with_their_fixes_told_again_and_found() {
+    let mut copies = Vec::new();
+    let mut roots = Vec::new();
+    for name in ["history-rust", "history-elixir"] {
+        let (copy, project) = copy_project(name);
+        std::fs::write(project.join(".gitignore"), "/target/\n/_build/\n/deps/\n").unwrap();
+        git(&project, &["init", "-q", "-b", "main"]);
+        git(&project, &["add", "-A"]);
+        git(&project, &["commit", "-qm", "pristine"]);
+        roots.push(project);
+        copies.push(copy);
+    }
+    let server = Server::start_with(
+        &[
+            "--allow-root",
+            roots[0].to_str().unwrap(),
+            "--allow-root",
+            roots[1].to_str().unwrap(),
+        ],
+        &[],
+    );
+    let client = modern_client(&server.url).await;
+
+    let cases = cases();
+    let mut tally = Tally::default();
+    let mut ids = Vec::new();
+    for case in &cases {
+        let project = roots
+            .iter()
+            .find(|p| p.ends_with(&case.project))
+            .expect("a project of the corpus")
+            .as_path();
+        reset(project);
+        apply(project, &case.breaks);
+        let broken = run(&client, case, project).await;
+        assert!(failed(&broken), "{}: the break fails: {broken:#}", case.id);
+        apply(project, &case.fix);
+        let fixed = run(&client, case, project).await;
+        assert!(!failed(&fixed), "{}: the fix passes: {fixed:#}", case.id);
+
+        // The fix as recorded: the resolved problem whose diff shows the fix's lines.
+        let found = call_ok(
+            &client,
+            "history_search",
+            json!({"query": case.error_text, "project_path": path_arg(project), "limit": 20}),
+        )
+        .await;
+        let recorded: Vec<i64> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|hit| {
+                hit["state"] == "resolved"
+                    && shows_fix(hit["fix"]["diff"].as_str().unwrap_or(""), &case.fix)
+            })
+            .map(|hit| hit["id"].as_i64().unwrap())
+            .collect();
+        tally.cases += 1;
+        match recorded.is_empty() {
+            false => tally.fixes += 1,
+            true => tally.misses.push(format!(
+                "{}: no fix recorded as {:?}",
+                case.id,
+                added_lines(&case.fix)
+            )),
+        }
+
+        reset(project);
+        apply(project, &case.again);
+        let again = run(&client, case, project).await;
+        assert!(
+            failed(&again),
+            "{}: the second break fails: {again:#}",
+            case.id
+        );
+        let told = again["seen_before"].as_array().is_some_and(|seen| {
+            seen.iter()
+                .any(|s| shows_fix(s["diff"].as_str().unwrap_or(""), &case.fix))
+        });
+        match told {
+            true => tally.seen_before += 1,
+            false => tally.misses.push(format!(
+                "{}: the second break was not told its fix: {}",
+                case.id, again["seen_before"]
+            )),
+        }
+        reset(project);
+        let clean = run(&client, case, project).await;
+        assert!(!failed(&clean), "{}: pristine passes: {clean:#}", case.id);
+        ids.push(recorded);
+    }
+
+    // Asked afterwards, among everything recorded.
+    for (case, recorded) in cases.iter().zip(&ids) {
+        if recorded.is_empty() {
+            continue;
+        }
+        for (query, hits) in [
+            (&case.error_text, &mut tally.by_text),
+            (&case.symptom, &mut tally.by_symptom),
+        ] {
+            let found = call_ok(
+                &client,
+                "history_search",
+                json!({"query": query, "limit": 3}),
+            )
+            .await;
+            let top: Vec<i64> = found["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["id"].as_i64().unwrap())
+                .collect();
+            match top.iter().any(|id| recorded.contains(id)) {
+                true => *hits += 1,
+                false => tally.misses.push(format!(
+                    "{}: {query:?} top 3 {top:?}, not {recorded:?}",
+                    case.id
+                )),
+            }
+        }
+    }
+    let n = tally.cases;
+    let report = format!(
+        "history replay, {n} cases: fixes with the right diff {:.3}, seen_before right {:.3}, Hit@3 by error text {:.3}, by symptom {:.3}\nmisses:\n{}",
+        Tally::share(tally.fixes, n),
+        Tally::share(tally.seen_before, n),
+        Tally::share(tally.by_text, n),
+        Tally::share(tally.by_symptom, n),
+        tally.misses.join("\n")
+    );
+    println!("{report}");
+    assert!(n >= 23, "{report}");
+    // Measured 2026-11-26: see docs/history.md.
+    assert!(Tally::share(tally.fixes, n) >= 0.85, "{report}");
+    assert!(Tally::share(tally.seen_before, n) >= 0.7, "{report}");
+    assert!(Tally::share(tally.by_text, n) >= 0.8, "{report}");
+    assert!(Tally::share(tally.by_symptom, n) >= 0.45, "{report}");
+}
