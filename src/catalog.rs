@@ -245,6 +245,7 @@ mod tests {
                 "run",
                 "format",
                 "lint",
+                "history_search",
                 "docs_lookup",
                 "docs_read",
                 "task_show",

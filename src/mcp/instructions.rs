@@ -23,7 +23,7 @@ pub fn instructions(toolsets: &[Toolset]) -> String {
 fn paragraph(toolset: Toolset) -> &'static str {
     match toolset {
         Toolset::Build => {
-            "Build tools (cargo and mix, the same result shapes for Rust and Elixir; each takes project_path): start with project_info; type_check or compile give exact errors (file, line, column, code, message); test runs the tests (failures with file, line and left/right values); lint runs clippy or credo, format rustfmt or mix format, run the program or an allowed task."
+            "Build tools (cargo and mix, the same result shapes for Rust and Elixir; each takes project_path): start with project_info; type_check or compile give exact errors (file, line, column, code, message); test runs the tests (failures with file, line and left/right values); lint runs clippy or credo, format rustfmt or mix format, run the program or an allowed task. drydock remembers what these reported: an error seen and fixed before comes back in `seen_before` with the diff that fixed it, and history_search finds any error or failing test drydock saw (by its text, a code, or what goes wrong) with how it was fixed."
         }
         Toolset::Docs => {
             "Docs: docs_lookup finds the passage that answers a question (std, the Rust book, cargo, Elixir, and the project's dependencies at their locked versions) in a local index: the first results whole, the rest as their best sentences with an id that docs_read turns into the passage, its section or its neighbours; docs_index adds a project's docs to it."

@@ -16,8 +16,9 @@ const BUILD_TOOLS: [&str; 7] = [
     "type_check",
 ];
 
-/// Each terminal, docs and agent tool and the arguments it requires.
-const OTHER_TOOLS: [(&str, &[&str]); 28] = [
+/// Each tool other than the build tools (which require project_path) and what it requires.
+const OTHER_TOOLS: [(&str, &[&str]); 29] = [
+    ("history_search", &["query"]),
     ("agent_answer", &["action", "agent"]),
     ("agent_kill", &["agent"]),
     ("agent_list", &[]),
@@ -461,7 +462,7 @@ async fn a_config_file_can_switch_tools_off() {
     let tools = client.list_all_tools().await.unwrap();
     assert!(!tools.iter().any(|t| t.name == "run"));
     assert!(!tools.iter().any(|t| t.name.starts_with("terminal_")));
-    assert_eq!(tools.len(), 6);
+    assert_eq!(tools.len(), 7);
     let info = client.peer_info().expect("server info");
     let instructions = info.instructions.as_deref().unwrap_or_default();
     assert!(instructions.contains("compile"), "{instructions}");

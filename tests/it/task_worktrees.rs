@@ -177,6 +177,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
             "docs_lookup",
             "docs_read",
             "format",
+            "history_search",
             "lint",
             "project_info",
             "run",
