@@ -304,3 +304,145 @@ async fn replayed_errors_are_remembered_with_their_fixes_told_again_and_found() 
     assert!(Tally::share(tally.by_text, n) >= 0.8, "{report}");
     assert!(Tally::share(tally.by_symptom, n) >= 0.45, "{report}");
 }
+
+fn crate_at(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"plain\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("logo.png"), [0u8, 1, 2, 3]).unwrap();
+}
+
+fn serve(root: &Path, data_dir: &Path) -> Server {
+    Server::start_with(
+        &[
+            "--allow-root",
+            root.to_str().unwrap(),
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+        ],
+        &[],
+    )
+}
+
+async fn compile(client: &Client, project: &Path) -> Value {
+    call_ok(
+        client,
+        "compile",
+        json!({"project_path": path_arg(project)}),
+    )
+    .await
+}
+
+async fn search(client: &Client, query: &str) -> Vec<Value> {
+    let found = call_ok(client, "history_search", json!({"query": query})).await;
+    found["hits"].as_array().unwrap().clone()
+}
+
+/// A project that is not a git repository, a binary file and a deleted one in the fix, a
+/// restart, two servers on one data directory, and `drydock history forget`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_outlives_a_restart_takes_odd_fixes_and_forgets_on_request() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let project = root.join("plain");
+    crate_at(&project);
+    let first = serve(&root, data_dir.path());
+    let client = modern_client(&first.url).await;
+    assert_eq!(compile(&client, &project).await["status"], "ok");
+
+    // Broken in a file of its own; fixed by deleting that file, with a binary file changed.
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "mod gone;\npub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("src/gone.rs"),
+        "pub fn half() -> u32 {\n    \"twenty-one\"\n}\n",
+    )
+    .unwrap();
+    let broken = compile(&client, &project).await;
+    assert_eq!(broken["status"], "failed", "{broken:#}");
+    assert_eq!(broken["errors"][0]["code"], "E0308", "{broken:#}");
+    std::fs::remove_file(project.join("src/gone.rs")).unwrap();
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("logo.png"), [0u8, 9, 9, 9]).unwrap();
+    assert_eq!(compile(&client, &project).await["status"], "ok");
+
+    let hits = search(&client, "mismatched types").await;
+    let hit = &hits[0];
+    assert_eq!(
+        (&hit["state"], &hit["code"]),
+        (&json!("resolved"), &json!("E0308")),
+        "{hit:#}"
+    );
+    assert_eq!(hit["file"], "src/gone.rs");
+    let diff = hit["fix"]["diff"].as_str().unwrap();
+    assert!(diff.contains("--- a/src/gone.rs\n+++ /dev/null"), "{diff}");
+    assert!(diff.contains("-    \"twenty-one\""), "{diff}");
+    assert!(
+        diff.contains("logo.png") && diff.contains("changed (binary)"),
+        "{diff}"
+    );
+    assert!(diff.contains("-mod gone;"), "{diff}");
+
+    // A second server on the same data directory, then the first one gone: nothing lost,
+    // and the second's run is recorded beside the first's.
+    let second = serve(&root, data_dir.path());
+    let other = modern_client(&second.url).await;
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    \"42\"\n}\n",
+    )
+    .unwrap();
+    let (a, b) = tokio::join!(compile(&client, &project), compile(&other, &project));
+    assert_eq!(
+        (&a["status"], &b["status"]),
+        (&json!("failed"), &json!("failed"))
+    );
+    drop(client);
+    drop(first);
+    let told = compile(&other, &project).await;
+    assert_eq!(told["seen_before"][0]["history_id"], hit["id"], "{told:#}");
+    let hits = search(&other, "mismatched types").await;
+    assert_eq!(hits.len(), 2, "the earlier fix and the open one: {hits:#?}");
+    assert!(
+        hits.iter()
+            .any(|h| h["state"] == "open" && h["file"] == "src/lib.rs")
+    );
+
+    // Forgotten from the command line while the server runs.
+    let forgot = drydock_command()
+        .args(["history", "forget", "--project"])
+        .arg(&project)
+        .arg("--data-dir")
+        .arg(data_dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&forgot.stdout);
+    assert!(forgot.status.success(), "{forgot:?}");
+    assert!(
+        said.contains("problem(s) of") && !said.contains(" 0 run(s)"),
+        "{said}"
+    );
+    assert!(search(&other, "mismatched types").await.is_empty());
+    let nothing = drydock_command()
+        .args(["history", "forget", "--data-dir"])
+        .arg(data_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(nothing.status.code(), Some(2), "{nothing:?}");
+}
