@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::reports::{BuildReport, SeenBefore, TestReport};
 use crate::catalog::ToolName;
-use crate::workspace::Toolchain;
+pub use crate::workspace::Toolchain;
 
 /// Keeps the build tools' results.
 pub trait Observer: Send + Sync {
