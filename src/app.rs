@@ -14,9 +14,13 @@ use crate::agents::approvals::{Approval, ApprovalError};
 use crate::catalog::{ToolName, Toolset};
 use crate::config::Config;
 use crate::docs::Docs;
-use crate::events::{EventKind, Events};
-use crate::history::History;
+use crate::events::{EventKind, Events, Received};
+use crate::history::problem::ProblemKind;
+use crate::history::{History, NoteJob};
 use crate::tasks::Tasks;
+use crate::tasks::requests::TaskRequest;
+use crate::tasks::state::TaskState;
+use crate::tasks::store::Task;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
 
@@ -73,6 +77,10 @@ impl App {
             let stop = app.shutdown.clone();
             app.tracker.spawn(async move { tasks.monitor(stop).await });
         }
+        if matches!(mode, Mode::Server | Mode::Stdio) && app.config.history.enabled {
+            let recorder = app.clone();
+            app.tracker.spawn(async move { recorder.remember().await });
+        }
         if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
             // Not tracked: loading the model is no reason to delay a shutdown.
             let docs = app.docs.clone();
@@ -105,6 +113,44 @@ impl App {
             config,
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
+        }
+    }
+
+    /// Keeps what the event feed tells of in the project memory, until shutdown: each
+    /// command a terminal's shell finishes, and each task's end with its transcript.
+    async fn remember(&self) {
+        let mut feed = self.events.subscribe();
+        loop {
+            let received = tokio::select! {
+                received = feed.recv() => received,
+                () = self.shutdown.cancelled() => return,
+            };
+            let event = match received {
+                None => return,
+                Some(Received::Missed(_)) => continue,
+                Some(Received::Event(event)) => event,
+            };
+            if let Some(command) = History::command_of(&event) {
+                self.history.note(command);
+                continue;
+            }
+            let EventKind::TaskChanged(change) = &event.kind else {
+                continue;
+            };
+            if TaskState::parse(&change.state).is_some_and(TaskState::is_finished) {
+                let (tasks, history) = (self.tasks.clone(), self.history.clone());
+                let (id, at_ms) = (change.task_id.clone(), event.at_ms);
+                let stop = self.shutdown.clone();
+                // Not tracked: waiting for a transcript is no reason to delay a shutdown.
+                tokio::spawn(async move {
+                    tokio::select! {
+                        Some(task) = with_transcript(&tasks, &id) => {
+                            history.note(task_note(&task, at_ms));
+                        }
+                        () = stop.cancelled() => {}
+                    }
+                });
+            }
         }
     }
 
@@ -215,6 +261,54 @@ impl App {
         {
             tracing::warn!("the project memory did not record the last results in time");
         }
+    }
+}
+
+/// Finished task `id` once its transcript is kept (its session is read after its agent
+/// stops), or as it is after a minute; None when it is gone or runs again.
+async fn with_transcript(tasks: &Tasks, id: &str) -> Option<Task> {
+    for _ in 0..120 {
+        let request = TaskRequest {
+            task_id: id.to_string(),
+        };
+        let task = tasks.show(request).await.ok()?.task;
+        if !task.state.is_finished() {
+            return None;
+        }
+        if task.transcript.is_some() {
+            return Some(task);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let request = TaskRequest {
+        task_id: id.to_string(),
+    };
+    Some(tasks.show(request).await.ok()?.task)
+}
+
+/// A task's end as the project memory keeps it: its title, how it ended, its summary or
+/// failure, and the end of its transcript.
+fn task_note(task: &Task, at_ms: u64) -> NoteJob {
+    let mut text = String::new();
+    for part in [&task.summary, &task.failure, &task.transcript]
+        .into_iter()
+        .flatten()
+    {
+        text.push_str(part);
+        text.push('\n');
+    }
+    NoteJob {
+        at_ms,
+        kind: ProblemKind::Task,
+        project: std::path::PathBuf::from(&task.project_path),
+        title: format!("{}: {}", task.title, task.description),
+        text,
+        status: task.state.name().to_string(),
+        duration_ms: match (task.started_at_ms, task.finished_at_ms) {
+            (Some(start), Some(end)) => end.saturating_sub(start),
+            _ => 0,
+        },
+        by: format!("task {} ({})", task.id, task.agent_kind),
     }
 }
 

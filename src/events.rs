@@ -54,6 +54,17 @@ pub enum EventKind {
         /// None when the program was killed by a signal or its status is unknown.
         exit_code: Option<i32>,
     },
+    /// A shell with integration finished a command in a session.
+    TerminalCommandFinished {
+        session: String,
+        /// The directory the session was started in.
+        cwd: Option<String>,
+        command: String,
+        exit_code: Option<i32>,
+        /// What it printed (its start and end when long).
+        output: String,
+        duration_ms: u64,
+    },
     /// An agent appeared, changed state, or its prompt changed.
     AgentState(AgentChange),
     /// A task was queued, changed state, or started or stopped needing a person.

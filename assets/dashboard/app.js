@@ -491,6 +491,43 @@ function applyFeedFilter(line) {
 }
 $("feed-filter").addEventListener("input", () => applyFeedFilter());
 
+// The project memory: a project's open and recently fixed problems
+
+const problemProjects = new Set();
+const CHECKS = ["compile", "type_check", "lint", "test"];
+
+/// A project a build tool ran on: one more choice, shown at once when it is the first.
+function projectSeen(project) {
+  if (problemProjects.has(project)) return;
+  problemProjects.add(project);
+  $("problem-project").append(el("option", { value: project }, project));
+  if (problemProjects.size === 1) showProblems();
+}
+
+function problemLine(hit) {
+  const where = hit.file ? ` · ${hit.file}${hit.line ? ":" + hit.line : ""}` : "";
+  const line = el("li", { class: `problem-${hit.state}`, "data-problem": hit.id },
+    el("b", {}, hit.state), ` ${hit.kind} ${hit.code || hit.test || ""} ${hit.message}${where} · seen ${hit.seen}×`);
+  if (hit.fix) {
+    line.append(el("details", {}, el("summary", {}, `fixed by changing ${hit.fix.files.join(", ")}`),
+      el("pre", { class: "detail", "data-testid": "fix" }, hit.fix.diff)));
+  }
+  return line;
+}
+
+async function showProblems() {
+  const project = $("problem-project").value;
+  if (!project) return;
+  try {
+    const report = await ask({ type: "problems", project });
+    const lines = [...report.open, ...report.fixed].map(problemLine);
+    $("problem-list").replaceChildren(...(lines.length ? lines : [el("li", {}, "no problem seen")]));
+  } catch (error) {
+    $("problem-list").replaceChildren(el("li", {}, error.message));
+  }
+}
+$("problem-project").addEventListener("change", showProblems);
+
 // Events
 
 let lastSeq = 0;
@@ -501,7 +538,12 @@ function event(event) {
   lastSeq = event.seq;
   switch (event.type) {
     case "tool_call_started":
+      return toolCall(event);
     case "tool_call_finished":
+      if (CHECKS.includes(event.tool) && event.project) {
+        projectSeen(event.project);
+        if ($("problem-project").value === event.project) showProblems();
+      }
       return toolCall(event);
     case "terminal_session_created":
       // The user's own panes wait in the picker until the person adds them.

@@ -10,6 +10,8 @@
 //!   same path as terminal_send;
 //! - `{"type": "call_result", "id": N, "call_id": C}`: what call C of the feed returned, while
 //!   it is kept ([`crate::events::KeptResult`]), answered like a call;
+//! - `{"type": "problems", "id": N, "project": PATH}`: a project's open and recently fixed
+//!   problems, answered like a call;
 //! - `{"type": "decide", "id": N, "approval": ID, "approve": BOOL}`: a person's answer to a
 //!   pending approval (published on the feed as the dashboard's), answered like a call.
 //!
@@ -125,6 +127,12 @@ enum FromPage {
         id: u64,
         approval: String,
         approve: bool,
+    },
+    /// A project's open and recently fixed problems (the project memory); answered like a
+    /// call.
+    Problems {
+        id: u64,
+        project: String,
     },
 }
 
@@ -251,6 +259,22 @@ impl Page {
                     Err(error) => json!({"type": "error", "id": id, "message": error.to_string()}),
                 };
                 self.say(answer);
+            }
+            FromPage::Problems { id, project } => {
+                let app = self.app.clone();
+                let outbox = self.outbox.clone();
+                tokio::spawn(async move {
+                    let request = crate::history::requests::ProjectRequest {
+                        project_path: project,
+                    };
+                    let answer = match app.history().project(request).await {
+                        Ok(report) => json!({"type": "result", "id": id, "result": report}),
+                        Err(error) => {
+                            json!({"type": "error", "id": id, "message": error.to_string()})
+                        }
+                    };
+                    outbox.send(text(&answer)).await;
+                });
             }
             FromPage::Watch { session } => self.watch(session).await,
             FromPage::Unwatch { session } => {

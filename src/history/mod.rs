@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::problem::{Problem, ProblemKind};
 use self::snapshot::{Content, Manifest, SeenFiles};
-use self::store::{HistoryStore, HistoryStoreError, NewRun, Remembered};
+use self::store::{HistoryStore, HistoryStoreError, NewRun, Note, Remembered};
 use crate::config::Config;
 use crate::docs::Docs;
 use crate::events::unix_millis;
@@ -78,8 +78,21 @@ struct Job {
     snapshot: Option<Snapshot>,
 }
 
+/// A terminal's command or a task's end to record.
+pub struct NoteJob {
+    pub at_ms: u64,
+    pub kind: ProblemKind,
+    pub project: PathBuf,
+    pub title: String,
+    pub text: String,
+    pub status: String,
+    pub duration_ms: u64,
+    pub by: String,
+}
+
 enum Work {
     Record(Box<Job>),
+    Note(Box<NoteJob>),
     /// Answered once every run handed over before it is recorded.
     Flush(oneshot::Sender<()>),
 }
@@ -308,6 +321,29 @@ async fn worker(
     while let Some(work) = jobs.recv().await {
         let mut job = match work {
             Work::Record(job) => job,
+            Work::Note(note) => {
+                if let Some(store) = &store {
+                    let project = note.project.display().to_string();
+                    let (title, text) = (scrub(&note.title, &secrets), scrub(&note.text, &secrets));
+                    let recorded = store.record_note(&Note {
+                        at_ms: note.at_ms,
+                        kind: note.kind,
+                        project: &project,
+                        title: &title,
+                        text: &text,
+                        status: &note.status,
+                        duration_ms: note.duration_ms,
+                        by: &note.by,
+                    });
+                    if let Err(error) = recorded {
+                        tracing::warn!(
+                            "the project memory did not record a {}: {error}",
+                            note.kind.name()
+                        );
+                    }
+                }
+                continue;
+            }
             Work::Flush(done) => {
                 let _ = done.send(());
                 continue;
@@ -433,6 +469,44 @@ fn scrub(text: &str, secrets: &[String]) -> String {
 }
 
 impl History {
+    /// Records a terminal's finished command or a task's end, in the background, when its
+    /// project is recorded.
+    pub fn note(&self, note: NoteJob) {
+        if self.config.history.records(&note.project) {
+            self.send(Work::Note(Box::new(note)));
+        }
+    }
+
+    /// Records what the event feed tells of: each command a terminal's shell finishes in an
+    /// allowed directory. (Tasks' ends are recorded by the app, which reads their
+    /// transcripts.)
+    pub fn command_of(event: &crate::events::Event) -> Option<NoteJob> {
+        let crate::events::EventKind::TerminalCommandFinished {
+            session,
+            cwd,
+            command,
+            exit_code,
+            output,
+            duration_ms,
+        } = &event.kind
+        else {
+            return None;
+        };
+        Some(NoteJob {
+            at_ms: event.at_ms,
+            kind: ProblemKind::Command,
+            project: PathBuf::from(cwd.as_ref()?),
+            title: command.clone(),
+            text: output.clone(),
+            status: match exit_code {
+                Some(code) => format!("exit {code}"),
+                None => "exit unknown".into(),
+            },
+            duration_ms: *duration_ms,
+            by: session.clone(),
+        })
+    }
+
     /// Forgets `project`'s runs and problems (every project's when None).
     pub async fn forget(&self, project: Option<&Path>) -> Result<(usize, usize), HistoryError> {
         self.flush().await;

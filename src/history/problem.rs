@@ -15,6 +15,10 @@ pub enum ProblemKind {
     Warning,
     /// A failing test.
     Test,
+    /// A command a terminal's shell ran (not a problem: a record of it).
+    Command,
+    /// A task's end, with its transcript.
+    Task,
 }
 
 impl ProblemKind {
@@ -23,6 +27,8 @@ impl ProblemKind {
             ProblemKind::Error => "error",
             ProblemKind::Warning => "warning",
             ProblemKind::Test => "test",
+            ProblemKind::Command => "command",
+            ProblemKind::Task => "task",
         }
     }
 
@@ -31,6 +37,8 @@ impl ProblemKind {
             "error" => Some(ProblemKind::Error),
             "warning" => Some(ProblemKind::Warning),
             "test" => Some(ProblemKind::Test),
+            "command" => Some(ProblemKind::Command),
+            "task" => Some(ProblemKind::Task),
             _ => None,
         }
     }

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::problem::ProblemKind;
 use super::store::Remembered;
 use crate::render::Render;
 
@@ -35,7 +36,8 @@ pub struct HistoryHit {
     /// Who ran the check that first had it: a client's name, or "task ID".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
-    /// open, or resolved (a later run of the same check no longer had it).
+    /// open, or resolved (a later run of the same check no longer had it); recorded for a
+    /// command or a task.
     pub state: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_ms: Option<u64>,
@@ -71,9 +73,10 @@ impl From<Remembered> for HistoryHit {
             last_seen_ms: p.last_ms,
             seen: p.seen,
             by: p.client,
-            state: match p.resolved_ms {
-                Some(_) => "resolved".into(),
-                None => "open".into(),
+            state: match (p.kind, p.resolved_ms) {
+                (ProblemKind::Command | ProblemKind::Task, _) => "recorded".into(),
+                (_, Some(_)) => "resolved".into(),
+                (_, None) => "open".into(),
             },
             resolved_ms: p.resolved_ms,
             fix: p.fix.map(|f| FixReport {

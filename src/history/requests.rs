@@ -12,7 +12,8 @@ pub struct SearchRequest {
     /// Only problems of this project (a directory inside the allowed roots).
     #[serde(default)]
     pub project_path: Option<String>,
-    /// Only problems of this kind: error, warning or test (a failing test).
+    /// Only records of this kind: error, warning, test (a failing test), command (a
+    /// terminal's) or task (a task's end and transcript).
     #[serde(default)]
     pub kind: Option<String>,
     /// Only problems last seen at or after this time (milliseconds since the Unix epoch).

@@ -32,7 +32,7 @@ impl History {
             None => None,
             Some(name) => Some(ProblemKind::parse(name).ok_or_else(|| {
                 HistoryError::InvalidArgument(format!(
-                    "kind: {name:?} is not one of error, warning, test"
+                    "kind: {name:?} is not one of error, warning, test, command, task"
                 ))
             })?),
         };
@@ -75,6 +75,7 @@ impl History {
         let problems = self.project_problems(&project, 100)?;
         let (fixed, open): (Vec<_>, Vec<_>) = problems
             .into_iter()
+            .filter(|p| !matches!(p.kind, ProblemKind::Command | ProblemKind::Task))
             .map(HistoryHit::from)
             .partition(|hit| hit.resolved_ms.is_some());
         Ok(ProjectReport {

@@ -223,6 +223,19 @@ impl HistoryStore {
         Ok(recorded)
     }
 
+    /// Records what happened in `project` that is not a check's result (a terminal's
+    /// command, a task's end): a run of its own and one record, kept, searched and
+    /// forgotten like the problems; it opens and resolves nothing.
+    pub fn record_note(&self, note: &Note<'_>) -> Result<i64> {
+        let mut connection = self.lock();
+        let tx = connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.error(e))?;
+        let id = note_in(&tx, note).map_err(|e| self.error(e))?;
+        tx.commit().map_err(|e| self.error(e))?;
+        Ok(id)
+    }
+
     /// Resolved problems of `family`, this project's before others', the most recently
     /// fixed first; at most `limit`.
     pub fn fixed_in_family(
@@ -444,6 +457,68 @@ fn embedding_text(parts: &[Option<String>; 4], fix: Option<&Fix>) -> String {
         }
     }
     text
+}
+
+/// A command or a task's end, as recorded.
+pub struct Note<'a> {
+    pub at_ms: u64,
+    pub kind: ProblemKind,
+    pub project: &'a str,
+    /// The command line, or the task's title.
+    pub title: &'a str,
+    /// The command's output, or the task's result and transcript.
+    pub text: &'a str,
+    /// The exit code, or how the task ended.
+    pub status: &'a str,
+    pub duration_ms: u64,
+    /// The session, or the task.
+    pub by: &'a str,
+}
+
+fn note_in(tx: &rusqlite::Transaction<'_>, note: &Note<'_>) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (at_ms, project, toolchain, tool, check_key, arguments, status,
+            complete, duration_ms, client)
+         VALUES (?1, ?2, '', ?3, ?3, '{}', ?4, 0, ?5, ?6)",
+        params![
+            note.at_ms as i64,
+            note.project,
+            note.kind.name(),
+            note.status,
+            note.duration_ms as i64,
+            note.by
+        ],
+    )?;
+    let run = tx.last_insert_rowid();
+    tx.execute(
+        "INSERT INTO problems (project, toolchain, check_key, identity, family, kind, code,
+            message, text, first_run, last_run, first_ms, last_ms, seen, client)
+         VALUES (?1, '', ?2, ?3, ?2, ?2, ?4, ?5, ?6, ?7, ?7, ?8, ?8, 1, ?9)",
+        params![
+            note.project,
+            note.kind.name(),
+            format!("{}|{run}", note.kind.name()),
+            note.status,
+            note.title,
+            note.text,
+            run,
+            note.at_ms as i64,
+            note.by
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    reindex(
+        tx,
+        id,
+        &(
+            Some(note.status.to_string()),
+            note.title.to_string(),
+            None,
+            note.text.to_string(),
+        ),
+        None,
+    )?;
+    Ok(id)
 }
 
 const COLUMNS: &str = "id, project, toolchain, kind, code, test, message, file, line, text,

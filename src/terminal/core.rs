@@ -21,6 +21,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
+use super::command_log::{CommandLog, FinishedCommand};
 use super::marks::{MarkEvent, MarkScanner};
 pub use super::screen::ProgramStatus;
 use super::screen::{Lines, Screen};
@@ -142,7 +143,11 @@ pub struct TerminalCore {
     /// Whether the program runs or how it ended: read and waited on without the state's
     /// lock, which the feed holds while it parses a burst of output.
     life: watch::Sender<Life>,
+    /// Told each command the shell finished (its marks frame it).
+    on_command: OnceLock<CommandListener>,
 }
+
+type CommandListener = Box<dyn Fn(FinishedCommand) + Send + Sync>;
 
 /// What a live viewer receives after its redraw.
 #[derive(Debug, Clone)]
@@ -174,6 +179,7 @@ struct State {
     shell: ShellState,
     last_output: Instant,
     capture: Option<Capture>,
+    commands: CommandLog,
 }
 
 /// What a waiter's look at the state found.
@@ -219,13 +225,20 @@ impl TerminalCore {
                 shell: ShellState::new(false),
                 last_output: Instant::now(),
                 capture: None,
+                commands: CommandLog::default(),
             }),
             generation: watch::Sender::new(0),
             run_lock: tokio::sync::Mutex::new(()),
             responder: OnceLock::new(),
             output: broadcast::Sender::new(VIEWER_BACKLOG),
             life: watch::Sender::new(Life::Running),
+            on_command: OnceLock::new(),
         })
+    }
+
+    /// From now on `listener` is told each command the shell finishes.
+    pub(crate) fn on_command(&self, listener: impl Fn(FinishedCommand) + Send + Sync + 'static) {
+        let _ = self.on_command.set(Box::new(listener));
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -258,6 +271,7 @@ impl TerminalCore {
         if bytes.is_empty() {
             return;
         }
+        let mut finished = Vec::new();
         let replies = {
             let mut guard = self.lock();
             let State {
@@ -266,20 +280,27 @@ impl TerminalCore {
                 shell,
                 last_output,
                 capture,
-                ..
+                commands,
             } = &mut *guard;
             *last_output = Instant::now();
+            let logging = self.on_command.get().is_some();
             scanner.feed(bytes, |event| match event {
                 MarkEvent::Text(text) => {
                     screen.feed(text);
                     if let Some(capture) = capture.as_mut() {
                         capture.on_text(text);
                     }
+                    if logging {
+                        commands.on_text(text);
+                    }
                 }
                 MarkEvent::Mark(mark) => {
                     shell.on_mark(mark);
                     if let Some(capture) = capture.as_mut() {
                         capture.on_mark(mark, screen.cursor_line());
+                    }
+                    if logging {
+                        finished.extend(commands.on_mark(mark));
                     }
                 }
             });
@@ -293,6 +314,9 @@ impl TerminalCore {
         };
         if let (false, Some(respond)) = (replies.is_empty(), self.responder.get()) {
             respond(&replies);
+        }
+        if let Some(listener) = self.on_command.get() {
+            finished.into_iter().for_each(listener);
         }
         self.bump();
     }

@@ -15,6 +15,7 @@
 mod backend;
 mod budget;
 mod capture;
+pub mod command_log;
 pub mod core;
 mod keys;
 mod lifecycle;

@@ -45,6 +45,19 @@ impl Registry {
             backend: session.backend.kind(),
         });
         let current_name = Arc::new(Mutex::new(name.to_string()));
+        let (events, command_name) = (self.events.clone(), current_name.clone());
+        let cwd = session.cwd.as_ref().map(|dir| dir.display().to_string());
+        session.core.on_command(move |finished| {
+            let session = command_name.lock().expect("name lock").clone();
+            events.publish(EventKind::TerminalCommandFinished {
+                session,
+                cwd: cwd.clone(),
+                command: finished.command,
+                exit_code: finished.exit_code,
+                output: finished.output,
+                duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+            });
+        });
         let exit = session.core.exit();
         let events = self.events.clone();
         let exit_name = current_name.clone();

@@ -210,6 +210,38 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
         assert!(done["started_at_ms"].as_u64() <= done["finished_at_ms"].as_u64());
     }
 
+    // Each task's end is in the project memory, with its summary and transcript.
+    let mut remembered = Value::Null;
+    for _ in 0..120 {
+        let found = call_ok(
+            &client,
+            "history_search",
+            json!({"query": "task 0 Work a little", "kind": "task", "limit": 10}),
+        )
+        .await;
+        remembered = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|hit| hit["message"].as_str().unwrap().starts_with("task 0:"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if !remembered.is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(remembered["code"], "done", "{remembered:#}");
+    assert_eq!(remembered["state"], "recorded", "{remembered:#}");
+    assert!(
+        remembered["text"]
+            .as_str()
+            .unwrap()
+            .contains("LAB-SUMMARY done"),
+        "{remembered:#}"
+    );
+    assert_eq!(remembered["by"], format!("task {} (claude)", ids[0]));
+
     // A finished task cannot be completed twice or retried.
     let twice = call_err(
         &client,
