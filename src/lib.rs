@@ -21,6 +21,7 @@
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
 //! - [`private`]: random tokens and files only the user can read;
+//! - [`digest`]: content hashes, and folders named after a path or a URL;
 //! - [`project_facts`]: what `cargo metadata`, Cargo.lock, mix.exs and mix.lock say, typed once
 //!   for the build tools and the docs;
 //! - [`local_endpoint`]: where drydock's own commands find the running server;
@@ -39,6 +40,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
+pub mod digest;
 pub mod docs;
 pub mod events;
 pub(crate) mod exs;

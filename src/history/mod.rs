@@ -30,7 +30,7 @@ use crate::docs::Docs;
 use crate::events::unix_millis;
 use crate::git::Git;
 use crate::toolchain::observe::{Observed, ObservedResult, Observer, Started};
-use crate::toolchain::reports::{BuildStatus, SeenBefore, TestEnd};
+use crate::toolchain::reports::{BuildStatus, FormatStatus, RunEnd, SeenBefore, TestEnd};
 
 /// At most this many `seen_before` entries in one result.
 const MOST_SEEN_BEFORE: usize = 5;
@@ -163,9 +163,9 @@ impl History {
             let closeness = |e: &Remembered| {
                 (
                     e.project == project,
-                    identity_of(e, toolchain) == identity,
-                    e.test.is_some() && e.test == problem.test,
-                    e.file.is_some() && e.file == problem.file,
+                    e.problem.identity(toolchain) == identity,
+                    e.problem.test.is_some() && e.problem.test == problem.test,
+                    e.problem.file.is_some() && e.problem.file == problem.file,
                 )
             };
             let Some(earlier) = earlier
@@ -187,19 +187,6 @@ impl History {
         }
         seen
     }
-}
-
-fn identity_of(remembered: &Remembered, toolchain: &str) -> String {
-    Problem {
-        kind: remembered.kind,
-        code: remembered.code.clone(),
-        test: remembered.test.clone(),
-        message: remembered.message.clone(),
-        file: remembered.file.clone(),
-        line: remembered.line,
-        text: String::new(),
-    }
-    .identity(toolchain)
 }
 
 fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> SeenBefore {
@@ -225,12 +212,12 @@ fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> See
         .unwrap_or_default();
     SeenBefore {
         problem: format!("{name}{}", problem.message),
-        earlier: match (&earlier.file, earlier.line) {
-            (Some(file), Some(line)) => format!("{} ({file}:{line})", earlier.message),
-            (Some(file), None) => format!("{} ({file})", earlier.message),
-            _ => earlier.message.clone(),
+        earlier: match (&earlier.problem.file, earlier.problem.line) {
+            (Some(file), Some(line)) => format!("{} ({file}:{line})", earlier.problem.message),
+            (Some(file), None) => format!("{} ({file})", earlier.problem.message),
+            _ => earlier.problem.message.clone(),
         },
-        file: earlier.file.clone(),
+        file: earlier.problem.file.clone(),
         other_project: (earlier.project != project).then(|| earlier.project.clone()),
         seen: earlier.seen,
         fixed_at_ms: earlier.resolved_ms.unwrap_or_default(),
@@ -268,7 +255,13 @@ impl Observer for History {
         if !self.config.history.records(run.project) {
             return Vec::new();
         }
-        let snapshot = started.0.downcast::<Snapshot>().ok().map(|s| *s);
+        // A format that applies changes the files itself: what it left is read at its end.
+        let applied =
+            matches!(run.result, ObservedResult::Format(r) if r.status == FormatStatus::Applied);
+        let snapshot = match applied {
+            true => None,
+            false => started.0.downcast::<Snapshot>().ok().map(|s| *s),
+        };
         let toolchain = match run.toolchain {
             crate::workspace::Toolchain::Cargo => "cargo",
             crate::workspace::Toolchain::Mix => "mix",
@@ -286,6 +279,21 @@ impl Observer for History {
                 matches!(
                     report.end,
                     TestEnd::Passed | TestEnd::Failed | TestEnd::BuildFailed(_)
+                ),
+                report.duration_ms,
+            ),
+            ObservedResult::Run(report) => (
+                Problem::of_run(report),
+                format!("{:?}", report.end.status()).to_lowercase(),
+                !matches!(report.end, RunEnd::Timeout(_) | RunEnd::Cancelled(_)),
+                report.duration_ms,
+            ),
+            ObservedResult::Format(report) => (
+                Problem::of_format(report),
+                format!("{:?}", report.status).to_lowercase(),
+                matches!(
+                    report.status,
+                    FormatStatus::Formatted | FormatStatus::NeedsFormatting | FormatStatus::Applied
                 ),
                 report.duration_ms,
             ),

@@ -6,7 +6,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::toolchain::reports::{BuildReport, TestEnd, TestReport};
+use crate::toolchain::reports::{
+    BuildReport, FormatReport, FormatStatus, RunEnd, RunReport, TestEnd, TestReport,
+};
 use crate::toolchain::results::{Diagnostic, Severity, TestFailure};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +117,41 @@ impl Problem {
             );
         }
         problems
+    }
+
+    /// The problems of a run: the errors of a build that failed (a program that ran and
+    /// failed has no problem drydock can name).
+    pub fn of_run(report: &RunReport) -> Vec<Problem> {
+        match &report.end {
+            RunEnd::BuildFailed(build) => build
+                .errors
+                .iter()
+                .chain(&build.warnings)
+                .map(Problem::of_diagnostic)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The problems of a format check: each file the formatter would change (applying
+    /// rewrote them: nothing is left).
+    pub fn of_format(report: &FormatReport) -> Vec<Problem> {
+        if report.status != FormatStatus::NeedsFormatting {
+            return Vec::new();
+        }
+        report
+            .files
+            .iter()
+            .map(|file| Problem {
+                kind: ProblemKind::Warning,
+                code: Some("unformatted".into()),
+                test: None,
+                message: "not formatted".into(),
+                file: Some(file.file.clone()),
+                line: None,
+                text: file.diff.clone().unwrap_or_default(),
+            })
+            .collect()
     }
 
     fn of_diagnostic(d: &Diagnostic) -> Problem {

@@ -49,17 +49,19 @@ impl History {
         let by_meaning = self.nearest(&store, query).await;
         let mut hits = Vec::new();
         for id in fused(&[by_text, by_meaning]) {
-            let Some(problem) = store.problem(id)? else {
+            let Some(remembered) = store.problem(id)? else {
                 continue;
             };
             let wanted = project
                 .as_ref()
-                .is_none_or(|p| problem.project == p.display().to_string())
-                && kind.is_none_or(|k| problem.kind == k)
-                && req.since_ms.is_none_or(|since| problem.last_ms >= since)
-                && req.until_ms.is_none_or(|until| problem.first_ms <= until);
+                .is_none_or(|p| remembered.project == p.display().to_string())
+                && kind.is_none_or(|k| remembered.problem.kind == k)
+                && req.since_ms.is_none_or(|since| remembered.last_ms >= since)
+                && req
+                    .until_ms
+                    .is_none_or(|until| remembered.first_ms <= until);
             if wanted {
-                hits.push(HistoryHit::from(problem));
+                hits.push(HistoryHit::from(remembered));
             }
             if hits.len() == limit {
                 break;
@@ -75,7 +77,7 @@ impl History {
         let problems = self.project_problems(&project, 100)?;
         let (fixed, open): (Vec<_>, Vec<_>) = problems
             .into_iter()
-            .filter(|p| !matches!(p.kind, ProblemKind::Command | ProblemKind::Task))
+            .filter(|p| !matches!(p.problem.kind, ProblemKind::Command | ProblemKind::Task))
             .map(HistoryHit::from)
             .partition(|hit| hit.resolved_ms.is_some());
         Ok(ProjectReport {

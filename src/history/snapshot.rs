@@ -144,11 +144,7 @@ fn walk(project: &Path) -> Vec<String> {
 }
 
 pub fn hash(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::digest::sha256_hex(bytes)
 }
 
 #[cfg(test)]

@@ -244,7 +244,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Search drydock's project memory: every error, warning and failing test the build tools (compile, type_check, lint, test) reported, where and when it was seen, how often, by which client or task, and whether a later run of the same check no longer had it, with the change that fixed it (the diff between the last failing and the first passing run, whether or not it was committed). Ask with the error's text, a code (E0502), a test's name or a sentence saying what goes wrong; narrow by project_path, kind (error, warning, test) and time (since_ms, until_ms). Returns the best `limit` (default 5) problems.",
+        description = "Search drydock's project memory: every error, warning and failing test the build tools (compile, type_check, lint, test, run, format) reported, where and when it was seen, how often, by which client or task, and whether a later run of the same check no longer had it, with the change that fixed it (the diff between the last failing and the first passing run, whether or not it was committed). Ask with the error's text, a code (E0502), a test's name or a sentence saying what goes wrong; narrow by project_path, kind (error, warning, test; command for a terminal's commands, task for tasks' ends) and time (since_ms, until_ms). Returns the best `limit` (default 5).",
         output_schema = schema_for_output::<SearchReport>()
     )]
     async fn history_search(

@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::worktree::{lock_file, sha2_hex};
+use super::worktree::lock_file;
 use crate::config::RemoteRepositories;
+use crate::digest::folder_name;
 use crate::git::{Git, GitError};
 
 /// The transports a clone may use: never `ext::` (it runs a command) or `fd::`.
@@ -165,20 +166,7 @@ fn name_of(url: &str) -> String {
         .next()
         .unwrap_or_default()
         .trim_end_matches(".git");
-    let name: String = last
-        .chars()
-        .map(
-            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                true => c,
-                false => '-',
-            },
-        )
-        .collect();
-    let name = match name.trim_matches('-') {
-        "" => "repo",
-        name => name,
-    };
-    format!("{name}-{}", &sha2_hex(url.as_bytes())[..8])
+    folder_name(last, url)
 }
 
 /// `raw` as a git remote a task may name: a URL of a transport git clones over (https, http,

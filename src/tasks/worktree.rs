@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::isolation::{ChangedFile, Checks, Disposition, Review, Worktree};
+use crate::digest::folder_name;
 use crate::git::{Git, GitError};
 
 /// How much of a diff a review keeps.
@@ -233,18 +234,9 @@ impl Worktrees {
         let name = repo
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "repo".into());
-        let name: String = name
-            .chars()
-            .map(
-                |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    true => c,
-                    false => '-',
-                },
-            )
-            .collect();
-        let hash = sha2_hex(repo.display().to_string().as_bytes());
-        self.root.join(format!("{name}-{}", &hash[..8])).join(id)
+            .unwrap_or_default();
+        let key = repo.display().to_string();
+        self.root.join(folder_name(&name, &key)).join(id)
     }
 
     async fn is_worktree_on(&self, git: &Git, path: &Path, branch: &str) -> Result<bool, GitError> {
@@ -602,14 +594,6 @@ pub fn first_paths(entries: &[String], n: usize) -> String {
         paths.push("…");
     }
     paths.join(", ")
-}
-
-pub(super) fn sha2_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]

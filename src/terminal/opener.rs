@@ -134,11 +134,22 @@ impl Opener {
             argv: &argv,
             env: &shell.env,
         };
-        self.tmux
-            .new_session(&tmux_name, &spawn, shell.rows, shell.cols)
-            .await?;
-        let session = self.adopt(&tmux_name).await?;
-        release_shell(session, shell)
+        let mut attempts = 0;
+        loop {
+            self.tmux
+                .new_session(&tmux_name, &spawn, shell.rows, shell.cols)
+                .await?;
+            match self.adopt(&tmux_name).await {
+                // A server that was exiting (its last session had just been closed, by
+                // another drydock sharing it) took the new session down with it a moment
+                // after creating it: the next attempt starts a fresh server.
+                Err(TerminalError::Tmux(TmuxError::NoServer { .. })) if attempts < 3 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                adopted => return release_shell(adopted?, shell),
+            }
+        }
     }
 
     /// A new window or split pane next to `anchor`, as `place` says.

@@ -788,7 +788,8 @@ impl Tmux {
             match created {
                 Err(TmuxError::NoServer { .. }) if attempts < NEW_SESSION_RETRIES => {
                     attempts += 1;
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // A busy machine takes longer to see the old server gone.
+                    tokio::time::sleep(Duration::from_millis(50 * u64::from(attempts))).await;
                 }
                 other => break other?,
             }

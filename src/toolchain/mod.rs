@@ -31,7 +31,7 @@ use crate::config::{Config, ToolName};
 use crate::process::RunError;
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
-use observe::{Observed, ObservedResult, Observer};
+use observe::{Observed, ObservedResult, Observer, Started};
 use queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
@@ -165,7 +165,7 @@ impl Toolchains {
         options::check_build(project.kind, &req)?;
         let runner = self.runner(&project, kind.tool_name(), req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        let started = self.observer.as_ref().map(|o| o.starting(&project.root));
+        let started = self.observe_start(&project);
         let mut report = match project.kind {
             Toolchain::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
             Toolchain::Mix => {
@@ -173,26 +173,17 @@ impl Toolchains {
                 mix::build(&project, kind, &req, &runner, call).await
             }
         }?;
-        if let (Some(observer), Some(started)) = (&self.observer, started) {
-            let check = CompileRequest {
-                project_path: String::new(),
-                include_rendered: false,
-                force: false,
-                timeout_ms: None,
-                ..req
-            };
-            report.seen_before = observer.observe(
-                started,
-                Observed {
-                    project: &project.root,
-                    toolchain: project.kind,
-                    tool: kind.tool_name(),
-                    check: format!("{} {check:?}", kind.tool_name().name()),
-                    result: ObservedResult::Build(&report),
-                    client: call.client.as_deref(),
-                },
-            );
-        }
+        let check = CompileRequest {
+            project_path: String::new(),
+            include_rendered: false,
+            force: false,
+            timeout_ms: None,
+            ..req
+        };
+        let check = format!("{} {check:?}", kind.tool_name().name());
+        let result = ObservedResult::Build(&report);
+        report.seen_before =
+            self.observe_end(started, &project, kind.tool_name(), check, result, call);
         Ok(report)
     }
 
@@ -206,43 +197,31 @@ impl Toolchains {
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_test(project.kind, &req)?;
         let runner = self.runner(&project, ToolName::Test, req.timeout_ms);
-        let started = |observer: &Option<Arc<dyn Observer>>| {
-            observer.as_ref().map(|o| o.starting(&project.root))
-        };
         let (started, report) = match project.kind {
             Toolchain::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
-                let started = started(&self.observer);
+                let started = self.observe_start(&project);
                 (started, cargo::test(&project, &req, &runner, call).await)
             }
             Toolchain::Mix => {
                 let app = umbrella_app(project.clone(), &req.package)?;
                 options::check_mix_test_selection(&app, &req)?;
                 let _turn = self.wait_turn(&project, call).await?;
-                let started = started(&self.observer);
+                let started = self.observe_start(&project);
                 (started, mix::test(&app, &req, &runner, call).await)
             }
         };
         let mut report = report?;
-        if let (Some(observer), Some(started)) = (&self.observer, started) {
-            let check = TestRequest {
-                project_path: String::new(),
-                seed: None,
-                timeout_ms: None,
-                ..req
-            };
-            report.seen_before = observer.observe(
-                started,
-                Observed {
-                    project: &project.root,
-                    toolchain: project.kind,
-                    tool: ToolName::Test,
-                    check: format!("test {check:?}"),
-                    result: ObservedResult::Test(&report),
-                    client: call.client.as_deref(),
-                },
-            );
-        }
+        let check = TestRequest {
+            project_path: String::new(),
+            seed: None,
+            timeout_ms: None,
+            ..req
+        };
+        let check = format!("test {check:?}");
+        let result = ObservedResult::Test(&report);
+        report.seen_before =
+            self.observe_end(started, &project, ToolName::Test, check, result, call);
         Ok(report)
     }
 
@@ -253,7 +232,8 @@ impl Toolchains {
         options::check_run(project.kind, &req)?;
         let task = self.allowed_task(project.kind, &req.task)?;
         let runner = self.runner(&project, ToolName::Run, req.timeout_ms);
-        match (project.kind, task) {
+        let started = self.observe_start(&project);
+        let mut report = match (project.kind, task) {
             (Toolchain::Cargo, None) => {
                 let _turn = self.wait_turn(&project, call).await?;
                 cargo::run(&project, &req, &runner, call).await
@@ -270,7 +250,18 @@ impl Toolchains {
                 let _turn = self.wait_turn(&project, call).await?;
                 mix::run(&app, &req, argv, &runner, call).await
             }
-        }
+        }?;
+        let check = RunRequest {
+            project_path: String::new(),
+            stdin: None,
+            timeout_ms: None,
+            ..req
+        };
+        let check = format!("run {check:?}");
+        let result = ObservedResult::Run(&report);
+        report.seen_before =
+            self.observe_end(started, &project, ToolName::Run, check, result, call);
+        Ok(report)
     }
 
     /// The task `run` starts (a mix project's default is `run`; a cargo project's is its
@@ -306,13 +297,50 @@ impl Toolchains {
         options::check_format(project.kind, &req)?;
         let runner = self.runner(&project, ToolName::Format, req.timeout_ms);
         let _turn = self.wait_turn(&project, call).await?;
-        match project.kind {
+        let started = self.observe_start(&project);
+        let report = match project.kind {
             Toolchain::Cargo => cargo::format(&project, &req, &runner, call).await,
             Toolchain::Mix => {
-                let project = umbrella_app(project, &req.package)?;
-                mix::format(&project, &req, &runner, call).await
+                let app = umbrella_app(project.clone(), &req.package)?;
+                mix::format(&app, &req, &runner, call).await
             }
-        }
+        }?;
+        // Applying formats what checking finds: both are the same check.
+        let check = format!("format {:?}", req.package);
+        let result = ObservedResult::Format(&report);
+        self.observe_end(started, &project, ToolName::Format, check, result, call);
+        Ok(report)
+    }
+
+    /// A build, test, run or format of `project` starts: the observer, if any, looks at its
+    /// files.
+    fn observe_start(&self, project: &Project) -> Option<Started> {
+        self.observer.as_ref().map(|o| o.starting(&project.root))
+    }
+
+    /// The run `started` began ended with `result`: the observer keeps it and says what was
+    /// seen before of its problems.
+    fn observe_end(
+        &self,
+        started: Option<Started>,
+        project: &Project,
+        tool: ToolName,
+        check: String,
+        result: ObservedResult<'_>,
+        call: &Call<'_>,
+    ) -> Vec<reports::SeenBefore> {
+        let (Some(observer), Some(started)) = (&self.observer, started) else {
+            return Vec::new();
+        };
+        let run = Observed {
+            project: &project.root,
+            toolchain: project.kind,
+            tool,
+            check,
+            result,
+            client: call.client.as_deref(),
+        };
+        observer.observe(started, run)
     }
 
     async fn wait_turn(

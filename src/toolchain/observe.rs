@@ -1,9 +1,10 @@
 //! What the build tools hand to whoever keeps their results (drydock's project memory):
-//! each finished build or test run, and back what was seen and fixed before of its problems.
+//! each finished build, test, run or format, and back what was seen and fixed before of its
+//! problems.
 
 use std::path::Path;
 
-use super::reports::{BuildReport, SeenBefore, TestReport};
+use super::reports::{BuildReport, FormatReport, RunReport, SeenBefore, TestReport};
 use crate::catalog::ToolName;
 pub use crate::workspace::Toolchain;
 
@@ -38,4 +39,6 @@ pub struct Observed<'a> {
 pub enum ObservedResult<'a> {
     Build(&'a BuildReport),
     Test(&'a TestReport),
+    Run(&'a RunReport),
+    Format(&'a FormatReport),
 }

@@ -382,6 +382,9 @@ pub struct RunReport {
     /// The program's stderr; when the build failed without a parsed error, the build's own output.
     pub stderr: String,
     pub duration_ms: u64,
+    /// Errors of a build that failed, seen and fixed before, with the change that fixed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_before: Vec<SeenBefore>,
 }
 
 impl RunReport {
@@ -399,6 +402,7 @@ impl RunReport {
             stdout: output.stdout.text,
             stderr: output.stderr.text,
             duration_ms,
+            seen_before: Vec::new(),
         }
     }
 
@@ -410,6 +414,7 @@ impl RunReport {
             stdout: String::new(),
             stderr: output.unwrap_or_default(),
             duration_ms,
+            seen_before: Vec::new(),
         }
     }
 }

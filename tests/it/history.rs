@@ -399,6 +399,42 @@ async fn the_memory_outlives_a_restart_takes_odd_fixes_and_forgets_on_request() 
     );
     assert!(diff.contains("-mod gone;"), "{diff}");
 
+    // A format check's unformatted file is a problem until formatting fixes it.
+    std::fs::write(project.join("src/lib.rs"), "pub fn answer()->u32{42}\n").unwrap();
+    let check = call_ok(
+        &client,
+        "format",
+        json!({"project_path": path_arg(&project)}),
+    )
+    .await;
+    assert_eq!(check["status"], "needs_formatting", "{check:#}");
+    let applied = call_ok(
+        &client,
+        "format",
+        json!({"project_path": path_arg(&project), "apply": true}),
+    )
+    .await;
+    assert_eq!(applied["status"], "applied", "{applied:#}");
+    let unformatted = call_ok(
+        &client,
+        "history_search",
+        json!({"query": "not formatted", "kind": "warning"}),
+    )
+    .await;
+    let formatted = &unformatted["hits"][0];
+    assert_eq!(
+        (&formatted["state"], &formatted["file"]),
+        (&json!("resolved"), &json!("src/lib.rs")),
+        "{unformatted:#}"
+    );
+    let diff = formatted["fix"]["diff"].as_str().unwrap();
+    assert!(diff.contains("+pub fn answer() -> u32 {"), "{diff}");
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+
     // A second server on the same data directory, then the first one gone: nothing lost,
     // and the second's run is recorded beside the first's.
     let second = serve(&root, data_dir.path());
@@ -417,7 +453,11 @@ async fn the_memory_outlives_a_restart_takes_odd_fixes_and_forgets_on_request() 
     drop(first);
     let told = compile(&other, &project).await;
     assert_eq!(told["seen_before"][0]["history_id"], hit["id"], "{told:#}");
-    let hits = search(&other, "mismatched types").await;
+    let hits: Vec<Value> = search(&other, "mismatched types")
+        .await
+        .into_iter()
+        .filter(|hit| hit["kind"] == "error")
+        .collect();
     assert_eq!(hits.len(), 2, "the earlier fix and the open one: {hits:#?}");
     assert!(
         hits.iter()

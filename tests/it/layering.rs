@@ -11,6 +11,7 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     // Foundation: what every capability builds on. Knows no capability.
     ("text_budget", Layer::Foundation, &[]),
     ("private", Layer::Foundation, &[]),
+    ("digest", Layer::Foundation, &[]),
     ("project_facts", Layer::Foundation, &[]),
     ("catalog", Layer::Foundation, &[]),
     ("call", Layer::Foundation, &[]),
