@@ -83,6 +83,16 @@ pub fn fit(text: &str, budget: usize, why: &str) -> String {
     )
 }
 
+/// `text` itself when it costs at most `budget` as JSON; else its head within the budget,
+/// then a line saying `why` the rest is not there.
+pub fn head(text: &str, budget: usize, why: &str) -> String {
+    if json_cost(text.as_bytes()) <= budget {
+        return text.to_string();
+    }
+    let head = prefix_within(text.as_bytes(), budget);
+    format!("{}\n… ({why})\n", String::from_utf8_lossy(head))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

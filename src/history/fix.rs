@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::snapshot::Manifest;
+use crate::text_budget;
 
 /// A fix's diff is cut at this size.
 pub const LONGEST_DIFF: usize = 16 * 1024;
@@ -46,19 +47,13 @@ pub fn between(
         let new = after.get(*path).map(|hash| text_of(hash, &content));
         diff.push_str(&file_diff(path, old, new));
         if diff.len() > LONGEST_DIFF {
-            let mut cut = LONGEST_DIFF;
-            while !diff.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            diff.truncate(cut);
-            diff.push_str("\n… (diff cut)\n");
             break;
         }
     }
     Fix {
         files: shown.into_iter().cloned().collect(),
         others: others.into_iter().cloned().collect(),
-        diff,
+        diff: text_budget::head(&diff, LONGEST_DIFF, "the diff is cut here"),
     }
 }
 

@@ -29,6 +29,7 @@ use crate::config::Config;
 use crate::docs::Docs;
 use crate::events::unix_millis;
 use crate::git::Git;
+use crate::text_budget;
 use crate::toolchain::observe::{Observed, ObservedResult, Observer, Started};
 use crate::toolchain::reports::{BuildStatus, FormatStatus, RunEnd, SeenBefore, TestEnd};
 
@@ -195,15 +196,11 @@ fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> See
         others: Vec::new(),
         diff: String::new(),
     });
-    let mut diff = fix.diff;
-    if diff.len() > SEEN_BEFORE_DIFF {
-        let mut cut = SEEN_BEFORE_DIFF;
-        while !diff.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        diff.truncate(cut);
-        diff.push_str("\n… (history_search has the whole fix)\n");
-    }
+    let diff = text_budget::head(
+        &fix.diff,
+        SEEN_BEFORE_DIFF,
+        "history_search has the whole fix",
+    );
     let name = problem
         .code
         .as_deref()
@@ -436,7 +433,7 @@ fn prune(store: &HistoryStore, config: &Config) {
             tracing::warn!("keeping the project memory within its limits: {error}");
             return;
         }
-        let size = file_size(store);
+        let size = store.file_bytes().unwrap_or(0);
         if size <= config.history.max_bytes {
             return;
         }
@@ -446,10 +443,6 @@ fn prune(store: &HistoryStore, config: &Config) {
         }
         max_runs = runs - runs.div_ceil(10);
     }
-}
-
-fn file_size(store: &HistoryStore) -> u64 {
-    store.file_bytes().unwrap_or(0)
 }
 
 /// The values recorded text must never hold: drydock's token and the environment's secrets.

@@ -190,16 +190,6 @@ impl HistoryStore {
             .is_some()
     }
 
-    pub fn content(&self, hash: &str) -> Option<Vec<u8>> {
-        self.lock()
-            .query_row("SELECT bytes FROM contents WHERE hash = ?1", [hash], |r| {
-                r.get(0)
-            })
-            .optional()
-            .ok()
-            .flatten()
-    }
-
     /// Records `run` with its `problems`, in one transaction: each problem opened (or seen
     /// again, or reopened), and, when the run is complete, each open problem of the same
     /// check it no longer has resolved, with its fix: the change between the files of the

@@ -1,17 +1,38 @@
 //! Every command a shell with integration runs in a terminal, as its OSC 133 marks frame it:
-//! the command line (typed between B and C), its output (between C and D, escape codes
-//! stripped, a head and a tail within a budget) and its exit code (D). Whoever keeps them
-//! (drydock's project memory, through the event feed) is handed each one as it finishes.
+//! the command line (what the screen shows between B and C: the line editor's redraws
+//! applied), its output (between C and D, escape codes stripped, a head and a tail within a
+//! budget) and its exit code (D). Whoever keeps them (drydock's project memory, through the
+//! event feed) is handed each one as it finishes.
 
 use std::time::{Duration, Instant};
 
-use super::capture::{AnsiStripper, CappedText};
+use super::capture::{AnsiStripper, CappedText, CursorLine};
 use super::marks::Mark;
 
 /// A command's output is kept within this many bytes (as JSON), head and tail.
 const OUTPUT_BUDGET: usize = 16 * 1024;
 /// A command line longer than this is cut.
 const LONGEST_LINE: usize = 4 * 1024;
+
+/// The command line on `rows` (the first from column `column` on), as one line per row.
+fn command_line(rows: &[String], column: u16) -> String {
+    let mut text = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        let row = match n {
+            0 => row.chars().skip(usize::from(column)).collect(),
+            _ => row.clone(),
+        };
+        if !text.is_empty() && !row.trim().is_empty() {
+            text.push('\n');
+        }
+        text.push_str(row.trim_end());
+    }
+    let text = text.trim().to_string();
+    match text.char_indices().nth(LONGEST_LINE) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text,
+    }
+}
 
 /// A command the shell ran, as it finished.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,8 +47,8 @@ pub struct FinishedCommand {
 enum Phase {
     /// At a prompt, or in a program without marks.
     Idle,
-    /// The command line is being typed (after B).
-    Line { line: Vec<u8>, since: Instant },
+    /// The command line is being typed (after B), from `start` on the screen.
+    Line { start: CursorLine, since: Instant },
     /// The command runs (after C).
     Output {
         line: String,
@@ -54,34 +75,33 @@ impl Default for CommandLog {
 
 impl CommandLog {
     pub fn on_text(&mut self, bytes: &[u8]) {
-        if matches!(self.phase, Phase::Idle) {
-            return;
-        }
-        self.scratch.clear();
-        self.stripper.strip(bytes, &mut self.scratch);
-        match &mut self.phase {
-            Phase::Line { line, .. } => {
-                let room = LONGEST_LINE.saturating_sub(line.len());
-                line.extend_from_slice(&self.scratch[..self.scratch.len().min(room)]);
-            }
-            Phase::Output { output, .. } => output.push(&self.scratch),
-            Phase::Idle => {}
+        if let Phase::Output { output, .. } = &mut self.phase {
+            self.scratch.clear();
+            self.stripper.strip(bytes, &mut self.scratch);
+            output.push(&self.scratch);
         }
     }
 
-    /// A mark: the command that finished with it, if one did.
-    pub fn on_mark(&mut self, mark: Mark) -> Option<FinishedCommand> {
+    /// A mark, seen with the cursor at `cursor`: the command that finished with it, if one
+    /// did. `screen` gives `n` of the screen's lines from a line number on.
+    pub fn on_mark(
+        &mut self,
+        mark: Mark,
+        cursor: CursorLine,
+        screen: impl FnOnce(u64, usize) -> Vec<String>,
+    ) -> Option<FinishedCommand> {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         let (next, finished) = match (phase, mark) {
             (_, Mark::CommandStart) => (
                 Phase::Line {
-                    line: Vec::new(),
+                    start: cursor,
                     since: Instant::now(),
                 },
                 None,
             ),
-            (Phase::Line { line, since }, Mark::OutputStart) => {
-                let line = String::from_utf8_lossy(&line).trim().to_string();
+            (Phase::Line { start, since }, Mark::OutputStart) => {
+                let lines = (cursor.0.saturating_sub(start.0) + 1).min(64) as usize;
+                let line = command_line(&screen(start.0, lines), start.1);
                 (
                     Phase::Output {
                         line,
@@ -127,45 +147,51 @@ impl CommandLog {
 mod tests {
     use super::*;
 
+    /// A screen whose line 7 is `~/p $ cargo build` (the prompt is 6 columns) and line 8
+    /// is empty.
+    fn screen(offset: u64, n: usize) -> Vec<String> {
+        let lines = ["~/p $ cargo build", ""];
+        (offset..offset + n as u64)
+            .map(|line| lines.get((line - 7) as usize).unwrap_or(&"").to_string())
+            .collect()
+    }
+
     #[test]
     fn a_command_is_its_line_its_output_and_its_exit_code() {
         let mut log = CommandLog::default();
-        assert_eq!(log.on_mark(Mark::PromptStart), None);
-        log.on_text(b"$ ");
-        assert_eq!(log.on_mark(Mark::CommandStart), None);
-        log.on_text(b"cargo \x1b[1mbuild\x1b[0m\r\n");
-        assert_eq!(log.on_mark(Mark::OutputStart), None);
+        assert_eq!(log.on_mark(Mark::PromptStart, (7, 0), screen), None);
+        log.on_text(b"~/p $ ");
+        assert_eq!(log.on_mark(Mark::CommandStart, (7, 6), screen), None);
+        log.on_text(b"cargo bu\rcargo \x1b[1mbuild\x1b[0m\r\n");
+        assert_eq!(log.on_mark(Mark::OutputStart, (8, 0), screen), None);
         log.on_text(b"\x1b[31merror\x1b[0m[E0502]: cannot borrow\r\n");
-        let finished = log
-            .on_mark(Mark::CommandFinished {
-                exit_code: Some(101),
-            })
-            .unwrap();
-        assert_eq!(finished.command, "cargo build");
+        let end = Mark::CommandFinished {
+            exit_code: Some(101),
+        };
+        let finished = log.on_mark(end, (9, 0), screen).unwrap();
+        assert_eq!(finished.command, "cargo build", "as the screen shows it");
         assert_eq!(finished.output, "error[E0502]: cannot borrow\n");
         assert_eq!(finished.exit_code, Some(101));
         // An empty command line runs nothing.
-        log.on_mark(Mark::CommandStart);
-        log.on_mark(Mark::OutputStart);
-        assert_eq!(
-            log.on_mark(Mark::CommandFinished { exit_code: Some(0) }),
-            None
-        );
+        log.on_mark(Mark::CommandStart, (8, 6), screen);
+        log.on_mark(Mark::OutputStart, (9, 0), screen);
+        let end = Mark::CommandFinished { exit_code: Some(0) };
+        assert_eq!(log.on_mark(end, (9, 0), screen), None);
     }
 
     #[test]
     fn a_flood_keeps_its_start_and_end() {
         let mut log = CommandLog::default();
-        log.on_mark(Mark::CommandStart);
-        log.on_text(b"yes | head -c 50000000");
-        log.on_mark(Mark::OutputStart);
+        let typed = |_, _| vec!["$ yes | head -c 50000000".to_string()];
+        log.on_mark(Mark::CommandStart, (0, 2), typed);
+        log.on_mark(Mark::OutputStart, (1, 0), typed);
         let chunk = vec![b'y'; 64 * 1024];
         for _ in 0..800 {
             log.on_text(&chunk);
         }
-        let finished = log
-            .on_mark(Mark::CommandFinished { exit_code: Some(0) })
-            .unwrap();
+        let end = Mark::CommandFinished { exit_code: Some(0) };
+        let finished = log.on_mark(end, (2, 0), typed).unwrap();
+        assert_eq!(finished.command, "yes | head -c 50000000");
         assert!(
             finished.output.len() <= OUTPUT_BUDGET + 200,
             "{}",

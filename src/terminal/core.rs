@@ -300,7 +300,9 @@ impl TerminalCore {
                         capture.on_mark(mark, screen.cursor_line());
                     }
                     if logging {
-                        finished.extend(commands.on_mark(mark));
+                        let cursor = screen.cursor_line();
+                        let read = |offset, n| screen.lines(offset, n).lines;
+                        finished.extend(commands.on_mark(mark, cursor, read));
                     }
                 }
             });
