@@ -37,7 +37,8 @@ use crate::toolchain::reports::{BuildStatus, FormatStatus, RunEnd, SeenBefore, T
 const MOST_SEEN_BEFORE: usize = 5;
 /// A `seen_before` diff is cut at this size (history_search has the whole fix).
 const SEEN_BEFORE_DIFF: usize = 4 * 1024;
-/// The limits are enforced after every this many runs.
+/// The limits are enforced after every this many runs, or sooner once the contents kept
+/// since grew by a tenth of the size limit.
 const PRUNE_EVERY: u64 = 50;
 
 #[derive(Debug, thiserror::Error)]
@@ -321,7 +322,7 @@ async fn worker(
     store: Option<Arc<HistoryStore>>,
     mut jobs: mpsc::UnboundedReceiver<Work>,
 ) {
-    let mut recorded = 0u64;
+    let (mut recorded, mut grown) = (0u64, 0u64);
     let secrets = secrets_of(&config);
     while let Some(work) = jobs.recv().await {
         let mut job = match work {
@@ -357,25 +358,30 @@ async fn worker(
         let Some(store) = &store else {
             continue;
         };
-        if let Err(error) = record(store, &mut job, &secrets).await {
-            tracing::warn!(
-                "the project memory did not record a {} run: {error}",
-                job.tool
-            );
-            continue;
+        match record(store, &mut job, &secrets).await {
+            Ok(bytes) => grown += bytes,
+            Err(error) => {
+                tracing::warn!(
+                    "the project memory did not record a {} run: {error}",
+                    job.tool
+                );
+                continue;
+            }
         }
         recorded += 1;
-        if recorded.is_multiple_of(PRUNE_EVERY) {
+        if recorded.is_multiple_of(PRUNE_EVERY) || grown > config.history.max_bytes / 10 {
             prune(store, &config);
+            grown = 0;
         }
     }
 }
 
+/// Records `job`; the bytes of new contents it kept.
 async fn record(
     store: &HistoryStore,
     job: &mut Job,
     secrets: &[String],
-) -> Result<(), HistoryError> {
+) -> Result<u64, HistoryError> {
     let taken = match job.snapshot.take() {
         Some(snapshot) => snapshot.await.ok().flatten(),
         None => None,
@@ -420,7 +426,7 @@ async fn record(
         },
         &problems,
     )?;
-    Ok(())
+    Ok(contents.iter().map(|c| c.bytes.len() as u64).sum())
 }
 
 /// Drops the oldest runs past the age limit, then while the file is over its size limit.

@@ -14,23 +14,12 @@ const OUTPUT_BUDGET: usize = 16 * 1024;
 /// A command line longer than this is cut.
 const LONGEST_LINE: usize = 4 * 1024;
 
-/// The command line on `rows` (the first from column `column` on), as one line per row.
-fn command_line(rows: &[String], column: u16) -> String {
-    let mut text = String::new();
-    for (n, row) in rows.iter().enumerate() {
-        let row = match n {
-            0 => row.chars().skip(usize::from(column)).collect(),
-            _ => row.clone(),
-        };
-        if !text.is_empty() && !row.trim().is_empty() {
-            text.push('\n');
-        }
-        text.push_str(row.trim_end());
-    }
-    let text = text.trim().to_string();
+/// The command line as the screen showed it, within [`LONGEST_LINE`] characters.
+fn command_line(text: &str) -> String {
+    let text = text.trim();
     match text.char_indices().nth(LONGEST_LINE) {
         Some((cut, _)) => text[..cut].to_string(),
-        None => text,
+        None => text.to_string(),
     }
 }
 
@@ -83,12 +72,12 @@ impl CommandLog {
     }
 
     /// A mark, seen with the cursor at `cursor`: the command that finished with it, if one
-    /// did. `screen` gives `n` of the screen's lines from a line number on.
+    /// did. `screen` gives the screen's text between two positions.
     pub fn on_mark(
         &mut self,
         mark: Mark,
         cursor: CursorLine,
-        screen: impl FnOnce(u64, usize) -> Vec<String>,
+        screen: impl FnOnce(CursorLine, CursorLine) -> Option<String>,
     ) -> Option<FinishedCommand> {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         let (next, finished) = match (phase, mark) {
@@ -100,8 +89,7 @@ impl CommandLog {
                 None,
             ),
             (Phase::Line { start, since }, Mark::OutputStart) => {
-                let lines = (cursor.0.saturating_sub(start.0) + 1).min(64) as usize;
-                let line = command_line(&screen(start.0, lines), start.1);
+                let line = command_line(&screen(start, cursor).unwrap_or_default());
                 (
                     Phase::Output {
                         line,
@@ -147,13 +135,10 @@ impl CommandLog {
 mod tests {
     use super::*;
 
-    /// A screen whose line 7 is `~/p $ cargo build` (the prompt is 6 columns) and line 8
-    /// is empty.
-    fn screen(offset: u64, n: usize) -> Vec<String> {
-        let lines = ["~/p $ cargo build", ""];
-        (offset..offset + n as u64)
-            .map(|line| lines.get((line - 7) as usize).unwrap_or(&"").to_string())
-            .collect()
+    /// A screen whose line 7 is `~/p $ cargo build` (the prompt is 6 columns).
+    fn screen(start: CursorLine, end: CursorLine) -> Option<String> {
+        assert_eq!((start, end), ((7, 6), (8, 0)));
+        Some("cargo build\n".into())
     }
 
     #[test]
@@ -173,16 +158,17 @@ mod tests {
         assert_eq!(finished.output, "error[E0502]: cannot borrow\n");
         assert_eq!(finished.exit_code, Some(101));
         // An empty command line runs nothing.
-        log.on_mark(Mark::CommandStart, (8, 6), screen);
-        log.on_mark(Mark::OutputStart, (9, 0), screen);
+        let blank = |_, _| Some(String::new());
+        log.on_mark(Mark::CommandStart, (8, 6), blank);
+        log.on_mark(Mark::OutputStart, (9, 0), blank);
         let end = Mark::CommandFinished { exit_code: Some(0) };
-        assert_eq!(log.on_mark(end, (9, 0), screen), None);
+        assert_eq!(log.on_mark(end, (9, 0), blank), None);
     }
 
     #[test]
     fn a_flood_keeps_its_start_and_end() {
         let mut log = CommandLog::default();
-        let typed = |_, _| vec!["$ yes | head -c 50000000".to_string()];
+        let typed = |_, _| Some("yes | head -c 50000000\n".to_string());
         log.on_mark(Mark::CommandStart, (0, 2), typed);
         log.on_mark(Mark::OutputStart, (1, 0), typed);
         let chunk = vec![b'y'; 64 * 1024];

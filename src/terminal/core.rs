@@ -301,7 +301,7 @@ impl TerminalCore {
                     }
                     if logging {
                         let cursor = screen.cursor_line();
-                        let read = |offset, n| screen.lines(offset, n).lines;
+                        let read = |start, end| screen.text_between(start, end);
                         finished.extend(commands.on_mark(mark, cursor, read));
                     }
                 }

@@ -205,6 +205,18 @@ impl Screen {
         (self.lines_above() + u64::from(row), col)
     }
 
+    /// The text from `start` to `end` (line numbers and columns as `cursor_line` gives them),
+    /// rows the terminal wrapped joined again; None when `start` is no longer on the screen.
+    pub fn text_between(&self, start: (u64, u16), end: (u64, u16)) -> Option<String> {
+        let above = self.lines_above();
+        let row = |line: u64| u16::try_from(line.checked_sub(above)?).ok();
+        let (start_row, end_row) = (row(start.0)?, row(end.0)?);
+        Some(
+            self.screen()
+                .contents_between(start_row, start.1, end_row, end.1),
+        )
+    }
+
     /// The line number of the oldest line kept.
     pub fn oldest_line(&self) -> u64 {
         self.parser.callbacks().dropped_lines
@@ -424,6 +436,21 @@ fn join_dropping_trailing_empty(mut rows: Vec<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_between_two_positions_joins_the_rows_the_terminal_wrapped() {
+        let mut screen = Screen::new(5, 10, 100);
+        screen.feed(b"$ echo hello-world-long\r\nhello");
+        assert_eq!(screen.cursor_line(), (3, 5));
+        assert_eq!(
+            screen.text_between((0, 2), (3, 0)).as_deref(),
+            Some("echo hello-world-long\n")
+        );
+        assert_eq!(
+            screen.text_between((0, 0), (3, 5)).as_deref().map(str::len),
+            Some(29)
+        );
+    }
 
     #[test]
     fn text_trims_rows_and_drops_trailing_empty_rows() {

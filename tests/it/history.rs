@@ -486,3 +486,70 @@ async fn the_memory_outlives_a_restart_takes_odd_fixes_and_forgets_on_request() 
         .unwrap();
     assert_eq!(nothing.status.code(), Some(2), "{nothing:?}");
 }
+
+/// `[history] max_mb` holds while a large file changes before every compile, and a project
+/// `[history] off` names is never recorded.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_size_limit_holds_and_a_project_switched_off_is_not_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (kept, private) = (root.join("kept"), root.join("private"));
+    crate_at(&kept);
+    crate_at(&private);
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = root.join("drydock.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[history]\nmax_mb = 1\noff = [{:?}]\n",
+            private.display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = Server::start_with(
+        &[
+            "--allow-root",
+            root.to_str().unwrap(),
+            "--data-dir",
+            data_dir.path().to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let client = modern_client(&server.url).await;
+
+    // Each compile sees a new 400 KB file: twelve of them would keep 4.8 MB.
+    for n in 0..12 {
+        let filler: String = (0..20_000).map(|i| format!("// {n} {i:012}\n")).collect();
+        std::fs::write(kept.join("src/filler.rs"), filler).unwrap();
+        assert_eq!(compile(&client, &kept).await["status"], "ok");
+    }
+    std::fs::write(
+        private.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    \"42\"\n}\n",
+    )
+    .unwrap();
+    let private_result = compile(&client, &private).await;
+    assert_eq!(private_result["status"], "failed");
+    assert!(
+        private_result.get("seen_before").is_none(),
+        "{private_result:#}"
+    );
+
+    let hits = search(&client, "mismatched types").await;
+    assert!(
+        hits.is_empty(),
+        "the switched-off project was recorded: {hits:#?}"
+    );
+    // What the file's pages in use hold (freed pages are reused, not returned).
+    let store =
+        drydock::history::store::HistoryStore::open(&data_dir.path().join("history.sqlite3"))
+            .unwrap();
+    let bytes = store.file_bytes().unwrap();
+    let (runs, ..) = store.sizes().unwrap();
+    assert!(
+        bytes < 1536 * 1024 && runs < 12,
+        "the memory keeps {bytes} bytes in {runs} runs with max_mb = 1"
+    );
+}
