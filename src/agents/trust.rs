@@ -65,14 +65,7 @@ pub fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
     };
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = read(&file)?;
-    let projects = config
-        .as_object_mut()
-        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
-        .entry("projects")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(projects) = projects.as_object_mut() else {
-        return Err(format!("`projects` in {} is not an object", file.display()));
-    };
+    let projects = projects_of(&mut config, &file)?;
     if is_trusted(projects.get(&key(clone))) {
         return Ok(());
     }
@@ -116,14 +109,7 @@ enum Granted {
 fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<Granted, String> {
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = read(file)?;
-    let projects = config
-        .as_object_mut()
-        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
-        .entry("projects")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(projects) = projects.as_object_mut() else {
-        return Err(format!("`projects` in {} is not an object", file.display()));
-    };
+    let projects = projects_of(&mut config, file)?;
     let Some(mut entry) = trusted_entry(projects, project) else {
         return Ok(Granted::NotTrusted);
     };
@@ -148,6 +134,20 @@ fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<G
             file.display()
         )),
     }
+}
+
+/// The `projects` map of Claude Code's config, made when it has none.
+fn projects_of<'a>(
+    config: &'a mut Value,
+    file: &Path,
+) -> Result<&'a mut Map<String, Value>, String> {
+    config
+        .as_object_mut()
+        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
+        .entry("projects")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| format!("`projects` in {} is not an object", file.display()))
 }
 
 fn remove(file: &Path, dirs: &[&Path], task_id: &str) -> Result<(), String> {
