@@ -22,6 +22,9 @@ const RRF_K: f64 = 60.0;
 
 impl History {
     pub async fn search(&self, req: SearchRequest) -> Result<SearchReport, HistoryError> {
+        if !self.config.history.enabled {
+            return Err(HistoryError::Off);
+        }
         let query = req.query.trim();
         if query.is_empty() {
             return Err(HistoryError::InvalidArgument(
@@ -72,6 +75,9 @@ impl History {
 
     /// A project's open problems and the most recently fixed ones.
     pub async fn project(&self, req: ProjectRequest) -> Result<ProjectReport, HistoryError> {
+        if !self.config.history.enabled {
+            return Err(HistoryError::Off);
+        }
         let project = self.project_dir(&req.project_path)?;
         self.flush().await;
         let problems = self.project_problems(&project, 100)?;

@@ -552,4 +552,18 @@ async fn the_size_limit_holds_and_a_project_switched_off_is_not_recorded() {
         bytes < 1536 * 1024 && runs < 12,
         "the memory keeps {bytes} bytes in {runs} runs with max_mb = 1"
     );
+
+    // Switched off everywhere, the memory says so instead of finding nothing.
+    let off = root.join("off.toml");
+    std::fs::write(&off, "[history]\nenabled = false\n").unwrap();
+    let refused = drydock_command()
+        .args(["history", "search", "filler", "--config"])
+        .arg(&off)
+        .arg("--data-dir")
+        .arg(data_dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(said.contains("switched off"), "{said}");
 }
