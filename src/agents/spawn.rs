@@ -316,29 +316,25 @@ impl Agents {
 
     /// The agent in session `name` once its hooks say it took up its prompt (it is idle
     /// between its SessionStart and its first UserPromptSubmit: an `agent_wait` for idle
-    /// right after the spawn must not end there), or as it is after [`STARTS_WITHIN`].
+    /// right after the spawn must not end there), or as it is after [`STARTS_WITHIN`]; None
+    /// once it is gone.
     async fn took_prompt(
         &self,
         name: &str,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Option<AgentInfo>, AgentError> {
-        let deadline = Instant::now() + STARTS_WITHIN;
-        loop {
-            let watch = self.watch().await;
-            let agent = match self.one(name).await {
-                Ok(agent) => agent,
-                Err(AgentError::UnknownAgent { .. }) => return Ok(None),
-                Err(other) => return Err(other),
-            };
-            let before_prompt = matches!(agent.state.as_str(), "starting" | "idle")
-                && agent
+        let took = |agent: &AgentInfo| {
+            !matches!(agent.state.as_str(), "starting" | "idle")
+                || agent
                     .last_hook
                     .as_deref()
-                    .is_none_or(|hook| hook == "SessionStart");
-            if !before_prompt || Instant::now() >= deadline {
-                return Ok(Some(agent));
-            }
-            watch.changed(Some(deadline), cancel).await?;
+                    .is_some_and(|hook| hook != "SessionStart")
+        };
+        let deadline = Instant::now() + STARTS_WITHIN;
+        match self.until(name, deadline, cancel, took).await {
+            Ok((_, agent)) => Ok(Some(agent)),
+            Err(AgentError::UnknownAgent { .. }) => Ok(None),
+            Err(other) => Err(other),
         }
     }
 

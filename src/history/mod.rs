@@ -55,11 +55,30 @@ pub enum HistoryError {
 pub struct History {
     config: Arc<Config>,
     docs: Arc<Docs>,
-    store: Mutex<Option<Arc<HistoryStore>>>,
+    store: Arc<StoreSlot>,
     /// Runs waiting to be recorded, in the order they ended.
     jobs: Mutex<Option<mpsc::UnboundedSender<Work>>>,
     /// What was read of each project's files, so an unchanged file is not read again.
     seen_files: Arc<Mutex<HashMap<PathBuf, SeenFiles>>>,
+}
+
+/// The memory's file, opened on first use; a failed opening (a data directory not writable
+/// yet) is tried again at the next use.
+struct StoreSlot {
+    path: PathBuf,
+    store: Mutex<Option<Arc<HistoryStore>>>,
+}
+
+impl StoreSlot {
+    fn get(&self) -> Result<Arc<HistoryStore>, HistoryError> {
+        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(store) = &*store {
+            return Ok(store.clone());
+        }
+        let opened = Arc::new(HistoryStore::open(&self.path)?);
+        *store = Some(opened.clone());
+        Ok(opened)
+    }
 }
 
 /// The project's files as a run saw them, read while it ran.
@@ -101,28 +120,21 @@ enum Work {
 
 impl History {
     pub fn new(config: Arc<Config>, docs: Arc<Docs>) -> Arc<History> {
+        let store = Arc::new(StoreSlot {
+            path: config.data_dir.join("history.sqlite3"),
+            store: Mutex::new(None),
+        });
         Arc::new(History {
             config,
             docs,
-            store: Mutex::new(None),
+            store,
             jobs: Mutex::new(None),
             seen_files: Arc::default(),
         })
     }
 
-    pub fn path(&self) -> PathBuf {
-        self.config.data_dir.join("history.sqlite3")
-    }
-
-    /// The store, opened on first use (a failed opening is tried again next time).
     pub fn store(&self) -> Result<Arc<HistoryStore>, HistoryError> {
-        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(store) = &*store {
-            return Ok(store.clone());
-        }
-        let opened = Arc::new(HistoryStore::open(&self.path())?);
-        *store = Some(opened.clone());
-        Ok(opened)
+        self.store.get()
     }
 
     /// Waits until every run handed over so far is recorded.
@@ -137,7 +149,7 @@ impl History {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let sender = jobs.get_or_insert_with(|| {
             let (sender, receiver) = mpsc::unbounded_channel();
-            tokio::spawn(worker(self.config.clone(), self.store().ok(), receiver));
+            tokio::spawn(worker(self.config.clone(), self.store.clone(), receiver));
             sender
         });
         sender.send(work).is_ok()
@@ -319,61 +331,70 @@ impl Observer for History {
 /// Records the runs handed over, one after another.
 async fn worker(
     config: Arc<Config>,
-    store: Option<Arc<HistoryStore>>,
+    slot: Arc<StoreSlot>,
     mut jobs: mpsc::UnboundedReceiver<Work>,
 ) {
     let (mut recorded, mut grown) = (0u64, 0u64);
     let secrets = secrets_of(&config);
     while let Some(work) = jobs.recv().await {
         let mut job = match work {
-            Work::Record(job) => job,
-            Work::Note(note) => {
-                if let Some(store) = &store {
-                    let project = note.project.display().to_string();
-                    let (title, text) = (scrub(&note.title, &secrets), scrub(&note.text, &secrets));
-                    let recorded = store.record_note(&Note {
-                        at_ms: note.at_ms,
-                        kind: note.kind,
-                        project: &project,
-                        title: &title,
-                        text: &text,
-                        status: &note.status,
-                        duration_ms: note.duration_ms,
-                        by: &note.by,
-                    });
-                    if let Err(error) = recorded {
-                        tracing::warn!(
-                            "the project memory did not record a {}: {error}",
-                            note.kind.name()
-                        );
-                    }
-                }
-                continue;
-            }
             Work::Flush(done) => {
                 let _ = done.send(());
                 continue;
             }
+            Work::Note(note) => {
+                let recorded = usable(&slot).map(|store| record_note(&store, &note, &secrets));
+                if let Some(Err(error)) = recorded {
+                    let kind = note.kind.name();
+                    tracing::warn!("the project memory did not record a {kind}: {error}");
+                }
+                continue;
+            }
+            Work::Record(job) => job,
         };
-        let Some(store) = &store else {
+        let Some(store) = usable(&slot) else {
             continue;
         };
-        match record(store, &mut job, &secrets).await {
+        match record(&store, &mut job, &secrets).await {
             Ok(bytes) => grown += bytes,
             Err(error) => {
-                tracing::warn!(
-                    "the project memory did not record a {} run: {error}",
-                    job.tool
-                );
+                let tool = job.tool;
+                tracing::warn!("the project memory did not record a {tool} run: {error}");
                 continue;
             }
         }
         recorded += 1;
         if recorded.is_multiple_of(PRUNE_EVERY) || grown > config.history.max_bytes / 10 {
-            prune(store, &config);
+            prune(&store, &config);
             grown = 0;
         }
     }
+}
+
+/// The store, or None (said in the log) while it cannot be opened.
+fn usable(slot: &StoreSlot) -> Option<Arc<HistoryStore>> {
+    slot.get()
+        .map_err(|error| tracing::warn!("the project memory records nothing: {error}"))
+        .ok()
+}
+
+fn record_note(
+    store: &HistoryStore,
+    note: &NoteJob,
+    secrets: &[String],
+) -> Result<i64, HistoryError> {
+    let project = note.project.display().to_string();
+    let (title, text) = (scrub(&note.title, secrets), scrub(&note.text, secrets));
+    Ok(store.record_note(&Note {
+        at_ms: note.at_ms,
+        kind: note.kind,
+        project: &project,
+        title: &title,
+        text: &text,
+        status: &note.status,
+        duration_ms: note.duration_ms,
+        by: &note.by,
+    })?)
 }
 
 /// Records `job`; the bytes of new contents it kept.
