@@ -40,6 +40,9 @@ const SEEN_BEFORE_DIFF: usize = 4 * 1024;
 /// The limits are enforced after every this many runs, or sooner once the contents kept
 /// since grew by a tenth of the size limit.
 const PRUNE_EVERY: u64 = 50;
+/// The most of one problem's or note's text kept: its head and its tail (a test that printed
+/// 50 MB is remembered by its failure, not by its output).
+const LONGEST_TEXT: usize = 32 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -384,7 +387,7 @@ fn record_note(
     secrets: &[String],
 ) -> Result<i64, HistoryError> {
     let project = note.project.display().to_string();
-    let (title, text) = (scrub(&note.title, secrets), scrub(&note.text, secrets));
+    let (title, text) = (kept(&note.title, secrets), kept(&note.text, secrets));
     Ok(store.record_note(&Note {
         at_ms: note.at_ms,
         kind: note.kind,
@@ -420,8 +423,8 @@ async fn record(
         .iter()
         .map(|problem| {
             let mut problem = problem.clone();
-            problem.text = scrub(&problem.text, secrets);
-            problem.message = scrub(&problem.message, secrets);
+            problem.text = kept(&problem.text, secrets);
+            problem.message = kept(&problem.message, secrets);
             let identity = problem.identity(job.toolchain);
             let family = problem.family(job.toolchain);
             (problem, identity, family)
@@ -484,6 +487,15 @@ fn secrets_of(config: &Config) -> Vec<String> {
         .collect();
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     secrets
+}
+
+/// What is recorded of `text`: scrubbed, and within [`LONGEST_TEXT`].
+fn kept(text: &str, secrets: &[String]) -> String {
+    text_budget::fit(
+        &scrub(text, secrets),
+        LONGEST_TEXT,
+        "not kept in the project memory",
+    )
 }
 
 fn scrub(text: &str, secrets: &[String]) -> String {

@@ -567,3 +567,46 @@ async fn the_size_limit_holds_and_a_project_switched_off_is_not_recorded() {
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
     assert!(said.contains("switched off"), "{said}");
 }
+
+/// A failing test that prints 50 MB and panics with 2 MB: the call answers, the failure is
+/// remembered by its message within a bounded text, and the memory stays small.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_test_that_prints_50_mb_is_remembered_within_bounds() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let project = root.join("flood");
+    crate_at(&project);
+    std::fs::write(
+        project.join("src/lib.rs"),
+        r#"#[test]
+fn floods() {
+    let line = "x".repeat(1023);
+    for _ in 0..50 * 1024 {
+        println!("{line}");
+    }
+    panic!("flooded the output and failed\n{}", "y".repeat(2 << 20));
+}
+"#,
+    )
+    .unwrap();
+    let server = serve(&root, data_dir.path());
+    let client = modern_client(&server.url).await;
+
+    let result = call_ok(&client, "test", json!({"project_path": path_arg(&project)})).await;
+    assert_eq!(result["status"], "failed", "{result:#}");
+
+    let hits = search(&client, "flooded the output and failed").await;
+    let hit = hits
+        .iter()
+        .find(|hit| hit["test"].as_str().is_some_and(|t| t.contains("floods")))
+        .unwrap_or_else(|| panic!("the failing test was not remembered: {hits:#?}"));
+    let text = hit["text"].as_str().unwrap();
+    assert!(text.len() <= 40 * 1024, "{} bytes of text kept", text.len());
+    assert!(text.contains("bytes elided"), "{}", &text[..200]);
+    let store =
+        drydock::history::store::HistoryStore::open(&data_dir.path().join("history.sqlite3"))
+            .unwrap();
+    let bytes = store.file_bytes().unwrap();
+    assert!(bytes < 4 * 1024 * 1024, "the memory holds {bytes} bytes");
+}
