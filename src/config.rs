@@ -148,9 +148,13 @@ pub struct TerminalConfig {
 pub struct DocsConfig {
     /// The LanceDB index directory (default `index/` in the working directory).
     pub index_dir: PathBuf,
-    /// A directory holding the embedding model's files, instead of the shipped model's
-    /// standard places.
-    pub model_dir: Option<PathBuf>,
+    /// The embedding model (`[docs] model`; `model_dir` is the same as a directory there);
+    /// None: the shipped all-MiniLM-L6-v2.
+    pub model: Option<ModelRef>,
+    /// The cross-encoder that re-scores a lookup's first candidates; None: off.
+    pub reranker: Option<ModelRef>,
+    /// How many candidates the reranker re-scores.
+    pub rerank_candidates: usize,
     /// Files larger than this are not indexed.
     pub max_file_bytes: u64,
     /// Glob patterns (relative to an indexed path) a file must match to be indexed by
@@ -158,6 +162,36 @@ pub struct DocsConfig {
     pub include: Vec<String>,
     /// Glob patterns of files never indexed (besides what .gitignore excludes).
     pub exclude: Vec<String>,
+}
+
+/// A model the docs use: one of fastembed's catalogue by name, or a local directory (a value
+/// written as a path: starting with `/`, `./`, `../` or `~`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelRef {
+    Named(String),
+    Dir(PathBuf),
+}
+
+impl ModelRef {
+    /// Reads a config or command-line value; `absolute` makes a directory absolute.
+    pub fn parse(value: &str, absolute: impl Fn(PathBuf) -> PathBuf) -> ModelRef {
+        let is_path = ["/", "./", "../", "~"]
+            .iter()
+            .any(|start| value.starts_with(start));
+        match is_path {
+            true => ModelRef::Dir(absolute(PathBuf::from(value))),
+            false => ModelRef::Named(value.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelRef::Named(name) => write!(f, "{name}"),
+            ModelRef::Dir(dir) => write!(f, "{}", dir.display()),
+        }
+    }
 }
 
 /// Agent supervision (`[agents]` in the file).
@@ -439,7 +473,10 @@ struct FileHttp {
 #[serde(deny_unknown_fields)]
 struct FileDocs {
     index_dir: Option<PathBuf>,
+    model: Option<String>,
     model_dir: Option<PathBuf>,
+    reranker: Option<String>,
+    rerank_candidates: Option<usize>,
     max_file_bytes: Option<u64>,
     include: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
@@ -959,7 +996,21 @@ fn resolve_docs(
                 .or(file.index_dir)
                 .unwrap_or_else(|| PathBuf::from("index")),
         ),
-        model_dir: file.model_dir.map(absolute),
+        model: match (file.model, file.model_dir) {
+            (Some(_), Some(_)) => return Err(ConfigError::Invalid(
+                "[docs] has both `model` and `model_dir`: `model` takes a directory too, keep one"
+                    .into(),
+            )),
+            (Some(model), None) => Some(ModelRef::parse(&model, absolute)),
+            (None, dir) => dir.map(|dir| ModelRef::Dir(absolute(dir))),
+        },
+        reranker: file
+            .reranker
+            .map(|reranker| ModelRef::parse(&reranker, absolute)),
+        rerank_candidates: positive(
+            file.rerank_candidates.unwrap_or(30),
+            "docs.rerank_candidates",
+        )?,
         max_file_bytes: positive(
             file.max_file_bytes.unwrap_or(8 * 1024 * 1024) as usize,
             "docs.max_file_bytes",

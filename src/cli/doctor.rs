@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ConfigArgs, Outcome};
 use crate::agents::hook_settings;
-use crate::config::{Config, Toolset};
+use crate::config::{Config, ModelRef, Toolset};
 use crate::docs::Docs;
-use crate::docs::embed::{find_model, load_onnx_runtime};
+use crate::docs::embed::load_onnx_runtime;
+use crate::docs::models::{self, Fetcher};
 use crate::events::Events;
 use crate::process::{self, CommandSpec, Policy, find_program};
 use crate::terminal::shell_integration::user_shell;
@@ -105,8 +106,16 @@ async fn checks(config: &Config) -> Vec<Check> {
         "embedding model",
         "docs_lookup, drydock index",
         docs,
-        model(config),
+        model(config).await,
     ));
+    if let Some(reranker) = &config.docs.reranker {
+        checks.push(check(
+            "reranker",
+            "docs_lookup",
+            docs,
+            reranker_found(config, reranker).await,
+        ));
+    }
     checks.push(check(
         "docs index",
         "docs_lookup",
@@ -212,16 +221,34 @@ fn onnx_runtime() -> Found {
     }
 }
 
-fn model(config: &Config) -> Found {
-    match find_model(config.docs.model_dir.as_deref(), Some(&config.data_dir)) {
-        Ok(source) => Found::Ok {
-            detail: format!("all-MiniLM-L6-v2-int8, {source}"),
+/// Doctor looks for models and never fetches one.
+fn no_fetch() -> Fetcher {
+    Fetcher::refusing("drydock doctor does not fetch models; the first docs_lookup or drydock index does")
+}
+
+async fn model(config: &Config) -> Found {
+    match models::embedding_spec(config.docs.model.as_ref(), &config.data_dir, &no_fetch()).await {
+        Ok(spec) => Found::Ok {
+            detail: format!("{}, {}", spec.name, spec.source),
         },
         Err(e) => Found::Missing {
             detail: e.to_string(),
             fix: "build drydock with its default features (cargo install --path . --locked), \
-                  or copy models/all-MiniLM-L6-v2-int8/ to DATA_DIR/models/"
+                  or copy models/all-MiniLM-L6-v2-int8/ to DATA_DIR/models/; for `[docs] model`, \
+                  its files where the message says"
                 .into(),
+        },
+    }
+}
+
+async fn reranker_found(config: &Config, reranker: &ModelRef) -> Found {
+    match models::reranker_spec(reranker, &config.data_dir, &no_fetch()).await {
+        Ok(spec) => Found::Ok {
+            detail: format!("{}, {}", spec.name, spec.dir.display()),
+        },
+        Err(e) => Found::Missing {
+            detail: e.to_string(),
+            fix: "its files where the message says, or remove `[docs] reranker`".into(),
         },
     }
 }

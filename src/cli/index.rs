@@ -13,8 +13,11 @@ use super::{ConfigArgs, Failure, Outcome};
 use crate::call::Call;
 use crate::config::Config;
 use crate::docs::Docs;
+use crate::config::ModelRef;
 use crate::docs::ingest::{IngestProgress, human_duration};
+use crate::docs::reports::IngestReport;
 use crate::docs::requests::IndexRequest;
+use crate::docs::store::DocStore;
 use crate::render::Render;
 
 #[derive(Args, Clone)]
@@ -33,11 +36,21 @@ pub(super) struct IndexArgs {
     /// Library name for PATHS (default: each path's directory name).
     #[arg(long, value_name = "NAME")]
     library: Option<String>,
+    /// The embedding model (overrides `[docs] model`): a name from fastembed's catalogue, the
+    /// shipped all-MiniLM-L6-v2-int8, or a directory. An index built with another model is
+    /// built again with this one (from PATHS/--project/--toolchain-docs when given, else from
+    /// what it records as indexed) and replaced once whole.
+    #[arg(long, value_name = "NAME|DIR")]
+    model: Option<String>,
     #[command(flatten)]
     pub config: ConfigArgs,
 }
 
 impl IndexArgs {
+    fn names_sources(&self) -> bool {
+        !self.paths.is_empty() || self.project.is_some() || self.toolchain_docs
+    }
+
     fn request(&self) -> Result<IndexRequest, Failure> {
         Ok(IndexRequest {
             paths: Some(
@@ -63,18 +76,101 @@ fn absolute(path: &Path) -> Result<String, Failure> {
 /// Progress bars on a terminal, a log line every 10 s otherwise; the first Ctrl-C stops
 /// after the current batch (what was committed stays), a second one at once.
 pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Outcome {
-    let request = args.request()?;
-    let docs = Docs::for_command_line(config);
-    // The paths given are wrong (missing, not a project): a usage error.
-    let roots = docs
-        .roots_of(&request)
+    let mut config = (*config).clone();
+    if let Some(model) = &args.model {
+        config.docs.model = Some(ModelRef::parse(model, |p| {
+            std::path::absolute(&p).unwrap_or(p)
+        }));
+    }
+    let docs = Docs::for_command_line(Arc::new(config.clone()));
+    let spec = docs
+        .spec()
         .await
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let built_with = DocStore::model_of(docs.index_dir())
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let cancel = stop_on_ctrl_c();
+    match built_with {
+        Some(other) if other != spec.name => rebuild(config, &args, &other, &spec.name, cancel).await,
+        _ => finish(ingest(&docs, &args.request()?, &cancel).await?),
+    }
+}
+
+/// Builds the index again with the configured model beside the old one, and puts it in the
+/// old one's place once whole; stopped or failed, the old index is left as it was.
+async fn rebuild(
+    mut config: Config,
+    args: &IndexArgs,
+    old_model: &str,
+    new_model: &str,
+    cancel: CancellationToken,
+) -> Outcome {
+    let index_dir = config.docs.index_dir.clone();
+    let requests = match args.names_sources() {
+        true => vec![args.request()?],
+        false => recorded_requests(&index_dir)?,
+    };
+    let folder = index_dir.file_name().unwrap_or_default().to_string_lossy();
+    let fresh = index_dir.with_file_name(format!(".{folder}.rebuild-{}", std::process::id()));
     eprintln!(
-        "indexing into {} ({} roots)",
-        docs.index_dir().display(),
-        roots.len()
+        "{} was built with {old_model}: building it again with {new_model} in {} ({} sources)",
+        index_dir.display(),
+        fresh.display(),
+        requests.len()
     );
+    config.docs.index_dir = fresh.clone();
+    let docs = Docs::for_command_line(Arc::new(config));
+    let mut last = None;
+    for request in &requests {
+        let report = ingest(&docs, request, &cancel).await;
+        match report {
+            Ok(report) if !report.cancelled => last = Some(report),
+            stopped => {
+                drop(docs);
+                let _ = std::fs::remove_dir_all(&fresh);
+                eprintln!("{} is left as it was", index_dir.display());
+                return finish(stopped?);
+            }
+        }
+    }
+    drop(docs);
+    let old = index_dir.with_file_name(format!(".{folder}.old-{}", std::process::id()));
+    let swap = std::fs::rename(&index_dir, &old).and_then(|()| std::fs::rename(&fresh, &index_dir));
+    if let Err(error) = swap {
+        let _ = std::fs::rename(&old, &index_dir);
+        return Err(Failure::Runtime(format!(
+            "could not put the new index ({}) in the place of {}: {error}",
+            fresh.display(),
+            index_dir.display()
+        )));
+    }
+    let _ = std::fs::remove_dir_all(&old);
+    eprintln!("{} now holds vectors of {new_model}", index_dir.display());
+    finish(last.unwrap_or_default())
+}
+
+/// What the index at `dir` records as indexed.
+fn recorded_requests(dir: &Path) -> Result<Vec<IndexRequest>, Failure> {
+    let sources = DocStore::sources_of(dir).map_err(|e| Failure::Runtime(e.to_string()))?;
+    if sources.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} does not record what was indexed into it (an older drydock built it): say what \
+             to index with the new model (PATHS, --project DIR or --toolchain-docs)",
+            dir.display()
+        )));
+    }
+    sources
+        .into_iter()
+        .map(|source| {
+            serde_json::from_value(source).map_err(|e| {
+                Failure::Runtime(format!("{}: a recorded source is unreadable: {e}", dir.display()))
+            })
+        })
+        .collect()
+}
+
+/// The first Ctrl-C cancels the token (the ingest stops after its batch), a second one quits.
+fn stop_on_ctrl_c() -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
@@ -84,14 +180,42 @@ pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Outcome {
         let _ = tokio::signal::ctrl_c().await;
         std::process::exit(130);
     });
+    cancel
+}
+
+/// Indexes what `request` names, with progress, and records it in the index.
+async fn ingest(
+    docs: &Docs,
+    request: &IndexRequest,
+    cancel: &CancellationToken,
+) -> Result<IngestReport, Failure> {
+    // The paths given are wrong (missing, not a project): a usage error.
+    let roots = docs
+        .roots_of(request)
+        .await
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    eprintln!(
+        "indexing into {} ({} roots)",
+        docs.index_dir().display(),
+        roots.len()
+    );
     let progress = Arc::new(IngestProgress::default());
     let display = tokio::spawn(show_progress(Arc::clone(&progress)));
     let result = docs
-        .ingest_roots(roots, progress, &Call::silent(cancel))
+        .ingest_roots(roots, progress, &Call::silent(cancel.clone()))
         .await;
     display.abort();
     let _ = display.await;
     let report = result.map_err(|e| Failure::Runtime(e.to_string()))?;
+    if !report.cancelled {
+        docs.note_ingest(request)
+            .await
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+    }
+    Ok(report)
+}
+
+fn finish(report: IngestReport) -> Outcome {
     println!("{}", report.render());
     Ok(if report.cancelled {
         ExitCode::from(130)

@@ -17,9 +17,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fastembed::{
-    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
-};
+use fastembed::{InitOptionsUserDefined, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+
+use super::models::EmbeddingSpec;
 
 /// The name recorded in an index built with the shipped model.
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2-int8";
@@ -32,7 +32,8 @@ pub const BATCH_SIZE: usize = 32;
 /// Word pieces per text, as the reference sentence-transformers model (longer is cut).
 pub const MAX_LENGTH: usize = 256;
 
-const MODEL_FILE: &str = "model_quantized.onnx";
+/// The shipped model's ONNX file.
+pub const MODEL_FILE: &str = "model_quantized.onnx";
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -77,6 +78,8 @@ struct Inner {
     model: Mutex<TextEmbedding>,
     name: String,
     dimension: usize,
+    query_prefix: String,
+    passage_prefix: String,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -104,9 +107,15 @@ impl Embedder {
 
     /// Loads the shipped model from `source`. Blocking, like [`Embedder::load_default`].
     pub fn load_from(source: &ModelSource) -> Result<Self> {
+        Self::load_spec(&EmbeddingSpec::shipped(source.clone()))
+    }
+
+    /// Loads the model `spec` describes. Blocking, like [`Embedder::load_default`].
+    pub fn load_spec(spec: &EmbeddingSpec) -> Result<Self> {
         load_onnx_runtime()?;
+        let source = &spec.source;
         let model = UserDefinedEmbeddingModel::new(
-            source.file(MODEL_FILE)?,
+            source.file(&spec.onnx)?,
             TokenizerFiles {
                 tokenizer_file: source.file("tokenizer.json")?,
                 config_file: source.file("config.json")?,
@@ -114,18 +123,30 @@ impl Embedder {
                 tokenizer_config_file: source.file("tokenizer_config.json")?,
             },
         )
-        // The ONNX graph outputs last_hidden_state; sentence-transformers mean-pools it.
-        .with_pooling(Pooling::Mean);
+        // sentence-transformers pools the graph's last_hidden_state (mean for the shipped one).
+        .with_pooling(spec.pooling.clone());
         let options = InitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| EmbedError::Model(e.to_string()))?;
-        Ok(Embedder {
+        let embedder = Embedder {
             inner: Arc::new(Inner {
                 model: Mutex::new(model),
-                name: DEFAULT_MODEL_NAME.to_string(),
-                dimension: DEFAULT_DIMENSION,
+                name: spec.name.clone(),
+                dimension: spec.dimension,
+                query_prefix: spec.query_prefix.clone(),
+                passage_prefix: spec.passage_prefix.clone(),
             }),
-        })
+        };
+        let probe = embedder.inner.embed_batch(&["drydock".to_string()])?;
+        match probe.first().map(Vec::len) {
+            Some(size) if size == spec.dimension => Ok(embedder),
+            size => Err(EmbedError::Model(format!(
+                "{} gives vectors of {} values where its config.json says {}",
+                spec.name,
+                size.unwrap_or(0),
+                spec.dimension
+            ))),
+        }
     }
 
     /// The name an index records, to refuse mixing vectors of different models.
@@ -140,6 +161,11 @@ impl Embedder {
     /// Embeds passages in batches of [`BATCH_SIZE`] on a blocking thread; one vector per
     /// passage, in order, L2-normalised.
     pub async fn embed_passages(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let passages = prefixed(&self.inner.passage_prefix, passages);
+        self.embed(passages).await
+    }
+
+    async fn embed(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
             let mut vectors = Vec::with_capacity(passages.len());
@@ -152,12 +178,20 @@ impl Embedder {
         .map_err(|e| EmbedError::Task(e.to_string()))?
     }
 
-    /// Embeds a search query (this model uses no query prefix).
+    /// Embeds a search query, after the model's query prefix.
     pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let mut vectors = self.embed_passages(vec![query.to_string()]).await?;
+        let query = format!("{}{query}", self.inner.query_prefix);
+        let mut vectors = self.embed(vec![query]).await?;
         vectors
             .pop()
             .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
+    }
+}
+
+fn prefixed(prefix: &str, texts: Vec<String>) -> Vec<String> {
+    match prefix.is_empty() {
+        true => texts,
+        false => texts.into_iter().map(|t| format!("{prefix}{t}")).collect(),
     }
 }
 
@@ -180,7 +214,7 @@ pub enum ModelSource {
 }
 
 impl ModelSource {
-    fn file(&self, name: &str) -> Result<Vec<u8>> {
+    pub fn file(&self, name: &str) -> Result<Vec<u8>> {
         match self {
             ModelSource::Dir(dir) => {
                 let path = dir.join(name);

@@ -19,8 +19,10 @@
 //! model and one open index per process, lookups, ingests (one at a time) and a summary of
 //! what is indexed, taking [`requests`] and answering [`reports`].
 pub mod chunk;
+pub mod cross_encoder;
 pub mod elixir_docs;
 pub mod embed;
+pub mod models;
 pub(crate) mod excerpt;
 pub(crate) mod html;
 pub mod ingest;
@@ -46,7 +48,9 @@ use std::time::SystemTime;
 
 use tokio::sync::OnceCell;
 
-use self::embed::{DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, Embedder, find_model};
+use self::cross_encoder::CrossEncoder;
+use self::embed::{EmbedError, Embedder};
+use self::models::{EmbeddingSpec, Fetcher, ModelError};
 use self::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
 use self::project::{
     DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
@@ -81,6 +85,16 @@ pub enum DocsError {
     #[error(transparent)]
     Embed(#[from] EmbedError),
     #[error(transparent)]
+    Model(Box<ModelError>),
+    #[error(
+        "{mismatch}. Index again with this model: `{command}` (it indexes again what the index \
+         holds, and replaces it once done), or set `[docs] model` back to the model that built it"
+    )]
+    OtherModel {
+        mismatch: Box<StoreError>,
+        command: String,
+    },
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Ingest(#[from] IngestError),
@@ -90,12 +104,20 @@ pub enum DocsError {
     Busy { index: String, progress: String },
 }
 
+impl From<ModelError> for DocsError {
+    fn from(error: ModelError) -> Self {
+        DocsError::Model(Box::new(error))
+    }
+}
+
 /// The process's docs index.
 pub struct Docs {
     config: Arc<Config>,
     events: Arc<Events>,
     workspace: Workspace,
+    spec: OnceCell<EmbeddingSpec>,
     embedder: OnceCell<Embedder>,
+    reranker: OnceCell<Option<CrossEncoder>>,
     store: OnceCell<DocStore>,
     running: Mutex<Option<Arc<IngestProgress>>>,
 }
@@ -118,7 +140,9 @@ impl Docs {
             workspace,
             config,
             events,
+            spec: OnceCell::new(),
             embedder: OnceCell::new(),
+            reranker: OnceCell::new(),
             store: OnceCell::new(),
             running: Mutex::new(None),
         })
@@ -128,32 +152,96 @@ impl Docs {
         &self.config.docs.index_dir
     }
 
+    /// The configured embedding model (fetched into the data directory on first use when it
+    /// is a catalogue model not there yet).
+    pub async fn spec(&self) -> Result<EmbeddingSpec, DocsError> {
+        let spec = self
+            .spec
+            .get_or_try_init(|| async {
+                let fetcher = Fetcher::from_env();
+                models::embedding_spec(
+                    self.config.docs.model.as_ref(),
+                    &self.config.data_dir,
+                    &fetcher,
+                )
+                .await
+            })
+            .await?;
+        Ok(spec.clone())
+    }
+
     /// The shared model, loaded on first use (about a second).
     pub async fn embedder(&self) -> Result<Embedder, DocsError> {
-        let model_dir = self.config.docs.model_dir.clone();
-        let data_dir = self.config.data_dir.clone();
+        let spec = self.spec().await?;
         let embedder = self
             .embedder
             .get_or_try_init(|| async move {
-                tokio::task::spawn_blocking(move || {
-                    Embedder::load_from(&find_model(model_dir.as_deref(), Some(&data_dir))?)
-                })
-                .await
-                .map_err(|e| EmbedError::Task(e.to_string()))?
+                tokio::task::spawn_blocking(move || Embedder::load_spec(&spec))
+                    .await
+                    .map_err(|e| EmbedError::Task(e.to_string()))?
             })
             .await?;
         Ok(embedder.clone())
     }
 
-    /// The index, opened (and created) on first use.
-    pub async fn store(&self) -> Result<DocStore, DocsError> {
-        let store = self
-            .store
-            .get_or_try_init(|| {
-                DocStore::open(self.index_dir(), DEFAULT_MODEL_NAME, DEFAULT_DIMENSION)
+    /// The configured cross-encoder, loaded on first use; None when none is configured.
+    pub async fn reranker(&self) -> Result<Option<CrossEncoder>, DocsError> {
+        let reranker = self
+            .reranker
+            .get_or_try_init(|| async {
+                let Some(choice) = &self.config.docs.reranker else {
+                    return Ok::<_, DocsError>(None);
+                };
+                let spec =
+                    models::reranker_spec(choice, &self.config.data_dir, &Fetcher::from_env())
+                        .await?;
+                let loaded = tokio::task::spawn_blocking(move || CrossEncoder::load(&spec))
+                    .await
+                    .map_err(|e| EmbedError::Task(e.to_string()))??;
+                Ok(Some(loaded))
             })
             .await?;
-        Ok(store.clone())
+        Ok(reranker.clone())
+    }
+
+    /// The index, opened (and created) on first use; refused when another model built it.
+    pub async fn store(&self) -> Result<DocStore, DocsError> {
+        let spec = self.spec().await?;
+        let store = self
+            .store
+            .get_or_try_init(|| DocStore::open(self.index_dir(), &spec.name, spec.dimension))
+            .await;
+        match store {
+            Ok(store) => Ok(store.clone()),
+            Err(mismatch @ StoreError::ModelMismatch { .. }) => Err(DocsError::OtherModel {
+                mismatch: Box::new(mismatch),
+                command: format!(
+                    "drydock index --model {} --index {}",
+                    crate::process::shell_word(&self.configured_model()),
+                    crate::process::shell_word(&self.index_dir().display().to_string())
+                ),
+            }),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The embedding model as the configuration names it.
+    fn configured_model(&self) -> String {
+        match &self.config.docs.model {
+            Some(model) => model.to_string(),
+            None => embed::DEFAULT_MODEL_NAME.to_string(),
+        }
+    }
+
+    /// Records in the index that `request` was indexed, to index it again with another model.
+    pub async fn note_ingest(&self, request: &IndexRequest) -> Result<(), DocsError> {
+        let store = self.store().await?;
+        let source = serde_json::to_value(request).map_err(|e| StoreError::Metadata {
+            path: store.dir().display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let reranker = self.config.docs.reranker.as_ref().map(|r| r.to_string());
+        Ok(store.note_ingest(source, reranker.as_deref())?)
     }
 
     /// Loads the model and opens the index when there is one, so the first lookup does not
@@ -165,6 +253,8 @@ impl Docs {
         if let Err(error) = self.store().await {
             tracing::warn!("docs index: {error}");
         } else if let Err(error) = self.embedder().await {
+            tracing::warn!("docs index: {error}");
+        } else if let Err(error) = self.reranker().await {
             tracing::warn!("docs index: {error}");
         }
     }
@@ -244,7 +334,22 @@ impl Docs {
             SearchMode::FullText => Vec::new(),
             _ => self.embedder().await?.embed_query(&query).await?,
         };
-        let hits = store.search(mode, &vector, &query, &filter, limit).await?;
+        let reranker = match mode {
+            SearchMode::Hybrid => self.reranker().await?,
+            _ => None,
+        };
+        let hits = match reranker {
+            None => store.search(mode, &vector, &query, &filter, limit).await?,
+            Some(reranker) => {
+                let candidates = self.config.docs.rerank_candidates.max(limit);
+                let hits = store
+                    .search(mode, &vector, &query, &filter, candidates)
+                    .await?;
+                let mut hits = reranker.rerank(&query, hits).await?;
+                hits.truncate(limit);
+                hits
+            }
+        };
         let nothing = hits.is_empty().then(|| {
             format!(
                 "Nothing indexed matches{}. The index holds {}; see the drydock://docs resource \
@@ -350,7 +455,13 @@ impl Docs {
         ticker.tick().await;
         loop {
             tokio::select! {
-                result = &mut ingest => return result,
+                result = &mut ingest => {
+                    let report = result?;
+                    if !report.cancelled {
+                        self.note_ingest(&request).await?;
+                    }
+                    return Ok(report);
+                }
                 _ = ticker.tick() => {
                     let now = counters.snapshot();
                     let done = now.chunks_embedded + now.chunks_reused;
@@ -514,8 +625,9 @@ impl Docs {
             .map(|p| p.snapshot().line());
         let mut summary = IndexSummary {
             index_dir: self.index_dir().display().to_string(),
-            model: DEFAULT_MODEL_NAME.to_string(),
-            dimension: DEFAULT_DIMENSION,
+            model: String::new(),
+            dimension: 0,
+            reranker: self.config.docs.reranker.as_ref().map(|r| r.to_string()),
             chunks: 0,
             libraries: Vec::new(),
             last_update: None,
@@ -523,6 +635,8 @@ impl Docs {
             ingest_running,
             message: None,
         };
+        let spec = self.spec().await?;
+        (summary.model, summary.dimension) = (spec.name, spec.dimension);
         if self.exists() {
             let store = self.store().await?;
             summary.chunks = store.count_rows().await?;

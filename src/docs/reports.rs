@@ -150,8 +150,11 @@ pub struct IngestReport {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct IndexSummary {
     pub index_dir: String,
+    /// The embedding model the index was built with (the configured one before it exists).
     pub model: String,
     pub dimension: usize,
+    /// The cross-encoder that re-scores lookups, when one is configured.
+    pub reranker: Option<String>,
     pub chunks: usize,
     pub libraries: Vec<LibrarySummary>,
     /// When the index last changed (RFC 3339), if it exists.

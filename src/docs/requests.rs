@@ -54,7 +54,7 @@ pub enum Around {
 }
 
 /// docs_index's arguments: at least one of them.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IndexRequest {
     /// Files or directories inside the allowed roots (Markdown, text, HTML, Rust and Elixir

@@ -59,9 +59,8 @@ const METADATA_FORMAT: u32 = 1;
 pub enum StoreError {
     #[error(
         "the docs index at {dir} was built with the embedding model {index_model} \
-         ({index_dimension} dimensions), but drydock now embeds with {model} ({dimension} \
-         dimensions): their vectors cannot be compared. Index into a new directory \
-         (--index DIR), or delete {dir} and index again"
+         ({index_dimension} dimensions), but drydock is set to embed with {model} ({dimension} \
+         dimensions): their vectors cannot be compared"
     )]
     ModelMismatch {
         dir: String,
@@ -143,6 +142,12 @@ struct IndexMetadata {
     format: u32,
     model: String,
     dimension: usize,
+    /// The cross-encoder the last ingest's configuration named.
+    #[serde(default)]
+    reranker: Option<String>,
+    /// What was indexed (each docs_index request, once), to index it again with another model.
+    #[serde(default)]
+    sources: Vec<serde_json::Value>,
 }
 
 /// The docs index at one directory. Cheap to clone; clones share the open table.
@@ -230,6 +235,28 @@ impl DocStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Records that `source` (a docs_index request) was indexed, and the reranker configured.
+    pub fn note_ingest(&self, source: serde_json::Value, reranker: Option<&str>) -> Result<()> {
+        let mut meta = read_metadata(&self.dir)?.ok_or_else(|| StoreError::UnknownModel {
+            dir: self.dir.display().to_string(),
+        })?;
+        if !meta.sources.contains(&source) {
+            meta.sources.push(source);
+        }
+        meta.reranker = reranker.map(str::to_string);
+        save_metadata(&self.dir, &meta)
+    }
+
+    /// What the index at `dir` records as indexed (nothing when it has no record).
+    pub fn sources_of(dir: &Path) -> Result<Vec<serde_json::Value>> {
+        Ok(read_metadata(dir)?.map(|m| m.sources).unwrap_or_default())
+    }
+
+    /// The model the index at `dir` was built with, if it exists.
+    pub fn model_of(dir: &Path) -> Result<Option<String>> {
+        Ok(read_metadata(dir)?.map(|m| m.model))
     }
 
     pub fn model_name(&self) -> &str {
@@ -734,15 +761,23 @@ fn read_metadata(dir: &Path) -> Result<Option<IndexMetadata>> {
 }
 
 fn write_metadata(dir: &Path, model: &str, dimension: usize) -> Result<()> {
+    save_metadata(
+        dir,
+        &IndexMetadata {
+            format: METADATA_FORMAT,
+            model: model.to_string(),
+            dimension,
+            reranker: None,
+            sources: Vec::new(),
+        },
+    )
+}
+
+fn save_metadata(dir: &Path, meta: &IndexMetadata) -> Result<()> {
     let path = dir.join(METADATA_FILE);
     let error = |reason: String| StoreError::Metadata {
         path: path.display().to_string(),
         reason,
-    };
-    let meta = IndexMetadata {
-        format: METADATA_FORMAT,
-        model: model.to_string(),
-        dimension,
     };
     let text = serde_json::to_string_pretty(&meta).map_err(|e| error(e.to_string()))?;
     // Written whole or not at all: a torn record would lock the user out of the index.

@@ -649,6 +649,19 @@ fn utf8_sequence_len(byte: u8) -> Option<usize> {
     }
 }
 
+/// `word` as a POSIX shell reads it back: itself when it has nothing the shell treats
+/// specially, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
+    match plain {
+        true => word.to_string(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1280,3 +1293,4 @@ mod tests {
         }
     }
 }
+

@@ -1,0 +1,101 @@
+//! The optional cross-encoder (`[docs] reranker`): it reads the question with each of a
+//! lookup's first candidates and scores the pair, and the candidates are put in its order.
+//! Off unless configured; fastembed runs it (a user-defined ONNX model whose output is named
+//! `logits`), on the blocking pool, one lookup's candidates at a time.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fastembed::{RerankInitOptionsUserDefined, TextRerank, TokenizerFiles, UserDefinedRerankingModel};
+
+use super::embed::{EmbedError, ModelSource, load_onnx_runtime};
+use super::models::RerankerSpec;
+use super::search::Hit;
+
+/// Pairs per model call.
+const BATCH_SIZE: usize = 16;
+/// Word pieces of a question and passage together (the rest of a passage is cut).
+const MAX_LENGTH: usize = 512;
+
+#[derive(Clone)]
+pub struct CrossEncoder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: Mutex<TextRerank>,
+    name: String,
+}
+
+impl std::fmt::Debug for CrossEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrossEncoder")
+            .field("name", &self.inner.name)
+            .finish()
+    }
+}
+
+impl CrossEncoder {
+    /// Loads the model `spec` describes. Blocking (builds an ONNX Runtime session).
+    pub fn load(spec: &RerankerSpec) -> Result<Self, EmbedError> {
+        load_onnx_runtime()?;
+        let source = ModelSource::Dir(spec.dir.clone());
+        let model = UserDefinedRerankingModel::new(
+            source.file(&spec.onnx)?,
+            TokenizerFiles {
+                tokenizer_file: source.file("tokenizer.json")?,
+                config_file: source.file("config.json")?,
+                special_tokens_map_file: source.file("special_tokens_map.json")?,
+                tokenizer_config_file: source.file("tokenizer_config.json")?,
+            },
+        );
+        let options = RerankInitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
+        let model = TextRerank::try_new_from_user_defined(model, options)
+            .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", spec.name)))?;
+        Ok(CrossEncoder {
+            inner: Arc::new(Inner {
+                model: Mutex::new(model),
+                name: spec.name.clone(),
+            }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// One score per passage for `query`, in the passages' order (higher is better).
+    pub async fn scores(&self, query: &str, passages: Vec<String>) -> Result<Vec<f32>, EmbedError> {
+        let inner = Arc::clone(&self.inner);
+        let query = query.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut model = inner.model.lock().unwrap_or_else(PoisonError::into_inner);
+            let ranked = model
+                .rerank(query.as_str(), passages.iter().map(String::as_str).collect::<Vec<_>>(), false, Some(BATCH_SIZE))
+                .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", inner.name)))?;
+            let mut scores = vec![0.0; passages.len()];
+            for result in ranked {
+                scores[result.index] = result.score;
+            }
+            Ok(scores)
+        })
+        .await
+        .map_err(|e| EmbedError::Task(e.to_string()))?
+    }
+
+    /// `hits` in the order of the scores of their heading and passage for `query`, each
+    /// hit's score its cross-encoder score.
+    pub async fn rerank(&self, query: &str, hits: Vec<Hit>) -> Result<Vec<Hit>, EmbedError> {
+        let passages = hits
+            .iter()
+            .map(|hit| format!("{}\n{}", hit.heading, hit.content))
+            .collect();
+        let scores = self.scores(query, passages).await?;
+        let mut scored: Vec<Hit> = hits
+            .into_iter()
+            .zip(scores)
+            .map(|(hit, score)| Hit { score, ..hit })
+            .collect();
+        scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(scored)
+    }
+}
