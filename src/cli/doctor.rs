@@ -223,7 +223,9 @@ fn onnx_runtime() -> Found {
 
 /// Doctor looks for models and never fetches one.
 fn no_fetch() -> Fetcher {
-    Fetcher::refusing("drydock doctor does not fetch models; the first docs_lookup or drydock index does")
+    Fetcher::refusing(
+        "drydock doctor does not fetch models; the first docs_lookup or drydock index does",
+    )
 }
 
 async fn model(config: &Config) -> Found {

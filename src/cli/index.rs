@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::{ConfigArgs, Failure, Outcome};
 use crate::call::Call;
 use crate::config::Config;
-use crate::docs::Docs;
 use crate::config::ModelRef;
+use crate::docs::Docs;
 use crate::docs::ingest::{IngestProgress, human_duration};
 use crate::docs::reports::IngestReport;
 use crate::docs::requests::IndexRequest;
@@ -87,11 +87,13 @@ pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Outcome {
         .spec()
         .await
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    let built_with = DocStore::model_of(docs.index_dir())
-        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let built_with =
+        DocStore::model_of(docs.index_dir()).map_err(|e| Failure::Runtime(e.to_string()))?;
     let cancel = stop_on_ctrl_c();
     match built_with {
-        Some(other) if other != spec.name => rebuild(config, &args, &other, &spec.name, cancel).await,
+        Some(other) if other != spec.name => {
+            rebuild(config, &args, &other, &spec.name, cancel).await
+        }
         _ => finish(ingest(&docs, &args.request()?, &cancel).await?),
     }
 }
@@ -163,7 +165,10 @@ fn recorded_requests(dir: &Path) -> Result<Vec<IndexRequest>, Failure> {
         .into_iter()
         .map(|source| {
             serde_json::from_value(source).map_err(|e| {
-                Failure::Runtime(format!("{}: a recorded source is unreadable: {e}", dir.display()))
+                Failure::Runtime(format!(
+                    "{}: a recorded source is unreadable: {e}",
+                    dir.display()
+                ))
             })
         })
         .collect()

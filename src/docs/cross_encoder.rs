@@ -5,7 +5,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fastembed::{RerankInitOptionsUserDefined, TextRerank, TokenizerFiles, UserDefinedRerankingModel};
+use fastembed::{
+    RerankInitOptionsUserDefined, TextRerank, TokenizerFiles, UserDefinedRerankingModel,
+};
 
 use super::embed::{EmbedError, ModelSource, load_onnx_runtime};
 use super::models::RerankerSpec;
@@ -70,7 +72,12 @@ impl CrossEncoder {
         tokio::task::spawn_blocking(move || {
             let mut model = inner.model.lock().unwrap_or_else(PoisonError::into_inner);
             let ranked = model
-                .rerank(query.as_str(), passages.iter().map(String::as_str).collect::<Vec<_>>(), false, Some(BATCH_SIZE))
+                .rerank(
+                    query.as_str(),
+                    passages.iter().map(String::as_str).collect::<Vec<_>>(),
+                    false,
+                    Some(BATCH_SIZE),
+                )
                 .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", inner.name)))?;
             let mut scores = vec![0.0; passages.len()];
             for result in ranked {
@@ -97,5 +104,66 @@ impl CrossEncoder {
             .collect();
         scored.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(scored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The tiny cross-encoder tests/fixtures/cross-encoder/make_tiny_cross_encoder.py writes:
+    /// a passage scores 1.0 per "lighthouse" or "harbour" and -0.01 per other word piece.
+    pub fn tiny_cross_encoder(into: &Path) -> RerankerSpec {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cross-encoder/make_tiny_cross_encoder.py");
+        let made = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(into)
+            .output()
+            .expect("python3 runs");
+        assert!(made.status.success(), "{made:?}");
+        RerankerSpec {
+            name: "tiny".into(),
+            dir: into.to_path_buf(),
+            onnx: "model.onnx".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cross_encoder_scores_every_pair_in_batches_in_the_order_its_model_implies() {
+        let dir = tempfile::tempdir().unwrap();
+        let encoder = CrossEncoder::load(&tiny_cross_encoder(dir.path())).unwrap();
+        // 40 passages: three batches of 16. Passage i holds i % 4 favoured words among the
+        // same number of other words, so its score is (i % 4) * 1.01 less a constant.
+        let passages: Vec<String> = (0..40)
+            .map(|i| {
+                let favoured = ["lighthouse", "harbour", "lighthouse"][..i % 4].join(" ");
+                let filler = ["stone", "stone", "stone"][..3 - i % 4].join(" ");
+                format!("{favoured} {filler} tide")
+            })
+            .collect();
+        let scores = encoder
+            .scores("where do ships wait", passages.clone())
+            .await
+            .unwrap();
+        assert_eq!(scores.len(), 40);
+        for (i, score) in scores.iter().enumerate() {
+            // [word pieces] tide [SEP]: five pieces; the favoured count at 1.0, the rest -0.01.
+            let favoured = (i % 4) as f32;
+            let expected = favoured - 0.01 * (5.0 - favoured);
+            assert!(
+                (score - expected).abs() < 1e-4,
+                "passage {i} {:?}: {score} != {expected}",
+                passages[i]
+            );
+        }
+        // The question's words count for nothing.
+        let again = encoder
+            .scores("lighthouse harbour", passages[..3].to_vec())
+            .await
+            .unwrap();
+        assert_eq!(again, scores[..3].to_vec());
     }
 }

@@ -22,11 +22,11 @@ pub mod chunk;
 pub mod cross_encoder;
 pub mod elixir_docs;
 pub mod embed;
-pub mod models;
 pub(crate) mod excerpt;
 pub(crate) mod html;
 pub mod ingest;
 pub(crate) mod markdown;
+pub mod models;
 pub(crate) mod project;
 pub mod reports;
 pub mod requests;
@@ -50,8 +50,8 @@ use tokio::sync::OnceCell;
 
 use self::cross_encoder::CrossEncoder;
 use self::embed::{EmbedError, Embedder};
-use self::models::{EmbeddingSpec, Fetcher, ModelError};
 use self::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
+use self::models::{EmbeddingSpec, Fetcher, ModelError};
 use self::project::{
     DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
 };

@@ -62,9 +62,7 @@ pub enum ModelError {
         tokenizer = TOKENIZER_FILES.join(", ")
     )]
     NotAModel { dir: PathBuf, missing: String },
-    #[error(
-        "the {role} {dir}/config.json says no embedding size (hidden_size, d_model or dim)"
-    )]
+    #[error("the {role} {dir}/config.json says no embedding size (hidden_size, d_model or dim)")]
     NoDimension { role: Role, dir: PathBuf },
     #[error("cannot read {path}: {reason}")]
     Unreadable { path: PathBuf, reason: String },
@@ -212,8 +210,8 @@ impl Fetcher {
                 let path = partial.join(file);
                 std::fs::create_dir_all(path.parent().unwrap_or(&partial))
                     .map_err(|e| format!("{}: {e}", partial.display()))?;
-                let mut out = std::fs::File::create(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                let mut out =
+                    std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
                     std::io::Write::write_all(&mut out, &chunk)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -415,7 +413,10 @@ fn prefixes(short: &str) -> (&'static str, &'static str) {
     } else if short.contains("e5-") {
         ("query: ", "passage: ")
     } else if short.starts_with("bge-") && short.contains("-en") {
-        ("Represent this sentence for searching relevant passages: ", "")
+        (
+            "Represent this sentence for searching relevant passages: ",
+            "",
+        )
     } else {
         ("", "")
     }
@@ -540,7 +541,11 @@ mod tests {
         let unknown = catalogue_entry(Role::Reranker, "bge-small-en-v1.5")
             .unwrap_err()
             .to_string();
-        for said in ["unknown reranker `bge-small-en-v1.5`", "bge-reranker-base", "./"] {
+        for said in [
+            "unknown reranker `bge-small-en-v1.5`",
+            "bge-reranker-base",
+            "./",
+        ] {
             assert!(unknown.contains(said), "{said}: {unknown}");
         }
         assert_eq!(prefixes("nomic-embed-text-v1.5").0, "search_query: ");
@@ -592,8 +597,13 @@ mod tests {
             .to_string();
         let dir = data_dir.path().join("models/bge-small-en-v1.5");
         for said in [
-            format!("the embedding model bge-small-en-v1.5 is not in {}", dir.display()),
-            format!("{endpoint}/Xenova/bge-small-en-v1.5/resolve/main/onnx/model.onnx -> onnx/model.onnx"),
+            format!(
+                "the embedding model bge-small-en-v1.5 is not in {}",
+                dir.display()
+            ),
+            format!(
+                "{endpoint}/Xenova/bge-small-en-v1.5/resolve/main/onnx/model.onnx -> onnx/model.onnx"
+            ),
             "tokenizer_config.json".to_string(),
             "`[docs] model`".to_string(),
         ] {
@@ -621,9 +631,16 @@ mod tests {
                 )>| {
                     let counter = counter.clone();
                     async move {
-                        assert_eq!((owner.as_str(), repo.as_str()), ("Qdrant", "all-MiniLM-L6-v2-onnx"));
+                        assert_eq!(
+                            (owner.as_str(), repo.as_str()),
+                            ("Qdrant", "all-MiniLM-L6-v2-onnx")
+                        );
                         counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        let name = if file == "model.onnx" { "model_quantized.onnx" } else { &file };
+                        let name = if file == "model.onnx" {
+                            "model_quantized.onnx"
+                        } else {
+                            &file
+                        };
                         std::fs::read(shipped_dir().join(name)).unwrap()
                     }
                 },
@@ -640,7 +657,10 @@ mod tests {
             .unwrap();
         let dir = data_dir.path().join("models/all-MiniLM-L6-v2-onnx");
         assert_eq!(spec.source, ModelSource::Dir(dir.clone()));
-        assert_eq!((spec.name.as_str(), spec.dimension), ("all-MiniLM-L6-v2-onnx", 384));
+        assert_eq!(
+            (spec.name.as_str(), spec.dimension),
+            ("all-MiniLM-L6-v2-onnx", 384)
+        );
         assert!(dir.join("model.onnx").is_file() && dir.join("tokenizer.json").is_file());
         assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 5);
         embedding_spec(Some(&choice), data_dir.path(), &fetcher)

@@ -14,6 +14,7 @@ mod containment;
 mod dashboard;
 mod docs_eval;
 mod docs_index;
+mod docs_models;
 mod doctor;
 mod history;
 mod layering;

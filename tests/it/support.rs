@@ -39,7 +39,8 @@ pub fn without_the_users_settings() -> Vec<(std::ffi::OsString, Option<std::ffi:
     static EMPTY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let empty = EMPTY.get_or_init(|| tempfile::tempdir().unwrap()).path();
     let mut changes: Vec<_> = std::env::vars_os()
-        .filter(|(name, _)| name.to_string_lossy().starts_with("DRYDOCK_"))
+        // HF_ENDPOINT: where a catalogue model would be fetched from.
+        .filter(|(name, _)| name.to_string_lossy().starts_with("DRYDOCK_") || name == "HF_ENDPOINT")
         .map(|(name, _)| (name, None))
         .collect();
     for name in ["XDG_CONFIG_HOME", "XDG_DATA_HOME"] {
