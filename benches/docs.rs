@@ -2,7 +2,12 @@
 //! - ingest throughput (chunks embedded per second, walking, chunking and writing included)
 //!   against the raw throughput of the same model on the same passages, in the same run;
 //! - re-indexing the unchanged corpus against reading and hashing its files;
-//! - docs_lookup latency p50/p99 (hybrid, query embedding included) at 10k and 100k chunks;
+//! - docs_lookup latency p50/p99 (hybrid, query embedding and the result's shaping included)
+//!   at 10k and 100k chunks, at its default size;
+//! - what a reranker adds: the tiny cross-encoder the tests write (ONNX Runtime's and the
+//!   tokenizer's cost alone) on a lookup's candidates, and per candidate the forward pass of
+//!   a model of jina-reranker-v1-turbo-en's shape (6 layers, 384 wide: the shipped MiniLM's
+//!   shape) over the question and the passage;
 //! - index size on disk per 10k chunks.
 //!
 //! The 10k and 100k indexes hold the book many times over (hard-linked copies under other
@@ -16,10 +21,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use drydock::docs::chunk::hex_sha256;
+use drydock::docs::cross_encoder::CrossEncoder;
 use drydock::docs::embed::Embedder;
+use drydock::docs::models::RerankerSpec;
+use drydock::docs::reports::LookupReport;
+use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
 use drydock::docs::reports::IngestReport;
-use drydock::docs::search::{SearchFilter, SearchMode};
+use drydock::render::Render;
+use drydock::docs::search::{Hit, SearchFilter, SearchMode};
 use drydock::docs::sources::{FileKind, FileRoot, Library, PathFilter, Root, chunk_file, text_of};
 use drydock::docs::store::DocStore;
 use support::{dir_size, iterations, percentile};
@@ -175,20 +185,30 @@ async fn main() {
         let built = index(&store, &embedder, roots).await;
         let rows = store.count_rows().await.unwrap();
         let mut latencies: Vec<Duration> = Vec::new();
+        let mut last = Vec::new();
         for question in questions.iter().cycle().take(iterations(200)) {
             let start = Instant::now();
             let vector = embedder.embed_query(&question.question).await.unwrap();
-            store
+            let hits = store
                 .search(
                     SearchMode::Hybrid,
                     &vector,
                     &question.question,
                     &SearchFilter::default(),
-                    10,
+                    DEFAULT_LIMIT,
                 )
                 .await
                 .unwrap();
+            let shaped = LookupReport::shaped(
+                question.question.clone(),
+                hits.clone(),
+                DEFAULT_FULL,
+                DEFAULT_EXCERPTS,
+                None,
+            );
+            std::hint::black_box(shaped.render());
             latencies.push(start.elapsed());
+            last = hits;
         }
         let mut embedding: Vec<Duration> = Vec::new();
         for question in questions.iter().take(50) {
@@ -208,5 +228,54 @@ async fn main() {
             size as f64 / 1e6,
             size as f64 / 1e6 / rows as f64 * 10_000.0
         );
+        if target == 100_000 {
+            reranker_cost(&embedder, &questions, last).await;
+        }
     }
+}
+
+/// What `[docs] reranker` adds to a lookup of `hits`' size.
+async fn reranker_cost(embedder: &Embedder, questions: &[Question], hits: Vec<Hit>) {
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/cross-encoder/make_tiny_cross_encoder.py"
+        ))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let tiny = CrossEncoder::load(&RerankerSpec {
+        name: "tiny".into(),
+        dir: dir.path().to_path_buf(),
+        onnx: "model.onnx".into(),
+    })
+    .unwrap();
+    let pairs: Vec<String> = hits
+        .iter()
+        .map(|h| format!("{}\n{}", h.heading, h.content))
+        .collect();
+    let mut framework = Vec::new();
+    let mut forward = Vec::new();
+    for question in questions.iter().cycle().take(iterations(20)) {
+        let start = Instant::now();
+        tiny.rerank(&question.question, hits.clone()).await.unwrap();
+        framework.push(start.elapsed());
+        let joined = pairs
+            .iter()
+            .map(|p| format!("{} {p}", question.question))
+            .collect();
+        let start = Instant::now();
+        embedder.embed_passages(joined).await.unwrap();
+        forward.push(start.elapsed());
+    }
+    let n = hits.len().max(1) as f64;
+    println!(
+        "  reranker on {} candidates: tokenizing and ONNX Runtime alone (the tiny cross-encoder) p50 {:.1} ms; a 6-layer, 384-wide model's forward pass p50 {:.1} ms, {:.2} ms per candidate",
+        hits.len(),
+        percentile(&framework, 50.0),
+        percentile(&forward, 50.0),
+        percentile(&forward, 50.0) / n
+    );
 }

@@ -26,10 +26,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use drydock::docs::DEFAULT_FULL;
+use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::docs::embed::Embedder;
-use drydock::docs::reports::{LookupReport, LookupResult};
-use drydock::docs::rerank::below_title;
+use drydock::docs::reports::LookupReport;
+use drydock::docs::rerank::own_heading;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
 use drydock::render::Render;
@@ -37,7 +37,7 @@ use retrieval_scores::{Scores, squash};
 use serde::Deserialize;
 use support::percentile;
 
-const TOP: usize = 10;
+const TOP: usize = DEFAULT_LIMIT;
 
 #[derive(Deserialize)]
 struct Target {
@@ -98,8 +98,9 @@ fn questions() -> Vec<Question> {
 }
 
 /// The (file, heading) sections of the index that hold one of the question's phrases, and
-/// the same passages where rustdoc publishes them again (a re-exported item's page on its
-/// other path: `std::collections::HashMap` and `std::collections::hash_map::HashMap`).
+/// the same passages under the same heading elsewhere, which docs_lookup shows once (rustdoc
+/// publishes a re-exported item's page on each path, `std::collections::HashMap` and
+/// `std::collections::hash_map::HashMap`; cargo's command pages repeat whole sections).
 async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, String)> {
     let mut sections = HashSet::new();
     for target in &question.targets {
@@ -107,7 +108,7 @@ async fn answers(store: &DocStore, question: &Question) -> HashSet<(String, Stri
         for (file, heading, text) in store.file_sections(&target.file).await.unwrap() {
             if squash(&text).contains(&phrase) {
                 for (copy, copy_heading, _) in store.chunks_with_text(&text).await.unwrap() {
-                    if below_title(&copy_heading) == below_title(&heading) {
+                    if own_heading(&copy_heading) == own_heading(&heading) {
                         sections.insert((copy, copy_heading));
                     }
                 }
@@ -223,19 +224,13 @@ async fn main() {
                 record(&mut scores, question, "Fused", fused_rank);
             }
             if mode == SearchMode::Hybrid {
-                let shaped = LookupReport {
-                    query: question.text.clone(),
-                    results: hits
-                        .iter()
-                        .cloned()
-                        .enumerate()
-                        .map(|(rank, hit)| match rank < DEFAULT_FULL {
-                            true => LookupResult::whole(hit),
-                            false => LookupResult::excerpt(hit, &question.text),
-                        })
-                        .collect(),
-                    message: None,
-                };
+                let shaped = LookupReport::shaped(
+                    question.text.clone(),
+                    hits.clone(),
+                    DEFAULT_FULL,
+                    DEFAULT_EXCERPTS,
+                    None,
+                );
                 let text_tokens = cl100k.encode_with_special_tokens(&shaped.render()).len();
                 tokens
                     .entry(question.category.clone())

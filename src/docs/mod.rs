@@ -67,11 +67,14 @@ use crate::events::{EventKind, Events, IngestPhase, unix_millis};
 use crate::process::Policy;
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
-pub const DEFAULT_LIMIT: usize = 10;
+pub const DEFAULT_LIMIT: usize = 30;
 pub const MAX_LIMIT: usize = 50;
 /// How many of the first results carry their whole passage by default: the reader reads them
 /// all, so the rest come as their best sentences (docs_quality prints what that costs).
 pub const DEFAULT_FULL: usize = 3;
+/// How many results after the whole ones carry their best sentences by default; the rest
+/// are named by their heading path.
+pub const DEFAULT_EXCERPTS: usize = 7;
 /// The longest query taken: the model reads 256 word pieces of it anyway, and a huge one
 /// makes full-text search slow.
 pub const MAX_QUERY_CHARS: usize = 2000;
@@ -364,20 +367,13 @@ impl Docs {
             (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
             (nothing, under_way) => nothing.or(under_way),
         };
-        let full = request.full.unwrap_or(DEFAULT_FULL);
-        let results = hits
-            .into_iter()
-            .enumerate()
-            .map(|(rank, hit)| match rank < full {
-                true => LookupResult::whole(hit),
-                false => LookupResult::excerpt(hit, &query),
-            })
-            .collect();
-        Ok(LookupReport {
+        Ok(LookupReport::shaped(
             query,
-            results,
+            hits,
+            request.full.unwrap_or(DEFAULT_FULL),
+            request.excerpts.unwrap_or(DEFAULT_EXCERPTS),
             message,
-        })
+        ))
     }
 
     /// The passage a docs_lookup result's id names, its section or its neighbours.

@@ -52,6 +52,11 @@ impl LookupResult {
         LookupResult::of(hit, content, None)
     }
 
+    /// `hit` named by its heading path and id alone.
+    pub fn named(hit: Hit) -> LookupResult {
+        LookupResult::of(hit, None, None)
+    }
+
     /// `hit` as the sentences that best match `query`.
     pub fn excerpt(hit: Hit, query: &str) -> LookupResult {
         let excerpt = Some(super::excerpt::excerpt(&hit.content, query));
@@ -84,7 +89,8 @@ impl LookupResult {
             .unwrap_or_default()
     }
 
-    /// Where it is, on one line: `[n] library version (type) file#anchor:lines — heading`.
+    /// Where it is, on one line: `[n] library version file#anchor — heading`, with the
+    /// lines (`file:lines`) of a source file (a web page's lines say nothing to the reader).
     fn place(&self, n: usize) -> String {
         let version = self
             .version
@@ -96,14 +102,13 @@ impl LookupResult {
             .as_deref()
             .map(|a| format!("#{a}"))
             .unwrap_or_default();
+        let lines = match self.file_path.ends_with(".html") {
+            true => String::new(),
+            false => format!(":{}-{}", self.line_start, self.line_end),
+        };
         format!(
-            "[{n}] {}{version} ({}) {}{anchor}:{}-{} — {}",
-            self.library,
-            self.source_type,
-            self.file_path,
-            self.line_start,
-            self.line_end,
-            self.heading
+            "[{n}] {}{version} {}{anchor}{lines} — {}",
+            self.library, self.file_path, self.heading
         )
     }
 }
@@ -166,22 +171,62 @@ pub struct IndexSummary {
     pub message: Option<String>,
 }
 
+impl LookupReport {
+    /// `hits` (best first) as the reader gets them: the first `full` whole, the next
+    /// `excerpts` as their sentences that best match `query`, the rest named.
+    pub fn shaped(
+        query: String,
+        hits: Vec<Hit>,
+        full: usize,
+        excerpts: usize,
+        message: Option<String>,
+    ) -> LookupReport {
+        let results = hits
+            .into_iter()
+            .enumerate()
+            .map(|(rank, hit)| match rank {
+                rank if rank < full => LookupResult::whole(hit),
+                rank if rank < full + excerpts => LookupResult::excerpt(hit, &query),
+                _ => LookupResult::named(hit),
+            })
+            .collect();
+        LookupReport {
+            query,
+            results,
+            message,
+        }
+    }
+}
+
 impl Render for LookupReport {
     /// Each result under a line saying where it is, best first: the first ones whole, the
-    /// others as their best sentences with the id that reads them whole.
+    /// next as their best sentences with the id docs_read reads them whole by, the rest one
+    /// line each, their heading path and id.
     fn render(&self) -> String {
         if self.results.is_empty() {
             return self.message.clone().unwrap_or_else(|| "no results".into());
         }
         let mut out = String::new();
+        let mut named = false;
         for (i, result) in self.results.iter().enumerate() {
-            out += &result.place(i + 1);
             match (&result.content, &result.excerpt) {
-                (Some(content), _) => out += &format!("\n{}\n\n", content.trim_end()),
-                (None, Some(excerpt)) => {
-                    out += &format!(" (docs_read id {})\n{excerpt}\n\n", result.id)
+                (Some(content), _) => {
+                    out += &format!("{}\n{}\n\n", result.place(i + 1), content.trim_end())
                 }
-                (None, None) => out += "\n\n",
+                (None, Some(excerpt)) => {
+                    out += &format!(
+                        "{} (id {})\n{excerpt}\n\n",
+                        result.place(i + 1),
+                        result.id
+                    )
+                }
+                (None, None) => {
+                    if !named {
+                        out += "More, by heading:\n";
+                        named = true;
+                    }
+                    out += &format!("[{}] {} ({})\n", i + 1, result.heading, result.id)
+                }
             }
         }
         out.trim_end().to_string()

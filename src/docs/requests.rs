@@ -23,12 +23,14 @@ pub struct LookupRequest {
     /// A project inside the allowed roots: only its own docs, its dependencies at the
     /// versions its lock file pins, and its language's toolchain docs.
     pub project_path: Option<String>,
-    /// How many results (default 10, at most 50).
+    /// How many results (default 30, at most 50).
     pub limit: Option<usize>,
-    /// How many of the first results carry their whole passage (default 3); the others carry
-    /// the sentences that best match the query, and an id that docs_read turns into the
-    /// passage.
+    /// How many of the first results carry their whole passage (default 3).
     pub full: Option<usize>,
+    /// How many results after those carry the sentences that best match the query (default
+    /// 7); the rest are named by their heading path. Each has an id that docs_read turns into
+    /// the passage.
+    pub excerpts: Option<usize>,
     /// hybrid (default: vectors and full text fused), vector or full_text.
     pub mode: Option<SearchMode>,
 }

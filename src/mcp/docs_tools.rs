@@ -17,7 +17,7 @@ use crate::render::Render;
 #[tool_router(router = docs_tool_router, vis = "pub(crate)")]
 impl DrydockServer {
     #[tool(
-        description = "Search the local documentation index (vectors + full text, fused) for the exact passage: Rust book, std, cargo, error codes, Elixir's stdlib, and every indexed crate or hex package at its version. Ask in words (\"how do I share a Vec between threads\") or by identifier (`E0502`, `Enum.chunk_every`, `--message-format`). With project_path, only that project's own docs, its dependencies at the versions its lock file pins and its language's toolchain docs. Returns the 10 best results with library, version, file, heading, anchor and lines: the first 3 with their whole passage, the others with the sentences that best match the question and an id; docs_read {id} gives that passage whole.",
+        description = "Search the local documentation index (vectors + full text, fused) for the exact passage: Rust book, std, cargo, error codes, Elixir's stdlib, and every indexed crate or hex package at its version. Ask in words (\"how do I share a Vec between threads\") or by identifier (`E0502`, `Enum.chunk_every`, `--message-format`). With project_path, only that project's own docs, its dependencies at the versions its lock file pins and its language's toolchain docs. Returns the 30 best results (read them all: the answer is often not first) with library, version, file, heading, anchor and lines: the first 3 with their whole passage, the next 7 with the sentences that best match the question, the rest by their heading path; each has an id, and docs_read {id} gives that passage whole.",
         output_schema = schema_for_output::<LookupReport>()
     )]
     async fn docs_lookup(

@@ -128,9 +128,9 @@ async fn an_agent_fills_the_index_and_finds_passages() {
         "{api}"
     );
 
-    // At the default size: ten results, the first three whole, the others as their best
-    // sentences with an id that docs_read turns into the passage, its section or its
-    // neighbours.
+    // At the default size: thirty results, the first three whole, the next seven as their
+    // best sentences, the rest named by their heading, each with an id that docs_read turns
+    // into the passage, its section or its neighbours.
     let shaped = call(
         &client,
         "docs_lookup",
@@ -139,18 +139,28 @@ async fn an_agent_fills_the_index_and_finds_passages() {
     .await;
     let structured = shaped.structured_content.clone().unwrap();
     let results = structured["results"].as_array().unwrap();
-    assert_eq!(results.len(), 10, "{structured:#}");
+    assert_eq!(results.len(), 30, "{structured:#}");
     for (rank, result) in results.iter().enumerate() {
-        let whole = rank < 3;
+        let (whole, excerpt) = (rank < 3, (3..10).contains(&rank));
         assert_eq!(result["content"].is_string(), whole, "{rank}: {result}");
-        assert_eq!(result["excerpt"].is_string(), !whole, "{rank}: {result}");
+        assert_eq!(result["excerpt"].is_string(), excerpt, "{rank}: {result}");
         assert_eq!(result["id"].as_str().unwrap().len(), 12);
     }
+    let named = &results[20];
+    assert!(
+        text_of(&shaped).contains(&format!(
+            "[21] {} ({})\n",
+            named["heading"].as_str().unwrap(),
+            named["id"].as_str().unwrap()
+        )),
+        "{}",
+        text_of(&shaped)
+    );
     let later = &results[4];
     let excerpt = later["excerpt"].as_str().unwrap();
     let id = later["id"].as_str().unwrap();
     assert!(
-        text_of(&shaped).contains(&format!("(docs_read id {id})\n{excerpt}")),
+        text_of(&shaped).contains(&format!("(id {id})\n{excerpt}")),
         "{}",
         text_of(&shaped)
     );
