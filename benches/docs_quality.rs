@@ -26,12 +26,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::docs::embed::Embedder;
 use drydock::docs::reports::LookupReport;
 use drydock::docs::rerank::own_heading;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::store::DocStore;
+use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::render::Render;
 use retrieval_scores::{Scores, squash};
 use serde::Deserialize;

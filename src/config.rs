@@ -1315,6 +1315,10 @@ mod tests {
         assert_eq!(example.timeouts.default, defaults.timeouts.default);
         assert_eq!(example.toolsets, defaults.toolsets);
         assert_eq!(example.docs.max_file_bytes, defaults.docs.max_file_bytes);
+        assert_eq!(
+            example.docs.rerank_candidates,
+            defaults.docs.rerank_candidates
+        );
         assert_eq!(example.http, defaults.http);
         assert_eq!(example.terminal.output_cap, defaults.terminal.output_cap);
         for bad in [0, 1023, 262_145] {
@@ -1324,6 +1328,39 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_docs_model_and_reranker_are_a_catalogue_name_or_a_directory() {
+        let defaults = resolve_with("", Overrides::default()).unwrap();
+        assert_eq!((defaults.docs.model, defaults.docs.reranker), (None, None));
+        assert_eq!(defaults.docs.rerank_candidates, 30);
+        let named = resolve_with(
+            "[docs]\nmodel = \"bge-small-en-v1.5\"\nreranker = \"./models/tiny\"\nrerank_candidates = 12",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            named.docs.model,
+            Some(ModelRef::Named("bge-small-en-v1.5".into()))
+        );
+        let Some(ModelRef::Dir(dir)) = &named.docs.reranker else {
+            panic!("{:?}", named.docs.reranker)
+        };
+        assert!(dir.is_absolute() && dir.ends_with("models/tiny"), "{dir:?}");
+        assert_eq!(named.docs.rerank_candidates, 12);
+        let old = resolve_with("[docs]\nmodel_dir = \"/opt/m\"", Overrides::default()).unwrap();
+        assert_eq!(old.docs.model, Some(ModelRef::Dir("/opt/m".into())));
+        let both = resolve_with(
+            "[docs]\nmodel = \"/a\"\nmodel_dir = \"/b\"",
+            Overrides::default(),
+        );
+        assert!(matches!(both, Err(ConfigError::Invalid(m)) if m.contains("keep one")));
+        let none = resolve_with("[docs]\nrerank_candidates = 0", Overrides::default());
+        assert!(matches!(
+            none,
+            Err(ConfigError::Zero("docs.rerank_candidates"))
+        ));
     }
 
     #[test]

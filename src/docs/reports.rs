@@ -214,11 +214,7 @@ impl Render for LookupReport {
                     out += &format!("{}\n{}\n\n", result.place(i + 1), content.trim_end())
                 }
                 (None, Some(excerpt)) => {
-                    out += &format!(
-                        "{} (id {})\n{excerpt}\n\n",
-                        result.place(i + 1),
-                        result.id
-                    )
+                    out += &format!("{} (id {})\n{excerpt}\n\n", result.place(i + 1), result.id)
                 }
                 (None, None) => {
                     if !named {
