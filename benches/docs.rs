@@ -4,10 +4,9 @@
 //! - re-indexing the unchanged corpus against reading and hashing its files;
 //! - docs_lookup latency p50/p99 (hybrid, query embedding and the result's shaping included)
 //!   at 10k and 100k chunks, at its default size;
-//! - what a reranker adds: the tiny cross-encoder the tests write (ONNX Runtime's and the
-//!   tokenizer's cost alone) on a lookup's candidates, and per candidate the forward pass of
-//!   a model of jina-reranker-v1-turbo-en's shape (6 layers, 384 wide: the shipped MiniLM's
-//!   shape) over the question and the passage;
+//! - what the model choices cost: models of the catalogue's shapes with random weights
+//!   (size, embedding rate, a query's embedding, the lookup it makes), and what a reranker of
+//!   each shape adds to a lookup of the default size;
 //! - index size on disk per 10k chunks.
 //!
 //! The 10k and 100k indexes hold the book many times over (hard-linked copies under other
@@ -229,53 +228,173 @@ async fn main() {
             size as f64 / 1e6 / rows as f64 * 10_000.0
         );
         if target == 100_000 {
-            reranker_cost(&embedder, &questions, last).await;
+            model_costs(
+                &embedder,
+                &texts,
+                &questions,
+                last,
+                percentile(&latencies, 50.0),
+            )
+            .await;
         }
     }
 }
 
-/// What `[docs] reranker` adds to a lookup of `hits`' size.
-async fn reranker_cost(embedder: &Embedder, questions: &[Question], hits: Vec<Hit>) {
-    let dir = tempfile::tempdir().unwrap();
+/// Runs a generator script of tests/fixtures/onnx with `args`.
+fn make_model(script: &str, args: &[&str]) {
     let made = std::process::Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/cross-encoder/make_tiny_cross_encoder.py"
-        ))
-        .arg(dir.path())
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/onnx")
+                .join(script),
+        )
+        .args(args)
         .output()
         .unwrap();
     assert!(made.status.success(), "{made:?}");
-    let tiny = CrossEncoder::load(&RerankerSpec {
-        name: "tiny".into(),
-        dir: dir.path().to_path_buf(),
-        onnx: "model.onnx".into(),
-    })
-    .unwrap();
-    let pairs: Vec<String> = hits
+}
+
+/// What the model choices cost here, measured on models of their shape with random weights
+/// (tests/fixtures/onnx/make_bert_shape.py: a forward pass costs the same whatever the
+/// weights): size, embedding rate on the book's passages, a query's embedding; and what a
+/// reranker adds to a lookup of `hits`.
+async fn model_costs(
+    shipped: &Embedder,
+    passages: &[String],
+    questions: &[Question],
+    hits: Vec<Hit>,
+    lookup_p50: f64,
+) {
+    let work = tempfile::tempdir().unwrap();
+    let sample: Vec<String> = passages.iter().take(iterations(64)).cloned().collect();
+    let queries: Vec<&str> = questions
         .iter()
-        .map(|h| format!("{}\n{}", h.heading, h.content))
+        .take(iterations(30))
+        .map(|q| q.question.as_str())
         .collect();
-    let mut framework = Vec::new();
-    let mut forward = Vec::new();
-    for question in questions.iter().cycle().take(iterations(20)) {
-        let start = Instant::now();
-        tiny.rerank(&question.question, hits.clone()).await.unwrap();
-        framework.push(start.elapsed());
-        let joined = pairs
-            .iter()
-            .map(|p| format!("{} {p}", question.question))
-            .collect();
-        let start = Instant::now();
-        embedder.embed_passages(joined).await.unwrap();
-        forward.push(start.elapsed());
-    }
-    let n = hits.len().max(1) as f64;
+    let query_p50 = |embedder: Embedder| {
+        let queries = queries.clone();
+        async move {
+            let mut times = Vec::new();
+            for query in queries {
+                let start = Instant::now();
+                embedder.embed_query(query).await.unwrap();
+                times.push(start.elapsed());
+            }
+            percentile(&times, 50.0)
+        }
+    };
+    let shipped_query = query_p50(shipped.clone()).await;
     println!(
-        "  reranker on {} candidates: tokenizing and ONNX Runtime alone (the tiny cross-encoder) p50 {:.1} ms; a 6-layer, 384-wide model's forward pass p50 {:.1} ms, {:.2} ms per candidate",
-        hits.len(),
-        percentile(&framework, 50.0),
-        percentile(&forward, 50.0),
-        percentile(&forward, 50.0) / n
+        "  model choices (fp32 models of the catalogue's shapes, random weights; lookup = the shipped model's at 100k chunks with this query embedding):"
     );
+    let shapes = [
+        ("all-MiniLM-L6-v2-int8 (shipped)", 0, 0),
+        ("bge-small-en-v1.5 (12 layers x 384)", 12, 384),
+        (
+            "bge-base-en-v1.5, nomic-embed-text-v1.5 (12 x 768)",
+            12,
+            768,
+        ),
+    ];
+    for (label, layers, hidden) in shapes {
+        let (embedder, bytes) = match layers {
+            0 => (shipped.clone(), 0),
+            _ => {
+                let dir = work.path().join(format!("embed-{layers}x{hidden}"));
+                make_model(
+                    "make_bert_shape.py",
+                    &[
+                        dir.to_str().unwrap(),
+                        &layers.to_string(),
+                        &hidden.to_string(),
+                        "embedding",
+                    ],
+                );
+                let spec = drydock::docs::models::EmbeddingSpec {
+                    name: label.into(),
+                    dimension: hidden,
+                    source: drydock::docs::embed::ModelSource::Dir(dir.clone()),
+                    onnx: "model.onnx".into(),
+                    pooling: fastembed::Pooling::Mean,
+                    query_prefix: String::new(),
+                    passage_prefix: String::new(),
+                };
+                (
+                    Embedder::load_spec(&spec).unwrap(),
+                    std::fs::metadata(dir.join("model.onnx")).unwrap().len(),
+                )
+            }
+        };
+        let bytes = match bytes {
+            0 => std::fs::metadata(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("models/all-MiniLM-L6-v2-int8/model_quantized.onnx"),
+            )
+            .unwrap()
+            .len(),
+            n => n,
+        };
+        let start = Instant::now();
+        embedder.embed_passages(sample.clone()).await.unwrap();
+        let rate = sample.len() as f64 / start.elapsed().as_secs_f64();
+        let query = query_p50(embedder).await;
+        println!(
+            "    {label:<52} {:>6.1} MB  {rate:>6.1} passages/s  query {query:>6.1} ms  lookup p50 ~{:.1} ms",
+            bytes as f64 / 1e6,
+            lookup_p50 - shipped_query + query
+        );
+    }
+    let tiny = work.path().join("tiny");
+    make_model("make_tiny_cross_encoder.py", &[tiny.to_str().unwrap()]);
+    let rerankers = [
+        (
+            "tokenizer and ONNX Runtime alone (the tests' tiny one)",
+            tiny,
+            "model.onnx",
+        ),
+        (
+            "jina-reranker-v1-turbo-en (6 x 384)",
+            work.path().join("rerank-6x384"),
+            "model.onnx",
+        ),
+        (
+            "bge-reranker-base (12 x 768)",
+            work.path().join("rerank-12x768"),
+            "model.onnx",
+        ),
+    ];
+    println!("  reranker on {} candidates:", hits.len());
+    for (label, dir, onnx) in rerankers {
+        if let Some(shape) = dir
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .strip_prefix("rerank-")
+        {
+            let (layers, hidden) = shape.split_once('x').unwrap();
+            make_model(
+                "make_bert_shape.py",
+                &[dir.to_str().unwrap(), layers, hidden, "cross-encoder"],
+            );
+        }
+        let encoder = CrossEncoder::load(&RerankerSpec {
+            name: label.into(),
+            dir,
+            onnx: onnx.into(),
+        })
+        .unwrap();
+        let mut times = Vec::new();
+        for query in queries.iter().take(iterations(10)) {
+            let start = Instant::now();
+            encoder.rerank(query, hits.clone()).await.unwrap();
+            times.push(start.elapsed());
+        }
+        let p50 = percentile(&times, 50.0);
+        println!(
+            "    {label:<52} p50 {p50:>7.1} ms, {:.2} ms per candidate",
+            p50 / hits.len().max(1) as f64
+        );
+    }
 }

@@ -113,11 +113,11 @@ mod tests {
 
     use super::*;
 
-    /// The tiny cross-encoder tests/fixtures/cross-encoder/make_tiny_cross_encoder.py writes:
+    /// The tiny cross-encoder tests/fixtures/onnx/make_tiny_cross_encoder.py writes:
     /// a passage scores 1.0 per "lighthouse" or "harbour" and -0.01 per other word piece.
     pub fn tiny_cross_encoder(into: &Path) -> RerankerSpec {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/cross-encoder/make_tiny_cross_encoder.py");
+            .join("tests/fixtures/onnx/make_tiny_cross_encoder.py");
         let made = std::process::Command::new("python3")
             .arg(&script)
             .arg(into)

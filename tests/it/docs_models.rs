@@ -1,6 +1,6 @@
 //! `[docs] model` and `[docs] reranker` end to end with local directories: the shipped
 //! MiniLM given as a user's model, a tiny cross-encoder the test writes with
-//! tests/fixtures/cross-encoder/make_tiny_cross_encoder.py re-scoring lookups over MCP, an
+//! tests/fixtures/onnx/make_tiny_cross_encoder.py re-scoring lookups over MCP, an
 //! index built with another model refused with the command that builds it again,
 //! `drydock index --model` building it again, and the refusals of an unknown model and of a
 //! catalogue model offline.
@@ -26,7 +26,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// for every other word piece.
 fn tiny_cross_encoder(into: &Path) {
     let made = std::process::Command::new("python3")
-        .arg(repo_root().join("tests/fixtures/cross-encoder/make_tiny_cross_encoder.py"))
+        .arg(repo_root().join("tests/fixtures/onnx/make_tiny_cross_encoder.py"))
         .arg(into)
         .output()
         .unwrap();
