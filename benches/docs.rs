@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use drydock::app::{App, Mode};
+use drydock::config::{Config, Overrides};
 use drydock::docs::chunk::hex_sha256;
 use drydock::docs::cross_encoder::CrossEncoder;
 use drydock::docs::embed::Embedder;
@@ -31,6 +33,7 @@ use drydock::docs::sources::{FileKind, FileRoot, Library, PathFilter, Root, chun
 use drydock::docs::store::DocStore;
 use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::render::Render;
+use serde_json::json;
 use support::{dir_size, iterations, percentile};
 use tokio_util::sync::CancellationToken;
 
@@ -228,6 +231,7 @@ async fn main() {
             size as f64 / 1e6 / rows as f64 * 10_000.0
         );
         if target == 100_000 {
+            over_mcp(&dir, &questions, &latencies).await;
             model_costs(
                 &embedder,
                 &texts,
@@ -238,6 +242,46 @@ async fn main() {
             .await;
         }
     }
+}
+
+/// docs_lookup at its default size through MCP (Streamable HTTP, one client) on the index at
+/// `dir`, against the same lookups in-process (`in_process`).
+async fn over_mcp(dir: &Path, questions: &[Question], in_process: &[Duration]) {
+    let data_dir = tempfile::tempdir().unwrap();
+    let overrides = Overrides {
+        allow_roots: vec![support::test_projects()],
+        bind: Some("127.0.0.1:0".into()),
+        index_dir: Some(dir.to_path_buf()),
+        data_dir: Some(data_dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let config = Config::resolve(&overrides, &|_| None, &support::test_projects()).unwrap();
+    let app = App::start(Arc::new(config), Mode::Server).await;
+    let shutdown = CancellationToken::new();
+    let url = support::serve(app, &shutdown).await;
+    let client = support::connect(&url).await;
+    let mut latencies = Vec::new();
+    for (n, question) in questions
+        .iter()
+        .cycle()
+        .take(iterations(200) + 5)
+        .enumerate()
+    {
+        let start = Instant::now();
+        support::call(&client, "docs_lookup", json!({"query": question.question})).await;
+        if n >= 5 {
+            latencies.push(start.elapsed());
+        }
+    }
+    println!(
+        "  docs_lookup over MCP: p50 {:.1} ms, p99 {:.1} ms (in-process p50 {:.1} ms: ratio {:.2})",
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        percentile(in_process, 50.0),
+        percentile(&latencies, 50.0) / percentile(in_process, 50.0)
+    );
+    client.cancel().await.ok();
+    shutdown.cancel();
 }
 
 /// Runs a generator script of tests/fixtures/onnx with `args`.
