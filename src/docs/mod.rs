@@ -631,7 +631,15 @@ impl Docs {
             ingest_running,
             message: None,
         };
-        let spec = self.spec().await?;
+        let spec = match self.spec().await {
+            Ok(spec) => spec,
+            // A model not fetched yet, offline: what is wrong, instead of no summary at all.
+            Err(error) => {
+                summary.model = self.configured_model();
+                summary.message = Some(error.to_string());
+                return Ok(summary);
+            }
+        };
         (summary.model, summary.dimension) = (spec.name, spec.dimension);
         if self.exists() {
             let store = self.store().await?;
