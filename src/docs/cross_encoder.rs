@@ -5,9 +5,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fastembed::{
-    RerankInitOptionsUserDefined, TextRerank, TokenizerFiles, UserDefinedRerankingModel,
-};
+use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
 
 use super::embed::{EmbedError, ModelSource, load_onnx_runtime};
 use super::models::RerankerSpec;
@@ -41,15 +39,7 @@ impl CrossEncoder {
     pub fn load(spec: &RerankerSpec) -> Result<Self, EmbedError> {
         load_onnx_runtime()?;
         let source = ModelSource::Dir(spec.dir.clone());
-        let model = UserDefinedRerankingModel::new(
-            source.file(&spec.onnx)?,
-            TokenizerFiles {
-                tokenizer_file: source.file("tokenizer.json")?,
-                config_file: source.file("config.json")?,
-                special_tokens_map_file: source.file("special_tokens_map.json")?,
-                tokenizer_config_file: source.file("tokenizer_config.json")?,
-            },
-        );
+        let model = UserDefinedRerankingModel::new(source.file(&spec.onnx)?, source.tokenizer()?);
         let options = RerankInitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
         let model = TextRerank::try_new_from_user_defined(model, options)
             .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", spec.name)))?;
@@ -115,7 +105,7 @@ mod tests {
 
     /// The tiny cross-encoder tests/fixtures/onnx/make_tiny_cross_encoder.py writes:
     /// a passage scores 1.0 per "lighthouse" or "harbour" and -0.01 per other word piece.
-    pub fn tiny_cross_encoder(into: &Path) -> RerankerSpec {
+    fn tiny_cross_encoder(into: &Path) -> RerankerSpec {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/onnx/make_tiny_cross_encoder.py");
         let made = std::process::Command::new("python3")

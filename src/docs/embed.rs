@@ -114,17 +114,9 @@ impl Embedder {
     pub fn load_spec(spec: &EmbeddingSpec) -> Result<Self> {
         load_onnx_runtime()?;
         let source = &spec.source;
-        let model = UserDefinedEmbeddingModel::new(
-            source.file(&spec.onnx)?,
-            TokenizerFiles {
-                tokenizer_file: source.file("tokenizer.json")?,
-                config_file: source.file("config.json")?,
-                special_tokens_map_file: source.file("special_tokens_map.json")?,
-                tokenizer_config_file: source.file("tokenizer_config.json")?,
-            },
-        )
-        // sentence-transformers pools the graph's last_hidden_state (mean for the shipped one).
-        .with_pooling(spec.pooling.clone());
+        let model = UserDefinedEmbeddingModel::new(source.file(&spec.onnx)?, source.tokenizer()?)
+            // sentence-transformers pools the graph's last_hidden_state (mean for the shipped one).
+            .with_pooling(spec.pooling.clone());
         let options = InitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| EmbedError::Model(e.to_string()))?;
@@ -214,6 +206,16 @@ pub enum ModelSource {
 }
 
 impl ModelSource {
+    /// The tokenizer's files, as fastembed takes them.
+    pub fn tokenizer(&self) -> Result<TokenizerFiles> {
+        Ok(TokenizerFiles {
+            tokenizer_file: self.file("tokenizer.json")?,
+            config_file: self.file("config.json")?,
+            special_tokens_map_file: self.file("special_tokens_map.json")?,
+            tokenizer_config_file: self.file("tokenizer_config.json")?,
+        })
+    }
+
     pub fn file(&self, name: &str) -> Result<Vec<u8>> {
         match self {
             ModelSource::Dir(dir) => {

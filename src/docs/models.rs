@@ -81,7 +81,7 @@ pub enum ModelError {
         files: String,
     },
     #[error(transparent)]
-    Shipped(#[from] EmbedError),
+    Embed(#[from] EmbedError),
 }
 
 /// What a model is for.
@@ -298,7 +298,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ModelError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ModelError::Shipped(EmbedError::Task(e.to_string())))?
+        .map_err(|e| ModelError::Embed(EmbedError::Task(e.to_string())))?
 }
 
 /// One model of fastembed's catalogue.
