@@ -38,8 +38,8 @@ pub(super) struct IndexArgs {
     library: Option<String>,
     /// The embedding model (overrides `[docs] model`): a name from fastembed's catalogue, the
     /// shipped all-MiniLM-L6-v2-int8, or a directory. An index built with another model is
-    /// built again with this one (from PATHS/--project/--toolchain-docs when given, else from
-    /// what it records as indexed) and replaced once whole.
+    /// built again with this one (what it records as indexed, and PATHS/--project/
+    /// --toolchain-docs when given) and replaced once whole.
     #[arg(long, value_name = "NAME|DIR")]
     model: Option<String>,
     #[command(flatten)]
@@ -108,10 +108,24 @@ async fn rebuild(
     cancel: CancellationToken,
 ) -> Outcome {
     let index_dir = config.docs.index_dir.clone();
-    let requests = match args.names_sources() {
-        true => vec![args.request()?],
-        false => recorded_requests(&index_dir)?,
-    };
+    let mut requests = recorded_requests(&index_dir)?;
+    if args.names_sources() {
+        let given = args.request()?;
+        let already = serde_json::to_value(&given).ok();
+        if !requests
+            .iter()
+            .any(|r| serde_json::to_value(r).ok() == already)
+        {
+            requests.push(given);
+        }
+    }
+    if requests.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} does not record what was indexed into it (an older drydock built it): say what \
+             to index with the new model (PATHS, --project DIR or --toolchain-docs)",
+            index_dir.display()
+        )));
+    }
     let folder = index_dir.file_name().unwrap_or_default().to_string_lossy();
     let fresh = index_dir.with_file_name(format!(".{folder}.rebuild-{}", std::process::id()));
     eprintln!(
@@ -154,13 +168,6 @@ async fn rebuild(
 /// What the index at `dir` records as indexed.
 fn recorded_requests(dir: &Path) -> Result<Vec<IndexRequest>, Failure> {
     let sources = DocStore::sources_of(dir).map_err(|e| Failure::Runtime(e.to_string()))?;
-    if sources.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{} does not record what was indexed into it (an older drydock built it): say what \
-             to index with the new model (PATHS, --project DIR or --toolchain-docs)",
-            dir.display()
-        )));
-    }
     sources
         .into_iter()
         .map(|source| {

@@ -225,8 +225,15 @@ async fn a_users_model_and_reranker_work_end_to_end_and_another_model_is_refused
         before
     );
 
-    // `drydock index --model` builds it again from what it recorded, and the same server
-    // then answers.
+    // `drydock index --model` builds it again from what it recorded and what it is given,
+    // and the same server then answers.
+    let more = root.join("more docs");
+    std::fs::create_dir_all(&more).unwrap();
+    std::fs::write(
+        more.join("buoys.md"),
+        "# Buoys\n\nRed and green buoys mark the two sides of the channel.\n",
+    )
+    .unwrap();
     let rebuilt = drydock_command()
         .args(["index", "--model"])
         .arg(&cls)
@@ -234,6 +241,7 @@ async fn a_users_model_and_reranker_work_end_to_end_and_another_model_is_refused
         .arg(&index)
         .arg("--data-dir")
         .arg(root.join("data"))
+        .arg(&more)
         .output()
         .unwrap();
     assert!(rebuilt.status.success(), "{rebuilt:?}");
@@ -241,6 +249,21 @@ async fn a_users_model_and_reranker_work_end_to_end_and_another_model_is_refused
     assert!(said.contains("now holds vectors of cls-minilm@"), "{said}");
     let found = call_ok(&client, "docs_lookup", json!({"query": query})).await;
     assert!(found["results"].as_array().unwrap().len() >= 4, "{found:#}");
+    let buoys = call_ok(
+        &client,
+        "docs_lookup",
+        json!({"query": "which buoys mark the channel"}),
+    )
+    .await;
+    assert_eq!(buoys["results"][0]["library"], "more docs", "{buoys:#}");
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(index.join("drydock-index.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        recorded["sources"].as_array().unwrap().len(),
+        2,
+        "{recorded:#}"
+    );
     let summary = docs_resource(&client).await;
     assert!(
         summary["model"]
