@@ -111,11 +111,7 @@ async fn rebuild(
     let mut requests = recorded_requests(&index_dir)?;
     if args.names_sources() {
         let given = args.request()?;
-        let already = serde_json::to_value(&given).ok();
-        if !requests
-            .iter()
-            .any(|r| serde_json::to_value(r).ok() == already)
-        {
+        if !requests.contains(&given) {
             requests.push(given);
         }
     }

@@ -175,13 +175,14 @@ impl Docs {
 
     /// The shared model, loaded on first use (about a second).
     pub async fn embedder(&self) -> Result<Embedder, DocsError> {
-        let spec = self.spec().await?;
         let embedder = self
             .embedder
-            .get_or_try_init(|| async move {
+            .get_or_try_init(|| async {
+                let spec = self.spec().await?;
                 tokio::task::spawn_blocking(move || Embedder::load_spec(&spec))
                     .await
                     .map_err(|e| EmbedError::Task(e.to_string()))?
+                    .map_err(DocsError::from)
             })
             .await?;
         Ok(embedder.clone())
@@ -209,22 +210,26 @@ impl Docs {
 
     /// The index, opened (and created) on first use; refused when another model built it.
     pub async fn store(&self) -> Result<DocStore, DocsError> {
-        let spec = self.spec().await?;
         let store = self
             .store
-            .get_or_try_init(|| DocStore::open(self.index_dir(), &spec.name, spec.dimension))
+            .get_or_try_init(|| async {
+                let spec = self.spec().await?;
+                Ok(DocStore::open(self.index_dir(), &spec.name, spec.dimension).await?)
+            })
             .await;
         match store {
             Ok(store) => Ok(store.clone()),
-            Err(mismatch @ StoreError::ModelMismatch { .. }) => Err(DocsError::OtherModel {
-                mismatch: Box::new(mismatch),
-                command: format!(
-                    "drydock index --model {} --index {}",
-                    crate::process::shell_word(&self.configured_model()),
-                    crate::process::shell_word(&self.index_dir().display().to_string())
-                ),
-            }),
-            Err(error) => Err(error.into()),
+            Err(DocsError::Store(mismatch @ StoreError::ModelMismatch { .. })) => {
+                Err(DocsError::OtherModel {
+                    mismatch: Box::new(mismatch),
+                    command: format!(
+                        "drydock index --model {} --index {}",
+                        crate::process::shell_word(&self.configured_model()),
+                        crate::process::shell_word(&self.index_dir().display().to_string())
+                    ),
+                })
+            }
+            Err(error) => Err(error),
         }
     }
 

@@ -210,12 +210,18 @@ impl Fetcher {
                 let path = partial.join(file);
                 std::fs::create_dir_all(path.parent().unwrap_or(&partial))
                     .map_err(|e| format!("{}: {e}", partial.display()))?;
-                let mut out =
-                    std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                // Hundreds of megabytes: written without holding up the runtime's workers.
+                let mut out = tokio::fs::File::create(&path)
+                    .await
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
                 while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-                    std::io::Write::write_all(&mut out, &chunk)
+                    tokio::io::AsyncWriteExt::write_all(&mut out, &chunk)
+                        .await
                         .map_err(|e| format!("{}: {e}", path.display()))?;
                 }
+                tokio::io::AsyncWriteExt::flush(&mut out)
+                    .await
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
             }
             std::fs::rename(&partial, dir).map_err(|e| format!("{}: {e}", dir.display()))
         }

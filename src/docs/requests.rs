@@ -56,7 +56,7 @@ pub enum Around {
 }
 
 /// docs_index's arguments: at least one of them.
-#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IndexRequest {
     /// Files or directories inside the allowed roots (Markdown, text, HTML, Rust and Elixir
