@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
-# Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals (bash and python3
-# are there already), Chromium and its chromedriver (the same Debian source and version) for
-# the dashboard's browser tests, PostgreSQL's server for the shared task queue's tests (they
+# Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals, python3 for the
+# scripts that check the history replay and write the tests' ONNX models, Chromium and its
+# chromedriver (the same Debian source and version) for the dashboard's browser tests, PostgreSQL's server for the shared task queue's tests (they
 # start their own clusters; the system's is not used). Debian/Ubuntu (apt); uses sudo when
 # not root.
 set -euo pipefail
@@ -13,6 +13,7 @@ command -v erlc >/dev/null || packages+=(erlang-dev)
 command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
+command -v python3 >/dev/null || packages+=(python3)
 command -v chromium >/dev/null || packages+=(chromium)
 command -v chromedriver >/dev/null || packages+=(chromium-driver)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || packages+=(fonts-dejavu-core)
