@@ -2,9 +2,9 @@
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
 # Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals, python3 for the
 # scripts that check the history replay and write the tests' ONNX models, Chromium and its
-# chromedriver (the same Debian source and version) for the dashboard's browser tests, PostgreSQL's server for the shared task queue's tests (they
-# start their own clusters; the system's is not used). Debian/Ubuntu (apt); uses sudo when
-# not root.
+# chromedriver (the same Debian source and version) for the dashboard's browser tests,
+# PostgreSQL's server for the shared task queue's tests (they start their own clusters; the
+# system's is not used). Debian/Ubuntu (apt); uses sudo when not root.
 set -euo pipefail
 
 packages=()
