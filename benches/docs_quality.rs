@@ -218,8 +218,14 @@ async fn main() {
                     store.search(SearchMode::Vector, &vector, &question.text, &any, 50),
                     store.search(SearchMode::FullText, &vector, &question.text, &any, 50),
                 );
-                let fused =
-                    reciprocal_rank_fusion([by_vector.await.unwrap(), by_text.await.unwrap()], TOP);
+                let fused: Vec<Hit> = reciprocal_rank_fusion(
+                    [by_vector.await.unwrap(), by_text.await.unwrap()],
+                    |hit| hit.id.clone(),
+                )
+                .into_iter()
+                .take(TOP)
+                .map(|(hit, _)| hit)
+                .collect();
                 let fused_rank = rank_in(&fused);
                 record(&mut scores, question, "Fused", fused_rank);
             }

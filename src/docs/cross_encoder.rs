@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
 
-use super::embed::{EmbedError, ModelSource, load_onnx_runtime};
+use super::embed::{EmbedError, ModelSource, NO_SPINNING, load_onnx_runtime};
 use super::models::RerankerSpec;
 use super::search::Hit;
 
@@ -40,7 +40,9 @@ impl CrossEncoder {
         load_onnx_runtime()?;
         let source = ModelSource::Dir(spec.dir.clone());
         let model = UserDefinedRerankingModel::new(source.file(&spec.onnx)?, source.tokenizer()?);
-        let options = RerankInitOptionsUserDefined::new().with_max_length(MAX_LENGTH);
+        let options = RerankInitOptionsUserDefined::new()
+            .with_max_length(MAX_LENGTH)
+            .with_session_config(NO_SPINNING.0, NO_SPINNING.1);
         let model = TextRerank::try_new_from_user_defined(model, options)
             .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", spec.name)))?;
         Ok(CrossEncoder {

@@ -338,20 +338,22 @@ impl Docs {
             return Ok(empty(self.empty_message()));
         }
         let mode = request.mode.unwrap_or_default();
-        let vector = match mode {
-            SearchMode::FullText => Vec::new(),
-            _ => self.embedder().await?.embed_query(&query).await?,
-        };
         let reranker = match mode {
             SearchMode::Hybrid => self.reranker().await?,
             _ => None,
         };
+        let embedding =
+            async { Ok::<_, DocsError>(self.embedder().await?.embed_query(&query).await?) };
         let hits = match reranker {
-            None => store.search(mode, &vector, &query, &filter, limit).await?,
+            None => {
+                store
+                    .search_embedding(mode, &query, embedding, &filter, limit)
+                    .await?
+            }
             Some(reranker) => {
                 let candidates = self.config.docs.rerank_candidates.max(limit);
                 let hits = store
-                    .search(mode, &vector, &query, &filter, candidates)
+                    .search_embedding(mode, &query, embedding, &filter, candidates)
                     .await?;
                 let mut hits = reranker.rerank(&query, hits).await?;
                 hits.truncate(limit);

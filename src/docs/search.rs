@@ -4,16 +4,19 @@
 //! alone (for the evaluation of vector-only, full-text-only and hybrid).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::Hash;
 
 use arrow_array::{Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::index::scalar::{FullTextSearchQuery, MatchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use tokio_util::task::AbortOnDropHandle;
 
 use super::store::{
     DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, f32_column, scan, sql_string,
-    string_column, u32_column,
+    string_column, u32_column, u64_column,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -23,6 +26,13 @@ pub const RRF_K: f32 = 60.0;
 /// [`super::rerank`] weighs them.
 const CANDIDATES_PER_HIT: usize = 5;
 const MIN_CANDIDATES: usize = 50;
+/// A hybrid search reads the passages of this many fused candidates per requested hit: the
+/// rerank demotes some and folds copies, and the rest fill in.
+const READ_PER_HIT: usize = 2;
+/// The halves read no column of the rows they find, only their row ids and scores.
+const NO_COLUMNS: [&str; 0] = [];
+/// The row id column a search adds with `with_row_id`.
+const ROW_ID: &str = "_rowid";
 
 const HIT_COLUMNS: [&str; 11] = [
     "id",
@@ -160,31 +170,103 @@ impl DocStore {
         filter: &SearchFilter,
         limit: usize,
     ) -> Result<Vec<Hit>> {
+        let vector = query_vector.to_vec();
+        self.search_embedding(mode, query_text, async { Ok(vector) }, filter, limit)
+            .await
+    }
+
+    /// As [`DocStore::search`], while the query's `embedding` is still being computed: a
+    /// hybrid search starts its full-text half on another worker first, so a lookup costs
+    /// the slower of the full-text half and the embedding plus the vector half, not the sum
+    /// of all three. A full-text search never awaits `embedding`.
+    pub async fn search_embedding<E: From<StoreError>>(
+        &self,
+        mode: SearchMode,
+        query_text: &str,
+        embedding: impl Future<Output = std::result::Result<Vec<f32>, E>>,
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> std::result::Result<Vec<Hit>, E> {
         if limit == 0 || self.count_rows().await? == 0 {
             return Ok(Vec::new());
         }
         let predicate = filter.to_predicate();
+        // The halves find rows; their passages are read afterwards, for the best only. A
+        // write in between (another process indexing) can move rows: then the search is
+        // done once more, on the new version.
+        let (vector, found) = self
+            .find(mode, embedding, query_text, &predicate, limit)
+            .await?;
+        let hits = match self.read_rows(&found).await {
+            Ok(hits) if hits.len() == found.len() => hits,
+            _ => {
+                let again = async { Ok::<_, StoreError>(vector) };
+                let (_, found) = self
+                    .find(mode, again, query_text, &predicate, limit)
+                    .await?;
+                self.read_rows(&found).await?
+            }
+        };
+        Ok(match mode {
+            SearchMode::Hybrid => super::rerank::rerank(query_text, hits, limit),
+            SearchMode::Vector | SearchMode::FullText => hits,
+        })
+    }
+
+    /// The query's embedding (empty for full text) and the rows whose passages a search
+    /// reads, best first: the `limit` best of a half, or for hybrid the best fused
+    /// candidates of both, the full-text half running on another worker meanwhile.
+    async fn find<E: From<StoreError>>(
+        &self,
+        mode: SearchMode,
+        embedding: impl Future<Output = std::result::Result<Vec<f32>, E>>,
+        query_text: &str,
+        predicate: &Option<String>,
+        limit: usize,
+    ) -> std::result::Result<(Vec<f32>, Vec<Found>), E> {
         match mode {
-            SearchMode::Vector => self.vector_hits(query_vector, predicate, limit).await,
-            SearchMode::FullText => self.text_hits(query_text, predicate, limit).await,
+            SearchMode::FullText => {
+                let found = self.text_rows(query_text, predicate.clone(), limit).await?;
+                Ok((Vec::new(), found))
+            }
+            SearchMode::Vector => {
+                let vector = embedding.await?;
+                let found = self.vector_rows(&vector, predicate.clone(), limit).await?;
+                Ok((vector, found))
+            }
             SearchMode::Hybrid => {
                 let candidates = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
-                let (by_vector, by_text) = futures::try_join!(
-                    self.vector_hits(query_vector, predicate.clone(), candidates),
-                    self.text_hits(query_text, predicate, candidates),
-                )?;
-                let fused = reciprocal_rank_fusion([by_vector, by_text], usize::MAX);
-                Ok(super::rerank::rerank(query_text, fused, limit))
+                let by_text = {
+                    let (store, text, predicate) =
+                        (self.clone(), query_text.to_string(), predicate.clone());
+                    AbortOnDropHandle::new(tokio::spawn(async move {
+                        store.text_rows(&text, predicate, candidates).await
+                    }))
+                };
+                let vector = embedding.await?;
+                let by_vector = self
+                    .vector_rows(&vector, predicate.clone(), candidates)
+                    .await?;
+                let by_text = by_text
+                    .await
+                    .map_err(|e| StoreError::Task(e.to_string()))??;
+                let found = reciprocal_rank_fusion([by_vector, by_text], |found| found.row)
+                    .into_iter()
+                    .take(limit * READ_PER_HIT)
+                    .map(|(found, score)| Found { score, ..found })
+                    .collect();
+                Ok((vector, found))
             }
         }
     }
 
-    async fn vector_hits(
+    /// The rows nearest to `query_vector`, best first; score = cosine similarity.
+    async fn vector_rows(
         &self,
         query_vector: &[f32],
         predicate: Option<String>,
         limit: usize,
-    ) -> Result<Vec<Hit>> {
+    ) -> Result<Vec<Found>> {
         if query_vector.len() != self.dimension() {
             return Err(StoreError::WrongDimension {
                 got: query_vector.len(),
@@ -196,22 +278,24 @@ impl DocStore {
             .query()
             .nearest_to(query_vector)?
             .distance_type(DistanceType::Cosine)
-            .select(Select::columns(&HIT_COLUMNS))
+            .select(Select::columns(&NO_COLUMNS))
+            .with_row_id()
             .limit(limit);
         if let Some(predicate) = predicate {
             query = query.only_if(predicate);
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
         // Cosine distance is 1 - cosine similarity.
-        hits_from(&batches, Some("_distance"), |distance| 1.0 - distance)
+        found_in(&batches, "_distance", |distance| 1.0 - distance)
     }
 
-    async fn text_hits(
+    /// The rows that match `query_text` best by BM25, best first; score = the BM25 score.
+    async fn text_rows(
         &self,
         query_text: &str,
         predicate: Option<String>,
         limit: usize,
-    ) -> Result<Vec<Hit>> {
+    ) -> Result<Vec<Found>> {
         if query_text.trim().is_empty() {
             return Ok(Vec::new());
         }
@@ -226,37 +310,104 @@ impl DocStore {
             .table()
             .query()
             .full_text_search(search)
-            .select(Select::columns(&HIT_COLUMNS))
+            .select(Select::columns(&NO_COLUMNS))
+            .with_row_id()
             .limit(limit);
         if let Some(predicate) = predicate {
             query = query.only_if(predicate);
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
-        hits_from(&batches, Some("_score"), |score| score)
+        found_in(&batches, "_score", |score| score)
+    }
+
+    /// The passages of `found`, in its order and with its scores; a row that is gone (the
+    /// index changed since it was found) is left out.
+    async fn read_rows(&self, found: &[Found]) -> Result<Vec<Hit>> {
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let batches: Vec<RecordBatch> = self
+            .table()
+            .take_row_ids(found.iter().map(|f| f.row).collect())
+            .select(Select::columns(&HIT_COLUMNS))
+            .with_row_id()
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut read: HashMap<u64, Hit> = HashMap::new();
+        for batch in &batches {
+            let rows = u64_column(batch, ROW_ID)?;
+            for (row, hit) in rows.values().iter().zip(hits_of(batch)?) {
+                read.insert(*row, hit);
+            }
+        }
+        Ok(found
+            .iter()
+            .filter_map(|f| {
+                read.remove(&f.row).map(|hit| Hit {
+                    score: f.score,
+                    ..hit
+                })
+            })
+            .collect())
     }
 }
 
-/// Fuses ranked lists: each hit scores the sum of 1 / (RRF_K + rank) over the lists it is
-/// in (rank from 1). Ties keep the order of first appearance (vector list first).
-pub fn reciprocal_rank_fusion<const N: usize>(lists: [Vec<Hit>; N], limit: usize) -> Vec<Hit> {
-    let mut fused: Vec<Hit> = Vec::new();
-    let mut position: HashMap<(String, String, u32), usize> = HashMap::new();
+/// A row a search half found, before its passage is read.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    row: u64,
+    score: f32,
+}
+
+/// The rows of `batches` (with their row ids) and the scores their `score_column` gives,
+/// best first.
+fn found_in(
+    batches: &[RecordBatch],
+    score_column: &str,
+    score: impl Fn(f32) -> f32,
+) -> Result<Vec<Found>> {
+    let mut found = Vec::new();
+    for batch in batches {
+        let rows = u64_column(batch, ROW_ID)?;
+        let scores = f32_column(batch, score_column)?;
+        found.extend(
+            rows.values()
+                .iter()
+                .zip(scores.values())
+                .map(|(row, s)| Found {
+                    row: *row,
+                    score: score(*s),
+                }),
+        );
+    }
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(found)
+}
+
+/// Fuses ranked lists: each item scores the sum of 1 / (RRF_K + rank) over the lists it is
+/// in (rank from 1), the same item in two lists being the one with the same `key`. Best
+/// first with its fused score; ties keep the order of first appearance (first list first).
+pub fn reciprocal_rank_fusion<T, K: Hash + Eq, const N: usize>(
+    lists: [Vec<T>; N],
+    key: impl Fn(&T) -> K,
+) -> Vec<(T, f32)> {
+    let mut fused: Vec<(T, f32)> = Vec::new();
+    let mut position: HashMap<K, usize> = HashMap::new();
     for list in lists {
-        for (rank, mut hit) in list.into_iter().enumerate() {
+        for (rank, item) in list.into_iter().enumerate() {
             let contribution = 1.0 / (RRF_K + rank as f32 + 1.0);
-            let key = (hit.file_path.clone(), hit.id.clone(), hit.line_start);
-            match position.get(&key) {
-                Some(&i) => fused[i].score += contribution,
-                None => {
-                    hit.score = contribution;
-                    position.insert(key, fused.len());
-                    fused.push(hit);
+            match position.entry(key(&item)) {
+                Entry::Occupied(at) => fused[*at.get()].1 += contribution,
+                Entry::Vacant(at) => {
+                    at.insert(fused.len());
+                    fused.push((item, contribution));
                 }
             }
         }
     }
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
-    fused.truncate(limit);
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
     fused
 }
 
@@ -291,26 +442,24 @@ impl DocStore {
 
     async fn chunks_where(&self, predicate: String) -> Result<Vec<Hit>> {
         let batches = scan(self.table(), Some(predicate), &HIT_COLUMNS).await?;
-        hits_from(&batches, None, |score| score)
+        Ok(batches
+            .iter()
+            .map(hits_of)
+            .collect::<Result<Vec<_>>>()?
+            .concat())
     }
 }
 
-/// The hits of `batches`, best first by `score_column` (none: every score 0, as read).
-fn hits_from(
-    batches: &[RecordBatch],
-    score_column: Option<&str>,
-    score: impl Fn(f32) -> f32,
-) -> Result<Vec<Hit>> {
-    let mut hits = Vec::new();
-    for batch in batches {
-        let text = |name| string_column(batch, name);
-        let optional = |name, row| -> Result<Option<String>> {
-            let column = string_column(batch, name)?;
-            Ok(column.is_valid(row).then(|| column.value(row).to_string()))
-        };
-        let scores = score_column.map(|c| f32_column(batch, c)).transpose()?;
-        for row in 0..batch.num_rows() {
-            hits.push(Hit {
+/// The passages of `batch`'s rows (read with [`HIT_COLUMNS`]), in its order, at score 0.
+fn hits_of(batch: &RecordBatch) -> Result<Vec<Hit>> {
+    let text = |name| string_column(batch, name);
+    let optional = |name, row| -> Result<Option<String>> {
+        let column = string_column(batch, name)?;
+        Ok(column.is_valid(row).then(|| column.value(row).to_string()))
+    };
+    (0..batch.num_rows())
+        .map(|row| {
+            Ok(Hit {
                 id: text("id")?.value(row).to_string(),
                 content: text("text")?.value(row).to_string(),
                 library: text("library")?.value(row).to_string(),
@@ -322,14 +471,10 @@ fn hits_from(
                 line_start: u32_column(batch, "line_start")?.value(row),
                 line_end: u32_column(batch, "line_end")?.value(row),
                 url: optional("url", row)?,
-                score: scores.map_or(0.0, |s| score(s.value(row))),
-            });
-        }
-    }
-    if score_column.is_some() {
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    }
-    Ok(hits)
+                score: 0.0,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -717,27 +862,13 @@ mod tests {
 
     #[test]
     fn rank_fusion_adds_reciprocal_ranks() {
-        let hit = |id: &str| Hit {
-            id: id.into(),
-            content: String::new(),
-            library: "l".into(),
-            version: None,
-            source_type: "guide".into(),
-            file_path: "f".into(),
-            heading: String::new(),
-            anchor: None,
-            line_start: 1,
-            line_end: 2,
-            url: None,
-            score: 0.5,
-        };
-        let fused = reciprocal_rank_fusion([vec![hit("a"), hit("b")], vec![hit("b"), hit("c")]], 2);
-        assert_eq!(
-            fused.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
-            ["b", "a"]
-        );
-        assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
-        assert!((fused[1].score - 1.0 / 61.0).abs() < 1e-6);
+        let fused = reciprocal_rank_fusion([vec!["a", "b"], vec!["b", "c"]], |item| *item);
+        let order: Vec<&str> = fused.iter().map(|(item, _)| *item).collect();
+        // a and c tie: the first list's comes first.
+        assert_eq!(order, ["b", "a", "c"]);
+        assert!((fused[0].1 - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
+        assert!((fused[1].1 - 1.0 / 61.0).abs() < 1e-6);
+        assert!((fused[2].1 - 1.0 / 62.0).abs() < 1e-6);
     }
 
     #[test]

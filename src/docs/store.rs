@@ -14,6 +14,7 @@ use std::time::Duration;
 use arrow_array::types::Float32Type;
 use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
+    UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::TryStreamExt;
@@ -84,6 +85,8 @@ pub enum StoreError {
     Arrow(#[from] arrow_schema::ArrowError),
     #[error("the docs index: unexpected column {0}")]
     Column(String),
+    #[error("the docs index: a search task failed: {0}")]
+    Task(String),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -728,6 +731,13 @@ pub(crate) fn u32_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a U
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+        .ok_or_else(|| StoreError::Column(name.to_string()))
+}
+
+pub(crate) fn u64_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a UInt64Array> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
         .ok_or_else(|| StoreError::Column(name.to_string()))
 }
 
