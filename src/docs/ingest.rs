@@ -280,8 +280,12 @@ pub async fn ingest(
             .collect()
     };
     store.remove_files(&removed).await?;
-    // Also when nothing changed, for a full-text index an older drydock built.
-    if files_indexed > 0 || !removed.is_empty() || !store.has_text_index().await? {
+    // Also when nothing changed, for the indexes an older drydock built otherwise or not.
+    if files_indexed > 0
+        || !removed.is_empty()
+        || !store.has_text_index().await?
+        || store.needs_vector_index().await?
+    {
         store.optimize().await?;
     }
 

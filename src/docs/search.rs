@@ -843,6 +843,54 @@ mod tests {
         );
     }
 
+    /// Rows found before another process rewrote the index (a file indexed again, then
+    /// compacted) are never read as other passages: what is gone is left out, so the
+    /// search knows to look again, and then finds the passages where they are now.
+    #[tokio::test]
+    async fn rows_found_before_a_rewrite_are_found_again_not_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = two_file_index(dir.path()).await;
+        store.optimize().await.unwrap();
+        let any = SearchFilter::default();
+        let query = "share state between threads";
+        let vector = embedder().embed_query(query).await.unwrap();
+        let ready = async { Ok::<_, StoreError>(vector.clone()) };
+        let (_, found) = store
+            .find(SearchMode::Hybrid, ready, query, &None, 8)
+            .await
+            .unwrap();
+        let before = store.read_rows(&found).await.unwrap();
+        assert_eq!(before.len(), found.len());
+
+        let rewritten = records(&BOOK, "book/ch16.md", "rust-book", None, SourceType::Guide).await;
+        store
+            .upsert_file("/docs/book/ch16.md", "h-book-2", rewritten)
+            .await
+            .unwrap();
+        store.optimize().await.unwrap();
+        let after = store.read_rows(&found).await.unwrap_or_default();
+        assert!(
+            after.len() < found.len(),
+            "{} of {} read",
+            after.len(),
+            found.len()
+        );
+        for hit in &after {
+            let same = before
+                .iter()
+                .find(|b| b.id == hit.id)
+                .expect("a passage found before");
+            assert_eq!((&hit.heading, &hit.content), (&same.heading, &same.content));
+        }
+
+        let hits = store
+            .search(SearchMode::Hybrid, &vector, query, &any, 8)
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 8);
+        assert_eq!(hits[0].id, "book-threads");
+    }
+
     #[tokio::test]
     async fn an_empty_index_returns_nothing() {
         let dir = tempfile::tempdir().unwrap();
