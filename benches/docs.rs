@@ -323,6 +323,7 @@ async fn over_mcp(dir: &Path, questions: &[Question], in_process: &[Duration]) {
     let url = support::serve(app, &shutdown).await;
     let client = support::connect(&url).await;
     let mut latencies = Vec::new();
+    let mut reads = Vec::new();
     for (n, question) in questions
         .iter()
         .cycle()
@@ -330,17 +331,27 @@ async fn over_mcp(dir: &Path, questions: &[Question], in_process: &[Duration]) {
         .enumerate()
     {
         let start = Instant::now();
-        support::call(&client, "docs_lookup", json!({"query": question.question})).await;
+        let found =
+            support::call(&client, "docs_lookup", json!({"query": question.question})).await;
         if n >= 5 {
             latencies.push(start.elapsed());
         }
+        // What a reader does next: the section of the first result.
+        let id = found["results"][0]["id"].as_str().unwrap();
+        let start = Instant::now();
+        let read =
+            support::call(&client, "docs_read", json!({"id": id, "around": "section"})).await;
+        reads.push(start.elapsed());
+        assert!(!read["passages"].as_array().unwrap().is_empty(), "{read}");
     }
     println!(
-        "  docs_lookup over MCP: p50 {:.1} ms, p99 {:.1} ms (in-process p50 {:.1} ms: ratio {:.2})",
+        "  docs_lookup over MCP: p50 {:.1} ms, p99 {:.1} ms (in-process p50 {:.1} ms: ratio {:.2}); docs_read of its first result's section p50 {:.1} ms, p99 {:.1} ms",
         percentile(&latencies, 50.0),
         percentile(&latencies, 99.0),
         percentile(in_process, 50.0),
-        percentile(&latencies, 50.0) / percentile(in_process, 50.0)
+        percentile(&latencies, 50.0) / percentile(in_process, 50.0),
+        percentile(&reads, 50.0),
+        percentile(&reads, 99.0)
     );
     client.cancel().await.ok();
     shutdown.cancel();

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use drydock::app::{App, Mode};
@@ -34,10 +34,26 @@ pub fn test_projects() -> PathBuf {
         .expect("test-projects")
 }
 
+/// This benchmark's data directory, emptied when the run first asks for it: in cargo's
+/// target tmp dir, not in the checkout's `test-projects/.drydock` where a data dir resolved
+/// from the projects would land.
+pub fn data_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let bench = std::env::current_exe().expect("the bench binary");
+        let name = bench.file_stem().expect("a file name").to_string_lossy();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("data-{name}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("the bench's data dir");
+        dir
+    })
+}
+
 pub fn config() -> Arc<Config> {
     let overrides = Overrides {
         allow_roots: vec![test_projects()],
         bind: Some("127.0.0.1:0".into()),
+        data_dir: Some(data_dir().to_path_buf()),
         ..Default::default()
     };
     Arc::new(Config::resolve(&overrides, &|_| None, &test_projects()).expect("config"))

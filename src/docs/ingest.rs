@@ -281,11 +281,7 @@ pub async fn ingest(
     };
     store.remove_files(&removed).await?;
     // Also when nothing changed, for the indexes an older drydock built otherwise or not.
-    if files_indexed > 0
-        || !removed.is_empty()
-        || !store.has_text_index().await?
-        || store.needs_vector_index().await?
-    {
+    if files_indexed > 0 || !removed.is_empty() || store.lacks_an_index().await? {
         store.optimize().await?;
     }
 
