@@ -3,7 +3,9 @@
 //!   against the raw throughput of the same model on the same passages, in the same run;
 //! - re-indexing the unchanged corpus against reading and hashing its files;
 //! - docs_lookup latency p50/p99 (hybrid, query embedding and the result's shaping included)
-//!   at 10k and 100k chunks, at its default size;
+//!   at 10k and 100k chunks, at 10 results and at its default size, in a fresh process (as a
+//!   server opens an index `drydock index` built); at 100k also through MCP, with docs_read
+//!   of the first result's section;
 //! - what the model choices cost: models of the catalogue's shapes with random weights
 //!   (size, embedding rate, a query's embedding, the lookup it makes), and what a reranker of
 //!   each shape adds to a lookup of the default size;
