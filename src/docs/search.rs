@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, Float32Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::index::scalar::{FullTextSearchQuery, MatchQuery};
@@ -15,8 +15,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use tokio_util::task::AbortOnDropHandle;
 
 use super::store::{
-    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, f32_column, scan, sql_string,
-    string_column, u32_column, u64_column,
+    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, column, scan, sql_string,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -337,7 +336,7 @@ impl DocStore {
             .await?;
         let mut read: HashMap<u64, Hit> = HashMap::new();
         for batch in &batches {
-            let rows = u64_column(batch, ROW_ID)?;
+            let rows = column::<UInt64Array>(batch, ROW_ID)?;
             for (row, hit) in rows.values().iter().zip(hits_of(batch)?) {
                 read.insert(*row, hit);
             }
@@ -370,8 +369,8 @@ fn found_in(
 ) -> Result<Vec<Found>> {
     let mut found = Vec::new();
     for batch in batches {
-        let rows = u64_column(batch, ROW_ID)?;
-        let scores = f32_column(batch, score_column)?;
+        let rows = column::<UInt64Array>(batch, ROW_ID)?;
+        let scores = column::<Float32Array>(batch, score_column)?;
         found.extend(
             rows.values()
                 .iter()
@@ -452,9 +451,9 @@ impl DocStore {
 
 /// The passages of `batch`'s rows (read with [`HIT_COLUMNS`]), in its order, at score 0.
 fn hits_of(batch: &RecordBatch) -> Result<Vec<Hit>> {
-    let text = |name| string_column(batch, name);
+    let text = |name| column::<StringArray>(batch, name);
     let optional = |name, row| -> Result<Option<String>> {
-        let column = string_column(batch, name)?;
+        let column = column::<StringArray>(batch, name)?;
         Ok(column.is_valid(row).then(|| column.value(row).to_string()))
     };
     (0..batch.num_rows())
@@ -468,8 +467,8 @@ fn hits_of(batch: &RecordBatch) -> Result<Vec<Hit>> {
                 file_path: text("file_path")?.value(row).to_string(),
                 heading: text("heading")?.value(row).to_string(),
                 anchor: optional("anchor", row)?,
-                line_start: u32_column(batch, "line_start")?.value(row),
-                line_end: u32_column(batch, "line_end")?.value(row),
+                line_start: column::<UInt32Array>(batch, "line_start")?.value(row),
+                line_end: column::<UInt32Array>(batch, "line_end")?.value(row),
                 url: optional("url", row)?,
                 score: 0.0,
             })

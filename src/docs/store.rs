@@ -14,7 +14,6 @@ use std::time::Duration;
 use arrow_array::types::Float32Type;
 use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
-    UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::TryStreamExt;
@@ -359,8 +358,8 @@ impl DocStore {
         let batches = scan(&self.files, None, &["source", "file_hash"]).await?;
         let mut hashes = HashMap::new();
         for batch in &batches {
-            let paths = string_column(batch, "source")?;
-            let file_hashes = string_column(batch, "file_hash")?;
+            let paths = column::<StringArray>(batch, "source")?;
+            let file_hashes = column::<StringArray>(batch, "file_hash")?;
             for row in 0..batch.num_rows() {
                 hashes.insert(
                     paths.value(row).to_string(),
@@ -399,9 +398,9 @@ impl DocStore {
         let mut sections = Vec::new();
         for batch in &batches {
             let (paths, headings, texts) = (
-                string_column(batch, "file_path")?,
-                string_column(batch, "heading")?,
-                string_column(batch, "text")?,
+                column::<StringArray>(batch, "file_path")?,
+                column::<StringArray>(batch, "heading")?,
+                column::<StringArray>(batch, "text")?,
             );
             for row in 0..batch.num_rows() {
                 sections.push((
@@ -428,8 +427,8 @@ impl DocStore {
             )
             .await?;
             for batch in &batches {
-                let ids = string_column(batch, "embedding_key")?;
-                let vectors = vector_column(batch, "vector")?;
+                let ids = column::<StringArray>(batch, "embedding_key")?;
+                let vectors = column::<FixedSizeListArray>(batch, "vector")?;
                 for row in 0..batch.num_rows() {
                     if known.contains_key(ids.value(row)) {
                         continue;
@@ -451,8 +450,8 @@ impl DocStore {
         let batches = scan(&self.table, None, &["library", "version"]).await?;
         let mut counts: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
         for batch in &batches {
-            let libraries = string_column(batch, "library")?;
-            let versions = string_column(batch, "version")?;
+            let libraries = column::<StringArray>(batch, "library")?;
+            let versions = column::<StringArray>(batch, "version")?;
             for row in 0..batch.num_rows() {
                 let version = versions
                     .is_valid(row)
@@ -757,38 +756,11 @@ pub(crate) fn in_list(column: &str, values: &[&str]) -> String {
     format!("{column} IN ({})", values.join(", "))
 }
 
-pub(crate) fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
+/// The column `name` of `batch`, as the array type `T` it is stored as.
+pub(crate) fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
     batch
         .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| StoreError::Column(name.to_string()))
-}
-
-pub(crate) fn u32_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a UInt32Array> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
-        .ok_or_else(|| StoreError::Column(name.to_string()))
-}
-
-pub(crate) fn u64_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a UInt64Array> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-        .ok_or_else(|| StoreError::Column(name.to_string()))
-}
-
-pub(crate) fn f32_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Float32Array> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-        .ok_or_else(|| StoreError::Column(name.to_string()))
-}
-
-fn vector_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a FixedSizeListArray> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+        .and_then(|c| c.as_any().downcast_ref::<T>())
         .ok_or_else(|| StoreError::Column(name.to_string()))
 }
 
@@ -875,21 +847,14 @@ mod tests {
     async fn the_vector_index_is_built_from_its_size_on() {
         let dir = tempfile::tempdir().unwrap();
         let store = DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
-        let many = |name: &str, n: usize| FileChunks {
-            source: format!("{name}.md"),
-            file_hash: format!("h-{name}"),
-            chunks: (0..n)
-                .map(|i| chunk(&format!("{name}{i}"), "alpha", None, i))
-                .collect(),
-        };
         store
-            .upsert_files(vec![many("a", VECTOR_INDEX_MIN_ROWS - 1)])
+            .upsert_files(vec![file("a", 0..VECTOR_INDEX_MIN_ROWS - 1)])
             .await
             .unwrap();
         assert!(!store.needs_vector_index().await.unwrap());
         assert!(!store.optimize().await.unwrap().created_vector_index);
 
-        store.upsert_files(vec![many("b", 1)]).await.unwrap();
+        store.upsert_files(vec![file("b", 0..1)]).await.unwrap();
         assert!(store.needs_vector_index().await.unwrap());
         assert!(store.optimize().await.unwrap().created_vector_index);
         assert!(store.has_vector_index().await.unwrap());
@@ -1006,7 +971,7 @@ mod tests {
         let rows = scan(&store.table, Some(filter), &[SEARCH_TEXT])
             .await
             .unwrap();
-        string_column(&rows[0], SEARCH_TEXT)
+        column::<StringArray>(&rows[0], SEARCH_TEXT)
             .unwrap()
             .value(0)
             .to_string()
