@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::process::shell_word;
+
 /// The events drydock listens to (agent-lab §5.1).
 pub const EVENTS: [&str; 8] = [
     "SessionStart",
@@ -189,15 +191,6 @@ pub fn hook_command(drydock: &Path, data_dir: Option<&Path>) -> String {
         words.push(shell_word(&dir.display().to_string()));
     }
     words.join(" ")
-}
-
-/// `text` as one word for sh: as it is when that is safe, else single-quoted.
-pub fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c);
-    match !text.is_empty() && text.chars().all(plain) {
-        true => text.to_string(),
-        false => format!("'{}'", text.replace('\'', r"'\''")),
-    }
 }
 
 fn group(event: &str, command: &str) -> Value {

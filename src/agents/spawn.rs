@@ -21,6 +21,7 @@ use super::{AgentError, Agents};
 use crate::call::Call;
 use crate::events::unix_millis;
 use crate::private::write_private;
+use crate::process::shell_word;
 use crate::terminal::requests::{BackendKind, CreateRequest};
 use crate::workspace::PathArgument;
 
@@ -237,7 +238,7 @@ impl Agents {
         argv[0] = self.program_of(profile);
         let mut command = argv
             .iter()
-            .map(|word| hook_settings::shell_word(word))
+            .map(|word| shell_word(word))
             .collect::<Vec<_>>()
             .join(" ");
         if run.replace_shell {

@@ -64,7 +64,7 @@ use self::under_way::under_way;
 use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::events::{EventKind, Events, IngestPhase, unix_millis};
-use crate::process::Policy;
+use crate::process::{Policy, shell_word};
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 30;
@@ -224,8 +224,8 @@ impl Docs {
                     mismatch: Box::new(mismatch),
                     command: format!(
                         "drydock index --model {} --index {}",
-                        crate::process::shell_word(&self.configured_model()),
-                        crate::process::shell_word(&self.index_dir().display().to_string())
+                        shell_word(&self.configured_model()),
+                        shell_word(&self.index_dir().display().to_string())
                     ),
                 })
             }

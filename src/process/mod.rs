@@ -649,22 +649,36 @@ fn utf8_sequence_len(byte: u8) -> Option<usize> {
     }
 }
 
-/// `word` as a POSIX shell reads it back: itself when it has nothing the shell treats
-/// specially, else in single quotes.
+/// `word` as one word for a POSIX shell: itself when it has nothing the shell treats
+/// specially, else [`single_quoted`].
 pub fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
-    match plain {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c);
+    match !word.is_empty() && word.chars().all(plain) {
         true => word.to_string(),
-        false => format!("'{}'", word.replace('\'', r"'\''")),
+        false => single_quoted(word),
     }
+}
+
+/// `text` in single quotes, as a POSIX shell reads it back whatever it holds.
+pub fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_reach_the_shell_as_they_are() {
+        assert_eq!(single_quoted("/a b/c'd"), r"'/a b/c'\''d'");
+        assert_eq!(
+            shell_word("/opt/models/bge-small@v1.5"),
+            "/opt/models/bge-small@v1.5"
+        );
+        for quoted in ["", "a b", "it's", "$HOME", "a%b", "*"] {
+            assert_eq!(shell_word(quoted), single_quoted(quoted), "{quoted:?}");
+        }
+    }
 
     const GENEROUS: Duration = Duration::from_secs(20);
     const WATCHDOG: Duration = Duration::from_secs(180);

@@ -14,6 +14,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::process::single_quoted;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shell {
     Bash,
@@ -73,7 +75,7 @@ pub(crate) fn default_dir() -> PathBuf {
 /// time, so an upgrade of drydock takes effect).
 pub(crate) fn install(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let quoted_dir = single_quote(&dir.to_string_lossy());
+    let quoted_dir = single_quoted(&dir.to_string_lossy());
     write_if_changed(
         &dir.join(BASH_RC),
         &BASH_RC_TEXT.replace("@DIR@", &quoted_dir),
@@ -203,10 +205,6 @@ precmd_functions=(__drydock_precmd ${precmd_functions[@]})
 preexec_functions+=(__drydock_preexec)
 "#;
 
-fn single_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
 fn write_if_changed(path: &Path, text: &str) -> io::Result<()> {
     if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
         return Ok(());
@@ -252,10 +250,5 @@ mod tests {
         let python = launch("python3", dir.path()).unwrap();
         assert!(!python.marks);
         assert_eq!(python.argv, vec!["python3"]);
-    }
-
-    #[test]
-    fn quotes_paths() {
-        assert_eq!(single_quote("/a b/c'd"), r"'/a b/c'\''d'");
     }
 }

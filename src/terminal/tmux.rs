@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::process::env_policy;
+use crate::process::{env_policy, single_quoted};
 pub use control::{ControlClient, ControlEvent};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
@@ -1027,7 +1027,7 @@ fn spawn_args(args: &mut Vec<String>, spawn: &Spawn<'_>) -> Result<()> {
         [] => {}
         [program] => {
             args.push("--".into());
-            args.push(format!("exec {}", shell_quote(program)));
+            args.push(format!("exec {}", single_quoted(program)));
         }
         argv => {
             args.push("--".into());
@@ -1046,10 +1046,6 @@ fn with_start_path(mut pane: PaneInfo, spawn: &Spawn<'_>) -> PaneInfo {
         pane.path = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     }
     pane
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 fn first_line<'a>(out: &'a str, command: &str) -> Result<&'a str> {
