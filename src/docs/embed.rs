@@ -38,6 +38,14 @@ pub const MAX_LENGTH: usize = 256;
 
 /// The shipped model's ONNX file.
 pub const MODEL_FILE: &str = "model_quantized.onnx";
+/// The tokenizer's files every model directory needs, in the order of fastembed's
+/// `TokenizerFiles` fields.
+pub const TOKENIZER_FILES: [&str; 4] = [
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -214,11 +222,13 @@ pub enum ModelSource {
 impl ModelSource {
     /// The tokenizer's files, as fastembed takes them.
     pub fn tokenizer(&self) -> Result<TokenizerFiles> {
+        let [tokenizer, config, special_tokens_map, tokenizer_config] =
+            TOKENIZER_FILES.map(|name| self.file(name));
         Ok(TokenizerFiles {
-            tokenizer_file: self.file("tokenizer.json")?,
-            config_file: self.file("config.json")?,
-            special_tokens_map_file: self.file("special_tokens_map.json")?,
-            tokenizer_config_file: self.file("tokenizer_config.json")?,
+            tokenizer_file: tokenizer?,
+            config_file: config?,
+            special_tokens_map_file: special_tokens_map?,
+            tokenizer_config_file: tokenizer_config?,
         })
     }
 

@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use fastembed::{Pooling, TextEmbedding, TextRerank};
 
-use super::embed::{DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, ModelSource, find_model};
+use super::embed::{
+    DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, ModelSource, TOKENIZER_FILES, find_model,
+};
 use crate::config::ModelRef;
 use crate::digest;
 
@@ -32,13 +34,6 @@ pub const ONNX_FILES: [&str; 4] = [
     "model_quantized.onnx",
     "onnx/model.onnx",
     "onnx/model_quantized.onnx",
-];
-/// The tokenizer's files every model directory needs.
-pub const TOKENIZER_FILES: [&str; 4] = [
-    "tokenizer.json",
-    "config.json",
-    "special_tokens_map.json",
-    "tokenizer_config.json",
 ];
 const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// How long a fetch may wait for the server before it is taken for offline.
