@@ -3,7 +3,10 @@
 //! (default 300) queued tasks on a real PostgreSQL (Debian's, started here in a temporary
 //! directory), against one host claiming them from the SQLite queue; and the time from a
 //! task queued to its start, by a host woken by NOTIFY (PostgreSQL) or told in-process
-//! (SQLite), p50/p99 over 100 tasks queued one at a time.
+//! (SQLite), p50/p99 over 100 tasks queued one at a time; and queue calls when many come at
+//! once on two runtime workers, the store called on the runtime (as before) against through
+//! `TaskStore` (off the runtime, with a deadline): each call's latency and how late a timer
+//! on the same runtime fires meanwhile.
 
 #[allow(dead_code)]
 #[path = "../tests/it/postgres.rs"]
@@ -20,6 +23,9 @@ use drydock::tasks::store::{
 };
 use drydock::tasks::{Outcome, Transition};
 use support::{iterations, percentile};
+
+/// The store itself, called synchronously as its own tests do.
+type Backend = Box<dyn store::Queue>;
 
 const HANDOFFS: usize = 100;
 
@@ -39,7 +45,7 @@ fn new_task(n: usize) -> NewTask {
     }
 }
 
-fn host(store: &TaskStore, name: &str) -> Claimer {
+fn host(store: &Backend, name: &str) -> Claimer {
     let entry = HostEntry {
         name: name.into(),
         url: format!("http://{name}"),
@@ -55,7 +61,7 @@ fn host(store: &TaskStore, name: &str) -> Claimer {
     }
 }
 
-fn prepare(store: &TaskStore, tasks: usize) {
+fn prepare(store: &Backend, tasks: usize) {
     store
         .set_settings(QueueSettings {
             mode: QueueMode::Auto,
@@ -68,7 +74,7 @@ fn prepare(store: &TaskStore, tasks: usize) {
 }
 
 /// The agent's word: done, under the task's claim.
-fn complete(store: &TaskStore, task: &Task) {
+fn complete(store: &Backend, task: &Task) {
     let done = Transition::Complete(Outcome::Done);
     store
         .transition(&task.id, done, Record::default(), task.lease().as_ref())
@@ -76,7 +82,7 @@ fn complete(store: &TaskStore, task: &Task) {
 }
 
 /// Claims (and completes at once) every queued task with `hosts` threads; claims per second.
-fn drain(open: impl Fn() -> TaskStore + Sync, hosts: &[&str]) -> f64 {
+fn drain(open: impl Fn() -> Backend + Sync, hosts: &[&str]) -> f64 {
     let start = Barrier::new(hosts.len());
     let began = Mutex::new(None);
     let claimed = std::sync::atomic::AtomicUsize::new(0);
@@ -115,9 +121,9 @@ fn drain(open: impl Fn() -> TaskStore + Sync, hosts: &[&str]) -> f64 {
 /// Queues `HANDOFFS` tasks one at a time (calling `tell` after each); a host thread claims
 /// them whenever it is woken (`wait`). Queue-to-start times.
 fn handoffs(
-    queue: &TaskStore,
+    queue: &Backend,
     tell: impl Fn(),
-    host_store: TaskStore,
+    host_store: Backend,
     wait: impl Fn(Duration) + Send + 'static,
 ) -> Vec<Duration> {
     let me = host(&host_store, "waiting");
@@ -179,6 +185,90 @@ fn wake_pair() -> (
     (wait, tell)
 }
 
+/// How queue calls fare when many come at once on a runtime of two workers (as on a 2-core
+/// host): `CALLERS` tasks each make `CALLS_EACH` calls (a list, then a get), while a probe
+/// measures how late a 1 ms timer fires (what every other tool, session and stream waits).
+/// `direct` calls the store on the runtime's workers, as drydock did before; otherwise the
+/// calls go through [`TaskStore`] (a blocking thread each, a deadline).
+fn contention(backend: Backend, direct: bool) -> (Vec<Duration>, Vec<Duration>) {
+    const CALLERS: usize = 16;
+    const CALLS_EACH: usize = 25;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let backend: Arc<dyn store::Queue> = Arc::from(backend);
+    let store = TaskStore::new(backend.clone());
+    runtime.block_on(async move {
+        let some_id = backend.list(None).unwrap()[0].id.clone();
+        let running = Arc::new(AtomicBool::new(true));
+        let probe = {
+            let running = running.clone();
+            tokio::spawn(async move {
+                let mut late = Vec::new();
+                while running.load(Ordering::Relaxed) {
+                    let asked = Instant::now();
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    late.push(asked.elapsed().saturating_sub(Duration::from_millis(1)));
+                    tokio::time::sleep(Duration::from_millis(4)).await;
+                }
+                late
+            })
+        };
+        let callers: Vec<_> = (0..CALLERS)
+            .map(|_| {
+                let (backend, store, id) = (backend.clone(), store.clone(), some_id.clone());
+                tokio::spawn(async move {
+                    let mut took = Vec::new();
+                    for _ in 0..CALLS_EACH {
+                        let asked = Instant::now();
+                        if direct {
+                            backend.list(None).unwrap();
+                            backend.get(&id).unwrap();
+                        } else {
+                            store.list(None).await.unwrap();
+                            store.get(&id).await.unwrap();
+                        }
+                        took.push(asked.elapsed());
+                        tokio::task::yield_now().await;
+                    }
+                    took
+                })
+            })
+            .collect();
+        let mut calls = Vec::new();
+        for caller in callers {
+            calls.extend(caller.await.unwrap());
+        }
+        running.store(false, Ordering::Relaxed);
+        (calls, probe.await.unwrap())
+    })
+}
+
+fn print_contention(
+    name: &str,
+    before: &(Vec<Duration>, Vec<Duration>),
+    after: &(Vec<Duration>, Vec<Duration>),
+) {
+    let line = |label: &str, (calls, late): &(Vec<Duration>, Vec<Duration>)| {
+        println!(
+            "  {name}, {label:<28} call p50 {:>7.2} ms  p99 {:>7.2} ms   timer late p50 {:>6.2} ms  p99 {:>7.2} ms",
+            percentile(calls, 50.0),
+            percentile(calls, 99.0),
+            percentile(late, 50.0),
+            percentile(late, 99.0),
+        )
+    };
+    line("on the runtime (before):", before);
+    line("through TaskStore (after):", after);
+    println!(
+        "  {name}: the timer's p99 lateness after is {:.2}x before; a call's p99 {:.2}x",
+        percentile(&after.1, 99.0) / percentile(&before.1, 99.0).max(0.001),
+        percentile(&after.0, 99.0) / percentile(&before.0, 99.0),
+    );
+}
+
 fn main() {
     let tasks = iterations(300);
     let postgres = postgres::Postgres::start();
@@ -186,12 +276,12 @@ fn main() {
     let data = tempfile::tempdir().unwrap();
     let sqlite_path = data.path().join("tasks.sqlite3");
     let sqlite =
-        || -> TaskStore { store::open(&StoreLocation::Sqlite(sqlite_path.clone())).unwrap() };
+        || -> Backend { store::open(&StoreLocation::Sqlite(sqlite_path.clone())).unwrap() };
     prepare(&sqlite(), tasks);
     let local_rate = drain(sqlite, &["here"]);
 
     let url = postgres.database("claims");
-    let shared = || -> TaskStore { store::open(&StoreLocation::Postgres(url.clone())).unwrap() };
+    let shared = || -> Backend { store::open(&StoreLocation::Postgres(url.clone())).unwrap() };
     prepare(&shared(), tasks);
     let team_rate = drain(shared, &["a", "b", "c"]);
 
@@ -226,6 +316,21 @@ fn main() {
         times
     };
 
+    // Many queue calls at once, each store before and after, in the same run.
+    let contended = tempfile::tempdir().unwrap();
+    let contended_sqlite = || -> Backend {
+        store::open(&StoreLocation::Sqlite(contended.path().join("q.sqlite3"))).unwrap()
+    };
+    prepare(&contended_sqlite(), 50);
+    let sqlite_before = contention(contended_sqlite(), true);
+    let sqlite_after = contention(contended_sqlite(), false);
+    let contended_url = postgres.database("contention");
+    let contended_pg =
+        || -> Backend { store::open(&StoreLocation::Postgres(contended_url.clone())).unwrap() };
+    prepare(&contended_pg(), 50);
+    let pg_before = contention(contended_pg(), true);
+    let pg_after = contention(contended_pg(), false);
+
     println!("team queue: {tasks} tasks claimed and completed");
     println!("  SQLite, one host:          {local_rate:>8.0} claims/s");
     println!(
@@ -244,4 +349,7 @@ fn main() {
         percentile(&team_handoff, 99.0),
         percentile(&team_handoff, 50.0) / percentile(&local_handoff, 50.0)
     );
+    println!("queue calls under contention: 16 callers x 25 (list + get) on 2 runtime workers");
+    print_contention("SQLite", &sqlite_before, &sqlite_after);
+    print_contention("PostgreSQL", &pg_before, &pg_after);
 }

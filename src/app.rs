@@ -17,6 +17,7 @@ use crate::docs::Docs;
 use crate::events::{EventKind, Events, Received};
 use crate::history::problem::ProblemKind;
 use crate::history::{History, NoteJob};
+use crate::supervise::supervised;
 use crate::tasks::Tasks;
 use crate::tasks::requests::TaskRequest;
 use crate::tasks::state::TaskState;
@@ -67,8 +68,11 @@ impl App {
         if matches!(mode, Mode::Server | Mode::Stdio) && app.serves(Toolset::Agents, mode) {
             let watcher = app.clone();
             app.tracker.spawn(async move {
-                let app = watcher;
-                app.agents.monitor(&app.events, &app.shutdown).await;
+                supervised("the agents' watcher", &watcher.shutdown.clone(), || {
+                    let app = watcher.clone();
+                    async move { app.agents.monitor(&app.events, &app.shutdown).await }
+                })
+                .await
             });
         }
         // Tasks run where their agents can reach drydock: the HTTP server.
@@ -79,8 +83,19 @@ impl App {
         }
         if matches!(mode, Mode::Server | Mode::Stdio) && app.config.history.enabled {
             let recorder = app.clone();
-            app.tracker.spawn(async move { recorder.remember().await });
+            app.tracker.spawn(async move {
+                supervised(
+                    "the project memory's recorder",
+                    &recorder.shutdown.clone(),
+                    || {
+                        let app = recorder.clone();
+                        async move { app.remember().await }
+                    },
+                )
+                .await
+            });
         }
+
         if mode == Mode::Server && app.serves(Toolset::Docs, mode) {
             // Not tracked: loading the model is no reason to delay a shutdown.
             let docs = app.docs.clone();

@@ -72,6 +72,12 @@ pub enum EventKind {
     /// Another host of a team's shared queue changed it (a task queued, started or ended
     /// there, a setting).
     QueueChanged,
+    /// The task queue's database stopped answering (`answering: false`, with why), or
+    /// answers again.
+    QueueHealth {
+        answering: bool,
+        why: Option<String>,
+    },
     /// The task queue's mode or cap changed.
     QueueConfigured {
         mode: &'static str,

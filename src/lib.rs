@@ -7,6 +7,7 @@
 //! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
 //! - [`call`] and [`render`]: what every capability's long operations take (progress,
 //!   cancellation) and how every report renders as text;
+//! - [`supervise`]: background loops started again after a panic;
 //! - [`toolchain`]: cargo and mix for the build tools, each toolchain with its parsers;
 //! - [`exs`]: every Elixir script drydock runs;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
@@ -53,6 +54,7 @@ pub(crate) mod private;
 pub(crate) mod process;
 pub(crate) mod project_facts;
 pub mod render;
+pub(crate) mod supervise;
 pub mod tasks;
 pub mod terminal;
 pub(crate) mod text_budget;

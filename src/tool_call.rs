@@ -147,7 +147,7 @@ async fn dispatch(
         ToolName::AgentKill => outcome(agents.kill(parse(tool, arguments)?, call).await),
         ToolName::AgentSpawn => outcome(agents.spawn(parse(tool, arguments)?, None, call).await),
         ToolName::TaskAdd => outcome(tasks.add(parse(tool, arguments)?).await),
-        ToolName::TaskList => outcome(tasks.list(parse(tool, arguments)?)),
+        ToolName::TaskList => outcome(tasks.list(parse(tool, arguments)?).await),
         ToolName::TaskShow => outcome(tasks.show(parse(tool, arguments)?).await),
         ToolName::TaskMerge => outcome(tasks.merge(parse(tool, arguments)?).await),
         ToolName::TaskDiscard => outcome(tasks.discard(parse(tool, arguments)?).await),
@@ -158,7 +158,7 @@ async fn dispatch(
         ToolName::QueueConfigure => outcome(tasks.configure(parse(tool, arguments)?).await),
         ToolName::QueueClear => {
             parse::<crate::tasks::requests::ClearRequest>(tool, arguments)?;
-            outcome(tasks.clear())
+            outcome(tasks.clear().await)
         }
     }
 }

@@ -308,14 +308,23 @@ async function agentChanged(change) {
 // Queue
 
 async function refreshQueue() {
-  const listed = await call("task_list").catch(() => null);
-  if (!listed) return;
+  let failure = null;
+  const listed = await call("task_list").catch((e) => { failure = e.message; return null; });
+  if (!listed) return queueUnreachable(failure);
   const queue = listed.queue;
+  $("queue-status").classList.remove("unreachable");
   $("queue-status").textContent = `${queue.mode}, ${queue.running}/${queue.max_concurrent} running, ${queue.queued} queued`;
   $("queue-mode").value = queue.mode;
   $("queue-max").value = queue.max_concurrent;
   $("hosts").replaceChildren(...(queue.hosts || []).map(hostLine));
   $("tasks").replaceChildren(...listed.tasks.slice().reverse().map(taskLine));
+}
+
+/// The queue's database does not answer: the status says so (the tasks shown are the last
+/// ones read), until it answers again.
+function queueUnreachable(why) {
+  $("queue-status").classList.add("unreachable");
+  $("queue-status").textContent = `unreachable: ${why || "the task queue does not answer"}`;
 }
 
 /// A host of a team's shared queue: up or down, its load, and its terminals (its own
@@ -563,6 +572,8 @@ function event(event) {
     case "queue_configured":
     case "queue_changed":
       return refreshQueue();
+    case "queue_health":
+      return event.answering ? refreshQueue() : queueUnreachable(event.why);
     case "approval_decided":
       return approvalLine(event);
   }

@@ -169,12 +169,11 @@ async fn log_in(
     };
     // A code another host of the shared queue issued for this one (it is checked, and used
     // up, in the queue's database).
-    let from_team = || {
-        given
-            .as_deref()
-            .is_some_and(|code| shared.app.tasks().admits_viewer(code))
+    let from_team = match (&taken, given.as_deref()) {
+        (None, Some(code)) => shared.app.tasks().admits_viewer(code).await,
+        _ => false,
     };
-    if taken.is_none() && !from_team() {
+    if taken.is_none() && !from_team {
         return (
             StatusCode::UNAUTHORIZED,
             "this login URL is not valid (it works once): restart drydock for a new one",
@@ -194,11 +193,9 @@ async fn log_in(
 /// Opens host `name`'s dashboard: another host of the shared queue, through a one-time
 /// login code issued for it.
 async fn open_host(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
-    let tasks = app.tasks().clone();
-    match tokio::task::spawn_blocking(move || tasks.viewer_link(&name)).await {
-        Ok(Ok(url)) => Redirect::to(&url).into_response(),
-        Ok(Err(error)) => (StatusCode::NOT_FOUND, error.to_string()).into_response(),
-        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
+    match app.tasks().viewer_link(&name).await {
+        Ok(url) => Redirect::to(&url).into_response(),
+        Err(error) => (StatusCode::NOT_FOUND, error.to_string()).into_response(),
     }
 }
 

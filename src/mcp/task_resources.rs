@@ -53,9 +53,12 @@ pub async fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpErr
                 .map_err(not_found)?;
             serde_json::to_string_pretty(&report)
         }
-        None => {
-            serde_json::to_string_pretty(&tasks.list(ListRequest::default()).map_err(not_found)?)
-        }
+        None => serde_json::to_string_pretty(
+            &tasks
+                .list(ListRequest::default())
+                .await
+                .map_err(not_found)?,
+        ),
     };
     let text = text.expect("JSON values serialize");
     Ok(ReadResourceResult::new(vec![
@@ -77,7 +80,7 @@ pub async fn watch(mut feed: Subscription, peer: Peer<RoleServer>, uri: String) 
                 }
                 EventKind::QueueConfigured { .. } => only.is_none(),
                 // Which task changed is not said: every view of the queue is read again.
-                EventKind::QueueChanged => true,
+                EventKind::QueueChanged | EventKind::QueueHealth { .. } => true,
                 _ => false,
             },
         };

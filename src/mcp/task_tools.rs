@@ -73,7 +73,7 @@ impl DrydockServer {
         &self,
         Parameters(req): Parameters<ListRequest>,
     ) -> Result<CallToolResult, McpError> {
-        respond(self.app.tasks().list(req))
+        respond(self.app.tasks().list(req).await)
     }
 
     #[tool(
@@ -174,6 +174,6 @@ impl DrydockServer {
         &self,
         Parameters(_req): Parameters<ClearRequest>,
     ) -> Result<CallToolResult, McpError> {
-        respond(self.app.tasks().clear())
+        respond(self.app.tasks().clear().await)
     }
 }

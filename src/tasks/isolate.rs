@@ -37,7 +37,7 @@ impl Tasks {
         if self.placement(task).await.is_ok() {
             return Ok(None);
         }
-        for running in self.running_tasks() {
+        for running in self.running_tasks().await {
             if running.id != task.id
                 && running.project_path == task.project_path
                 && self.placement(&running).await.is_err()
@@ -101,10 +101,10 @@ impl Tasks {
                 Isolation::Worktree(worktree)
             }
         };
-        self.persistently(|store| {
-            store.set_isolation(&task.id, &isolation)?;
+        self.persistently(|store| async {
+            store.set_isolation(&task.id, &isolation).await?;
             // An earlier attempt's result no longer says what the branch holds.
-            store.clear_review(&task.id)
+            store.clear_review(&task.id).await
         })
         .await?;
         Ok(isolation)

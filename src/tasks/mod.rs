@@ -40,6 +40,7 @@ pub use store::{
 };
 pub use tokens::{TaskScope, TaskTokens};
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Notify;
@@ -83,7 +84,7 @@ pub struct Tasks {
     workspace: Workspace,
     /// Opened on first use (a one-shot `drydock call` of another tool never touches it);
     /// a failed opening is tried again at the next use (a database that was away).
-    store: OnceLock<TaskStore>,
+    store: store::LazyStore,
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
@@ -117,8 +118,8 @@ impl Tasks {
             worktrees: Worktrees::new(config.worktrees_dir()),
             clones: Clones::new(config.clones_dir(), config.tasks.repositories.clone()),
             toolchains,
+            store: store::LazyStore::new(location_of(&config)),
             config,
-            store: OnceLock::new(),
             agents,
             terminals,
             events,
@@ -146,37 +147,32 @@ impl Tasks {
 
     /// Where the queue lives, as configured.
     pub fn location(&self) -> StoreLocation {
-        match &self.config.tasks.store {
-            QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&self.config.data_dir)),
-            QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
-        }
+        location_of(&self.config)
     }
 
-    pub(super) fn store(&self) -> Result<&TaskStore, TaskError> {
-        if let Some(store) = self.store.get() {
-            return Ok(store);
-        }
-        let opened = store::open(&self.location())?;
-        Ok(self.store.get_or_init(|| opened))
+    /// The queue, opened on its first use; every call on it answers within its deadline.
+    pub(super) async fn store(&self) -> Result<&TaskStore, StoreError> {
+        self.store.get().await
     }
 
     /// `work` on the store, tried again while its database cannot be reached (a shared
     /// queue's server restarting), for up to a minute: an agent's word on its task, or its
     /// failure, outlasts a short outage instead of being lost to it.
-    pub(super) async fn persistently<T>(
-        &self,
-        work: impl Fn(&TaskStore) -> Result<T, StoreError>,
-    ) -> Result<T, TaskError> {
+    pub(super) async fn persistently<'s, T, F>(
+        &'s self,
+        work: impl Fn(&'s TaskStore) -> F,
+    ) -> Result<T, TaskError>
+    where
+        F: Future<Output = Result<T, StoreError>>,
+    {
         let deadline = tokio::time::Instant::now() + STORE_OUTAGE;
         loop {
-            let result = self.store().and_then(|store| Ok(work(store)?));
+            let result = async { work(self.store().await?).await }.await;
             match result {
-                Err(TaskError::Store(error))
-                    if error.is_unavailable() && tokio::time::Instant::now() < deadline =>
-                {
+                Err(error) if error.is_unavailable() && tokio::time::Instant::now() < deadline => {
                     tokio::time::sleep(std::time::Duration::from_millis(250)).await;
                 }
-                result => return result,
+                result => return Ok(result?),
             }
         }
     }
@@ -197,21 +193,21 @@ impl Tasks {
             })?;
             checked.push(new);
         }
-        let store = self.store()?;
+        let store = self.store().await?;
         let mut added = Vec::new();
         for new in checked {
-            let task = store.add(new)?;
+            let task = store.add(new).await?;
             self.publish(&task, None);
             added.push(task.id);
         }
         self.fill().await;
-        let added = added
-            .iter()
-            .map(|id| store.get(id).map(|t| TaskLine::from(&t)))
-            .collect::<Result<_, _>>()?;
+        let mut lines = Vec::new();
+        for id in &added {
+            lines.push(TaskLine::from(&store.get(id).await?));
+        }
         Ok(AddReport {
-            added,
-            queue: self.status()?,
+            added: lines,
+            queue: self.status().await?,
         })
     }
 
@@ -299,7 +295,7 @@ impl Tasks {
         })
     }
 
-    pub fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
+    pub async fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
         let project = match &req.project_path {
             Some(path) => Some(
                 self.workspace
@@ -310,7 +306,7 @@ impl Tasks {
             ),
             None => None,
         };
-        let all = self.store()?.list(None)?;
+        let all = self.store().await?.list(None).await?;
         let tasks = all
             .iter()
             .filter(|t| req.state.is_none_or(|state| t.state == state))
@@ -322,13 +318,13 @@ impl Tasks {
             .collect();
         Ok(ListReport {
             tasks,
-            queue: self.status()?,
+            queue: self.status().await?,
         })
     }
 
     /// One task in full, with what its open result would meet if merged now.
     pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.store()?.get(&req.task_id)?;
+        let task = self.store().await?.get(&req.task_id).await?;
         let (target, overlaps) = self.conflicts(&task).await;
         let mut report = self.report(task);
         report.target = target;
@@ -343,10 +339,10 @@ impl Tasks {
                 "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
             ));
         }
-        let store = self.store()?;
+        let store = self.store().await?;
         let task = {
             let _choosing = self.starting.lock().await;
-            let task = store.get(&req.task_id)?;
+            let task = store.get(&req.task_id).await?;
             task.state
                 .after(Transition::Start)
                 .map_err(|source| StoreError::Illegal {
@@ -359,41 +355,45 @@ impl Tasks {
                     other.id, task.project_path
                 )));
             }
-            match self.claim(std::slice::from_ref(&task.id))? {
+            match self.claim(std::slice::from_ref(&task.id)).await? {
                 Some(task) => task,
-                None => return Err(self.why_not_started(&task.id)?),
+                None => return Err(self.why_not_started(&task.id).await?),
             }
         };
         self.launch(task.clone()).await;
-        Ok(self.report(store.get(&task.id)?))
+        Ok(self.report(store.get(&task.id).await?))
     }
 
     /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
     pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store()?;
-        let before = store.get(&req.task_id)?;
+        let store = self.store().await?;
+        let before = store.get(&req.task_id).await?;
         let record = Record {
             failure: Some("cancelled".into()),
             ..Record::default()
         };
-        let task = store.transition(&req.task_id, Transition::Cancel, record, None)?;
+        let task = store
+            .transition(&req.task_id, Transition::Cancel, record, None)
+            .await?;
         self.publish(&task, Some(before.state));
         // A task running on another host is stopped there, when that host hears of it.
         if before.state == TaskState::Running && self.is_mine(&before) {
             self.stop_agent(&task).await;
             self.fill().await;
         }
-        Ok(self.report(store.get(&task.id)?))
+        Ok(self.report(store.get(&task.id).await?))
     }
 
     /// Queues a failed or cancelled task again.
     pub async fn retry(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store()?;
-        let before = store.get(&req.task_id)?;
-        let task = store.transition(&req.task_id, Transition::Retry, Record::default(), None)?;
+        let store = self.store().await?;
+        let before = store.get(&req.task_id).await?;
+        let task = store
+            .transition(&req.task_id, Transition::Retry, Record::default(), None)
+            .await?;
         self.publish(&task, Some(before.state));
         self.fill().await;
-        Ok(self.report(store.get(&task.id)?))
+        Ok(self.report(store.get(&task.id).await?))
     }
 
     /// The agent's own word on how its task ended. A task's token may only complete its own
@@ -423,9 +423,24 @@ impl Tasks {
             ..Record::default()
         };
         let complete = Transition::Complete(req.outcome);
-        let task = self
+        let completed = self
             .persistently(|store| store.transition(id, complete, record.clone(), lease.as_ref()))
-            .await?;
+            .await;
+        let task = match completed {
+            Ok(task) => task,
+            // An attempt that got no answer may have been made all the same: then the
+            // attempt after it found the task already ended, as this word said.
+            Err(TaskError::Store(StoreError::Illegal { .. })) => {
+                let task = self.task(id).await?;
+                let said = TaskState::Running.after(complete).ok();
+                if Some(task.state) != said || task.summary != record.summary {
+                    return Err(completed.unwrap_err());
+                }
+                task
+            }
+            Err(error) => return Err(error),
+        };
+
         self.publish(&task, Some(TaskState::Running));
         self.fill().await;
         self.after_run(&task, self.config.tasks.grace);
@@ -442,45 +457,45 @@ impl Tasks {
                     .into(),
             ));
         }
-        let store = self.store()?;
-        let before = store.settings()?;
+        let store = self.store().await?;
+        let before = store.settings().await?;
         let settings = QueueSettings {
             mode: req.mode.unwrap_or(before.mode),
             max_concurrent: req.max_concurrent.unwrap_or(before.max_concurrent),
         };
-        store.set_settings(settings)?;
+        store.set_settings(settings).await?;
         self.events.publish(EventKind::QueueConfigured {
             mode: settings.mode.name(),
             max_concurrent: settings.max_concurrent,
         });
         let started = self.fill().await;
         Ok(QueueReport {
-            queue: self.status()?,
+            queue: self.status().await?,
             started,
             cancelled: Vec::new(),
         })
     }
 
     /// Cancels every queued task; running ones go on.
-    pub fn clear(&self) -> Result<QueueReport, TaskError> {
-        let cancelled = self.store()?.clear_queue()?;
+    pub async fn clear(&self) -> Result<QueueReport, TaskError> {
+        let cancelled = self.store().await?.clear_queue().await?;
         for task in &cancelled {
             self.publish(task, Some(TaskState::Queued));
         }
         Ok(QueueReport {
-            queue: self.status()?,
+            queue: self.status().await?,
             started: Vec::new(),
             cancelled: cancelled.into_iter().map(|t| t.id).collect(),
         })
     }
 
-    pub(super) fn status(&self) -> Result<QueueStatus, TaskError> {
-        let store = self.store()?;
+    pub(super) async fn status(&self) -> Result<QueueStatus, TaskError> {
+        let store = self.store().await?;
         Ok(QueueStatus::new(
-            store.settings()?,
-            store.count(TaskState::Running)?,
-            store.count(TaskState::Queued)?,
-            store.hosts()?,
+            store.settings().await?,
+            store.count(TaskState::Running).await?,
+            store.count(TaskState::Queued).await?,
+            store.hosts().await?,
         ))
     }
 
@@ -502,6 +517,14 @@ impl Tasks {
             attention: task.attention.clone(),
             session: task.session.clone(),
         }));
+    }
+}
+
+/// Where the queue of `config` lives.
+fn location_of(config: &Config) -> StoreLocation {
+    match &config.tasks.store {
+        QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&config.data_dir)),
+        QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
     }
 }
 

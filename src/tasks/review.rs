@@ -30,8 +30,12 @@ impl Tasks {
     /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
     /// checks on it; recorded with the task and published at each step.
     pub(super) async fn review(self: &Arc<Self>, id: &str) {
-        let Ok(store) = self.store() else { return };
-        let Ok(task) = store.get(id) else { return };
+        let Ok(store) = self.store().await else {
+            return;
+        };
+        let Ok(task) = store.get(id).await else {
+            return;
+        };
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
             return;
         };
@@ -55,13 +59,13 @@ impl Tasks {
                 why: format!("the task ended {}, not done", task.state),
             };
         }
-        if store.set_review(id, &review).is_err() {
+        if store.set_review(id, &review).await.is_err() {
             return;
         }
         self.publish(&task, Some(task.state));
         if review.checks == Checks::Running {
             review.checks = self.checks(&worktree.dir()).await;
-            if store.set_review(id, &review).is_ok() {
+            if store.set_review(id, &review).await.is_ok() {
                 self.publish(&task, Some(task.state));
             }
         }
@@ -113,8 +117,7 @@ impl Tasks {
 
     /// Merges finished task `req.task_id`'s branch into the project's branch.
     pub async fn merge(self: &Arc<Self>, req: MergeRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store()?;
-        let task = store.get(&req.task_id)?;
+        let task = self.task(&req.task_id).await?;
         let (worktree, mut review) = reviewable(&task)?;
         if let Some(url) = &task.repository
             && self.clones.holds(Path::new(&task.project_path))
@@ -151,7 +154,9 @@ impl Tasks {
             how: merged.how.to_string(),
             at_ms: unix_millis(SystemTime::now()),
         };
-        store.set_review(&task.id, &review)?;
+        // The branch moved: its record must follow, through a short outage too.
+        self.persistently(|store| store.set_review(&task.id, &review))
+            .await?;
         self.publish(&task, Some(task.state));
         self.show(TaskRequest { task_id: task.id }).await
     }
@@ -159,8 +164,7 @@ impl Tasks {
     /// Removes finished task `req.task_id`'s worktree and branch (what they held is thrown
     /// away: the person's choice), its folder trust and its cargo target.
     pub async fn discard(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store()?;
-        let task = store.get(&req.task_id)?;
+        let task = self.task(&req.task_id).await?;
         let worktree = worktree_of(&task)?;
         if let Some(Review {
             disposition: Disposition::Discarded { .. },
@@ -216,7 +220,8 @@ impl Tasks {
                 notes: Vec::new(),
             },
         };
-        store.set_review(&task.id, &review)?;
+        self.persistently(|store| store.set_review(&task.id, &review))
+            .await?;
         self.publish(&task, Some(task.state));
         self.show(TaskRequest { task_id: task.id }).await
     }
@@ -253,10 +258,7 @@ impl Tasks {
             None => None,
         };
         let mut overlaps = Vec::new();
-        let others = self
-            .store()
-            .and_then(|s| Ok(s.list(None)?))
-            .unwrap_or_default();
+        let others = self.all_tasks().await;
         for other in others.iter().filter(|o| o.id != task.id) {
             let Some((theirs, their_review)) = other.open_result() else {
                 continue;
@@ -282,10 +284,7 @@ impl Tasks {
     pub(super) async fn sweep(&self) {
         let keep = self.config.tasks.keep_merged;
         let now = unix_millis(SystemTime::now());
-        let tasks = self
-            .store()
-            .and_then(|s| Ok(s.list(None)?))
-            .unwrap_or_default();
+        let tasks = self.all_tasks().await;
         for task in tasks.into_iter().filter(|task| self.is_mine(task)) {
             let (Some(Isolation::Worktree(worktree)), Some(review)) =
                 (&task.isolation, &task.review)

@@ -12,16 +12,20 @@ use futures::future::BoxFuture;
 
 use super::isolation::Isolation;
 use super::state::{TaskState, Transition};
-use super::store::{QueueMode, Record, StoreError, Task};
+use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::Run;
 use crate::agents::requests::{AnswerAction, AnswerRequest, KillRequest, SpawnBackend};
 use crate::call::Call;
+use crate::supervise::{spawn_supervised, supervised};
+
 use crate::events::{AgentChange, Event, EventKind, Received, unix_millis};
 use crate::terminal::requests::{ManageAction, ManageRequest};
 
-/// Terminal sessions of tasks are `task-ID` (the tmux session `drydock-task-ID`).
+/// Terminal sessions of tasks are `task-ID` for a task's first claim and `task-ID-N` for
+/// its Nth (the tmux session `drydock-task-…`): an agent a lost claim left running never
+/// stands in the way of the claim that took its task over.
 const SESSION_PREFIX: &str = "task-";
 /// How long starting a task's agent may take (agent supervision waits 30 s for it to show).
 const STARTS_WITHIN: Duration = Duration::from_secs(60);
@@ -33,15 +37,27 @@ const TRUST_QUESTION: &str = "Is this a project you created or one you trust?";
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// How many startable tasks a host offers one claim.
 const CANDIDATES: usize = 8;
+/// The variable that names the claim a task's agent runs under.
+const CLAIM_VARIABLE: &str = "DRYDOCK_TASK_CLAIM";
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
-pub fn session_of(task_id: &str) -> String {
-    format!("{SESSION_PREFIX}{task_id}")
+/// The session of claim `epoch` of task `task_id` (the stores name it the same way when they
+/// claim).
+pub fn session_of(task_id: &str, epoch: i64) -> String {
+    match epoch {
+        ..=1 => format!("{SESSION_PREFIX}{task_id}"),
+        n => format!("{SESSION_PREFIX}{task_id}-{n}"),
+    }
 }
 
-pub(super) fn task_of_session(session: &str) -> Option<&str> {
-    session.strip_prefix(SESSION_PREFIX)
+/// The task and claim a task's session was started for.
+pub(super) fn task_of_session(session: &str) -> Option<(&str, i64)> {
+    let rest = session.strip_prefix(SESSION_PREFIX)?;
+    match rest.split_once('-') {
+        None => Some((rest, 1)),
+        Some((id, n)) => Some((id, n.parse().ok().filter(|n| *n > 1)?)),
+    }
 }
 
 impl Tasks {
@@ -57,18 +73,19 @@ impl Tasks {
         }
         let mut started = Vec::new();
         let _choosing = self.starting.lock().await;
-        let Ok(store) = self.store() else {
+        let Ok(store) = self.store().await else {
             return started;
         };
         while store
             .settings()
+            .await
             .is_ok_and(|settings| settings.mode == QueueMode::Auto)
         {
             let candidates = self.startable().await;
             if candidates.is_empty() {
                 break;
             }
-            match self.claim(&candidates) {
+            match self.claim(&candidates).await {
                 Ok(Some(task)) => {
                     started.push(task.id.clone());
                     let this = self.clone();
@@ -88,7 +105,10 @@ impl Tasks {
     /// here and whose agent it has, passing over those that would work in a project's own
     /// directory while another task does.
     async fn startable(&self) -> Vec<String> {
-        let Some(queued) = self.store().ok().and_then(|s| s.queued_in_order().ok()) else {
+        let Ok(store) = self.store().await else {
+            return Vec::new();
+        };
+        let Ok(queued) = store.queued_in_order().await else {
             return Vec::new();
         };
         let mut startable = Vec::new();
@@ -107,13 +127,13 @@ impl Tasks {
 
     /// Claims the first of `candidates` this host may start under the caps, and marks it
     /// running in its session (the agent is started next, by `launch`).
-    pub(super) fn claim(&self, candidates: &[String]) -> Result<Option<Task>, TaskError> {
+    pub(super) async fn claim(&self, candidates: &[String]) -> Result<Option<Task>, TaskError> {
         if !self.host.may_claim() {
             return Ok(None);
         }
         let claimer = self.host.claimer(self.config.tasks.host.cap);
-        let store = self.store()?;
-        let Some(mut running) = store.claim(candidates, &claimer)? else {
+        let store = self.store().await?;
+        let Some(mut running) = store.claim(candidates, &claimer).await? else {
             return Ok(None);
         };
         // Claimed from another host's queue entry: its project is this host's copy.
@@ -121,7 +141,9 @@ impl Tasks {
             && here.display().to_string() != running.project_path
             && self.is_mine(&running)
         {
-            running = store.relocate(&running.id, &lease, &here.display().to_string())?;
+            running = store
+                .relocate(&running.id, &lease, &here.display().to_string())
+                .await?;
         }
         self.publish(&running, Some(TaskState::Queued));
         self.wake.notify_one();
@@ -129,9 +151,9 @@ impl Tasks {
     }
 
     /// Why queued task `id` could not be claimed just now.
-    pub(super) fn why_not_started(&self, id: &str) -> Result<TaskError, TaskError> {
-        let store = self.store()?;
-        let task = store.get(id)?;
+    pub(super) async fn why_not_started(&self, id: &str) -> Result<TaskError, TaskError> {
+        let store = self.store().await?;
+        let task = store.get(id).await?;
         if let Err(source) = task.state.after(Transition::Start) {
             return Ok(StoreError::Illegal {
                 id: id.to_string(),
@@ -145,15 +167,15 @@ impl Tasks {
                 self.host.name
             )));
         }
-        let running = store.count(TaskState::Running)?;
-        let cap = store.settings()?.max_concurrent;
+        let running = store.count(TaskState::Running).await?;
+        let cap = store.settings().await?.max_concurrent;
         Ok(TaskError::NotAllowed(match running >= cap {
             true => format!(
                 "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
             ),
             false => format!(
                 "this host runs {} task(s) already, its own cap ([tasks] host_cap); wait for one to end, or let another host start it",
-                self.running_tasks().len()
+                self.running_tasks().await.len()
             ),
         }))
     }
@@ -196,6 +218,7 @@ impl Tasks {
             self.config.data_dir.display().to_string(),
         );
         env.insert("DRYDOCK_TASK_ID".to_string(), task.id.clone());
+        env.insert(CLAIM_VARIABLE.to_string(), task.epoch.to_string());
         if let Some(target) = self.config.cargo_target_for(&work_dir) {
             env.insert("CARGO_TARGET_DIR".into(), target.display().to_string());
         }
@@ -203,7 +226,10 @@ impl Tasks {
             kind: task.agent_kind.clone(),
             prompt: prompt(task, &isolation, &drydock),
             cwd: work_dir,
-            session: session_of(&task.id),
+            session: task
+                .session
+                .clone()
+                .unwrap_or_else(|| session_of(&task.id, task.epoch)),
             backend: SpawnBackend::Tmux,
             env,
             allow: self.allowed_tools(task),
@@ -218,6 +244,7 @@ impl Tasks {
     fn scope_of(&self, task: &Task, work_dir: &Path) -> TaskScope {
         TaskScope {
             task_id: task.id.clone(),
+            claim: task.epoch,
             project: PathBuf::from(&task.project_path),
             dir: work_dir.to_path_buf(),
         }
@@ -286,7 +313,14 @@ impl Tasks {
     /// Kills the agent in `session` and closes the session, keeping nothing of it: its task
     /// is no longer this host's.
     pub(super) async fn abandon(&self, session: &str) {
-        if let Some(id) = task_of_session(session) {
+        // Its token is withdrawn only when it is this claim's (a later claim of the task may
+        // run here under a token of its own).
+        if let Some((id, claim)) = task_of_session(session)
+            && self
+                .tokens
+                .claim_of(id)
+                .is_none_or(|issued| issued <= claim)
+        {
             self.tokens.revoke(id);
         }
         let kill = KillRequest {
@@ -318,9 +352,9 @@ impl Tasks {
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             if let Ok(text) = this.terminals.read_text(&session, true).await
-                && let Ok(store) = this.store()
-                && store.get(&id).is_ok_and(|task| this.is_mine(&task))
-                && let Err(error) = store.set_transcript(&id, text.trim_end())
+                && let Ok(store) = this.store().await
+                && store.get(&id).await.is_ok_and(|task| this.is_mine(&task))
+                && let Err(error) = store.set_transcript(&id, text.trim_end()).await
             {
                 tracing::warn!("task {id}: keeping its transcript: {error}");
             }
@@ -351,13 +385,33 @@ impl Tasks {
         // (no task_complete): the server publishes it right after the app starts, before it
         // takes requests, so only the monitor's own first starts wait for it.
         self.agents.until_reachable(ENDPOINT_WITHIN).await;
-        let mut feed = Some(self.events.subscribe());
+        let first_feed = std::sync::Mutex::new(Some(self.events.subscribe()));
+        self.report_health(stop.clone());
         self.serve_team(stop.clone()).await;
         self.adopt().await;
         self.keep_tidy(stop.clone());
         self.fill().await;
+        let this = self.clone();
+        let watching = stop.clone();
+        supervised("the task monitor", &stop, move || {
+            let feed = first_feed.lock().unwrap_or_else(|e| e.into_inner()).take();
+            this.clone().watch(feed, watching.clone())
+        })
+        .await;
+    }
+
+    /// The monitor's loop, on the feed it subscribed to before it adopted and filled (or, when
+    /// started again after a panic, on a new one, after looking for what ended meanwhile).
+    async fn watch(
+        self: Arc<Self>,
+        mut feed: Option<crate::events::Subscription>,
+        stop: tokio_util::sync::CancellationToken,
+    ) {
+        if feed.is_none() {
+            self.check_sessions().await;
+        }
         loop {
-            if self.running_tasks().is_empty() {
+            if self.running_tasks().await.is_empty() {
                 feed = None;
                 tokio::select! {
                     () = self.wake.notified() => continue,
@@ -365,7 +419,7 @@ impl Tasks {
                 }
             }
             let events = feed.get_or_insert_with(|| self.events.subscribe());
-            let deadline = self.next_deadline();
+            let deadline = self.next_deadline().await;
             tokio::select! {
                 received = events.recv() => match received {
                     Some(Received::Event(event)) => self.on_event(event).await,
@@ -379,41 +433,75 @@ impl Tasks {
         }
     }
 
-    /// Reviews the results of tasks that ended while no drydock watched, then removes merged
-    /// worktrees by policy, now and every hour until `stop`.
-    fn keep_tidy(self: &Arc<Self>, stop: tokio_util::sync::CancellationToken) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let finished = this
-                .store()
-                .and_then(|s| Ok(s.list(None)?))
-                .unwrap_or_default();
-            for task in finished
-                .iter()
-                .filter(|t| t.state.is_finished() && t.review.is_none() && this.is_mine(t))
-            {
-                this.review(&task.id).await;
-            }
-            loop {
-                this.sweep().await;
-                tokio::select! {
-                    () = tokio::time::sleep(SWEEP_EVERY) => {}
-                    () = stop.cancelled() => return,
+    /// Publishes each change of the queue database's health on the event feed, until `stop`.
+    fn report_health(&self, stop: tokio_util::sync::CancellationToken) {
+        let health = self.store.health();
+        let events = self.events.clone();
+        spawn_supervised("the queue's health report", stop.clone(), move || {
+            let (mut health, events, stop) = (health.clone(), events.clone(), stop.clone());
+            async move {
+                loop {
+                    tokio::select! {
+                        changed = health.changed() => if changed.is_err() { return },
+                        () = stop.cancelled() => return,
+                    }
+                    let kind = match &*health.borrow_and_update() {
+                        Health::Answering => EventKind::QueueHealth {
+                            answering: true,
+                            why: None,
+                        },
+                        Health::Failing(why) => EventKind::QueueHealth {
+                            answering: false,
+                            why: Some(why.clone()),
+                        },
+                    };
+                    match &kind {
+                        EventKind::QueueHealth { why: Some(why), .. } => tracing::warn!("{why}"),
+                        _ => tracing::info!("the task queue answers again"),
+                    }
+                    events.publish(kind);
                 }
             }
         });
     }
 
+    /// Reviews the results of tasks that ended while no drydock watched, then removes merged
+    /// worktrees by policy, now and every hour until `stop`.
+    fn keep_tidy(self: &Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let (this, tidying) = (self.clone(), stop.clone());
+        spawn_supervised("the task results' upkeep", stop, move || {
+            this.clone().tidy(tidying.clone())
+        });
+    }
+
+    /// Reviews what no drydock reviewed, then sweeps, now and every hour until `stop`.
+    async fn tidy(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let finished = self.all_tasks().await;
+        for task in finished
+            .iter()
+            .filter(|t| t.state.is_finished() && t.review.is_none() && self.is_mine(t))
+        {
+            self.review(&task.id).await;
+        }
+        loop {
+            self.sweep().await;
+            tokio::select! {
+                () = tokio::time::sleep(SWEEP_EVERY) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+
     async fn on_event(self: &Arc<Self>, event: Event) {
         match event.kind {
             EventKind::TerminalSessionExited { session, exit_code } => {
-                if let Some(id) = task_of_session(&session) {
-                    self.session_ended(id, exit_code).await;
+                if let Some((id, claim)) = task_of_session(&session) {
+                    self.session_ended(id, claim, exit_code).await;
                 }
             }
             EventKind::AgentState(change) => {
-                if let Some(id) = task_of_session(&change.agent) {
-                    self.agent_changed(id, &change);
+                if let Some((id, claim)) = task_of_session(&change.agent) {
+                    self.agent_changed(id, claim, &change).await;
                 }
             }
             _ => {}
@@ -422,15 +510,15 @@ impl Tasks {
 
     /// The session of task `id` ended: if the task still runs, its agent exited without
     /// saying how the task ended.
-    async fn session_ended(self: &Arc<Self>, id: &str, exit_code: Option<i32>) {
-        let Ok(task) = self.store().and_then(|s| Ok(s.get(id)?)) else {
+    async fn session_ended(self: &Arc<Self>, id: &str, claim: i64, exit_code: Option<i32>) {
+        let Ok(task) = self.task(id).await else {
             return;
         };
-        if task.state != TaskState::Running || !self.is_mine(&task) {
+        if task.state != TaskState::Running || !self.is_mine(&task) || task.epoch != claim {
             return;
         }
         if exit_code.is_none()
-            && let Some(pid) = agent_process(&task.id)
+            && let Some(pid) = agent_process(&task.id, task.epoch)
         {
             // The terminal said its program ended without a status, and yet the agent runs:
             // a busy machine misled the report. The task goes on (its deadline still holds).
@@ -449,7 +537,7 @@ impl Tasks {
 
     /// Marks task `id` as needing a person while its agent waits at a prompt; Claude Code's
     /// folder-trust question in a task's worktree is answered (see [`Self::confirm_trust`]).
-    fn agent_changed(self: &Arc<Self>, id: &str, change: &AgentChange) {
+    async fn agent_changed(self: &Arc<Self>, id: &str, claim: i64, change: &AgentChange) {
         let asks_trust = change.state == "waiting"
             && change
                 .question
@@ -466,12 +554,22 @@ impl Tasks {
                 None => format!("its agent waits for {what}"),
             }
         });
-        let Ok(store) = self.store() else { return };
-        let Ok(Ok(lease)) = store.get(id).map(|task| self.lease_here(&task)) else {
+        let Ok(store) = self.store().await else {
             return;
         };
-        if let Ok(true) = store.set_attention(id, why.as_deref(), lease.as_ref())
-            && let Ok(task) = store.get(id)
+        let Ok(task) = store.get(id).await else {
+            return;
+        };
+        let Ok(lease) = self.lease_here(&task) else {
+            return;
+        };
+        if task.epoch != claim {
+            return;
+        }
+        if let Ok(true) = store
+            .set_attention(id, why.as_deref(), lease.as_ref())
+            .await
+            && let Ok(task) = store.get(id).await
         {
             self.publish(&task, Some(TaskState::Running));
         }
@@ -482,7 +580,7 @@ impl Tasks {
     /// into `.claude.json` before the agent started; another Claude Code exiting meanwhile can
     /// write its own older copy of the file over it, and the agent then asks.
     async fn confirm_trust(self: &Arc<Self>, id: &str, session: &str) {
-        let Ok(task) = self.store().and_then(|s| Ok(s.get(id)?)) else {
+        let Ok(task) = self.task(id).await else {
             return;
         };
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
@@ -519,8 +617,8 @@ impl Tasks {
                     "Claude Code asked for folder trust all the same (its .claude.json was written over meanwhile); drydock answered \"{}\" as Claude Code trusts {}",
                     yes.label, task.project_path
                 ));
-                if let Ok(store) = self.store() {
-                    let _ = store.set_isolation(id, &Isolation::Worktree(tree));
+                if let Ok(store) = self.store().await {
+                    let _ = store.set_isolation(id, &Isolation::Worktree(tree)).await;
                 }
             }
             Err(error) => tracing::warn!("task {id}: answering the trust question: {error}"),
@@ -528,23 +626,38 @@ impl Tasks {
     }
 
     /// When the next running task's time is up.
-    fn next_deadline(&self) -> Option<Instant> {
+    async fn next_deadline(&self) -> Option<Instant> {
         let soonest = self
             .running_tasks()
+            .await
             .iter()
             .map(|task| self.time_left(task))
             .min()?;
-        Some(Instant::now() + soonest)
+        Instant::now().checked_add(soonest)
+    }
+
+    /// Every task (none when the store cannot be read).
+    pub(super) async fn all_tasks(&self) -> Vec<Task> {
+        async { self.store().await?.list(None).await }
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Task `id` as stored.
+    pub(super) async fn task(&self, id: &str) -> Result<Task, TaskError> {
+        Ok(self.store().await?.get(id).await?)
     }
 
     /// The tasks running on this host (none when the store cannot be read: nothing runs
     /// then).
-    pub(super) fn running_tasks(&self) -> Vec<Task> {
-        let running = self
-            .store()
-            .and_then(|s| Ok(s.list(Some(TaskState::Running))?))
-            .unwrap_or_default();
-        running.into_iter().filter(|t| self.is_mine(t)).collect()
+    pub(super) async fn running_tasks(&self) -> Vec<Task> {
+        let running = async { self.store().await?.list(Some(TaskState::Running)).await };
+        running
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| self.is_mine(t))
+            .collect()
     }
 
     fn time_left(&self, task: &Task) -> Duration {
@@ -561,7 +674,7 @@ impl Tasks {
 
     /// Fails the running tasks whose time is up.
     async fn expire(self: &Arc<Self>) {
-        for task in self.running_tasks() {
+        for task in self.running_tasks().await {
             if self.time_left(&task).is_zero() {
                 let failure = format!("timed out after {} s", self.timeout_of(&task).as_secs());
                 self.fail(&task, failure, None).await;
@@ -572,8 +685,11 @@ impl Tasks {
     /// Takes up the tasks an earlier drydock left running: those whose agent still runs in
     /// its session are watched again; the others failed while drydock was down.
     async fn adopt(self: &Arc<Self>) {
-        for task in self.running_tasks() {
-            let session = task.session.clone().unwrap_or_else(|| session_of(&task.id));
+        for task in self.running_tasks().await {
+            let session = task
+                .session
+                .clone()
+                .unwrap_or_else(|| session_of(&task.id, task.epoch));
             let alive = self
                 .agents
                 .one(&session)
@@ -600,7 +716,7 @@ impl Tasks {
 
     /// After missed events: the running tasks whose session is gone or whose program ended.
     pub(super) async fn check_sessions(self: &Arc<Self>) {
-        for task in self.running_tasks() {
+        for task in self.running_tasks().await {
             let Some(session) = task.session.clone() else {
                 continue;
             };
@@ -613,20 +729,27 @@ impl Tasks {
                 Err(_) => !starting,
             };
             if ended {
-                self.session_ended(&task.id, None).await;
+                self.session_ended(&task.id, task.epoch, None).await;
             }
         }
     }
 }
 
-/// A live process started for task `id` (its agent, or what the agent runs): every one
-/// carries `DRYDOCK_TASK_ID=id` in its environment.
-fn agent_process(id: &str) -> Option<i32> {
-    let entry = format!("DRYDOCK_TASK_ID={id}");
+/// A live process started for claim `epoch` of task `id` (its agent, or what the agent
+/// runs): every one carries `DRYDOCK_TASK_ID=id` and `DRYDOCK_TASK_CLAIM=epoch` in its
+/// environment.
+fn agent_process(id: &str, epoch: i64) -> Option<i32> {
+    let (task, claim) = (
+        format!("DRYDOCK_TASK_ID={id}"),
+        format!("{CLAIM_VARIABLE}={epoch}"),
+    );
     crate::process::procfs::all_processes()
         .into_iter()
         .filter(|p| !p.is_gone())
-        .find(|p| crate::process::procfs::environ_contains(p.pid, &entry))
+        .find(|p| {
+            crate::process::procfs::environ_contains(p.pid, &task)
+                && crate::process::procfs::environ_contains(p.pid, &claim)
+        })
         .map(|p| p.pid)
 }
 
@@ -766,8 +889,15 @@ mod tests {
         for outcome in ["done", "deferred", "wont_do", "discard"] {
             assert!(context.contains(&format!("- {outcome}:")), "{outcome}");
         }
-        assert_eq!(task_of_session(&session_of("0a1b2c3d")), Some("0a1b2c3d"));
+        assert_eq!(
+            task_of_session(&session_of("0a1b2c3d", 1)),
+            Some(("0a1b2c3d", 1))
+        );
+        assert_eq!(session_of("0a1b2c3d", 3), "task-0a1b2c3d-3");
+        assert_eq!(task_of_session("task-0a1b2c3d-3"), Some(("0a1b2c3d", 3)));
         assert_eq!(task_of_session("agent-x"), None);
+        assert_eq!(task_of_session("task-0a1b2c3d-x"), None);
+        assert_eq!(task_of_session("task-0a1b2c3d-1"), None);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::{TaskError, TaskState, Tasks};
 use crate::config::{QueueStore, TasksConfig};
 use crate::events::EventKind;
 use crate::git::Git;
+use crate::supervise::{spawn_supervised, supervised};
 use crate::workspace::PathArgument;
 
 /// How often a host looks at the queue when nothing woke it.
@@ -239,19 +240,32 @@ impl Tasks {
         if let Err(error) = listen(url, &shown, CHANNEL, wake, stopped.clone()) {
             tracing::warn!("listening for the queue's changes: {error}; polling only");
         }
-        self.register();
-        let this = self.clone();
+        self.register().await;
+        let (this, beating) = (self.clone(), stop.clone());
+        spawn_supervised("the host's heartbeat", stop.clone(), move || {
+            let (this, stop) = (this.clone(), beating.clone());
+            async move { this.beat_until(stop).await }
+        });
+        let (this, looking) = (self.clone(), stop.clone());
         tokio::spawn(async move {
-            this.keep_lease(stop).await;
+            supervised("the host's queue loop", &stop, move || {
+                let (this, stop) = (this.clone(), looking.clone());
+                async move { this.keep_lease(stop).await }
+            })
+            .await;
             stopped.store(true, Ordering::Relaxed);
         });
     }
 
-    fn register(&self) {
+    async fn register(&self) {
         let lease_ms = self.host.lease.as_millis() as u64;
-        let registered = self.store().and_then(|store| {
-            Ok(store.register_host(&self.entry(), &self.host.session, lease_ms)?)
-        });
+        let registered = async {
+            self.store()
+                .await?
+                .register_host(&self.entry(), &self.host.session, lease_ms)
+                .await
+        }
+        .await;
         match registered {
             Ok(()) => {
                 self.host.registered.store(true, Ordering::Relaxed);
@@ -262,16 +276,13 @@ impl Tasks {
         }
     }
 
-    /// The host's loops: its heartbeat, every fifth of the lease, on a task of its own (a
-    /// busy host's other work never delays it); and on every wake-up or poll, a rescue every
+    /// The host's queue loop (its heartbeat is [`Self::beat_until`], on a task of its own:
+    /// a busy host's other work never delays it): on every wake-up or poll, a rescue every
     /// third of the lease (not within a lease of its own return: the others need the time to
     /// renew theirs too), the tasks it no longer holds stopped, its tasks' sessions checked,
     /// and what it can start started.
     async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
         let lease = self.host.lease;
-        let this = self.clone();
-        let beating = stop.clone();
-        tokio::spawn(async move { this.beat_until(beating).await });
         let mut rescue_at = Instant::now() + lease;
         loop {
             tokio::select! {
@@ -284,7 +295,7 @@ impl Tasks {
             let settled = self.host.back_at().is_some_and(|at| at.elapsed() >= lease);
             if settled && self.host.may_claim() && Instant::now() >= rescue_at {
                 rescue_at = Instant::now() + lease / 3;
-                self.rescue();
+                self.rescue().await;
             }
             self.let_go().await;
             // An agent that ended while the database was away was not recorded then.
@@ -302,7 +313,7 @@ impl Tasks {
                 () = tokio::time::sleep(self.host.lease / 5) => {}
                 () = stop.cancelled() => return,
             }
-            let up = self.beat();
+            let up = self.beat().await;
             if up && !was_up {
                 self.host.set_back_at(Instant::now());
                 tracing::info!(
@@ -315,11 +326,15 @@ impl Tasks {
     }
 
     /// Renews the lease; true when it is current.
-    fn beat(&self) -> bool {
+    async fn beat(&self) -> bool {
         let lease_ms = self.host.lease.as_millis() as u64;
-        let renewed = self.store().and_then(|store| {
-            Ok(store.heartbeat(&self.host.name, &self.host.session, lease_ms)?)
-        });
+        let renewed = async {
+            self.store()
+                .await?
+                .heartbeat(&self.host.name, &self.host.session, lease_ms)
+                .await
+        }
+        .await;
         match renewed {
             Ok(Heartbeat::Renewed) => {
                 self.host.set_renewed(Some(Instant::now()));
@@ -327,7 +342,7 @@ impl Tasks {
             }
             // Not registered yet (the database was away at its start): now.
             Ok(Heartbeat::Superseded) if !self.host.registered.load(Ordering::Relaxed) => {
-                self.register();
+                self.register().await;
                 self.host.may_claim()
             }
             Ok(Heartbeat::Superseded) => {
@@ -348,12 +363,10 @@ impl Tasks {
     }
 
     /// Takes back the running tasks of hosts whose lease ran out.
-    fn rescue(&self) {
+    async fn rescue(&self) {
         let requeue = self.config.tasks.host.requeue_lost;
-        match self
-            .store()
-            .and_then(|store| Ok(store.rescue_lost(requeue)?))
-        {
+        let rescued = async { self.store().await?.rescue_lost(requeue).await }.await;
+        match rescued {
             Ok(rescued) => {
                 for task in rescued {
                     tracing::warn!(
@@ -368,27 +381,37 @@ impl Tasks {
         }
     }
 
-    /// Stops the agents of tasks whose session is here but which this host no longer
-    /// holds: cancelled by a person on another host, or lost and taken over while this
-    /// host was away.
+    /// Stops the agents of claims that are over, whichever host made them (hosts on one
+    /// machine share its tmux server): claims whose task was taken over since, or lost with
+    /// the lease of their host; and of this host's tasks cancelled by a person on another
+    /// host. The current claims of other hosts are theirs to look after.
     async fn let_go(self: &Arc<Self>) {
-        let Ok(store) = self.store() else { return };
+        let Ok(store) = self.store().await else {
+            return;
+        };
         for session in self.terminals.names() {
-            let Some(id) = task_of_session(&session) else {
+            let Some((id, claim)) = task_of_session(&session) else {
                 continue;
             };
-            let Ok(task) = store.get(id) else { continue };
-            if !self.is_mine(&task) {
+            let Ok(task) = store.get(id).await else {
+                continue;
+            };
+            let lost = matches!(task.state, TaskState::Queued | TaskState::Lost);
+            if claim < task.epoch || (!self.is_mine(&task) && lost) {
                 tracing::warn!(
-                    "task {id} was taken over ({}) while this host held it; stopping its agent here",
+                    "task {id}: claim {claim} is over ({}); stopping the agent it left running",
                     match &task.host {
-                        Some(host) => format!("{} on {host}", task.state),
+                        Some(host) => format!("claim {} {} on {host}", task.epoch, task.state),
                         None => task.state.to_string(),
                     }
                 );
                 self.abandon(&session).await;
                 continue;
             }
+            if !self.is_mine(&task) {
+                continue;
+            }
+
             let issued = self.tokens.is_issued(&task.id);
             // Cancelled by a person at another host's dashboard.
             let cancelled_elsewhere = task.state == TaskState::Cancelled && issued;
@@ -406,9 +429,9 @@ impl Tasks {
 impl Tasks {
     /// Where a person who may see this host's dashboard opens host `name`'s: its URL, with a
     /// one-time login code when it is another host of the shared queue.
-    pub fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
-        let store = self.store()?;
-        let hosts = store.hosts()?;
+    pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
+        let store = self.store().await?;
+        let hosts = store.hosts().await?;
         let Some(host) = hosts.iter().find(|h| h.entry.name == name) else {
             return Err(TaskError::InvalidArgument(format!(
                 "no host {name:?} shares this queue; its hosts: {}",
@@ -429,16 +452,20 @@ impl Tasks {
             )));
         }
         let url = host.entry.url.trim_end_matches('/');
-        Ok(match store.issue_viewer_code(name)? {
+        Ok(match store.issue_viewer_code(name).await? {
             Some(code) => format!("{url}/login?code={code}"),
             None => format!("{url}/"),
         })
     }
 
     /// Whether `code` is a one-time code another host of the queue issued for this one.
-    pub fn admits_viewer(&self, code: &str) -> bool {
-        self.store()
-            .and_then(|store| Ok(store.take_viewer_code(&self.host.name, code)?))
-            .unwrap_or(false)
+    pub async fn admits_viewer(&self, code: &str) -> bool {
+        match self.store().await {
+            Ok(store) => store
+                .take_viewer_code(&self.host.name, code)
+                .await
+                .unwrap_or(false),
+            Err(_) => false,
+        }
     }
 }

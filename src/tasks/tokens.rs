@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskScope {
     pub task_id: String,
+    /// The claim of the task its agent runs under.
+    pub claim: i64,
     /// The project the task was queued on.
     pub project: PathBuf,
     /// Where its agent works: its worktree's copy of the project, or the project itself.
@@ -76,6 +78,15 @@ impl TaskTokens {
             .retain(|_, scope| scope.task_id != task_id);
     }
 
+    /// The claim of task `task_id` whose agent holds a token here, if one does.
+    pub fn claim_of(&self, task_id: &str) -> Option<i64> {
+        let tokens = self.0.lock().expect("tokens lock");
+        tokens
+            .values()
+            .find(|scope| scope.task_id == task_id)
+            .map(|scope| scope.claim)
+    }
+
     /// Whether task `task_id`'s agent holds a token (it runs, or ran and was not cleaned up).
     pub fn is_issued(&self, task_id: &str) -> bool {
         let tokens = self.0.lock().expect("tokens lock");
@@ -95,6 +106,7 @@ mod tests {
     fn scope(task_id: &str, project: &Path, dir: &Path) -> TaskScope {
         TaskScope {
             task_id: task_id.into(),
+            claim: 1,
             project: project.to_path_buf(),
             dir: dir.to_path_buf(),
         }

@@ -15,6 +15,7 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     ("project_facts", Layer::Foundation, &[]),
     ("catalog", Layer::Foundation, &[]),
     ("call", Layer::Foundation, &[]),
+    ("supervise", Layer::Foundation, &[]),
     ("render", Layer::Foundation, &[]),
     ("exs", Layer::Foundation, &[]),
     ("git", Layer::Foundation, &[]),

@@ -96,6 +96,29 @@ impl Postgres {
         value
     }
 
+    /// Stops every process of the server (SIGSTOP, the postmaster first so it starts no
+    /// other): connections stay open and nothing answers, as a long lock, a failover or a
+    /// network partition looks from outside. [`Postgres::resume`] lets them go on.
+    pub fn pause(&self) {
+        self.signal_all("STOP");
+    }
+
+    pub fn resume(&self) {
+        self.signal_all("CONT");
+    }
+
+    fn signal_all(&self, signal: &str) {
+        let Some(server) = &self.server else { return };
+        let mut pids = vec![server.id()];
+        pids.extend(descendants(server.id()));
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .args(pids.iter().map(u32::to_string))
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} {pids:?}");
+    }
+
     fn run(&mut self) {
         let data = self.data();
         let log = std::fs::File::create(self.dir.path().join("server.log")).unwrap();
@@ -180,8 +203,35 @@ impl Postgres {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
+        self.resume();
         self.stop();
     }
+}
+
+/// The processes below `pid`, its children first.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let child: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The parent is the second field after the command, which is in parentheses.
+            let after = &stat[stat.rfind(')')? + 2..];
+            let parent = after.split(' ').nth(1)?.parse().ok()?;
+            Some((child, parent))
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(next) = frontier.pop() {
+        for (child, _) in parents.iter().filter(|(_, parent)| *parent == next) {
+            found.push(*child);
+            frontier.push(*child);
+        }
+    }
+    found
 }
 
 /// The newest installed server's binaries.

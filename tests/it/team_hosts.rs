@@ -1,7 +1,8 @@
-//! Three drydock servers as the hosts of one queue on a real PostgreSQL, running the real
-//! Claude Code against the scripted fake model API: thirty tasks under a team cap of 6 and
-//! host caps of 2, 2 and 3; one host SIGKILLed mid-task (its tasks taken over once its lease
-//! ran out, and its agents stopped when it comes back), and the database restarted mid-run.
+//! Three drydock servers as the hosts of one queue on a real PostgreSQL, on one machine and
+//! one tmux server, running the real Claude Code against the scripted fake model API: thirty
+//! tasks under a team cap of 6 and host caps of 2, 2 and 3; one host SIGKILLed mid-task (its
+//! tasks taken over once its lease ran out, beside the agents it left running, and those
+//! stopped when it comes back), and the database restarted mid-run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -21,7 +22,7 @@ use crate::task_worktrees::{git, repository};
 const HOSTS: [(&str, u32); 3] = [("a", 2), ("b", 2), ("c", 3)];
 const TASKS: usize = 30;
 
-fn config(url: &str, name: &str, cap: u32) -> String {
+pub fn config(url: &str, name: &str, cap: u32) -> String {
     format!(
         "[tasks]\nstore = \"{url}\"\nhost = \"{name}\"\nhost_cap = {cap}\nlease_s = 5\ngrace_s = 1\n"
     )
@@ -29,7 +30,7 @@ fn config(url: &str, name: &str, cap: u32) -> String {
 
 /// The tasks' state, host and epoch by id, read in one statement (empty while the database
 /// is down).
-fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, String, i64)> {
+pub fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, String, i64)> {
     let output = std::process::Command::new("psql")
         .args(["-X", "-A", "-t", "-F", " ", "-h", "127.0.0.1"])
         .args([
@@ -59,11 +60,11 @@ fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, S
         .collect()
 }
 
-fn count(tasks: &BTreeMap<String, (String, String, i64)>, state: &str) -> usize {
+pub fn count(tasks: &BTreeMap<String, (String, String, i64)>, state: &str) -> usize {
     tasks.values().filter(|(s, _, _)| s == state).count()
 }
 
-async fn until(
+pub async fn until(
     what: &str,
     limit: Duration,
     postgres: &Postgres,
@@ -87,21 +88,11 @@ async fn until(
 async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_database() {
     let mut postgres = Postgres::start();
     let url = postgres.database("team");
-    let (cli, home, _fake, tmux_a) = claude_home("claude-team");
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-team");
     repository(&home.project);
-    let tmux_dirs = [
-        tmux_a,
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    ];
     let start = |index: usize| {
         let (name, cap) = HOSTS[index];
-        spawning_server(
-            &home,
-            &cli,
-            tmux_dirs[index].path(),
-            &config(&url, name, cap),
-        )
+        spawning_server(&home, &cli, tmux_dir.path(), &config(&url, name, cap))
     };
     let mut servers: Vec<Server> = (0..HOSTS.len()).map(start).collect();
     let client = modern_client(&servers[0].url).await;
@@ -195,7 +186,10 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
         .map(|(id, _)| id)
         .collect();
     assert!(!on_c.is_empty());
-    let c_sessions = tmux_sessions(tmux_dirs[2].path());
+    let c_sessions: Vec<String> = tmux_sessions(tmux_dir.path())
+        .into_iter()
+        .filter(|s| on_c.iter().any(|id| s.ends_with(id.as_str())))
+        .collect();
 
     // Its tasks are taken over once its lease ran out, and done elsewhere.
     until(
@@ -269,17 +263,18 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
         assert_eq!(task["attempts"], task["epoch"], "{task:#}");
         assert_eq!(task["summary"], "LAB-SUMMARY done", "{task:#}");
     }
-    // The killed host's agents were stopped when it came back.
+    // The killed host's agents (its tasks' first claims, `drydock-task-ID`) were stopped;
+    // the claims that took the tasks over ran beside them in sessions of their own.
     let deadline = Instant::now() + Duration::from_secs(60);
     while on_c.iter().any(|id| {
-        tmux_sessions(tmux_dirs[2].path())
+        tmux_sessions(tmux_dir.path())
             .iter()
             .any(|s| s.ends_with(id.as_str()))
     }) {
         assert!(
             Instant::now() < deadline,
             "c's old sessions {c_sessions:?} still there: {:?}",
-            tmux_sessions(tmux_dirs[2].path())
+            tmux_sessions(tmux_dir.path())
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -294,20 +289,15 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
         gone,
         "agents left running: {:?}; the tasks: {final_tasks:?}; sessions: {:?}",
         claude_processes(&home),
-        tmux_dirs
-            .iter()
-            .map(|d| tmux_sessions(d.path()))
-            .collect::<Vec<_>>()
+        tmux_sessions(tmux_dir.path())
     );
     drop(client);
     drop(servers);
-    for dir in &tmux_dirs {
-        no_agent_left(&home, dir.path(), "after the team's run").await;
-    }
+    no_agent_left(&home, tmux_dir.path(), "after the team's run").await;
 }
 
 /// The tmux sessions of the drydock tmux server under `tmux_dir` (none when it is gone).
-fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
+pub fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
     let output = std::process::Command::new("tmux")
         .args(["-L", "drydock", "list-sessions", "-F", "#{session_name}"])
         .env("TMUX_TMPDIR", tmux_dir)

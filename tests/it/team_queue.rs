@@ -10,12 +10,15 @@ use std::time::{Duration, Instant};
 
 use drydock::tasks::store::{
     self, Claimer, Heartbeat, HostEntry, NewTask, QueueMode, QueueSettings, Record, StoreError,
-    StoreLocation, TaskStore,
+    StoreLocation,
 };
 use drydock::tasks::{Outcome, TaskState, Transition};
 
 use crate::postgres::Postgres;
 use crate::support::drydock_command;
+
+/// The store itself, called synchronously as its own tests do.
+type Backend = Box<dyn store::Queue>;
 
 fn new_task(title: &str, priority: i64) -> NewTask {
     NewTask {
@@ -33,7 +36,7 @@ fn new_task(title: &str, priority: i64) -> NewTask {
     }
 }
 
-fn open(url: &str) -> TaskStore {
+fn open(url: &str) -> Backend {
     store::open(&StoreLocation::Postgres(url.to_string())).expect("the shared queue opens")
 }
 
@@ -48,7 +51,7 @@ fn entry(name: &str, cap: Option<u32>) -> HostEntry {
 }
 
 /// Registers host `name` with a lease of `lease_ms`; its claimer.
-fn host(store: &TaskStore, name: &str, cap: Option<u32>, lease_ms: u64) -> Claimer {
+fn host(store: &Backend, name: &str, cap: Option<u32>, lease_ms: u64) -> Claimer {
     let session = format!("{name}-{}", Instant::now().elapsed().as_nanos());
     store
         .register_host(&entry(name, cap), &session, lease_ms)
@@ -60,7 +63,7 @@ fn host(store: &TaskStore, name: &str, cap: Option<u32>, lease_ms: u64) -> Claim
     }
 }
 
-fn auto(store: &TaskStore, cap: u32) {
+fn auto(store: &Backend, cap: u32) {
     store
         .set_settings(QueueSettings {
             mode: QueueMode::Auto,
@@ -69,7 +72,7 @@ fn auto(store: &TaskStore, cap: u32) {
         .unwrap();
 }
 
-fn queued_ids(store: &TaskStore) -> Vec<String> {
+fn queued_ids(store: &Backend) -> Vec<String> {
     store
         .queued_in_order()
         .unwrap()

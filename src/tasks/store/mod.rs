@@ -7,8 +7,11 @@
 //! - [`postgres`]: the shared queue: hosts with leases, claims with `FOR UPDATE SKIP LOCKED`,
 //!   writes fenced by the claim's epoch, wake-ups by `LISTEN`/`NOTIFY`;
 //! - [`pg_link`]: the PostgreSQL connection, on a thread of its own, reconnecting;
+//! - [`handle`]: the queue as drydock calls it: async, off the runtime's threads, each call
+//!   answered within a deadline;
 //! - [`migrate`]: a machine's queue moved to a shared one.
 
+mod handle;
 pub mod migrate;
 mod pg_link;
 pub mod postgres;
@@ -23,6 +26,7 @@ use super::isolation::{Isolation, Review, Worktree};
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::workspace::ProjectPlace;
 
+pub use self::handle::{CALL_DEADLINE, Health, LazyStore, TaskStore};
 pub use self::pg_link::listen;
 pub use self::postgres::PgStore;
 pub use self::sqlite::SqliteStore;
@@ -49,18 +53,16 @@ impl StoreLocation {
     }
 }
 
-/// Opens (or creates) the queue at `location`, its schema brought up to date.
-pub fn open(location: &StoreLocation) -> Result<TaskStore, StoreError> {
+/// Opens (or creates) the queue at `location`, its schema brought up to date. Blocking: the
+/// server opens it through [`LazyStore`].
+pub fn open(location: &StoreLocation) -> Result<Box<dyn Queue>, StoreError> {
     Ok(match location {
         StoreLocation::Sqlite(path) => Box::new(SqliteStore::open(path)?),
         StoreLocation::Postgres(url) => Box::new(PgStore::open(url)?),
     })
 }
 
-/// A queue, whichever store holds it.
-pub type TaskStore = Box<dyn Queue>;
-
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot open the task database {path}: {message}")]
     Open { path: String, message: String },
@@ -82,6 +84,12 @@ pub enum StoreError {
     Moved { path: String, to: String },
     #[error("the task database {path} cannot be reached: {message}")]
     Unavailable { path: String, message: String },
+    /// A call got no answer within its deadline; what it asked may still happen once the
+    /// database answers again.
+    #[error(
+        "the task queue at {path} is not answering: no answer within {waited_s} s (a change this call asked for may still be made when it answers again)"
+    )]
+    NotAnswering { path: String, waited_s: f64 },
     #[error("no task {id:?}")]
     UnknownTask { id: String },
     #[error("task {id}: {source}")]
@@ -105,7 +113,10 @@ pub enum StoreError {
 impl StoreError {
     /// The database could not be reached: the same call may succeed later.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable { .. })
+        matches!(
+            self,
+            StoreError::Unavailable { .. } | StoreError::NotAnswering { .. }
+        )
     }
 }
 

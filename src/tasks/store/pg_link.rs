@@ -1,8 +1,12 @@
 //! A PostgreSQL connection on a thread of its own. The store's calls are synchronous (short
 //! transactions, like SQLite's) and the `postgres` client may not block inside tokio's
-//! runtime, so each call is run on this thread and waited for. A broken connection is
-//! dropped and made again on the next call: a database that went away fails the calls made
-//! meanwhile (as `Unavailable`), and the first call after it is back works.
+//! runtime, so each call is run on this thread and waited for, up to the queue's call
+//! deadline: a call whose caller stopped waiting before its turn came is never run (its
+//! caller was told it failed). A broken connection is dropped and made again on the next
+//! call: a database that went away fails the calls made meanwhile (as `Unavailable`), and
+//! the first call after it is back works. The server cuts a statement (and a transaction left
+//! idle) before the caller's deadline, so a call that waited on a lock fails for sure instead
+//! of committing after its caller gave up; keepalives find a peer that vanished.
 //!
 //! The listener is a second connection that waits for `NOTIFY` on the queue's channel and
 //! calls back; it reconnects with a capped backoff and calls back once after each
@@ -11,21 +15,21 @@
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ::postgres::fallible_iterator::FallibleIterator;
 use ::postgres::{Client, Config, NoTls};
 
 use super::StoreError;
+use super::handle::CALL_DEADLINE;
 
 /// How long a connection attempt may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a call waits for its answer (a statement is cut at `STATEMENT_TIMEOUT` first).
-const CALL_LIMIT: Duration = Duration::from_secs(30);
-/// Nothing drydock runs takes long; a transaction left open never pins the database's
-/// clean-up (VACUUM) for long either.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
+/// Nothing drydock runs takes long: a statement (a lock waited for included) is cut within
+/// the caller's deadline, and a transaction left open never pins the database's clean-up
+/// (VACUUM) for long either.
 const SESSION_OPTIONS: &str =
-    "-c statement_timeout=15000 -c idle_in_transaction_session_timeout=20000";
+    "-c statement_timeout=4000 -c lock_timeout=4000 -c idle_in_transaction_session_timeout=10000";
 
 type Job = Box<dyn FnOnce(&mut Slot) + Send>;
 
@@ -33,7 +37,15 @@ type Job = Box<dyn FnOnce(&mut Slot) + Send>;
 struct Slot {
     config: Config,
     client: Option<Client>,
+    /// After a failed connection: no new attempt before then, and the error calls meanwhile
+    /// get (a database that is down is not asked again by every call).
+    retry: Option<(Instant, StoreError)>,
+    backoff: Duration,
 }
+
+/// The first wait before connecting again after a failure; it doubles up to `MOST_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MOST_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Calls into one connection on its own thread.
 pub struct PgLink {
@@ -53,6 +65,8 @@ impl PgLink {
                 let mut slot = Slot {
                     config,
                     client: None,
+                    retry: None,
+                    backoff: FIRST_BACKOFF,
                 };
                 for job in inbox {
                     job(&mut slot);
@@ -76,23 +90,40 @@ impl PgLink {
         &self,
         work: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.run_within(CALL_DEADLINE, work)
+    }
+
+    /// [`Self::run`] for a call that may take up to `limit` (a whole queue imported).
+    pub fn run_within<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        work: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let shown = self.shown.clone();
+        let deadline = Instant::now() + limit;
         let (answer, reply) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |slot: &mut Slot| {
+            // Its caller gave up while the calls before it waited: it must not happen now.
+            if Instant::now() >= deadline {
+                return;
+            }
             let _ = answer.send(slot.call(&shown, work));
         });
-        let unavailable = |message: &str| StoreError::Unavailable {
+        let gone = StoreError::Unavailable {
             path: self.shown.clone(),
-            message: message.to_string(),
+            message: "its connection's thread ended".into(),
         };
         self.jobs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(job)
-            .map_err(|_| unavailable("its connection's thread ended"))?;
+            .map_err(|_| gone)?;
         reply
-            .recv_timeout(CALL_LIMIT)
-            .map_err(|_| unavailable("no answer within 30 s"))?
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .map_err(|_| StoreError::NotAnswering {
+                path: self.shown.clone(),
+                waited_s: limit.as_secs_f64(),
+            })?
     }
 }
 
@@ -102,12 +133,10 @@ impl Slot {
         shown: &str,
         work: impl FnOnce(&mut Client) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        if self.client.as_ref().is_none_or(Client::is_closed) {
-            self.client = None;
-            let client = self.config.connect(NoTls).map_err(|e| error_of(shown, e))?;
-            self.client = Some(client);
-        }
-        let client = self.client.as_mut().expect("connected above");
+        let client = match self.client.take().filter(|c| !c.is_closed()) {
+            Some(client) => self.client.insert(client),
+            None => self.connect(shown)?,
+        };
         let result = work(client);
         if client.is_closed() {
             self.client = None;
@@ -117,7 +146,30 @@ impl Slot {
         }
         result
     }
+
+    /// A new connection, unless the last attempt failed too recently.
+    fn connect(&mut self, shown: &str) -> Result<&mut Client, StoreError> {
+        if let Some((at, error)) = &self.retry
+            && Instant::now() < *at
+        {
+            return Err(error.clone());
+        }
+        match self.config.connect(NoTls) {
+            Ok(client) => {
+                self.retry = None;
+                self.backoff = FIRST_BACKOFF;
+                Ok(self.client.insert(client))
+            }
+            Err(error) => {
+                let error = error_of(shown, error);
+                self.retry = Some((Instant::now() + self.backoff, error.clone()));
+                self.backoff = (self.backoff * 2).min(MOST_BACKOFF);
+                Err(error)
+            }
+        }
+    }
 }
+
 
 /// Waits for notifications on `channel` at `url` on a thread of its own, calling `wake` for
 /// each and once after every (re)connection, until `stop` is set.
@@ -186,7 +238,9 @@ fn config_of(url: &str, shown: &str) -> Result<Config, StoreError> {
     config
         .connect_timeout(CONNECT_TIMEOUT)
         .keepalives(true)
-        .keepalives_idle(Duration::from_secs(30))
+        .keepalives_idle(Duration::from_secs(10))
+        .keepalives_interval(Duration::from_secs(5))
+        .keepalives_retries(3)
         .options(SESSION_OPTIONS)
         .application_name("drydock");
     Ok(config)

@@ -6,11 +6,12 @@
 //! lease changes nothing of the claim that followed. Changes are announced on a channel
 //! (`NOTIFY`) that wakes the other hosts.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use ::postgres::{Client, Row, Transaction};
 use serde::Serialize;
 
+use super::handle::CALL_DEADLINE;
 use super::pg_link::{PgLink, error_of as sql};
 use super::{
     Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode, QueueSettings,
@@ -28,6 +29,9 @@ pub const CHANNEL: &str = "drydock_queue";
 const MIGRATE_LOCK: i64 = 0x6472_7964_6f63_6b01;
 const CLAIM_LOCK: i64 = 0x6472_7964_6f63_6b02;
 const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
+
+/// How long moving a machine's whole queue into this one may take.
+const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
 const MIGRATIONS: [&str; 4] = [
@@ -178,8 +182,19 @@ impl PgStore {
         + Send
         + 'static,
     ) -> Result<T, StoreError> {
+        self.checked_within(CALL_DEADLINE, work)
+    }
+
+    /// [`Self::checked`] for work that may take up to `limit`.
+    fn checked_within<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        work: impl FnOnce(&mut Transaction<'_>) -> Result<Result<T, StoreError>, ::postgres::Error>
+        + Send
+        + 'static,
+    ) -> Result<T, StoreError> {
         let shown = self.shown.clone();
-        self.link.run(move |client: &mut Client| {
+        self.link.run_within(limit, move |client: &mut Client| {
             let mut tx = client.transaction().map_err(|e| sql(&shown, e))?;
             let value = work(&mut tx).map_err(|e| sql(&shown, e))?;
             match value {
@@ -201,7 +216,7 @@ impl PgStore {
         settings: QueueSettings,
     ) -> Result<Result<usize, usize>, StoreError> {
         let shown = self.shown.clone();
-        self.checked(move |tx| {
+        self.checked_within(IMPORT_LIMIT, move |tx| {
             let present: i64 = tx
                 .query_one("SELECT COUNT(*) FROM drydock.tasks", &[])?
                 .get(0);
@@ -485,8 +500,9 @@ impl Queue for PgStore {
                     ORDER BY priority DESC, created_at_ms, seq
                     LIMIT 1 FOR UPDATE SKIP LOCKED)
                  UPDATE drydock.tasks t SET state = 'running', started_at_ms = $2,
-                    finished_at_ms = NULL, session = 'task-' || t.id, host = $3,
-                    epoch = t.epoch + 1
+                    finished_at_ms = NULL, host = $3, epoch = t.epoch + 1,
+                    session = 'task-' || t.id
+                        || CASE WHEN t.epoch = 0 THEN '' ELSE '-' || (t.epoch + 1) END
                  FROM pick WHERE t.id = pick.id RETURNING t.*",
                 &[&candidates, &now, &claimer.host],
             )?;

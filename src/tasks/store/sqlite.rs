@@ -389,7 +389,9 @@ impl Queue for SqliteStore {
         transaction
             .execute(
                 "UPDATE tasks SET state = 'running', started_at_ms = ?2, finished_at_ms = NULL,
-                    session = 'task-' || id, host = ?3, epoch = epoch + 1 WHERE id = ?1",
+                    session = 'task-' || id
+                        || CASE WHEN epoch = 0 THEN '' ELSE '-' || (epoch + 1) END,
+                    host = ?3, epoch = epoch + 1 WHERE id = ?1",
                 params![id, now, claimer.host],
             )
             .map_err(|e| self.error(e))?;
