@@ -98,7 +98,7 @@ mod tests {
     #[tokio::test]
     async fn a_stop_ends_a_running_loop_and_a_restart_that_waits() {
         let stop = CancellationToken::new();
-        let never_ends = supervised("endless", &stop, || std::future::pending::<()>());
+        let never_ends = supervised("endless", &stop, std::future::pending::<()>);
         let stopping = stop.clone();
         tokio::spawn(async move { stopping.cancel() });
         tokio::time::timeout(Duration::from_secs(10), never_ends)

@@ -30,9 +30,12 @@ const IN_FLIGHT: usize = 16;
 pub struct LazyStore {
     location: StoreLocation,
     store: OnceLock<TaskStore>,
-    opening: tokio::sync::Mutex<Option<JoinHandle<Result<Box<dyn Queue>, StoreError>>>>,
+    opening: tokio::sync::Mutex<Option<Opening>>,
     health: Arc<watch::Sender<Health>>,
 }
+
+/// An opening of the store under way on a blocking thread.
+type Opening = JoinHandle<Result<Box<dyn Queue>, StoreError>>;
 
 /// Whether the queue's database answers, as the last call found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,11 +95,6 @@ impl LazyStore {
         let mut store = TaskStore::new(Arc::from(backend));
         store.health = self.health.clone();
         Ok(self.store.get_or_init(|| store))
-    }
-
-    /// The store, if it was opened.
-    pub fn opened(&self) -> Option<&TaskStore> {
-        self.store.get()
     }
 }
 
@@ -324,5 +322,82 @@ fn not_answering(shown: &str, waited: Duration) -> StoreError {
     StoreError::NotAnswering {
         path: shown.to_string(),
         waited_s: waited.as_secs_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::SqliteStore;
+    use super::*;
+
+    fn store_at(path: &Path, deadline: Duration) -> TaskStore {
+        TaskStore::with_deadline(Arc::new(SqliteStore::open(path).unwrap()), deadline)
+    }
+
+    /// Another process holds the queue's file (an exclusive lock): every call, many at once,
+    /// answers at its deadline while the runtime's two workers go on serving; the health
+    /// says why, and says the queue answers again once the lock is gone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_on_a_locked_queue_answer_at_their_deadline_and_block_no_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.sqlite3");
+        let store = store_at(&path, Duration::from_millis(300));
+        let mut health = store.health.subscribe();
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+
+        let calls: Vec<_> = (0..2 * IN_FLIGHT)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move { store.list(None).await })
+            })
+            .collect();
+        let ticks = tokio::spawn(async {
+            for _ in 0..20 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(3), ticks)
+            .await
+            .expect("the runtime serves other work while the calls wait")
+            .unwrap();
+        for call in calls {
+            let error = call.await.unwrap().unwrap_err();
+            assert!(matches!(error, StoreError::NotAnswering { .. }), "{error}");
+            assert!(error.is_unavailable());
+            assert!(error.to_string().contains("is not answering"), "{error}");
+        }
+        health.changed().await.unwrap();
+        assert!(
+            matches!(&*health.borrow_and_update(), Health::Failing(why) if why.contains("not answering"))
+        );
+
+        holder.execute_batch("COMMIT").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while store.list(None).await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the queue answers once the lock is gone"
+            );
+        }
+        assert_eq!(*health.borrow(), Health::Answering);
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_an_answer_and_an_opening_failure_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(&dir.path().join("tasks.sqlite3"), CALL_DEADLINE);
+        let error = store.get("nothing").await.unwrap_err();
+        assert!(matches!(error, StoreError::UnknownTask { .. }), "{error}");
+        assert_eq!(*store.health.borrow(), Health::Answering);
+
+        let blocker = dir.path().join("a file");
+        std::fs::write(&blocker, "").unwrap();
+        let lazy = LazyStore::new(StoreLocation::Sqlite(blocker.join("tasks.sqlite3")));
+        let error = lazy.get().await.err().unwrap();
+        assert!(matches!(error, StoreError::Open { .. }), "{error}");
+        assert_eq!(*lazy.health().borrow(), Health::Answering, "a wrong path is no outage");
     }
 }

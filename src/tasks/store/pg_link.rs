@@ -170,7 +170,6 @@ impl Slot {
     }
 }
 
-
 /// Waits for notifications on `channel` at `url` on a thread of its own, calling `wake` for
 /// each and once after every (re)connection, until `stop` is set.
 pub fn listen(
