@@ -2,12 +2,17 @@
 //! (`/usr/lib/postgresql/N/bin`), a cluster made by `initdb` in a temporary directory and
 //! started on a free port of 127.0.0.1 (no socket file), as `nobody` when the tests run as
 //! root (PostgreSQL refuses root), `fsync` off. Stopped (immediately) on drop; `restart`
-//! stops it and starts it again on the same port, as an administrator's restart would.
+//! stops it and starts it again on the same port, as an administrator's restart would;
+//! `pause` stops every process of it (SIGSTOP) until `resume`.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
 
 pub struct Postgres {
     dir: tempfile::TempDir,
@@ -100,23 +105,25 @@ impl Postgres {
     /// other): connections stay open and nothing answers, as a long lock, a failover or a
     /// network partition looks from outside. [`Postgres::resume`] lets them go on.
     pub fn pause(&self) {
-        self.signal_all("STOP");
+        self.signal_all(Signal::SIGSTOP);
     }
 
     pub fn resume(&self) {
-        self.signal_all("CONT");
+        self.signal_all(Signal::SIGCONT);
     }
 
-    fn signal_all(&self, signal: &str) {
+    /// `signal` to the server and every process below it (one that ended meanwhile, a
+    /// backend whose client left, is passed over).
+    fn signal_all(&self, signal: Signal) {
         let Some(server) = &self.server else { return };
         let mut pids = vec![server.id()];
         pids.extend(descendants(server.id()));
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .args(pids.iter().map(u32::to_string))
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -{signal} {pids:?}");
+        for pid in pids {
+            match kill(Pid::from_raw(pid as i32), signal) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(error) => panic!("{signal} to {pid}: {error}"),
+            }
+        }
     }
 
     fn run(&mut self) {
