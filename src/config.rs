@@ -927,7 +927,11 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
         worktrees: file.worktrees.unwrap_or(true),
         copy: file.copy.unwrap_or_default(),
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
-        keep_merged: Duration::from_secs(file.keep_merged_days.unwrap_or(7) * 24 * 3600),
+        keep_merged: Duration::from_secs(scaled(
+            file.keep_merged_days.unwrap_or(7),
+            DAY_S,
+            "tasks.keep_merged_days",
+        )?),
     })
 }
 
@@ -943,10 +947,16 @@ fn resolve_history(file: FileHistory, cwd: &Path) -> Result<HistoryConfig, Confi
                 dir.canonicalize().unwrap_or(dir)
             })
             .collect(),
-        max_age: Duration::from_secs(
-            positive(file.max_age_days.unwrap_or(90), "history.max_age_days")? * 24 * 3600,
-        ),
-        max_bytes: positive(file.max_mb.unwrap_or(256), "history.max_mb")? * 1024 * 1024,
+        max_age: Duration::from_secs(scaled(
+            positive(file.max_age_days.unwrap_or(90), "history.max_age_days")?,
+            DAY_S,
+            "history.max_age_days",
+        )?),
+        max_bytes: scaled(
+            positive(file.max_mb.unwrap_or(256), "history.max_mb")?,
+            1024 * 1024,
+            "history.max_mb",
+        )?,
     })
 }
 
@@ -1088,6 +1098,17 @@ fn terminal_output_cap(bytes: usize) -> Result<usize, ConfigError> {
     }
 }
 
+/// Seconds in a day.
+const DAY_S: u64 = 24 * 3600;
+
+/// `value` counted in `unit`s (days, MiB) as the smaller unit (seconds, bytes); a value whose
+/// count does not fit a u64 is refused rather than wrapped round to a small one.
+fn scaled(value: u64, unit: u64, key: &'static str) -> Result<u64, ConfigError> {
+    value
+        .checked_mul(unit)
+        .ok_or_else(|| ConfigError::Invalid(format!("{key} is {value}: that is too large")))
+}
+
 fn positive<T: PartialEq + Default>(value: T, key: &'static str) -> Result<T, ConfigError> {
     if value == T::default() {
         Err(ConfigError::Zero(key))
@@ -1108,6 +1129,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("drydock.toml"), file_text).unwrap();
         Config::resolve(&overrides, &no_env, dir.path())
+    }
+
+    #[test]
+    fn counts_in_days_or_mib_too_large_for_their_unit_are_refused() {
+        // Multiplied out, each overflowed a u64.
+        for (text, key) in [
+            (
+                "[tasks]\nkeep_merged_days = 300000000000000\n",
+                "tasks.keep_merged_days",
+            ),
+            (
+                "[history]\nmax_age_days = 300000000000000\n",
+                "history.max_age_days",
+            ),
+            ("[history]\nmax_mb = 30000000000000\n", "history.max_mb"),
+        ] {
+            let error = resolve_with(text, Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains(key) && error.contains("too large"),
+                "{error}"
+            );
+        }
+        let kept = resolve_with("[tasks]\nkeep_merged_days = 30\n", Overrides::default()).unwrap();
+        assert_eq!(kept.tasks.keep_merged, Duration::from_secs(30 * 24 * 3600));
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! - [`local_endpoint`]: where drydock's own commands find the running server;
 //! - [`config`]: drydock.toml, flags and environment, resolved once;
 //! - [`text_budget`]: fitting text into what a client reads;
+//! - [`bounded`]: the numbers tools take, each within its range;
 //! - [`mcp`] and [`http`]: the MCP server and its HTTP face, thin adapters over the above;
 //! - [`dashboard`]: the page at `/` (live terminals, agents, the queue, the tool feed) and its
 //!   WebSocket, acting only through tool calls;
@@ -36,6 +37,7 @@
 
 pub mod agents;
 pub mod app;
+pub mod bounded;
 pub mod call;
 pub mod catalog;
 pub mod cli;

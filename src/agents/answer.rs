@@ -262,7 +262,7 @@ fn answer_keys(
 ) -> Result<Vec<u8>, AgentError> {
     let keys = profile.keys.as_ref().expect("checked by profile_of");
     let invalid = |message: String| Err(AgentError::InvalidArgument(message));
-    match (req.action, req.option) {
+    match (req.action, req.option.map(|n| n.get() as u32)) {
         (AnswerAction::Choose, None) => invalid("option: choose needs the option's number".into()),
         (AnswerAction::Choose, Some(n)) if !options.iter().any(|o| o.number == n) => {
             let offered: Vec<String> = options

@@ -20,9 +20,13 @@ const QUESTION_REACH: usize = 12;
 /// Non-option lines allowed between two options (descriptions, a separator).
 const OPTION_GAP: usize = 3;
 
+/// An option's number is ASCII digits: `\d` would take any Unicode digit (`٣`), which is
+/// no number a key can choose.
 static OPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?<indent>\s*)(?:(?<marker>[❯›●>○◯])\s*)?(?<number>\d{1,2})\.\s+(?<label>\S.*)$")
-        .expect("valid regex")
+    Regex::new(
+        r"^(?<indent>\s*)(?:(?<marker>[❯›●>○◯])\s*)?(?<number>[0-9]{1,2})\.\s+(?<label>\S.*)$",
+    )
+    .expect("valid regex")
 });
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -108,7 +112,9 @@ fn last_menu(lines: &[&str]) -> Vec<MenuLine> {
         let Some(captures) = OPTION_LINE.captures(line) else {
             continue;
         };
-        let number: u32 = captures["number"].parse().expect("digits");
+        let Ok(number) = captures["number"].parse::<u32>() else {
+            continue;
+        };
         let follows = current.last().is_some_and(|last| {
             last.option.number + 1 == number && index - last.line <= OPTION_GAP + 1
         });
@@ -338,6 +344,17 @@ mod tests {
         let prompt = extract_prompt(WaitKind::Permission, &lines(&text), 8).unwrap();
         assert_eq!(prompt.options[0].label, "Yes");
         assert_eq!(prompt.options.len(), 3);
+    }
+
+    #[test]
+    fn options_numbered_with_other_digits_are_not_a_menu() {
+        // Arabic-Indic digits are digits to `\d`, and were parsed as ASCII ones.
+        let text = "Do you want to proceed?\n❯ ١. Yes\n  ٢. No\n  ٣. Maybe";
+        assert!(extract_prompt(WaitKind::Permission, &lines(text), 0).is_none());
+        let mixed = "Do you want to proceed?\n❯ 1. Yes\n  2. No\n  ٣. Maybe";
+        let prompt = extract_prompt(WaitKind::Permission, &lines(mixed), 0).unwrap();
+        let labels: Vec<&str> = prompt.options.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(labels, ["Yes", "No"]);
     }
 
     #[test]

@@ -3,6 +3,13 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::bounded::Bounded;
+
+/// How long a call waits at most, in milliseconds: an hour at most.
+pub type WaitMs = Bounded<0, 3_600_000>;
+/// A menu option's number: prompts number their options with one or two digits.
+pub type OptionNumber = Bounded<1, 99>;
+
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRequest {
@@ -48,7 +55,7 @@ pub struct WaitRequest {
     pub states: Vec<StateName>,
     /// How long to wait at most (default 60000, at most 3600000).
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<WaitMs>,
 }
 
 /// What `agent_answer` does to the prompt.
@@ -74,7 +81,7 @@ pub struct AnswerRequest {
     pub action: AnswerAction,
     /// For `choose`: the option's number.
     #[serde(default)]
-    pub option: Option<u32>,
+    pub option: Option<OptionNumber>,
     /// For `choose` of an option that asks to type (Claude Code's "Type something."): the
     /// text, typed and submitted once the option is chosen.
     #[serde(default)]
@@ -130,7 +137,8 @@ pub struct SpawnRequest {
     pub name: Option<String>,
     #[serde(default)]
     pub backend: Option<SpawnBackend>,
-    /// How long to wait for a person's consent (default from config, 120000).
+    /// How long to wait for a person's consent (default from config, 120000; at most
+    /// 3600000).
     #[serde(default)]
-    pub consent_timeout_ms: Option<u64>,
+    pub consent_timeout_ms: Option<Bounded<1, 3_600_000>>,
 }

@@ -430,8 +430,9 @@ impl Agents {
         );
         let timeout = req
             .consent_timeout_ms
-            .map_or(self.config.agents.consent_timeout, Duration::from_millis)
-            .min(Duration::from_secs(3600));
+            .map_or(self.config.agents.consent_timeout, |ms| {
+                Duration::from_millis(ms.get())
+            });
         if let Some(ask) = ask_client {
             let asked = tokio::select! {
                 answer = tokio::time::timeout(timeout, ask(question)) => answer,

@@ -12,7 +12,7 @@ use super::{ConfigArgs, Failure, Outcome, RootArgs};
 use crate::config::Config;
 use crate::docs::Docs;
 use crate::history::History;
-use crate::history::requests::{ProjectRequest, SearchRequest};
+use crate::history::requests::{Limit, ProjectRequest, SearchRequest};
 use crate::render::Render;
 
 #[derive(Args, Clone)]
@@ -58,7 +58,7 @@ pub(super) struct SearchArgs {
     kind: Option<String>,
     /// How many (default 5, at most 20).
     #[arg(long)]
-    limit: Option<usize>,
+    limit: Option<Limit>,
     /// Print the structured result as JSON.
     #[arg(long)]
     json: bool,

@@ -319,11 +319,10 @@ pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
             while end < lines.len() && lines[end].trim() != delimiter {
                 end += 1;
             }
-            let indent = lines.get(end).map_or(0, |l| l.len() - l.trim_start().len());
+            let indent = lines.get(end).map_or(0, |l| indentation(l).chars().count());
             for (j, l) in lines[body_start..end.min(lines.len())].iter().enumerate() {
-                let cut = l.len() - l.trim_start().len();
                 doc.push(SourceLine::new(
-                    &l[cut.min(indent)..],
+                    dedent(l, indent),
                     (body_start + j) as u32 + 1,
                 ));
             }
@@ -381,6 +380,22 @@ pub fn elixir_doc_sections(source: &str) -> Vec<Section> {
         });
     }
     sections
+}
+
+/// The whitespace `line` starts with.
+fn indentation(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// `line` without up to `chars` characters of its indentation. Counted in characters, not
+/// bytes: a heredoc line indented with a no-break space (two bytes) deeper than its closing
+/// delimiter was cut inside that space.
+fn dedent(line: &str, chars: usize) -> &str {
+    let cut = indentation(line)
+        .char_indices()
+        .nth(chars)
+        .map_or(indentation(line).len(), |(at, _)| at);
+    &line[cut..]
 }
 
 /// Arity of the call starting at the first `(` of `lines[0]`: top-level commas + 1.
@@ -644,6 +659,21 @@ end
         let paths: Vec<String> = chunks.iter().map(|c| c.heading_path.join(" > ")).collect();
         assert_eq!(paths, ["Sup", "Sup > Strategies"]);
         assert_eq!(chunks[1].anchor.as_deref(), Some("module-strategies"));
+    }
+
+    #[test]
+    fn a_heredoc_line_indented_with_wider_spaces_than_its_delimiter_keeps_its_text() {
+        // The delimiter is indented two bytes; " \u{a0}" is three, and byte 2 is inside the
+        // no-break space.
+        let source = "defmodule A do\n  @doc \"\"\"\n  Adds.\n \u{a0}Twice.\n  \"\"\"\n  def add(a), do: a\nend\n";
+        let sections = elixir_doc_sections(source);
+        let texts: Vec<&str> = sections[0].lines.iter().map(|l| l.text.as_str()).collect();
+        assert!(
+            texts.contains(&"Adds.") && texts.contains(&"Twice."),
+            "{texts:?}"
+        );
+        assert_eq!(dedent("\u{3000}\u{3000}x", 1), "\u{3000}x");
+        assert_eq!(dedent("    x", 2), "  x");
     }
 
     #[test]

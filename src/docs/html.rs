@@ -81,7 +81,12 @@ pub fn skip_html(path: &Path, content: &str) -> bool {
 /// translations mdBook books ship beside the English pages (Rust by Example's es, ja, ko,
 /// zh), which would answer English questions with a copy in another language.
 fn is_translation(content: &str) -> bool {
-    let head = &content[..content.len().min(1024)];
+    // The first KiB, ended at a character boundary.
+    let mut end = content.len().min(1024);
+    while !content.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &content[..end];
     let Some(start) = head.find("<html") else {
         return false;
     };
@@ -1096,6 +1101,14 @@ mod tests {
             &in_lang("en")
         ));
         assert!(!skip_html(&p("html/book/index.html"), &in_lang("en-US")));
+    }
+
+    #[test]
+    fn a_page_with_a_character_across_its_first_kib_is_read() {
+        // "é" is two bytes: the 1024th byte of this page is the middle of one.
+        let page = format!("<!DOCTYPE html>{}", "é".repeat(600));
+        assert!(!page.is_char_boundary(1024));
+        assert!(!skip_html(&PathBuf::from("html/book/notes.html"), &page));
     }
 }
 

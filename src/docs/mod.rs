@@ -301,12 +301,7 @@ impl Docs {
                  name), not a whole file or log"
             )));
         }
-        let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(DocsError::InvalidArgument(format!(
-                "`limit` must be between 1 and {MAX_LIMIT}, got {limit}"
-            )));
-        }
+        let limit = request.limit.map_or(DEFAULT_LIMIT, |n| n.get() as usize);
         let scope = match &request.project_path {
             Some(path) => {
                 let project = self.workspace.resolve_project(path, None)?;
@@ -377,8 +372,10 @@ impl Docs {
         Ok(LookupReport::shaped(
             query,
             hits,
-            request.full.unwrap_or(DEFAULT_FULL),
-            request.excerpts.unwrap_or(DEFAULT_EXCERPTS),
+            request.full.map_or(DEFAULT_FULL, |n| n.get() as usize),
+            request
+                .excerpts
+                .map_or(DEFAULT_EXCERPTS, |n| n.get() as usize),
             message,
         ))
     }

@@ -3,8 +3,13 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::MAX_LIMIT;
 use super::chunk::SourceType;
 use super::search::SearchMode;
+use crate::bounded::Bounded;
+
+/// A count of docs_lookup's results.
+pub type ResultCount = Bounded<0, { MAX_LIMIT as u64 }>;
 
 /// docs_lookup's arguments.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -24,13 +29,13 @@ pub struct LookupRequest {
     /// versions its lock file pins, and its language's toolchain docs.
     pub project_path: Option<String>,
     /// How many results (default 30, at most 50).
-    pub limit: Option<usize>,
+    pub limit: Option<Bounded<1, { MAX_LIMIT as u64 }>>,
     /// How many of the first results carry their whole passage (default 3).
-    pub full: Option<usize>,
+    pub full: Option<ResultCount>,
     /// How many results after those carry the sentences that best match the query (default
     /// 7); the rest are named by their heading path. Each has an id that docs_read turns into
     /// the passage.
-    pub excerpts: Option<usize>,
+    pub excerpts: Option<ResultCount>,
     /// hybrid (default: vectors and full text fused), vector or full_text.
     pub mode: Option<SearchMode>,
 }

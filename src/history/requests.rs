@@ -3,6 +3,13 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::bounded::Bounded;
+
+/// A time as milliseconds since the Unix epoch, up to the end of the year 9999.
+pub type UnixMs = Bounded<0, 253_402_300_799_999>;
+/// How many problems history_search returns.
+pub type Limit = Bounded<1, 20>;
+
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
@@ -18,13 +25,13 @@ pub struct SearchRequest {
     pub kind: Option<String>,
     /// Only problems last seen at or after this time (milliseconds since the Unix epoch).
     #[serde(default)]
-    pub since_ms: Option<u64>,
+    pub since_ms: Option<UnixMs>,
     /// Only problems first seen at or before this time.
     #[serde(default)]
-    pub until_ms: Option<u64>,
+    pub until_ms: Option<UnixMs>,
     /// How many problems (default 5, at most 20).
     #[serde(default)]
-    pub limit: Option<usize>,
+    pub limit: Option<Limit>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -44,7 +44,7 @@ impl History {
             .as_deref()
             .map(|path| self.project_dir(path))
             .transpose()?;
-        let limit = req.limit.unwrap_or(5).clamp(1, 20);
+        let limit = req.limit.map_or(5, |n| n.get() as usize);
         self.flush().await;
         let store = self.store()?;
         embed_new(&store, &self.docs).await;
@@ -59,10 +59,12 @@ impl History {
                 .as_ref()
                 .is_none_or(|p| remembered.project == p.display().to_string())
                 && kind.is_none_or(|k| remembered.problem.kind == k)
-                && req.since_ms.is_none_or(|since| remembered.last_ms >= since)
+                && req
+                    .since_ms
+                    .is_none_or(|since| remembered.last_ms >= since.get())
                 && req
                     .until_ms
-                    .is_none_or(|until| remembered.first_ms <= until);
+                    .is_none_or(|until| remembered.first_ms <= until.get());
             if wanted {
                 hits.push(HistoryHit::from(remembered));
             }

@@ -156,7 +156,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Set the task queue's mode (manual: tasks wait for task_start; auto: they start as slots free up, highest priority then oldest) and max_concurrent (at least 1; default 2). Switching to auto or raising the cap starts what now fits.",
+        description = "Set the task queue's mode (manual: tasks wait for task_start; auto: they start as slots free up, highest priority then oldest) and max_concurrent (1-1000; default 2). Switching to auto or raising the cap starts what now fits.",
         output_schema = schema_for_output::<QueueReport>()
     )]
     async fn queue_configure(

@@ -251,9 +251,6 @@ impl Tasks {
                 }
             )));
         }
-        if req.timeout_s == Some(0) {
-            return Err(invalid("timeout_s: at least 1".into()));
-        }
         let in_place = req.in_place.unwrap_or(false);
         if let Some(base) = &req.base {
             if in_place {
@@ -287,8 +284,8 @@ impl Tasks {
             place: project.as_ref().and_then(|p| self.workspace.place_of(p)),
             repository,
             agent_kind: agent,
-            priority: req.priority.unwrap_or(0),
-            timeout_s: req.timeout_s,
+            priority: req.priority.map_or(0, |p| p.get()),
+            timeout_s: req.timeout_s.map(|s| s.get()),
             policy: req.auto_approve.clone(),
             base: req.base.clone(),
             in_place,
@@ -451,17 +448,13 @@ impl Tasks {
         self: &Arc<Self>,
         req: ConfigureRequest,
     ) -> Result<QueueReport, TaskError> {
-        if req.max_concurrent == Some(0) {
-            return Err(TaskError::InvalidArgument(
-                "max_concurrent: at least 1 (switch to manual mode to start nothing by itself)"
-                    .into(),
-            ));
-        }
         let store = self.store().await?;
         let before = store.settings().await?;
         let settings = QueueSettings {
             mode: req.mode.unwrap_or(before.mode),
-            max_concurrent: req.max_concurrent.unwrap_or(before.max_concurrent),
+            max_concurrent: req
+                .max_concurrent
+                .map_or(before.max_concurrent, |n| n.get() as u32),
         };
         store.set_settings(settings).await?;
         self.events.publish(EventKind::QueueConfigured {

@@ -6,6 +6,12 @@ use serde::Deserialize;
 use super::merge::Strategy;
 use super::state::{Outcome, TaskState};
 use super::store::QueueMode;
+use crate::bounded::{Bounded, SignedBounded};
+
+/// A task's priority: higher starts first.
+pub type Priority = SignedBounded<-1_000_000, 1_000_000>;
+/// How long a task may run, in seconds: a week at most.
+pub type TimeoutS = Bounded<1, 604_800>;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,12 +41,13 @@ pub struct NewTaskRequest {
     /// The agent that runs it: claude or codex (default from config, claude).
     #[serde(default)]
     pub agent: Option<String>,
-    /// Higher starts first (default 0).
+    /// Higher starts first (default 0; -1000000 to 1000000).
     #[serde(default)]
-    pub priority: Option<i64>,
-    /// How long it may run before it is stopped and failed (default from config, 1800).
+    pub priority: Option<Priority>,
+    /// How long it may run before it is stopped and failed, in seconds (default from config,
+    /// 1800; at most 604800, a week).
     #[serde(default)]
-    pub timeout_s: Option<u64>,
+    pub timeout_s: Option<TimeoutS>,
     /// An approval policy from drydock's config (`[tasks.policies]`): the tools its agent
     /// may use without a person. Without one, every permission prompt waits for a person.
     #[serde(default)]
@@ -90,9 +97,9 @@ pub struct ConfigureRequest {
     /// manual: tasks wait for task_start; auto: they start as slots free up.
     #[serde(default)]
     pub mode: Option<QueueMode>,
-    /// How many tasks run at once (at least 1).
+    /// How many tasks run at once (1-1000; to start none by itself, switch to manual mode).
     #[serde(default)]
-    pub max_concurrent: Option<u32>,
+    pub max_concurrent: Option<Bounded<1, 1000>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -21,10 +21,10 @@ use crate::events::unix_millis;
 use crate::git::Git;
 use crate::render::Render;
 use crate::toolchain::BuildKind;
-use crate::toolchain::requests::{CompileRequest, TestRequest};
+use crate::toolchain::requests::{CompileRequest, TestRequest, TimeoutMs};
 
 /// How long one check may run.
-const CHECK_TIMEOUT_MS: u64 = 20 * 60 * 1000;
+const CHECK_TIMEOUT: TimeoutMs = TimeoutMs::new(20 * 60 * 1000).unwrap();
 
 impl Tasks {
     /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
@@ -87,7 +87,7 @@ impl Tasks {
         let call = Call::silent(stop);
         let compile = CompileRequest {
             project_path: project_path.clone(),
-            timeout_ms: Some(CHECK_TIMEOUT_MS),
+            timeout_ms: Some(CHECK_TIMEOUT),
             ..CompileRequest::default()
         };
         let built = self
@@ -99,7 +99,7 @@ impl Tasks {
             true => {
                 let test = TestRequest {
                     project_path,
-                    timeout_ms: Some(CHECK_TIMEOUT_MS),
+                    timeout_ms: Some(CHECK_TIMEOUT),
                     ..TestRequest::default()
                 };
                 check_result("test", self.toolchains.test(test, &call).await)

@@ -16,7 +16,9 @@ use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::Run;
-use crate::agents::requests::{AnswerAction, AnswerRequest, KillRequest, SpawnBackend};
+use crate::agents::requests::{
+    AnswerAction, AnswerRequest, KillRequest, OptionNumber, SpawnBackend,
+};
 use crate::call::Call;
 use crate::supervise::{spawn_supervised, supervised};
 
@@ -602,10 +604,13 @@ impl Tasks {
         let Some(yes) = waiting.options.iter().find(|o| o.label.starts_with("Yes")) else {
             return;
         };
+        let Some(option) = OptionNumber::new(yes.number.into()) else {
+            return;
+        };
         let answer = AnswerRequest {
             agent: session.to_string(),
             action: AnswerAction::Choose,
-            option: Some(yes.number),
+            option: Some(option),
             text: None,
             seen: waiting.prompt_id.clone(),
         };
@@ -625,7 +630,8 @@ impl Tasks {
         }
     }
 
-    /// When the next running task's time is up.
+    /// When the next running task's time is up: none when that is further off than an
+    /// `Instant` reaches (a timeout from the config, or stored by another host, can be).
     async fn next_deadline(&self) -> Option<Instant> {
         let soonest = self
             .running_tasks()

@@ -48,8 +48,8 @@ impl Terminals {
         if ours >= self.config.terminal.max_sessions {
             return Err(TerminalError::TooMany(ours));
         }
-        let rows = req.rows.unwrap_or(DEFAULT_ROWS).clamp(2, 500);
-        let cols = req.cols.unwrap_or(DEFAULT_COLS).clamp(10, 1000);
+        let rows = req.rows.map_or(DEFAULT_ROWS, |rows| rows.get() as u16);
+        let cols = req.cols.map_or(DEFAULT_COLS, |cols| cols.get() as u16);
         let shell = self
             .opener
             .new_shell(cwd, req.env, req.command.clone(), (rows, cols))?;
@@ -147,11 +147,7 @@ impl Terminals {
                         "resize needs rows and cols".into(),
                     ));
                 };
-                if !(2..=500).contains(&rows) || !(10..=1000).contains(&cols) {
-                    return Err(TerminalError::InvalidArgument(format!(
-                        "{rows}x{cols}: rows must be 2-500 and cols 10-1000"
-                    )));
-                }
+                let (rows, cols) = (rows.get() as u16, cols.get() as u16);
                 session.backend.resize(&session.core, rows, cols).await?;
                 format!("resized to {rows}x{cols}")
             }

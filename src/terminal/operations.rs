@@ -12,17 +12,15 @@ use super::reports::{
     CommandReport, ElidedLines, ScreenReport, ScrollbackReport, SendReport, WaitReport,
 };
 use super::requests::{
-    CommandRequest, ScreenFormat, ScreenRequest, ScrollbackRequest, SendRequest, TextEncoding,
-    WaitRequest,
+    CommandRequest, OutputBytes, ScreenFormat, ScreenRequest, ScrollbackRequest, SendRequest,
+    TextEncoding, WaitMs, WaitRequest,
 };
 use super::session::Session;
 use super::{Result, TerminalError, Terminals};
 use crate::call::Call;
-use crate::config::{TERMINAL_OUTPUT_CAP_MAX, TERMINAL_OUTPUT_CAP_MIN};
 
 const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(30);
-const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 const SCREEN_TAIL_LINES: usize = 10;
 /// After keys are sent: how long the screen gets to react, and how often Enter is resent.
 const REACTION_WAIT: Duration = Duration::from_millis(1000);
@@ -89,11 +87,12 @@ impl Terminals {
     }
 
     pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
-        let cap = self.output_cap(req.max_output_bytes)?;
+        let cap = self.output_cap(req.max_output_bytes);
         let session = self.session(&req.session).await?;
         let core = &session.core;
         let (text, top_line) = core.screen_and_top_line(req.format == ScreenFormat::Styled);
-        let text = last_lines_within(&text, top_line, req.lines, cap);
+        let lines = req.lines.map(|n| n.get() as usize);
+        let text = last_lines_within(&text, top_line, lines, cap);
         let (rows, cols) = core.size();
         let (cursor_row, cursor_col) = core.cursor();
         Ok(ScreenReport {
@@ -115,10 +114,10 @@ impl Terminals {
                 "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
             ));
         }
-        let cap = self.output_cap(req.max_output_bytes)?;
+        let cap = self.output_cap(req.max_output_bytes);
         let session = self.session(&req.session).await?;
-        let limit = req.limit.unwrap_or(200).clamp(1, 10_000);
-        let offset = match req.offset.unwrap_or(0) {
+        let limit = req.limit.map_or(200, |n| n.get() as usize);
+        let offset = match req.offset.map_or(0, |n| n.get()) {
             back if back < 0 => session
                 .core
                 .lines(0, 0)
@@ -148,13 +147,13 @@ impl Terminals {
 
     /// Waits for the screen to match, go quiet or change; ends when the call is cancelled.
     pub async fn wait(&self, req: WaitRequest, call: &Call<'_>) -> Result<WaitReport> {
-        let cap = self.output_cap(req.max_output_bytes)?;
+        let cap = self.output_cap(req.max_output_bytes);
         let session = self.session(&req.session).await?;
         let wait_for = WaitFor {
-            after_generation: req.after_generation,
-            quiet_ms: req.quiet_ms,
+            after_generation: req.after_generation.map(|g| g.get()),
+            quiet_ms: req.quiet_ms.map(WaitMs::get),
             pattern: compile(req.pattern.as_deref())?,
-            max_wait: clamp_ms(req.max_wait_ms, DEFAULT_MAX_WAIT),
+            max_wait: duration(req.max_wait_ms, DEFAULT_MAX_WAIT),
         };
         let outcome = session.core.wait(wait_for, &call.cancel).await?;
         session.touch();
@@ -169,13 +168,13 @@ impl Terminals {
     /// Runs a command in a session's shell and returns its output once it is done.
     /// Cancelled, it returns at once and leaves the command running.
     pub async fn run(&self, req: CommandRequest, call: &Call<'_>) -> Result<CommandReport> {
-        let cap = self.output_cap(req.max_output_bytes)?;
+        let cap = self.output_cap(req.max_output_bytes);
         let session = self.session(&req.session).await?;
         if !session.alive() {
             return Err(TerminalError::Exited);
         }
         let fallback = Fallback {
-            quiet_ms: req.quiet_ms,
+            quiet_ms: req.quiet_ms.map(WaitMs::get),
             pattern: compile(req.pattern.as_deref())?,
         };
         let input = |bytes: &[u8]| session.write(bytes);
@@ -184,7 +183,7 @@ impl Terminals {
             .run(
                 &input,
                 &req.command,
-                clamp_ms(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
+                duration(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
                 fallback,
                 cap,
                 &call.cancel,
@@ -199,16 +198,8 @@ impl Terminals {
 
     /// The output budget of a call: the `max_output_bytes` it asked for, else the configured
     /// one.
-    fn output_cap(&self, asked: Option<usize>) -> Result<usize> {
-        match asked {
-            None => Ok(self.config.terminal.output_cap),
-            Some(cap) if (TERMINAL_OUTPUT_CAP_MIN..=TERMINAL_OUTPUT_CAP_MAX).contains(&cap) => {
-                Ok(cap)
-            }
-            Some(cap) => Err(TerminalError::InvalidArgument(format!(
-                "max_output_bytes is {cap}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
-            ))),
-        }
+    fn output_cap(&self, asked: Option<OutputBytes>) -> usize {
+        asked.map_or(self.config.terminal.output_cap, |cap| cap.get() as usize)
     }
 }
 
@@ -237,10 +228,8 @@ fn compile(pattern: Option<&str>) -> Result<Option<Regex>> {
         .transpose()
 }
 
-fn clamp_ms(ms: Option<u64>, default: Duration) -> Duration {
-    ms.map(Duration::from_millis)
-        .unwrap_or(default)
-        .min(MAX_TIMEOUT)
+fn duration(ms: Option<WaitMs>, default: Duration) -> Duration {
+    ms.map_or(default, |ms| Duration::from_millis(ms.get()))
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {

@@ -3,6 +3,19 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::{Bounded, JSON_SAFE_MAX, SignedBounded};
+use crate::config::{TERMINAL_OUTPUT_CAP_MAX, TERMINAL_OUTPUT_CAP_MIN};
+
+/// A terminal's height in rows.
+pub type Rows = Bounded<2, 500>;
+/// A terminal's width in columns.
+pub type Cols = Bounded<10, 1000>;
+/// How long a call waits at most, in milliseconds (0: not at all): an hour at most.
+pub type WaitMs = Bounded<0, 3_600_000>;
+/// The bytes of JSON a result's output may take.
+pub type OutputBytes =
+    Bounded<{ TERMINAL_OUTPUT_CAP_MIN as u64 }, { TERMINAL_OUTPUT_CAP_MAX as u64 }>;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendKind {
@@ -26,10 +39,12 @@ pub struct CreateRequest {
     /// Working directory (absolute, `~/...`, or relative to the first allowed root); must
     /// lie inside an allowed root.
     pub cwd: String,
+    /// Height (default 40, 2-500).
     #[serde(default)]
-    pub rows: Option<u16>,
+    pub rows: Option<Rows>,
+    /// Width (default 120, 10-1000).
     #[serde(default)]
-    pub cols: Option<u16>,
+    pub cols: Option<Cols>,
     /// Extra environment variables, e.g. {"RUST_LOG": "debug"}.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
@@ -83,10 +98,12 @@ pub struct ManageRequest {
     pub action: ManageAction,
     #[serde(default)]
     pub new_name: Option<String>,
+    /// For resize: the height (2-500).
     #[serde(default)]
-    pub rows: Option<u16>,
+    pub rows: Option<Rows>,
+    /// For resize: the width (10-1000).
     #[serde(default)]
-    pub cols: Option<u16>,
+    pub cols: Option<Cols>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -133,12 +150,12 @@ pub struct ScreenRequest {
     pub format: ScreenFormat,
     /// Only the last N lines of the screen.
     #[serde(default)]
-    pub lines: Option<usize>,
+    pub lines: Option<Bounded<0, 10_000>>,
     /// How large the output in the result may be, in bytes of JSON (default
     /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
     /// and the tail are kept around a line saying what was left out.
     #[serde(default)]
-    pub max_output_bytes: Option<usize>,
+    pub max_output_bytes: Option<OutputBytes>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -150,10 +167,10 @@ pub struct ScrollbackRequest {
     /// from the oldest). Negative counts back from the newest: -100 is the last 100 lines.
     /// Default 0.
     #[serde(default)]
-    pub offset: Option<i64>,
+    pub offset: Option<SignedBounded<{ -(JSON_SAFE_MAX as i64) }, { JSON_SAFE_MAX as i64 }>>,
     /// Lines at most (default 200, at most 10000).
     #[serde(default)]
-    pub limit: Option<usize>,
+    pub limit: Option<Bounded<1, 10_000>>,
     /// Only `text`: scrollback is kept as plain text.
     #[serde(default)]
     pub format: ScreenFormat,
@@ -161,7 +178,7 @@ pub struct ScrollbackRequest {
     /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
     /// and the tail are kept around a line saying what was left out.
     #[serde(default)]
-    pub max_output_bytes: Option<usize>,
+    pub max_output_bytes: Option<OutputBytes>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -170,22 +187,22 @@ pub struct WaitRequest {
     pub session: String,
     /// Return after this long without output.
     #[serde(default)]
-    pub quiet_ms: Option<u64>,
+    pub quiet_ms: Option<WaitMs>,
     /// Return when the screen matches this regex (e.g. "\\$ $" or ">>> $").
     #[serde(default)]
     pub pattern: Option<String>,
     /// Return on the first change after this generation (from an earlier result), so no
     /// change is missed between calls.
     #[serde(default)]
-    pub after_generation: Option<u64>,
-    /// Give up after this long (default 30000).
+    pub after_generation: Option<Bounded<0, JSON_SAFE_MAX>>,
+    /// Give up after this long (default 30000, at most 3600000).
     #[serde(default)]
-    pub max_wait_ms: Option<u64>,
+    pub max_wait_ms: Option<WaitMs>,
     /// How large the output in the result may be, in bytes of JSON (default
     /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
     /// and the tail are kept around a line saying what was left out.
     #[serde(default)]
-    pub max_output_bytes: Option<usize>,
+    pub max_output_bytes: Option<OutputBytes>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -194,14 +211,14 @@ pub struct CommandRequest {
     pub session: String,
     /// A command line for the session's shell.
     pub command: String,
-    /// Default 30000. At timeout the command keeps running: what it printed so far comes
-    /// back with completed=false.
+    /// Default 30000, at most 3600000. At timeout the command keeps running: what it
+    /// printed so far comes back with completed=false.
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<WaitMs>,
     /// Without shell-integration marks (a REPL, a pane drydock did not start): the command
     /// is done after this long without output (default 1000)...
     #[serde(default)]
-    pub quiet_ms: Option<u64>,
+    pub quiet_ms: Option<WaitMs>,
     /// ...or when its output matches this regex (e.g. ">>> $").
     #[serde(default)]
     pub pattern: Option<String>,
@@ -209,5 +226,5 @@ pub struct CommandRequest {
     /// terminal.output_cap_bytes, 65536; 1024-262144). Beyond it whole lines from the head
     /// and the tail are kept around a line saying what was left out.
     #[serde(default)]
-    pub max_output_bytes: Option<usize>,
+    pub max_output_bytes: Option<OutputBytes>,
 }

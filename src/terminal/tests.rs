@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::requests::{CommandRequest, CreateRequest, ManageAction, ManageRequest, WaitRequest};
+use super::requests::{
+    CommandRequest, CreateRequest, ManageAction, ManageRequest, WaitMs, WaitRequest,
+};
 use super::{TerminalError, Terminals};
 use crate::call::Call;
 use crate::config::{Config, Overrides};
@@ -63,7 +65,7 @@ fn command(session: &str, command: &str) -> CommandRequest {
     CommandRequest {
         session: session.into(),
         command: command.into(),
-        timeout_ms: Some(10_000),
+        timeout_ms: WaitMs::new(10_000),
         ..Default::default()
     }
 }
@@ -73,7 +75,7 @@ fn shows(session: &str, pattern: &str) -> WaitRequest {
     WaitRequest {
         session: session.into(),
         pattern: Some(pattern.into()),
-        max_wait_ms: Some(60_000),
+        max_wait_ms: WaitMs::new(60_000),
         ..Default::default()
     }
 }

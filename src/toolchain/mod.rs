@@ -34,7 +34,9 @@ use arg_values::ValueError;
 use observe::{Observed, ObservedResult, Observer, Started};
 use queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
-use requests::{CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest};
+use requests::{
+    CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest, TimeoutMs,
+};
 use runner::Runner;
 
 /// A call that could not run at all (the tool's result has `isError: true`).
@@ -358,7 +360,7 @@ impl Toolchains {
             .ok_or(ToolchainError::Cancelled)
     }
 
-    fn runner(&self, project: &Project, tool: ToolName, timeout_ms: Option<u64>) -> Runner {
+    fn runner(&self, project: &Project, tool: ToolName, timeout_ms: Option<TimeoutMs>) -> Runner {
         let env_set = self
             .config
             .cargo_target_for(&project.root)
@@ -366,7 +368,7 @@ impl Toolchains {
             .into_iter()
             .collect();
         Runner {
-            policy: self.config.policy_for(tool, timeout_ms),
+            policy: self.config.policy_for(tool, timeout_ms.map(TimeoutMs::get)),
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set,

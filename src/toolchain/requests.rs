@@ -3,7 +3,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::bounded::Bounded;
 use crate::workspace::Toolchain;
+
+/// A build tool call's timeout in milliseconds: a day at most, and never above the
+/// configured maximum (`timeouts.max_ms`).
+pub type TimeoutMs = Bounded<1, 86_400_000>;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -42,9 +47,10 @@ pub struct CompileRequest {
     /// Fail the build when there are warnings (mix `--warnings-as-errors`).
     #[serde(default)]
     pub warnings_as_errors: bool,
-    /// Overrides the configured timeout (clamped to the configured maximum).
+    /// Overrides the configured timeout, in milliseconds (at most 86400000, and clamped to
+    /// the configured maximum).
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<TimeoutMs>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -79,16 +85,17 @@ pub struct TestRequest {
     pub exclude: Vec<String>,
     /// mix: the random seed (`--seed`; 0 runs tests in order).
     #[serde(default)]
-    pub seed: Option<u64>,
+    pub seed: Option<Bounded<0, { u32::MAX as u64 }>>,
     /// mix: stop after this many failures (`--max-failures`).
     #[serde(default)]
-    pub max_failures: Option<u32>,
+    pub max_failures: Option<Bounded<1, 1_000_000>>,
     /// Cargo features to enable (`--features=a,b`).
     #[serde(default)]
     pub features: Vec<String>,
-    /// Overrides the configured timeout (clamped to the configured maximum).
+    /// Overrides the configured timeout, in milliseconds (at most 86400000, and clamped to
+    /// the configured maximum).
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<TimeoutMs>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -145,9 +152,10 @@ pub struct RunRequest {
     /// Text written to the program's stdin, which is then closed. Without it stdin is empty.
     #[serde(default)]
     pub stdin: Option<String>,
-    /// Overrides the configured timeout (clamped to the configured maximum).
+    /// Overrides the configured timeout, in milliseconds (at most 86400000, and clamped to
+    /// the configured maximum).
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<TimeoutMs>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -163,6 +171,8 @@ pub struct FormatRequest {
     /// Only this workspace member (cargo `--package=SPEC`), or the umbrella app (mix).
     #[serde(default)]
     pub package: Option<String>,
+    /// Overrides the configured timeout, in milliseconds (at most 86400000, and clamped to
+    /// the configured maximum).
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<TimeoutMs>,
 }

@@ -103,13 +103,14 @@ pub struct TestFailure {
 }
 
 impl TestCounts {
-    /// Adds the counts of another binary or suite.
+    /// Adds the counts of another binary or suite. They are read from output a test can
+    /// print too, so they may be anything: a sum beyond u32 stays at its maximum.
     pub fn add(&mut self, more: &TestCounts) {
-        self.passed += more.passed;
-        self.failed += more.failed;
-        self.ignored += more.ignored;
-        self.filtered_out += more.filtered_out;
-        self.invalid += more.invalid;
+        self.passed = self.passed.saturating_add(more.passed);
+        self.failed = self.failed.saturating_add(more.failed);
+        self.ignored = self.ignored.saturating_add(more.ignored);
+        self.filtered_out = self.filtered_out.saturating_add(more.filtered_out);
+        self.invalid = self.invalid.saturating_add(more.invalid);
     }
 }
 

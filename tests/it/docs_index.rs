@@ -274,13 +274,11 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
             .contains("notes%20%C3%A9/tips.md")
     );
 
+    let no_results =
+        serde_json::from_value::<LookupRequest>(serde_json::json!({"query": "x", "limit": 0}));
+    assert!(no_results.is_err(), "{no_results:?}");
     for bad in [
         LookupRequest::default(),
-        LookupRequest {
-            query: "x".into(),
-            limit: Some(0),
-            ..LookupRequest::default()
-        },
         LookupRequest {
             query: "x".into(),
             project_path: Some(root.path().display().to_string()),

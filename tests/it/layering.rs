@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// use modules listed before it, so no two modules can ever import each other.
 const LAYERS: &[(&str, Layer, &[&str])] = &[
     // Foundation: what every capability builds on. Knows no capability.
+    ("bounded", Layer::Foundation, &[]),
     ("text_budget", Layer::Foundation, &[]),
     ("private", Layer::Foundation, &[]),
     ("digest", Layer::Foundation, &[]),

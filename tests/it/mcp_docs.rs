@@ -47,7 +47,10 @@ async fn an_agent_fills_the_index_and_finds_passages() {
     let nothing = call_err(&client, "docs_index", json!({})).await;
     assert!(nothing.contains("project_path"), "{nothing}");
     let limit = call_err(&client, "docs_lookup", json!({"query": "x", "limit": 0})).await;
-    assert!(limit.contains("limit"), "{limit}");
+    assert!(
+        limit.contains("0 is out of range") && limit.contains("from 1 to 50"),
+        "{limit}"
+    );
     let missing = client
         .call_tool(tool_call("docs_lookup", json!({"limit": 3})))
         .await;

@@ -213,6 +213,29 @@ async fn malformed_arguments_are_reported_in_band_and_unknown_tools_as_protocol_
         task.contains("not allowed") && task.contains("bench"),
         "{task}"
     );
+    // A number out of its range is refused before anything is done with it, naming the
+    // range, which the tool's schema shows too.
+    let forever = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "x", "project_path": "cargo-clean", "timeout_s": u64::MAX}]}),
+    )
+    .await;
+    assert!(
+        forever.contains("18446744073709551615 is out of range")
+            && forever.contains("from 1 to 604800"),
+        "{forever}"
+    );
+    let queued = call_ok(&client, "task_list", json!({})).await;
+    assert_eq!(queued["tasks"], json!([]), "{queued:#}");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let wait = tools.iter().find(|t| t.name == "terminal_wait").unwrap();
+    let max_wait = &wait.input_schema["properties"]["max_wait_ms"];
+    assert_eq!(
+        (&max_wait["minimum"], &max_wait["maximum"]),
+        (&json!(0), &json!(3_600_000)),
+        "{max_wait}"
+    );
     let unknown = client
         .call_tool(tool_call("rm_rf", json!({})))
         .await

@@ -269,8 +269,9 @@ impl TerminalCore {
                         .text
                         .recent(capture.text.total - pattern_checked + 1024);
                     pattern_checked = capture.text.total;
-                    let (skipped, window) = utf8_window(&window);
-                    if let Some(found) = last_match(pattern, &window) {
+                    let (skipped, text) = utf8_window(&window);
+                    if let Some(found) = last_match(pattern, &text) {
+                        let found = byte_offset(&window[skipped..], found);
                         return Check::Done(End {
                             method: WaitMethod::Pattern,
                             exit_code: None,
@@ -322,9 +323,9 @@ fn output_text(kept: Kept, lines: &OutputLines) -> String {
     )
 }
 
-/// The window as text, starting at a character boundary: (bytes skipped, text). Offsets
-/// in the text are byte offsets in the window after the skipped bytes, unless the output
-/// itself is not UTF-8.
+/// The window as text, starting at a character boundary: (bytes skipped, text). Where the
+/// output is not UTF-8, each invalid sequence is a U+FFFD in the text, so offsets in the
+/// text are not offsets in the window: [`byte_offset`] maps them back.
 fn utf8_window(window: &[u8]) -> (usize, std::borrow::Cow<'_, str>) {
     let skipped = window
         .iter()
@@ -340,6 +341,30 @@ fn utf8_window(window: &[u8]) -> (usize, std::borrow::Cow<'_, str>) {
         Err(_) => String::from_utf8_lossy(window),
     };
     (skipped, text)
+}
+
+/// Where offset `at` of the text `utf8_window` read from `bytes` lies in `bytes`: an offset
+/// past an invalid sequence counts the sequence's bytes, not its U+FFFD's three (a match
+/// after many invalid bytes lay beyond the end of the output, and cutting the output there
+/// overflowed).
+fn byte_offset(bytes: &[u8], at: usize) -> usize {
+    let (mut text, mut byte) = (0, 0);
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid().len();
+        if at <= text + valid {
+            return byte + (at - text);
+        }
+        text += valid;
+        byte += valid;
+        if !chunk.invalid().is_empty() {
+            if at < text + char::REPLACEMENT_CHARACTER.len_utf8() {
+                return byte;
+            }
+            text += char::REPLACEMENT_CHARACTER.len_utf8();
+            byte += chunk.invalid().len();
+        }
+    }
+    byte
 }
 
 fn last_match(pattern: &Regex, text: &str) -> Option<usize> {
@@ -385,6 +410,45 @@ mod tests {
         for chunk in chunks {
             core.feed(chunk);
         }
+    }
+
+    #[test]
+    fn offsets_in_text_read_from_bytes_that_are_not_utf8_map_back_to_the_bytes() {
+        let bytes = b"a\xffb\xe2\x82";
+        let (skipped, text) = utf8_window(bytes);
+        assert_eq!((skipped, text.as_ref()), (0, "a\u{fffd}b\u{fffd}"));
+        assert_eq!(byte_offset(bytes, 0), 0);
+        assert_eq!(byte_offset(bytes, text.find('b').unwrap()), 2);
+        assert_eq!(byte_offset(bytes, text.len()), bytes.len());
+        let valid = "é>>> ".as_bytes();
+        assert_eq!(byte_offset(valid, 2), 2);
+    }
+
+    #[tokio::test]
+    async fn a_pattern_after_bytes_that_are_not_utf8_cuts_the_output_where_it_matched() {
+        // Each invalid byte reads as a three-byte U+FFFD: the match's offset in that text lay
+        // far beyond the end of the output, and cutting the output there overflowed.
+        let core = TerminalCore::new(24, 80, 100);
+        let feeder = core.clone();
+        let input = move |_: &[u8]| -> io::Result<()> {
+            let mut output = b"x\r\n".to_vec();
+            output.extend([0xff; 200]);
+            output.extend(b"\r\nok\r\n>>> ");
+            let feeder = feeder.clone();
+            tokio::spawn(async move { feeder.feed(&output) });
+            Ok(())
+        };
+        let fallback = Fallback {
+            quiet_ms: None,
+            pattern: Some(Regex::new("(?m)>>> $").unwrap()),
+        };
+        let never = CancellationToken::new();
+        let outcome = core
+            .run(&input, "x", Duration::from_secs(5), fallback, 4096, &never)
+            .await
+            .unwrap();
+        assert_eq!(outcome.method, WaitMethod::Pattern);
+        assert_eq!(outcome.output, format!("{}\nok\n", "\u{fffd}".repeat(200)));
     }
 
     #[tokio::test]

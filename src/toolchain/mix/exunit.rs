@@ -346,14 +346,16 @@ fn parse_summary(line: &str) -> Option<TestCounts> {
     let mut total = 0u32;
     for caps in patterns.summary_part.captures_iter(line) {
         let number: u32 = caps[1].parse().unwrap_or(0);
-        match &caps[2] {
-            "failure" | "failures" => counts.failed += number,
-            "excluded" => counts.filtered_out += number,
-            "skipped" => counts.ignored += number,
-            "invalid" => counts.invalid += number,
+        // A test can print such a line too: its numbers may add up beyond u32.
+        let count = match &caps[2] {
+            "failure" | "failures" => &mut counts.failed,
+            "excluded" => &mut counts.filtered_out,
+            "skipped" => &mut counts.ignored,
+            "invalid" => &mut counts.invalid,
             // tests, doctests, properties, or any other test type.
-            _ => total += number,
-        }
+            _ => &mut total,
+        };
+        *count = count.saturating_add(number);
     }
     counts.passed = total
         .saturating_sub(counts.failed)
@@ -736,6 +738,15 @@ mod tests {
         ] {
             assert_eq!(parse_summary(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn summaries_whose_numbers_add_up_beyond_u32_saturate() {
+        let huge =
+            "4294967295 tests, 4294967295 doctests, 4294967295 failures, 4294967295 failures";
+        assert_eq!(parse_summary(huge), Some(counts(0, u32::MAX, 0, 0, 0)));
+        let run = parse("1 test, 4294967295 failures\n1 test, 4294967295 failures\n");
+        assert_eq!(run.counts.failed, u32::MAX);
     }
 
     #[test]

@@ -130,7 +130,8 @@ impl ExUnitEvents {
                 None
             }
             Event::SuiteFinished { run_us } => {
-                run.run_us += run_us.unwrap_or(0);
+                // A test can print an event line too: its numbers may be anything.
+                run.run_us = run.run_us.saturating_add(run_us.unwrap_or(0));
                 Some(Seen::SuiteFinished)
             }
             Event::MaxFailuresReached => {
@@ -248,6 +249,14 @@ mod tests {
         let mut events = ExUnitEvents::new(Path::new("/p"));
         events.feed(Stream::Stdout, text);
         events.finish()
+    }
+
+    #[test]
+    fn times_that_add_up_beyond_u64_saturate() {
+        let finished =
+            "\u{1e}DRYDOCK-EXUNIT {\"event\":\"suite_finished\",\"run_us\":18446744073709551615}\n";
+        let run = parse(&finished.repeat(2));
+        assert_eq!(run.run_us, u64::MAX);
     }
 
     #[test]

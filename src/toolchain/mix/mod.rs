@@ -639,6 +639,7 @@ pub async fn format(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded::Bounded;
 
     #[test]
     fn test_args_never_let_a_value_be_read_as_an_option() {
@@ -646,7 +647,7 @@ mod tests {
             tags: vec!["--cover".into()],
             exclude: vec!["area:math".into()],
             filter: Some("adds --export-coverage=x".into()),
-            seed: Some(0),
+            seed: Bounded::new(0),
             path: Some("test/a_test.exs:3".into()),
             ..Default::default()
         };
