@@ -182,8 +182,9 @@ impl Toolchains {
         };
         let check = format!("{} {check:?}", kind.tool_name().name());
         let result = ObservedResult::Build(&report);
-        report.seen_before =
-            self.observe_end(started, &project, kind.tool_name(), check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, kind.tool_name(), check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -220,8 +221,9 @@ impl Toolchains {
         };
         let check = format!("test {check:?}");
         let result = ObservedResult::Test(&report);
-        report.seen_before =
-            self.observe_end(started, &project, ToolName::Test, check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, ToolName::Test, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -259,8 +261,9 @@ impl Toolchains {
         };
         let check = format!("run {check:?}");
         let result = ObservedResult::Run(&report);
-        report.seen_before =
-            self.observe_end(started, &project, ToolName::Run, check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, ToolName::Run, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -308,7 +311,8 @@ impl Toolchains {
         // Applying formats what checking finds: both are the same check.
         let check = format!("format {:?}", req.package);
         let result = ObservedResult::Format(&report);
-        self.observe_end(started, &project, ToolName::Format, check, result, call);
+        self.observe_end(started, &project, ToolName::Format, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -320,7 +324,7 @@ impl Toolchains {
 
     /// The run `started` began ended with `result`: the observer keeps it and says what was
     /// seen before of its problems.
-    fn observe_end(
+    async fn observe_end(
         &self,
         started: Option<Started>,
         project: &Project,
@@ -340,7 +344,7 @@ impl Toolchains {
             result,
             client: call.client.as_deref(),
         };
-        observer.observe(started, run)
+        observer.observe(started, run).await
     }
 
     async fn wait_turn(

@@ -9,6 +9,7 @@ mod support;
 mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
+mod blocked_memory;
 mod chromium;
 mod containment;
 mod dashboard;
