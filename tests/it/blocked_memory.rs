@@ -3,6 +3,14 @@
 //! `history.sqlite3` while the build tools and a cheap tool are called. Measured: each cheap
 //! call's latency, the build's answer beside its own duration, history_search's answer; then
 //! the lock goes and every run made under it is in the memory.
+//!
+//! Measured 2026-11-27 (debug build, 2-core VM), before these calls left the runtime and
+//! after: with a write lock held, terminal_list's slowest call 4.97 s before, 76 ms after; a
+//! compile answered 5.0 s after its build before, 7 to 29 ms after; history_search 5.0 s
+//! with the lock's runs missing before, "busy" after 2.0 s after; the 3 runs made under the
+//! lock lost before, all recorded after. With the file locked out before the server opened
+//! it: terminal_list 4.95 s before, 63 ms after; a compile 10 to 15 s after its build
+//! before, 0.52 s (`seen_before`'s deadline) after; the runs lost before, recorded after.
 
 use std::path::Path;
 use std::sync::Arc;
