@@ -162,17 +162,19 @@ async fn main() {
             seen_before: Vec::new(),
         };
         let started = memory.starting(&project);
-        memory.observe(
-            started,
-            Observed {
-                project: &project,
-                toolchain: Toolchain::Cargo,
-                tool: ToolName::Compile,
-                check: "compile".into(),
-                result: ObservedResult::Build(&report),
-                client: Some("bench"),
-            },
-        );
+        memory
+            .observe(
+                started,
+                Observed {
+                    project: &project,
+                    toolchain: Toolchain::Cargo,
+                    tool: ToolName::Compile,
+                    check: "compile".into(),
+                    result: ObservedResult::Build(&report),
+                    client: Some("bench"),
+                },
+            )
+            .await;
         if i % 100 == 99 {
             memory.flush().await;
         }

@@ -184,7 +184,14 @@ impl Agents {
     /// with its state; or only `req.agent`.
     pub async fn list(&self, req: ListRequest) -> Result<ListReport, AgentError> {
         let terminals = self.terminals.programs().await;
-        let found = discover::find(&self.profiles, &terminals, &ProcessTable::read());
+        // Every process's /proc entry, and the command lines of those in the terminals (a
+        // read that waits while that process's memory is locked): on a blocking thread.
+        let (profiles, programs) = (self.profiles.clone(), terminals.clone());
+        let found = tokio::task::spawn_blocking(move || {
+            discover::find(&profiles, &programs, &ProcessTable::read())
+        })
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         let mut agents = Vec::new();
         for agent in found {
             if req

@@ -73,7 +73,12 @@ pub async fn project_roots(
 ) -> Result<Vec<Root>, ProjectDocsError> {
     match kind {
         Toolchain::Cargo => cargo_roots(policy, dir, choice, exclude).await,
-        Toolchain::Mix => Ok(mix_roots(dir, exclude)),
+        // Every dependency's folder and mix.exs read: on a blocking thread.
+        Toolchain::Mix => {
+            let (dir, exclude) = (dir.to_path_buf(), exclude.to_vec());
+            let roots = tokio::task::spawn_blocking(move || mix_roots(&dir, &exclude)).await;
+            Ok(roots.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
+        }
     }
 }
 

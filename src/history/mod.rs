@@ -3,10 +3,13 @@
 //! and told to the agent that meets the same kind of problem again (`seen_before`).
 //!
 //! A build tool's result is handed over as its call ends ([`Observer`]): what was seen
-//! before is looked up then (an indexed query), and the recording itself (the project's
-//! files, the run, the problems' lives) goes on in the background, one run after another in
-//! the order they ended, so a call never waits for it and never fails because of it.
+//! before is looked up then (an indexed query, given [`SEEN_BEFORE_WITHIN`]: a result never
+//! waits on the memory), and the recording itself (the project's files, the run, the
+//! problems' lives) goes on in the background, one run after another in the order they
+//! ended, so a call never waits for it and never fails because of it. Every call to the
+//! SQLite file is made off the async runtime (`access`).
 
+mod access;
 pub mod fix;
 pub mod problem;
 pub mod reports;
@@ -18,10 +21,12 @@ pub mod store;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
+use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
+use self::access::{Deadline, StoreSlot};
 use self::problem::{Problem, ProblemKind};
 use self::snapshot::{Content, Manifest, SeenFiles};
 use self::store::{HistoryStore, HistoryStoreError, NewRun, Note, Remembered};
@@ -37,6 +42,15 @@ use crate::toolchain::reports::{BuildStatus, FormatStatus, RunEnd, SeenBefore, T
 const MOST_SEEN_BEFORE: usize = 5;
 /// A `seen_before` diff is cut at this size (history_search has the whole fix).
 const SEEN_BEFORE_DIFF: usize = 4 * 1024;
+/// How long a build's result waits for `seen_before` (an indexed query takes milliseconds);
+/// past it the result goes without.
+const SEEN_BEFORE_WITHIN: Duration = Duration::from_millis(500);
+/// How long a history tool waits for the memory (for the runs before it to be recorded, then
+/// for each read) before it answers that the memory is busy.
+const ANSWERS_WITHIN: Duration = Duration::from_secs(2);
+/// How long the recorder waits before it tries a write again that found the file busy (each
+/// try itself waits out SQLite's busy timeout).
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// The limits are enforced after every this many runs, or sooner once the contents kept
 /// since grew by a tenth of the size limit.
 const PRUNE_EVERY: u64 = 50;
@@ -63,25 +77,9 @@ pub struct History {
     jobs: Mutex<Option<mpsc::UnboundedSender<Work>>>,
     /// What was read of each project's files, so an unchanged file is not read again.
     seen_files: Arc<Mutex<HashMap<PathBuf, SeenFiles>>>,
-}
-
-/// The memory's file, opened on first use; a failed opening (a data directory not writable
-/// yet) is tried again at the next use.
-struct StoreSlot {
-    path: PathBuf,
-    store: Mutex<Option<Arc<HistoryStore>>>,
-}
-
-impl StoreSlot {
-    fn get(&self) -> Result<Arc<HistoryStore>, HistoryError> {
-        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(store) = &*store {
-            return Ok(store.clone());
-        }
-        let opened = Arc::new(HistoryStore::open(&self.path)?);
-        *store = Some(opened.clone());
-        Ok(opened)
-    }
+    /// Why the recorder waits, while the file is busy: what a history tool says when it
+    /// cannot answer for every run before it.
+    held_up: Arc<Mutex<Option<String>>>,
 }
 
 /// The project's files as a run saw them, read while it ran.
@@ -123,21 +121,15 @@ enum Work {
 
 impl History {
     pub fn new(config: Arc<Config>, docs: Arc<Docs>) -> Arc<History> {
-        let store = Arc::new(StoreSlot {
-            path: config.data_dir.join("history.sqlite3"),
-            store: Mutex::new(None),
-        });
+        let store = StoreSlot::new(config.data_dir.join("history.sqlite3"));
         Arc::new(History {
             config,
             docs,
             store,
             jobs: Mutex::new(None),
             seen_files: Arc::default(),
+            held_up: Arc::default(),
         })
-    }
-
-    pub fn store(&self) -> Result<Arc<HistoryStore>, HistoryError> {
-        self.store.get()
     }
 
     /// Waits until every run handed over so far is recorded.
@@ -148,62 +140,136 @@ impl History {
         }
     }
 
+    /// Waits until every run handed over so far is recorded, at most [`ANSWERS_WITHIN`]: a
+    /// history tool answers for every run that ended before it, or says it cannot.
+    async fn recorded(&self) -> Result<(), HistoryStoreError> {
+        if tokio::time::timeout(ANSWERS_WITHIN, self.flush())
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        let held_up = self.held_up.lock().unwrap_or_else(|e| e.into_inner());
+        let why = held_up
+            .clone()
+            .unwrap_or_else(|| "it is still recording them".into());
+        Err(access::busy(
+            self.store.path(),
+            format!("the runs that ended before this call are not recorded yet ({why})"),
+        ))
+    }
+
     fn send(&self, work: Work) -> bool {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let sender = jobs.get_or_insert_with(|| {
             let (sender, receiver) = mpsc::unbounded_channel();
-            tokio::spawn(worker(self.config.clone(), self.store.clone(), receiver));
+            let recorder = Recorder {
+                config: self.config.clone(),
+                slot: self.store.clone(),
+                held_up: self.held_up.clone(),
+            };
+            tokio::spawn(recorder.work(receiver));
             sender
         });
         sender.send(work).is_ok()
     }
 
-    /// What this run's errors and failures share with problems fixed before.
-    fn seen_before(&self, problems: &[Problem], toolchain: &str, project: &str) -> Vec<SeenBefore> {
-        let Ok(store) = self.store() else {
-            return Vec::new();
-        };
+    /// What this run's errors and failures share with problems fixed before; nothing when
+    /// the memory does not answer within [`SEEN_BEFORE_WITHIN`].
+    async fn seen_before(
+        &self,
+        problems: &[Problem],
+        toolchain: &'static str,
+        project: &str,
+    ) -> Vec<SeenBefore> {
         // Warnings count when they are all there is (a build with warnings as errors).
         let errors = problems.iter().any(|p| p.kind != ProblemKind::Warning);
-        let mut seen = Vec::new();
-        for problem in problems
+        let wanted: Vec<Wanted> = problems
             .iter()
-            .filter(|p| !errors || p.kind != ProblemKind::Warning)
-        {
-            let family = problem.family(toolchain);
-            let identity = problem.identity(toolchain);
-            let Ok(earlier) = store.fixed_in_family(&family, project, 20) else {
-                continue;
-            };
-            // The same problem fixed and back, then the same test, then the same file, then
-            // the latest of its kind (the query put this project's first).
-            let closeness = |e: &Remembered| {
-                (
-                    e.project == project,
-                    e.problem.identity(toolchain) == identity,
-                    e.problem.test.is_some() && e.problem.test == problem.test,
-                    e.problem.file.is_some() && e.problem.file == problem.file,
-                )
-            };
-            let Some(earlier) = earlier
-                .into_iter()
-                .filter(|e| e.fix.as_ref().is_some_and(|f| !f.files.is_empty()))
-                .enumerate()
-                .max_by_key(|(rank, e)| (closeness(e), std::cmp::Reverse(*rank)))
-                .map(|(_, e)| e)
-            else {
-                continue;
-            };
-            if seen.iter().any(|s: &SeenBefore| s.history_id == earlier.id) {
-                continue;
-            }
-            seen.push(seen_before_of(problem, &earlier, project));
-            if seen.len() == MOST_SEEN_BEFORE {
-                break;
+            .enumerate()
+            .filter(|(_, p)| !errors || p.kind != ProblemKind::Warning)
+            .map(|(index, p)| Wanted {
+                index,
+                family: p.family(toolchain),
+                identity: p.identity(toolchain),
+                test: p.test.clone(),
+                file: p.file.clone(),
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let here = project.to_string();
+        let found = self
+            .store
+            .within(SEEN_BEFORE_WITHIN, move |store| {
+                Ok(earlier_fixes(store, &wanted, toolchain, &here))
+            })
+            .await;
+        match found {
+            Ok(found) => found
+                .iter()
+                .map(|(index, earlier)| seen_before_of(&problems[*index], earlier, project))
+                .collect(),
+            Err(error) => {
+                tracing::info!("a result went without seen_before: {error}");
+                Vec::new()
             }
         }
-        seen
     }
+}
+
+/// What `seen_before` looks for of one of the run's problems.
+struct Wanted {
+    /// Its place among the run's problems.
+    index: usize,
+    family: String,
+    identity: String,
+    test: Option<String>,
+    file: Option<String>,
+}
+
+/// For each wanted problem in turn, the closest problem of its family fixed before (one
+/// earlier problem once), at most [`MOST_SEEN_BEFORE`].
+fn earlier_fixes(
+    store: &HistoryStore,
+    wanted: &[Wanted],
+    toolchain: &str,
+    project: &str,
+) -> Vec<(usize, Remembered)> {
+    let mut seen: Vec<(usize, Remembered)> = Vec::new();
+    for problem in wanted {
+        let Ok(earlier) = store.fixed_in_family(&problem.family, project, 20) else {
+            continue;
+        };
+        // The same problem fixed and back, then the same test, then the same file, then
+        // the latest of its kind (the query put this project's first).
+        let closeness = |e: &Remembered| {
+            (
+                e.project == project,
+                e.problem.identity(toolchain) == problem.identity,
+                e.problem.test.is_some() && e.problem.test == problem.test,
+                e.problem.file.is_some() && e.problem.file == problem.file,
+            )
+        };
+        let Some(earlier) = earlier
+            .into_iter()
+            .filter(|e| e.fix.as_ref().is_some_and(|f| !f.files.is_empty()))
+            .enumerate()
+            .max_by_key(|(rank, e)| (closeness(e), std::cmp::Reverse(*rank)))
+            .map(|(_, e)| e)
+        else {
+            continue;
+        };
+        if seen.iter().any(|(_, s)| s.id == earlier.id) {
+            continue;
+        }
+        seen.push((problem.index, earlier));
+        if seen.len() == MOST_SEEN_BEFORE {
+            break;
+        }
+    }
+    seen
 }
 
 fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> SeenBefore {
@@ -247,26 +313,21 @@ impl Observer for History {
         if !self.config.history.records(project) {
             return Started(Box::new(()));
         }
-        let seen_files = self.seen_files.clone();
-        let store = self.store().ok();
-        let project = project.to_path_buf();
-        let snapshot: Snapshot = tokio::spawn(async move {
-            let paths = snapshot::files_of(&project).await;
-            tokio::task::spawn_blocking(move || {
-                let mut seen_files = seen_files.lock().unwrap_or_else(|e| e.into_inner());
-                let seen = seen_files.entry(project.clone()).or_default();
-                let known = |hash: &str| store.as_ref().is_some_and(|s| s.has_content(hash));
-                snapshot::read(&project, paths, seen, known)
-            })
-            .await
-            .ok()
-        });
+        let snapshot: Snapshot = tokio::spawn(snapshot_now(
+            project.to_path_buf(),
+            self.store.clone(),
+            self.seen_files.clone(),
+        ));
         Started(Box::new(snapshot))
     }
 
-    fn observe(&self, started: Started, run: Observed<'_>) -> Vec<SeenBefore> {
+    fn observe<'a>(
+        &'a self,
+        started: Started,
+        run: Observed<'_>,
+    ) -> BoxFuture<'a, Vec<SeenBefore>> {
         if !self.config.history.records(run.project) {
-            return Vec::new();
+            return Box::pin(async { Vec::new() });
         }
         // A format that applies changes the files itself: what it left is read at its end.
         let applied =
@@ -311,8 +372,6 @@ impl Observer for History {
                 report.duration_ms,
             ),
         };
-        let project = run.project.display().to_string();
-        let seen = self.seen_before(&problems, toolchain, &project);
         let job = Job {
             at_ms: unix_millis(SystemTime::now()),
             project: run.project.to_path_buf(),
@@ -326,131 +385,229 @@ impl Observer for History {
             problems,
             snapshot,
         };
-        self.send(Work::Record(Box::new(job)));
-        seen
+        Box::pin(async move {
+            // Looked up before the run is recorded: what was fixed before this run.
+            let project = job.project.display().to_string();
+            let seen = self.seen_before(&job.problems, toolchain, &project).await;
+            self.send(Work::Record(Box::new(job)));
+            seen
+        })
     }
 }
 
-/// Records the runs handed over, one after another.
-async fn worker(
+/// The project's files now, read on a blocking thread (a project is up to
+/// [`snapshot::MOST_FILES`] files), and the contents the memory does not keep yet.
+async fn snapshot_now(
+    project: PathBuf,
+    slot: Arc<StoreSlot>,
+    seen_files: Arc<Mutex<HashMap<PathBuf, SeenFiles>>>,
+) -> Option<(Manifest, Vec<Content>)> {
+    let paths = snapshot::files_of(&project).await;
+    tokio::task::spawn_blocking(move || {
+        // Not worth a wait behind an opening held up by a lock: without the memory, each
+        // content read is kept as new (and written once).
+        let store = slot
+            .open_blocking(Some(Deadline::after(ANSWERS_WITHIN)))
+            .ok();
+        let mut seen_files = seen_files.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = seen_files.entry(project.clone()).or_default();
+        snapshot::read(&project, paths, seen, known_to(store.as_deref()))
+    })
+    .await
+    .ok()
+}
+
+/// Whether the memory keeps a content already. Once the memory does not answer, it is not
+/// asked again (up to thousands of files, each waiting for a lock): a content kept twice is
+/// written once.
+fn known_to(store: Option<&HistoryStore>) -> impl FnMut(&str) -> bool + '_ {
+    let mut asking = store;
+    move |hash| match asking.map(|store| store.has_content(hash)) {
+        Some(Ok(kept)) => kept,
+        Some(Err(_)) => {
+            asking = None;
+            false
+        }
+        None => false,
+    }
+}
+
+/// Records the runs handed over, one after another, in the order they ended.
+struct Recorder {
     config: Arc<Config>,
     slot: Arc<StoreSlot>,
-    mut jobs: mpsc::UnboundedReceiver<Work>,
-) {
-    let (mut recorded, mut grown) = (0u64, 0u64);
-    let secrets = secrets_of(&config);
-    while let Some(work) = jobs.recv().await {
-        let mut job = match work {
-            Work::Flush(done) => {
-                let _ = done.send(());
-                continue;
-            }
-            Work::Note(note) => {
-                let recorded = usable(&slot).map(|store| record_note(&store, &note, &secrets));
-                if let Some(Err(error)) = recorded {
-                    let kind = note.kind.name();
-                    tracing::warn!("the project memory did not record a {kind}: {error}");
+    held_up: Arc<Mutex<Option<String>>>,
+}
+
+impl Recorder {
+    async fn work(self, mut jobs: mpsc::UnboundedReceiver<Work>) {
+        let (mut recorded, mut grown) = (0u64, 0u64);
+        let secrets = secrets_of(&self.config);
+        while let Some(work) = jobs.recv().await {
+            let job = match work {
+                Work::Flush(done) => {
+                    let _ = done.send(());
+                    continue;
                 }
-                continue;
+                Work::Note(note) => {
+                    let kind = note.kind.name();
+                    if let Err(error) = self.note(*note, &secrets).await {
+                        tracing::warn!("the project memory did not record a {kind}: {error}");
+                    }
+                    continue;
+                }
+                Work::Record(job) => job,
+            };
+            let tool = job.tool;
+            match self.record(*job, &secrets).await {
+                Ok(bytes) => grown += bytes,
+                Err(error) => {
+                    tracing::warn!("the project memory did not record a {tool} run: {error}");
+                    continue;
+                }
             }
-            Work::Record(job) => job,
-        };
-        let Some(store) = usable(&slot) else {
-            continue;
-        };
-        match record(&store, &mut job, &secrets).await {
-            Ok(bytes) => grown += bytes,
-            Err(error) => {
-                let tool = job.tool;
-                tracing::warn!("the project memory did not record a {tool} run: {error}");
-                continue;
+            recorded += 1;
+            if recorded.is_multiple_of(PRUNE_EVERY) || grown > self.config.history.max_bytes / 10 {
+                let config = self.config.clone();
+                let pruned = self
+                    .slot
+                    .run(move |store| {
+                        prune(store, &config);
+                        Ok(())
+                    })
+                    .await;
+                if let Err(error) = pruned {
+                    tracing::warn!("keeping the project memory within its limits: {error}");
+                }
+                grown = 0;
             }
         }
-        recorded += 1;
-        if recorded.is_multiple_of(PRUNE_EVERY) || grown > config.history.max_bytes / 10 {
-            prune(&store, &config);
-            grown = 0;
+    }
+
+    /// Records `job`; the bytes of new contents it kept.
+    async fn record(&self, mut job: Job, secrets: &[String]) -> Result<u64, HistoryStoreError> {
+        let taken = match job.snapshot.take() {
+            Some(snapshot) => snapshot.await.ok().flatten(),
+            None => None,
+        };
+        let (manifest, contents) = match taken {
+            Some(taken) => taken,
+            None => snapshot_now(job.project.clone(), self.slot.clone(), Arc::default())
+                .await
+                .unwrap_or_default(),
+        };
+        let head = Git::at(&job.project).commit_of("HEAD").await;
+        let problems: Vec<(Problem, String, String)> = job
+            .problems
+            .iter()
+            .map(|problem| {
+                let mut problem = problem.clone();
+                problem.text = kept(&problem.text, secrets);
+                problem.message = kept(&problem.message, secrets);
+                let identity = problem.identity(job.toolchain);
+                let family = problem.family(job.toolchain);
+                (problem, identity, family)
+            })
+            .collect();
+        let bytes = contents.iter().map(|c| c.bytes.len() as u64).sum();
+        let run = RunRow {
+            project: job.project.display().to_string(),
+            arguments: scrub(&job.check, secrets),
+            job,
+            head,
+            manifest,
+            contents,
+            problems,
+        };
+        self.written(move |store| store.record(&run.new_run(), &run.problems))
+            .await?;
+        Ok(bytes)
+    }
+
+    async fn note(&self, note: NoteJob, secrets: &[String]) -> Result<i64, HistoryStoreError> {
+        let note = NoteJob {
+            title: kept(&note.title, secrets),
+            text: kept(&note.text, secrets),
+            ..note
+        };
+        self.written(move |store| {
+            let project = note.project.display().to_string();
+            store.record_note(&Note {
+                at_ms: note.at_ms,
+                kind: note.kind,
+                project: &project,
+                title: &note.title,
+                text: &note.text,
+                status: &note.status,
+                duration_ms: note.duration_ms,
+                by: &note.by,
+            })
+        })
+        .await
+    }
+
+    /// Writes with `write` until it is done, trying again while the file is busy (another
+    /// process holds its lock, maybe since before it was opened): the runs after it wait
+    /// their turn, so none is lost or recorded out of order. Another failure is final.
+    async fn written<T: Send + 'static>(
+        &self,
+        write: impl Fn(&HistoryStore) -> Result<T, HistoryStoreError> + Send + Sync + 'static,
+    ) -> Result<T, HistoryStoreError> {
+        let write = Arc::new(write);
+        loop {
+            let attempt = write.clone();
+            let error = match self.slot.run(move |store| attempt(store)).await {
+                Err(error) if error.is_busy() => error,
+                done => {
+                    if self.held_up().take().is_some() {
+                        tracing::info!("the project memory records again");
+                    }
+                    return done;
+                }
+            };
+            if self.held_up().replace(error.reason().to_string()).is_none() {
+                tracing::warn!("{error}; recording waits until it is free");
+            }
+            tokio::time::sleep(RETRY_PAUSE).await;
         }
+    }
+
+    fn held_up(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.held_up.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The store, or None (said in the log) while it cannot be opened.
-fn usable(slot: &StoreSlot) -> Option<Arc<HistoryStore>> {
-    slot.get()
-        .map_err(|error| tracing::warn!("the project memory records nothing: {error}"))
-        .ok()
+/// A run as it is written: all of it owned, so that a write the file's lock held up can be
+/// made again.
+struct RunRow {
+    job: Job,
+    project: String,
+    arguments: String,
+    head: Option<String>,
+    manifest: Manifest,
+    contents: Vec<Content>,
+    problems: Vec<(Problem, String, String)>,
 }
 
-fn record_note(
-    store: &HistoryStore,
-    note: &NoteJob,
-    secrets: &[String],
-) -> Result<i64, HistoryError> {
-    let project = note.project.display().to_string();
-    let (title, text) = (kept(&note.title, secrets), kept(&note.text, secrets));
-    Ok(store.record_note(&Note {
-        at_ms: note.at_ms,
-        kind: note.kind,
-        project: &project,
-        title: &title,
-        text: &text,
-        status: &note.status,
-        duration_ms: note.duration_ms,
-        by: &note.by,
-    })?)
-}
-
-/// Records `job`; the bytes of new contents it kept.
-async fn record(
-    store: &HistoryStore,
-    job: &mut Job,
-    secrets: &[String],
-) -> Result<u64, HistoryError> {
-    let taken = match job.snapshot.take() {
-        Some(snapshot) => snapshot.await.ok().flatten(),
-        None => None,
-    };
-    let (manifest, contents) = match taken {
-        Some(taken) => taken,
-        None => {
-            let mut seen = SeenFiles::default();
-            snapshot::take(&job.project, &mut seen, |hash| store.has_content(hash)).await
-        }
-    };
-    let head = Git::at(&job.project).commit_of("HEAD").await;
-    let problems: Vec<(Problem, String, String)> = job
-        .problems
-        .iter()
-        .map(|problem| {
-            let mut problem = problem.clone();
-            problem.text = kept(&problem.text, secrets);
-            problem.message = kept(&problem.message, secrets);
-            let identity = problem.identity(job.toolchain);
-            let family = problem.family(job.toolchain);
-            (problem, identity, family)
-        })
-        .collect();
-    let project = job.project.display().to_string();
-    let arguments = scrub(&job.check, secrets);
-    store.record(
-        &NewRun {
+impl RunRow {
+    fn new_run(&self) -> NewRun<'_> {
+        let job = &self.job;
+        NewRun {
             at_ms: job.at_ms,
-            project: &project,
+            project: &self.project,
             toolchain: job.toolchain,
             tool: job.tool,
             check_key: &job.check,
-            arguments: &arguments,
+            arguments: &self.arguments,
             status: &job.status,
             complete: job.complete,
             duration_ms: job.duration_ms,
             client: job.client.as_deref(),
-            head: head.as_deref(),
-            manifest: Some(&manifest),
-            contents: &contents,
-        },
-        &problems,
-    )?;
-    Ok(contents.iter().map(|c| c.bytes.len() as u64).sum())
+            head: self.head.as_deref(),
+            manifest: Some(&self.manifest),
+            contents: &self.contents,
+        }
+    }
 }
 
 /// Drops the oldest runs past the age limit, then while the file is over its size limit.
@@ -549,18 +706,187 @@ impl History {
 
     /// Forgets `project`'s runs and problems (every project's when None).
     pub async fn forget(&self, project: Option<&Path>) -> Result<(usize, usize), HistoryError> {
-        self.flush().await;
-        let store = self.store()?;
-        Ok(store.forget(project.map(|p| p.display().to_string()).as_deref())?)
+        self.recorded().await?;
+        let project = project.map(|p| p.display().to_string());
+        Ok(self
+            .store
+            .run(move |store| store.forget(project.as_deref()))
+            .await?)
     }
 
-    pub fn project_problems(
+    /// `project`'s problems, open first; at most `limit`.
+    pub async fn project_problems(
         &self,
         project: &Path,
         limit: usize,
     ) -> Result<Vec<Remembered>, HistoryError> {
+        let project = project.display().to_string();
         Ok(self
-            .store()?
-            .of_project(&project.display().to_string(), limit)?)
+            .store
+            .within(ANSWERS_WITHIN, move |store| {
+                store.of_project(&project, limit)
+            })
+            .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::config::Overrides;
+
+    fn history_in(dir: &Path) -> Arc<History> {
+        let overrides = Overrides {
+            data_dir: Some(dir.join("data")),
+            ..Overrides::default()
+        };
+        let config = Arc::new(Config::resolve(&overrides, &|_| None, dir).unwrap());
+        History::new(config.clone(), Docs::for_command_line(config))
+    }
+
+    fn borrow_error(file: &str) -> Problem {
+        Problem {
+            kind: ProblemKind::Error,
+            code: Some("E0502".into()),
+            test: None,
+            message: "cannot borrow `v` as mutable".into(),
+            file: Some(file.into()),
+            line: Some(4),
+            text: "error[E0502]: cannot borrow `v` as mutable".into(),
+        }
+    }
+
+    /// Records `problem` in a run of project `/p`, then a run without it that fixed it.
+    fn fixed_before(path: &Path, problem: &Problem) {
+        let store = HistoryStore::open(path).unwrap();
+        let (broken, fixed) = (snapshot::hash(b"broken"), snapshot::hash(b"fixed"));
+        let contents = [
+            Content {
+                hash: broken.clone(),
+                bytes: b"broken".to_vec(),
+            },
+            Content {
+                hash: fixed.clone(),
+                bytes: b"fixed".to_vec(),
+            },
+        ];
+        for (at_ms, hash, problems) in [
+            (1000, broken, vec![problem.clone()]),
+            (2000, fixed, Vec::new()),
+        ] {
+            let manifest = Manifest::from([(problem.file.clone().unwrap(), hash)]);
+            let problems: Vec<_> = problems
+                .into_iter()
+                .map(|p| (p.clone(), p.identity("cargo"), p.family("cargo")))
+                .collect();
+            let run = NewRun {
+                at_ms,
+                project: "/p",
+                toolchain: "cargo",
+                tool: "compile",
+                check_key: "compile",
+                arguments: "{}",
+                status: "failed",
+                complete: true,
+                duration_ms: 10,
+                client: None,
+                head: None,
+                manifest: Some(&manifest),
+                contents: &contents,
+            };
+            store.record(&run, &problems).unwrap();
+        }
+    }
+
+    /// A build's `seen_before` finds the earlier fix; with the memory's file locked so that
+    /// it cannot even be read, the same lookup answers nothing, at its deadline.
+    #[tokio::test(flavor = "current_thread")]
+    async fn seen_before_answers_nothing_at_its_deadline_when_the_memory_is_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/history.sqlite3");
+        let problem = borrow_error("src/lib.rs");
+        fixed_before(&path, &problem);
+
+        let free = history_in(dir.path());
+        let seen = free.seen_before(std::slice::from_ref(&problem), "cargo", "/p");
+        assert_eq!(seen.await.len(), 1, "the fix was not seen before");
+        drop(free);
+
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder
+            .execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; DELETE FROM runs;")
+            .unwrap();
+        let locked = history_in(dir.path());
+        let started = Instant::now();
+        let seen = locked
+            .seen_before(std::slice::from_ref(&problem), "cargo", "/p")
+            .await;
+        let took = started.elapsed();
+        assert!(seen.is_empty(), "{seen:?}");
+        assert!(
+            took >= SEEN_BEFORE_WITHIN && took < SEEN_BEFORE_WITHIN + Duration::from_millis(300),
+            "seen_before answered after {took:?}"
+        );
+    }
+
+    /// Notes handed over while another connection holds the write lock wait (a history tool
+    /// meanwhile says the memory is busy, and why), then are all recorded, in order, once
+    /// it lets go.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_recorder_waits_out_a_lock_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        let path = history.store.path().to_path_buf();
+        history.store.run(|store| store.sizes()).await.unwrap();
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+
+        let project = dir.path().canonicalize().unwrap();
+        for (n, title) in ["cargo check", "cargo test", "cargo run"]
+            .iter()
+            .enumerate()
+        {
+            history.note(NoteJob {
+                at_ms: 1000 + n as u64,
+                kind: ProblemKind::Command,
+                project: project.clone(),
+                title: title.to_string(),
+                text: String::new(),
+                status: "exit 0".into(),
+                duration_ms: 5,
+                by: "t1".into(),
+            });
+        }
+        let started = Instant::now();
+        let busy = history.recorded().await.expect_err("recorded under a lock");
+        let took = started.elapsed();
+        assert!(
+            took < ANSWERS_WITHIN + Duration::from_millis(500),
+            "{took:?}"
+        );
+        let said = busy.to_string();
+        assert!(
+            said.contains("is busy") && said.contains("not recorded yet"),
+            "{said}"
+        );
+        // Once a write has waited out SQLite's busy timeout, the answer says why.
+        let mut said = String::new();
+        while !said.contains("database is locked") && started.elapsed() < Duration::from_secs(15) {
+            said = history.recorded().await.unwrap_err().to_string();
+        }
+        assert!(said.contains("database is locked"), "{said}");
+
+        holder.execute_batch("ROLLBACK;").unwrap();
+        drop(holder);
+        tokio::time::timeout(Duration::from_secs(15), history.flush())
+            .await
+            .expect("recorded once the lock was gone");
+        history.recorded().await.unwrap();
+        let mut notes = history.project_problems(&project, 10).await.unwrap();
+        notes.sort_by_key(|n| n.id);
+        let titles: Vec<_> = notes.iter().map(|n| n.problem.message.as_str()).collect();
+        assert_eq!(titles, ["cargo check", "cargo test", "cargo run"]);
     }
 }

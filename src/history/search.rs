@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use super::access::StoreSlot;
 use super::problem::ProblemKind;
 use super::reports::{HistoryHit, ProjectReport, SearchReport};
 use super::requests::{ProjectRequest, SearchRequest};
-use super::store::HistoryStore;
-use super::{History, HistoryError};
+use super::{ANSWERS_WITHIN, History, HistoryError};
 use crate::docs::Docs;
 use crate::workspace::{PathArgument, Workspace};
 
@@ -45,33 +46,41 @@ impl History {
             .map(|path| self.project_dir(path))
             .transpose()?;
         let limit = req.limit.map_or(5, |n| n.get() as usize);
-        self.flush().await;
-        let store = self.store()?;
-        embed_new(&store, &self.docs).await;
-        let by_text = store.text_matches(&text_query(query), CANDIDATES)?;
-        let by_meaning = self.nearest(&store, query).await;
-        let mut hits = Vec::new();
-        for id in fused(&[by_text, by_meaning]) {
-            let Some(remembered) = store.problem(id)? else {
-                continue;
-            };
-            let wanted = project
-                .as_ref()
-                .is_none_or(|p| remembered.project == p.display().to_string())
-                && kind.is_none_or(|k| remembered.problem.kind == k)
-                && req
-                    .since_ms
-                    .is_none_or(|since| remembered.last_ms >= since.get())
-                && req
-                    .until_ms
-                    .is_none_or(|until| remembered.first_ms <= until.get());
-            if wanted {
-                hits.push(HistoryHit::from(remembered));
-            }
-            if hits.len() == limit {
-                break;
-            }
-        }
+        self.recorded().await?;
+        embed_new(&self.store, &self.docs).await;
+        let text = text_query(query);
+        let by_text = self
+            .store
+            .within(ANSWERS_WITHIN, move |store| {
+                store.text_matches(&text, CANDIDATES)
+            })
+            .await?;
+        let by_meaning = self.nearest(query).await;
+        let candidates = fused(&[by_text, by_meaning]);
+        let (since, until) = (req.since_ms.map(|s| s.get()), req.until_ms.map(|u| u.get()));
+        let project = project.map(|p| p.display().to_string());
+        let hits = self
+            .store
+            .within(ANSWERS_WITHIN, move |store| {
+                let mut hits = Vec::new();
+                for id in candidates {
+                    let Some(remembered) = store.problem(id)? else {
+                        continue;
+                    };
+                    let wanted = project.as_ref().is_none_or(|p| remembered.project == *p)
+                        && kind.is_none_or(|k| remembered.problem.kind == k)
+                        && since.is_none_or(|since| remembered.last_ms >= since)
+                        && until.is_none_or(|until| remembered.first_ms <= until);
+                    if wanted {
+                        hits.push(HistoryHit::from(remembered));
+                    }
+                    if hits.len() == limit {
+                        break;
+                    }
+                }
+                Ok(hits)
+            })
+            .await?;
         Ok(SearchReport { hits })
     }
 
@@ -81,8 +90,8 @@ impl History {
             return Err(HistoryError::Off);
         }
         let project = self.project_dir(&req.project_path)?;
-        self.flush().await;
-        let problems = self.project_problems(&project, 100)?;
+        self.recorded().await?;
+        let problems = self.project_problems(&project, 100).await?;
         let (fixed, open): (Vec<_>, Vec<_>) = problems
             .into_iter()
             .filter(|p| !matches!(p.problem.kind, ProblemKind::Command | ProblemKind::Task))
@@ -102,15 +111,20 @@ impl History {
             .map_err(|e| HistoryError::InvalidArgument(e.to_string()))
     }
 
-    /// The problems nearest to `query` in meaning; none when the model cannot be loaded.
-    async fn nearest(&self, store: &HistoryStore, query: &str) -> Vec<i64> {
+    /// The problems nearest to `query` in meaning; none when the model cannot be loaded or
+    /// the memory does not answer.
+    async fn nearest(&self, query: &str) -> Vec<i64> {
         let Ok(embedder) = self.docs.embedder().await else {
             return Vec::new();
         };
         let Ok(wanted) = embedder.embed_query(query).await else {
             return Vec::new();
         };
-        let Ok(vectors) = store.vectors() else {
+        let Ok(vectors) = self
+            .store
+            .within(ANSWERS_WITHIN, |store| store.vectors())
+            .await
+        else {
             return Vec::new();
         };
         let mut scored: Vec<(f32, i64)> = vectors
@@ -128,10 +142,14 @@ impl History {
 }
 
 /// Embeds the problems recorded since the last search (a search is when vectors are needed:
-/// recording never loads the model).
-pub async fn embed_new(store: &HistoryStore, docs: &Docs) {
+/// recording never loads the model). What the memory does not answer in time waits for the
+/// next search.
+async fn embed_new(store: &Arc<StoreSlot>, docs: &Docs) {
     loop {
-        let Ok(pending) = store.unembedded(EMBED_BATCH) else {
+        let Ok(pending) = store
+            .within(ANSWERS_WITHIN, |store| store.unembedded(EMBED_BATCH))
+            .await
+        else {
             return;
         };
         if pending.is_empty() {
@@ -146,7 +164,8 @@ pub async fn embed_new(store: &HistoryStore, docs: &Docs) {
         };
         let rows: Vec<(i64, Vec<f32>)> =
             pending.into_iter().map(|(id, _)| id).zip(vectors).collect();
-        if store.put_vectors(&rows).is_err() {
+        let put = store.within(ANSWERS_WITHIN, move |store| store.put_vectors(&rows));
+        if put.await.is_err() {
             return;
         }
     }

@@ -38,22 +38,13 @@ pub struct SeenFiles {
     files: HashMap<PathBuf, (SystemTime, u64, String)>,
 }
 
-/// The project's files now, and the contents not in `known` (to be kept).
-pub async fn take(
-    project: &Path,
-    seen: &mut SeenFiles,
-    known: impl Fn(&str) -> bool,
-) -> (Manifest, Vec<Content>) {
-    let paths = files_of(project).await;
-    read(project, paths, seen, known)
-}
-
-/// The manifest of `paths` (relative to `project`), and the contents not in `known`.
+/// The manifest of `paths` (relative to `project`), and the contents not in `known`. It
+/// reads up to [`MOST_FILES`] files: call it on a blocking thread.
 pub fn read(
     project: &Path,
     paths: Vec<String>,
     seen: &mut SeenFiles,
-    known: impl Fn(&str) -> bool,
+    mut known: impl FnMut(&str) -> bool,
 ) -> (Manifest, Vec<Content>) {
     let mut manifest = Manifest::new();
     let mut new = Vec::new();
@@ -161,14 +152,15 @@ mod tests {
         std::fs::write(project.join("src/b.rs"), "same\n").unwrap();
         std::fs::write(project.join("target/debug/out"), "built\n").unwrap();
         let mut seen = SeenFiles::default();
-        let (manifest, new) = take(project, &mut seen, |_| false).await;
+        let paths = files_of(project).await;
+        let (manifest, new) = read(project, paths.clone(), &mut seen, |_| false);
         assert_eq!(
             manifest.keys().collect::<Vec<_>>(),
             ["src/a.rs", "src/b.rs"],
             "build folders are left out"
         );
         assert_eq!(new.len(), 1, "one content for two files");
-        let (again, new) = take(project, &mut seen, |h| h == manifest["src/a.rs"]).await;
+        let (again, new) = read(project, paths, &mut seen, |h| h == manifest["src/a.rs"]);
         assert_eq!(again, manifest);
         assert!(new.is_empty());
     }

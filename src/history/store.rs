@@ -2,6 +2,11 @@
 //! had, the contents of the files they saw (kept once per distinct content), and the fixes.
 //! Several drydock servers may write one data directory: SQLite's own locking orders them
 //! (WAL, a busy timeout), and each run is written in one transaction.
+//!
+//! Every call here may wait (on another process's lock, up to a busy timeout): callers make
+//! them off the async runtime (`super::access`). Reads have a connection of their own: in WAL
+//! mode they see the last commit without waiting for any writer, so a build's `seen_before`
+//! never queues behind a recording, this process's or another's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -67,10 +72,47 @@ CREATE TABLE vectors (
 );
 "#];
 
+/// How long a write waits for another connection's lock before it fails busy (and the
+/// recorder tries again later).
+const WRITE_WAITS: Duration = Duration::from_secs(5);
+/// How long a read waits for a lock: reads are on tool calls' paths, and one that waits holds
+/// up the reads behind it.
+const READ_WAITS: Duration = Duration::from_secs(1);
+
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryStoreError {
     #[error("the project memory at {path}: {message}")]
     Sqlite { path: PathBuf, message: String },
+    /// Another connection holds the lock the call needed, or the call did not answer in time:
+    /// worth trying again later.
+    #[error("the project memory at {path} is busy: {message}")]
+    Busy { path: PathBuf, message: String },
+}
+
+impl HistoryStoreError {
+    /// What SQLite said, as this file's error: busy when another connection held the lock.
+    fn of(path: &Path, e: rusqlite::Error) -> HistoryStoreError {
+        let (path, message) = (path.to_path_buf(), e.to_string());
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                HistoryStoreError::Busy { path, message }
+            }
+            _ => HistoryStoreError::Sqlite { path, message },
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        matches!(self, HistoryStoreError::Busy { .. })
+    }
+
+    /// What went wrong, without the file's name.
+    pub fn reason(&self) -> &str {
+        match self {
+            HistoryStoreError::Sqlite { message, .. } | HistoryStoreError::Busy { message, .. } => {
+                message
+            }
+        }
+    }
 }
 
 /// A finished run as recorded.
@@ -118,76 +160,65 @@ pub struct Recorded {
 
 pub struct HistoryStore {
     path: PathBuf,
-    connection: Mutex<Connection>,
+    /// Writes, one transaction at a time.
+    writer: Mutex<Connection>,
+    /// Reads, which never wait for a writer.
+    reader: Mutex<Connection>,
 }
 
 type Result<T> = std::result::Result<T, HistoryStoreError>;
 
 impl HistoryStore {
+    /// Opens (and creates or migrates) the file. Only a migration takes the write lock, so
+    /// a file another process is writing opens all the same.
     pub fn open(path: &Path) -> Result<HistoryStore> {
-        let failed = |e: rusqlite::Error| HistoryStoreError::Sqlite {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
+        let failed = |e: rusqlite::Error| HistoryStoreError::of(path, e);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| HistoryStoreError::Sqlite {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;
         }
-        let mut connection = Connection::open(path).map_err(failed)?;
-        connection
-            .busy_timeout(Duration::from_secs(5))
-            .map_err(failed)?;
-        connection
+        let mut writer = Connection::open(path).map_err(failed)?;
+        writer.busy_timeout(WRITE_WAITS).map_err(failed)?;
+        writer
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(failed)?;
-        let tx = connection
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(failed)?;
-        let version: usize = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(failed)?;
-        if version > MIGRATIONS.len() {
-            return Err(HistoryStoreError::Sqlite {
-                path: path.to_path_buf(),
-                message: format!(
-                    "written by a newer drydock (schema {version}, this one knows {})",
-                    MIGRATIONS.len()
-                ),
-            });
+        if schema_version(&writer).map_err(failed)? != MIGRATIONS.len() {
+            migrate(&mut writer, path)?;
         }
-        for (n, migration) in MIGRATIONS.iter().enumerate().skip(version) {
-            tx.execute_batch(migration).map_err(failed)?;
-            tx.pragma_update(None, "user_version", n + 1)
-                .map_err(failed)?;
-        }
-        tx.commit().map_err(failed)?;
+        let reader = Connection::open(path).map_err(failed)?;
+        reader.busy_timeout(READ_WAITS).map_err(failed)?;
         Ok(HistoryStore {
             path: path.to_path_buf(),
-            connection: Mutex::new(connection),
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
         })
     }
 
-    fn error(&self, e: rusqlite::Error) -> HistoryStoreError {
-        HistoryStoreError::Sqlite {
-            path: self.path.clone(),
-            message: e.to_string(),
-        }
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    fn error(&self, e: rusqlite::Error) -> HistoryStoreError {
+        HistoryStoreError::of(&self.path, e)
+    }
+
+    fn writing(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn reading(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether content `hash` is kept.
-    pub fn has_content(&self, hash: &str) -> bool {
-        self.lock()
+    pub fn has_content(&self, hash: &str) -> Result<bool> {
+        self.reading()
             .query_row("SELECT 1 FROM contents WHERE hash = ?1", [hash], |_| Ok(()))
             .optional()
-            .ok()
-            .flatten()
-            .is_some()
+            .map(|found| found.is_some())
+            .map_err(|e| self.error(e))
     }
 
     /// Records `run` with its `problems`, in one transaction: each problem opened (or seen
@@ -199,7 +230,7 @@ impl HistoryStore {
         run: &NewRun<'_>,
         problems: &[(Problem, String, String)],
     ) -> Result<Recorded> {
-        let mut connection = self.lock();
+        let mut connection = self.writing();
         let tx = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
@@ -212,7 +243,7 @@ impl HistoryStore {
     /// command, a task's end): a run of its own and one record, kept, searched and
     /// forgotten like the problems; it opens and resolves nothing.
     pub fn record_note(&self, note: &Note<'_>) -> Result<i64> {
-        let mut connection = self.lock();
+        let mut connection = self.writing();
         let tx = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
@@ -229,7 +260,7 @@ impl HistoryStore {
         project: &str,
         limit: usize,
     ) -> Result<Vec<Remembered>> {
-        let connection = self.lock();
+        let connection = self.reading();
         let mut statement = connection
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM problems
@@ -245,7 +276,7 @@ impl HistoryStore {
     }
 
     pub fn problem(&self, id: i64) -> Result<Option<Remembered>> {
-        self.lock()
+        self.reading()
             .query_row(
                 &format!("SELECT {COLUMNS} FROM problems WHERE id = ?1"),
                 [id],
@@ -257,7 +288,7 @@ impl HistoryStore {
 
     /// Problems whose text matches `query` (FTS5 syntax, already made safe), best first.
     pub fn text_matches(&self, query: &str, limit: usize) -> Result<Vec<i64>> {
-        let connection = self.lock();
+        let connection = self.reading();
         let mut statement = connection
             .prepare_cached(
                 "SELECT rowid FROM problem_text WHERE problem_text MATCH ?1
@@ -274,7 +305,7 @@ impl HistoryStore {
     /// Problems without a vector yet (new, or fixed since they were embedded), each with
     /// the text to embed: what it is, where, and the lines its fix changed.
     pub fn unembedded(&self, limit: usize) -> Result<Vec<(i64, String)>> {
-        let connection = self.lock();
+        let connection = self.reading();
         let mut statement = connection
             .prepare_cached(
                 "SELECT id, code, test, message, file, fix FROM problems
@@ -294,7 +325,7 @@ impl HistoryStore {
     }
 
     pub fn put_vectors(&self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        let mut connection = self.lock();
+        let mut connection = self.writing();
         let tx = connection.transaction().map_err(|e| self.error(e))?;
         for (id, vector) in vectors {
             let bytes: Vec<u8> = vector.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -310,7 +341,7 @@ impl HistoryStore {
     /// Every problem's vector (a project's memory is thousands of problems: a scan is
     /// milliseconds).
     pub fn vectors(&self) -> Result<Vec<(i64, Vec<f32>)>> {
-        let connection = self.lock();
+        let connection = self.reading();
         let mut statement = connection
             .prepare_cached("SELECT problem, vector FROM vectors")
             .map_err(|e| self.error(e))?;
@@ -330,7 +361,7 @@ impl HistoryStore {
 
     /// A project's problems, open first, then the most recently fixed; at most `limit`.
     pub fn of_project(&self, project: &str, limit: usize) -> Result<Vec<Remembered>> {
-        let connection = self.lock();
+        let connection = self.reading();
         let mut statement = connection
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM problems WHERE project = ?1
@@ -346,7 +377,7 @@ impl HistoryStore {
 
     /// Forgets `project`'s runs and problems (every project's when None); the counts removed.
     pub fn forget(&self, project: Option<&str>) -> Result<(usize, usize)> {
-        let mut connection = self.lock();
+        let mut connection = self.writing();
         let tx = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
@@ -358,7 +389,7 @@ impl HistoryStore {
     /// Drops the oldest runs (and the problems only they saw) until the runs are younger
     /// than `max_age_ms` and at most `max_runs`, then contents no run refers to.
     pub fn prune(&self, now_ms: u64, max_age_ms: u64, max_runs: usize) -> Result<usize> {
-        let mut connection = self.lock();
+        let mut connection = self.writing();
         let tx = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
@@ -388,7 +419,7 @@ impl HistoryStore {
 
     /// The bytes the file's pages in use take.
     pub fn file_bytes(&self) -> Result<u64> {
-        self.lock()
+        self.reading()
             .query_row(
                 "SELECT (page_count - freelist_count) * page_size
                  FROM pragma_page_count, pragma_freelist_count, pragma_page_size",
@@ -401,7 +432,7 @@ impl HistoryStore {
 
     /// (runs, problems, contents, bytes of contents) kept.
     pub fn sizes(&self) -> Result<(u64, u64, u64, u64)> {
-        self.lock()
+        self.reading()
             .query_row(
                 "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM problems),
                         (SELECT count(*) FROM contents),
@@ -411,6 +442,35 @@ impl HistoryStore {
             )
             .map_err(|e| self.error(e))
     }
+}
+
+fn schema_version(connection: &Connection) -> rusqlite::Result<usize> {
+    connection.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Brings the file's schema up to this drydock's, in one transaction (two drydocks opening a
+/// new file at once: the second finds it done).
+fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
+    let failed = |e: rusqlite::Error| HistoryStoreError::of(path, e);
+    let tx = connection
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(failed)?;
+    let version = schema_version(&tx).map_err(failed)?;
+    if version > MIGRATIONS.len() {
+        return Err(HistoryStoreError::Sqlite {
+            path: path.to_path_buf(),
+            message: format!(
+                "written by a newer drydock (schema {version}, this one knows {})",
+                MIGRATIONS.len()
+            ),
+        });
+    }
+    for (n, migration) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.execute_batch(migration).map_err(failed)?;
+        tx.pragma_update(None, "user_version", n + 1)
+            .map_err(failed)?;
+    }
+    tx.commit().map_err(failed)
 }
 
 /// A problem as the embedding model reads it: its code, its test (words, not `::` and
@@ -889,7 +949,7 @@ mod tests {
         assert_eq!(store.prune(6000, 2000, usize::MAX).unwrap(), 1);
         let (runs, problems, contents, _) = store.sizes().unwrap();
         assert_eq!((runs, problems, contents), (1, 2, 1));
-        assert!(!store.has_content(&old.hash) && store.has_content(&new.hash));
+        assert!(!store.has_content(&old.hash).unwrap() && store.has_content(&new.hash).unwrap());
         // Once the run that resolved it goes too, so does the problem.
         assert_eq!(store.prune(9000, 2000, usize::MAX).unwrap(), 1);
         assert_eq!(store.sizes().unwrap(), (0, 0, 0, 0));

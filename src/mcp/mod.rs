@@ -323,10 +323,10 @@ impl ServerHandler for DrydockServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let values = match (&request.r#ref, request.argument.name.as_str()) {
-            (Reference::Prompt(_), "project_path") => resources::project_paths_starting_with(
-                self.app.toolchains().workspace(),
-                &request.argument.value,
-            ),
+            (Reference::Prompt(_), "project_path") => {
+                let workspace = self.app.toolchains().workspace();
+                resources::project_paths_starting_with(workspace, &request.argument.value).await
+            }
             _ => Vec::new(),
         };
         let total = values.len();

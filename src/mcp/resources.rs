@@ -2,7 +2,7 @@
 //! (`drydock://projects`), the docs index (`drydock://docs`); terminal sessions' resources
 //! live in `terminal_resources`, the agents' in `agent_resources`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
@@ -100,7 +100,7 @@ pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> 
         SERVER_URI => Ok(json_resource(uri, &server_summary(app.config()))),
         PROJECTS_URI => Ok(json_resource(
             uri,
-            &json!({ "projects": projects(app.toolchains().workspace()) }),
+            &json!({ "projects": projects(app.toolchains().workspace()).await }),
         )),
         DOCS_URI => read_docs(app.docs()).await,
         _ if uri.starts_with(PASSAGE_PREFIX) => read_passage(app.docs(), uri).await,
@@ -216,10 +216,18 @@ fn server_summary(config: &Config) -> serde_json::Value {
     })
 }
 
-/// Project directories (absolute) under the allowed roots, sorted.
-pub fn projects(workspace: &Workspace) -> Vec<String> {
+/// Project directories (absolute) under the allowed roots, sorted. The walk (three levels
+/// of every root, maybe a home directory on a slow disk) runs on a blocking thread.
+pub async fn projects(workspace: &Workspace) -> Vec<String> {
+    let roots = workspace.roots().to_vec();
+    tokio::task::spawn_blocking(move || projects_under(&roots))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+fn projects_under(roots: &[PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
-    for root in workspace.roots() {
+    for root in roots {
         let walker = walkdir::WalkDir::new(root)
             .max_depth(PROJECT_SEARCH_DEPTH)
             .into_iter()
@@ -243,8 +251,9 @@ fn is_project(dir: &Path) -> bool {
 }
 
 /// Completion for `project_path` arguments.
-pub fn project_paths_starting_with(workspace: &Workspace, prefix: &str) -> Vec<String> {
+pub async fn project_paths_starting_with(workspace: &Workspace, prefix: &str) -> Vec<String> {
     projects(workspace)
+        .await
         .into_iter()
         .filter(|p| p.starts_with(prefix))
         .collect()

@@ -90,7 +90,11 @@ impl Clones {
             .to_string_lossy();
         let partial = self.dir.join(format!(".{name}.partial"));
         if partial.exists() {
-            std::fs::remove_dir_all(&partial)
+            // A clone cut short can be a whole repository's files: removed on a blocking thread.
+            let gone = partial.clone();
+            tokio::task::spawn_blocking(move || std::fs::remove_dir_all(&gone))
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e)))
                 .map_err(|e| CloneError::Io(format!("cannot remove {}: {e}", partial.display())))?;
         }
         let partial_text = partial.display().to_string();

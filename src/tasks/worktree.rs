@@ -210,10 +210,22 @@ impl Worktrees {
                 "its submodules were checked out (git submodule update --init --recursive)".into(),
             );
         }
-        let dir = worktree.dir();
-        for entry in copy {
-            match copy_untracked(project, &dir, entry) {
-                Copied::Done => worktree.copied.push(entry.clone()),
+        // Copied on a blocking thread: an entry may be a whole folder (deps, node_modules).
+        let (from, into, entries) = (project.to_path_buf(), worktree.dir(), copy.to_vec());
+        let copied = tokio::task::spawn_blocking(move || {
+            entries
+                .into_iter()
+                .map(|entry| {
+                    let copied = copy_untracked(&from, &into, &entry);
+                    (entry, copied)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| WorktreeError::Io(format!("copying the untracked files: {e}")))?;
+        for (entry, copied) in copied {
+            match copied {
+                Copied::Done => worktree.copied.push(entry),
                 Copied::Secret => worktree.notes.push(format!(
                     "{entry} was not copied: .env files hold secrets an agent should not get"
                 )),

@@ -184,8 +184,9 @@ impl Toolchains {
         };
         let check = format!("{} {check:?}", kind.tool_name().name());
         let result = ObservedResult::Build(&report);
-        report.seen_before =
-            self.observe_end(started, &project, kind.tool_name(), check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, kind.tool_name(), check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -222,8 +223,9 @@ impl Toolchains {
         };
         let check = format!("test {check:?}");
         let result = ObservedResult::Test(&report);
-        report.seen_before =
-            self.observe_end(started, &project, ToolName::Test, check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, ToolName::Test, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -261,8 +263,9 @@ impl Toolchains {
         };
         let check = format!("run {check:?}");
         let result = ObservedResult::Run(&report);
-        report.seen_before =
-            self.observe_end(started, &project, ToolName::Run, check, result, call);
+        report.seen_before = self
+            .observe_end(started, &project, ToolName::Run, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -310,7 +313,8 @@ impl Toolchains {
         // Applying formats what checking finds: both are the same check.
         let check = format!("format {:?}", req.package);
         let result = ObservedResult::Format(&report);
-        self.observe_end(started, &project, ToolName::Format, check, result, call);
+        self.observe_end(started, &project, ToolName::Format, check, result, call)
+            .await;
         Ok(report)
     }
 
@@ -322,7 +326,7 @@ impl Toolchains {
 
     /// The run `started` began ended with `result`: the observer keeps it and says what was
     /// seen before of its problems.
-    fn observe_end(
+    async fn observe_end(
         &self,
         started: Option<Started>,
         project: &Project,
@@ -342,7 +346,7 @@ impl Toolchains {
             result,
             client: call.client.as_deref(),
         };
-        observer.observe(started, run)
+        observer.observe(started, run).await
     }
 
     async fn wait_turn(

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use futures::future::BoxFuture;
+
 use super::reports::{BuildReport, FormatReport, RunReport, SeenBefore, TestReport};
 use crate::catalog::ToolName;
 pub use crate::workspace::Toolchain;
@@ -15,9 +17,10 @@ pub trait Observer: Send + Sync {
     fn starting(&self, project: &Path) -> Started;
 
     /// The run `started` began finished. Returns what was seen and fixed before of its
-    /// problems, quickly: it is on the call's path, and whatever takes time (recording)
-    /// goes on in the background.
-    fn observe(&self, started: Started, run: Observed<'_>) -> Vec<SeenBefore>;
+    /// problems, quickly: it is on the call's path (the observer bounds how long it looks),
+    /// and whatever takes time (recording) goes on in the background.
+    fn observe<'a>(&'a self, started: Started, run: Observed<'_>)
+    -> BoxFuture<'a, Vec<SeenBefore>>;
 }
 
 /// What an observer keeps of a run from its start to its end.

@@ -67,24 +67,23 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
-/// Clients that call cheap tools (no queue: `terminal_list`, `project_info`) on hosts a and b
+/// Clients that call cheap tools (no queue: `terminal_list`, `agent_list`) on hosts a and b
 /// until `running` is cleared; every call's latency.
 fn cheap_callers(
     urls: [String; 2],
-    project: Value,
     clients: usize,
     running: Arc<AtomicBool>,
 ) -> Vec<tokio::task::JoinHandle<Vec<Duration>>> {
     (0..clients)
         .map(|n| {
-            let (url, project, running) = (urls[n % 2].clone(), project.clone(), running.clone());
+            let (url, running) = (urls[n % 2].clone(), running.clone());
             tokio::spawn(async move {
                 let client = modern_client(&url).await;
                 let mut took = Vec::new();
                 while running.load(Ordering::Relaxed) {
                     let (tool, arguments) = match took.len() % 2 {
                         0 => ("terminal_list", json!({})),
-                        _ => ("project_info", json!({"project_path": project})),
+                        _ => ("agent_list", json!({})),
                     };
                     let asked = Instant::now();
                     call_ok(&client, tool, arguments).await;
@@ -127,7 +126,6 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     let running = Arc::new(AtomicBool::new(true));
     let callers = cheap_callers(
         [servers[0].url.clone(), servers[1].url.clone()],
-        project.clone(),
         plan.clients,
         running.clone(),
     );

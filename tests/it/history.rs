@@ -305,7 +305,7 @@ async fn replayed_errors_are_remembered_with_their_fixes_told_again_and_found() 
     assert!(Tally::share(tally.by_symptom, n) >= 0.45, "{report}");
 }
 
-fn crate_at(dir: &Path) {
+pub(crate) fn crate_at(dir: &Path) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(
         dir.join("Cargo.toml"),
@@ -320,7 +320,7 @@ fn crate_at(dir: &Path) {
     std::fs::write(dir.join("logo.png"), [0u8, 1, 2, 3]).unwrap();
 }
 
-fn serve(root: &Path, data_dir: &Path) -> Server {
+pub(crate) fn serve(root: &Path, data_dir: &Path) -> Server {
     Server::start_with(
         &[
             "--allow-root",
@@ -332,7 +332,7 @@ fn serve(root: &Path, data_dir: &Path) -> Server {
     )
 }
 
-async fn compile(client: &Client, project: &Path) -> Value {
+pub(crate) async fn compile(client: &Client, project: &Path) -> Value {
     call_ok(
         client,
         "compile",
@@ -341,7 +341,7 @@ async fn compile(client: &Client, project: &Path) -> Value {
     .await
 }
 
-async fn search(client: &Client, query: &str) -> Vec<Value> {
+pub(crate) async fn search(client: &Client, query: &str) -> Vec<Value> {
     let found = call_ok(client, "history_search", json!({"query": query})).await;
     found["hits"].as_array().unwrap().clone()
 }

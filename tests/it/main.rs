@@ -9,6 +9,7 @@ mod support;
 mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
+mod blocked_memory;
 mod chaos_soak;
 mod chromium;
 mod containment;

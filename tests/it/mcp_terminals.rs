@@ -1029,7 +1029,7 @@ async fn a_flood_of_output_comes_back_capped_and_every_terminal_result_stays_sma
     )
     .await;
     assert!(
-        bad.contains("max_output_bytes is 2000000; it must be 1024-262144"),
+        bad.contains("2000000 is out of range: expected an integer from 1024 to 262144"),
         "{bad}"
     );
     let resource = client

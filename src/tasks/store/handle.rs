@@ -398,6 +398,10 @@ mod tests {
         let lazy = LazyStore::new(StoreLocation::Sqlite(blocker.join("tasks.sqlite3")));
         let error = lazy.get().await.err().unwrap();
         assert!(matches!(error, StoreError::Open { .. }), "{error}");
-        assert_eq!(*lazy.health().borrow(), Health::Answering, "a wrong path is no outage");
+        assert_eq!(
+            *lazy.health().borrow(),
+            Health::Answering,
+            "a wrong path is no outage"
+        );
     }
 }

@@ -664,7 +664,16 @@ pub async fn project_info(
     }
     let metadata = CargoMetadata::parse(&metadata.stdout.text)
         .map_err(|e| ToolchainError::Failed(format!("cannot read cargo metadata: {e}")))?;
-    let lock = CargoLock::read(&metadata.workspace_root.join("Cargo.lock"));
+    // The lock, and every source file of every member searched for tests: on a blocking
+    // thread (a large workspace is thousands of files).
+    let root = project.root.clone();
+    let (metadata, lock, test_files) = tokio::task::spawn_blocking(move || {
+        let lock = CargoLock::read(&metadata.workspace_root.join("Cargo.lock"));
+        let test_files = test_files(&metadata.packages, &root);
+        (metadata, lock, test_files)
+    })
+    .await
+    .map_err(|e| ToolchainError::Failed(format!("reading the project's files: {e}")))?;
     let relative = |path: &Path| relative_to(path, &project.root);
     let packages: Vec<PackageInfo> = metadata
         .packages
@@ -695,7 +704,7 @@ pub async fn project_info(
         elixir_requirement: None,
         workspace_root: metadata.workspace_root.display().to_string(),
         toolchain_versions,
-        test_files: test_files(&metadata.packages, &project.root),
+        test_files,
         packages,
     })
 }

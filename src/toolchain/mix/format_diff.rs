@@ -31,7 +31,8 @@ pub fn unformatted_files(stderr: &str) -> Vec<String> {
     files
 }
 
-/// One entry per file, with a short diff where Mix could format it.
+/// One entry per file, with a short diff where Mix could format it. Every file is read and
+/// diffed on a blocking thread (a project never formatted is all of its files).
 pub async fn diffs(
     project: &Project,
     files: &[String],
@@ -39,20 +40,25 @@ pub async fn diffs(
     call: &Call<'_>,
 ) -> Vec<FormatFile> {
     let formatted = formatted_texts(project, files, runner, call).await;
-    files
-        .iter()
-        .map(|file| {
-            let before = std::fs::read_to_string(project.root.join(file)).ok();
-            match (before, formatted.iter().find(|(f, _)| f == file)) {
-                (Some(before), Some((_, after))) => file_diff(file, &before, after),
-                _ => FormatFile {
-                    file: file.clone(),
-                    hunks: 1,
-                    diff: None,
-                },
-            }
-        })
-        .collect()
+    let (root, files) = (project.root.clone(), files.to_vec());
+    tokio::task::spawn_blocking(move || {
+        files
+            .iter()
+            .map(|file| {
+                let before = std::fs::read_to_string(root.join(file)).ok();
+                match (before, formatted.iter().find(|(f, _)| f == file)) {
+                    (Some(before), Some((_, after))) => file_diff(file, &before, after),
+                    _ => FormatFile {
+                        file: file.clone(),
+                        hunks: 1,
+                        diff: None,
+                    },
+                }
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
 async fn formatted_texts(

@@ -170,7 +170,13 @@ pub async fn project_info(
         _ => Err(output_tail(&output).unwrap_or_else(|| "no output".into())),
     };
     match read {
-        Ok(mix_project) => Ok(mix_project.into_info(&project.root)),
+        // The apps' test folders are walked: on a blocking thread.
+        Ok(mix_project) => {
+            let root = project.root.clone();
+            tokio::task::spawn_blocking(move || mix_project.into_info(&root))
+                .await
+                .map_err(|e| ToolchainError::Failed(format!("reading the project's files: {e}")))
+        }
         Err(reason) => Err(ToolchainError::Failed(format!(
             "cannot read mix.exs: {reason}"
         ))),
