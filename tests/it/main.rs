@@ -10,7 +10,6 @@ mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
 mod blocked_memory;
-mod chaos_soak;
 mod chromium;
 mod containment;
 mod dashboard;

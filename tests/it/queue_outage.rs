@@ -73,25 +73,29 @@ async fn a_stopped_database_stalls_only_the_calls_that_need_it() {
             (asked.elapsed(), listed)
         })
     };
-    let mut slowest = (Duration::ZERO, "");
+    // A terminal listing is answered from memory, project_info runs `cargo metadata`: both
+    // take milliseconds on a quiet machine and took 30 s each before the queue moved off the
+    // runtime. The bounds leave room for the other suites that run beside this one.
+    let mut slowest = [Duration::ZERO; 2];
     let mut calls = 0;
     while stopped.elapsed() < OUTAGE {
-        for (tool, arguments) in [
+        for (n, (tool, arguments)) in [
             ("terminal_list", json!({})),
             ("project_info", json!({"project_path": project})),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let asked = Instant::now();
             call_ok(&client, tool, arguments).await;
-            if asked.elapsed() > slowest.0 {
-                slowest = (asked.elapsed(), tool);
-            }
+            slowest[n] = slowest[n].max(asked.elapsed());
             calls += 1;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(
-        slowest.0 < Duration::from_secs(1),
-        "tools that need no queue answer at once while its database is stopped; the slowest of {calls} calls: {slowest:?}"
+        slowest[0] < Duration::from_secs(3) && slowest[1] < Duration::from_secs(5),
+        "tools that need no queue answer while its database is stopped; the slowest of {calls} calls (terminal_list, project_info): {slowest:?}"
     );
     let (took, listed) = queue_call.await.unwrap();
     let said = text_of(&listed);
