@@ -417,11 +417,16 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
         state(a) == "idle" && a["last_hook"] == "Stop"
     })
     .await;
-    let screen = call_ok(&client, "terminal_screen", json!({"session": pane})).await;
-    assert!(
-        screen["text"].as_str().unwrap().contains("→ Blue"),
-        "{screen:#}"
-    );
+    // The Stop hook can arrive before Claude Code redraws its answer: wait for the screen.
+    let deadline = Instant::now() + STEP;
+    loop {
+        let screen = call_ok(&client, "terminal_screen", json!({"session": pane})).await;
+        if screen["text"].as_str().unwrap().contains("→ Blue") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{screen:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // An option that asks to type: chosen, then the text typed into it.
     call_ok(
