@@ -159,15 +159,6 @@ impl TaskStore {
         }
     }
 
-    /// Where it lives, as a person reads it.
-    pub fn location(&self) -> &str {
-        &self.shown
-    }
-
-    pub fn is_shared(&self) -> bool {
-        self.backend.is_shared()
-    }
-
     pub async fn add(&self, new: NewTask) -> Result<Task, StoreError> {
         self.call(move |q| q.add(new)).await
     }

@@ -26,7 +26,7 @@ use super::isolation::{Isolation, Review, Worktree};
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::workspace::ProjectPlace;
 
-pub use self::handle::{CALL_DEADLINE, Health, LazyStore, TaskStore};
+pub use self::handle::{Health, LazyStore, TaskStore};
 pub use self::pg_link::listen;
 pub use self::postgres::PgStore;
 pub use self::sqlite::SqliteStore;
