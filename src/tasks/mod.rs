@@ -482,14 +482,18 @@ impl Tasks {
         })
     }
 
+    /// The queue's settings, counts and hosts, read in one call on the store's thread (one
+    /// wait and one deadline, not four).
     pub(super) async fn status(&self) -> Result<QueueStatus, TaskError> {
-        let store = self.store().await?;
-        Ok(QueueStatus::new(
-            store.settings().await?,
-            store.count(TaskState::Running).await?,
-            store.count(TaskState::Queued).await?,
-            store.hosts().await?,
-        ))
+        let status = self.store().await?.call(|queue| {
+            Ok(QueueStatus::new(
+                queue.settings()?,
+                queue.count(TaskState::Running)?,
+                queue.count(TaskState::Queued)?,
+                queue.hosts()?,
+            ))
+        });
+        Ok(status.await?)
     }
 
     fn report(&self, task: Task) -> TaskReport {
