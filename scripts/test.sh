@@ -16,5 +16,7 @@ cargo clippy --all-targets -- -D warnings
 # The conformance suite's fixtures are a test-only feature: linted and unit-tested here too.
 cargo clippy --lib --features conformance-fixtures --profile test -- -D warnings
 cargo test --lib --features conformance-fixtures -- mcp::conformance
+# The fuzz targets still build as the fuzzers build them (their corpora replay in `cargo test`).
+scripts/fuzz.sh check
 cargo test
 scripts/conformance.sh

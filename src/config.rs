@@ -563,6 +563,16 @@ impl Config {
         cwd: &Path,
     ) -> Result<Config, ConfigError> {
         let (file, source) = read_file_config(overrides, env, cwd)?;
+        Self::from_file(overrides, file, source, env, cwd)
+    }
+
+    fn from_file(
+        overrides: &Overrides,
+        file: FileConfig,
+        source: Option<PathBuf>,
+        env: EnvLookup,
+        cwd: &Path,
+    ) -> Result<Config, ConfigError> {
         let (allowed_roots, roots_defaulted) =
             resolve_roots(overrides, file.allowed_roots, env, cwd)?;
         let (toolsets, disabled_tools) = resolve_tools(file.toolsets, file.disabled_tools)?;
@@ -662,11 +672,23 @@ fn read_file_config(
         path: path.clone(),
         source,
     })?;
-    let file = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-        path: path.clone(),
-        message: e.message().to_string(),
-    })?;
+    let file = parse_file_config(&text, &path)?;
     Ok((file, Some(path)))
+}
+
+fn parse_file_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
+    })
+}
+
+/// A config file's text as the fuzzers feed it, resolved with no flags and no environment
+/// in `cwd`: every error is a `ConfigError`, never a panic.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn resolve_file_text(text: &str, cwd: &Path) -> Result<Config, ConfigError> {
+    let file = parse_file_config(text, Path::new("drydock.toml"))?;
+    Config::from_file(&Overrides::default(), file, None, &|_| None, cwd)
 }
 
 fn parse_bind(text: &str) -> Result<SocketAddr, ConfigError> {

@@ -33,7 +33,9 @@
 //! - [`dashboard`]: the page at `/` (live terminals, agents, the queue, the tool feed) and its
 //!   WebSocket, acting only through tool calls;
 //! - [`tool_call`]: one tool by name without MCP (`drydock call`);
-//! - [`cli`]: the command line.
+//! - [`cli`]: the command line;
+//! - `fuzz_targets`: every parser of foreign text as the fuzzers and their corpora reach it
+//!   (tests and `--cfg fuzzing` builds only).
 
 pub mod agents;
 pub mod app;
@@ -46,6 +48,9 @@ pub mod dashboard;
 pub mod digest;
 pub mod docs;
 pub mod events;
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub(crate) mod exs;
 pub(crate) mod git;
 pub mod history;

@@ -36,6 +36,8 @@ pub mod approvals;
 mod decisions;
 pub mod detect;
 mod discover;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod hook_inbox;
 pub mod hook_settings;
 pub mod keys;

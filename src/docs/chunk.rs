@@ -200,25 +200,42 @@ impl Section {
 /// Measured against the real vocabulary on the Rust book, std docs and Elixir docs it
 /// overcounts on the whole (see the tests), so [`TARGET_TOKENS`] leaves room under 256.
 pub fn estimate_tokens(text: &str) -> usize {
-    let mut pieces = 0;
-    let mut run = 0usize;
-    for c in text.chars() {
+    let mut count = TokenCount::default();
+    text.chars().for_each(|c| count.push(c));
+    count.total()
+}
+
+/// [`estimate_tokens`] of a text that grows a character at a time.
+#[derive(Default)]
+struct TokenCount {
+    pieces: usize,
+    /// The alphanumeric ASCII run the text ends with, not yet in `pieces`.
+    run: usize,
+}
+
+impl TokenCount {
+    fn push(&mut self, c: char) {
         if c.is_ascii_alphanumeric() {
-            run += 1;
-            continue;
+            self.run += 1;
+            return;
         }
-        if run > 0 {
-            pieces += word_pieces(run);
-            run = 0;
-        }
+        self.pieces += self.run_pieces();
+        self.run = 0;
         if !c.is_whitespace() {
-            pieces += 1;
+            self.pieces += 1;
         }
     }
-    if run > 0 {
-        pieces += word_pieces(run);
+
+    fn total(&self) -> usize {
+        self.pieces + self.run_pieces()
     }
-    pieces
+
+    fn run_pieces(&self) -> usize {
+        match self.run {
+            0 => 0,
+            run => word_pieces(run),
+        }
+    }
 }
 
 fn word_pieces(len: usize) -> usize {
@@ -586,11 +603,15 @@ fn split_long_line(line: &str, budget: usize) -> Vec<String> {
             if !current.is_empty() {
                 parts.push(std::mem::take(&mut current));
             }
+            // Counted as it grows: a word of n characters costs n, not n².
             let mut piece = String::new();
+            let mut count = TokenCount::default();
             for c in word.chars() {
                 piece.push(c);
-                if estimate_tokens(&piece) >= budget {
+                count.push(c);
+                if count.total() >= budget {
                     parts.push(std::mem::take(&mut piece));
+                    count = TokenCount::default();
                 }
             }
             current = piece;
@@ -690,6 +711,27 @@ mod tests {
                 .collect(),
             mergeable: true,
         }
+    }
+
+    #[test]
+    fn a_count_kept_as_the_text_grows_is_the_estimate_of_each_prefix() {
+        let text = "fn parse_dialyzer_output(text: &str) -> Vec<Diagnostic> { 42 }\t 漢字 ok";
+        let mut count = TokenCount::default();
+        for (at, c) in text.char_indices() {
+            count.push(c);
+            let prefix = &text[..at + c.len_utf8()];
+            assert_eq!(count.total(), estimate_tokens(prefix), "{prefix:?}");
+        }
+    }
+
+    #[test]
+    fn a_word_longer_than_the_budget_is_cut_into_pieces_of_the_budget() {
+        let word = "x".repeat(200_000);
+        let parts = split_long_line(&word, 50);
+        assert_eq!(parts.concat(), word);
+        let (last, full) = parts.split_last().unwrap();
+        assert!(full.iter().all(|part| estimate_tokens(part) == 50));
+        assert!(estimate_tokens(last) <= 50);
     }
 
     #[test]

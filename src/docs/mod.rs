@@ -22,6 +22,8 @@ pub mod chunk;
 pub mod cross_encoder;
 pub mod elixir_docs;
 pub mod embed;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 pub(crate) mod excerpt;
 pub(crate) mod html;
 pub mod ingest;

@@ -38,7 +38,7 @@ pub async fn reject_foreign_origin(request: Request, next: Next) -> Response {
     }
 }
 
-fn is_loopback_origin(value: &HeaderValue) -> bool {
+pub(super) fn is_loopback_origin(value: &HeaderValue) -> bool {
     let Ok(text) = value.to_str() else {
         return false;
     };
@@ -148,14 +148,14 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<axum::body::Bytes
 
 /// The parts of a valid message the guards need.
 #[derive(Debug)]
-struct Message {
+pub(super) struct Message {
     method: Option<String>,
     id: Value,
 }
 
 /// Why a body is not a usable JSON-RPC message, with the id to answer to.
 #[derive(Debug)]
-struct Invalid {
+pub(super) struct Invalid {
     code: i64,
     message: String,
     id: Value,
@@ -188,7 +188,7 @@ const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC's range for server errors: the server cannot take another session now.
 const SERVER_BUSY: i64 = -32000;
 
-fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
+pub(super) fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| Invalid::new(PARSE_ERROR, format!("Parse error: {e}"), &Value::Null))?;
     let Value::Object(object) = value else {

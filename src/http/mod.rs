@@ -1,6 +1,8 @@
 //! The HTTP face of drydock: MCP at /mcp, /health, with the local-first guards in front.
 
 mod fixture_sessions;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod guards;
 mod local;
 mod serve;

@@ -7,6 +7,8 @@ mod agent_tools;
 mod conformance;
 mod docs_tools;
 pub(crate) mod fixtures;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod instructions;
 mod logging;
 mod prompts;

@@ -154,7 +154,7 @@ async fn read_history(app: &App, uri: &str) -> Result<ReadResourceResult, McpErr
 }
 
 /// `%2F`-style escapes decoded (a path in a URI); anything else kept as it is.
-fn percent_decoded(text: &str) -> String {
+pub(super) fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

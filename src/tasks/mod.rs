@@ -19,6 +19,8 @@
 //! published on the event feed; running the agents is [`runner`]'s.
 
 pub mod clones;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod isolate;
 pub mod isolation;
 pub mod merge;

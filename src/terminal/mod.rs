@@ -15,6 +15,8 @@
 mod backend;
 mod budget;
 mod capture;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 pub mod command_log;
 pub mod core;
 mod keys;

@@ -10,7 +10,7 @@
 //! Every session target is passed to tmux as `=NAME:` (exact match): a bare `-t NAME` lets
 //! tmux fall back to a prefix match, and `kill-session -t a` kills a session named `a b`.
 
-mod control;
+pub(super) mod control;
 mod procs;
 #[cfg(test)]
 mod test_support;

@@ -63,6 +63,8 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
         Layer::Face,
         &["tool_call", "dashboard", "mcp", "http"],
     ),
+    // The fuzz targets reach each parser as its face does (tests and fuzz builds only).
+    ("fuzz_targets", Layer::Face, &["http"]),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,6 +3,8 @@
 pub(crate) mod libtest;
 pub(crate) mod messages;
 pub(crate) mod rustfmt;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,8 @@ pub(crate) mod dialyzer;
 pub(crate) mod exunit;
 mod exunit_events;
 mod format_diff;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod formatter_cache;
 mod project;
 

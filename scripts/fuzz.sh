@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of drydock's parsers of foreign text, with libFuzzer on the stable
+# toolchain (the targets: src/fuzz_targets.rs).
+#
+#   scripts/fuzz.sh check                  type-check the fuzz build (the tests run this)
+#   scripts/fuzz.sh build                  build fuzz_parsers (drydock instrumented, its
+#                                          dependencies shared with the test build)
+#   scripts/fuzz.sh run TARGET [RUNS]      fuzz one target for RUNS executions (10 million)
+#   scripts/fuzz.sh campaign [RUNS] [JOBS] every target, JOBS at a time (2)
+#
+# A run starts from fuzz/corpus/TARGET and, when it ends clean, leaves there the smallest
+# corpus that covers what it found. A crash or a hang stops it: the input is kept in
+# fuzz/regressions/TARGET (the unit tests replay it until it is fixed) and the run fails.
+# Each run's figures go to stdout and to $FUZZ_WORK/runs.tsv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
+FUZZ_WORK="${FUZZ_WORK:-$HOME/.cache/drydock-fuzz}"
+BIN="$CARGO_TARGET_DIR/debug/fuzz_parsers"
+MAX_LEN=4096
+
+fuzz_cargo() {
+    RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/fuzz-rustc" cargo "$1" --quiet -p drydock-fuzz
+}
+
+build() {
+    fuzz_cargo build
+}
+
+targets() {
+    ls fuzz/corpus
+}
+
+# The value of libFuzzer's final `stat::NAME:` line in LOG.
+stat() {
+    sed -n "s/^stat::$1: *//p" "$2" | tail -1
+}
+
+run() {
+    local target="$1" runs="${2:-10000000}"
+    local work="$FUZZ_WORK/$target" found="$FUZZ_WORK/$target.found"
+    local log="$FUZZ_WORK/$target.log"
+    mkdir -p "$work" "$found"
+    local started=$SECONDS status=0
+    FUZZ_TARGET="$target" "$BIN" "$work" "fuzz/corpus/$target" \
+        -runs="$runs" -max_len=$MAX_LEN -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$found/" >"$log" 2>&1 || status=$?
+    local seconds=$((SECONDS - started))
+    local execs
+    execs=$(stat number_of_executed_units "$log")
+    if [ "$status" -ne 0 ]; then
+        mkdir -p "fuzz/regressions/$target"
+        cp "$found"/* "fuzz/regressions/$target/" 2>/dev/null || true
+        grep -E -m3 'panicked|ERROR: libFuzzer|SUMMARY' "$log" >&2 || tail -20 "$log" >&2
+        printf '%s\tFAILED after %s executions in %ss: input kept in fuzz/regressions/%s (log %s)\n' \
+            "$target" "${execs:-?}" "$seconds" "$target" "$log" | tee -a "$FUZZ_WORK/runs.tsv"
+        return 1
+    fi
+    local merged="$FUZZ_WORK/$target.merged"
+    rm -rf "$merged" && mkdir -p "$merged"
+    FUZZ_TARGET="$target" "$BIN" -merge=1 -max_len=$MAX_LEN "$merged" \
+        "fuzz/corpus/$target" "$work" >"$log.merge" 2>&1
+    rm -rf "fuzz/corpus/$target" && mv "$merged" "fuzz/corpus/$target"
+    printf '%s\t%s executions\t%s s\t%s/s\tcorpus %s inputs\tpeak RSS %s MB\n' "$target" "$execs" \
+        "$seconds" "$(stat average_exec_per_sec "$log")" "$(ls "fuzz/corpus/$target" | wc -l)" \
+        "$(stat peak_rss_mb "$log")" | tee -a "$FUZZ_WORK/runs.tsv"
+}
+
+case "${1:-}" in
+check) fuzz_cargo check ;;
+build) build ;;
+run)
+    build
+    run "${2:?which target}" "${3:-10000000}"
+    ;;
+campaign)
+    build
+    export -f run stat
+    export BIN MAX_LEN FUZZ_WORK
+    targets | xargs -P "${3:-2}" -I{} bash -c 'run "$1" "$2"' _ {} "${2:-10000000}"
+    ;;
+*)
+    sed -n '2,14p' "$0"
+    exit 2
+    ;;
+esac
