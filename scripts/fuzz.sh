@@ -7,6 +7,7 @@
 #                                          dependencies shared with the test build)
 #   scripts/fuzz.sh run TARGET [RUNS]      fuzz one target for RUNS executions (10 million)
 #   scripts/fuzz.sh campaign [RUNS] [JOBS] every target, JOBS at a time (2)
+#   scripts/fuzz.sh minimize TARGET        shrink fuzz/corpus/TARGET to a minimal cover
 #
 # A run starts from fuzz/corpus/TARGET and, when it ends clean, leaves there the smallest
 # corpus that covers what it found. A crash or a hang stops it: the input is kept in
@@ -36,6 +37,16 @@ stat() {
     sed -n "s/^stat::$1: *//p" "$2" | tail -1
 }
 
+# Leaves in fuzz/corpus/TARGET the fewest inputs that cover what it and DIRS cover.
+minimize() {
+    local target="$1" merged="$FUZZ_WORK/$1.merged"
+    shift
+    rm -rf "$merged" && mkdir -p "$merged"
+    FUZZ_TARGET="$target" "$BIN" -set_cover_merge=1 -max_len=$MAX_LEN "$merged" \
+        "fuzz/corpus/$target" "$@" >"$FUZZ_WORK/$target.merge.log" 2>&1
+    rm -rf "fuzz/corpus/$target" && mv "$merged" "fuzz/corpus/$target"
+}
+
 run() {
     local target="$1" runs="${2:-10000000}"
     local work="$FUZZ_WORK/$target" found="$FUZZ_WORK/$target.found"
@@ -56,11 +67,7 @@ run() {
             "$target" "${execs:-?}" "$seconds" "$target" "$log" | tee -a "$FUZZ_WORK/runs.tsv"
         return 1
     fi
-    local merged="$FUZZ_WORK/$target.merged"
-    rm -rf "$merged" && mkdir -p "$merged"
-    FUZZ_TARGET="$target" "$BIN" -merge=1 -max_len=$MAX_LEN "$merged" \
-        "fuzz/corpus/$target" "$work" >"$log.merge" 2>&1
-    rm -rf "fuzz/corpus/$target" && mv "$merged" "fuzz/corpus/$target"
+    minimize "$target" "$work"
     printf '%s\t%s executions\t%s s\t%s/s\tcorpus %s inputs\tpeak RSS %s MB\n' "$target" "$execs" \
         "$seconds" "$(stat average_exec_per_sec "$log")" "$(ls "fuzz/corpus/$target" | wc -l)" \
         "$(stat peak_rss_mb "$log")" | tee -a "$FUZZ_WORK/runs.tsv"
@@ -73,14 +80,18 @@ run)
     build
     run "${2:?which target}" "${3:-10000000}"
     ;;
+minimize)
+    build
+    minimize "${2:?which target}"
+    ;;
 campaign)
     build
-    export -f run stat
+    export -f run stat minimize
     export BIN MAX_LEN FUZZ_WORK
     targets | xargs -P "${3:-2}" -I{} bash -c 'run "$1" "$2"' _ {} "${2:-10000000}"
     ;;
 *)
-    sed -n '2,14p' "$0"
+    sed -n '2,15p' "$0"
     exit 2
     ;;
 esac

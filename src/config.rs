@@ -838,7 +838,11 @@ fn resolve_tools(
 fn resolve_limits(file: FileLimits) -> Result<Limits, ConfigError> {
     Ok(Limits {
         output_cap: output_cap(file.output_cap_bytes)?,
-        kill_grace: Duration::from_millis(file.kill_grace_ms.unwrap_or(2000)),
+        kill_grace: duration_from_zero(
+            file.kill_grace_ms.unwrap_or(2000),
+            MILLISECOND,
+            "limits.kill_grace_ms",
+        )?,
         max_request_bytes: positive(
             file.max_request_bytes.unwrap_or(4 * 1024 * 1024),
             "limits.max_request_bytes",
@@ -898,10 +902,11 @@ fn resolve_agents(
             env,
             cwd,
         )?,
-        consent_timeout: Duration::from_secs(positive(
+        consent_timeout: duration(
             file.consent_timeout_s.unwrap_or(120),
+            SECOND,
             "agents.consent_timeout_s",
-        )?),
+        )?,
         auto_allow: file.auto_allow.unwrap_or_default(),
         auto_deny: file.auto_deny.unwrap_or_default(),
         commands: file.commands.unwrap_or_default(),
@@ -934,7 +939,7 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
             .map(|cap| positive(cap, "tasks.host_cap"))
             .transpose()?,
         url: file.host_url,
-        lease: Duration::from_secs(positive(file.lease_s.unwrap_or(30), "tasks.lease_s")?),
+        lease: duration(file.lease_s.unwrap_or(30), SECOND, "tasks.lease_s")?,
         requeue_lost: file.requeue_lost.unwrap_or(true),
     };
     Ok(TasksConfig {
@@ -942,18 +947,18 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
         host,
         repositories: RemoteRepositories::new(file.repositories.unwrap_or_default())?,
         default_agent: file.default_agent.unwrap_or_else(|| "claude".into()),
-        timeout: Duration::from_secs(positive(file.timeout_s.unwrap_or(1800), "tasks.timeout_s")?),
-        grace: Duration::from_secs(file.grace_s.unwrap_or(5)),
+        timeout: duration(file.timeout_s.unwrap_or(1800), SECOND, "tasks.timeout_s")?,
+        grace: duration_from_zero(file.grace_s.unwrap_or(5), SECOND, "tasks.grace_s")?,
         keep_sessions: file.keep_sessions.unwrap_or(false),
         policies: file.policies.unwrap_or_default(),
         worktrees: file.worktrees.unwrap_or(true),
         copy: file.copy.unwrap_or_default(),
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
-        keep_merged: Duration::from_secs(scaled(
+        keep_merged: duration_from_zero(
             file.keep_merged_days.unwrap_or(7),
-            DAY_S,
+            DAY,
             "tasks.keep_merged_days",
-        )?),
+        )?,
     })
 }
 
@@ -969,11 +974,7 @@ fn resolve_history(file: FileHistory, cwd: &Path) -> Result<HistoryConfig, Confi
                 dir.canonicalize().unwrap_or(dir)
             })
             .collect(),
-        max_age: Duration::from_secs(scaled(
-            positive(file.max_age_days.unwrap_or(90), "history.max_age_days")?,
-            DAY_S,
-            "history.max_age_days",
-        )?),
+        max_age: duration(file.max_age_days.unwrap_or(90), DAY, "history.max_age_days")?,
         max_bytes: scaled(
             positive(file.max_mb.unwrap_or(256), "history.max_mb")?,
             1024 * 1024,
@@ -995,10 +996,11 @@ fn resolve_terminal(file: FileTerminal) -> Result<TerminalConfig, ConfigError> {
     Ok(TerminalConfig {
         max_sessions: positive(file.max_sessions.unwrap_or(16), "terminal.max_sessions")?,
         output_cap: terminal_output_cap(file.output_cap_bytes.unwrap_or(64 * 1024))?,
-        idle_timeout: Duration::from_secs(positive(
+        idle_timeout: duration(
             file.idle_timeout_s.unwrap_or(4 * 3600),
+            SECOND,
             "terminal.idle_timeout_s",
-        )?),
+        )?,
         scrollback_lines: file.scrollback_lines.unwrap_or(10_000),
         tmux_socket: file.tmux_socket.unwrap_or_else(|| "drydock".into()),
         shell: file.shell,
@@ -1060,14 +1062,16 @@ fn resolve_docs(
 }
 
 fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
-    let default = Duration::from_millis(positive(
+    let default = duration(
         file.default_ms.unwrap_or(10 * 60 * 1000),
+        MILLISECOND,
         "timeouts.default_ms",
-    )?);
-    let max = Duration::from_millis(positive(
+    )?;
+    let max = duration(
         file.max_ms.unwrap_or(60 * 60 * 1000),
+        MILLISECOND,
         "timeouts.max_ms",
-    )?);
+    )?;
     let mut per_tool = BTreeMap::new();
     for (key, ms) in file.per_tool_ms {
         let tool = key
@@ -1076,7 +1080,7 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
             .ok_or_else(|| ConfigError::UnknownTool(format!("timeouts.{key}")))?;
         per_tool.insert(
             tool,
-            Duration::from_millis(positive(ms, "timeouts.<tool>_ms")?),
+            duration(ms, MILLISECOND, "timeouts.<tool>_ms")?,
         );
     }
     Ok(Timeouts {
@@ -1088,7 +1092,7 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
 
 fn resolve_http(file: FileHttp) -> Result<HttpConfig, ConfigError> {
     let seconds = |value: Option<u64>, default: u64, key: &'static str| {
-        positive(value.unwrap_or(default), key).map(Duration::from_secs)
+        duration(value.unwrap_or(default), SECOND, key)
     };
     Ok(HttpConfig {
         session_idle_timeout: seconds(
@@ -1122,6 +1126,36 @@ fn terminal_output_cap(bytes: usize) -> Result<usize, ConfigError> {
 
 /// Seconds in a day.
 const DAY_S: u64 = 24 * 3600;
+const SECOND: Duration = Duration::from_secs(1);
+const MILLISECOND: Duration = Duration::from_millis(1);
+const DAY: Duration = Duration::from_secs(DAY_S);
+
+/// The longest any setting may make drydock wait or keep something: past it, a deadline on
+/// the clock could overflow.
+const LONGEST: Duration = Duration::from_secs(10 * 366 * DAY_S);
+
+/// A setting of `value` `unit`s, from 1 to [`LONGEST`].
+fn duration(value: u64, unit: Duration, key: &'static str) -> Result<Duration, ConfigError> {
+    duration_from_zero(positive(value, key)?, unit, key)
+}
+
+/// A setting of `value` `unit`s, from 0 to [`LONGEST`].
+fn duration_from_zero(
+    value: u64,
+    unit: Duration,
+    key: &'static str,
+) -> Result<Duration, ConfigError> {
+    let most = LONGEST.as_millis() / unit.as_millis();
+    u32::try_from(value)
+        .ok()
+        .and_then(|value| unit.checked_mul(value))
+        .filter(|wanted| *wanted <= LONGEST)
+        .ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "{key} is {value}: that is too large (at most {most}, ten years)"
+            ))
+        })
+}
 
 /// `value` counted in `unit`s (days, MiB) as the smaller unit (seconds, bytes); a value whose
 /// count does not fit a u64 is refused rather than wrapped round to a small one.
@@ -1177,6 +1211,35 @@ mod tests {
         }
         let kept = resolve_with("[tasks]\nkeep_merged_days = 30\n", Overrides::default()).unwrap();
         assert_eq!(kept.tasks.keep_merged, Duration::from_secs(30 * 24 * 3600));
+    }
+
+    #[test]
+    fn no_wait_or_age_is_longer_than_ten_years() {
+        for (text, key) in [
+            ("[tasks]\nlease_s = 18446744073709551615\n", "tasks.lease_s"),
+            ("[tasks]\ngrace_s = 400000000\n", "tasks.grace_s"),
+            ("[tasks]\ntimeout_s = 4294967296\n", "tasks.timeout_s"),
+            ("[agents]\nconsent_timeout_s = 400000000\n", "agents.consent_timeout_s"),
+            ("[limits]\nkill_grace_ms = 18446744073709551615\n", "limits.kill_grace_ms"),
+            ("[timeouts]\nmax_ms = 400000000000\n", "timeouts.max_ms"),
+            ("[timeouts]\ntest_ms = 400000000000\n", "timeouts.<tool>_ms"),
+            ("[terminal]\nidle_timeout_s = 400000000\n", "terminal.idle_timeout_s"),
+            ("[http]\nbody_read_timeout_s = 400000000\n", "http.body_read_timeout_s"),
+            ("[history]\nmax_age_days = 3661\n", "history.max_age_days"),
+        ] {
+            let error = resolve_with(text, Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(key) && error.contains("ten years"), "{error}");
+        }
+        let longest = resolve_with(
+            "[tasks]\nlease_s = 315360000\ngrace_s = 0\n[history]\nmax_age_days = 3660\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(longest.tasks.host.lease, Duration::from_secs(315_360_000));
+        assert_eq!(longest.tasks.grace, Duration::ZERO);
+        assert_eq!(longest.history.max_age, Duration::from_secs(3660 * DAY_S));
     }
 
     #[test]
