@@ -1078,10 +1078,7 @@ fn resolve_timeouts(file: FileTimeouts) -> Result<Timeouts, ConfigError> {
             .strip_suffix("_ms")
             .and_then(ToolName::parse)
             .ok_or_else(|| ConfigError::UnknownTool(format!("timeouts.{key}")))?;
-        per_tool.insert(
-            tool,
-            duration(ms, MILLISECOND, "timeouts.<tool>_ms")?,
-        );
+        per_tool.insert(tool, duration(ms, MILLISECOND, "timeouts.<tool>_ms")?);
     }
     Ok(Timeouts {
         default,
@@ -1219,18 +1216,33 @@ mod tests {
             ("[tasks]\nlease_s = 18446744073709551615\n", "tasks.lease_s"),
             ("[tasks]\ngrace_s = 400000000\n", "tasks.grace_s"),
             ("[tasks]\ntimeout_s = 4294967296\n", "tasks.timeout_s"),
-            ("[agents]\nconsent_timeout_s = 400000000\n", "agents.consent_timeout_s"),
-            ("[limits]\nkill_grace_ms = 18446744073709551615\n", "limits.kill_grace_ms"),
+            (
+                "[agents]\nconsent_timeout_s = 400000000\n",
+                "agents.consent_timeout_s",
+            ),
+            (
+                "[limits]\nkill_grace_ms = 18446744073709551615\n",
+                "limits.kill_grace_ms",
+            ),
             ("[timeouts]\nmax_ms = 400000000000\n", "timeouts.max_ms"),
             ("[timeouts]\ntest_ms = 400000000000\n", "timeouts.<tool>_ms"),
-            ("[terminal]\nidle_timeout_s = 400000000\n", "terminal.idle_timeout_s"),
-            ("[http]\nbody_read_timeout_s = 400000000\n", "http.body_read_timeout_s"),
+            (
+                "[terminal]\nidle_timeout_s = 400000000\n",
+                "terminal.idle_timeout_s",
+            ),
+            (
+                "[http]\nbody_read_timeout_s = 400000000\n",
+                "http.body_read_timeout_s",
+            ),
             ("[history]\nmax_age_days = 3661\n", "history.max_age_days"),
         ] {
             let error = resolve_with(text, Overrides::default())
                 .unwrap_err()
                 .to_string();
-            assert!(error.contains(key) && error.contains("ten years"), "{error}");
+            assert!(
+                error.contains(key) && error.contains("ten years"),
+                "{error}"
+            );
         }
         let longest = resolve_with(
             "[tasks]\nlease_s = 315360000\ngrace_s = 0\n[history]\nmax_age_days = 3660\n",

@@ -130,7 +130,11 @@ fn config_file(data: &[u8]) {
 /// The `[tasks] repositories` globs (a line, split at white space), then the URL.
 fn remote_url(data: &[u8]) {
     let (patterns, url) = split_once(data, b'\n');
-    let patterns = text(patterns).split_whitespace().take(8).map(String::from).collect();
+    let patterns = text(patterns)
+        .split_whitespace()
+        .take(8)
+        .map(String::from)
+        .collect();
     tasks::fuzzing::remote_url(patterns, &text(url));
 }
 

@@ -48,10 +48,10 @@ pub mod dashboard;
 pub mod digest;
 pub mod docs;
 pub mod events;
+pub(crate) mod exs;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzz_targets;
-pub(crate) mod exs;
 pub(crate) mod git;
 pub mod history;
 pub mod http;

@@ -5,6 +5,9 @@
 //! worktree gets the same entry in `.claude.json` (the project's whole entry, tagged with the
 //! task, written atomically and read back), and loses it again when the worktree goes. A
 //! project Claude Code does not trust is not trusted for it: its agent asks, as in place.
+//!
+//! `.claude.json` can be megabytes, and its writers take turns: every public function reads
+//! and writes it on a blocking thread, never on the runtime.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,9 +28,35 @@ pub fn claude_config_file() -> Option<PathBuf> {
     }
 }
 
+/// `work` on a blocking thread; `failed` when that thread panicked.
+async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static, failed: T) -> T {
+    tokio::task::spawn_blocking(work).await.unwrap_or(failed)
+}
+
+fn owned(dirs: &[&Path]) -> Vec<PathBuf> {
+    dirs.iter().map(|dir| dir.to_path_buf()).collect()
+}
+
 /// Lets agent `kind` work in `dirs` (a task's worktree) without asking, when it trusts
 /// `project`; says what was done, for the task.
-pub fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
+pub async fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
+    let (kind, project, dirs, task_id) = (
+        kind.to_string(),
+        project.to_path_buf(),
+        owned(dirs),
+        task_id.to_string(),
+    );
+    off_runtime(
+        move || {
+            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+            trust_worktree_now(&kind, &project, &dirs, &task_id)
+        },
+        "Claude Code's folder trust was not granted: its writer failed".into(),
+    )
+    .await
+}
+
+fn trust_worktree_now(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
     if kind != "claude" {
         return format!(
             "{kind} is started in the worktree as it is (drydock grants folder trust for Claude Code only)"
@@ -53,7 +82,13 @@ pub fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
 
 /// Lets agent `kind` trust `clone`, a clone drydock made of a remote its config allows
 /// (`[tasks] repositories`): the person vouched for it there. Claude Code only.
-pub fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
+pub async fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
+    let (kind, clone) = (kind.to_string(), clone.to_path_buf());
+    let failed = Err("Claude Code's folder trust was not granted: its writer failed".into());
+    off_runtime(move || vouch_now(&kind, &clone), failed).await
+}
+
+fn vouch_now(kind: &str, clone: &Path) -> Result<(), String> {
     if kind != "claude" {
         return Ok(());
     }
@@ -77,7 +112,12 @@ pub fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
 }
 
 /// Whether Claude Code trusts `project` (or a folder above it).
-pub fn trusts(project: &Path) -> bool {
+pub async fn trusts(project: &Path) -> bool {
+    let project = project.to_path_buf();
+    off_runtime(move || trusts_now(&project), false).await
+}
+
+fn trusts_now(project: &Path) -> bool {
     let Some(file) = claude_config_file() else {
         return false;
     };
@@ -90,7 +130,19 @@ pub fn trusts(project: &Path) -> bool {
 }
 
 /// Takes back the entries drydock added for `task_id`'s worktree.
-pub fn withdraw(dirs: &[&Path], task_id: &str) {
+pub async fn withdraw(dirs: &[&Path], task_id: &str) {
+    let (dirs, task_id) = (owned(dirs), task_id.to_string());
+    off_runtime(
+        move || {
+            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+            withdraw_now(&dirs, &task_id)
+        },
+        (),
+    )
+    .await
+}
+
+fn withdraw_now(dirs: &[&Path], task_id: &str) {
     let Some(file) = claude_config_file() else {
         return;
     };

@@ -27,19 +27,31 @@ fn excerpts(chunks: &[Chunk], question: &str) {
 
 pub fn html_page(question: &str, page: &str) {
     skip_html(Path::new("fuzz/index.html"), page);
-    excerpts(&chunk_html(page, &meta(SourceType::Api, "fuzz/index.html")), question);
+    excerpts(
+        &chunk_html(page, &meta(SourceType::Api, "fuzz/index.html")),
+        question,
+    );
 }
 
 pub fn markdown_page(question: &str, page: &str) {
-    excerpts(&chunk_markdown(page, &meta(SourceType::Guide, "fuzz.md")), question);
+    excerpts(
+        &chunk_markdown(page, &meta(SourceType::Guide, "fuzz.md")),
+        question,
+    );
 }
 
 pub fn rust_source(question: &str, source: &str) {
-    excerpts(&chunk_rust_source(source, &meta(SourceType::Api, "src/fuzz.rs")), question);
+    excerpts(
+        &chunk_rust_source(source, &meta(SourceType::Api, "src/fuzz.rs")),
+        question,
+    );
 }
 
 /// The fetch-docs script's JSON lines, and the same text read as an Elixir source file.
 pub fn elixir_docs(question: &str, text: &str) {
     excerpts(&parse_fetch_docs_output(text), question);
-    excerpts(&chunk_elixir_source(text, &meta(SourceType::Api, "lib/fuzz.ex")), question);
+    excerpts(
+        &chunk_elixir_source(text, &meta(SourceType::Api, "lib/fuzz.ex")),
+        question,
+    );
 }

@@ -22,9 +22,9 @@ pub mod chunk;
 pub mod cross_encoder;
 pub mod elixir_docs;
 pub mod embed;
+pub(crate) mod excerpt;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
-pub(crate) mod excerpt;
 pub(crate) mod html;
 pub mod ingest;
 pub(crate) mod markdown;

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use super::{TARGETS, target};
 
 fn fuzz_dir(kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(kind)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join(kind)
 }
 
 fn inputs(dir: &Path) -> Vec<PathBuf> {
@@ -41,7 +43,10 @@ fn every_target_has_a_corpus_and_every_corpus_a_target() {
     for kind in ["corpus", "regressions"] {
         for dir in inputs(&fuzz_dir(kind)) {
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(target(&name).is_some(), "fuzz/{kind}/{name} names no target");
+            assert!(
+                target(&name).is_some(),
+                "fuzz/{kind}/{name} names no target"
+            );
         }
     }
 }

@@ -22,7 +22,10 @@ pub fn client_message(message: ClientJsonRpcMessage) {
     match request.request {
         ClientRequest::CallToolRequest(call) => {
             let empty = JsonObject::new();
-            tool_arguments(&call.params.name, call.params.arguments.as_ref().unwrap_or(&empty));
+            tool_arguments(
+                &call.params.name,
+                call.params.arguments.as_ref().unwrap_or(&empty),
+            );
         }
         ClientRequest::ReadResourceRequest(read) => {
             is_known(&read.params.uri);

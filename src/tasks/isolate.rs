@@ -93,10 +93,11 @@ impl Tasks {
                 if dir != top {
                     dirs.push(&dir);
                 }
-                if in_clone && let Err(why) = trust::vouch(&task.agent_kind, project) {
+                if in_clone && let Err(why) = trust::vouch(&task.agent_kind, project).await {
                     worktree.notes.push(why);
                 }
-                let trusted = trust::trust_worktree(&task.agent_kind, project, &dirs, &task.id);
+                let trusted =
+                    trust::trust_worktree(&task.agent_kind, project, &dirs, &task.id).await;
                 worktree.notes.push(trusted);
                 Isolation::Worktree(worktree)
             }

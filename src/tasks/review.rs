@@ -181,7 +181,7 @@ impl Tasks {
             .discard(worktree)
             .await
             .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
-        self.forget_worktree(&task, worktree);
+        self.forget_worktree(&task, worktree).await;
         let commit = last.unwrap_or_else(|| worktree.base_sha.clone());
         let disposition = Disposition::Discarded {
             commit: commit.clone(),
@@ -227,13 +227,13 @@ impl Tasks {
     }
 
     /// The folder trust and cargo target of a worktree that is gone.
-    fn forget_worktree(&self, task: &Task, worktree: &Worktree) {
+    async fn forget_worktree(&self, task: &Task, worktree: &Worktree) {
         let (top, dir) = (worktree.path().to_path_buf(), worktree.dir());
-        trust::withdraw(&[top.as_path(), dir.as_path()], &task.id);
+        trust::withdraw(&[top.as_path(), dir.as_path()], &task.id).await;
         if let Some(target) = self.config.cargo_target_for(&dir)
             && target.ends_with(&task.id)
         {
-            let _ = std::fs::remove_dir_all(target);
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(target)).await;
         }
     }
 
@@ -300,7 +300,7 @@ impl Tasks {
             }
             match self.worktrees.retire(worktree, commit).await {
                 Ok(Ok(())) => {
-                    self.forget_worktree(&task, worktree);
+                    self.forget_worktree(&task, worktree).await;
                     tracing::info!("task {}: its merged worktree was removed", task.id);
                 }
                 Ok(Err(kept)) => tracing::info!("task {}: {kept}", task.id),

@@ -588,7 +588,7 @@ impl Tasks {
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
             return;
         };
-        if !crate::agents::trust::trusts(Path::new(&task.project_path)) {
+        if !crate::agents::trust::trusts(Path::new(&task.project_path)).await {
             return;
         }
         let Ok(agent) = self.agents.one(session).await else {

@@ -15,10 +15,10 @@
 mod backend;
 mod budget;
 mod capture;
-#[cfg(any(test, fuzzing))]
-pub(crate) mod fuzzing;
 pub mod command_log;
 pub mod core;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 mod keys;
 mod lifecycle;
 mod marks;

@@ -1,10 +1,10 @@
 //! The cargo toolchain: each build tool as cargo commands, their output parsed into reports.
 
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 pub(crate) mod libtest;
 pub(crate) mod messages;
 pub(crate) mod rustfmt;
-#[cfg(any(test, fuzzing))]
-pub(crate) mod fuzzing;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,9 +7,9 @@ pub(crate) mod dialyzer;
 pub(crate) mod exunit;
 mod exunit_events;
 mod format_diff;
+mod formatter_cache;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
-mod formatter_cache;
 mod project;
 
 use std::path::{Path, PathBuf};
