@@ -283,6 +283,11 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// The server's own process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn base_url(&self) -> String {
         self.url.trim_end_matches("/mcp").to_string()
     }
