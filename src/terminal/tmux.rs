@@ -195,14 +195,21 @@ pub fn inside_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
 }
 
-/// The installed tmux's version, e.g. "3.3a".
+/// The installed tmux's version, e.g. "3.3a": asked once (every terminal listing shows it).
 pub async fn version() -> Result<String> {
-    let mut command = Command::new("tmux");
-    command.env_remove("TMUX");
-    env_policy::scrub(&mut command, &[]);
-    let output = run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
-    let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
-    Ok(version.to_string())
+    static VERSION: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    VERSION
+        .get_or_try_init(|| async {
+            let mut command = Command::new("tmux");
+            command.env_remove("TMUX");
+            env_policy::scrub(&mut command, &[]);
+            let output =
+                run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
+            let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
+            Ok(version.to_string())
+        })
+        .await
+        .cloned()
 }
 
 /// A pane as `list-panes` reports it.
