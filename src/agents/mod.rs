@@ -80,6 +80,7 @@ use crate::config::Config;
 use crate::events::{AgentChange, EventKind, Events};
 use crate::local_endpoint::LocalEndpoint;
 use crate::process::procfs::ProcStat;
+use crate::shared_reading::SharedReading;
 use crate::terminal::{TerminalError, TerminalProgram, Terminals};
 use crate::workspace::Workspace;
 use approvals::Approvals;
@@ -141,6 +142,9 @@ pub struct Agents {
     /// The last agent seen in each terminal, by terminal name: its state carries over
     /// (a redraw is not a new state), and once its process is gone it reads as exited.
     known: Mutex<HashMap<String, Known>>,
+    /// The terminals' programs and the agents found in them, read once for the callers that
+    /// ask together (every listing, and every look at one agent, reads every process).
+    found: SharedReading<Arc<(Vec<TerminalProgram>, Vec<Found>)>>,
 }
 
 #[derive(Clone)]
@@ -179,21 +183,30 @@ impl Agents {
             clock: Clock::new(),
             hooks: HookInbox::new(),
             known: Mutex::default(),
+            found: SharedReading::default(),
         })
     }
 
     /// Every agent, found by process tree in drydock's sessions and the user's tmux panes,
     /// with its state; or only `req.agent`.
     pub async fn list(&self, req: ListRequest) -> Result<ListReport, AgentError> {
-        let terminals = self.terminals.programs().await;
-        // Every process's /proc entry, and the command lines of those in the terminals (a
-        // read that waits while that process's memory is locked): on a blocking thread.
-        let (profiles, programs) = (self.profiles.clone(), terminals.clone());
-        let found = tokio::task::spawn_blocking(move || {
-            discover::find(&profiles, &programs, &ProcessTable::read())
-        })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        let reading = self
+            .found
+            .get(|| async {
+                let terminals = self.terminals.programs().await;
+                // Every process's /proc entry, and the command lines of those in the
+                // terminals (a read that waits while that process's memory is locked): on a
+                // blocking thread.
+                let (profiles, programs) = (self.profiles.clone(), terminals.clone());
+                let found = tokio::task::spawn_blocking(move || {
+                    discover::find(&profiles, &programs, &ProcessTable::read())
+                })
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                Arc::new((terminals, found))
+            })
+            .await;
+        let (terminals, found) = (&reading.0, reading.1.clone());
         let mut agents = Vec::new();
         for agent in found {
             if req
@@ -212,7 +225,7 @@ impl Agents {
                 }
             }
         }
-        agents.extend(self.gone(&terminals, &agents, req.agent.as_deref()));
+        agents.extend(self.gone(terminals, &agents, req.agent.as_deref()));
         if let Some(only) = req.agent
             && agents.is_empty()
         {

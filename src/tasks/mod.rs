@@ -104,6 +104,12 @@ pub struct Tasks {
     pub(super) wake: Notify,
     /// This drydock as a host of its queue.
     host: team::Host,
+    /// It took up what an earlier drydock of this host left running: it claims nothing
+    /// new, and judges none of its running tasks' sessions, before that.
+    adopted: std::sync::atomic::AtomicBool,
+    /// The sessions of adopted agents that have not come to rest under this drydock yet
+    /// (see `Tasks::remind`).
+    taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Tasks {
@@ -129,6 +135,8 @@ impl Tasks {
             runs: OnceLock::new(),
             starting: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
+            adopted: Default::default(),
+            taken_up: Default::default(),
         })
     }
 

@@ -3,9 +3,10 @@
 //! event feed (its agent's state, its session's exit) and by its deadline, and cleaned up
 //! after it ends. A restart adopts what still runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
@@ -17,7 +18,7 @@ use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::Run;
 use crate::agents::requests::{
-    AnswerAction, AnswerRequest, KillRequest, OptionNumber, SpawnBackend,
+    AnswerAction, AnswerRequest, KillRequest, OptionNumber, SendRequest, SpawnBackend,
 };
 use crate::call::Call;
 use crate::supervise::{spawn_supervised, supervised};
@@ -41,6 +42,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 const CANDIDATES: usize = 8;
 /// The variable that names the claim a task's agent runs under.
 const CLAIM_VARIABLE: &str = "DRYDOCK_TASK_CLAIM";
+/// How often taking up what an earlier drydock left running is tried while the queue
+/// cannot be read.
+const ADOPT_RETRY: Duration = Duration::from_secs(1);
 /// The MCP tool a task's agent may call without asking.
 const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
 
@@ -130,7 +134,7 @@ impl Tasks {
     /// Claims the first of `candidates` this host may start under the caps, and marks it
     /// running in its session (the agent is started next, by `launch`).
     pub(super) async fn claim(&self, candidates: &[String]) -> Result<Option<Task>, TaskError> {
-        if !self.host.may_claim() {
+        if !self.host.may_claim() || !self.has_adopted() {
             return Ok(None);
         }
         let claimer = self.host.claimer(self.config.tasks.host.cap);
@@ -162,6 +166,11 @@ impl Tasks {
                 source,
             }
             .into());
+        }
+        if !self.has_adopted() {
+            return Ok(TaskError::NotAllowed(
+                "this drydock is still taking up the tasks it ran before it was restarted (it waits for the task queue to answer)".into(),
+            ));
         }
         if !self.host.may_claim() {
             return Ok(TaskError::NotAllowed(format!(
@@ -390,7 +399,7 @@ impl Tasks {
         let first_feed = std::sync::Mutex::new(Some(self.events.subscribe()));
         self.report_health(stop.clone());
         self.serve_team(stop.clone()).await;
-        self.adopt().await;
+        self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
         self.fill().await;
         let this = self.clone();
@@ -534,12 +543,17 @@ impl Tasks {
             None => "(killed by a signal)".to_string(),
         };
         let failure = format!("its agent exited {how} without signalling the end of the task");
+        tracing::warn!("task {id}: {failure}");
         self.fail(&task, failure, exit_code).await;
     }
 
     /// Marks task `id` as needing a person while its agent waits at a prompt; Claude Code's
     /// folder-trust question in a task's worktree is answered (see [`Self::confirm_trust`]).
     async fn agent_changed(self: &Arc<Self>, id: &str, claim: i64, change: &AgentChange) {
+        if change.state == "idle" && self.came_to_rest(&change.agent) {
+            let (this, id, session) = (self.clone(), id.to_string(), change.agent.clone());
+            tokio::spawn(async move { this.remind(&id, &session).await });
+        }
         let asks_trust = change.state == "waiting"
             && change
                 .question
@@ -688,40 +702,170 @@ impl Tasks {
         }
     }
 
-    /// Takes up the tasks an earlier drydock left running: those whose agent still runs in
-    /// its session are watched again; the others failed while drydock was down.
-    async fn adopt(self: &Arc<Self>) {
-        for task in self.running_tasks().await {
+    /// Whether this drydock took up what an earlier one of this host left running.
+    fn has_adopted(&self) -> bool {
+        self.adopted.load(Ordering::Relaxed)
+    }
+
+    /// [`Self::adopt`] as soon as the queue can be read (a restart while its database is
+    /// away must not leave the earlier drydock's tasks to nobody), until `stop`.
+    async fn adopt_once_readable(self: &Arc<Self>, stop: &tokio_util::sync::CancellationToken) {
+        loop {
+            match self.adopt().await {
+                Ok(()) => break,
+                Err(error) => tracing::debug!("taking up the tasks left running: {error}"),
+            }
+            tokio::select! {
+                () = tokio::time::sleep(ADOPT_RETRY) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+        self.adopted.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes up the tasks an earlier drydock of this host left running: those whose agent
+    /// still runs in its session are watched again (and reminded of `task_complete` when at
+    /// rest, see [`Self::remind`]). The others are failed on a machine's own queue; on a
+    /// shared one they go back to the team as a lost host's do ([`Self::hand_back`]), for
+    /// this host or another to do.
+    async fn adopt(self: &Arc<Self>) -> Result<(), TaskError> {
+        let running = self.store().await?.list(Some(TaskState::Running)).await?;
+        for task in running.into_iter().filter(|t| self.is_mine(t)) {
             let session = task
                 .session
                 .clone()
                 .unwrap_or_else(|| session_of(&task.id, task.epoch));
-            let alive = self
+            let agent = self
                 .agents
                 .one(&session)
                 .await
-                .is_ok_and(|agent| agent.state != "exited");
+                .ok()
+                .filter(|agent| agent.state != "exited");
             let token = std::fs::read_to_string(self.task_dir(&task.id).join("token"));
-            match (alive, token) {
-                (true, Ok(token)) => {
+            let why = match (agent, token) {
+                (Some(agent), Ok(token)) => {
                     let scope = self.scope_of(&task, Path::new(task.work_dir()));
                     self.tokens.restore(token.trim(), scope);
                     self.agents.adopt_run(&session, self.allowed_tools(&task));
                     tracing::info!("task {} runs on in {session}", task.id);
+                    self.taken_up_lock().insert(session.clone());
+                    if agent.state == "idle" && self.came_to_rest(&session) {
+                        self.remind(&task.id, &session).await;
+                    }
+                    continue;
                 }
-                _ => {
-                    let failure = match self.terminals.names().contains(&session) {
-                        true => "its agent ended while drydock was down",
-                        false => "session lost while drydock was down",
-                    };
-                    self.fail(&task, failure.to_string(), None).await;
+                (Some(_), Err(_)) => {
+                    "its agent runs, but without the token it was started with (this drydock's data directory is not the one it was started from)"
                 }
+                (None, _) if self.terminals.names().contains(&session) => {
+                    "its agent ended while drydock was down"
+                }
+                (None, _) => "session lost while drydock was down",
+            };
+            match self.host_is_shared() {
+                true => self.hand_back(&task, &session, why).await,
+                false => self.fail(&task, why.to_string(), None).await,
             }
         }
+        Ok(())
+    }
+
+    fn taken_up_lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.taken_up.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the adopted agent in `session` comes to rest for the first time under this
+    /// drydock.
+    fn came_to_rest(&self, session: &str) -> bool {
+        self.taken_up_lock().remove(session)
+    }
+
+    /// Asks the adopted agent in `session`, at rest while its task still runs, to say how
+    /// the task ended: a `task_complete` it called while no drydock answered at this
+    /// address was lost. Its task's prompt again, after a word on why.
+    async fn remind(self: &Arc<Self>, id: &str, session: &str) {
+        let Ok(task) = self.task(id).await else {
+            return;
+        };
+        if task.state != TaskState::Running
+            || !self.is_mine(&task)
+            || task.session.as_deref() != Some(session)
+        {
+            return;
+        }
+        let isolation = task
+            .isolation
+            .clone()
+            .unwrap_or(Isolation::InPlace { why: String::new() });
+        let drydock = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "drydock".into());
+        let text = format!(
+            "drydock was restarted while you worked on this task; if you called task_complete while it was down, the call was lost: call it again. {}",
+            prompt(&task, &isolation, &drydock)
+        );
+        let send = SendRequest {
+            agent: session.to_string(),
+            text,
+        };
+        let stop = self.running_until().cloned().unwrap_or_default();
+        match self.agents.send(send, &Call::silent(stop)).await {
+            Ok(_) => tracing::info!("task {id}: its adopted agent was reminded of task_complete"),
+            Err(error) => tracing::warn!("task {id}: reminding its adopted agent: {error}"),
+        }
+    }
+
+    /// Gives running `task`, which this drydock cannot carry on, back to the team as the
+    /// claim of a host whose lease ran out is (see `team`): its agent stopped if it runs, the
+    /// task lost, and queued again unless `[tasks.host] requeue_lost = false`.
+    async fn hand_back(self: &Arc<Self>, task: &Task, session: &str, why: &str) {
+        let Ok(lease) = self.lease_here(task) else {
+            return;
+        };
+        if self.terminals.names().iter().any(|s| s == session) {
+            self.abandon(session).await;
+        }
+        let record = Record {
+            failure: Some(format!(
+                "lost: its host {} was restarted and could not take it up ({why})",
+                self.host_name()
+            )),
+            ..Record::default()
+        };
+        let lost = self
+            .persistently(|store| {
+                store.transition(&task.id, Transition::Lose, record.clone(), lease.as_ref())
+            })
+            .await;
+        let mut now = match lost {
+            Ok(lost) => lost,
+            Err(error) => {
+                tracing::debug!("task {} not handed back: {error}", task.id);
+                return;
+            }
+        };
+        tracing::warn!("task {}: {why}; handed back to the queue", task.id);
+        if self.config.tasks.host.requeue_lost {
+            match self
+                .persistently(|store| {
+                    store.transition(&task.id, Transition::Retry, record.clone(), None)
+                })
+                .await
+            {
+                Ok(queued) => now = queued,
+                Err(error) => tracing::debug!("task {}: queueing it again: {error}", task.id),
+            }
+        }
+        self.publish(&now, Some(TaskState::Running));
+        self.fill().await;
     }
 
     /// After missed events: the running tasks whose session is gone or whose program ended.
     pub(super) async fn check_sessions(self: &Arc<Self>) {
+        // Until then, a session that is not there may be one the earlier drydock left.
+        if !self.has_adopted() {
+            return;
+        }
         for task in self.running_tasks().await {
             let Some(session) = task.session.clone() else {
                 continue;

@@ -95,6 +95,16 @@ impl Host {
 }
 
 impl Tasks {
+    /// Whether this drydock is a host of a shared queue.
+    pub(super) fn host_is_shared(&self) -> bool {
+        self.host.shared
+    }
+
+    /// This host's name.
+    pub(super) fn host_name(&self) -> &str {
+        &self.host.name
+    }
+
     /// Whether `task` is (or was last) run by this host. On a machine's own queue, all are.
     pub(super) fn is_mine(&self, task: &Task) -> bool {
         !self.host.shared || task.host.as_deref() == Some(self.host.name.as_str())

@@ -23,6 +23,7 @@ use super::tmux::{
     Spawn, Tmux, TmuxError,
 };
 use crate::config::Config;
+use crate::shared_reading::SharedReading;
 
 type Result<T, E = TerminalError> = std::result::Result<T, E>;
 
@@ -37,6 +38,10 @@ pub(super) struct Opener {
     shell_dir: PathBuf,
     scrollback_lines: usize,
     env_remove: Vec<String>,
+    /// The panes of drydock's server and of the user's, each read once for the callers that
+    /// ask together (every agent and terminal listing reads them).
+    own_panes: SharedReading<Vec<PaneInfo>>,
+    user_panes: SharedReading<Vec<PaneInfo>>,
 }
 
 /// The user's shell as a new session gets it: how to start it, where, and what to send it.
@@ -75,6 +80,8 @@ impl Opener {
             shell_dir: shell_integration::default_dir(),
             scrollback_lines: config.terminal.scrollback_lines,
             env_remove: config.env_remove.clone(),
+            own_panes: SharedReading::default(),
+            user_panes: SharedReading::default(),
         }
     }
 
@@ -229,22 +236,28 @@ impl Opener {
 
     /// Every pane of drydock's tmux server (none when it is not running).
     pub async fn own_panes(&self) -> Vec<PaneInfo> {
-        self.tmux.list_panes().await.unwrap_or_default()
+        self.own_panes
+            .get(|| async { self.tmux.list_panes().await.unwrap_or_default() })
+            .await
     }
 
     /// Every pane of the user's tmux servers: the default one and the others in the user's
     /// tmux socket directory (none of a server that is not running).
     pub async fn user_panes(&self) -> Vec<PaneInfo> {
-        let mut panes = self.user_tmux.list_panes().await.unwrap_or_default();
-        for name in tmux::user_socket_names() {
-            panes.extend(
-                self.users_named(&name)
-                    .list_panes()
-                    .await
-                    .unwrap_or_default(),
-            );
-        }
-        panes
+        self.user_panes
+            .get(|| async {
+                let mut panes = self.user_tmux.list_panes().await.unwrap_or_default();
+                for name in tmux::user_socket_names() {
+                    panes.extend(
+                        self.users_named(&name)
+                            .list_panes()
+                            .await
+                            .unwrap_or_default(),
+                    );
+                }
+                panes
+            })
+            .await
     }
 
     /// Listens to `pane`: its current screen first, then live output.

@@ -10,6 +10,7 @@
 //! Every session target is passed to tmux as `=NAME:` (exact match): a bare `-t NAME` lets
 //! tmux fall back to a prefix match, and `kill-session -t a` kills a session named `a b`.
 
+mod changes;
 pub(super) mod control;
 mod procs;
 #[cfg(test)]
@@ -36,6 +37,9 @@ pub const DRYDOCK_SESSION_OPTION: &str = "@drydock";
 /// Separates fields in `-F` formats. tmux escapes control characters in names (a window
 /// named `a\x1fb` is printed as `a\037b`), so this byte cannot come from a name.
 const FIELD_SEPARATOR: char = '\u{1f}';
+
+/// How long a kill waits for the control clients of a killed session to end.
+const DETACH_WITHIN: Duration = Duration::from_secs(2);
 
 /// How often `new_session` retries while a previous server is still exiting.
 const NEW_SESSION_RETRIES: u32 = 5;
@@ -133,6 +137,27 @@ impl SocketSpec {
         }
     }
 
+    /// The file every drydock that changes this server's sessions or attaches to it locks
+    /// first (see `changes`): beside its socket.
+    fn lock_file(&self) -> Option<PathBuf> {
+        let beside = |socket: PathBuf| {
+            let mut name = socket.into_os_string();
+            name.push(".drydock-lock");
+            PathBuf::from(name)
+        };
+        match self {
+            #[cfg(test)]
+            SocketSpec::Path(path) => Some(beside(path.clone())),
+            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
+                Some(beside(tmux_socket_dir()?.join(name)))
+            }
+            SocketSpec::UserDefault => match tmux_env_socket() {
+                Some(path) => Some(beside(PathBuf::from(path))),
+                None => Some(beside(tmux_socket_dir()?.join("default"))),
+            },
+        }
+    }
+
     fn describe(&self) -> Option<String> {
         match self {
             #[cfg(test)]
@@ -170,14 +195,21 @@ pub fn inside_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
 }
 
-/// The installed tmux's version, e.g. "3.3a".
+/// The installed tmux's version, e.g. "3.3a": asked once (every terminal listing shows it).
 pub async fn version() -> Result<String> {
-    let mut command = Command::new("tmux");
-    command.env_remove("TMUX");
-    env_policy::scrub(&mut command, &[]);
-    let output = run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
-    let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
-    Ok(version.to_string())
+    static VERSION: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    VERSION
+        .get_or_try_init(|| async {
+            let mut command = Command::new("tmux");
+            command.env_remove("TMUX");
+            env_policy::scrub(&mut command, &[]);
+            let output =
+                run_tmux(command, vec!["-V".into()], DEFAULT_COMMAND_TIMEOUT, None).await?;
+            let version = output.trim().strip_prefix("tmux ").unwrap_or(output.trim());
+            Ok(version.to_string())
+        })
+        .await
+        .cloned()
 }
 
 /// A pane as `list-panes` reports it.
@@ -408,15 +440,11 @@ pub fn valid_socket_name(name: &str) -> bool {
 /// The sockets of the user's other tmux servers (`tmux -L NAME`): every socket in
 /// `$TMUX_TMPDIR/tmux-UID/` (default /tmp) but the default one and drydock's own (`drydock*`).
 pub fn user_socket_names() -> Vec<String> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+    use std::os::unix::fs::FileTypeExt;
+    let Some(dir) = tmux_socket_dir() else {
         return Vec::new();
     };
-    let base = std::env::var_os("TMUX_TMPDIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    let Ok(entries) = std::fs::read_dir(base.join(format!("tmux-{uid}"))) else {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut names: Vec<String> = entries
@@ -428,6 +456,17 @@ pub fn user_socket_names() -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Where tmux keeps the user's sockets: `$TMUX_TMPDIR/tmux-UID/` (default /tmp).
+fn tmux_socket_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let base = std::env::var_os("TMUX_TMPDIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    Some(base.join(format!("tmux-{uid}")))
 }
 
 /// tmux's rules for session names, made strict: tmux silently replaces `:` and `.` with `_`
@@ -549,6 +588,13 @@ impl Tmux {
 
     pub fn socket(&self) -> &SocketSpec {
         &self.socket
+    }
+
+    /// Waits until no other attach to this server or change of its sessions, by this drydock
+    /// or another on the same server, is under way; the next one waits for this one until
+    /// the guard is dropped (see `changes`).
+    pub(crate) async fn changing(&self) -> changes::Changing {
+        changes::changing(self.socket.lock_file()).await
     }
 
     fn base_args(&self) -> Vec<OsString> {
@@ -781,7 +827,11 @@ impl Tmux {
         // starts a fresh one.
         let mut attempts = 0;
         let pane = loop {
-            let created = match self.run(args.clone()).await {
+            let ran = {
+                let _changing = self.changing().await;
+                self.run(args.clone()).await
+            };
+            let created = match ran {
                 Ok(out) => self.pane(first_line(&out, "new-session")?).await,
                 Err(error) => Err(error),
             };
@@ -818,7 +868,7 @@ impl Tmux {
             args.extend(cmd(["-n", name]));
         }
         spawn_args(&mut args, spawn)?;
-        let out = self.run(args).await?;
+        let out = self.run_changing(args).await?;
         let pane = self.after_create(first_line(&out, "new-window")?).await?;
         Ok(with_start_path(pane, spawn))
     }
@@ -844,7 +894,7 @@ impl Tmux {
             "#{pane_id}",
         ]));
         spawn_args(&mut args, spawn)?;
-        let out = self.run(args).await?;
+        let out = self.run_changing(args).await?;
         let pane = self.after_create(first_line(&out, "split-window")?).await?;
         Ok(with_start_path(pane, spawn))
     }
@@ -889,25 +939,71 @@ impl Tmux {
     /// processes of each pane's session are collected first (from /proc), and whatever
     /// survives the kill gets SIGKILL. A process that left with `setsid` and was reparented
     /// is out of reach.
+    ///
+    /// The control clients attached to the session (drydock's, and those of other drydocks
+    /// on the server) detach with it; the kill holds [`Tmux::changing`] until tmux has seen
+    /// them go.
     pub async fn kill_session(&self, session: &str) -> Result<()> {
         let panes = self.session_panes(session).await?;
-        self.kill_with_processes(
-            &panes,
-            cmd(["kill-session", "-t", &session_target(session)]),
-        )
-        .await
-    }
-
-    async fn kill_with_processes(&self, panes: &[PaneInfo], kill: Vec<String>) -> Result<()> {
+        let target = session_target(session);
         let processes = procs::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
-        self.run(kill).await?;
+        {
+            let _changing = self.changing().await;
+            let clients = self.client_pids(&target).await;
+            self.run(cmd(["kill-session", "-t", &target])).await?;
+            self.after_detaching(&clients).await;
+        }
         processes.end(procs::AFTER_HANGUP).await;
         Ok(())
     }
 
+    async fn kill_with_processes(&self, panes: &[PaneInfo], kill: Vec<String>) -> Result<()> {
+        let processes = procs::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
+        self.run_changing(kill).await?;
+        processes.end(procs::AFTER_HANGUP).await;
+        Ok(())
+    }
+
+    /// [`Tmux::run`] for a command that changes what tmux tells control clients about.
+    async fn run_changing(&self, args: Vec<String>) -> Result<String> {
+        let _changing = self.changing().await;
+        self.run(args).await
+    }
+
+    /// The processes of the clients attached to session `target` (none when it cannot be
+    /// told).
+    async fn client_pids(&self, target: &str) -> Vec<i32> {
+        match self
+            .run(cmd(["list-clients", "-t", target, "-F", "#{client_pid}"]))
+            .await
+        {
+            Ok(out) => out.lines().filter_map(|l| l.trim().parse().ok()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Once the client processes `pids` ended (within [`DETACH_WITHIN`]), one more command:
+    /// tmux answers it only after it has dealt with their going.
+    pub(crate) async fn after_detaching(&self, pids: &[i32]) {
+        if pids.is_empty() {
+            return;
+        }
+        let deadline = std::time::Instant::now() + DETACH_WITHIN;
+        while pids
+            .iter()
+            .any(|pid| crate::process::procfs::ProcStat::read(*pid).is_some_and(|p| !p.is_gone()))
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let _ = self
+            .run(cmd(["list-sessions", "-F", "#{session_id}"]))
+            .await;
+    }
+
     pub async fn rename_session(&self, session: &str, new_name: &str) -> Result<()> {
         validate_session_name(new_name)?;
-        self.run(cmd([
+        self.run_changing(cmd([
             "rename-session",
             "-t",
             &session_target(session),

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     ),
     ("events", Layer::Foundation, &["catalog"]),
     ("local_endpoint", Layer::Foundation, &["private"]),
+    ("shared_reading", Layer::Foundation, &[]),
     // Capabilities: each knows the foundation and the capabilities listed, never MCP or HTTP.
     ("terminal", Layer::Capability, &[]),
     ("toolchain", Layer::Capability, &[]),

@@ -10,6 +10,7 @@ mod agent_hooks;
 mod agent_kit;
 mod agent_screens;
 mod blocked_memory;
+mod chaos_soak;
 mod chromium;
 mod containment;
 mod dashboard;

@@ -269,7 +269,7 @@ unsafe extern "C" {
     fn libc_geteuid() -> u32;
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

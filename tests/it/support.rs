@@ -204,7 +204,11 @@ impl Server {
             .current_dir(scratch.path())
             .env(MARKER_VAR, &marker)
             .env("DRYDOCK_DATA_DIR", data_dir.path())
-            .env("RUST_LOG", "drydock=warn")
+            // IT_SERVER_LOG: what the servers log for a run that looks into them.
+            .env(
+                "RUST_LOG",
+                std::env::var("IT_SERVER_LOG").unwrap_or("drydock=warn".into()),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -281,6 +285,11 @@ impl Server {
     pub fn kill_now(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// The server's own process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn base_url(&self) -> String {

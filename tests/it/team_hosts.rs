@@ -22,7 +22,7 @@ use crate::task_worktrees::{git, repository};
 const HOSTS: [(&str, u32); 3] = [("a", 2), ("b", 2), ("c", 3)];
 const TASKS: usize = 30;
 
-fn config(url: &str, name: &str, cap: u32) -> String {
+pub fn config(url: &str, name: &str, cap: u32) -> String {
     format!(
         "[tasks]\nstore = \"{url}\"\nhost = \"{name}\"\nhost_cap = {cap}\nlease_s = 5\ngrace_s = 1\n"
     )
@@ -30,7 +30,7 @@ fn config(url: &str, name: &str, cap: u32) -> String {
 
 /// The tasks' state, host and epoch by id, read in one statement (empty while the database
 /// is down).
-fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, String, i64)> {
+pub fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, String, i64)> {
     let output = std::process::Command::new("psql")
         .args(["-X", "-A", "-t", "-F", " ", "-h", "127.0.0.1"])
         .args([
@@ -60,11 +60,11 @@ fn tasks_now(postgres: &Postgres, database: &str) -> BTreeMap<String, (String, S
         .collect()
 }
 
-fn count(tasks: &BTreeMap<String, (String, String, i64)>, state: &str) -> usize {
+pub fn count(tasks: &BTreeMap<String, (String, String, i64)>, state: &str) -> usize {
     tasks.values().filter(|(s, _, _)| s == state).count()
 }
 
-async fn until(
+pub async fn until(
     what: &str,
     limit: Duration,
     postgres: &Postgres,
@@ -297,7 +297,7 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
 }
 
 /// The tmux sessions of the drydock tmux server under `tmux_dir` (none when it is gone).
-fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
+pub fn tmux_sessions(tmux_dir: &Path) -> Vec<String> {
     let output = std::process::Command::new("tmux")
         .args(["-L", "drydock", "list-sessions", "-F", "#{session_name}"])
         .env("TMUX_TMPDIR", tmux_dir)

@@ -295,6 +295,8 @@ impl Shared {
 /// arrives on the reader task; [`ControlClient::subscribe`] routes a pane's bytes to a
 /// callback. Dropping the client kills the tmux process and stops its tasks.
 pub struct ControlClient {
+    /// Its server: the client detaches under [`Tmux::changing`] when dropped.
+    tmux: Tmux,
     shared: Arc<Shared>,
     child: Mutex<Option<Child>>,
     reader: JoinHandle<()>,
@@ -307,6 +309,9 @@ impl ControlClient {
     /// Attaches to `session` (exact name) in control mode. Only output produced from now on
     /// is reported: capture the pane's current screen first.
     pub async fn attach(tmux: &Tmux, session: &str) -> Result<ControlClient> {
+        // Until tmux answers the attach, the client is still identifying itself: no change
+        // tmux tells control clients about may happen meanwhile (see `changes`).
+        let changing = tmux.changing().await;
         let mut command = tmux.command();
         command
             .args([
@@ -340,8 +345,10 @@ impl ControlClient {
         // The attach command's own reply block comes first, or an error and %exit.
         if let Err(message) = read_attach_reply(&mut lines).await {
             let _ = child.start_kill();
+            let _ = child.wait().await;
             return Err(classify_attach_error(session, message));
         }
+        drop(changing);
         let (recheck_tx, recheck_rx) = mpsc::unbounded_channel();
         // Listening before the windows are listed: a window added meanwhile is not missed.
         let added = shared.events.subscribe();
@@ -349,6 +356,7 @@ impl ControlClient {
         let checker = tokio::spawn(check_closed_panes(tmux.clone(), shared.clone(), recheck_rx));
         let windows = tokio::spawn(watch_new_windows(shared.clone(), added));
         let client = ControlClient {
+            tmux: tmux.clone(),
             shared,
             child: Mutex::new(Some(child)),
             reader,
@@ -416,8 +424,30 @@ impl ControlClient {
 impl Drop for ControlClient {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.lock().unwrap().take() {
-            // tokio reaps it in the background.
-            let _ = child.start_kill();
+            // Its detaching is a change tmux tells the other control clients about: made
+            // while no attach is under way (see `changes`), on the runtime when there is one.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let tmux = self.tmux.clone();
+                    // Its stdin stays open until then: at its end the client would detach.
+                    let shared = self.shared.clone();
+                    runtime.spawn(async move {
+                        let _changing = tmux.changing().await;
+                        drop(shared);
+                        let pid = child.id();
+                        let _ = child.start_kill();
+                        let _ = tokio::time::timeout(CLOSE_TIMEOUT, child.wait()).await;
+                        tmux.after_detaching(
+                            &pid.map(|p| p as i32).into_iter().collect::<Vec<_>>(),
+                        )
+                        .await;
+                    });
+                }
+                // tokio reaps it in the background.
+                Err(_) => {
+                    let _ = child.start_kill();
+                }
+            }
         }
         self.reader.abort();
         self.checker.abort();

@@ -1045,3 +1045,61 @@ fn pane_lines_parse_with_odd_names() {
     assert_eq!(pane.address(), "tmux:my session:1.0");
     assert!(PaneInfo::parse("%3\u{1f}x").is_none());
 }
+
+/// tmux before 3.6 crashes when it tells control clients of a change while one of them is
+/// still identifying itself (see `changes`): sessions made and killed without pause while
+/// control clients attach and detach over and over leave the server running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sessions_coming_and_going_while_clients_attach_leave_the_server_running() {
+    const FOR: Duration = Duration::from_secs(6);
+    let server = TestServer::new();
+    server.bash_session("drydock-anchor").await;
+    let tmux = server.tmux.clone();
+    let churn = tokio::spawn(async move {
+        let (argv, env) = TestServer::bash_spawn();
+        let started = std::time::Instant::now();
+        let mut made = 0;
+        while started.elapsed() < FOR {
+            let name = format!("drydock-churn-{made}");
+            let spawn = Spawn {
+                cwd: None,
+                argv: &argv,
+                env: &env,
+            };
+            tmux.new_session(&name, &spawn, 24, 80).await.unwrap();
+            tmux.kill_session(&name).await.unwrap();
+            made += 1;
+        }
+        made
+    });
+    let attachers: Vec<_> = (0..2)
+        .map(|_| {
+            let tmux = server.tmux.clone();
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let mut attached = 0;
+                while started.elapsed() < FOR {
+                    let client = ControlClient::attach(&tmux, "drydock-anchor")
+                        .await
+                        .unwrap();
+                    drop(client);
+                    attached += 1;
+                }
+                attached
+            })
+        })
+        .collect();
+    let made = churn.await.unwrap();
+    let mut attached = 0;
+    for attacher in attachers {
+        attached += attacher.await.unwrap();
+    }
+    assert!(
+        made > 10 && attached > 10,
+        "{made} sessions, {attached} attaches"
+    );
+    assert!(
+        server.tmux.server_running().await.unwrap(),
+        "the server crashed ({made} sessions made and killed, {attached} attaches)"
+    );
+}
