@@ -23,12 +23,12 @@ struct Entry {
 }
 
 /// Checks out the submodules of the work tree `dir` (and theirs) that come from an allowed
-/// remote; a note for each one left out.
+/// remote: how many were, and a note for each one left out.
 pub(super) async fn check_out(
     dir: &Path,
     allowed: &RemoteRepositories,
-) -> Result<Vec<String>, GitError> {
-    let mut notes = Vec::new();
+) -> Result<(usize, Vec<String>), GitError> {
+    let (mut checked_out, mut notes) = (0, Vec::new());
     let mut pending = vec![(dir.to_path_buf(), 0)];
     while let Some((dir, level)) = pending.pop() {
         if level >= MOST_LEVELS || !dir.join(".gitmodules").is_file() {
@@ -47,10 +47,11 @@ pub(super) async fn check_out(
         }
         for (name, path, url) in sources {
             update(&git, &name, &path, &url).await?;
+            checked_out += 1;
             pending.push((dir.join(&path), level + 1));
         }
     }
-    Ok(notes)
+    Ok((checked_out, notes))
 }
 
 /// The `.gitmodules` entries by name (read as data: `-f` follows no includes).

@@ -212,11 +212,13 @@ impl Worktrees {
     ) -> Result<(), WorktreeError> {
         if worktree.path().join(".gitmodules").is_file() {
             Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await?;
-            let left_out = submodules::check_out(worktree.path(), &self.remotes).await?;
-            worktree.notes.push(
-                "its submodules from allowed remotes were checked out (git submodule update --init)"
-                    .into(),
-            );
+            let (checked_out, left_out) =
+                submodules::check_out(worktree.path(), &self.remotes).await?;
+            if checked_out > 0 {
+                worktree.notes.push(format!(
+                    "{checked_out} submodule(s) from allowed remotes were checked out (git submodule update --init)"
+                ));
+            }
             worktree.notes.extend(left_out);
         }
         // Copied on a blocking thread: an entry may be a whole folder (deps, node_modules).
@@ -343,8 +345,14 @@ impl Worktrees {
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
-            repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
-                .await?;
+            match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                Ok(_) => {
+                    repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
+                        .await?;
+                }
+                // git refuses a worktree whose .git is not its own: removed as it is.
+                Err(_) => remove_tree(worktree.path()).await?,
+            }
         }
         repo.run(&["worktree", "prune"]).await?;
         let branch_ref = format!("refs/heads/{}", worktree.branch);
@@ -415,6 +423,15 @@ impl Worktrees {
             _machine: machine,
         }
     }
+}
+
+/// Removes the folder `path` and all it holds, on a blocking thread.
+async fn remove_tree(path: &Path) -> Result<(), WorktreeError> {
+    let gone = path.to_path_buf();
+    tokio::task::spawn_blocking(move || std::fs::remove_dir_all(gone))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|e| WorktreeError::Io(format!("cannot remove {}: {e}", path.display())))
 }
 
 /// An exclusive lock on the file at `path` (made if missing), waited for; None when it cannot
@@ -935,7 +952,7 @@ mod tests {
 
         assert!(Path::new(&tree.dir).join("vendor/lib/lib.txt").is_file());
         assert!(
-            tree.notes.iter().any(|n| n.contains("submodules")),
+            tree.notes.iter().any(|n| n.contains("1 submodule(s)")),
             "{:?}",
             tree.notes
         );
@@ -1029,6 +1046,10 @@ mod tests {
                 .unwrap_err()
                 .contains("not a worktree of the repository")
         );
+        // The person discards it: removed all the same, with its branch.
+        trees.discard(&tree).await.unwrap();
+        assert!(!tree.path().exists());
+        assert_eq!(repo.git(&["branch", "--list", "drydock/*"]).trim(), "");
     }
 
     #[test]
