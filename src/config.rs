@@ -418,13 +418,23 @@ fn percent_decoded(text: &str) -> Result<String, String> {
     }
 }
 
-/// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`). `Debug` does not
+/// show a PostgreSQL URL: it may hold the database's password.
+#[derive(Clone, PartialEq, Eq)]
 pub enum QueueStore {
     /// An SQLite file in the data directory: this machine's queue.
     Sqlite,
     /// A PostgreSQL database (a `postgres://` URL) that a team's hosts share.
     Postgres(String),
+}
+
+impl std::fmt::Debug for QueueStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueStore::Sqlite => f.write_str("Sqlite"),
+            QueueStore::Postgres(_) => f.write_str("Postgres(hidden)"),
+        }
+    }
 }
 
 /// This drydock as a host of a shared queue.
@@ -1633,7 +1643,8 @@ mod tests {
             config.secret_values.values(),
             ["tok-123456", "postgres://q:pw-123456@db/q"]
         );
-        assert!(!format!("{config:?}").contains("tok-123456"));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("tok-123456") && !shown.contains("pw-123456"));
     }
 
     #[test]
