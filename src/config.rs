@@ -88,6 +88,9 @@ pub struct Config {
     pub limits: Limits,
     pub timeouts: Timeouts,
     pub env_remove: Vec<String>,
+    /// What `env_remove`'s variables held when the config was read, before drydock takes
+    /// them out of its environment: what the project memory scrubs from what it records.
+    pub secret_values: SecretValues,
     pub toolchain: ToolchainConfig,
     pub terminal: TerminalConfig,
     pub docs: DocsConfig,
@@ -294,8 +297,10 @@ impl RemoteRepositories {
         Ok(RemoteRepositories { patterns, set })
     }
 
+    /// Whether `url` is allowed: its normalised form ([`normalised_remote`]) matches a
+    /// pattern. A URL that does not normalise (a query, a fragment, a `..`) is not.
     pub fn allows(&self, url: &str) -> bool {
-        self.set.is_match(url)
+        normalised_remote(url).is_ok_and(|url| self.set.is_match(url))
     }
 
     pub fn patterns(&self) -> &[String] {
@@ -303,13 +308,133 @@ impl RemoteRepositories {
     }
 }
 
-/// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The transports a git remote may use.
+const REMOTE_SCHEMES: [&str; 5] = ["https", "http", "ssh", "git", "file"];
+
+/// A git remote as git reaches it, for matching: `scheme://[user@]host[:port]/path` with the
+/// scheme and host in lower case and the path percent-decoded (`file:///srv/%61pp` is
+/// `file:///srv/app`), or `user@host:path` (ssh's short form, host in lower case). Refused: a
+/// scheme git should not use here, a password, a query or fragment (`?`, `#`: what comes
+/// after them is not the path a glob reads, and may name another host), a backslash, and a
+/// `.` or `..` segment, raw or encoded.
+pub fn normalised_remote(raw: &str) -> Result<String, String> {
+    let raw = raw.trim();
+    if raw
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\\' | '?' | '#'))
+    {
+        return Err("holds a control character, a backslash, `?` or `#`".into());
+    }
+    let (normalised, path) = match raw.split_once("://") {
+        Some(_) => normalised_url(raw)?,
+        None => normalised_scp(raw)?,
+    };
+    if path
+        .split('/')
+        .any(|segment| segment == ".." || segment == ".")
+    {
+        return Err("has a `..` segment".into());
+    }
+    Ok(normalised)
+}
+
+/// `scheme://…` normalised, and its decoded path.
+fn normalised_url(raw: &str) -> Result<(String, String), String> {
+    let url = url::Url::parse(raw).map_err(|e| format!("is not a URL ({e})"))?;
+    let scheme = url.scheme();
+    if !REMOTE_SCHEMES.contains(&scheme) {
+        return Err(format!("uses {scheme}://"));
+    }
+    if url.password().is_some() {
+        return Err("holds a password".into());
+    }
+    // The raw path: the parser has already taken `..` out of it.
+    let after_scheme = &raw[scheme.len() + 3..];
+    let raw_path = after_scheme.find('/').map_or("", |at| &after_scheme[at..]);
+    let path = percent_decoded(raw_path)?;
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    let place = match (scheme, host.as_str()) {
+        ("file", "" | "localhost") => String::new(),
+        ("file", _) => return Err("names a file on another host".into()),
+        (_, "") => return Err("names no host".into()),
+        _ => {
+            let user = match percent_decoded(url.username())? {
+                user if user.is_empty() => user,
+                user if is_word(&user, "._-") => format!("{user}@"),
+                _ => return Err("has an odd user name".into()),
+            };
+            if !is_word(&host, ".-[]:") {
+                return Err("has an odd host name".into());
+            }
+            let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{user}{host}{port}")
+        }
+    };
+    Ok((format!("{scheme}://{place}{path}"), path))
+}
+
+/// `user@host:path` normalised, and its path.
+fn normalised_scp(raw: &str) -> Result<(String, String), String> {
+    let (user, rest) = raw.split_once('@').ok_or("is not a URL")?;
+    let (host, path) = rest.split_once(':').ok_or("is not a URL")?;
+    if !is_word(user, "._-") || !is_word(host, ".-") || path.is_empty() || path.starts_with('/') {
+        return Err("is not a URL".into());
+    }
+    let host = host.to_ascii_lowercase();
+    Ok((format!("{user}@{host}:{path}"), path.to_string()))
+}
+
+/// Whether `s` is made of ASCII letters, digits and the characters of `extra`.
+fn is_word(s: &str, extra: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+}
+
+/// `text` with its `%XX` escapes decoded; refused when one does not decode to text.
+fn percent_decoded(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    match String::from_utf8(decoded) {
+        Ok(text) if !text.chars().any(char::is_control) => Ok(text),
+        _ => Err("has an escape that is not text".into()),
+    }
+}
+
+/// Where the task queue lives (`[tasks] store`, `DRYDOCK_TASKS_STORE`). `Debug` does not
+/// show a PostgreSQL URL: it may hold the database's password.
+#[derive(Clone, PartialEq, Eq)]
 pub enum QueueStore {
     /// An SQLite file in the data directory: this machine's queue.
     Sqlite,
     /// A PostgreSQL database (a `postgres://` URL) that a team's hosts share.
     Postgres(String),
+}
+
+impl std::fmt::Debug for QueueStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueStore::Sqlite => f.write_str("Sqlite"),
+            QueueStore::Postgres(_) => f.write_str("Postgres(hidden)"),
+        }
+    }
 }
 
 /// This drydock as a host of a shared queue.
@@ -576,6 +701,7 @@ impl Config {
         let (allowed_roots, roots_defaulted) =
             resolve_roots(overrides, file.allowed_roots, env, cwd)?;
         let (toolsets, disabled_tools) = resolve_tools(file.toolsets, file.disabled_tools)?;
+        let env_remove = resolve_env_remove(file.env);
         Ok(Config {
             bind: resolve_bind(overrides, file.bind, env)?,
             token: resolve_token(overrides, file.token, env),
@@ -585,7 +711,8 @@ impl Config {
             disabled_tools,
             limits: resolve_limits(file.limits)?,
             timeouts: resolve_timeouts(file.timeouts)?,
-            env_remove: resolve_env_remove(file.env),
+            secret_values: SecretValues::of(&env_remove, env),
+            env_remove,
             toolchain: ToolchainConfig::resolve(file.cargo, file.mix),
             terminal: resolve_terminal(file.terminal)?,
             docs: resolve_docs(overrides, file.docs, env, cwd)?,
@@ -593,7 +720,7 @@ impl Config {
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             agents: resolve_agents(file.agents, env, cwd)?,
             tasks: resolve_tasks(file.tasks, env)?,
-            history: resolve_history(file.history, cwd)?,
+            history: resolve_history(file.history, env, cwd)?,
             source,
         })
     }
@@ -850,6 +977,32 @@ fn resolve_limits(file: FileLimits) -> Result<Limits, ConfigError> {
     })
 }
 
+/// Secret values, never shown (`Debug` tells only how many there are).
+#[derive(Clone, Default)]
+pub struct SecretValues(Vec<String>);
+
+impl SecretValues {
+    /// The values the variables `names` hold in `env` (names with a `*` are skipped).
+    fn of(names: &[String], env: EnvLookup) -> SecretValues {
+        let values = names
+            .iter()
+            .filter(|name| !name.contains('*'))
+            .filter_map(|name| env(name))
+            .filter(|value| !value.is_empty());
+        SecretValues(values.collect())
+    }
+
+    pub fn values(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretValues({} hidden)", self.0.len())
+    }
+}
+
 /// The configured secrets (or the default list), plus what is always removed.
 fn resolve_env_remove(file: FileEnv) -> Vec<String> {
     let mut remove: Vec<String> = file
@@ -921,8 +1074,10 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
             QueueStore::Postgres(url)
         }
         Some(other) => {
+            // Not shown: a mistyped URL may still hold a password.
+            let scheme = other.split_once("://").map_or("no scheme", |(s, _)| s);
             return Err(ConfigError::Invalid(format!(
-                "tasks.store: {other:?} is neither \"sqlite\" nor a postgres:// URL"
+                "tasks.store is neither \"sqlite\" nor a postgres:// URL (its scheme: {scheme:?})"
             )));
         }
     };
@@ -962,7 +1117,11 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
     })
 }
 
-fn resolve_history(file: FileHistory, cwd: &Path) -> Result<HistoryConfig, ConfigError> {
+fn resolve_history(
+    file: FileHistory,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<HistoryConfig, ConfigError> {
     Ok(HistoryConfig {
         enabled: file.enabled.unwrap_or(true),
         off: file
@@ -970,7 +1129,7 @@ fn resolve_history(file: FileHistory, cwd: &Path) -> Result<HistoryConfig, Confi
             .unwrap_or_default()
             .into_iter()
             .map(|dir| {
-                let dir = cwd.join(dir);
+                let dir = cwd.join(expand_home(&dir, env));
                 dir.canonicalize().unwrap_or(dir)
             })
             .collect(),
@@ -1416,6 +1575,9 @@ mod tests {
             QueueStore::Postgres("postgresql://other/q".into())
         );
 
+        let mistyped = "[tasks]\nstore = \"postgress://q:secret@db/q\"\n";
+        let error = resolve_with(mistyped, Overrides::default()).unwrap_err();
+        assert!(!error.to_string().contains("secret"), "{error}");
         for (text, says) in [
             (
                 "[tasks]\nstore = \"mysql://x\"\n",
@@ -1553,6 +1715,33 @@ mod tests {
             resolve_with("[http]\nidle = 3\n", Overrides::default()),
             Err(ConfigError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn history_off_paths_expand_tilde_and_secrets_are_read_before_they_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("secret")).unwrap();
+        let text = "[history]\noff = [\"~/secret\"]\n[env]\nremove = [\"MY_TOKEN\", \"AWS_*\"]\n";
+        std::fs::write(dir.path().join("drydock.toml"), text).unwrap();
+        let home_text = home.display().to_string();
+        let env = |name: &str| match name {
+            "HOME" => Some(home_text.clone()),
+            "MY_TOKEN" => Some("tok-123456".to_string()),
+            "DRYDOCK_TASKS_STORE" => Some("postgres://q:pw-123456@db/q".to_string()),
+            _ => None,
+        };
+        let config = Config::resolve(&Overrides::default(), &env, dir.path()).unwrap();
+
+        let secret = home.canonicalize().unwrap().join("secret");
+        assert!(!config.history.records(&secret.join("app")));
+        assert!(config.history.records(&dir.path().join("app")));
+        assert_eq!(
+            config.secret_values.values(),
+            ["tok-123456", "postgres://q:pw-123456@db/q"]
+        );
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("tok-123456") && !shown.contains("pw-123456"));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! commits, diffs and merges): no shell, a timeout, the C locale so messages read the same
 //! everywhere, no prompt for credentials, and none of the caller's `GIT_*` repository
 //! variables (a drydock started from a git hook would otherwise work on the hook's repo).
+//! It runs no code of the repository's: no hooks, no fsmonitor, and a task's worktree is
+//! checked to be the one drydock made before git is run in it ([`Git::in_worktree`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,6 +21,17 @@ const REPOSITORY_VARIABLES: [&str; 6] = [
     "GIT_PREFIX",
 ];
 
+/// Settings that would run a program the repository names: hooks (post-checkout,
+/// prepare-commit-msg, post-commit, post-merge...) and a file system monitor. Given with `-c`,
+/// they win over every config file and reach the git processes git itself starts
+/// (submodules).
+const NO_REPOSITORY_CODE: [&str; 4] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("git could not be started ({0}); install git")]
@@ -31,6 +44,10 @@ pub enum GitError {
     },
     #[error("`git {args}` in {dir} took longer than {} s", TIMEOUT.as_secs())]
     Timeout { dir: PathBuf, args: String },
+    #[error(
+        "{dir} is not a worktree of the repository as git made it: {why}; drydock runs no git in it"
+    )]
+    NotOurWorktree { dir: PathBuf, why: String },
 }
 
 /// What a git command left: its exit code and what it printed.
@@ -60,6 +77,22 @@ impl Git {
             dir: dir.to_path_buf(),
             env: Vec::new(),
         }
+    }
+
+    /// git in `worktree`, a linked worktree of `repo`, once its `.git` is checked to be the
+    /// one git made for it (see [`linked_worktree_check`]): a `.git` put there by someone
+    /// else brings its own config, hooks and objects.
+    pub async fn in_worktree(repo: &Path, worktree: &Path) -> Result<Git, GitError> {
+        let common = Git::at(repo)
+            .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .await?;
+        linked_worktree_check(worktree, Path::new(&common)).map_err(|why| {
+            GitError::NotOurWorktree {
+                dir: worktree.to_path_buf(),
+                why,
+            }
+        })?;
+        Ok(Git::at(worktree))
     }
 
     /// The same git with `name=value` in its environment.
@@ -96,6 +129,7 @@ impl Git {
     pub async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
         let mut command = tokio::process::Command::new("git");
         command
+            .args(NO_REPOSITORY_CODE)
             .args(args)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
@@ -185,6 +219,56 @@ impl Git {
     }
 }
 
+/// Whether `worktree` is a linked worktree of the repository whose git directory is
+/// `common`: its `.git` is a file (not a directory, not a link) naming an entry of
+/// `common/worktrees`, and that entry's `gitdir` names `worktree/.git` back.
+pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<(), String> {
+    let dot_git = worktree.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git)
+        .map_err(|e| format!("its .git cannot be read ({e})"))?;
+    if !meta.file_type().is_file() {
+        return Err("its .git is not the file git writes in a worktree".into());
+    }
+    let text =
+        std::fs::read_to_string(&dot_git).map_err(|e| format!("its .git cannot be read ({e})"))?;
+    let admin = text
+        .strip_prefix("gitdir: ")
+        .map(|rest| PathBuf::from(rest.trim_end_matches(['\n', '\r'])))
+        .ok_or("its .git names no git directory")?;
+    // git >= 2.48 may write both links relative (worktree.useRelativePaths).
+    let admin = worktree.join(admin);
+    let canonical = |path: &Path| path.canonicalize().ok();
+    let entries = canonical(&common.join("worktrees"));
+    if entries.is_none() || canonical(admin.parent().unwrap_or(&admin)) != entries {
+        return Err(format!(
+            "its .git names {}, not a worktree of {}",
+            admin.display(),
+            common.display()
+        ));
+    }
+    let back = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+    if canonical(&admin.join(back.trim_end())) != canonical(&dot_git) {
+        return Err(format!("{} belongs to another worktree", admin.display()));
+    }
+    Ok(())
+}
+
+/// The work tree of the repository `dir` is a linked worktree of (`dir` or a folder above it
+/// being the worktree), when its `.git` checks out as [`linked_worktree_check`] wants.
+/// Read from the files git keeps, without running git.
+pub fn main_work_tree_of(dir: &Path) -> Option<PathBuf> {
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let text = std::fs::read_to_string(top.join(".git")).ok()?;
+    let admin = top.join(text.strip_prefix("gitdir: ")?.trim_end());
+    let common = admin.parent()?.parent()?;
+    linked_worktree_check(top, common).ok()?;
+    let common = common.canonicalize().ok()?;
+    match common.file_name()? == ".git" {
+        true => common.parent().map(Path::to_path_buf),
+        false => Some(common),
+    }
+}
+
 /// `git status --porcelain=v1 -z` entries as "XY path" (a rename's source is dropped).
 fn porcelain_entries(status: &str) -> Vec<String> {
     let mut entries = Vec::new();
@@ -258,7 +342,7 @@ pub(crate) mod test_repo {
 
 #[cfg(test)]
 mod tests {
-    use super::test_repo::Repo;
+    use super::test_repo::{Repo, git};
     use super::*;
 
     #[tokio::test]
@@ -286,6 +370,110 @@ mod tests {
 
         let outside = tempfile::tempdir().unwrap();
         assert_eq!(Git::at(outside.path()).top_level().await, None);
+    }
+
+    /// An executable script at `path` that leaves `marker` when it runs.
+    fn marking_script(path: &Path, marker: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let script = format!("#!/bin/sh\ntouch '{}'\n", marker.display());
+        std::fs::write(path, script).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_repositorys_hooks_and_fsmonitor_do_not_run() {
+        let repo = Repo::new();
+        let marker = repo.dir.path().join("ran");
+        for hook in [
+            "post-checkout",
+            "prepare-commit-msg",
+            "post-commit",
+            "post-merge",
+        ] {
+            marking_script(&repo.path.join(".git/hooks").join(hook), &marker);
+        }
+        let monitor = repo.dir.path().join("fsmonitor.sh");
+        marking_script(&monitor, &marker);
+        let git = Git::at(&repo.path);
+        git.run(&["checkout", "-q", "-b", "side"]).await.unwrap();
+        git.run(&["commit", "-q", "--allow-empty", "-m", "two"])
+            .await
+            .unwrap();
+        git.run(&["checkout", "-q", "main"]).await.unwrap();
+        git.run(&["merge", "-q", "--ff-only", "side"])
+            .await
+            .unwrap();
+        repo.git(&["config", "core.fsmonitor", &monitor.display().to_string()]);
+        git.dirty(true).await.unwrap();
+        assert!(!marker.exists(), "drydock's git ran the repository's code");
+
+        // The same repository's code, run by git as a person runs it.
+        repo.git(&["status"]);
+        assert!(marker.exists(), "the fsmonitor is the repository's code");
+        std::fs::remove_file(&marker).unwrap();
+        repo.git(&["config", "--unset", "core.fsmonitor"]);
+        repo.git(&["checkout", "-q", "side"]);
+        assert!(marker.exists(), "post-checkout is the repository's code");
+    }
+
+    #[tokio::test]
+    async fn a_worktree_whose_git_was_swapped_is_refused() {
+        let repo = Repo::new();
+        let tree = repo.dir.path().join("tree");
+        repo.git(&["worktree", "add", "-q", &tree.display().to_string()]);
+        let other = Repo::new();
+        let other_tree = other.dir.path().join("tree");
+        other.git(&["worktree", "add", "-q", &other_tree.display().to_string()]);
+        let ours = std::fs::read_to_string(tree.join(".git")).unwrap();
+        assert!(Git::in_worktree(&repo.path, &tree).await.is_ok());
+
+        std::fs::copy(other_tree.join(".git"), tree.join(".git")).unwrap();
+        let refused = Git::in_worktree(&repo.path, &tree).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("not a worktree of"),
+            "{refused}"
+        );
+
+        std::fs::remove_file(tree.join(".git")).unwrap();
+        git(
+            repo.dir.path(),
+            &["init", "-q", &tree.display().to_string()],
+        );
+        let refused = Git::in_worktree(&repo.path, &tree).await.unwrap_err();
+        assert!(refused.to_string().contains("is not the file"), "{refused}");
+
+        // A .git file naming a worktree entry of the repository that is not this one's.
+        std::fs::remove_dir_all(tree.join(".git")).unwrap();
+        let second = repo.dir.path().join("second");
+        repo.git(&["worktree", "add", "-q", &second.display().to_string()]);
+        std::fs::copy(second.join(".git"), tree.join(".git")).unwrap();
+        let refused = Git::in_worktree(&repo.path, &tree).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("another worktree"),
+            "{refused}"
+        );
+
+        std::fs::write(tree.join(".git"), ours).unwrap();
+        assert!(Git::in_worktree(&repo.path, &tree).await.is_ok());
+    }
+
+    #[test]
+    fn a_linked_worktree_knows_its_repository() {
+        let repo = Repo::new();
+        let tree = repo.dir.path().join("tree");
+        repo.git(&["worktree", "add", "-q", &tree.display().to_string()]);
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        assert_eq!(
+            main_work_tree_of(&tree.join("src")),
+            Some(repo.path.clone())
+        );
+        assert_eq!(main_work_tree_of(&repo.path), None, "not a linked worktree");
+        assert_eq!(
+            main_work_tree_of(repo.dir.path()),
+            None,
+            "not in a repository"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod fix;
 pub mod problem;
 pub mod reports;
 pub mod requests;
+mod scrub;
 mod search;
 pub mod snapshot;
 pub mod store;
@@ -28,6 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::access::{Deadline, StoreSlot};
 use self::problem::{Problem, ProblemKind};
+use self::scrub::Secrets;
 use self::snapshot::{Content, Manifest, SeenFiles};
 use self::store::{HistoryStore, HistoryStoreError, NewRun, Note, Remembered};
 use crate::config::Config;
@@ -310,7 +312,7 @@ fn seen_before_of(problem: &Problem, earlier: &Remembered, project: &str) -> See
 
 impl Observer for History {
     fn starting(&self, project: &Path) -> Started {
-        if !self.config.history.records(project) {
+        if !records(&self.config, project) {
             return Started(Box::new(()));
         }
         let snapshot: Snapshot = tokio::spawn(snapshot_now(
@@ -326,7 +328,7 @@ impl Observer for History {
         started: Started,
         run: Observed<'_>,
     ) -> BoxFuture<'a, Vec<SeenBefore>> {
-        if !self.config.history.records(run.project) {
+        if !records(&self.config, run.project) {
             return Box::pin(async { Vec::new() });
         }
         // A format that applies changes the files itself: what it left is read at its end.
@@ -442,7 +444,7 @@ struct Recorder {
 impl Recorder {
     async fn work(self, mut jobs: mpsc::UnboundedReceiver<Work>) {
         let (mut recorded, mut grown) = (0u64, 0u64);
-        let secrets = secrets_of(&self.config);
+        let secrets = Secrets::of(&self.config);
         while let Some(work) = jobs.recv().await {
             let job = match work {
                 Work::Flush(done) => {
@@ -485,7 +487,7 @@ impl Recorder {
     }
 
     /// Records `job`; the bytes of new contents it kept.
-    async fn record(&self, mut job: Job, secrets: &[String]) -> Result<u64, HistoryStoreError> {
+    async fn record(&self, mut job: Job, secrets: &Secrets) -> Result<u64, HistoryStoreError> {
         let taken = match job.snapshot.take() {
             Some(snapshot) => snapshot.await.ok().flatten(),
             None => None,
@@ -512,7 +514,7 @@ impl Recorder {
         let bytes = contents.iter().map(|c| c.bytes.len() as u64).sum();
         let run = RunRow {
             project: job.project.display().to_string(),
-            arguments: scrub(&job.check, secrets),
+            arguments: secrets.scrub(&job.check),
             job,
             head,
             manifest,
@@ -524,7 +526,7 @@ impl Recorder {
         Ok(bytes)
     }
 
-    async fn note(&self, note: NoteJob, secrets: &[String]) -> Result<i64, HistoryStoreError> {
+    async fn note(&self, note: NoteJob, secrets: &Secrets) -> Result<i64, HistoryStoreError> {
         let note = NoteJob {
             title: kept(&note.title, secrets),
             text: kept(&note.text, secrets),
@@ -632,44 +634,27 @@ fn prune(store: &HistoryStore, config: &Config) {
     }
 }
 
-/// The values recorded text must never hold: drydock's token and the environment's secrets.
-fn secrets_of(config: &Config) -> Vec<String> {
-    let mut secrets: Vec<String> = config
-        .env_remove
-        .iter()
-        .filter(|name| !name.contains('*'))
-        .filter_map(|name| std::env::var(name).ok())
-        .chain(config.token.clone())
-        .filter(|value| value.len() >= 6)
-        .collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    secrets
+/// Whether `project`'s results are recorded: not when it, or the repository it is a task's
+/// worktree of, is in a folder `[history] off` names.
+fn records(config: &Config, project: &Path) -> bool {
+    config.history.records(project)
+        && crate::git::main_work_tree_of(project).is_none_or(|repo| config.history.records(&repo))
 }
 
 /// What is recorded of `text`: scrubbed, and within [`LONGEST_TEXT`].
-fn kept(text: &str, secrets: &[String]) -> String {
+fn kept(text: &str, secrets: &Secrets) -> String {
     text_budget::fit(
-        &scrub(text, secrets),
+        &secrets.scrub(text),
         LONGEST_TEXT,
         "not kept in the project memory",
     )
-}
-
-fn scrub(text: &str, secrets: &[String]) -> String {
-    let mut text = text.to_string();
-    for secret in secrets {
-        if text.contains(secret.as_str()) {
-            text = text.replace(secret.as_str(), "***");
-        }
-    }
-    text
 }
 
 impl History {
     /// Records a terminal's finished command or a task's end, in the background, when its
     /// project is recorded.
     pub fn note(&self, note: NoteJob) {
-        if self.config.history.records(&note.project) {
+        if records(&self.config, &note.project) {
             self.send(Work::Note(Box::new(note)));
         }
     }
@@ -736,6 +721,24 @@ mod tests {
 
     use super::*;
     use crate::config::Overrides;
+
+    #[test]
+    fn a_project_switched_off_is_not_recorded_in_its_tasks_worktrees_either() {
+        let repo = crate::git::test_repo::Repo::new();
+        let tree = repo.dir.path().join("worktrees/task-1");
+        repo.git(&["worktree", "add", "-q", &tree.display().to_string()]);
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!("[history]\noff = [{:?}]\n", repo.path.display().to_string());
+        std::fs::write(dir.path().join("drydock.toml"), text).unwrap();
+        let config = Config::resolve(&Overrides::default(), &|_| None, dir.path()).unwrap();
+
+        assert!(!records(&config, &repo.path));
+        assert!(
+            !records(&config, &tree),
+            "a worktree of a project switched off"
+        );
+        assert!(records(&config, dir.path()));
+    }
 
     fn history_in(dir: &Path) -> Arc<History> {
         let overrides = Overrides {

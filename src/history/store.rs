@@ -179,8 +179,16 @@ impl HistoryStore {
                 message: e.to_string(),
             })?;
         }
+        make_private(path).map_err(|e| HistoryStoreError::Sqlite {
+            path: path.to_path_buf(),
+            message: format!("cannot make it private: {e}"),
+        })?;
         let mut writer = Connection::open(path).map_err(failed)?;
         writer.busy_timeout(WRITE_WAITS).map_err(failed)?;
+        // What is deleted (forgotten, pruned) is overwritten, not left in free pages.
+        writer
+            .pragma_update(None, "secure_delete", "ON")
+            .map_err(failed)?;
         writer
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(failed)?;
@@ -383,6 +391,14 @@ impl HistoryStore {
             .map_err(|e| self.error(e))?;
         let counts = forget_in(&tx, project).map_err(|e| self.error(e))?;
         tx.commit().map_err(|e| self.error(e))?;
+        // The full-text index keeps a deleted row's words until its segments are merged, and
+        // the write-ahead log keeps the pages as they were until it is checkpointed.
+        connection
+            .execute_batch(
+                "INSERT INTO problem_text(problem_text) VALUES('optimize');
+                 PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .map_err(|e| self.error(e))?;
         Ok(counts)
     }
 
@@ -774,6 +790,30 @@ fn reindex(
     Ok(())
 }
 
+/// The memory's file, and its write-ahead log and shared memory beside it when they exist,
+/// readable by the user alone (SQLite makes the latter two with the file's permissions).
+fn make_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    let name = path.as_os_str().to_string_lossy();
+    for file in [
+        name.to_string(),
+        format!("{name}-wal"),
+        format!("{name}-shm"),
+    ] {
+        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn forget_in(
     tx: &rusqlite::Transaction<'_>,
     project: Option<&str>,
@@ -864,6 +904,42 @@ mod tests {
             head: None,
             manifest: Some(manifest),
             contents,
+        }
+    }
+
+    #[test]
+    fn the_files_are_private_and_forgetting_leaves_nothing_readable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        let store = HistoryStore::open(&path).unwrap();
+        let secret = content("the-forgotten-file-content\n");
+        let manifest = Manifest::from([("a".to_string(), secret.hash.clone())]);
+        store
+            .record(
+                &run(1000, &manifest, std::slice::from_ref(&secret)),
+                &[problem("the-forgotten-message", "a")],
+            )
+            .unwrap();
+        let files = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect::<Vec<_>>()
+        };
+        assert!(files().len() >= 2, "{:?}", files());
+        for file in files() {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{} is {mode:o}", file.display());
+        }
+
+        assert_eq!(store.forget(Some("/p")).unwrap(), (1, 1));
+        for file in files() {
+            let bytes = std::fs::read(&file).unwrap();
+            for word in ["the-forgotten-file-content", "the-forgotten-message"] {
+                let found = bytes.windows(word.len()).any(|w| w == word.as_bytes());
+                assert!(!found, "{word} is still in {}", file.display());
+            }
         }
     }
 

@@ -1,4 +1,5 @@
-//! What no child may inherit: the secrets the config names and drydock's own token.
+//! What no child may inherit: the secrets the config names, drydock's own token and its task
+//! queue's store (a PostgreSQL URL holds the database's password).
 //!
 //! `drydock` takes them out of its own environment at start-up, before any other thread
 //! exists, so no child of any kind (a build, a docs helper, a PTY shell, drydock's tmux server)
@@ -7,7 +8,7 @@
 //! benches), whose environment still holds them.
 
 /// Never inherited by a child, whatever the config says.
-pub const ALWAYS_REMOVED: &[&str] = &["DRYDOCK_TOKEN"];
+pub const ALWAYS_REMOVED: &[&str] = &["DRYDOCK_TOKEN", "DRYDOCK_TASKS_STORE"];
 
 /// A command under construction whose environment can lose a variable.
 pub trait RemoveEnv {
@@ -81,8 +82,22 @@ mod tests {
     }
 
     #[test]
-    fn the_token_is_removed_even_without_configured_secrets() {
-        assert_eq!(removed_by_scrub(&[]), ["DRYDOCK_TOKEN"]);
+    fn the_token_and_the_store_are_removed_even_without_configured_secrets() {
+        let mut removed = removed_by_scrub(&[]);
+        removed.sort();
+        assert_eq!(removed, ["DRYDOCK_TASKS_STORE", "DRYDOCK_TOKEN"]);
+    }
+
+    #[test]
+    fn a_child_does_not_see_the_queues_store() {
+        let mut command = std::process::Command::new("sh");
+        command
+            .args(["-c", "echo \"${DRYDOCK_TASKS_STORE-unset} ${KEPT-unset}\""])
+            .env("DRYDOCK_TASKS_STORE", "postgres://q:secret@db/q")
+            .env("KEPT", "yes");
+        scrub(&mut command, &[]);
+        let output = command.output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "unset yes\n");
     }
 
     #[test]
@@ -90,6 +105,14 @@ mod tests {
         let mut removed = removed_by_scrub(&["GITHUB_TOKEN", "NPM_TOKEN"]);
         removed.sort();
 
-        assert_eq!(removed, ["DRYDOCK_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN"]);
+        assert_eq!(
+            removed,
+            [
+                "DRYDOCK_TASKS_STORE",
+                "DRYDOCK_TOKEN",
+                "GITHUB_TOKEN",
+                "NPM_TOKEN"
+            ]
+        );
     }
 }

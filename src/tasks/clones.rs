@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use super::worktree::lock_file;
-use crate::config::RemoteRepositories;
+use crate::config::{RemoteRepositories, normalised_remote};
 use crate::digest::folder_name;
 use crate::git::{Git, GitError};
 
 /// The transports a clone may use: never `ext::` (it runs a command) or `fd::`.
-const PROTOCOLS: &str = "file:git:http:https:ssh";
+pub(super) const PROTOCOLS: &str = "file:git:http:https:ssh";
 
 #[derive(Debug, thiserror::Error)]
 pub enum CloneError {
@@ -215,7 +215,10 @@ pub fn check_url(raw: &str) -> Result<String, String> {
     if rest.split(['/', ':']).any(|segment| segment == "..") {
         return refuse("has a `..` segment");
     }
-    Ok(url.to_string())
+    match normalised_remote(url) {
+        Ok(_) => Ok(url.to_string()),
+        Err(why) => refuse(&why),
+    }
 }
 
 #[cfg(test)]
@@ -245,11 +248,52 @@ mod tests {
             ("file:///srv/git/../../etc", "`..` segment"),
             ("-uhttps://x/y", "not a git remote"),
             ("/srv/git/app", "not a URL"),
+            ("file:///srv/git/%2e%2e/etc", "`..` segment"),
+            ("file:///srv/git/%2E%2e%2Fetc", "`..` segment"),
+            ("https://allowed.host?x@evil/team/app", "`?` or `#`"),
+            ("https://allowed.host/team/app#@evil/x", "`?` or `#`"),
+            ("https://allowed.host%2f@evil/team/app", "odd user name"),
         ] {
             let error = check_url(bad).unwrap_err();
             assert!(error.contains(why), "{bad}: {error}");
         }
         assert!(check_url("https://me@github.com/team/app").is_ok());
+    }
+
+    #[test]
+    fn the_allowlist_reads_parsed_urls_not_raw_strings() {
+        let allowed = RemoteRepositories::new(vec![
+            "https://allowed.host/**".into(),
+            "file:///srv/git/*".into(),
+            "git@allowed.host:team/*".into(),
+        ])
+        .unwrap();
+        for good in [
+            "https://allowed.host/team/app.git",
+            "https://ALLOWED.host/team/app",
+            "https://allowed.host:443/team/app",
+            "file:///srv/git/app.git",
+            "file://localhost/srv/git/app",
+            "file:///srv/git/lab%20project",
+            "git@allowed.host:team/app.git",
+        ] {
+            assert!(allowed.allows(good), "{good}");
+        }
+        for bad in [
+            "https://allowed.host/team/app?x@evil/team/app",
+            "https://allowed.host/x#@evil/team/app",
+            "https://allowed.host/team/%2e%2e/%2e%2e/other",
+            "https://allowed.host/team/../other",
+            "file:///srv/git/%2e%2e",
+            "file:///srv/git/%2e%2e%2fsecret",
+            "file:///srv/git/a%2fb",
+            "file://evil/srv/git/app",
+            "https://allowed.host%2f@evil/team/app",
+            "https://evil/allowed.host/team/app",
+            "git@allowed.host:team/../../etc",
+        ] {
+            assert!(!allowed.allows(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -135,7 +135,7 @@ pub async fn merge(
             (commit, "merge_commit")
         }
     };
-    advance(&git, &into, &old, &new).await?;
+    advance(repo, &git, &into, &old, &new).await?;
     Ok(Merged {
         into,
         commit: new,
@@ -195,15 +195,21 @@ async fn is_ancestor(git: &Git, ancestor: &str, of: &str) -> Result<bool, GitErr
 /// Moves branch `into` from `old` to `new`: a fast-forward in the worktree that has it
 /// checked out (refused when that one has uncommitted changes), else a compare-and-swap of
 /// the ref.
-async fn advance(git: &Git, into: &str, old: &str, new: &str) -> Result<(), MergeError> {
+async fn advance(
+    repo: &Path,
+    git: &Git,
+    into: &str,
+    old: &str,
+    new: &str,
+) -> Result<(), MergeError> {
     let target_ref = format!("refs/heads/{into}");
     let listing = git.run(&["worktree", "list", "--porcelain"]).await?;
-    let checked_out = listing.split("\n\n").find_map(|entry| {
+    let checked_out = listing.split("\n\n").enumerate().find_map(|(i, entry)| {
         let on_target = entry.lines().any(|l| l == format!("branch {target_ref}"));
         let path = entry.lines().find_map(|l| l.strip_prefix("worktree "))?;
-        on_target.then(|| path.to_string())
+        on_target.then(|| (i, path.to_string()))
     });
-    let Some(worktree) = checked_out else {
+    let Some((index, worktree)) = checked_out else {
         let moved = git
             .output(&[
                 "update-ref",
@@ -221,7 +227,11 @@ async fn advance(git: &Git, into: &str, old: &str, new: &str) -> Result<(), Merg
             }),
         };
     };
-    let there = Git::at(Path::new(&worktree));
+    // The first is the repository's own work tree; a linked one is checked before use.
+    let there = match index {
+        0 => Git::at(Path::new(&worktree)),
+        _ => Git::in_worktree(repo, Path::new(&worktree)).await?,
+    };
     let dirty = there.dirty(false).await?;
     if !dirty.is_empty() {
         return Err(MergeError::DirtyTarget {
@@ -414,5 +424,42 @@ mod tests {
             unknown.to_string().contains("\"nope\" is not a branch"),
             "{unknown}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_target_worktree_whose_git_was_swapped_is_not_merged_in() {
+        let repo = Repo::new();
+        let a = task_branch(&repo, "drydock/task-a", "a.txt", "from a\n");
+        repo.git(&["branch", "release", "main"]);
+        let release = repo.dir.path().join("release");
+        repo.git(&[
+            "worktree",
+            "add",
+            "-q",
+            &release.display().to_string(),
+            "release",
+        ]);
+        std::fs::remove_file(release.join(".git")).unwrap();
+        git(&release, &["init", "-q"]);
+
+        let refused = merge(
+            &repo.path,
+            &repo.path,
+            "drydock/task-a",
+            &a,
+            Some("release"),
+            Strategy::Auto,
+            "m",
+        )
+        .await
+        .unwrap_err();
+
+        let message = refused.to_string();
+        assert!(
+            message.contains("not a worktree of the repository"),
+            "{message}"
+        );
+        let old = repo.git(&["rev-parse", "main"]);
+        assert_eq!(repo.git(&["rev-parse", "release"]), old, "release moved");
     }
 }

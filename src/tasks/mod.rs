@@ -30,6 +30,7 @@ mod review;
 mod runner;
 pub mod state;
 pub mod store;
+mod submodules;
 mod team;
 pub mod tokens;
 pub mod worktree;
@@ -123,7 +124,8 @@ impl Tasks {
         Arc::new(Tasks {
             host: team::Host::new(&config.tasks),
             workspace: Workspace::new(config.allowed_roots.clone()),
-            worktrees: Worktrees::new(config.worktrees_dir()),
+            worktrees: Worktrees::new(config.worktrees_dir())
+                .with_remotes(config.tasks.repositories.clone()),
             clones: Clones::new(config.clones_dir(), config.tasks.repositories.clone()),
             toolchains,
             store: store::LazyStore::new(location_of(&config)),

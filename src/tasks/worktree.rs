@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use super::isolation::{ChangedFile, Checks, Disposition, Review, Worktree};
+use super::submodules;
+use crate::config::RemoteRepositories;
 use crate::digest::folder_name;
 use crate::git::{Git, GitError};
 
@@ -50,6 +52,8 @@ pub struct Worktrees {
     root: PathBuf,
     /// Held while a worktree or ref of any repository changes.
     changing: tokio::sync::Mutex<()>,
+    /// Where submodules may come from, beyond the URLs the repository's config names.
+    remotes: RemoteRepositories,
 }
 
 /// The identity drydock's commits for a task carry.
@@ -76,7 +80,14 @@ impl Worktrees {
         Worktrees {
             root,
             changing: tokio::sync::Mutex::new(()),
+            remotes: RemoteRepositories::new(Vec::new()).expect("no pattern is valid"),
         }
+    }
+
+    /// The same, checking out submodules from the remotes `remotes` allows too.
+    pub fn with_remotes(mut self, remotes: RemoteRepositories) -> Worktrees {
+        self.remotes = remotes;
+        self
     }
 
     /// The repository `project` is in (its top level), if it is in one.
@@ -200,15 +211,15 @@ impl Worktrees {
         copy: &[String],
     ) -> Result<(), WorktreeError> {
         if worktree.path().join(".gitmodules").is_file() {
-            Git::at(worktree.path())
-                .with_env("GIT_CONFIG_COUNT", "1")
-                .with_env("GIT_CONFIG_KEY_0", "protocol.file.allow")
-                .with_env("GIT_CONFIG_VALUE_0", "always")
-                .run(&["submodule", "update", "--init", "--recursive", "--quiet"])
-                .await?;
-            worktree.notes.push(
-                "its submodules were checked out (git submodule update --init --recursive)".into(),
-            );
+            Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await?;
+            let (checked_out, left_out) =
+                submodules::check_out(worktree.path(), &self.remotes).await?;
+            if checked_out > 0 {
+                worktree.notes.push(format!(
+                    "{checked_out} submodule(s) from allowed remotes were checked out (git submodule update --init)"
+                ));
+            }
+            worktree.notes.extend(left_out);
         }
         // Copied on a blocking thread: an entry may be a whole folder (deps, node_modules).
         let (from, into, entries) = (project.to_path_buf(), worktree.dir(), copy.to_vec());
@@ -273,15 +284,20 @@ impl Worktrees {
         let mut notes = Vec::new();
         let mut committed_for_agent = false;
         if worktree.path().is_dir() {
-            let here = Git::at(worktree.path());
-            match here.current_branch().await {
-                Some(branch) if branch == worktree.branch => {
-                    committed_for_agent = commit_leftovers(&here, worktree, author, message).await?;
-                }
-                other => notes.push(format!(
-                    "the agent left the worktree on {} instead of {}: what it left uncommitted there was not committed",
-                    other.as_deref().unwrap_or("a detached HEAD"),
-                    worktree.branch
+            match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                Ok(here) => match here.current_branch().await {
+                    Some(branch) if branch == worktree.branch => {
+                        committed_for_agent =
+                            commit_leftovers(&here, worktree, author, message).await?;
+                    }
+                    other => notes.push(format!(
+                        "the agent left the worktree on {} instead of {}: what it left uncommitted there was not committed",
+                        other.as_deref().unwrap_or("a detached HEAD"),
+                        worktree.branch
+                    )),
+                },
+                Err(refused) => notes.push(format!(
+                    "{refused}: what the agent left uncommitted there was not committed"
                 )),
             }
         } else {
@@ -329,8 +345,14 @@ impl Worktrees {
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
-            repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
-                .await?;
+            match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                Ok(_) => {
+                    repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
+                        .await?;
+                }
+                // git refuses a worktree whose .git is not its own: removed as it is.
+                Err(_) => remove_tree(worktree.path()).await?,
+            }
         }
         repo.run(&["worktree", "prune"]).await?;
         let branch_ref = format!("refs/heads/{}", worktree.branch);
@@ -352,7 +374,11 @@ impl Worktrees {
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
-            let dirty = Git::at(worktree.path()).dirty(true).await?;
+            let here = match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                Ok(here) => here,
+                Err(refused) => return Ok(Err(format!("{refused}: kept"))),
+            };
+            let dirty = here.dirty(true).await?;
             if !dirty.is_empty() {
                 return Ok(Err(format!(
                     "{} has uncommitted changes ({}) made after its merge: kept",
@@ -397,6 +423,15 @@ impl Worktrees {
             _machine: machine,
         }
     }
+}
+
+/// Removes the folder `path` and all it holds, on a blocking thread.
+async fn remove_tree(path: &Path) -> Result<(), WorktreeError> {
+    let gone = path.to_path_buf();
+    tokio::task::spawn_blocking(move || std::fs::remove_dir_all(gone))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|e| WorktreeError::Io(format!("cannot remove {}: {e}", path.display())))
 }
 
 /// An exclusive lock on the file at `path` (made if missing), waited for; None when it cannot
@@ -917,10 +952,104 @@ mod tests {
 
         assert!(Path::new(&tree.dir).join("vendor/lib/lib.txt").is_file());
         assert!(
-            tree.notes.iter().any(|n| n.contains("submodules")),
+            tree.notes.iter().any(|n| n.contains("1 submodule(s)")),
             "{:?}",
             tree.notes
         );
+    }
+
+    #[tokio::test]
+    async fn a_branchs_submodule_comes_only_from_an_allowed_remote() {
+        let library = Repo::new();
+        library.write("lib.txt", "library\n");
+        library.commit_all("lib");
+        let repo = Repo::new();
+        let url = format!("file://{}", library.path.display());
+        repo.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "vendor/lib",
+        ]);
+        repo.commit_all("submodule");
+        // As if the .gitmodules came with a branch: the repository's config names none.
+        repo.git(&["config", "--remove-section", "submodule.vendor/lib"]);
+
+        let refused = worktrees(&repo)
+            .create("r1", 1, &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        assert!(!Path::new(&refused.dir).join("vendor/lib/lib.txt").exists());
+        assert!(
+            refused
+                .notes
+                .iter()
+                .any(|n| n.contains("vendor/lib was not checked out") && n.contains(&url)),
+            "{:?}",
+            refused.notes
+        );
+
+        let allowed = RemoteRepositories::new(vec!["file:///**".into()]).unwrap();
+        let tree = worktrees(&repo)
+            .with_remotes(allowed)
+            .create("r2", 1, &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        assert!(Path::new(&tree.dir).join("vendor/lib/lib.txt").is_file());
+        let config = repo.git(&["config", "--list", "--local"]);
+        assert!(!config.contains("submodule."), "{config}");
+    }
+
+    #[tokio::test]
+    async fn an_agents_own_git_directory_is_not_used_for_its_commit() {
+        let repo = Repo::new();
+        let trees = worktrees(&repo);
+        let tree = trees
+            .create("g1", 1, &repo.path, &repo.path, None, &[])
+            .await
+            .unwrap();
+        // The agent puts a repository of its own, with a hook, where the .git file was.
+        std::fs::remove_file(tree.path().join(".git")).unwrap();
+        git(tree.path(), &["init", "-q"]);
+        let marker = repo.dir.path().join("ran");
+        let hook = tree.path().join(".git/hooks/post-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        git(
+            tree.path(),
+            &["symbolic-ref", "HEAD", "refs/heads/drydock/task-g1"],
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(tree.path().join("new.txt"), "new\n").unwrap();
+
+        let review = trees
+            .capture(&tree, &Author::of_task("g1"), "g1")
+            .await
+            .unwrap();
+
+        assert!(!review.committed_for_agent);
+        assert!(!marker.exists(), "the agent's hook ran in drydock");
+        assert!(
+            review
+                .notes
+                .iter()
+                .any(|n| n.contains("not a worktree of the repository")),
+            "{:?}",
+            review.notes
+        );
+        let retired = trees.retire(&tree, "main").await.unwrap();
+        assert!(
+            retired
+                .unwrap_err()
+                .contains("not a worktree of the repository")
+        );
+        // The person discards it: removed all the same, with its branch.
+        trees.discard(&tree).await.unwrap();
+        assert!(!tree.path().exists());
+        assert_eq!(repo.git(&["branch", "--list", "drydock/*"]).trim(), "");
     }
 
     #[test]

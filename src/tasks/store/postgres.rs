@@ -764,18 +764,42 @@ fn notify(tx: &mut Transaction<'_>) -> Result<(), ::postgres::Error> {
         .map(|_| ())
 }
 
-/// `url` without its password.
+/// `url` without its password, whether in its user information or a `password=` parameter.
 pub fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let Some((credentials, place)) = rest.rsplit_once('@') else {
-        return url.to_string();
+    // As libpq reads it: the user information ends at the last `@` before the first `/`.
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (shown, tail) = match rest[..authority_end].rsplit_once('@') {
+        Some((credentials, _)) => {
+            let user = credentials
+                .split_once(':')
+                .map_or(credentials, |(user, _)| user);
+            let hidden = match credentials.contains(':') {
+                true => format!("{user}:***@"),
+                false => format!("{user}@"),
+            };
+            (hidden, &rest[credentials.len() + 1..])
+        }
+        None => (String::new(), rest),
     };
-    match credentials.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{place}"),
-        None => url.to_string(),
-    }
+    format!("{scheme}://{shown}{}", without_password_parameters(tail))
+}
+
+/// `place` (host, path, parameters) with each `password=` parameter's value hidden.
+fn without_password_parameters(place: &str) -> String {
+    let Some((before, query)) = place.split_once('?') else {
+        return place.to_string();
+    };
+    let parameters: Vec<String> = query
+        .split('&')
+        .map(|parameter| match parameter.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => parameter.to_string(),
+        })
+        .collect();
+    format!("{before}?{}", parameters.join("&"))
 }
 
 fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
@@ -843,5 +867,37 @@ fn host_of(row: &Row) -> HostStatus {
         up: row.get(6),
         last_seen_ms_ago: row.get::<_, i64>(7).max(0) as u64,
         running: row.get(8),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_password_is_never_shown_wherever_the_url_holds_it() {
+        for (url, shown) in [
+            (
+                "postgres://q:secret@db:5432/q",
+                "postgres://q:***@db:5432/q",
+            ),
+            (
+                "postgres://db/q?user=q&password=secret&sslmode=require",
+                "postgres://db/q?user=q&password=***&sslmode=require",
+            ),
+            (
+                "postgresql://db?PASSWORD=secret",
+                "postgresql://db?PASSWORD=***",
+            ),
+            (
+                "postgres://q:se@cr?et@db/q?password=x",
+                "postgres://q:***@db/q?password=***",
+            ),
+            ("postgres://q@db/q", "postgres://q@db/q"),
+            ("postgres://db/q", "postgres://db/q"),
+        ] {
+            assert_eq!(redacted(url), shown);
+            assert!(!redacted(url).contains("secret"), "{url}");
+        }
     }
 }
