@@ -13,7 +13,7 @@ use crate::docs::DocsError;
 use crate::events::{CallRecord, CallStatus};
 use crate::history::HistoryError;
 use crate::render::Render;
-use crate::tasks::TaskError;
+use crate::tasks::{TaskError, TaskScope};
 use crate::terminal::TerminalError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
@@ -77,8 +77,21 @@ pub async fn call_tool_as(
     call: &Call<'_>,
     client: &str,
 ) -> Result<Outcome, CallError> {
+    call_tool_within(app, tool, arguments, call, client, None).await
+}
+
+/// [`call_tool_as`] under a task's token: `task_complete` completes only `scope`'s task (the
+/// caller holds the other tools to what the token may do).
+pub async fn call_tool_within(
+    app: &App,
+    tool: ToolName,
+    arguments: Value,
+    call: &Call<'_>,
+    client: &str,
+    scope: Option<&TaskScope>,
+) -> Result<Outcome, CallError> {
     let record = CallRecord::started(app.events().clone(), tool, &arguments, Some(client.into()));
-    let result = dispatch(app, tool, arguments, call).await;
+    let result = dispatch(app, tool, arguments, call, scope).await;
     match &result {
         Ok(outcome) => record.finish_with(
             CallStatus::Completed {
@@ -98,6 +111,7 @@ async fn dispatch(
     tool: ToolName,
     arguments: Value,
     call: &Call<'_>,
+    scope: Option<&TaskScope>,
 ) -> Result<Outcome, CallError> {
     let toolchains = app.toolchains();
     let terminals = app.terminals();
@@ -154,7 +168,7 @@ async fn dispatch(
         ToolName::TaskStart => outcome(tasks.start(parse(tool, arguments)?).await),
         ToolName::TaskCancel => outcome(tasks.cancel(parse(tool, arguments)?).await),
         ToolName::TaskRetry => outcome(tasks.retry(parse(tool, arguments)?).await),
-        ToolName::TaskComplete => outcome(tasks.complete(parse(tool, arguments)?, None).await),
+        ToolName::TaskComplete => outcome(tasks.complete(parse(tool, arguments)?, scope).await),
         ToolName::QueueConfigure => outcome(tasks.configure(parse(tool, arguments)?).await),
         ToolName::QueueClear => {
             parse::<crate::tasks::requests::ClearRequest>(tool, arguments)?;

@@ -289,11 +289,39 @@ fn absolute(path: &PathBuf) -> Result<String, Failure> {
 }
 
 fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Outcome {
-    let endpoint = endpoint(config)?;
+    let mut endpoint = endpoint(config)?;
+    if let Some(task_id) = std::env::var_os(TASK_VARIABLE) {
+        endpoint.token = task_token(config, &task_id.to_string_lossy())?;
+    }
     let url = format!("{}/tasks/{tool}", endpoint.base);
     let answer = call(&endpoint, "POST", &url, Some(&arguments.to_string()), WAIT)?;
     println!("{}", answer["text"].as_str().unwrap_or_default());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Set in a task agent's environment: there `drydock task` speaks with the task's own token
+/// (which shows and completes that task only), never drydock's local one.
+const TASK_VARIABLE: &str = "DRYDOCK_TASK_ID";
+
+/// The token of task `task_id`'s agent, from the task's files in the data directory.
+fn task_token(config: &Config, task_id: &str) -> Result<String, Failure> {
+    let plain = !task_id.is_empty()
+        && task_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return Err(Failure::Usage(format!(
+            "{TASK_VARIABLE}={task_id:?} is not a task's id"
+        )));
+    }
+    let file = config.data_dir.join("tasks").join(task_id).join("token");
+    match std::fs::read_to_string(&file) {
+        Ok(token) => Ok(token.trim().to_string()),
+        Err(e) => Err(Failure::Runtime(format!(
+            "inside task {task_id} ({TASK_VARIABLE}) drydock task speaks with the task's token, and {} cannot be read: {e}",
+            file.display()
+        ))),
+    }
 }
 
 /// Moves the SQLite queue of this data directory into the PostgreSQL queue at `to`.

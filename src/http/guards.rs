@@ -56,24 +56,30 @@ pub(super) fn is_loopback_origin(value: &HeaderValue) -> bool {
     matches!(host, "localhost" | "127.0.0.1" | "::1")
 }
 
+/// A task's token passes, limited to its task ([`TaskScope`](crate::tasks::TaskScope)); the
+/// server's token passes; without a server token so does a request without `Authorization`.
+/// Anything else presented (a made-up token, a task's withdrawn one) is refused: it never
+/// falls back to the unscoped access of no token.
 pub async fn require_token(
     State(config): State<Arc<GuardConfig>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    if let Some(scope) = bearer(request.headers()).and_then(|t| config.task_tokens.scope_of(t)) {
+    let headers = request.headers();
+    if let Some(scope) = bearer(headers).and_then(|t| config.task_tokens.scope_of(t)) {
         request.extensions_mut().insert(scope);
         return next.run(request).await;
     }
-    let Some(expected) = &config.token else {
-        return next.run(request).await;
+    let passes = match &config.token {
+        Some(expected) => bearer_matches(headers, expected),
+        None => !headers.contains_key(header::AUTHORIZATION),
     };
-    match bearer_matches(request.headers(), expected) {
+    match passes {
         true => next.run(request).await,
         false => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
-            "Unauthorized: send Authorization: Bearer <token>",
+            "Unauthorized: send Authorization: Bearer <token> with this server's token or a running task's",
         )
             .into_response(),
     }
@@ -84,7 +90,7 @@ pub(super) fn bearer_matches(headers: &axum::http::HeaderMap, expected: &str) ->
     bearer(headers).is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
 }
 
-fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+pub(super) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -11,14 +11,15 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::guards::bearer_matches;
+use super::guards::{bearer, bearer_matches};
 use crate::app::App;
 use crate::call::Call;
 use crate::catalog::{ToolName, Toolset};
+use crate::tasks::TaskScope;
 use crate::tool_call;
 
 /// What `drydock hook` posts.
@@ -41,12 +42,21 @@ struct LocalState {
     token: String,
 }
 
-/// Every local route asks for the local token (not the MCP one).
+/// Every local route asks for the local token (not the MCP one); the task tools take a
+/// running task's token too, limited to its task (`drydock task complete` in its agent's
+/// shell).
 async fn require_local_token(
     State(state): State<Arc<LocalState>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
+    let task_scope = bearer(request.headers())
+        .filter(|_| request.uri().path().starts_with("/tasks/"))
+        .and_then(|token| state.app.tasks().tokens().scope_of(token));
+    if let Some(scope) = task_scope {
+        request.extensions_mut().insert(scope);
+        return next.run(request).await;
+    }
     match bearer_matches(request.headers(), &state.token) {
         true => next.run(request).await,
         false => (
@@ -99,10 +109,12 @@ async fn decide(
     }
 }
 
-/// Runs a task tool for the CLI: 200 with the result, 400 with the error.
+/// Runs a task tool for the CLI: 200 with the result, 400 with the error; under a task's
+/// token only `task_show` and `task_complete` of its own task (403 otherwise).
 async fn task_tool(
     State(state): State<Arc<LocalState>>,
     Path(tool): Path<String>,
+    scope: Option<Extension<TaskScope>>,
     arguments: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let Json(arguments) = match arguments {
@@ -116,8 +128,20 @@ async fn task_tool(
         let error = format!("{tool} is not a task tool this drydock serves");
         return (StatusCode::NOT_FOUND, Json(json!({"error": error}))).into_response();
     };
+    let scope = scope.map(|Extension(scope)| scope);
+    if let Some(scope) = &scope
+        && let Err(refused) = within_task(scope, tool, &arguments)
+    {
+        return (StatusCode::FORBIDDEN, Json(json!({"error": refused}))).into_response();
+    }
     let call = Call::silent(state.app.shutdown_token().child_token());
-    match tool_call::call_tool(&state.app, tool, arguments, &call).await {
+    let client = match &scope {
+        Some(scope) => format!("task {}", scope.task_id),
+        None => "drydock call".to_string(),
+    };
+    let called =
+        tool_call::call_tool_within(&state.app, tool, arguments, &call, &client, scope.as_ref());
+    match called.await {
         Ok(outcome) => {
             Json(json!({"result": outcome.structured, "text": outcome.text})).into_response()
         }
@@ -126,6 +150,18 @@ async fn task_tool(
             Json(json!({"error": error.to_string()})),
         )
             .into_response(),
+    }
+}
+
+/// What a task's token may ask of the task tools: its own task, shown or completed.
+fn within_task(scope: &TaskScope, tool: ToolName, arguments: &Value) -> Result<(), String> {
+    match tool {
+        ToolName::TaskComplete => Ok(()),
+        ToolName::TaskShow if arguments["task_id"] == scope.task_id.as_str() => Ok(()),
+        _ => Err(format!(
+            "{tool} is not for the agent of task {id}: its token may show and complete task {id} only",
+            id = scope.task_id
+        )),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod agent_resources;
 mod agent_tools;
+mod boundary;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance;
 mod docs_tools;
@@ -31,7 +32,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, prompt_handler, tool_handler};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
 
 use std::sync::Arc;
 
@@ -113,7 +114,6 @@ impl Drop for Subscriptions {
 }
 
 #[tool_handler(router = self.tool_router)]
-#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for DrydockServer {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)]
@@ -144,7 +144,7 @@ impl ServerHandler for DrydockServer {
             return self.tool_router.call(call).await;
         };
         let mut request = request;
-        if let Some(scope) = task_tools::task_scope(&context)
+        if let Some(scope) = boundary::scope_of(&context.extensions)
             && let Err(refused) = task_tools::confine(&scope, tool, &mut request)
         {
             return Ok(CallToolResponse::Complete(
@@ -177,7 +177,7 @@ impl ServerHandler for DrydockServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, McpError> {
-        let scoped = task_tools::task_scope(&context).is_some();
+        let scoped = boundary::scope_of(&context.extensions).is_some();
         let tools = self
             .tool_router
             .list_all()
@@ -206,33 +206,35 @@ impl ServerHandler for DrydockServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(resources::list(
-            &self.app,
-        )))
+        let scope = boundary::scope_of(&ctx.extensions);
+        let shown = boundary::resources_shown(scope.as_ref(), resources::list(&self.app));
+        Ok(ListResourcesResult::with_all_items(shown))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
         let mut templates = resources::docs_templates();
         templates.extend(terminal_resources::templates());
         templates.extend(agent_resources::templates());
         templates.extend(task_resources::templates());
         templates.extend(fixtures::resource_templates());
+        let scope = boundary::scope_of(&ctx.extensions);
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
-            templates,
+            boundary::templates_shown(scope.as_ref(), templates),
         ))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        boundary::check_resource(boundary::scope_of(&ctx.extensions).as_ref(), &request.uri)?;
         resources::read(&self.app, &request.uri)
             .await
             .map(Into::into)
@@ -244,6 +246,7 @@ impl ServerHandler for DrydockServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        boundary::check_resource(boundary::scope_of(&ctx.extensions).as_ref(), &request.uri)?;
         if agent_resources::is_agent_uri(&request.uri) {
             let agents = self.app.agents().clone();
             let watcher = tokio::spawn(agent_resources::watch(
@@ -297,7 +300,10 @@ impl ServerHandler for DrydockServer {
     /// From the handshake on, the client hears (as a warning log message) whenever an agent
     /// starts waiting.
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
-        if !self.app.config().toolsets.contains(&Toolset::Agents) {
+        let scope = boundary::scope_of(&ctx.extensions);
+        if !self.app.config().toolsets.contains(&Toolset::Agents)
+            || !boundary::hears_agents(scope.as_ref())
+        {
             return;
         }
         let announcer = tokio::spawn(agent_resources::announce_waiting(
@@ -322,12 +328,15 @@ impl ServerHandler for DrydockServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let values = match (&request.r#ref, request.argument.name.as_str()) {
             (Reference::Prompt(_), "project_path") => {
                 let workspace = self.app.toolchains().workspace();
-                resources::project_paths_starting_with(workspace, &request.argument.value).await
+                let all =
+                    resources::project_paths_starting_with(workspace, &request.argument.value)
+                        .await;
+                boundary::projects_shown(boundary::scope_of(&ctx.extensions).as_ref(), all)
             }
             _ => Vec::new(),
         };
@@ -340,6 +349,54 @@ impl ServerHandler for DrydockServer {
         info.total = u32::try_from(total).ok();
         info.has_more = Some(total > CompletionInfo::MAX_VALUES);
         Ok(CompleteResult::new(info))
+    }
+
+    /// The prompts; under a task's token those for what its tools can do.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        let scope = boundary::scope_of(&context.extensions);
+        let prompts = self
+            .prompt_router
+            .list_all()
+            .into_iter()
+            .filter(|prompt| boundary::prompt_shown(scope.as_ref(), &prompt.name))
+            .collect();
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let cache_scope = match scope {
+            Some(_) => rmcp::model::CacheScope::Private,
+            None => rmcp::model::CacheScope::Public,
+        };
+        Ok(rmcp::model::ListPromptsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            prompts,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(cache_scope),
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        boundary::check_prompt(
+            boundary::scope_of(&context.extensions).as_ref(),
+            &request.name,
+        )?;
+        let prompt = rmcp::handler::server::prompt::PromptContext::new(
+            self,
+            request.name,
+            request.arguments,
+            context,
+        );
+        self.prompt_router.get_prompt(prompt).await
     }
 
     /// rmcp hands over known methods whose params it could not read as custom requests:

@@ -137,15 +137,46 @@ pub fn docs_templates() -> Vec<ResourceTemplate> {
     ]
 }
 
+/// Whether `uri` (or a template) is one of the docs' resources: the index or a passage.
+pub fn is_docs_uri(uri: &str) -> bool {
+    uri == DOCS_URI || uri.starts_with(PASSAGE_PREFIX)
+}
+
+/// The project whose memory `uri` names (`drydock://history/{project}`), as an absolute path.
+pub fn history_project(uri: &str) -> Option<String> {
+    let project = percent_decoded(uri.strip_prefix(HISTORY_PREFIX)?);
+    Some(match project.starts_with('/') {
+        true => project,
+        false => format!("/{project}"),
+    })
+}
+
+/// The memory of `project` as a resource of its own.
+pub fn history_resource(project: &Path) -> Resource {
+    let path = project.display().to_string();
+    let encoded: String = path
+        .bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (byte as char).to_string()
+            }
+            _ => format!("%{byte:02X}"),
+        })
+        .collect();
+    Resource::new(
+        format!("{HISTORY_PREFIX}{encoded}"),
+        format!("{path} memory"),
+    )
+    .with_description(format!(
+        "the open problems of {path} and the recently fixed ones with their fixes"
+    ))
+    .with_mime_type("application/json")
+}
+
 /// The problems of the project `uri` names.
 async fn read_history(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
-    let raw = uri.strip_prefix(HISTORY_PREFIX).unwrap_or_default();
-    let project = percent_decoded(raw);
     let request = crate::history::requests::ProjectRequest {
-        project_path: match project.starts_with('/') {
-            true => project,
-            false => format!("/{project}"),
-        },
+        project_path: history_project(uri).unwrap_or_default(),
     };
     match app.history().project(request).await {
         Ok(report) => Ok(json_resource(uri, &report)),

@@ -33,6 +33,18 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
+/// Task `id`'s own resource.
+pub fn one_task(id: &str) -> Resource {
+    Resource::new(format!("{PREFIX}{id}"), format!("task {id}"))
+        .with_description("this task in full, with the end of its transcript")
+        .with_mime_type("application/json")
+}
+
+/// Whether `uri` is task `id`'s own resource.
+pub fn is_one_task(uri: &str, id: &str) -> bool {
+    task_of(uri) == Some(id)
+}
+
 pub fn is_task_uri(uri: &str) -> bool {
     uri == TASKS_URI || task_of(uri).is_some()
 }

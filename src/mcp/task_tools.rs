@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::DrydockServer;
 use super::tools::respond;
 use crate::catalog::{ToolName, Toolset};
+use crate::history::reports::SearchReport;
 use crate::tasks::TaskScope;
 use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
 use crate::tasks::requests::{
@@ -18,8 +19,9 @@ use crate::tasks::requests::{
 };
 
 /// Holds a task agent's call to what its token may do: the tools of
-/// [`ToolName::for_task_agents`], and a build tool's `project_path` inside the task's own
-/// directory (the project's path given by the agent means the task's worktree).
+/// [`ToolName::for_task_agents`]; a build tool's `project_path` inside the task's own directory
+/// (the project's path given by the agent means the task's worktree); the docs of its project;
+/// the memory of its project's problems; its own task.
 pub(super) fn confine(
     scope: &TaskScope,
     tool: ToolName,
@@ -32,24 +34,66 @@ pub(super) fn confine(
             scope.dir.display()
         ));
     }
-    if tool.toolset() != Toolset::Build {
-        return Ok(());
-    }
     let arguments = request.arguments.get_or_insert_with(Default::default);
+    match tool {
+        ToolName::HistorySearch => confine_memory(scope, arguments),
+        ToolName::DocsLookup => confine_path(arguments, |raw| scope.confine_to_project(raw)),
+        ToolName::TaskShow => confine_task(scope, arguments),
+        _ if tool.toolset() == Toolset::Build => confine_path(arguments, |raw| scope.confine(raw)),
+        _ => Ok(()),
+    }
+}
+
+type Arguments = serde_json::Map<String, Value>;
+
+/// `project_path`, when given, as `confined` takes it.
+fn confine_path(
+    arguments: &mut Arguments,
+    confined: impl Fn(&str) -> Result<String, String>,
+) -> Result<(), String> {
     if let Some(Value::String(raw)) = arguments.get("project_path") {
-        let confined = scope.confine(raw)?;
-        arguments.insert("project_path".into(), Value::String(confined));
+        let path = confined(raw)?;
+        arguments.insert("project_path".into(), Value::String(path));
     }
     Ok(())
 }
 
-/// The task a request's token is limited to, when it is a task agent's token.
-pub(super) fn task_scope(ctx: &RequestContext<RoleServer>) -> Option<TaskScope> {
-    ctx.extensions
-        .get::<axum::http::request::Parts>()?
-        .extensions
-        .get::<TaskScope>()
-        .cloned()
+/// The problems the task's builds and its project's met, never the records of terminals'
+/// commands or tasks' ends (the person's shell, other agents' transcripts).
+fn confine_memory(scope: &TaskScope, arguments: &mut Arguments) -> Result<(), String> {
+    let raw = arguments.get("project_path").and_then(Value::as_str);
+    let project = scope.memory_of(raw)?;
+    arguments.insert("project_path".into(), Value::String(project));
+    match arguments.get("kind").and_then(Value::as_str) {
+        Some(kind) if !AGENTS_KINDS.contains(&kind) => Err(super::boundary::refusal(
+            scope,
+            &format!("history_search of kind {kind}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The kinds of records a task's agent may search: problems its builds can meet.
+const AGENTS_KINDS: &[&str] = &["error", "warning", "test"];
+
+/// The hits of a search a session is shown: under a task's token, problems only.
+pub(super) fn hits_shown(scope: Option<&TaskScope>, mut report: SearchReport) -> SearchReport {
+    if scope.is_some() {
+        report
+            .hits
+            .retain(|hit| AGENTS_KINDS.contains(&hit.kind.as_str()));
+    }
+    report
+}
+
+fn confine_task(scope: &TaskScope, arguments: &Arguments) -> Result<(), String> {
+    match arguments.get("task_id").and_then(Value::as_str) {
+        Some(id) if id != scope.task_id => Err(super::boundary::refusal(
+            scope,
+            &format!("task_show of task {id}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[tool_router(router = task_tool_router, vis = "pub(crate)")]
@@ -129,7 +173,7 @@ impl DrydockServer {
         Parameters(req): Parameters<CompleteRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let scope = task_scope(&ctx);
+        let scope = super::boundary::scope_of(&ctx.extensions);
         respond(self.app.tasks().complete(req, scope.as_ref()).await)
     }
 
@@ -175,5 +219,55 @@ impl DrydockServer {
         Parameters(_req): Parameters<ClearRequest>,
     ) -> Result<CallToolResult, McpError> {
         respond(self.app.tasks().clear().await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::reports::HistoryHit;
+
+    fn hit(kind: &str) -> HistoryHit {
+        HistoryHit {
+            id: 1,
+            project: "/p".into(),
+            toolchain: "cargo".into(),
+            kind: kind.into(),
+            code: None,
+            test: None,
+            message: format!("a {kind}"),
+            file: None,
+            line: None,
+            text: String::new(),
+            first_seen_ms: 0,
+            last_seen_ms: 0,
+            seen: 1,
+            by: None,
+            state: "open".into(),
+            resolved_ms: None,
+            fix: None,
+        }
+    }
+
+    /// The person's terminal commands and other tasks' ends recorded in the task's own
+    /// project are not shown to its agent, whichever query found them.
+    #[test]
+    fn an_agent_is_shown_problems_and_no_commands_or_task_ends() {
+        let kinds = ["error", "command", "warning", "task", "test"];
+        let report = || SearchReport {
+            hits: kinds.into_iter().map(hit).collect(),
+        };
+        let scope = TaskScope {
+            task_id: "t1".into(),
+            claim: 1,
+            project: "/p".into(),
+            dir: "/p".into(),
+        };
+        let shown = |scope: Option<&TaskScope>| -> Vec<String> {
+            let report = hits_shown(scope, report());
+            report.hits.into_iter().map(|hit| hit.kind).collect()
+        };
+        assert_eq!(shown(Some(&scope)), ["error", "warning", "test"]);
+        assert_eq!(shown(None), kinds);
     }
 }

@@ -110,7 +110,7 @@ pub(super) fn client_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
         .peer
         .peer_info()
         .map(|info| info.client_info.name.clone());
-    match super::task_tools::task_scope(ctx) {
+    match super::boundary::scope_of(&ctx.extensions) {
         Some(scope) => Some(format!("task {}", scope.task_id)),
         None => name,
     }
@@ -250,8 +250,10 @@ impl DrydockServer {
     async fn history_search(
         &self,
         Parameters(req): Parameters<SearchRequest>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        respond(self.app.history().search(req).await)
+        let scope = super::boundary::scope_of(&ctx.extensions);
+        let found = self.app.history().search(req).await;
+        respond(found.map(|report| super::task_tools::hits_shown(scope.as_ref(), report)))
     }
 }

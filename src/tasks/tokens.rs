@@ -51,6 +51,39 @@ impl TaskScope {
     }
 }
 
+impl TaskScope {
+    /// `raw`, a project path the agent gave to a tool that knows projects but not tasks'
+    /// directories (the docs), as the same folder of the task's project: inside the task's
+    /// directory as [`TaskScope::confine`] says, then taken back to the project.
+    pub fn confine_to_project(&self, raw: &str) -> Result<String, String> {
+        let inside = PathBuf::from(self.confine(raw)?);
+        let dir = canonical(&self.dir);
+        let project = canonical(&self.project);
+        let path = match inside.strip_prefix(&dir) {
+            Ok(rest) if !rest.as_os_str().is_empty() => project.join(rest),
+            _ => project,
+        };
+        Ok(path.display().to_string())
+    }
+
+    /// Whose memory a history search of the agent reads: the project's own (nothing given,
+    /// or the project's path) or its directory's (inside it as [`TaskScope::confine`] says).
+    pub fn memory_of(&self, raw: Option<&str>) -> Result<String, String> {
+        let project = canonical(&self.project);
+        match raw {
+            None => Ok(project.display().to_string()),
+            Some(raw) if Path::new(raw).canonicalize().ok() == Some(project.clone()) => {
+                Ok(project.display().to_string())
+            }
+            Some(raw) => self.confine(raw),
+        }
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// Tokens by value, shared by the task queue (which issues them) and the HTTP guard (which
 /// reads them).
 #[derive(Clone, Default)]
@@ -166,5 +199,45 @@ mod tests {
         }
         let missing = scope.confine("nope").unwrap_err();
         assert!(missing.contains("does not exist"), "{missing}");
+    }
+
+    #[test]
+    fn the_docs_and_the_memory_of_an_agent_are_its_projects() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let (project, worktree, other) = (base.join("p"), base.join("w"), base.join("o"));
+        for dir in [project.join("app"), worktree.join("app"), other.clone()] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let scope = scope("t1", &project, &worktree);
+        let text = |p: &Path| p.display().to_string();
+
+        assert_eq!(
+            scope.confine_to_project(&text(&project)),
+            Ok(text(&project))
+        );
+        assert_eq!(
+            scope.confine_to_project(&text(&worktree.join("app"))),
+            Ok(text(&project.join("app")))
+        );
+        assert_eq!(
+            scope.confine_to_project("app"),
+            Ok(text(&project.join("app")))
+        );
+        assert_eq!(scope.memory_of(None), Ok(text(&project)));
+        assert_eq!(scope.memory_of(Some(&text(&project))), Ok(text(&project)));
+        assert_eq!(scope.memory_of(Some(&text(&worktree))), Ok(text(&worktree)));
+        for outside in [text(&other), text(&base), "/".into()] {
+            for refused in [
+                scope.confine_to_project(&outside),
+                scope.memory_of(Some(&outside)),
+            ] {
+                let refused = refused.unwrap_err();
+                assert!(
+                    refused.contains("outside the directory of task t1"),
+                    "{refused}"
+                );
+            }
+        }
     }
 }

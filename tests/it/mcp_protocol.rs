@@ -431,6 +431,28 @@ async fn a_token_is_required_when_configured() {
     assert_eq!(status, 200);
 }
 
+/// Without a server token a request without a bearer is served, but a bearer that is no
+/// token of this server (made up, or a task's once withdrawn) is refused: it never falls back
+/// to the unscoped "no token".
+#[tokio::test]
+async fn an_unknown_bearer_is_refused_even_without_a_server_token() {
+    let server = Server::start(&[]);
+    let response = post(
+        &reqwest::Client::new(),
+        &server.url,
+        &[("Authorization", "Bearer made-up-or-withdrawn")],
+        RAW_INITIALIZE,
+    )
+    .await;
+    assert_eq!(response.status().as_u16(), 401);
+    assert_eq!(
+        response.headers().get("www-authenticate").unwrap(),
+        "Bearer"
+    );
+    let (status, _) = post_raw(&server.url, &[], RAW_INITIALIZE).await;
+    assert_eq!(status, 200);
+}
+
 #[test]
 fn a_non_loopback_bind_without_a_token_is_refused() {
     let output = drydock_command()
