@@ -26,6 +26,7 @@ pub fn terminal_output(rows: u16, cols: u16, cuts: &[usize], output: &[u8]) {
     screen.text_between((screen.oldest_line(), 0), (line, column));
     screen.lines(0, 200);
     screen.recent_history(20);
+    // Laid out again on the transposed terminal: a resize reflows what the output left.
     screen.resize(cols.max(1), rows.max(1));
     screen.redraw();
     screen.title();
