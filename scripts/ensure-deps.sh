@@ -14,6 +14,8 @@ command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
 command -v python3 >/dev/null || packages+=(python3)
+# libFuzzer (scripts/fuzz.sh, which the tests type-check) is C++.
+command -v c++ >/dev/null || packages+=(g++)
 command -v chromium >/dev/null || packages+=(chromium)
 command -v chromedriver >/dev/null || packages+=(chromium-driver)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || packages+=(fonts-dejavu-core)
