@@ -926,13 +926,14 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn submodules_are_checked_out_in_the_worktree() {
+    /// A repository with a submodule at `vendor/lib`, added from a library repository at the
+    /// URL `url_of` gives for its path; with the library (its folder lives as long) and the URL.
+    fn with_submodule(url_of: impl Fn(&Path) -> String) -> (Repo, Repo, String) {
         let library = Repo::new();
         library.write("lib.txt", "library\n");
         library.commit_all("lib");
         let repo = Repo::new();
-        let url = library.path.display().to_string();
+        let url = url_of(&library.path);
         repo.git(&[
             "-c",
             "protocol.file.allow=always",
@@ -943,6 +944,12 @@ mod tests {
             "vendor/lib",
         ]);
         repo.commit_all("submodule");
+        (repo, library, url)
+    }
+
+    #[tokio::test]
+    async fn submodules_are_checked_out_in_the_worktree() {
+        let (repo, _library, _) = with_submodule(|path| path.display().to_string());
         let trees = worktrees(&repo);
 
         let tree = trees
@@ -960,21 +967,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_branchs_submodule_comes_only_from_an_allowed_remote() {
-        let library = Repo::new();
-        library.write("lib.txt", "library\n");
-        library.commit_all("lib");
-        let repo = Repo::new();
-        let url = format!("file://{}", library.path.display());
-        repo.git(&[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &url,
-            "vendor/lib",
-        ]);
-        repo.commit_all("submodule");
+        let (repo, _library, url) = with_submodule(|path| format!("file://{}", path.display()));
         // As if the .gitmodules came with a branch: the repository's config names none.
         repo.git(&["config", "--remove-section", "submodule.vendor/lib"]);
 
