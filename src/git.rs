@@ -86,11 +86,14 @@ impl Git {
         let common = Git::at(repo)
             .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
             .await?;
-        linked_worktree_check(worktree, Path::new(&common)).map_err(|why| {
-            GitError::NotOurWorktree {
-                dir: worktree.to_path_buf(),
-                why,
-            }
+        let (dir, common) = (worktree.to_path_buf(), PathBuf::from(common));
+        // Reads the worktree's files, so on a blocking thread like every other file read.
+        let checked = tokio::task::spawn_blocking(move || linked_worktree_check(&dir, &common))
+            .await
+            .unwrap_or_else(|failed| Err(format!("checking its .git failed: {failed}")));
+        checked.map_err(|why| GitError::NotOurWorktree {
+            dir: worktree.to_path_buf(),
+            why,
         })?;
         Ok(Git::at(worktree))
     }
