@@ -61,6 +61,7 @@ pub(crate) mod private;
 pub(crate) mod process;
 pub(crate) mod project_facts;
 pub mod render;
+pub mod sandbox;
 pub(crate) mod shared_reading;
 pub(crate) mod supervise;
 pub mod tasks;

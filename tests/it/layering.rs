@@ -30,6 +30,7 @@ const LAYERS: &[(&str, Layer, &[&str])] = &[
     ("events", Layer::Foundation, &["catalog"]),
     ("local_endpoint", Layer::Foundation, &["private"]),
     ("shared_reading", Layer::Foundation, &[]),
+    ("sandbox", Layer::Foundation, &["process", "private", "git"]),
     // Capabilities: each knows the foundation and the capabilities listed, never MCP or HTTP.
     ("terminal", Layer::Capability, &[]),
     ("toolchain", Layer::Capability, &[]),
