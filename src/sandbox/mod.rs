@@ -4,3 +4,9 @@
 //! the task's identity, and a proxy that reaches the allowed hosts alone. Inside, a small
 //! drydock process turns those sockets back into the loopback ports the agent's clients
 //! expect, then runs the agent.
+
+pub mod confinement;
+pub mod support;
+
+pub use confinement::{Confinement, Mount};
+pub use support::Support;

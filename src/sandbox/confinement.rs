@@ -1,0 +1,159 @@
+//! What one sandbox sees, as bubblewrap's arguments. Nothing of the host is there unless
+//! named: the system read-only (`/usr`, the merged-`/usr` links, `/opt`, and the files of
+//! `/etc` that programs read to run, resolve names and check certificates), a private `/tmp`,
+//! `/proc` and `/dev` of its own, a private home at the person's home path, the work directory
+//! writable, and whatever else the caller lists. Paths keep their names inside, so what the
+//! agent reports (a file, its working directory) means the same outside.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Every namespace a sandbox can have (user, mount, pid, network, IPC, UTS, cgroup), and its
+/// end with drydock's: bubblewrap kills what it runs when the process that started it dies.
+///
+/// No `--new-session`: the agent is a TUI, and a new session would cut it off its terminal
+/// (no job control, no window size changes). The one terminal it could push input into with
+/// TIOCSTI is its own: nothing outside the sandbox reads from it.
+pub const NAMESPACES: &[&str] = &["--unshare-all", "--die-with-parent"];
+
+/// Top-level names that are links into `/usr` on a merged-`/usr` system, or directories.
+const SYSTEM_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/// What programs read in `/etc` to start, find users, resolve names, check certificates and
+/// draw in a terminal; never the rest (keys, shadow files, the system's git settings).
+const ETC_FILES: &[&str] = &[
+    "alternatives",
+    "bash.bashrc",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "crypto-policies",
+    "environment",
+    "group",
+    "host.conf",
+    "hosts",
+    "inputrc",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "localtime",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "pki",
+    "profile",
+    "profile.d",
+    "resolv.conf",
+    "ssl",
+    "terminfo",
+    "timezone",
+];
+
+/// A path of the host shown at a path inside (most often the same).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub source: PathBuf,
+    pub target: PathBuf,
+}
+
+impl Mount {
+    pub fn same(path: impl Into<PathBuf>) -> Mount {
+        let path = path.into();
+        Mount {
+            source: path.clone(),
+            target: path,
+        }
+    }
+}
+
+/// One sandbox: what it sees, what it may change, and its environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confinement {
+    /// Writable, and the working directory.
+    pub work: PathBuf,
+    /// A private directory shown at the person's home path (`HOME` inside).
+    pub home: Option<Mount>,
+    /// Seen and not changed: toolchains, caches, the agent's CLI, drydock itself. A missing
+    /// one is left out.
+    pub readable: Vec<Mount>,
+    /// Changed too: the private git directories, the cargo target directory.
+    pub writable: Vec<Mount>,
+    /// Read-only over what the lists above made writable (a file the agent must not
+    /// rewrite inside a directory it may change); mounted last.
+    pub protected: Vec<Mount>,
+    /// Set inside, over what the sandbox's starter passed on.
+    pub env: Vec<(String, String)>,
+    /// Removed inside.
+    pub unset_env: Vec<String>,
+}
+
+impl Confinement {
+    /// bubblewrap's arguments for this sandbox, up to (not including) `--` and the command.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
+        args.extend(system_args().into_iter().map(OsString::from));
+        if let Some(home) = &self.home {
+            args.extend(mount("--bind", home));
+        }
+        for readable in &self.readable {
+            args.extend(mount("--ro-bind-try", readable));
+        }
+        for writable in &self.writable {
+            args.extend(mount("--bind", writable));
+        }
+        args.extend(mount("--bind", &Mount::same(&self.work)));
+        for protected in &self.protected {
+            args.extend(mount("--ro-bind", protected));
+        }
+        args.push("--chdir".into());
+        args.push(self.work.clone().into());
+        for name in &self.unset_env {
+            args.extend(["--unsetenv".into(), OsString::from(name)]);
+        }
+        if let Some(home) = &self.home {
+            args.extend(["--setenv".into(), "HOME".into(), home.target.clone().into()]);
+        }
+        args.extend(["--setenv", "TMPDIR", "/tmp"].map(OsString::from));
+        for (name, value) in &self.env {
+            args.extend(["--setenv".into(), name.into(), value.into()]);
+        }
+        args
+    }
+}
+
+fn mount(flag: &str, mount: &Mount) -> [OsString; 3] {
+    [
+        flag.into(),
+        mount.source.clone().into(),
+        mount.target.clone().into(),
+    ]
+}
+
+/// The system, read-only, and a `/proc`, `/dev` and `/tmp` of the sandbox's own.
+pub fn system_args() -> Vec<String> {
+    system_args_of(Path::new("/"))
+}
+
+fn system_args_of(root: &Path) -> Vec<String> {
+    let mut args = vec!["--ro-bind".into(), "/usr".into(), "/usr".into()];
+    for name in SYSTEM_DIRS {
+        let host = root.join(name);
+        let inside = format!("/{name}");
+        match std::fs::read_link(&host) {
+            Ok(target) => args.extend(["--symlink".into(), target.display().to_string(), inside]),
+            Err(_) if host.is_dir() => args.extend(["--ro-bind".into(), inside.clone(), inside]),
+            Err(_) => {}
+        }
+    }
+    args.extend(["--ro-bind-try", "/opt", "/opt"].map(String::from));
+    for name in ETC_FILES {
+        let path = format!("/etc/{name}");
+        args.extend(["--ro-bind-try".into(), path.clone(), path]);
+    }
+    args.extend(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"].map(String::from));
+    args
+}
+
+#[cfg(test)]
+mod tests;
