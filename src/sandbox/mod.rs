@@ -6,7 +6,9 @@
 //! expect, then runs the agent.
 
 pub mod confinement;
+pub mod private_git;
 pub mod support;
 
 pub use confinement::{Confinement, Mount};
+pub use private_git::PrivateGit;
 pub use support::Support;

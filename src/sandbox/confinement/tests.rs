@@ -120,9 +120,15 @@ fn the_persons_home_and_secrets_are_not_there() {
     assert_eq!(code, 0);
     assert!(!out.contains("root:"), "{out}");
 
-    let (_, out) = inside(&sandbox, "echo \"$HOME|$CHOSEN|${SECRET_NAME-unset}|$TMPDIR\"");
+    let (_, out) = inside(
+        &sandbox,
+        "echo \"$HOME|$CHOSEN|${SECRET_NAME-unset}|$TMPDIR\"",
+    );
     assert_eq!(out.trim(), format!("{root}/home|inside|unset|/tmp"));
-    let (code, out) = inside(&sandbox, "cat \"$HOME/.bashrc\" 2>&1; echo x > \"$HOME/new\"");
+    let (code, out) = inside(
+        &sandbox,
+        "cat \"$HOME/.bashrc\" 2>&1; echo x > \"$HOME/new\"",
+    );
     assert_eq!(code, 0, "the private home is writable: {out}");
     assert!(place.root.join("private-home/new").exists());
     assert!(!place.root.join("home/new").exists());
