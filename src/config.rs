@@ -267,6 +267,12 @@ pub struct TasksConfig {
     pub host: HostConfig,
     /// The git remotes this host clones a task's project from when it has no copy of it.
     pub repositories: RemoteRepositories,
+    /// Whether tasks' agents run in a sandbox (on unless turned off by name).
+    pub sandbox: bool,
+    /// Hosts (`host:port`, `*.domain:port`) a sandboxed agent reaches besides its model API.
+    pub sandbox_hosts: Vec<String>,
+    /// More directories a sandboxed agent sees, read-only (toolchains in unusual places).
+    pub sandbox_read: Vec<PathBuf>,
 }
 
 /// Git remotes by glob (`[tasks] repositories`): `*` stays within one `/` segment, `**`
@@ -583,6 +589,9 @@ struct FileQueue {
     lease_s: Option<u64>,
     requeue_lost: Option<bool>,
     repositories: Option<Vec<String>>,
+    sandbox: Option<bool>,
+    sandbox_hosts: Option<Vec<String>>,
+    sandbox_read: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -719,7 +728,7 @@ impl Config {
             http: resolve_http(file.http)?,
             data_dir: resolve_data_dir(overrides.data_dir.as_deref(), file.data_dir, env, cwd),
             agents: resolve_agents(file.agents, env, cwd)?,
-            tasks: resolve_tasks(file.tasks, env)?,
+            tasks: resolve_tasks(file.tasks, env, cwd)?,
             history: resolve_history(file.history, env, cwd)?,
             source,
         })
@@ -1066,7 +1075,7 @@ fn resolve_agents(
     })
 }
 
-fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigError> {
+fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksConfig, ConfigError> {
     let store = match env("DRYDOCK_TASKS_STORE").or(file.store) {
         None => QueueStore::Sqlite,
         Some(value) if value == "sqlite" => QueueStore::Sqlite,
@@ -1114,6 +1123,14 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup) -> Result<TasksConfig, ConfigE
             DAY,
             "tasks.keep_merged_days",
         )?,
+        sandbox: file.sandbox.unwrap_or(true),
+        sandbox_hosts: file.sandbox_hosts.unwrap_or_default(),
+        sandbox_read: file
+            .sandbox_read
+            .unwrap_or_default()
+            .into_iter()
+            .map(|dir| cwd.join(expand_home(&dir, env)))
+            .collect(),
     })
 }
 

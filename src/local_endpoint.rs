@@ -14,6 +14,10 @@ use crate::private::random_hex;
 
 const FILE_NAME: &str = "local-endpoint.json";
 
+/// Set inside a task's sandbox: the socket there that reaches drydock as the task, for its
+/// `drydock hook` and `drydock task` (the data directory is not in the sandbox).
+pub const SANDBOX_SOCKET_VAR: &str = "DRYDOCK_SANDBOX_SOCKET";
+
 /// The running server, as its local commands reach it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalEndpoint {
@@ -37,6 +41,22 @@ impl LocalEndpoint {
             token: random_hex(24),
             pid: std::process::id(),
         }
+    }
+
+    /// The server as a sandbox reaches it: through the socket named by
+    /// [`SANDBOX_SOCKET_VAR`], where the socket itself says who is asking (no token).
+    pub fn in_sandbox() -> Option<LocalEndpoint> {
+        let socket = std::env::var_os(SANDBOX_SOCKET_VAR).filter(|s| !s.is_empty())?;
+        Some(LocalEndpoint {
+            base: format!("unix:{}", Path::new(&socket).display()),
+            token: String::new(),
+            pid: 0,
+        })
+    }
+
+    /// The socket of an endpoint [`in_sandbox`](Self::in_sandbox).
+    pub fn socket(&self) -> Option<&Path> {
+        self.base.strip_prefix("unix:").map(Path::new)
     }
 
     /// Where agents' hook events go.

@@ -74,7 +74,7 @@ pub async fn start_server(shutdown: &CancellationToken) -> String {
 pub async fn serve(app: Arc<App>, shutdown: &CancellationToken) -> String {
     let header_read_timeout = app.config().http.header_read_timeout;
     let login = drydock::dashboard::Login::new(false);
-    let router = drydock::http::router(app, shutdown, None, login);
+    let router = drydock::http::router(app, shutdown, None, login).main;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(drydock::http::serve(

@@ -66,7 +66,7 @@ pub use osc7501::{ReportedState, StatusReport};
 pub use profile::{ProcessInfo, Profile, ProfileError, Profiles};
 pub use prompt::{Prompt, PromptId, PromptOption, extract_prompt};
 pub use rules::WaitKind;
-pub use spawn::{AskClient, Launched, Run};
+pub use spawn::{AskClient, Launched, Run, SandboxedRun};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -283,6 +283,11 @@ impl Agents {
     /// The base URL of drydock's HTTP server, once it serves.
     pub fn base_url(&self) -> Option<&str> {
         self.endpoint.get().map(|endpoint| endpoint.base.as_str())
+    }
+
+    /// Where spawned agents reach drydock, once the HTTP server published it.
+    pub fn local_endpoint(&self) -> Option<&LocalEndpoint> {
+        self.endpoint.get()
     }
 
     /// From now on, spawned agents get hooks and MCP through `endpoint`.

@@ -46,6 +46,28 @@ pub struct Profile {
     pub settle_ms: u64,
     pub submit: Option<Submission>,
     pub launch: Option<Launch>,
+    #[serde(default)]
+    pub sandbox: SandboxNeeds,
+}
+
+/// What the agent's CLI needs in a sandbox: files of the person's home, and the hosts of its
+/// model API.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxNeeds {
+    /// Files of the person's home (relative to it) copied into the agent's private home at
+    /// each start: its settings.
+    #[serde(default)]
+    pub home: Vec<String>,
+    /// Files of the person's home shown read-only in the private home: its credentials.
+    #[serde(default)]
+    pub credentials: Vec<String>,
+    /// `host:port` of its model API.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Variables that point it at another API: their URL's host is reached instead.
+    #[serde(default)]
+    pub base_url_env: Vec<String>,
 }
 
 fn default_settle_ms() -> u64 {
@@ -471,7 +493,7 @@ executables = ["codex"]
             let place = format!("codex.toml:{line}: ");
             assert!(message.contains(&place), "{message} lacks {place}");
             assert!(message.contains(needle), "{message} lacks {needle}");
-            assert_eq!(profiles.get("codex").unwrap().version, 2);
+            assert_eq!(profiles.get("codex").unwrap().version, 3);
         }
     }
 
@@ -480,6 +502,6 @@ executables = ["codex"]
         let dir = user_dir(&[("claude.toml", CODEX_V99)]);
         let (profiles, errors) = Profiles::load(Some(dir.path()));
         assert!(errors[0].to_string().contains("named \"codex\""));
-        assert_eq!(profiles.get("codex").unwrap().version, 2);
+        assert_eq!(profiles.get("codex").unwrap().version, 3);
     }
 }

@@ -83,6 +83,42 @@ pub struct Run {
     /// The agent replaces the session's shell: the session ends when the agent does, with its
     /// exit status (a task's run); otherwise the shell stays for the user.
     pub replace_shell: bool,
+    /// The sandbox it runs in, if any.
+    pub sandbox: Option<SandboxedRun>,
+}
+
+/// A run's sandbox: bubblewrap with what the sandbox sees, and the loopback ports drydock's
+/// `sandbox-run` forwards inside (its flags).
+#[derive(Debug, Clone)]
+pub struct SandboxedRun {
+    pub bwrap: PathBuf,
+    pub confinement: crate::sandbox::Confinement,
+    pub forwards: Vec<String>,
+}
+
+impl SandboxedRun {
+    /// `argv` run in the sandbox, which also sees `run_files` (the run's hooks settings and
+    /// MCP config).
+    fn wrap(&self, drydock: &str, run_files: Option<&Path>, argv: Vec<String>) -> Vec<String> {
+        let mut confinement = self.confinement.clone();
+        if let Some(dir) = run_files {
+            confinement
+                .readable
+                .push(crate::sandbox::Mount::same(dir));
+        }
+        let mut words = vec![self.bwrap.display().to_string()];
+        words.extend(
+            confinement
+                .args()
+                .into_iter()
+                .map(|arg| arg.to_string_lossy().into_owned()),
+        );
+        words.extend(["--".into(), drydock.to_string(), "sandbox-run".into()]);
+        words.extend(self.forwards.iter().cloned());
+        words.push("--".into());
+        words.extend(argv);
+        words
+    }
 }
 
 /// What [`Agents::launch`] started.
@@ -150,6 +186,7 @@ impl Agents {
             allow: Vec::new(),
             mcp_token: None,
             replace_shell: false,
+            sandbox: None,
         };
         let launched = self.launch(run, call).await?;
         Ok(SpawnReport {
@@ -188,6 +225,12 @@ impl Agents {
             )));
         }
         Ok(profile)
+    }
+
+    /// Where the executable that starts agent `kind` is, if it is installed.
+    pub fn program_path(&self, kind: &str) -> Option<PathBuf> {
+        let profile = self.profiles.get(kind)?;
+        crate::process::find_program(&self.program_of(profile))
     }
 
     /// The executable that starts `profile`'s agent: `agents.commands.KIND`, else the
@@ -236,6 +279,10 @@ impl Agents {
             })
             .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
         argv[0] = self.program_of(profile);
+        if let Some(sandbox) = &run.sandbox {
+            let run_files = files.as_ref().and_then(|f| f.hooks.parent());
+            argv = sandbox.wrap(&drydock, run_files, argv);
+        }
         let mut command = argv
             .iter()
             .map(|word| shell_word(word))

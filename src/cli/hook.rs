@@ -45,8 +45,13 @@ pub(super) fn run(args: HookArgs) -> ExitCode {
 fn relay(args: &HookArgs) -> Option<Value> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let env = |name: &str| std::env::var(name).ok();
-    let data_dir = resolve_data_dir(args.data_dir.as_deref(), None, &env, &cwd);
-    let endpoint = LocalEndpoint::read(&data_dir)?;
+    let endpoint = match LocalEndpoint::in_sandbox() {
+        Some(sandboxed) => sandboxed,
+        None => {
+            let data_dir = resolve_data_dir(args.data_dir.as_deref(), None, &env, &cwd);
+            LocalEndpoint::read(&data_dir)?
+        }
+    };
     let payload = match &args.payload {
         Some(text) => text.clone(),
         None => {

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -23,12 +24,24 @@ pub fn request(
     body: Option<&str>,
     wait: Duration,
 ) -> Option<(u16, String)> {
-    let rest = url.strip_prefix("http://")?;
-    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let address: SocketAddr = host.parse().ok()?;
-    let mut stream = TcpStream::connect_timeout(&address, CONNECT).ok()?;
-    stream.set_write_timeout(Some(CONNECT)).ok()?;
-    stream.set_read_timeout(Some(wait)).ok()?;
+    let (host, path, stream) = match endpoint.socket() {
+        Some(socket) => {
+            let path = url.strip_prefix(endpoint.base.as_str())?.strip_prefix('/')?;
+            let stream = UnixStream::connect(socket).ok()?;
+            stream.set_write_timeout(Some(CONNECT)).ok()?;
+            stream.set_read_timeout(Some(wait)).ok()?;
+            ("drydock", path, Stream::Unix(stream))
+        }
+        None => {
+            let rest = url.strip_prefix("http://")?;
+            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let address: SocketAddr = host.parse().ok()?;
+            let stream = TcpStream::connect_timeout(&address, CONNECT).ok()?;
+            stream.set_write_timeout(Some(CONNECT)).ok()?;
+            stream.set_read_timeout(Some(wait)).ok()?;
+            (host, path, Stream::Tcp(stream))
+        }
+    };
     let body = body.unwrap_or("");
     let request = format!(
         "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
@@ -36,9 +49,17 @@ pub fn request(
         token = endpoint.token,
         length = body.len(),
     );
-    stream.write_all(request.as_bytes()).ok()?;
     let mut response = Vec::new();
-    stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
+    match stream {
+        Stream::Tcp(mut stream) => {
+            stream.write_all(request.as_bytes()).ok()?;
+            stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
+        }
+        Stream::Unix(mut stream) => {
+            stream.write_all(request.as_bytes()).ok()?;
+            stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
+        }
+    }
     let response = String::from_utf8(response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
     let status = head.lines().next()?.split(' ').nth(1)?.parse().ok()?;
@@ -50,6 +71,11 @@ pub fn request(
         false => body.to_string(),
     };
     Some((status, body))
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
 }
 
 fn dechunk(mut body: &str) -> Option<String> {
@@ -65,8 +91,12 @@ fn dechunk(mut body: &str) -> Option<String> {
     }
 }
 
-/// The running server's local endpoint, or why there is none.
+/// The running server's local endpoint (its socket, inside a task's sandbox), or why there
+/// is none.
 pub(super) fn endpoint(config: &Config) -> Result<LocalEndpoint, Failure> {
+    if let Some(sandboxed) = LocalEndpoint::in_sandbox() {
+        return Ok(sandboxed);
+    }
     LocalEndpoint::read(&config.data_dir).ok_or_else(|| {
         Failure::Runtime(format!(
             "no drydock server is running for {} (start one with `drydock serve`, or name its --data-dir)",

@@ -49,7 +49,15 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
     }
     let stop_http = CancellationToken::new();
     let local_token = local_endpoint.as_ref().map(|e| e.token.clone());
-    let router = crate::http::router(app.clone(), &stop_http, local_token, login);
+    let routers = crate::http::router(app.clone(), &stop_http, local_token, login);
+    if let Some(sandbox) = routers.sandbox {
+        let timeout = config.http.header_read_timeout;
+        app.tasks().open_sandbox_door(Arc::new(move |listener, token, stop| {
+            let served = crate::http::serve_sandbox(listener, sandbox.clone(), token, timeout, stop);
+            tokio::spawn(served);
+        }));
+    }
+    let router = routers.main;
     tokio::spawn(stop_on_signal(
         app,
         stop_http.clone(),

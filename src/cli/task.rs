@@ -290,7 +290,10 @@ fn absolute(path: &PathBuf) -> Result<String, Failure> {
 
 fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Outcome {
     let mut endpoint = endpoint(config)?;
-    if let Some(task_id) = std::env::var_os(TASK_VARIABLE) {
+    // In a sandbox the socket is the task's identity; elsewhere its token is.
+    if endpoint.socket().is_none()
+        && let Some(task_id) = std::env::var_os(TASK_VARIABLE)
+    {
         endpoint.token = task_token(config, &task_id.to_string_lossy())?;
     }
     let url = format!("{}/tasks/{tool}", endpoint.base);

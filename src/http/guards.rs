@@ -11,6 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use super::sandbox::SandboxCaller;
 use super::sessions::Sessions;
 use crate::mcp::request_params::check_tool_call;
 use crate::tasks::TaskTokens;
@@ -56,8 +57,9 @@ pub(super) fn is_loopback_origin(value: &HeaderValue) -> bool {
     matches!(host, "localhost" | "127.0.0.1" | "::1")
 }
 
-/// A task's token passes, limited to its task ([`TaskScope`](crate::tasks::TaskScope)); the
-/// server's token passes; without a server token so does a request without `Authorization`.
+/// A task's sandbox is its task, whatever it sends. A task's token passes, limited to its
+/// task ([`TaskScope`](crate::tasks::TaskScope)); the server's token passes; without a server
+/// token so does a request without `Authorization`.
 /// Anything else presented (a made-up token, a task's withdrawn one) is refused: it never
 /// falls back to the unscoped access of no token.
 pub async fn require_token(
@@ -65,6 +67,15 @@ pub async fn require_token(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if let Some(caller) = request.extensions().get::<SandboxCaller>() {
+        return match config.task_tokens.scope_of(&caller.token) {
+            Some(scope) => {
+                request.extensions_mut().insert(scope);
+                next.run(request).await
+            }
+            None => task_ended(),
+        };
+    }
     let headers = request.headers();
     if let Some(scope) = bearer(headers).and_then(|t| config.task_tokens.scope_of(t)) {
         request.extensions_mut().insert(scope);
@@ -83,6 +94,15 @@ pub async fn require_token(
         )
             .into_response(),
     }
+}
+
+/// A sandbox whose task's token was withdrawn reaches nothing.
+pub(super) fn task_ended() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: the task of this sandbox is no longer running",
+    )
+        .into_response()
 }
 
 /// Whether the request carries `Authorization: Bearer <expected>`.

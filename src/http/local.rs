@@ -15,7 +15,8 @@ use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::guards::{bearer, bearer_matches};
+use super::guards::{bearer, bearer_matches, task_ended};
+use super::sandbox::SandboxCaller;
 use crate::app::App;
 use crate::call::Call;
 use crate::catalog::{ToolName, Toolset};
@@ -50,6 +51,23 @@ async fn require_local_token(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if let Some(caller) = request.extensions().get::<SandboxCaller>() {
+        let path = request.uri().path();
+        if !path.starts_with("/tasks/") && path != "/hooks" {
+            return (
+                StatusCode::FORBIDDEN,
+                "Forbidden: not from inside a task's sandbox",
+            )
+                .into_response();
+        }
+        return match state.app.tasks().tokens().scope_of(&caller.token) {
+            Some(scope) => {
+                request.extensions_mut().insert(scope);
+                next.run(request).await
+            }
+            None => task_ended(),
+        };
+    }
     let task_scope = bearer(request.headers())
         .filter(|_| request.uri().path().starts_with("/tasks/"))
         .and_then(|token| state.app.tasks().tokens().scope_of(token));
@@ -167,12 +185,20 @@ fn within_task(scope: &TaskScope, tool: ToolName, arguments: &Value) -> Result<(
 
 async fn receive(
     State(state): State<Arc<LocalState>>,
+    caller: Option<Extension<SandboxCaller>>,
     delivery: Result<Json<Delivery>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    let Json(delivery) = match delivery {
+    let Json(mut delivery) = match delivery {
         Ok(delivery) => delivery,
         Err(rejection) => return (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
     };
+    // The pid a sandboxed hook knows is its sandbox's; the socket knows drydock's.
+    if let Some(Extension(caller)) = caller {
+        let Some(pid) = caller.pid else {
+            return (StatusCode::BAD_REQUEST, "the hook's process is unknown").into_response();
+        };
+        delivery.pid = pid;
+    }
     let (sender, output) = state
         .app
         .agents()

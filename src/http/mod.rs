@@ -5,9 +5,11 @@ mod fixture_sessions;
 pub(crate) mod fuzzing;
 mod guards;
 mod local;
+mod sandbox;
 mod serve;
 mod sessions;
 
+pub use sandbox::serve as serve_sandbox;
 pub use serve::serve;
 pub use sessions::{SessionLimits, Sessions, SessionsError, TrackedStream};
 
@@ -29,6 +31,14 @@ use fixture_sessions::{SessionManager, session_manager};
 /// How often an idle SSE stream gets a keep-alive: also how soon a vanished client is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
+/// What the server serves: on its port, and to tasks' sandboxes.
+pub struct Routers {
+    pub main: Router,
+    /// `/mcp`, `/hooks` and `/tasks` as a sandbox reaches them (see [`serve_sandbox`]); None
+    /// without the local routes.
+    pub sandbox: Option<Router>,
+}
+
 /// `/mcp` and `/health`, the dashboard (`/`, behind `login`), and the local commands'
 /// `/hooks`, `/approvals` and `/tasks` when given their token; `stop` ends every MCP session
 /// and stream.
@@ -37,7 +47,7 @@ pub fn router(
     stop: &CancellationToken,
     local_token: Option<String>,
     login: Arc<Login>,
-) -> Router {
+) -> Routers {
     let config = app.config().clone();
     let dashboard = crate::dashboard::routes(app.clone(), login);
     let local_routes = local_token.map(|token| local::routes(app.clone(), token));
@@ -80,12 +90,21 @@ pub fn router(
         ));
     let mut router = Router::new()
         .route("/health", get(health))
-        .merge(mcp_routes)
+        .merge(mcp_routes.clone())
         .merge(dashboard);
+    let sandbox = local_routes.clone().map(|local| {
+        Router::new()
+            .merge(mcp_routes)
+            .merge(local)
+            .layer(middleware::from_fn(guards::reject_foreign_origin))
+    });
     if let Some(local_routes) = local_routes {
         router = router.merge(local_routes);
     }
-    router.layer(middleware::from_fn(guards::reject_foreign_origin))
+    Routers {
+        main: router.layer(middleware::from_fn(guards::reject_foreign_origin)),
+        sandbox,
+    }
 }
 
 async fn health() -> Json<serde_json::Value> {

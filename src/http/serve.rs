@@ -11,7 +11,8 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -35,6 +36,8 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
+        // Event streams send small messages that must not wait for more to fill a packet.
+        let _ = stream.set_nodelay(true);
         connections.spawn(serve_connection(
             stream,
             app.clone(),
@@ -46,14 +49,12 @@ pub async fn serve(
     connections.wait().await;
 }
 
-async fn serve_connection(
-    stream: TcpStream,
+pub(super) async fn serve_connection(
+    stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
     app: Router,
     header_read_timeout: Duration,
     shutdown: CancellationToken,
 ) {
-    // Event streams send small messages that must not wait for more to fill a packet.
-    let _ = stream.set_nodelay(true);
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout)

@@ -154,50 +154,60 @@ impl PrivateGit {
         ]
     }
 
-    /// Brings what the agent committed on its branch into the repository: every object
-    /// checked, the branch moved to the agent's tip. What to tell the person, if anything
-    /// was not as expected.
+    /// Brings what the agent committed on its branch into the repository: see
+    /// [`bring_back`].
     pub async fn bring_back(&self) -> Result<Vec<String>, GitError> {
-        let mut notes = Vec::new();
-        let branch_ref = format!("refs/heads/{}", self.branch);
-        let admin_head = std::fs::read_to_string(self.admin.join("HEAD")).unwrap_or_default();
-        if admin_head.trim() != format!("ref: {branch_ref}") {
-            notes.push(format!(
-                "the agent left its worktree on {} instead of {}: its commits there are not brought back",
-                admin_head.trim().trim_start_matches("ref: refs/heads/"),
-                self.branch
-            ));
-        }
-        let repo = Git::at(&self.repo);
-        let imported = format!("refs/drydock/sandboxed/{}", self.branch);
-        let source = self.common.display().to_string();
-        let fetched = repo
-            .run(&[
-                "-c",
-                "fetch.fsckObjects=true",
-                "-c",
-                "protocol.file.allow=always",
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--no-recurse-submodules",
-                &source,
-                &format!("+{branch_ref}:{imported}"),
-            ])
-            .await;
-        if let Err(error) = fetched {
-            notes.push(format!(
-                "what the agent committed could not be brought back from its sandbox: {error}"
-            ));
-            return Ok(notes);
-        }
-        let tip = repo.line(&["rev-parse", &imported]).await?;
-        let moved = repo.run(&["update-ref", &branch_ref, &tip]).await;
-        repo.run(&["update-ref", "-d", &imported]).await?;
-        moved?;
-        Ok(notes)
+        bring_back(&self.repo, &self.branch, self.common.parent().unwrap_or(&self.common)).await
     }
+}
+
+/// Brings what a sandboxed agent committed on `branch` in its private git in `dir` (see
+/// [`PrivateGit::prepare`]) into `repo`: every object checked, the branch moved to the
+/// agent's tip. What to tell the person, if anything was not as expected. Nothing to do
+/// when `dir` holds no private git.
+pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<String>, GitError> {
+    let (common, admin) = (dir.join("common"), dir.join("admin"));
+    let mut notes = Vec::new();
+    if !common.join("HEAD").is_file() {
+        return Ok(notes);
+    }
+    let branch_ref = format!("refs/heads/{branch}");
+    let admin_head = std::fs::read_to_string(admin.join("HEAD")).unwrap_or_default();
+    if admin_head.trim() != format!("ref: {branch_ref}") {
+        notes.push(format!(
+            "the agent left its worktree on {} instead of {branch}: its commits there are not brought back",
+            admin_head.trim().trim_start_matches("ref: refs/heads/"),
+        ));
+    }
+    let repo = Git::at(repo);
+    let imported = format!("refs/drydock/sandboxed/{branch}");
+    let source = common.display().to_string();
+    let fetched = repo
+        .run(&[
+            "-c",
+            "fetch.fsckObjects=true",
+            "-c",
+            "protocol.file.allow=always",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            &source,
+            &format!("+{branch_ref}:{imported}"),
+        ])
+        .await;
+    if let Err(error) = fetched {
+        notes.push(format!(
+            "what the agent committed could not be brought back from its sandbox: {error}"
+        ));
+        return Ok(notes);
+    }
+    let tip = repo.line(&["rev-parse", &imported]).await?;
+    let moved = repo.run(&["update-ref", &branch_ref, &tip]).await;
+    repo.run(&["update-ref", "-d", &imported]).await?;
+    moved?;
+    Ok(notes)
 }
 
 /// The private repository's settings: drydock's, never the repository's own (no hooks, no

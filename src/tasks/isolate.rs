@@ -16,7 +16,7 @@ impl Tasks {
     /// reason returned as the error.
     pub(super) async fn placement(&self, task: &Task) -> Result<PathBuf, String> {
         match &task.isolation {
-            Some(Isolation::InPlace { why }) => return Err(why.clone()),
+            Some(Isolation::InPlace { why, .. }) => return Err(why.clone()),
             Some(Isolation::Worktree(worktree)) => return Ok(PathBuf::from(&worktree.repo)),
             None => {}
         }
@@ -68,7 +68,10 @@ impl Tasks {
     /// with the task, and grants the agent's folder trust to a new worktree.
     pub(super) async fn isolate(&self, task: &Task) -> Result<Isolation, TaskError> {
         let isolation = match self.placement(task).await {
-            Err(why) => Isolation::InPlace { why },
+            Err(why) => Isolation::InPlace {
+                why,
+                confinement: None,
+            },
             Ok(repo) => {
                 let project = Path::new(&task.project_path);
                 let in_clone = self.clones.holds(project);

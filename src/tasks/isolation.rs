@@ -15,6 +15,9 @@ pub enum Isolation {
     InPlace {
         /// Why: the project is not a git repository, or the task asked for it.
         why: String,
+        /// How its agent was confined.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confinement: Option<String>,
     },
     /// In a git worktree and branch of its own.
     Worktree(Worktree),
@@ -26,6 +29,21 @@ impl Isolation {
         match self {
             Isolation::InPlace { .. } => project,
             Isolation::Worktree(worktree) => &worktree.dir,
+        }
+    }
+
+    /// How its agent was confined (its sandbox, or why it had none).
+    pub fn confinement(&self) -> Option<&str> {
+        match self {
+            Isolation::InPlace { confinement, .. } => confinement.as_deref(),
+            Isolation::Worktree(worktree) => worktree.confinement.as_deref(),
+        }
+    }
+
+    pub fn confine(&mut self, how: String) {
+        match self {
+            Isolation::InPlace { confinement, .. } => *confinement = Some(how),
+            Isolation::Worktree(worktree) => worktree.confinement = Some(how),
         }
     }
 
@@ -58,6 +76,9 @@ pub struct Worktree {
     /// What the person should know about how it was made (uncommitted changes of the project
     /// it does not have, submodules, the agent's trust in the folder, files not copied).
     pub notes: Vec<String>,
+    /// How its agent was confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<String>,
 }
 
 impl Worktree {

@@ -28,6 +28,7 @@ pub mod reports;
 pub mod requests;
 mod review;
 mod runner;
+mod sandboxing;
 pub mod state;
 pub mod store;
 mod submodules;
@@ -36,6 +37,7 @@ pub mod tokens;
 pub mod worktree;
 
 pub use runner::session_of;
+pub use sandboxing::Door;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
 pub use store::{
     HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
@@ -111,6 +113,8 @@ pub struct Tasks {
     /// The sessions of adopted agents that have not come to rest under this drydock yet
     /// (see `Tasks::remind`).
     taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The ways out of its agents' sandboxes.
+    gates: sandboxing::Gates,
 }
 
 impl Tasks {
@@ -139,6 +143,7 @@ impl Tasks {
             wake: Notify::new(),
             adopted: Default::default(),
             taken_up: Default::default(),
+            gates: Default::default(),
         })
     }
 
@@ -148,6 +153,11 @@ impl Tasks {
     }
 
     /// From now on this drydock runs tasks, until `stop`.
+    /// From now on tasks' sandboxes reach drydock through `door` (the HTTP server's).
+    pub fn open_sandbox_door(&self, door: Door) {
+        self.gates.open_door(door);
+    }
+
     pub(super) fn run_until(&self, stop: CancellationToken) {
         let _ = self.runs.set(stop);
     }

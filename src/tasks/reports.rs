@@ -318,7 +318,7 @@ impl Render for TaskReport {
         }
         lines.push(format!("description: {}", task.description));
         match &task.isolation {
-            Some(Isolation::InPlace { why }) => lines.push(format!("worked in place: {why}")),
+            Some(Isolation::InPlace { why, .. }) => lines.push(format!("worked in place: {why}")),
             Some(Isolation::Worktree(worktree)) => {
                 lines.push(format!(
                     "worktree: {} on {} from {} {}",

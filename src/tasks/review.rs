@@ -42,6 +42,17 @@ impl Tasks {
         if task.review.is_some() || !task.state.is_finished() || !self.is_mine(&task) {
             return;
         }
+        let brought = crate::sandbox::private_git::bring_back(
+            Path::new(&worktree.repo),
+            &worktree.branch,
+            &self.task_dir(&task.id).join("git"),
+        )
+        .await;
+        let brought = brought.unwrap_or_else(|error| {
+            vec![format!(
+                "what the agent committed in its sandbox could not be brought back: {error}"
+            )]
+        });
         let author = Author::of_task(&task.id);
         let mut review = match self
             .worktrees
@@ -54,6 +65,7 @@ impl Tasks {
                 return;
             }
         };
+        review.notes.extend(brought);
         if task.state != TaskState::Done {
             review.checks = Checks::Skipped {
                 why: format!("the task ended {}, not done", task.state),

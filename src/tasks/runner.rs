@@ -16,7 +16,7 @@ use super::state::{TaskState, Transition};
 use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
-use crate::agents::Run;
+use crate::agents::{Launched, Run};
 use crate::agents::requests::{
     AnswerAction, AnswerRequest, KillRequest, OptionNumber, SendRequest, SpawnBackend,
 };
@@ -223,11 +223,22 @@ impl Tasks {
                 dir.display()
             ))
         })?;
+        let session = task
+            .session
+            .clone()
+            .unwrap_or_else(|| session_of(&task.id, task.epoch));
+        let (sandbox, confinement) = self.sandbox_for(task, &isolation, &session, &token).await?;
+        let mut isolation = isolation;
+        isolation.confine(confinement);
+        self.persistently(|store| store.set_isolation(&task.id, &isolation))
+            .await?;
         let mut env = BTreeMap::new();
-        env.insert(
-            "DRYDOCK_DATA_DIR".to_string(),
-            self.config.data_dir.display().to_string(),
-        );
+        if sandbox.is_none() {
+            env.insert(
+                "DRYDOCK_DATA_DIR".to_string(),
+                self.config.data_dir.display().to_string(),
+            );
+        }
         env.insert("DRYDOCK_TASK_ID".to_string(), task.id.clone());
         env.insert(CLAIM_VARIABLE.to_string(), task.epoch.to_string());
         if let Some(target) = self.config.cargo_target_for(&work_dir) {
@@ -237,18 +248,19 @@ impl Tasks {
             kind: task.agent_kind.clone(),
             prompt: prompt(task, &isolation, &drydock),
             cwd: work_dir,
-            session: task
-                .session
-                .clone()
-                .unwrap_or_else(|| session_of(&task.id, task.epoch)),
+            session: session.clone(),
             backend: SpawnBackend::Tmux,
             env,
             allow: self.allowed_tools(task),
             mcp_token: Some(token),
             replace_shell: true,
+            sandbox,
         };
-        let launched = self.agents.launch(run, &Call::silent(stop)).await?;
-        Ok(launched.agent.is_some())
+        let launched = self.agents.launch(run, &Call::silent(stop)).await;
+        if !matches!(launched, Ok(Launched { agent: Some(_), .. })) {
+            self.gates.close(&session);
+        }
+        Ok(launched?.agent.is_some())
     }
 
     /// What `task`'s token may reach: the directory its agent works in.
@@ -261,7 +273,7 @@ impl Tasks {
         }
     }
 
-    fn task_dir(&self, id: &str) -> PathBuf {
+    pub(super) fn task_dir(&self, id: &str) -> PathBuf {
         self.config.data_dir.join("tasks").join(id)
     }
 
@@ -382,6 +394,7 @@ impl Tasks {
             // Withdrawn once the session is closed: a finished task's session without a token
             // is one an earlier drydock left (see `let_go`).
             this.tokens.revoke(&id);
+            this.gates.close(&session);
             this.review(&id).await;
         });
     }
@@ -796,7 +809,10 @@ impl Tasks {
         let isolation = task
             .isolation
             .clone()
-            .unwrap_or(Isolation::InPlace { why: String::new() });
+            .unwrap_or(Isolation::InPlace {
+                why: String::new(),
+                confinement: None,
+            });
         let drydock = std::env::current_exe()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "drydock".into());
@@ -1019,6 +1035,7 @@ mod tests {
     fn the_agent_is_told_its_task_and_how_to_signal_its_end() {
         let in_place = Isolation::InPlace {
             why: "the project is not in a git repository".into(),
+            confinement: None,
         };
         let prompt = prompt(&task(), &in_place, "/bin/drydock");
         assert!(!prompt.contains('\n'), "typed as one argument: {prompt}");
@@ -1061,6 +1078,7 @@ mod tests {
             base_sha: "0".repeat(40),
             copied: Vec::new(),
             notes: Vec::new(),
+            confinement: None,
         });
         let prompt = prompt(&task(), &worktree, "drydock");
         assert!(!prompt.contains('\n'), "{prompt}");

@@ -148,6 +148,7 @@ impl Worktrees {
             base_sha: base_sha.clone(),
             copied: Vec::new(),
             notes: Vec::new(),
+            confinement: None,
         };
 
         let _changing = self.lock(repo).await;

@@ -832,6 +832,7 @@ mod tests {
             base_sha: "a".repeat(40),
             copied: vec!["deps".into()],
             notes: vec!["a note".into()],
+            confinement: Some("bubblewrap".into()),
         });
         store.set_isolation(&id, &isolation).unwrap();
         let review = Review {

@@ -1,0 +1,59 @@
+//! drydock as a task's sandbox reaches it: a unix socket bound into the sandbox, where every
+//! request is the task's, whatever it says. The socket is the identity: a request without a
+//! token, with drydock's own token or with another task's is still this task's, limited to
+//! its task, and refused once the task's token is withdrawn. Only MCP, the hooks and the task
+//! tools are there; the dashboard and the approvals are not.
+
+use std::time::Duration;
+
+use axum::{Extension, Router};
+use tokio::net::UnixListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::serve::serve_connection;
+
+/// Who is asking, as the socket says: the task's token, and the process that connected
+/// (in drydock's own process namespace: the kernel translates it).
+#[derive(Debug, Clone)]
+pub struct SandboxCaller {
+    pub token: String,
+    pub pid: Option<i32>,
+}
+
+/// Serves `app` on `listener` for the sandbox of the task whose token is `token`, until
+/// `stop`.
+pub async fn serve(
+    listener: UnixListener,
+    app: Router,
+    token: String,
+    header_read_timeout: Duration,
+    stop: CancellationToken,
+) {
+    let connections = TaskTracker::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    tracing::debug!("a sandbox's connection failed: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = stop.cancelled() => break,
+        };
+        let caller = SandboxCaller {
+            token: token.clone(),
+            pid: stream.peer_cred().ok().and_then(|cred| cred.pid()),
+        };
+        connections.spawn(serve_connection(
+            stream,
+            app.clone().layer(Extension(caller)),
+            header_read_timeout,
+            stop.clone(),
+        ));
+    }
+    connections.close();
+    connections.wait().await;
+}

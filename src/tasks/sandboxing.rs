@@ -1,0 +1,477 @@
+//! A task's agent in its sandbox (see [`crate::sandbox`]): what it sees (its work, a private
+//! git and home, the toolchains, its CLI), and its two ways out, opened before it starts and
+//! closed when its run ends: drydock as the task, and its model API.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::net::UnixListener;
+use tokio_util::sync::CancellationToken;
+
+use super::isolation::Isolation;
+use super::store::Task;
+use super::worktree::Author;
+use super::{TaskError, Tasks};
+use crate::agents::SandboxedRun;
+use crate::agents::profile::Profile;
+use crate::sandbox::net_gate::{self, AllowList};
+use crate::sandbox::{Confinement, Mount, PrivateGit, support};
+
+/// Serves drydock to one sandbox: its listener, its task's token, until the token's run ends.
+pub type Door = Arc<dyn Fn(UnixListener, String, CancellationToken) + Send + Sync>;
+
+/// The first loopback port the sandbox's proxy is offered at inside.
+const PROXY_PORT: u16 = 3128;
+const DRYDOCK_SOCKET: &str = "drydock.sock";
+const NET_SOCKET: &str = "net.sock";
+
+/// The ways out of the sandboxes of the runs this drydock started, by session.
+#[derive(Default)]
+pub struct Gates {
+    door: OnceLock<Door>,
+    open: Mutex<HashMap<String, Gate>>,
+}
+
+struct Gate {
+    stop: CancellationToken,
+    /// Waiting for the door (a run adopted before the HTTP server opened it).
+    waiting: Option<(UnixListener, String)>,
+}
+
+impl Gates {
+    /// From now on sandboxes reach drydock through `door`; those that waited for it too.
+    pub fn open_door(&self, door: Door) {
+        let _ = self.door.set(door.clone());
+        for gate in self.lock().values_mut() {
+            if let Some((listener, token)) = gate.waiting.take() {
+                door(listener, token, gate.stop.clone());
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Gate>> {
+        self.open.lock().expect("gates lock")
+    }
+
+    /// Opens `session`'s two sockets in `dir` (closing any earlier ones): drydock as the
+    /// task of `token`, and the proxy to `allow`.
+    fn open(
+        &self,
+        session: &str,
+        dir: &Path,
+        token: &str,
+        allow: Arc<AllowList>,
+    ) -> std::io::Result<()> {
+        self.close(session);
+        std::fs::create_dir_all(dir)?;
+        for name in [DRYDOCK_SOCKET, NET_SOCKET] {
+            match std::fs::remove_file(dir.join(name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        let drydock = UnixListener::bind(dir.join(DRYDOCK_SOCKET))?;
+        let net = UnixListener::bind(dir.join(NET_SOCKET))?;
+        let stop = CancellationToken::new();
+        let task = session.to_string();
+        let refused = move |destination: &str| {
+            tracing::warn!("the sandbox of {task} was refused {destination}: not an allowed host");
+        };
+        tokio::spawn(net_gate::serve(net, allow, refused, stop.clone()));
+        let waiting = match self.door.get() {
+            Some(door) => {
+                door(drydock, token.to_string(), stop.clone());
+                None
+            }
+            None => Some((drydock, token.to_string())),
+        };
+        self.lock()
+            .insert(session.to_string(), Gate { stop, waiting });
+        Ok(())
+    }
+
+    /// Closes `session`'s sockets: its sandbox reaches nothing from now on.
+    pub fn close(&self, session: &str) {
+        if let Some(gate) = self.lock().remove(session) {
+            gate.stop.cancel();
+        }
+    }
+}
+
+/// How a task's agent was confined, as `task_show` and the dashboard say it.
+pub fn unconfined(why: &str) -> String {
+    format!("none: {why}")
+}
+
+impl Tasks {
+    /// The sandbox `task`'s agent runs in, or None (and why) where the config turned it off or
+    /// the host cannot make one; a task whose policy lets its agent run commands without a
+    /// person is refused then, unless the config turned the sandbox off by name.
+    pub(super) async fn sandbox_for(
+        &self,
+        task: &Task,
+        isolation: &Isolation,
+        session: &str,
+        token: &str,
+    ) -> Result<(Option<SandboxedRun>, String), TaskError> {
+        if !self.config.tasks.sandbox {
+            return Ok((None, unconfined("[tasks] sandbox = false in drydock's config")));
+        }
+        let support = tokio::task::spawn_blocking(support::host)
+            .await
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
+        let Some(bwrap) = support.bwrap() else {
+            self.refuse_unconfined(task, &support.describe())?;
+            return Ok((None, unconfined(&support.describe())));
+        };
+        let profile = self
+            .agents
+            .launchable_profile(&task.agent_kind)
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
+            .clone();
+        let dir = self.task_dir(&task.id);
+        let work = PathBuf::from(isolation.dir(&task.project_path));
+        let mut confinement = Confinement {
+            work: work.clone(),
+            home: self.private_home(&profile, &dir).await?,
+            readable: self.readable_for(task, &profile),
+            ..Confinement::default()
+        };
+        if let Some(home) = &confinement.home {
+            confinement.protected.extend(credentials(&profile, home));
+        }
+        if let Isolation::Worktree(worktree) = isolation {
+            let author = Author::of_task(&task.id);
+            let git = PrivateGit::prepare(
+                Path::new(&worktree.repo),
+                worktree.path(),
+                &worktree.branch,
+                &dir.join("git"),
+                (&author.name, &author.email),
+            )
+            .await
+            .map_err(|e| TaskError::InvalidArgument(format!("its sandbox's git: {e}")))?;
+            confinement.readable.extend(git.readable());
+            confinement.writable.push(Mount::same(worktree.path()));
+            confinement.writable.extend(git.writable());
+            confinement.protected.extend(git.protected());
+        }
+        if let Some(target) = self.config.cargo_target_for(&work) {
+            std::fs::create_dir_all(&target).map_err(|e| {
+                TaskError::InvalidArgument(format!("cannot make {}: {e}", target.display()))
+            })?;
+            confinement.writable.push(Mount::same(target));
+        }
+        let (allow, loopback) = self.destinations(&profile)?;
+        let allow = Arc::new(allow);
+        let gate_dir = self.config.data_dir.join("sandbox").join(session);
+        self.gates
+            .open(session, &gate_dir, token, allow.clone())
+            .map_err(|e| {
+                TaskError::InvalidArgument(format!(
+                    "cannot open its sandbox's sockets in {}: {e}",
+                    gate_dir.display()
+                ))
+            })?;
+        confinement.readable.push(Mount::same(&gate_dir));
+        let mut forwards = Vec::new();
+        let mut taken: BTreeSet<u16> = loopback.iter().copied().collect();
+        if let Some(port) = self.agents.local_endpoint().and_then(|e| port_of(&e.base)) {
+            forwards.extend([
+                "--relay".to_string(),
+                format!("{port}={}", gate_dir.join(DRYDOCK_SOCKET).display()),
+            ]);
+            taken.insert(port);
+        }
+        for port in &loopback {
+            forwards.extend([
+                "--tunnel".to_string(),
+                format!(
+                    "{port}={}=127.0.0.1:{port}",
+                    gate_dir.join(NET_SOCKET).display()
+                ),
+            ]);
+        }
+        let proxy_port = (PROXY_PORT..).find(|p| !taken.contains(p)).expect("a port");
+        forwards.extend([
+            "--relay".to_string(),
+            format!("{proxy_port}={}", gate_dir.join(NET_SOCKET).display()),
+        ]);
+        let proxy = format!("http://127.0.0.1:{proxy_port}");
+        for name in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            confinement.env.push((name.into(), proxy.clone()));
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            confinement
+                .env
+                .push((name.into(), "127.0.0.1,localhost,::1".into()));
+        }
+        confinement.env.push((
+            crate::local_endpoint::SANDBOX_SOCKET_VAR.into(),
+            gate_dir.join(DRYDOCK_SOCKET).display().to_string(),
+        ));
+        confinement
+            .env
+            .push(("GIT_CONFIG_NOSYSTEM".into(), "1".into()));
+        confinement.unset_env.push("DRYDOCK_DATA_DIR".into());
+        let described = describe(&confinement, &allow);
+        Ok((
+            Some(SandboxedRun {
+                bwrap: bwrap.to_path_buf(),
+                confinement,
+                forwards,
+            }),
+            described,
+        ))
+    }
+
+    /// Refuses to run `task` without a sandbox when its policy approves commands.
+    fn refuse_unconfined(&self, task: &Task, why: &str) -> Result<(), TaskError> {
+        match self.policy_runs_commands(task.policy.as_deref()) {
+            true => Err(TaskError::InvalidArgument(format!(
+                "task {} approves Bash without a person, and its agent cannot be sandboxed here ({why}); \
+                 install bubblewrap, or choose another policy, or set `[tasks] sandbox = false` to run agents unconfined",
+                task.id
+            ))),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether the approval policy named `policy` lets an agent run commands unasked.
+    pub(super) fn policy_runs_commands(&self, policy: Option<&str>) -> bool {
+        policy
+            .and_then(|name| self.config.tasks.policies.get(name))
+            .is_some_and(|tools| {
+                tools
+                    .iter()
+                    .any(|tool| tool == "Bash" || tool.starts_with("Bash(") || tool == "*")
+            })
+    }
+
+    /// The agent's private home in the task's directory, with the profile's files of the
+    /// person's home copied in; shown at the person's home path.
+    async fn private_home(&self, profile: &Profile, dir: &Path) -> Result<Option<Mount>, TaskError> {
+        let Some(person) = dirs::home_dir() else {
+            return Ok(None);
+        };
+        let private = dir.join("home");
+        let files = profile.sandbox.home.clone();
+        let credentials = profile.sandbox.credentials.clone();
+        let (from, to) = (person.clone(), private.clone());
+        let made = tokio::task::spawn_blocking(move || copy_home(&from, &to, &files, &credentials))
+            .await
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
+        made.map_err(|e| {
+            TaskError::InvalidArgument(format!(
+                "cannot prepare its private home in {}: {e}",
+                private.display()
+            ))
+        })?;
+        Ok(Some(Mount {
+            source: private,
+            target: person,
+        }))
+    }
+
+    /// Seen read-only: drydock, the agent's CLI, the toolchains and caches, `PATH`, and what
+    /// the config adds.
+    fn readable_for(&self, task: &Task, profile: &Profile) -> Vec<Mount> {
+        let home = dirs::home_dir();
+        let data_dir = &self.config.data_dir;
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Ok(drydock) = std::env::current_exe() {
+            dirs.push(drydock);
+        }
+        if let Some(program) = self.agents.program_path(&profile.name) {
+            dirs.push(install_root(&program));
+        }
+        let env_or = |name: &str, default: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(default)))
+        };
+        dirs.extend(
+            [
+                env_or("CARGO_HOME", ".cargo"),
+                env_or("RUSTUP_HOME", ".rustup"),
+                env_or("MIX_HOME", ".mix"),
+                env_or("HEX_HOME", ".hex"),
+                home.as_ref().map(|h| h.join(".cache/rebar3")),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        if let Some(path) = std::env::var_os("PATH") {
+            dirs.extend(std::env::split_paths(&path));
+        }
+        dirs.extend(self.config.tasks.sandbox_read.iter().cloned());
+        let too_wide = |dir: &Path| {
+            !dir.is_absolute()
+                || dir == Path::new("/")
+                || data_dir.starts_with(dir)
+                || dir.starts_with(data_dir)
+                || home.as_deref().is_some_and(|h| h.starts_with(dir))
+                || Path::new(&task.project_path).starts_with(dir)
+                || dir.starts_with(&task.project_path)
+        };
+        let mut seen = BTreeSet::new();
+        dirs.into_iter()
+            .filter(|dir| !too_wide(dir) && dir.exists())
+            .filter(|dir| seen.insert(dir.clone()))
+            .map(Mount::same)
+            .collect()
+    }
+
+    /// The hosts the agent may reach (its profile's, its base URL's, the config's), and the
+    /// loopback ports among them (a local API the sandbox's loopback must stand in for).
+    fn destinations(&self, profile: &Profile) -> Result<(AllowList, Vec<u16>), TaskError> {
+        let mut hosts = profile.sandbox.hosts.clone();
+        let mut loopback = Vec::new();
+        for name in &profile.sandbox.base_url_env {
+            let Some(url) = std::env::var(name).ok().filter(|u| !u.is_empty()) else {
+                continue;
+            };
+            let parsed = url::Url::parse(&url).map_err(|e| {
+                TaskError::InvalidArgument(format!("{name}={url} is not a URL: {e}"))
+            })?;
+            let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default())
+            else {
+                continue;
+            };
+            if matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+                loopback.push(port);
+                hosts.push(format!("127.0.0.1:{port}"));
+            } else {
+                hosts.push(format!("{host}:{port}"));
+            }
+        }
+        hosts.extend(self.config.tasks.sandbox_hosts.iter().cloned());
+        let allow = AllowList::parse(&hosts).map_err(|e| {
+            TaskError::InvalidArgument(format!("the sandbox's hosts (profile and [tasks] sandbox_hosts): {e}"))
+        })?;
+        Ok((allow, loopback))
+    }
+}
+
+/// The person's credentials of the profile, read-only over their stand-ins in the private
+/// home (shown at the person's home path, so a credential keeps its path).
+fn credentials(profile: &Profile, home: &Mount) -> Vec<Mount> {
+    profile
+        .sandbox
+        .credentials
+        .iter()
+        .map(|file| home.target.join(file))
+        .filter(|person| person.is_file())
+        .map(Mount::same)
+        .collect()
+}
+
+/// Copies `files` of `from` into `to`, and makes an empty stand-in for each of
+/// `credentials` (mounted over, read-only).
+fn copy_home(
+    from: &Path,
+    to: &Path,
+    files: &[String],
+    credentials: &[String],
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for file in files {
+        let source = from.join(file);
+        if !source.is_file() {
+            continue;
+        }
+        let target = to.join(file);
+        std::fs::create_dir_all(target.parent().unwrap_or(to))?;
+        std::fs::copy(&source, &target)?;
+    }
+    for file in credentials {
+        if !from.join(file).is_file() {
+            continue;
+        }
+        let target = to.join(file);
+        std::fs::create_dir_all(target.parent().unwrap_or(to))?;
+        crate::private::write_private(&target, b"")?;
+    }
+    Ok(())
+}
+
+/// Where an installed CLI's files are: its npm package tree (`…/node_modules`'s parent), else
+/// its directory.
+fn install_root(program: &Path) -> PathBuf {
+    let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    real.ancestors()
+        .find(|dir| dir.file_name().is_some_and(|name| name == "node_modules"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| real.parent().unwrap_or(&real).to_path_buf())
+}
+
+/// The port of `http://HOST:PORT`.
+fn port_of(base: &str) -> Option<u16> {
+    base.rsplit_once(':')?.1.parse().ok()
+}
+
+/// One line of what the sandbox allows.
+fn describe(confinement: &Confinement, allow: &AllowList) -> String {
+    let writable: Vec<String> = std::iter::once(&confinement.work)
+        .chain(confinement.writable.iter().map(|m| &m.target))
+        .map(|p| p.display().to_string())
+        .collect();
+    format!(
+        "bubblewrap: writes {} and a private /tmp and home; reads the system, its toolchains and CLI; network: {allow} and drydock as this task",
+        writable.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npm_cli_is_seen_with_its_whole_package_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let package = root.join("claude-1/node_modules/@anthropic-ai/claude-code/bin");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::create_dir_all(root.join("claude-1/node_modules/.bin")).unwrap();
+        std::fs::write(package.join("claude.exe"), "").unwrap();
+        let link = root.join("claude-1/node_modules/.bin/claude");
+        std::os::unix::fs::symlink(package.join("claude.exe"), &link).unwrap();
+        assert_eq!(install_root(&link), root.join("claude-1"));
+        std::fs::write(root.join("tool"), "").unwrap();
+        assert_eq!(install_root(&root.join("tool")), root);
+    }
+
+    #[test]
+    fn the_private_home_has_copies_and_stand_ins_for_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let (person, private) = (dir.path().join("person"), dir.path().join("private"));
+        std::fs::create_dir_all(person.join(".claude")).unwrap();
+        std::fs::write(person.join(".claude.json"), "{}").unwrap();
+        std::fs::write(person.join(".claude/.credentials.json"), "secret").unwrap();
+        std::fs::write(person.join(".bash_history"), "private").unwrap();
+        copy_home(
+            &person,
+            &private,
+            &[".claude.json".into(), ".claude/settings.json".into()],
+            &[".claude/.credentials.json".into()],
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(private.join(".claude.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(private.join(".claude/.credentials.json")).unwrap(),
+            ""
+        );
+        assert!(!private.join(".bash_history").exists());
+        assert!(!private.join(".claude/settings.json").exists());
+        assert_eq!(port_of("http://127.0.0.1:7878"), Some(7878));
+    }
+}
