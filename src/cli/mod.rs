@@ -11,6 +11,7 @@ mod hook;
 mod hooks;
 mod index;
 mod local_client;
+mod sandbox_run;
 mod serve;
 mod stdio;
 mod task;
@@ -71,6 +72,9 @@ enum Command {
     /// The project memory: the errors and failing tests the build tools reported and the
     /// changes that fixed them: search, show a project's, forget.
     History(history::HistoryArgs),
+    /// Inside a task's sandbox: serve the loopback ports that lead out, then run the agent.
+    #[command(hide = true)]
+    SandboxRun(sandbox_run::SandboxRunArgs),
 }
 
 /// Where the config comes from and the docs index: every command reads them.
@@ -139,7 +143,7 @@ impl Command {
                 let (config, roots) = args.action.config();
                 (config, Some(roots))
             }
-            Command::Hook(_) => return Overrides::default(),
+            Command::Hook(_) | Command::SandboxRun(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
             Command::Serve(args) => (args.bind.clone(), args.token.clone()),
@@ -170,8 +174,10 @@ where
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Hook(args) = cli.command {
-        return hook::run(args);
+    match cli.command {
+        Command::Hook(args) => return hook::run(args),
+        Command::SandboxRun(args) => return sandbox_run::run(args),
+        _ => {}
     }
     init_logging(&cli.command);
     let config = Config::load(&cli.command.overrides())
@@ -200,7 +206,9 @@ pub fn main() -> ExitCode {
             Command::Queue(args) => task::queue(&config, args),
             Command::Doctor(args) => doctor::run(&config, args).await,
             Command::History(args) => history::run(config, args).await,
-            Command::Hook(_) => unreachable!("relayed before the config is read"),
+            Command::Hook(_) | Command::SandboxRun(_) => {
+                unreachable!("run before the config is read")
+            }
         }
     });
     // Do not wait for blocking tasks (e.g. a stdin reader) at exit.

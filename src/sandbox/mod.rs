@@ -6,6 +6,8 @@
 //! expect, then runs the agent.
 
 pub mod confinement;
+pub mod inside;
+pub mod net_gate;
 pub mod private_git;
 pub mod support;
 

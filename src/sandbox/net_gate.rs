@@ -1,0 +1,472 @@
+//! The sandbox's only way to the network: an HTTP proxy on a unix socket outside the sandbox
+//! that opens connections to the allowed destinations alone. It speaks the two forms clients
+//! use with a proxy: `CONNECT host:port` (HTTPS and any other TCP) and absolute-form requests
+//! (`GET http://host/path`, plain HTTP). Everything else is answered with an error, and a
+//! refused destination never gets a connection, not even a DNS lookup.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+
+/// The most a request head may take, request line and headers.
+pub(super) const MAX_HEAD: usize = 16 * 1024;
+/// How long a client has to send its request head.
+pub(super) const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// How long the connection to an allowed destination may take, its name lookup included.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long, and for how many bytes, a connection answered with an error is read before it is
+/// closed.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: u64 = 64 * 1024;
+
+/// The destinations the sandbox may reach: `host:port` each, the host an IP address, a DNS
+/// name, or `*.domain` for any name under the domain (not the domain itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowList {
+    entries: Vec<Destination>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Destination {
+    host: Host,
+    port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Host {
+    Ip(IpAddr),
+    /// Lowercase, without a trailing dot.
+    Name(String),
+    /// The domain under `*.`, lowercase.
+    AnySubdomainOf(String),
+}
+
+impl AllowList {
+    pub fn parse(entries: &[String]) -> Result<AllowList, String> {
+        let entries = entries
+            .iter()
+            .map(|entry| {
+                parse_destination(entry).map_err(|why| format!("allowed host `{entry}`: {why}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllowList { entries })
+    }
+
+    /// Whether `host:port` may be reached. `host` as a request names it: a name (any case,
+    /// with or without a trailing dot) or an IP address (IPv6 with or without brackets).
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        let Ok(host) = parse_host(
+            host.strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .unwrap_or(host),
+        ) else {
+            return false;
+        };
+        self.entries
+            .iter()
+            .any(|entry| entry.port == port && entry.host.covers(&host))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl fmt::Display for AllowList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, entry) in self.entries.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{entry}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.host {
+            Host::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]:{}", self.port),
+            Host::Ip(IpAddr::V4(ip)) => write!(f, "{ip}:{}", self.port),
+            Host::Name(name) => write!(f, "{name}:{}", self.port),
+            Host::AnySubdomainOf(domain) => write!(f, "*.{domain}:{}", self.port),
+        }
+    }
+}
+
+impl Host {
+    fn covers(&self, requested: &Host) -> bool {
+        match (self, requested) {
+            (Host::Ip(allowed), Host::Ip(ip)) => allowed == ip,
+            (Host::Name(allowed), Host::Name(name)) => allowed == name,
+            (Host::AnySubdomainOf(domain), Host::Name(name)) => name
+                .strip_suffix(domain.as_str())
+                .is_some_and(|label| label.len() > 1 && label.ends_with('.')),
+            _ => false,
+        }
+    }
+}
+
+fn parse_destination(text: &str) -> Result<Destination, String> {
+    let (host, port) = split_host_port(text)?;
+    let port = port.ok_or("no port: write host:port, e.g. api.example.com:443")?;
+    let port = parse_port(port)?;
+    let host = match host.strip_prefix("*.") {
+        Some(domain) => {
+            let Host::Name(domain) = parse_host(domain)? else {
+                return Err("a wildcard stands for DNS names, not IP addresses".into());
+            };
+            if !domain.contains('.') {
+                return Err(format!(
+                    "`*.{domain}` is too broad: a wildcard needs a domain of two labels or more"
+                ));
+            }
+            Host::AnySubdomainOf(domain)
+        }
+        None => parse_host(host)?,
+    };
+    Ok(Destination { host, port })
+}
+
+/// `host:port`, `[v6]:port`, or either without the port. IPv6 hosts come back unbracketed.
+fn split_host_port(text: &str) -> Result<(&str, Option<&str>), String> {
+    if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest
+            .split_once(']')
+            .ok_or("an IPv6 address in brackets needs its closing `]`")?;
+        if host.parse::<Ipv6Addr>().is_err() {
+            return Err(format!("`{host}` in brackets is not an IPv6 address"));
+        }
+        return match after {
+            "" => Ok((host, None)),
+            _ => match after.strip_prefix(':') {
+                Some(port) => Ok((host, Some(port))),
+                None => Err(format!("`{after}` after `]`: expected `:port`")),
+            },
+        };
+    }
+    match text.rsplit_once(':') {
+        Some((host, _)) if host.contains(':') => {
+            Err("an IPv6 address goes in brackets: [::1]:443".into())
+        }
+        Some((host, port)) => Ok((host, Some(port))),
+        None => Ok((text, None)),
+    }
+}
+
+fn parse_port(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(port) if port > 0 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
+        _ => Err(format!("`{text}` is not a port (1 to 65535)")),
+    }
+}
+
+/// An IP address or a DNS name (letters, digits and `-` in dot-separated labels).
+fn parse_host(text: &str) -> Result<Host, String> {
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(Host::Ip(ip));
+    }
+    let name = text.strip_suffix('.').unwrap_or(text).to_ascii_lowercase();
+    if name.contains('*') {
+        return Err("`*` may only be a whole first label: *.example.com:443".into());
+    }
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    };
+    let labels: Vec<&str> = name.split('.').collect();
+    if name.is_empty() || name.len() > 253 || !labels.iter().all(|label| label_ok(label)) {
+        return Err(format!("`{text}` is neither an IP address nor a host name"));
+    }
+    // A name whose last label is a number is an IP address in a form `parse` does not take
+    // (`127.1`, `0177.0.0.1`); the resolver might still read it as one.
+    if labels
+        .last()
+        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(format!("`{text}` is neither an IP address nor a host name"));
+    }
+    Ok(Host::Name(name))
+}
+
+/// Serves the proxy on `listener` until `stop`, each connection on its own task; `stop` also
+/// ends the connections. `refused` is told every destination turned away (`host:port`).
+pub async fn serve(
+    listener: UnixListener,
+    allow: Arc<AllowList>,
+    refused: impl Fn(&str) + Send + Sync + 'static,
+    stop: CancellationToken,
+) {
+    let refused: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(refused);
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((client, _)) => {
+                let (allow, refused, stop) = (allow.clone(), refused.clone(), stop.clone());
+                tokio::spawn(async move {
+                    stop.run_until_cancelled(handle(client, &allow, &*refused))
+                        .await;
+                });
+            }
+            Err(error) => {
+                tracing::debug!(%error, "net gate: accept failed");
+                // Out of file descriptors, most likely: give the connections time to end.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// What a client asked the proxy for.
+#[derive(Debug, PartialEq, Eq)]
+enum Request {
+    /// `CONNECT host:port`: a tunnel.
+    Connect { host: String, port: u16 },
+    /// `METHOD http://host[:port]/path`: the head to send the origin, in origin form.
+    Forward {
+        host: String,
+        port: u16,
+        head: Vec<u8>,
+    },
+}
+
+impl Request {
+    fn host_port(&self) -> (&str, u16) {
+        match self {
+            Request::Connect { host, port } | Request::Forward { host, port, .. } => (host, *port),
+        }
+    }
+
+    fn destination(&self) -> String {
+        let (host, port) = self.host_port();
+        authority(host, port)
+    }
+}
+
+/// `host:port`, an IPv6 host in brackets.
+pub(super) fn authority(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+async fn handle(mut client: UnixStream, allow: &AllowList, refused: &(dyn Fn(&str) + Send + Sync)) {
+    let (head, early) = match tokio::time::timeout(HEAD_DEADLINE, read_head(&mut client)).await {
+        Ok(Ok(Some(read))) => read,
+        Ok(Ok(None)) => {
+            return reply(
+                &mut client,
+                431,
+                "Request Header Fields Too Large",
+                "request head over 16 KiB\n",
+            )
+            .await;
+        }
+        Ok(Err(_)) => return,
+        Err(_) => {
+            return reply(
+                &mut client,
+                408,
+                "Request Timeout",
+                "no complete request head within 10 s\n",
+            )
+            .await;
+        }
+    };
+    let Some(request) = parse_request(&head) else {
+        return reply(
+            &mut client,
+            400,
+            "Bad Request",
+            "drydock's sandbox proxy takes CONNECT host:port or an absolute http:// request\n",
+        )
+        .await;
+    };
+    let destination = request.destination();
+    let (host, port) = request.host_port();
+    if !allow.allows(host, port) {
+        tracing::debug!(%destination, "net gate: refused");
+        refused(&destination);
+        let body = format!(
+            "drydock: {destination} is not reachable from this sandbox: drydock's sandbox allows \
+             only the hosts listed for it ({allow})\n"
+        );
+        return reply(&mut client, 403, "Forbidden", &body).await;
+    }
+    tracing::debug!(%destination, "net gate: connecting");
+    let mut upstream = match connect(host, port).await {
+        Ok(upstream) => upstream,
+        Err(why) => {
+            let body = format!("drydock's sandbox proxy could not reach {destination}: {why}\n");
+            return reply(&mut client, 502, "Bad Gateway", &body).await;
+        }
+    };
+    if let Err(error) = splice(&mut client, &mut upstream, &request, &early).await {
+        tracing::debug!(%destination, %error, "net gate: connection ended");
+    }
+}
+
+async fn splice(
+    client: &mut UnixStream,
+    upstream: &mut TcpStream,
+    request: &Request,
+    early: &[u8],
+) -> std::io::Result<()> {
+    match request {
+        Request::Connect { .. } => {
+            client
+                .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                .await?
+        }
+        Request::Forward { head, .. } => upstream.write_all(head).await?,
+    }
+    upstream.write_all(early).await?;
+    tokio::io::copy_bidirectional(client, upstream).await?;
+    Ok(())
+}
+
+async fn connect(host: &str, port: u16) -> Result<TcpStream, String> {
+    match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host, port))).await {
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!(
+            "no connection within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// The request head (through its blank line) and whatever the client sent after it; None
+/// when the head is over [`MAX_HEAD`].
+async fn read_head(client: &mut UnixStream) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut buffer = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = client.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let searched = buffer.len().saturating_sub(3);
+        buffer.extend_from_slice(&chunk[..n]);
+        match head_end(&buffer, searched) {
+            Some(end) if end <= MAX_HEAD => {
+                let early = buffer.split_off(end);
+                return Ok(Some((buffer, early)));
+            }
+            Some(_) => return Ok(None),
+            None if buffer.len() >= MAX_HEAD => return Ok(None),
+            None => {}
+        }
+    }
+}
+
+/// Where the head in `buffer` ends (after its `\r\n\r\n`), looking from `from` on.
+pub(super) fn head_end(buffer: &[u8], from: usize) -> Option<usize> {
+    buffer[from..]
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|at| from + at + 4)
+}
+
+fn parse_request(head: &[u8]) -> Option<Request> {
+    let line_end = head.windows(2).position(|w| w == b"\r\n")?;
+    let line = std::str::from_utf8(&head[..line_end]).ok()?;
+    let mut parts = line.split(' ');
+    let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || !matches!(version, "HTTP/1.1" | "HTTP/1.0") {
+        return None;
+    }
+    if !method.bytes().all(|b| b.is_ascii_alphabetic()) || method.is_empty() {
+        return None;
+    }
+    if method == "CONNECT" {
+        let (host, port) = split_host_port(target).ok()?;
+        let port = parse_port(port?).ok()?;
+        return Some(Request::Connect {
+            host: host.to_string(),
+            port,
+        });
+    }
+    let scheme = target.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("http://") {
+        return None;
+    }
+    let rest = &target[7..];
+    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(split);
+    if authority.contains('@') || path.starts_with('#') {
+        return None;
+    }
+    let (host, port) = split_host_port(authority).ok()?;
+    let port = match port {
+        None | Some("") => 80,
+        Some(port) => parse_port(port).ok()?,
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let path = match path {
+        "" => "/".to_string(),
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_string(),
+    };
+    let origin_line = format!("{method} {path} {version}");
+    Some(Request::Forward {
+        host: host.to_string(),
+        port,
+        head: origin_form_head(&origin_line, &head[line_end + 2..]),
+    })
+}
+
+/// The head with `line` as its request line and without the headers meant for the proxy.
+fn origin_form_head(line: &str, headers: &[u8]) -> Vec<u8> {
+    let for_proxy = |header: &[u8]| {
+        let name = header.split(|&b| b == b':').next().unwrap_or_default();
+        name.eq_ignore_ascii_case(b"proxy-authorization")
+            || name.eq_ignore_ascii_case(b"proxy-connection")
+    };
+    let mut head = line.as_bytes().to_vec();
+    head.extend_from_slice(b"\r\n");
+    for header in headers.split(|&b| b == b'\n') {
+        let header = header.strip_suffix(b"\r").unwrap_or(header);
+        if !header.is_empty() && !for_proxy(header) {
+            head.extend_from_slice(header);
+            head.extend_from_slice(b"\r\n");
+        }
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+async fn reply(client: &mut UnixStream, status: u16, reason: &str, body: &str) {
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = client.write_all(response.as_bytes()).await;
+    let _ = client.shutdown().await;
+    // Closing with unread input would reset the connection, and the client could lose the
+    // answer before reading it: read on a little while the client has not closed.
+    let (mut unread, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
+    let _ = tokio::time::timeout(LINGER, tokio::io::copy(&mut unread, &mut sink)).await;
+}
+
+#[cfg(test)]
+mod tests;

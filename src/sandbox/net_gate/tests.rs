@@ -1,0 +1,307 @@
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+fn list(entries: &[&str]) -> Result<AllowList, String> {
+    AllowList::parse(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+}
+
+/// A running gate: its socket, the destinations it refused, and its stop.
+struct Gate {
+    _dir: tempfile::TempDir,
+    socket: PathBuf,
+    refused: Arc<Mutex<Vec<String>>>,
+    stop: CancellationToken,
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn start_gate(allowed: &[String]) -> Gate {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("net.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    let allow = Arc::new(AllowList::parse(allowed).unwrap());
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let stop = CancellationToken::new();
+    let seen = refused.clone();
+    tokio::spawn(serve(
+        listener,
+        allow,
+        move |destination: &str| seen.lock().unwrap().push(destination.to_string()),
+        stop.clone(),
+    ));
+    Gate {
+        _dir: dir,
+        socket,
+        refused,
+        stop,
+    }
+}
+
+/// A TCP echo server on 127.0.0.1; its port.
+async fn echo_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (mut read, mut write) = stream.split();
+                let _ = tokio::io::copy(&mut read, &mut write).await;
+            });
+        }
+    });
+    port
+}
+
+async fn exchange(socket: &PathBuf, request: &[u8]) -> String {
+    let mut client = UnixStream::connect(socket).await.unwrap();
+    client.write_all(request).await.unwrap();
+    let mut response = Vec::new();
+    client.read_to_end(&mut response).await.unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+#[tokio::test]
+async fn an_allowed_connect_reaches_the_destination_and_carries_bytes_both_ways() {
+    let port = echo_server().await;
+    let gate = start_gate(&[format!("127.0.0.1:{port}")]);
+    let mut client = UnixStream::connect(&gate.socket).await.unwrap();
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    client.write_all(request.as_bytes()).await.unwrap();
+    let established = b"HTTP/1.1 200 Connection Established\r\n\r\n";
+    let mut answer = vec![0u8; established.len()];
+    client.read_exact(&mut answer).await.unwrap();
+    assert_eq!(answer, established);
+
+    client.write_all(b"ping").await.unwrap();
+    let mut echoed = [0u8; 4];
+    client.read_exact(&mut echoed).await.unwrap();
+    assert_eq!(&echoed, b"ping");
+    client.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    client.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+    assert!(gate.refused.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn bytes_sent_with_the_connect_head_are_forwarded() {
+    let port = echo_server().await;
+    let gate = start_gate(&[format!("localhost:{port}"), format!("127.0.0.1:{port}")]);
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nearly");
+    let mut client = UnixStream::connect(&gate.socket).await.unwrap();
+    client.write_all(request.as_bytes()).await.unwrap();
+    client.shutdown().await.unwrap();
+    let mut response = Vec::new();
+    client.read_to_end(&mut response).await.unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&response),
+        "HTTP/1.1 200 Connection Established\r\n\r\nearly"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connect_gets_403_and_no_connection_is_opened() {
+    let destination = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = destination.local_addr().unwrap().port();
+    let gate = start_gate(&["api.example.com:443".to_string()]);
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let response = exchange(&gate.socket, request.as_bytes()).await;
+
+    assert!(
+        response.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+        "{response}"
+    );
+    assert!(
+        response.contains(&format!("127.0.0.1:{port} is not reachable")),
+        "{response}"
+    );
+    assert!(
+        response.contains("allows only the hosts listed"),
+        "{response}"
+    );
+    assert_eq!(*gate.refused.lock().unwrap(), [format!("127.0.0.1:{port}")]);
+    // A connection the gate made would be waiting in the listener's backlog.
+    destination.set_nonblocking(true).unwrap();
+    let accepted = destination.accept();
+    assert!(
+        accepted
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "{accepted:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_absolute_form_request_reaches_the_origin_in_origin_form() {
+    let origin = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = origin.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = origin.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            .await
+            .unwrap();
+        String::from_utf8(head).unwrap()
+    });
+    let gate = start_gate(&[format!("127.0.0.1:{port}")]);
+    let request = format!(
+        "GET http://127.0.0.1:{port}/path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+         Proxy-Authorization: Basic c2VjcmV0\r\nAccept: */*\r\n\r\n"
+    );
+    let response = exchange(&gate.socket, request.as_bytes()).await;
+
+    assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+    assert!(response.ends_with("\r\n\r\nok"), "{response}");
+    assert_eq!(
+        server.await.unwrap(),
+        format!("GET /path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n")
+    );
+}
+
+#[tokio::test]
+async fn a_destination_that_refuses_gets_502_with_the_reason() {
+    // Bound and not listening: connections to it are refused, and no other test gets it.
+    let closed = tokio::net::TcpSocket::new_v4().unwrap();
+    closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = closed.local_addr().unwrap().port();
+    let gate = start_gate(&[format!("127.0.0.1:{port}")]);
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let response = exchange(&gate.socket, request.as_bytes()).await;
+    assert!(
+        response.starts_with("HTTP/1.1 502 Bad Gateway\r\n"),
+        "{response}"
+    );
+    assert!(
+        response.contains(&format!("could not reach 127.0.0.1:{port}")),
+        "{response}"
+    );
+}
+
+#[tokio::test]
+async fn garbage_and_origin_form_requests_get_400() {
+    let gate = start_gate(&["127.0.0.1:80".to_string()]);
+    for request in [
+        "hello there\r\n\r\n",
+        "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET https://127.0.0.1/ HTTP/1.1\r\n\r\n",
+        "GET http://user@127.0.0.1/ HTTP/1.1\r\n\r\n",
+        "CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n",
+        "CONNECT 127.0.0.1:80 HTTP/2\r\n\r\n",
+    ] {
+        let response = exchange(&gate.socket, request.as_bytes()).await;
+        assert!(
+            response.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            "{request:?}: {response}"
+        );
+    }
+    assert!(gate.refused.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_head_over_16_kib_gets_431() {
+    let gate = start_gate(&["127.0.0.1:80".to_string()]);
+    let mut request = b"GET http://127.0.0.1/ HTTP/1.1\r\nX-Filler: ".to_vec();
+    request.resize(MAX_HEAD + 1024, b'a');
+    let response = exchange(&gate.socket, &request).await;
+    assert!(
+        response.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+        "{response}"
+    );
+}
+
+#[test]
+fn an_allow_list_matches_names_in_any_case_and_wildcards_below_their_domain() {
+    let allow = list(&[
+        "API.Anthropic.com:443",
+        "*.example.com:443",
+        "10.0.0.1:8080",
+    ])
+    .unwrap();
+    assert!(allow.allows("api.anthropic.com", 443));
+    assert!(allow.allows("API.ANTHROPIC.COM.", 443));
+    assert!(!allow.allows("api.anthropic.com", 80));
+    assert!(!allow.allows("anthropic.com", 443));
+    assert!(allow.allows("a.example.com", 443));
+    assert!(allow.allows("b.a.Example.com", 443));
+    assert!(!allow.allows("example.com", 443));
+    assert!(!allow.allows("badexample.com", 443));
+    assert!(!allow.allows("a.example.com", 8443));
+    assert!(allow.allows("10.0.0.1", 8080));
+    assert!(!allow.allows("10.0.0.01", 8080));
+    assert!(!allow.allows("", 443));
+    assert_eq!(
+        allow.to_string(),
+        "api.anthropic.com:443, *.example.com:443, 10.0.0.1:8080"
+    );
+}
+
+#[test]
+fn an_allow_list_takes_ipv6_in_brackets() {
+    let allow = list(&["[::1]:8080"]).unwrap();
+    assert!(allow.allows("::1", 8080));
+    assert!(allow.allows("[0:0::1]", 8080));
+    assert!(!allow.allows("::1", 8081));
+    assert!(!allow.allows("127.0.0.1", 8080));
+    assert_eq!(allow.to_string(), "[::1]:8080");
+}
+
+#[test]
+fn an_allow_list_refuses_bad_entries_with_the_reason() {
+    let cases = [
+        ("api.example.com", "no port"),
+        ("api.example.com:0", "not a port"),
+        ("api.example.com:https", "not a port"),
+        ("api.example.com:70000", "not a port"),
+        ("::1:8080", "in brackets"),
+        ("[::1:8080", "closing `]`"),
+        ("[example.com]:80", "not an IPv6 address"),
+        ("*.com:443", "too broad"),
+        ("*.10.0.0.1:443", "not IP addresses"),
+        ("a.*.example.com:443", "whole first label"),
+        ("*:443", "whole first label"),
+        ("exa mple.com:443", "neither an IP address nor a host name"),
+        ("-bad.example.com:443", "neither"),
+        (":443", "neither"),
+        ("127.1:443", "neither"),
+    ];
+    for (entry, reason) in cases {
+        let error = list(&[entry]).unwrap_err();
+        assert!(error.contains(entry), "{entry}: {error}");
+        assert!(error.contains(reason), "{entry}: {error}");
+    }
+    assert!(list(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn requests_are_read_into_their_destination() {
+    assert_eq!(
+        parse_request(b"CONNECT [::1]:443 HTTP/1.1\r\n\r\n"),
+        Some(Request::Connect {
+            host: "::1".into(),
+            port: 443
+        })
+    );
+    let Some(Request::Forward { host, port, head }) =
+        parse_request(b"POST HTTP://Example.com?x=1 HTTP/1.0\r\nHost: example.com\r\n\r\n")
+    else {
+        panic!("not a forward");
+    };
+    assert_eq!((host.as_str(), port), ("Example.com", 80));
+    assert_eq!(head, b"POST /?x=1 HTTP/1.0\r\nHost: example.com\r\n\r\n");
+}
