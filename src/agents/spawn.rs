@@ -102,9 +102,7 @@ impl SandboxedRun {
     fn wrap(&self, drydock: &str, run_files: Option<&Path>, argv: Vec<String>) -> Vec<String> {
         let mut confinement = self.confinement.clone();
         if let Some(dir) = run_files {
-            confinement
-                .readable
-                .push(crate::sandbox::Mount::same(dir));
+            confinement.readable.push(crate::sandbox::Mount::same(dir));
         }
         let mut words = vec![self.bwrap.display().to_string()];
         words.extend(

@@ -26,7 +26,9 @@ pub fn request(
 ) -> Option<(u16, String)> {
     let (host, path, stream) = match endpoint.socket() {
         Some(socket) => {
-            let path = url.strip_prefix(endpoint.base.as_str())?.strip_prefix('/')?;
+            let path = url
+                .strip_prefix(endpoint.base.as_str())?
+                .strip_prefix('/')?;
             let stream = UnixStream::connect(socket).ok()?;
             stream.set_write_timeout(Some(CONNECT)).ok()?;
             stream.set_read_timeout(Some(wait)).ok()?;

@@ -52,10 +52,12 @@ pub(super) async fn run(config: Arc<Config>) -> Outcome {
     let routers = crate::http::router(app.clone(), &stop_http, local_token, login);
     if let Some(sandbox) = routers.sandbox {
         let timeout = config.http.header_read_timeout;
-        app.tasks().open_sandbox_door(Arc::new(move |listener, token, stop| {
-            let served = crate::http::serve_sandbox(listener, sandbox.clone(), token, timeout, stop);
-            tokio::spawn(served);
-        }));
+        app.tasks()
+            .open_sandbox_door(Arc::new(move |listener, token, stop| {
+                let served =
+                    crate::http::serve_sandbox(listener, sandbox.clone(), token, timeout, stop);
+                tokio::spawn(served);
+            }));
     }
     let router = routers.main;
     tokio::spawn(stop_on_signal(

@@ -157,7 +157,12 @@ impl PrivateGit {
     /// Brings what the agent committed on its branch into the repository: see
     /// [`bring_back`].
     pub async fn bring_back(&self) -> Result<Vec<String>, GitError> {
-        bring_back(&self.repo, &self.branch, self.common.parent().unwrap_or(&self.common)).await
+        bring_back(
+            &self.repo,
+            &self.branch,
+            self.common.parent().unwrap_or(&self.common),
+        )
+        .await
     }
 }
 

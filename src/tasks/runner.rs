@@ -16,10 +16,10 @@ use super::state::{TaskState, Transition};
 use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
-use crate::agents::{Launched, Run};
 use crate::agents::requests::{
     AnswerAction, AnswerRequest, KillRequest, OptionNumber, SendRequest, SpawnBackend,
 };
+use crate::agents::{Launched, Run};
 use crate::call::Call;
 use crate::supervise::{spawn_supervised, supervised};
 
@@ -806,13 +806,10 @@ impl Tasks {
         {
             return;
         }
-        let isolation = task
-            .isolation
-            .clone()
-            .unwrap_or(Isolation::InPlace {
-                why: String::new(),
-                confinement: None,
-            });
+        let isolation = task.isolation.clone().unwrap_or(Isolation::InPlace {
+            why: String::new(),
+            confinement: None,
+        });
         let drydock = std::env::current_exe()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "drydock".into());

@@ -116,7 +116,10 @@ impl Tasks {
         token: &str,
     ) -> Result<(Option<SandboxedRun>, String), TaskError> {
         if !self.config.tasks.sandbox {
-            return Ok((None, unconfined("[tasks] sandbox = false in drydock's config")));
+            return Ok((
+                None,
+                unconfined("[tasks] sandbox = false in drydock's config"),
+            ));
         }
         let support = tokio::task::spawn_blocking(support::host)
             .await
@@ -258,7 +261,11 @@ impl Tasks {
 
     /// The agent's private home in the task's directory, with the profile's files of the
     /// person's home copied in; shown at the person's home path.
-    async fn private_home(&self, profile: &Profile, dir: &Path) -> Result<Option<Mount>, TaskError> {
+    async fn private_home(
+        &self,
+        profile: &Profile,
+        dir: &Path,
+    ) -> Result<Option<Mount>, TaskError> {
         let Some(person) = dirs::home_dir() else {
             return Ok(None);
         };
@@ -355,7 +362,9 @@ impl Tasks {
         }
         hosts.extend(self.config.tasks.sandbox_hosts.iter().cloned());
         let allow = AllowList::parse(&hosts).map_err(|e| {
-            TaskError::InvalidArgument(format!("the sandbox's hosts (profile and [tasks] sandbox_hosts): {e}"))
+            TaskError::InvalidArgument(format!(
+                "the sandbox's hosts (profile and [tasks] sandbox_hosts): {e}"
+            ))
         })?;
         Ok((allow, loopback))
     }
@@ -406,7 +415,9 @@ fn copy_home(
 /// Where an installed CLI's files are: its npm package tree (`…/node_modules`'s parent), else
 /// its directory.
 fn install_root(program: &Path) -> PathBuf {
-    let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
     real.ancestors()
         .find(|dir| dir.file_name().is_some_and(|name| name == "node_modules"))
         .and_then(Path::parent)
@@ -465,7 +476,10 @@ mod tests {
             &[".claude/.credentials.json".into()],
         )
         .unwrap();
-        assert_eq!(std::fs::read_to_string(private.join(".claude.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(private.join(".claude.json")).unwrap(),
+            "{}"
+        );
         assert_eq!(
             std::fs::read_to_string(private.join(".claude/.credentials.json")).unwrap(),
             ""
