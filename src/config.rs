@@ -753,6 +753,15 @@ impl Config {
         self.data_dir.join("clones")
     }
 
+    /// The top of the task's worktree that `dir` is (in), if it is in one.
+    pub fn task_worktree_of(&self, dir: &Path) -> Option<PathBuf> {
+        let worktrees = self.worktrees_dir();
+        let worktrees = worktrees.canonicalize().unwrap_or(worktrees);
+        let inside = dir.strip_prefix(&worktrees).ok()?;
+        let top: PathBuf = inside.components().take(2).collect();
+        (top.components().count() == 2).then(|| worktrees.join(top))
+    }
+
     /// The cargo target directory of a build in `project`, when it is (in) a task's worktree:
     /// outside the worktree (so nothing built is ever committed), the task's own or the
     /// shared one as `[tasks] cargo_target` says.

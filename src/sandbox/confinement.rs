@@ -122,6 +122,57 @@ impl Confinement {
     }
 }
 
+/// `spec` run in the sandbox `confinement` by bubblewrap at `bwrap`: the same command, its
+/// environment passed on, its working directory the sandbox's.
+pub fn confine(
+    spec: crate::process::CommandSpec,
+    bwrap: &Path,
+    confinement: &Confinement,
+) -> crate::process::CommandSpec {
+    let mut args: Vec<String> = confinement
+        .args()
+        .into_iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    args.extend(["--".to_string(), spec.program]);
+    args.extend(spec.args);
+    crate::process::CommandSpec {
+        program: bwrap.display().to_string(),
+        args,
+        ..spec
+    }
+}
+
+/// Where the person's toolchains and their caches are (cargo, rustup, mix, hex, rebar3),
+/// and the directories of `PATH`: what a sandbox reads to build. Those that exist, each once.
+pub fn toolchain_dirs() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let env_or = |name: &str, default: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let mut dirs: Vec<PathBuf> = [
+        env_or("CARGO_HOME", ".cargo"),
+        env_or("RUSTUP_HOME", ".rustup"),
+        env_or("MIX_HOME", ".mix"),
+        env_or("HEX_HOME", ".hex"),
+        home.as_ref().map(|h| h.join(".cache/rebar3")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    dirs.into_iter()
+        .filter(|dir| dir.is_absolute() && dir.exists())
+        .filter(|dir| seen.insert(dir.clone()))
+        .collect()
+}
+
 fn mount(flag: &str, mount: &Mount) -> [OsString; 3] {
     [
         flag.into(),

@@ -289,10 +289,9 @@ impl Tasks {
     }
 
     /// Seen read-only: drydock, the agent's CLI, the toolchains and caches, `PATH`, and what
-    /// the config adds.
+    /// the config adds; never a folder that holds the person's home, drydock's data or the
+    /// project.
     fn readable_for(&self, task: &Task, profile: &Profile) -> Vec<Mount> {
-        let home = dirs::home_dir();
-        let data_dir = &self.config.data_dir;
         let mut dirs: Vec<PathBuf> = Vec::new();
         if let Ok(drydock) = std::env::current_exe() {
             dirs.push(drydock);
@@ -300,38 +299,22 @@ impl Tasks {
         if let Some(program) = self.agents.program_path(&profile.name) {
             dirs.push(install_root(&program));
         }
-        let env_or = |name: &str, default: &str| {
-            std::env::var_os(name)
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(default)))
-        };
-        dirs.extend(
-            [
-                env_or("CARGO_HOME", ".cargo"),
-                env_or("RUSTUP_HOME", ".rustup"),
-                env_or("MIX_HOME", ".mix"),
-                env_or("HEX_HOME", ".hex"),
-                home.as_ref().map(|h| h.join(".cache/rebar3")),
-            ]
-            .into_iter()
-            .flatten(),
-        );
-        if let Some(path) = std::env::var_os("PATH") {
-            dirs.extend(std::env::split_paths(&path));
-        }
+        dirs.extend(crate::sandbox::confinement::toolchain_dirs());
         dirs.extend(self.config.tasks.sandbox_read.iter().cloned());
+        let home = dirs::home_dir();
+        let data_dir = &self.config.data_dir;
+        let project = Path::new(&task.project_path);
         let too_wide = |dir: &Path| {
-            !dir.is_absolute()
-                || dir == Path::new("/")
+            dir == Path::new("/")
                 || data_dir.starts_with(dir)
                 || dir.starts_with(data_dir)
                 || home.as_deref().is_some_and(|h| h.starts_with(dir))
-                || Path::new(&task.project_path).starts_with(dir)
-                || dir.starts_with(&task.project_path)
+                || project.starts_with(dir)
+                || dir.starts_with(project)
         };
         let mut seen = BTreeSet::new();
         dirs.into_iter()
-            .filter(|dir| !too_wide(dir) && dir.exists())
+            .filter(|dir| dir.is_absolute() && dir.exists() && !too_wide(dir))
             .filter(|dir| seen.insert(dir.clone()))
             .map(Mount::same)
             .collect()

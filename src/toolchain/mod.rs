@@ -37,7 +37,8 @@ use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest, TimeoutMs,
 };
-use runner::Runner;
+use crate::sandbox::{Confinement, Mount};
+use runner::{Confined, Runner};
 
 /// A call that could not run at all (the tool's result has `isError: true`).
 /// A build that fails or a program that exits non-zero is not one of these.
@@ -376,7 +377,39 @@ impl Toolchains {
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set,
+            confine: self.confined(&project.root),
         }
+    }
+
+    /// The sandbox of a build in a task's worktree: what the task's agent wrote runs there
+    /// (build scripts, tests, `.cargo/config.toml`), so it sees the worktree and its cargo
+    /// target writable, the toolchains read-only, and no network (cargo offline). None
+    /// elsewhere, with `[tasks] sandbox = false`, or where the host cannot make one.
+    fn confined(&self, root: &Path) -> Option<Confined> {
+        if !self.config.tasks.sandbox {
+            return None;
+        }
+        let top = self.config.task_worktree_of(root)?;
+        let bwrap = crate::sandbox::support::host().bwrap()?.to_path_buf();
+        let data_dir = &self.config.data_dir;
+        let readable = crate::sandbox::confinement::toolchain_dirs()
+            .into_iter()
+            .filter(|dir| !data_dir.starts_with(dir) && !dir.starts_with(data_dir))
+            .filter(|dir| dirs::home_dir().is_none_or(|home| !home.starts_with(dir)))
+            .map(Mount::same)
+            .collect();
+        let mut confinement = Confinement {
+            work: root.to_path_buf(),
+            readable,
+            writable: vec![Mount::same(&top)],
+            env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
+            ..Confinement::default()
+        };
+        if let Some(target) = self.config.cargo_target_for(root) {
+            let _ = std::fs::create_dir_all(&target);
+            confinement.writable.push(Mount::same(target));
+        }
+        Some(Confined { bwrap, confinement })
     }
 }
 

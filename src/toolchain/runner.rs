@@ -17,6 +17,15 @@ pub struct Runner {
     pub(super) runs: TaskTracker,
     /// Set in every child's environment (a task worktree's cargo target directory).
     pub(super) env_set: Vec<(String, String)>,
+    /// The sandbox every child runs in (a build in a task's worktree runs the task's code).
+    pub(super) confine: Option<Confined>,
+}
+
+/// A sandbox for builds: bubblewrap, and what the build sees.
+#[derive(Debug, Clone)]
+pub struct Confined {
+    pub bwrap: std::path::PathBuf,
+    pub confinement: crate::sandbox::Confinement,
 }
 
 impl Runner {
@@ -28,6 +37,13 @@ impl Runner {
         on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
     ) -> Result<ProcessOutput, RunError> {
         spec.env_set.extend(self.env_set.iter().cloned());
+        if let Some(confined) = &self.confine {
+            spec = crate::sandbox::confinement::confine(
+                spec,
+                &confined.bwrap,
+                &confined.confinement,
+            );
+        }
         // Stopped by the call's own cancellation or by the server shutting down.
         let stop = self.shutdown.child_token();
         let run = self
@@ -86,6 +102,7 @@ impl Runner {
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
             env_set: Vec::new(),
+            confine: None,
         }
     }
 
@@ -96,6 +113,7 @@ impl Runner {
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set: self.env_set.clone(),
+            confine: self.confine.clone(),
         }
     }
 }
