@@ -387,6 +387,10 @@ pub(super) fn head_end(buffer: &[u8], from: usize) -> Option<usize> {
 fn parse_request(head: &[u8]) -> Option<Request> {
     let line_end = head.windows(2).position(|w| w == b"\r\n")?;
     let line = std::str::from_utf8(&head[..line_end]).ok()?;
+    // The destination is shown to people: no control characters (escapes), no non-ASCII.
+    if !line.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+        return None;
+    }
     let mut parts = line.split(' ');
     let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() || !matches!(version, "HTTP/1.1" | "HTTP/1.0") {

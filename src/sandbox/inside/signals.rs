@@ -7,7 +7,11 @@
 //!   already ending to end.
 //! - SIGINT is passed on only when a process sent it (`kill`, `sigqueue`). One the kernel
 //!   sent came from the terminal, which delivered it to the child too, and a second Ctrl-C
-//!   means "quit now" to agent CLIs that take one to mean "stop the current turn".
+//!   means "quit now" to agent CLIs that take one to mean "stop the current turn". (Before
+//!   the child exists, the terminal's SIGINT is kept for it like any other.)
+//!
+//! Others keep their default: a terminal's SIGQUIT (`Ctrl-\`) ends this process and the
+//! child together, SIGTSTP stops both.
 //!
 //! A signal that arrives before the child exists is kept and passed on once it does. Once
 //! the child has exited (before it is reaped, so its pid cannot have been reused) nothing
@@ -33,11 +37,12 @@ static PENDING: AtomicI32 = AtomicI32::new(0);
 extern "C" fn pass_on(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel hands a SA_SIGINFO handler a valid siginfo.
     let sent_by_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
-    if signal == libc::SIGINT && sent_by_kernel {
+    let child = CHILD.load(Ordering::SeqCst);
+    if signal == libc::SIGINT && sent_by_kernel && child != 0 {
         return;
     }
     let errno = Errno::last_raw();
-    match CHILD.load(Ordering::SeqCst) {
+    match child {
         0 => PENDING.store(signal, Ordering::SeqCst),
         // SAFETY: kill(2) is async-signal-safe.
         pid => unsafe {

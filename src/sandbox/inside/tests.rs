@@ -241,9 +241,11 @@ fn a_port_already_taken_exits_125_without_running_the_child() {
 }
 
 #[test]
-fn sigterm_sent_to_sandbox_run_is_passed_on_to_the_child() {
+fn signals_a_process_sends_to_sandbox_run_are_passed_on_to_the_child() {
     let _one = one_child_at_a_time();
     // The child signals its parent (this process), which passes it back: the child dies of it.
-    let spec = command(&["sh", "-c", "kill -TERM $PPID; exec sleep 60"]);
-    assert_eq!(exit_code(&spec), 128 + 15);
+    for (signal, number) in [("TERM", 15), ("HUP", 1), ("INT", 2)] {
+        let script = format!("kill -{signal} $PPID; exec sleep 60");
+        assert_eq!(exit_code(&command(&["sh", "-c", &script])), 128 + number);
+    }
 }

@@ -203,6 +203,7 @@ async fn garbage_and_origin_form_requests_get_400() {
         "GET http://user@127.0.0.1/ HTTP/1.1\r\n\r\n",
         "CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n",
         "CONNECT 127.0.0.1:80 HTTP/2\r\n\r\n",
+        "CONNECT \x1b[31mred.example.com:443 HTTP/1.1\r\n\r\n",
     ] {
         let response = exchange(&gate.socket, request.as_bytes()).await;
         assert!(
