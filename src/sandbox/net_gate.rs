@@ -201,7 +201,11 @@ fn parse_host(text: &str) -> Result<Host, String> {
 }
 
 /// Serves the proxy on `listener` until `stop`, each connection on its own task; `stop` also
-/// ends the connections. `refused` is told every destination turned away (`host:port`).
+/// ends the connections. `refused` is told every destination turned away (`host:port`). The
+/// socket file is the caller's to remove.
+///
+/// A plain-HTTP request's connection stays with its origin after the answer: a client that
+/// sends its next request there for another host only reaches the same allowed origin.
 pub async fn serve(
     listener: UnixListener,
     allow: Arc<AllowList>,
