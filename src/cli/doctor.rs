@@ -128,6 +128,7 @@ async fn checks(config: &Config) -> Vec<Check> {
         need_if(&[Toolset::Tasks]),
         version("git", &["--version"], "sudo apt-get install git").await,
     ));
+    checks.push(sandbox(config, need_if(&[Toolset::Tasks])).await);
     checks.push(check(
         "tmux",
         "tmux sessions, agent_spawn, tasks, the user's panes",
@@ -173,6 +174,34 @@ async fn checks(config: &Config) -> Vec<Check> {
         .await,
     ));
     checks
+}
+
+/// Whether tasks' agents run sandboxed here: bubblewrap installed and able to make its
+/// namespaces, or the sandbox turned off by name.
+async fn sandbox(config: &Config, tasks: Need) -> Check {
+    let support = tokio::task::spawn_blocking(crate::sandbox::support::host)
+        .await
+        .expect("the probe does not panic");
+    let found = match (config.tasks.sandbox, support.bwrap()) {
+        (false, _) => Found::Ok {
+            detail: "off: [tasks] sandbox = false, tasks' agents run unconfined".into(),
+        },
+        (true, Some(_)) => Found::Ok {
+            detail: support.describe(),
+        },
+        (true, None) => Found::Missing {
+            detail: support.describe(),
+            fix: "sudo apt-get install bubblewrap (and allow user namespaces: \
+                  sysctl kernel.unprivileged_userns_clone=1), or set [tasks] sandbox = false"
+                .into(),
+        },
+    };
+    check(
+        "sandbox",
+        "tasks (each agent, its checks and its builds confined)",
+        tasks,
+        found,
+    )
 }
 
 fn check(name: &'static str, used_by: &str, need: Need, found: Found) -> Check {

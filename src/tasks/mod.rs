@@ -273,6 +273,9 @@ impl Tasks {
                 }
             )));
         }
+        self.refuse_unsandboxed_commands(req.auto_approve.as_deref())
+            .await
+            .map_err(|why| invalid(format!("auto_approve: {why}")))?;
         let in_place = req.in_place.unwrap_or(false);
         if let Some(base) = &req.base {
             if in_place {

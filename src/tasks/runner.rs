@@ -759,6 +759,9 @@ impl Tasks {
                 (Some(agent), Ok(token)) => {
                     let scope = self.scope_of(&task, Path::new(task.work_dir()));
                     self.tokens.restore(token.trim(), scope);
+                    if let Err(error) = self.reopen_sandbox(&task, &session, token.trim()) {
+                        tracing::warn!("task {}: {error}", task.id);
+                    }
                     self.agents.adopt_run(&session, self.allowed_tools(&task));
                     tracing::info!("task {} runs on in {session}", task.id);
                     self.taken_up_lock().insert(session.clone());

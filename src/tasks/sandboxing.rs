@@ -35,6 +35,7 @@ pub struct Gates {
 
 struct Gate {
     stop: CancellationToken,
+    dir: PathBuf,
     /// Waiting for the door (a run adopted before the HTTP server opened it).
     waiting: Option<(UnixListener, String)>,
 }
@@ -86,8 +87,12 @@ impl Gates {
             }
             None => Some((drydock, token.to_string())),
         };
-        self.lock()
-            .insert(session.to_string(), Gate { stop, waiting });
+        let gate = Gate {
+            stop,
+            dir: dir.to_path_buf(),
+            waiting,
+        };
+        self.lock().insert(session.to_string(), gate);
         Ok(())
     }
 
@@ -95,8 +100,16 @@ impl Gates {
     pub fn close(&self, session: &str) {
         if let Some(gate) = self.lock().remove(session) {
             gate.stop.cancel();
+            let _ = std::fs::remove_dir_all(&gate.dir);
         }
     }
+}
+
+fn unconfined_commands(policy: &str, why: &str) -> String {
+    format!(
+        "the policy {policy:?} approves Bash without a person, and this host cannot sandbox an agent ({why}); \
+         install bubblewrap, choose a policy without Bash, or set `[tasks] sandbox = false` to run agents unconfined"
+    )
 }
 
 /// How a task's agent was confined, as `task_show` and the dashboard say it.
@@ -236,15 +249,64 @@ impl Tasks {
         ))
     }
 
+    /// Opens again the ways out of the sandbox of `task`'s agent, which an earlier drydock
+    /// started and which runs on (its sockets' folder is bound in, so new sockets reach it).
+    pub(super) fn reopen_sandbox(
+        &self,
+        task: &Task,
+        session: &str,
+        token: &str,
+    ) -> Result<(), TaskError> {
+        let gate_dir = self.config.data_dir.join("sandbox").join(session);
+        if !gate_dir.is_dir() {
+            return Ok(());
+        }
+        let profile = self
+            .agents
+            .launchable_profile(&task.agent_kind)
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
+        let (allow, _) = self.destinations(profile)?;
+        self.gates
+            .open(session, &gate_dir, token, Arc::new(allow))
+            .map_err(|e| {
+                TaskError::InvalidArgument(format!(
+                    "cannot open its sandbox's sockets in {} again: {e}",
+                    gate_dir.display()
+                ))
+            })
+    }
+
     /// Refuses to run `task` without a sandbox when its policy approves commands.
     fn refuse_unconfined(&self, task: &Task, why: &str) -> Result<(), TaskError> {
         match self.policy_runs_commands(task.policy.as_deref()) {
             true => Err(TaskError::InvalidArgument(format!(
-                "task {} approves Bash without a person, and its agent cannot be sandboxed here ({why}); \
-                 install bubblewrap, or choose another policy, or set `[tasks] sandbox = false` to run agents unconfined",
-                task.id
+                "task {}: {}",
+                task.id,
+                unconfined_commands(task.policy.as_deref().unwrap_or_default(), why)
             ))),
             false => Ok(()),
+        }
+    }
+
+    /// Why a task under `policy` would be refused here, if it would: its policy approves
+    /// commands, and this host cannot sandbox its agent (the config did not turn the sandbox
+    /// off by name).
+    pub(super) async fn refuse_unsandboxed_commands(
+        &self,
+        policy: Option<&str>,
+    ) -> Result<(), String> {
+        if !self.config.tasks.sandbox || !self.policy_runs_commands(policy) {
+            return Ok(());
+        }
+        let support = tokio::task::spawn_blocking(support::host)
+            .await
+            .map_err(|e| e.to_string())?;
+        match support.bwrap() {
+            Some(_) => Ok(()),
+            None => Err(unconfined_commands(
+                policy.unwrap_or_default(),
+                &support.describe(),
+            )),
         }
     }
 

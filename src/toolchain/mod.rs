@@ -21,6 +21,7 @@ pub(crate) mod runner;
 pub(crate) mod task_args;
 mod versions;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -29,6 +30,7 @@ use tokio_util::task::TaskTracker;
 pub use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::process::RunError;
+use crate::sandbox::{Confinement, Mount};
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
 use observe::{Observed, ObservedResult, Observer, Started};
@@ -37,7 +39,6 @@ use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest, TimeoutMs,
 };
-use crate::sandbox::{Confinement, Mount};
 use runner::{Confined, Runner};
 
 /// A call that could not run at all (the tool's result has `isError: true`).

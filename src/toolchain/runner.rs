@@ -38,11 +38,8 @@ impl Runner {
     ) -> Result<ProcessOutput, RunError> {
         spec.env_set.extend(self.env_set.iter().cloned());
         if let Some(confined) = &self.confine {
-            spec = crate::sandbox::confinement::confine(
-                spec,
-                &confined.bwrap,
-                &confined.confinement,
-            );
+            spec =
+                crate::sandbox::confinement::confine(spec, &confined.bwrap, &confined.confinement);
         }
         // Stopped by the call's own cancellation or by the server shutting down.
         let stop = self.shutdown.child_token();

@@ -100,6 +100,15 @@ fn with_what_the_switched_on_toolsets_need_the_doctor_is_satisfied() {
             .unwrap()
             .contains("drydock index --toolchain-docs")
     );
+    let sandbox = check(&report, "sandbox");
+    assert_eq!(sandbox["status"], "ok", "{sandbox}");
+    assert!(
+        sandbox["detail"]
+            .as_str()
+            .unwrap()
+            .contains("makes sandboxes here"),
+        "{sandbox}"
+    );
     // The tests' browser is never required.
     assert_eq!(check(&report, "chromium")["need"], "tests_only");
     assert!(
@@ -141,6 +150,24 @@ fn what_is_missing_is_named_with_its_fix_and_fails_only_when_a_toolset_needs_it(
         .count();
     assert_eq!(required_clis, 1);
     assert_eq!(check(&report, "zsh")["need"], "optional");
+    // No bubblewrap on this PATH: tasks cannot be confined, and the fix says both ways out.
+    let sandbox = check(&report, "sandbox");
+    assert_eq!(
+        (&sandbox["status"], &sandbox["need"]),
+        (&"missing".into(), &"required".into())
+    );
+    let fix = sandbox["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("bubblewrap") && fix.contains("sandbox = false"),
+        "{fix}"
+    );
+    assert!(text.contains("MISSING  sandbox"), "{text}");
+
+    // Turned off by name, it is no longer missing.
+    let (_, report) = doctor(home.path(), "[tasks]\nsandbox = false\n", path);
+    let sandbox = check(&report, "sandbox");
+    assert_eq!(sandbox["status"], "ok", "{sandbox}");
+    assert!(sandbox["detail"].as_str().unwrap().starts_with("off"));
 
     // The same machine with only the docs on: nothing it lacks is needed.
     let (output, report) = doctor(home.path(), "toolsets = [\"docs\"]\n", path);

@@ -33,6 +33,7 @@ mod postgres;
 mod queue_outage;
 mod readme;
 mod retrieval_scores;
+mod sandbox;
 mod task_scope;
 mod task_worktrees;
 mod team_hosts;

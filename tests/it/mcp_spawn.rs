@@ -84,12 +84,38 @@ pub fn spawning_server_with(
     // tools: the agent's HOME has no rustup.
     let cargo = std::env::var("CARGO").expect("run by cargo");
     let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
+    server_on(home, cli, tmux_dir, config, more, |path| {
+        format!("{bin}:{path}:{toolchain}")
+    })
+}
+
+/// [`spawning_server_with`] whose PATH is `bin` alone.
+pub fn spawning_server_on_path(
+    home: &AgentHome,
+    cli: &Cli,
+    tmux_dir: &Path,
+    config: &str,
+    bin: &Path,
+) -> Server {
+    server_on(home, cli, tmux_dir, config, &[], |_| {
+        bin.display().to_string()
+    })
+}
+
+fn server_on(
+    home: &AgentHome,
+    cli: &Cli,
+    tmux_dir: &Path,
+    config: &str,
+    more: &[&str],
+    path: impl Fn(&str) -> String,
+) -> Server {
     let launch = home.launch(cli, &[]);
     let mut env: Vec<(String, String)> = launch
         .env
         .into_iter()
         .map(|(k, v)| match k.as_str() {
-            "PATH" => (k, format!("{bin}:{v}:{toolchain}")),
+            "PATH" => (k, path(&v)),
             _ => (k, v),
         })
         .collect();

@@ -12,6 +12,9 @@
 //! * `lab:files=A,B`: a Bash call that lists the working directory into `seen-TASK.txt`, then
 //!   appends `task TASK` to each of A and B there (relative paths: the agent's own directory,
 //!   a task's worktree); after `lab:sleep=N` seconds when the prompt has that too;
+//! * `lab:run=B64`: a Bash call of the command B64 encodes (base64, URL-safe alphabet, no
+//!   padding);
+//! * `lab:build`: then calls of drydock's `compile` and `test` on the project;
 //! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
 //!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
 //! * anything else: `LAB-REPLY to: <prompt>`.
@@ -149,6 +152,16 @@ fn plan(body: &Value, project: &Path) -> Reply {
             "Bash",
             json!({"command": command, "description": FILES_DESCRIPTION}),
         )]
+    } else if let Some(encoded) = lab_value(&tokens, "run") {
+        use base64::Engine;
+        let command = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&encoded)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_else(|e| format!("echo 'lab:run is not base64: {e}'"));
+        vec![(
+            "Bash",
+            json!({"command": command, "description": "Running the lab's command"}),
+        )]
     } else if has("bash") {
         vec![(
             "Bash",
@@ -183,6 +196,11 @@ fn plan(body: &Value, project: &Path) -> Reply {
     } else {
         Vec::new()
     };
+    if has("build") {
+        let project = json!({"project_path": project.display().to_string()});
+        steps.push(("mcp__drydock__compile", project.clone()));
+        steps.push(("mcp__drydock__test", project));
+    }
     if let Some(outcome) = lab_value(&tokens, "complete") {
         let input = json!({"task_id": task_id_in(&prompt), "outcome": outcome,
                            "summary": format!("LAB-SUMMARY {outcome}")});

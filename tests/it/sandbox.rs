@@ -1,0 +1,336 @@
+//! A task's agent in its sandbox, on the real Claude Code against the scripted fake: under a
+//! policy that approves Bash it tries every way out it has (the person's checkout, their
+//! home and secrets, another host, drydock's keys and unscoped routes, git hooks and an
+//! fsmonitor for drydock to run, a build script and a test that drydock's checks run), and
+//! every one fails; the same task still edits, commits, compiles and tests through drydock,
+//! and its result is reviewed and merged.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::agent_kit::home::sh_quote;
+use crate::mcp_spawn::spawning_server_with;
+use crate::mcp_tasks::{claude_home, no_agent_left};
+use crate::support::*;
+use crate::task_worktrees::repository;
+
+const WITHIN: Duration = Duration::from_secs(180);
+const SECRET: &str = "lab-secret-key-material";
+
+fn encoded(script: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(script)
+}
+
+async fn until_reviewed(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let report = call_ok(client, "task_show", json!({"task_id": id})).await;
+        let checks = &report["task"]["review"]["checks"]["state"];
+        if checks == "done" || checks == "skipped" {
+            return report;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} was never reviewed: {report:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// A bash function that records whether each attempt got through, one line each.
+const TRY: &str = "attempt() { if bash -c \"$2\" >/dev/null 2>&1; then echo \"$1: GOT THROUGH\"; \
+                   else echo \"$1: refused\"; fi >> escape.txt; }\n";
+
+/// A raw HTTP request to drydock's port as the sandbox sees it: its status line's code.
+fn http_status(port: u16, request: &str) -> String {
+    format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && printf {} >&3 && head -1 <&3 | grep -q ' 200 '",
+        sh_quote(request)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its_work() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-sandbox");
+    let project = home.project.clone();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(project.join("src")).unwrap();
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "pub fn one() -> u32 {\n    1\n}\n",
+    )
+    .unwrap();
+    std::fs::write(project.join(".gitignore"), "target\n").unwrap();
+    repository(&project);
+    std::fs::create_dir_all(home.home.join(".ssh")).unwrap();
+    std::fs::write(home.home.join(".ssh/id_lab"), SECRET).unwrap();
+    std::fs::write(home.home.join(".bashrc"), "# the person's\n").unwrap();
+    let forbidden = TcpListener::bind("127.0.0.1:0").unwrap();
+    let forbidden_port = forbidden.local_addr().unwrap().port();
+    let markers = tempfile::tempdir().unwrap();
+    let marker = |name: &str| markers.path().join(name).display().to_string();
+
+    let config = "[terminal]\nshell = \"bash\"\n[tasks]\ngrace_s = 0\n[tasks.policies]\n\
+                  with_bash = [\"Bash\", \"Read\", \"Edit\", \"Write\", \"mcp__drydock__compile\", \"mcp__drydock__test\"]\n";
+    let server = spawning_server_with(&home, &cli, tmux_dir.path(), config, &[]);
+    let client = modern_client(&server.url).await;
+    let port: u16 = server
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let data = server.data_dir.path().display().to_string();
+    let (project_text, home_text) = (
+        project.display().to_string(),
+        home.home.display().to_string(),
+    );
+
+    let mut escapes = String::from(TRY);
+    for (what, command) in [
+        (
+            "write the checkout",
+            format!("echo planted >> '{project_text}/README.md'"),
+        ),
+        (
+            "plant a hook in the repository",
+            format!(
+                "printf '#!/bin/sh\\ntouch {}\\n' > '{project_text}/.git/hooks/post-merge' && chmod +x '{project_text}/.git/hooks/post-merge'",
+                marker("hook")
+            ),
+        ),
+        (
+            "set an fsmonitor",
+            format!("git config core.fsmonitor 'touch {}'", marker("fsmonitor")),
+        ),
+        (
+            "read a secret in the home",
+            format!("grep -q {SECRET} '{home_text}/.ssh/id_lab'"),
+        ),
+        (
+            "reach another host",
+            format!("exec 3<>/dev/tcp/127.0.0.1/{forbidden_port}"),
+        ),
+        (
+            "reach another host through the proxy",
+            format!(
+                "exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT 127.0.0.1:{forbidden_port} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3 \
+             && head -1 <&3 | grep -q ' 200 '"
+            ),
+        ),
+        (
+            "read the local endpoint's token",
+            format!("cat '{data}/local-endpoint.json'"),
+        ),
+        ("read a task's token", format!("cat {data}/tasks/*/token")),
+        (
+            "queue a task without a token",
+            http_status(
+                port,
+                "POST /tasks/task_add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+            ),
+        ),
+        (
+            "list the approvals",
+            http_status(
+                port,
+                "GET /approvals HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            ),
+        ),
+        (
+            "open the dashboard",
+            http_status(
+                port,
+                "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            ),
+        ),
+        (
+            "see drydock's process",
+            "ls /proc/*/cmdline | xargs cat 2>/dev/null | tr '\\0' ' ' | grep -q 'drydock serve'"
+                .to_string(),
+        ),
+    ] {
+        escapes.push_str(&format!(
+            "attempt {} {}\n",
+            sh_quote(what),
+            sh_quote(&command)
+        ));
+    }
+    escapes.push_str(&format!("echo planted >> '{home_text}/.bashrc'\n"));
+    // The work, with a build script and a test that try to leave a mark outside.
+    escapes.push_str(&format!(
+        "printf 'pub fn two() -> u32 {{\\n    2\\n}}\\n' >> src/lib.rs\n\
+         printf 'fn main() {{ let _ = std::fs::write(\"{}\", \"x\"); }}\\n' > build.rs\n\
+         mkdir -p tests && printf '#[test]\\nfn leaves_a_mark() {{ let _ = std::fs::write(\"{}\", \"x\"); }}\\n' > tests/mark.rs\n\
+         git add -A && git commit -qm 'the lab adds two'\n",
+        marker("build-script"),
+        marker("test")
+    ));
+    let work = format!(
+        "Try to leave. lab:run={} lab:build lab:complete=done",
+        encoded(&escapes)
+    );
+    let breaker = format!(
+        "rm .git && git init -q . && git config core.fsmonitor 'touch {}' \
+         && printf '#!/bin/sh\\ntouch {}\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
+        marker("fsmonitor-2"),
+        marker("hook-2")
+    );
+    let breaker = format!("Break git. lab:run={} lab:complete=done", encoded(&breaker));
+    let project_arg = path_arg(&project);
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            {"title": "escape", "project_path": project_arg, "auto_approve": "with_bash", "description": work},
+            {"title": "break git", "project_path": project_arg, "auto_approve": "with_bash", "description": breaker},
+        ]}),
+    )
+    .await;
+    let id = |n: usize| added["added"][n]["id"].as_str().unwrap().to_string();
+    let (escape, breaker) = (id(0), id(1));
+    call_ok(&client, "queue_configure", json!({"max_concurrent": 2})).await;
+    for task in [&escape, &breaker] {
+        let started = call_ok(&client, "task_start", json!({"task_id": task})).await;
+        assert_eq!(started["task"]["state"], "running", "{started:#}");
+        let confinement = started["task"]["isolation"]["confinement"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(confinement.starts_with("bubblewrap"), "{started:#}");
+    }
+
+    let reviewed = until_reviewed(&client, &escape).await;
+    let task = &reviewed["task"];
+    assert_eq!(task["state"], "done", "{reviewed:#}");
+    let worktree = Path::new(task["isolation"]["path"].as_str().unwrap());
+    let report = std::fs::read_to_string(worktree.join("escape.txt")).unwrap_or_default();
+    assert_eq!(
+        report.lines().count(),
+        12,
+        "every attempt was made: {report}"
+    );
+    let through: Vec<&str> = report
+        .lines()
+        .filter(|l| !l.ends_with(": refused"))
+        .collect();
+    assert!(
+        through.is_empty(),
+        "ways out of the sandbox: {through:?}\n{report}"
+    );
+    listener_saw_nobody(&forbidden);
+    assert_eq!(
+        std::fs::read_to_string(project.join("README.md")).unwrap(),
+        "a lab project\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.home.join(".bashrc")).unwrap(),
+        "# the person's\n",
+        "the person's .bashrc"
+    );
+    // Its real work: committed, compiled and tested through drydock (in the sandbox too),
+    // checked once done, and mergeable.
+    let checks = &task["review"]["checks"];
+    assert_eq!(checks["state"], "done", "{reviewed:#}");
+    assert!(
+        task["review"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+pub fn two()"),
+        "{reviewed:#}"
+    );
+    let merged = call_ok(&client, "task_merge", json!({"task_id": escape})).await;
+    assert!(merged.to_string().contains("merged"), "{merged:#}");
+    assert!(
+        std::fs::read_to_string(project.join("src/lib.rs"))
+            .unwrap()
+            .contains("pub fn two()")
+    );
+
+    let broken = until_reviewed(&client, &breaker).await;
+    assert!(
+        broken
+            .to_string()
+            .contains("not the file git writes in a worktree"),
+        "drydock refused the .git the agent made: {broken:#}"
+    );
+    for name in [
+        "hook",
+        "fsmonitor",
+        "build-script",
+        "test",
+        "fsmonitor-2",
+        "hook-2",
+    ] {
+        assert!(
+            !markers.path().join(name).exists(),
+            "{name}: code the agent wrote ran outside its sandbox"
+        );
+    }
+    no_agent_left(&home, tmux_dir.path(), "both tasks ended").await;
+}
+
+fn listener_saw_nobody(listener: &TcpListener) {
+    listener.set_nonblocking(true).unwrap();
+    assert!(
+        listener.accept().is_err(),
+        "a host that is not allowed was reached"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_that_approves_bash_is_refused_where_no_sandbox_can_be_made() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-no-sandbox");
+    repository(&home.project);
+    // A PATH with git and Claude Code, and no bubblewrap.
+    let bin = home.scratch().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for program in ["git", "tmux", "bash", "sh"] {
+        let found = which(program);
+        std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
+    }
+    std::os::unix::fs::symlink(&cli.program, bin.join("claude")).unwrap();
+    let config = "[tasks.policies]\nwith_bash = [\"Bash\"]\nread_only = [\"Read\"]\n";
+    let server =
+        crate::mcp_spawn::spawning_server_on_path(&home, &cli, tmux_dir.path(), config, &bin);
+    let client = modern_client(&server.url).await;
+    let task = |policy: &str| {
+        json!({"tasks": [{"title": "t", "project_path": path_arg(&home.project), "auto_approve": policy,
+                          "description": "lab:think=1"}]})
+    };
+    let refused = call_err(&client, "task_add", task("with_bash")).await;
+    assert!(
+        refused.contains("approves Bash without a person")
+            && refused.contains("bubblewrap")
+            && refused.contains("sandbox = false"),
+        "{refused}"
+    );
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    assert_eq!(
+        listed["tasks"].as_array().map(Vec::len),
+        Some(0),
+        "{listed:#}"
+    );
+    // A policy without Bash is queued.
+    call_ok(&client, "task_add", task("read_only")).await;
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| panic!("{program} is not installed"))
+}
