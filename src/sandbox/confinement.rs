@@ -106,6 +106,9 @@ impl Confinement {
         for protected in &self.protected {
             args.extend(mount("--ro-bind", protected));
         }
+        // The root is bubblewrap's tmpfs, with the mount points made for the paths above:
+        // read-only, nothing is written there as if it were the host's.
+        args.extend(["--remount-ro", "/"].map(OsString::from));
         args.push("--chdir".into());
         args.push(self.work.clone().into());
         for name in &self.unset_env {

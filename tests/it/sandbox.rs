@@ -49,13 +49,14 @@ const TRY: &str = "attempt() { if bash -c \"$2\" >/dev/null 2>&1; then echo \"$1
 fn http_status(port: u16, request: &str) -> String {
     format!(
         "exec 3<>/dev/tcp/127.0.0.1/{port} && printf {} >&3 && head -1 <&3 | grep -q ' 200 '",
-        sh_quote(request)
+        // printf makes the CR LFs: Claude Code refuses a command with control characters.
+        sh_quote(&request.replace("\r\n", "\\r\\n"))
     )
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its_work() {
-    let (cli, home, _fake, tmux_dir) = claude_home("claude-sandbox");
+    let (cli, home, fake, tmux_dir) = claude_home("claude-sandbox");
     let project = home.project.clone();
     std::fs::write(
         project.join("Cargo.toml"),
@@ -98,7 +99,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         home.home.display().to_string(),
     );
 
-    let mut escapes = String::from(TRY);
+    let mut escapes = format!("pwd; ls -A\n{TRY}");
     for (what, command) in [
         (
             "write the checkout",
@@ -158,7 +159,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         ),
         (
             "see drydock's process",
-            "ls /proc/*/cmdline | xargs cat 2>/dev/null | tr '\\0' ' ' | grep -q 'drydock serve'"
+            "ls /proc/*/cmdline | xargs cat 2>/dev/null | tr '\\0' ' ' | grep -q '[d]rydock serve'"
                 .to_string(),
         ),
     ] {
@@ -174,7 +175,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         "printf 'pub fn two() -> u32 {{\\n    2\\n}}\\n' >> src/lib.rs\n\
          printf 'fn main() {{ let _ = std::fs::write(\"{}\", \"x\"); }}\\n' > build.rs\n\
          mkdir -p tests && printf '#[test]\\nfn leaves_a_mark() {{ let _ = std::fs::write(\"{}\", \"x\"); }}\\n' > tests/mark.rs\n\
-         git add -A && git commit -qm 'the lab adds two'\n",
+         git add -A && git commit -qm 'the lab adds two'\ncat escape.txt; git log --oneline -3\n",
         marker("build-script"),
         marker("test")
     ));
@@ -220,7 +221,8 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     assert_eq!(
         report.lines().count(),
         12,
-        "every attempt was made: {report}"
+        "every attempt was made: {report}\ntool results: {:#}",
+        Value::from(tool_results(&fake))
     );
     let through: Vec<&str> = report
         .lines()
@@ -280,6 +282,22 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         );
     }
     no_agent_left(&home, tmux_dir.path(), "both tasks ended").await;
+}
+
+/// What the agent's tools answered, from the conversation the fake was sent.
+fn tool_results(fake: &crate::agent_kit::fake_anthropic::FakeAnthropic) -> Vec<Value> {
+    fake.turns()
+        .iter()
+        .flat_map(|turn| {
+            turn.body["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].clone())
+        .collect()
 }
 
 fn listener_saw_nobody(listener: &TcpListener) {

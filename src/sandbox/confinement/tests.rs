@@ -91,8 +91,12 @@ fn the_work_is_writable_and_the_rest_of_the_host_is_not() {
         "kept as it is\n"
     );
     assert!(!Path::new("/usr/local/bin/planted").exists());
-    // The sandbox's root is its own (a tmpfs): what it writes there is gone with it.
-    inside(&sandbox, "echo planted > /etc/planted");
+    // The sandbox's root is its own, read-only: no file appears there as if it were the
+    // host's (a folder made to hold a mount point included).
+    let (code, _) = inside(&sandbox, "echo planted > /etc/planted");
+    assert_ne!(code, 0);
+    let (code, _) = inside(&sandbox, "mkdir -p /home/planted");
+    assert_ne!(code, 0);
     assert!(!Path::new("/etc/planted").exists());
 
     // ~/.bashrc inside is the private home's: the person's is not touched.
