@@ -354,8 +354,12 @@ fn normalised_url(raw: &str) -> Result<(String, String), String> {
     if url.password().is_some() {
         return Err("holds a password".into());
     }
-    // The raw path: the parser has already taken `..` out of it.
-    let after_scheme = &raw[scheme.len() + 3..];
+    // The raw path: the parser has already taken `..` out of it. The parser also takes
+    // `ssh:/host` and `ssh:host`, which are not remotes.
+    let after_scheme = match raw.trim().split_once("://") {
+        Some((written, rest)) if written.eq_ignore_ascii_case(scheme) => rest,
+        _ => return Err(format!("is not written {scheme}://HOST/PATH")),
+    };
     let raw_path = after_scheme.find('/').map_or("", |at| &after_scheme[at..]);
     let path = percent_decoded(raw_path)?;
     let host = url.host_str().unwrap_or_default().to_ascii_lowercase();

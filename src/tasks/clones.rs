@@ -291,6 +291,10 @@ mod tests {
             "https://allowed.host%2f@evil/team/app",
             "https://evil/allowed.host/team/app",
             "git@allowed.host:team/../../etc",
+            // Found by fuzzing (fuzz/regressions/remote_url): one slash after the scheme, then
+            // a character of several bytes, panicked.
+            "https:/\u{fffd}allowed.host/team/app",
+            "https:allowed.host/team/app",
         ] {
             assert!(!allowed.allows(bad), "{bad}");
         }
