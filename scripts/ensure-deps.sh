@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests drive for real, when they are missing: Elixir and
-# Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals, python3 for the
+# Erlang (with dialyzer) for the mix tools, tmux and zsh for the terminals, bubblewrap for
+# tasks' sandboxes, python3 for the
 # scripts that check the history replay and write the tests' ONNX models, Chromium and its
 # chromedriver (the same Debian source and version) for the dashboard's browser tests,
 # PostgreSQL's server for the shared task queue's tests (they start their own clusters; the
@@ -13,6 +14,7 @@ command -v erlc >/dev/null || packages+=(erlang-dev)
 command -v dialyzer >/dev/null || packages+=(erlang-dialyzer)
 command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
+command -v bwrap >/dev/null || packages+=(bubblewrap)
 command -v python3 >/dev/null || packages+=(python3)
 # libFuzzer (scripts/fuzz.sh, which the tests type-check) is C++.
 command -v c++ >/dev/null || packages+=(g++)

@@ -355,6 +355,8 @@ function taskLine(task) {
   line.append(
     el("span", { class: `task-state ${task.state}` }, task.state), " ", task.title, " ",
     task.host ? el("span", { class: "meta", "data-testid": "task-host" }, `on ${task.host} `) : "",
+    task.confinement ? el("span", { class: "meta", "data-testid": "task-confinement", title: task.confinement },
+      task.confinement.startsWith("bubblewrap") ? "sandboxed " : "unconfined ") : "",
     task.attention ? el("span", { class: "needs" }, `needs a person: ${task.attention} `) : "",
     task.result ? el("div", { class: "meta" }, task.result) : "",
     change ? el("div", { class: `meta change checks-${change.checks}` },

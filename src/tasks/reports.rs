@@ -47,6 +47,9 @@ pub struct TaskLine {
     /// whether they conflict).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overlaps_with: Vec<String>,
+    /// How its agent was confined, once it started: its sandbox, or why it had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<String>,
 }
 
 /// A task's change in a listing.
@@ -143,6 +146,11 @@ impl From<&Task> for TaskLine {
                 _ => None,
             },
             overlaps_with: Vec::new(),
+            confinement: task
+                .isolation
+                .as_ref()
+                .and_then(Isolation::confinement)
+                .map(str::to_string),
         }
     }
 }
@@ -333,6 +341,9 @@ impl Render for TaskReport {
                 lines.extend(worktree.notes.iter().map(|n| format!("note: {n}")));
             }
             None => {}
+        }
+        if let Some(confinement) = task.isolation.as_ref().and_then(Isolation::confinement) {
+            lines.push(format!("sandbox: {confinement}"));
         }
         if let Some(review) = &task.review {
             lines.extend(review_lines(review));

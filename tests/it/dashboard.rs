@@ -682,6 +682,13 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     // Each task worked in a worktree of its own: its result is shown, merged or discarded
     // from the page.
     let line = |id: &str, css: &str| format!("#tasks li[data-task=\"{id}\"] {css}");
+    let confined = text_at(
+        &chromium,
+        &line(&task, "[data-testid=task-confinement]"),
+        "how the task was confined",
+    )
+    .await;
+    assert_eq!(confined.trim(), "sandboxed");
     let change = text_at(&chromium, &line(&task, ".change"), "the task's change").await;
     assert!(change.contains(&format!("drydock/task-{task}")), "{change}");
     chromium.click(&line(&task, "[data-testid=change]"));
