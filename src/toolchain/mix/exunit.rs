@@ -106,7 +106,7 @@ impl ExUnitParser {
         }
         if let Some(caps) = patterns.finished.captures(line) {
             let ms = seconds_to_ms(&caps[1]);
-            self.run.duration_ms = Some(self.run.duration_ms.unwrap_or(0) + ms);
+            self.run.duration_ms = Some(self.run.duration_ms.unwrap_or(0).saturating_add(ms));
         } else if let Some(caps) = patterns.seed.captures(line) {
             self.run.seed = caps[1].parse().ok();
         } else if let Some(caps) = patterns.project.captures(line) {
@@ -819,6 +819,10 @@ other output
                        Finished in . seconds\n99999999999 tests, 99999999999 failures\nRandomized with seed 99999999999999999999999\n\u{1b}[";
         let run = parse(garbage);
         assert_eq!(run.seed, None);
+        // Found by fuzzing (fuzz/regressions/mix_output): the times of several runs summed
+        // past u64.
+        let long = "Finished in 18446744073709551 seconds\n".repeat(3);
+        assert_eq!(parse(&long).duration_ms, Some(u64::MAX));
         let bytes: String = (0u8..=255).map(char::from).collect();
         parse(&bytes);
     }
