@@ -7,11 +7,10 @@
 use std::time::Duration;
 
 use axum::{Extension, Router};
-use tokio::net::UnixListener;
+use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::serve::serve_connection;
+use super::serve::{serve_accepted, serve_connection};
 
 /// Who is asking, as the socket says: the task's token, and the process that connected
 /// (in drydock's own process namespace: the kernel translates it).
@@ -30,30 +29,14 @@ pub async fn serve(
     header_read_timeout: Duration,
     stop: CancellationToken,
 ) {
-    let connections = TaskTracker::new();
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    tracing::debug!("a sandbox's connection failed: {error}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            _ = stop.cancelled() => break,
-        };
+    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+    serve_accepted(accept, &stop, |stream: UnixStream| {
         let caller = SandboxCaller {
             token: token.clone(),
             pid: stream.peer_cred().ok().and_then(|cred| cred.pid()),
         };
-        connections.spawn(serve_connection(
-            stream,
-            app.clone().layer(Extension(caller)),
-            header_read_timeout,
-            stop.clone(),
-        ));
-    }
-    connections.close();
-    connections.wait().await;
+        let app = app.clone().layer(Extension(caller));
+        serve_connection(stream, app, header_read_timeout, stop.clone())
+    })
+    .await;
 }

@@ -24,11 +24,30 @@ pub async fn serve(
     header_read_timeout: Duration,
     shutdown: CancellationToken,
 ) {
+    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+    serve_accepted(accept, &shutdown, |stream| {
+        // Event streams send small messages that must not wait for more to fill a packet.
+        let _ = stream.set_nodelay(true);
+        serve_connection(stream, app.clone(), header_read_timeout, shutdown.clone())
+    })
+    .await;
+}
+
+/// Takes connections from `accept` until `shutdown`, each served by `serve` on a task of its
+/// own, then waits for them to finish their responses.
+pub(super) async fn serve_accepted<S, A, F>(
+    accept: impl Fn() -> A,
+    shutdown: &CancellationToken,
+    serve: impl Fn(S) -> F,
+) where
+    A: Future<Output = io::Result<S>>,
+    F: Future<Output = ()> + Send + 'static,
+{
     let connections = TaskTracker::new();
     loop {
         let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+            accepted = accept() => match accepted {
+                Ok(stream) => stream,
                 Err(error) => {
                     pause_after_accept_error(error).await;
                     continue;
@@ -36,14 +55,7 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
-        // Event streams send small messages that must not wait for more to fill a packet.
-        let _ = stream.set_nodelay(true);
-        connections.spawn(serve_connection(
-            stream,
-            app.clone(),
-            header_read_timeout,
-            shutdown.clone(),
-        ));
+        connections.spawn(serve(stream));
     }
     connections.close();
     connections.wait().await;
