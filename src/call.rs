@@ -38,6 +38,9 @@ pub struct Call<'a> {
     pub cancel: CancellationToken,
     /// Who called: the MCP client's name, "task ID" for a task's agent, "drydock call".
     pub client: Option<String>,
+    /// A task's agent called, under its token: what the call runs is the task's code, and
+    /// runs confined.
+    pub for_task: bool,
 }
 
 impl<'a> Call<'a> {
@@ -46,12 +49,19 @@ impl<'a> Call<'a> {
             progress,
             cancel,
             client: None,
+            for_task: false,
         }
     }
 
     /// A call nobody listens to, cancelled by `cancel`.
     pub fn silent(cancel: CancellationToken) -> Call<'static> {
         Call::new(&Silent, cancel)
+    }
+
+    /// The same call, made for a task's agent or not.
+    pub fn for_task(mut self, for_task: bool) -> Self {
+        self.for_task = for_task;
+        self
     }
 
     /// The same call, made by `client`.

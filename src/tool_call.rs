@@ -91,7 +91,13 @@ pub async fn call_tool_within(
     scope: Option<&TaskScope>,
 ) -> Result<Outcome, CallError> {
     let record = CallRecord::started(app.events().clone(), tool, &arguments, Some(client.into()));
-    let result = dispatch(app, tool, arguments, call, scope).await;
+    let call = Call {
+        progress: call.progress,
+        cancel: call.cancel.clone(),
+        client: call.client.clone(),
+        for_task: call.for_task || scope.is_some(),
+    };
+    let result = dispatch(app, tool, arguments, &call, scope).await;
     match &result {
         Ok(outcome) => record.finish_with(
             CallStatus::Completed {

@@ -150,7 +150,7 @@ impl Toolchains {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        let runner = self.runner(&project, ToolName::ProjectInfo, None);
+        let runner = self.runner(&project, ToolName::ProjectInfo, None, call);
         match project.kind {
             Toolchain::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
             Toolchain::Mix => mix::project_info(&project, &runner, call).await,
@@ -167,7 +167,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_build(project.kind, &req)?;
-        let runner = self.runner(&project, kind.tool_name(), req.timeout_ms);
+        let runner = self.runner(&project, kind.tool_name(), req.timeout_ms, call);
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
         let mut report = match project.kind {
@@ -201,7 +201,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_test(project.kind, &req)?;
-        let runner = self.runner(&project, ToolName::Test, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Test, req.timeout_ms, call);
         let (started, report) = match project.kind {
             Toolchain::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
@@ -237,7 +237,7 @@ impl Toolchains {
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_run(project.kind, &req)?;
         let task = self.allowed_task(project.kind, &req.task)?;
-        let runner = self.runner(&project, ToolName::Run, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Run, req.timeout_ms, call);
         let started = self.observe_start(&project);
         let mut report = match (project.kind, task) {
             (Toolchain::Cargo, None) => {
@@ -302,7 +302,7 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_format(project.kind, &req)?;
-        let runner = self.runner(&project, ToolName::Format, req.timeout_ms);
+        let runner = self.runner(&project, ToolName::Format, req.timeout_ms, call);
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
         let report = match project.kind {
@@ -366,7 +366,13 @@ impl Toolchains {
             .ok_or(ToolchainError::Cancelled)
     }
 
-    fn runner(&self, project: &Project, tool: ToolName, timeout_ms: Option<TimeoutMs>) -> Runner {
+    fn runner(
+        &self,
+        project: &Project,
+        tool: ToolName,
+        timeout_ms: Option<TimeoutMs>,
+        call: &Call<'_>,
+    ) -> Runner {
         let env_set = self
             .config
             .cargo_target_for(&project.root)
@@ -378,19 +384,24 @@ impl Toolchains {
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set,
-            confine: self.confined(&project.root),
+            confine: self.confined(&project.root, call.for_task),
         }
     }
 
-    /// The sandbox of a build in a task's worktree: what the task's agent wrote runs there
-    /// (build scripts, tests, `.cargo/config.toml`), so it sees the worktree and its cargo
-    /// target writable, the toolchains read-only, and no network (cargo offline). None
-    /// elsewhere, with `[tasks] sandbox = false`, or where the host cannot make one.
-    fn confined(&self, root: &Path) -> Option<Confined> {
+    /// The sandbox of a build in a task's worktree, or of one a task's agent asked for (in
+    /// place, in its project): what the agent wrote runs there (build scripts, tests,
+    /// `.cargo/config.toml`), so it sees the worktree (or project) and its cargo target
+    /// writable, the toolchains read-only, and no network (cargo offline). None elsewhere,
+    /// with `[tasks] sandbox = false`, or where the host cannot make one.
+    fn confined(&self, root: &Path, for_task: bool) -> Option<Confined> {
         if !self.config.tasks.sandbox {
             return None;
         }
-        let top = self.config.task_worktree_of(root)?;
+        let top = match self.config.task_worktree_of(root) {
+            Some(top) => top,
+            None if for_task => root.to_path_buf(),
+            None => return None,
+        };
         let bwrap = crate::sandbox::support::host().bwrap()?.to_path_buf();
         let data_dir = &self.config.data_dir;
         let readable = crate::sandbox::confinement::toolchain_dirs()
