@@ -7,7 +7,6 @@
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -16,29 +15,12 @@ use crate::agent_kit::home::sh_quote;
 use crate::mcp_spawn::spawning_server_with;
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
-use crate::task_worktrees::repository;
+use crate::task_worktrees::{repository, until_reviewed};
 
-const WITHIN: Duration = Duration::from_secs(180);
 const SECRET: &str = "lab-secret-key-material";
 
 fn encoded(script: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(script)
-}
-
-async fn until_reviewed(client: &Client, id: &str) -> Value {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let report = call_ok(client, "task_show", json!({"task_id": id})).await;
-        let checks = &report["task"]["review"]["checks"]["state"];
-        if checks == "done" || checks == "skipped" {
-            return report;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id} was never reviewed: {report:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 /// A bash function that records whether each attempt got through, one line each.

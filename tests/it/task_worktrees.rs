@@ -82,7 +82,7 @@ async fn task(client: &Client, id: &str) -> Value {
 }
 
 /// task_show until the task's checks are done (or skipped); its report.
-async fn until_reviewed(client: &Client, id: &str) -> Value {
+pub async fn until_reviewed(client: &Client, id: &str) -> Value {
     let deadline = Instant::now() + WITHIN;
     loop {
         let report = task(client, id).await;
