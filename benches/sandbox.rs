@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use drydock::sandbox::confinement::toolchain_dirs;
+use drydock::sandbox::confinement::{readable, toolchain_dirs};
 use drydock::sandbox::{Confinement, Mount, support as sandbox_support};
 use support::{iterations, percentile, test_projects};
 
@@ -95,7 +95,7 @@ fn main() {
     std::fs::create_dir_all(&target).unwrap();
     let confinement = Confinement {
         work: project.clone(),
-        readable: toolchain_dirs().into_iter().map(Mount::same).collect(),
+        readable: readable(toolchain_dirs(), None, &[]),
         writable: vec![Mount::same(&target)],
         env: vec![
             ("CARGO_NET_OFFLINE".into(), "true".into()),

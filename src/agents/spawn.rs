@@ -104,18 +104,12 @@ impl SandboxedRun {
         if let Some(dir) = run_files {
             confinement.readable.push(crate::sandbox::Mount::same(dir));
         }
-        let mut words = vec![self.bwrap.display().to_string()];
-        words.extend(
-            confinement
-                .args()
-                .into_iter()
-                .map(|arg| arg.to_string_lossy().into_owned()),
-        );
-        words.extend(["--".into(), drydock.to_string(), "sandbox-run".into()]);
-        words.extend(self.forwards.iter().cloned());
-        words.push("--".into());
-        words.extend(argv);
-        words
+        let inside = [drydock.to_string(), "sandbox-run".into()]
+            .into_iter()
+            .chain(self.forwards.iter().cloned())
+            .chain(std::iter::once("--".to_string()))
+            .chain(argv);
+        confinement.command(&self.bwrap, inside)
     }
 }
 

@@ -24,7 +24,7 @@ pub fn request(
     body: Option<&str>,
     wait: Duration,
 ) -> Option<(u16, String)> {
-    let (host, path, stream) = match endpoint.socket() {
+    let (host, path, mut stream) = match endpoint.socket() {
         Some(socket) => {
             let path = url
                 .strip_prefix(endpoint.base.as_str())?
@@ -32,7 +32,7 @@ pub fn request(
             let stream = UnixStream::connect(socket).ok()?;
             stream.set_write_timeout(Some(CONNECT)).ok()?;
             stream.set_read_timeout(Some(wait)).ok()?;
-            ("drydock", path, Stream::Unix(stream))
+            ("drydock", path, Box::new(stream) as Box<dyn Duplex>)
         }
         None => {
             let rest = url.strip_prefix("http://")?;
@@ -41,7 +41,7 @@ pub fn request(
             let stream = TcpStream::connect_timeout(&address, CONNECT).ok()?;
             stream.set_write_timeout(Some(CONNECT)).ok()?;
             stream.set_read_timeout(Some(wait)).ok()?;
-            (host, path, Stream::Tcp(stream))
+            (host, path, Box::new(stream) as Box<dyn Duplex>)
         }
     };
     let body = body.unwrap_or("");
@@ -51,17 +51,9 @@ pub fn request(
         token = endpoint.token,
         length = body.len(),
     );
+    stream.write_all(request.as_bytes()).ok()?;
     let mut response = Vec::new();
-    match stream {
-        Stream::Tcp(mut stream) => {
-            stream.write_all(request.as_bytes()).ok()?;
-            stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
-        }
-        Stream::Unix(mut stream) => {
-            stream.write_all(request.as_bytes()).ok()?;
-            stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
-        }
-    }
+    stream.take(MAX_RESPONSE).read_to_end(&mut response).ok()?;
     let response = String::from_utf8(response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
     let status = head.lines().next()?.split(' ').nth(1)?.parse().ok()?;
@@ -75,10 +67,9 @@ pub fn request(
     Some((status, body))
 }
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
+/// The server's TCP port, or a sandbox's socket.
+trait Duplex: Read + Write {}
+impl<T: Read + Write> Duplex for T {}
 
 fn dechunk(mut body: &str) -> Option<String> {
     let mut out = String::new();

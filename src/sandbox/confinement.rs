@@ -89,6 +89,19 @@ pub struct Confinement {
 }
 
 impl Confinement {
+    /// The words that run `argv` in this sandbox with bubblewrap at `bwrap`.
+    pub fn command(&self, bwrap: &Path, argv: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut words = vec![bwrap.display().to_string()];
+        words.extend(
+            self.args()
+                .into_iter()
+                .map(|arg| arg.to_string_lossy().into_owned()),
+        );
+        words.push("--".into());
+        words.extend(argv);
+        words
+    }
+
     /// bubblewrap's arguments for this sandbox, up to (not including) `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
@@ -132,22 +145,18 @@ pub fn confine(
     bwrap: &Path,
     confinement: &Confinement,
 ) -> crate::process::CommandSpec {
-    let mut args: Vec<String> = confinement
-        .args()
-        .into_iter()
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect();
-    args.extend(["--".to_string(), spec.program]);
-    args.extend(spec.args);
+    let argv = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
+    let mut words = confinement.command(bwrap, argv);
+    let args = words.split_off(1);
     crate::process::CommandSpec {
-        program: bwrap.display().to_string(),
+        program: words.remove(0),
         args,
         ..spec
     }
 }
 
 /// Where the person's toolchains and their caches are (cargo, rustup, mix, hex, rebar3),
-/// and the directories of `PATH`: what a sandbox reads to build. Those that exist, each once.
+/// and the directories of `PATH`: what a sandbox reads to build (see [`readable`]).
 pub fn toolchain_dirs() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let env_or = |name: &str, default: &str| {
@@ -169,10 +178,29 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&path));
     }
+    dirs
+}
+
+/// Of `dirs`, those a sandbox may read: absolute, existing, each once, never `/`, nothing
+/// that holds the person's `home`, and nothing that holds or lies in one of `hidden`
+/// (drydock's data, the project).
+pub fn readable(
+    dirs: impl IntoIterator<Item = PathBuf>,
+    home: Option<&Path>,
+    hidden: &[&Path],
+) -> Vec<Mount> {
+    let too_wide = |dir: &Path| {
+        dir == Path::new("/")
+            || home.is_some_and(|home| home.starts_with(dir))
+            || hidden
+                .iter()
+                .any(|hidden| hidden.starts_with(dir) || dir.starts_with(hidden))
+    };
     let mut seen = std::collections::BTreeSet::new();
     dirs.into_iter()
-        .filter(|dir| dir.is_absolute() && dir.exists())
+        .filter(|dir| dir.is_absolute() && !too_wide(dir) && dir.exists())
         .filter(|dir| seen.insert(dir.clone()))
+        .map(Mount::same)
         .collect()
 }
 

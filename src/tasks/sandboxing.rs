@@ -16,7 +16,7 @@ use super::{TaskError, Tasks};
 use crate::agents::SandboxedRun;
 use crate::agents::profile::Profile;
 use crate::sandbox::net_gate::{self, AllowList};
-use crate::sandbox::{Confinement, Mount, PrivateGit, support};
+use crate::sandbox::{Confinement, Mount, PrivateGit, confinement, support};
 
 /// Serves drydock to one sandbox: its listener, its task's token, until the token's run ends.
 pub type Door = Arc<dyn Fn(UnixListener, String, CancellationToken) + Send + Sync>;
@@ -361,25 +361,13 @@ impl Tasks {
         if let Some(program) = self.agents.program_path(&profile.name) {
             dirs.push(install_root(&program));
         }
-        dirs.extend(crate::sandbox::confinement::toolchain_dirs());
+        dirs.extend(confinement::toolchain_dirs());
         dirs.extend(self.config.tasks.sandbox_read.iter().cloned());
-        let home = dirs::home_dir();
-        let data_dir = &self.config.data_dir;
-        let project = Path::new(&task.project_path);
-        let too_wide = |dir: &Path| {
-            dir == Path::new("/")
-                || data_dir.starts_with(dir)
-                || dir.starts_with(data_dir)
-                || home.as_deref().is_some_and(|h| h.starts_with(dir))
-                || project.starts_with(dir)
-                || dir.starts_with(project)
-        };
-        let mut seen = BTreeSet::new();
-        dirs.into_iter()
-            .filter(|dir| dir.is_absolute() && dir.exists() && !too_wide(dir))
-            .filter(|dir| seen.insert(dir.clone()))
-            .map(Mount::same)
-            .collect()
+        let hidden = [
+            self.config.data_dir.as_path(),
+            Path::new(&task.project_path),
+        ];
+        confinement::readable(dirs, dirs::home_dir().as_deref(), &hidden)
     }
 
     /// The hosts the agent may reach (its profile's, its base URL's, the config's), and the

@@ -30,7 +30,7 @@ use tokio_util::task::TaskTracker;
 pub use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::process::RunError;
-use crate::sandbox::{Confinement, Mount};
+use crate::sandbox::{Confinement, Mount, confinement};
 use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
 use arg_values::ValueError;
 use observe::{Observed, ObservedResult, Observer, Started};
@@ -150,7 +150,9 @@ impl Toolchains {
         let project = self
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
-        let runner = self.runner(&project, ToolName::ProjectInfo, None, call);
+        let runner = self
+            .runner(&project, ToolName::ProjectInfo, None, call)
+            .await;
         match project.kind {
             Toolchain::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
             Toolchain::Mix => mix::project_info(&project, &runner, call).await,
@@ -167,7 +169,9 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_build(project.kind, &req)?;
-        let runner = self.runner(&project, kind.tool_name(), req.timeout_ms, call);
+        let runner = self
+            .runner(&project, kind.tool_name(), req.timeout_ms, call)
+            .await;
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
         let mut report = match project.kind {
@@ -201,7 +205,9 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_test(project.kind, &req)?;
-        let runner = self.runner(&project, ToolName::Test, req.timeout_ms, call);
+        let runner = self
+            .runner(&project, ToolName::Test, req.timeout_ms, call)
+            .await;
         let (started, report) = match project.kind {
             Toolchain::Cargo => {
                 let _turn = self.wait_turn(&project, call).await?;
@@ -237,7 +243,9 @@ impl Toolchains {
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_run(project.kind, &req)?;
         let task = self.allowed_task(project.kind, &req.task)?;
-        let runner = self.runner(&project, ToolName::Run, req.timeout_ms, call);
+        let runner = self
+            .runner(&project, ToolName::Run, req.timeout_ms, call)
+            .await;
         let started = self.observe_start(&project);
         let mut report = match (project.kind, task) {
             (Toolchain::Cargo, None) => {
@@ -302,7 +310,9 @@ impl Toolchains {
             .workspace
             .resolve_project(&req.project_path, req.toolchain)?;
         options::check_format(project.kind, &req)?;
-        let runner = self.runner(&project, ToolName::Format, req.timeout_ms, call);
+        let runner = self
+            .runner(&project, ToolName::Format, req.timeout_ms, call)
+            .await;
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
         let report = match project.kind {
@@ -366,7 +376,7 @@ impl Toolchains {
             .ok_or(ToolchainError::Cancelled)
     }
 
-    fn runner(
+    async fn runner(
         &self,
         project: &Project,
         tool: ToolName,
@@ -384,7 +394,7 @@ impl Toolchains {
             shutdown: self.shutdown.clone(),
             runs: self.runs.clone(),
             env_set,
-            confine: self.confined(&project.root, call.for_task),
+            confine: self.confined(&project.root, call.for_task).await,
         }
     }
 
@@ -393,36 +403,45 @@ impl Toolchains {
     /// `.cargo/config.toml`), so it sees the worktree (or project) and its cargo target
     /// writable, the toolchains read-only, and no network (cargo offline). None elsewhere,
     /// with `[tasks] sandbox = false`, or where the host cannot make one.
-    fn confined(&self, root: &Path, for_task: bool) -> Option<Confined> {
+    ///
+    /// On a blocking thread: the first call probes bubblewrap, and the toolchains' folders
+    /// are looked for on disk.
+    async fn confined(&self, root: &Path, for_task: bool) -> Option<Confined> {
         if !self.config.tasks.sandbox {
             return None;
         }
-        let top = match self.config.task_worktree_of(root) {
-            Some(top) => top,
-            None if for_task => root.to_path_buf(),
-            None => return None,
-        };
-        let bwrap = crate::sandbox::support::host().bwrap()?.to_path_buf();
-        let data_dir = &self.config.data_dir;
-        let readable = crate::sandbox::confinement::toolchain_dirs()
-            .into_iter()
-            .filter(|dir| !data_dir.starts_with(dir) && !dir.starts_with(data_dir))
-            .filter(|dir| dirs::home_dir().is_none_or(|home| !home.starts_with(dir)))
-            .map(Mount::same)
-            .collect();
-        let mut confinement = Confinement {
-            work: root.to_path_buf(),
-            readable,
-            writable: vec![Mount::same(&top)],
-            env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
-            ..Confinement::default()
-        };
-        if let Some(target) = self.config.cargo_target_for(root) {
-            let _ = std::fs::create_dir_all(&target);
-            confinement.writable.push(Mount::same(target));
-        }
-        Some(Confined { bwrap, confinement })
+        let (config, root) = (self.config.clone(), root.to_path_buf());
+        tokio::task::spawn_blocking(move || confinement_of(&config, &root, for_task))
+            .await
+            .ok()
+            .flatten()
     }
+}
+
+fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confined> {
+    let top = match config.task_worktree_of(root) {
+        Some(top) => top,
+        None if for_task => root.to_path_buf(),
+        None => return None,
+    };
+    let bwrap = crate::sandbox::support::host().bwrap()?.to_path_buf();
+    let readable = confinement::readable(
+        confinement::toolchain_dirs(),
+        dirs::home_dir().as_deref(),
+        &[config.data_dir.as_path()],
+    );
+    let mut confinement = Confinement {
+        work: root.to_path_buf(),
+        readable,
+        writable: vec![Mount::same(&top)],
+        env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
+        ..Confinement::default()
+    };
+    if let Some(target) = config.cargo_target_for(root) {
+        let _ = std::fs::create_dir_all(&target);
+        confinement.writable.push(Mount::same(target));
+    }
+    Some(Confined { bwrap, confinement })
 }
 
 /// For a mix umbrella, `package` names the child app (under `apps/`) to work in.
