@@ -273,6 +273,48 @@ pub struct TasksConfig {
     pub sandbox_hosts: Vec<String>,
     /// More directories a sandboxed agent sees, read-only (toolchains in unusual places).
     pub sandbox_read: Vec<PathBuf>,
+    /// How results reach their branch.
+    pub landing: LandingConfig,
+}
+
+/// How a done task's result reaches the branch it started from (`[tasks] land`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandingConfig {
+    pub mode: LandMode,
+    /// The checks run on the merged tree, in order.
+    pub checks: Vec<LandCheck>,
+    /// How many attempts a task's agent gets before its result waits for a person.
+    pub attempts: u32,
+}
+
+/// manual: a person lands a result with task_merge; when_green: it lands by itself once the
+/// merged tree passes the checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandMode {
+    Manual,
+    WhenGreen,
+}
+
+/// A check on the merged tree: one of drydock's build tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandCheck {
+    Compile,
+    Test,
+    Lint,
+    TypeCheck,
+}
+
+impl LandCheck {
+    pub fn name(self) -> &'static str {
+        match self {
+            LandCheck::Compile => "compile",
+            LandCheck::Test => "test",
+            LandCheck::Lint => "lint",
+            LandCheck::TypeCheck => "type_check",
+        }
+    }
 }
 
 /// Git remotes by glob (`[tasks] repositories`): `*` stays within one `/` segment, `**`
@@ -596,6 +638,9 @@ struct FileQueue {
     sandbox: Option<bool>,
     sandbox_hosts: Option<Vec<String>>,
     sandbox_read: Option<Vec<PathBuf>>,
+    land: Option<LandMode>,
+    land_checks: Option<Vec<LandCheck>>,
+    land_attempts: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1144,6 +1189,26 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
             .into_iter()
             .map(|dir| cwd.join(expand_home(&dir, env)))
             .collect(),
+        landing: LandingConfig {
+            mode: file.land.unwrap_or(LandMode::Manual),
+            checks: match file.land_checks {
+                Some(checks) if checks.is_empty() => {
+                    return Err(ConfigError::Invalid(
+                        "tasks.land_checks: name at least one check (compile, test, lint, type_check): only a tested tree lands".into(),
+                    ));
+                }
+                Some(checks) => checks,
+                None => vec![LandCheck::Compile, LandCheck::Test],
+            },
+            attempts: match positive(file.land_attempts.unwrap_or(3), "tasks.land_attempts")? {
+                more if more > 100 => {
+                    return Err(ConfigError::Invalid(format!(
+                        "tasks.land_attempts: {more} is more than 100 attempts"
+                    )));
+                }
+                attempts => attempts,
+            },
+        },
     })
 }
 
@@ -1397,6 +1462,42 @@ mod tests {
         }
         let kept = resolve_with("[tasks]\nkeep_merged_days = 30\n", Overrides::default()).unwrap();
         assert_eq!(kept.tasks.keep_merged, Duration::from_secs(30 * 24 * 3600));
+    }
+
+    #[test]
+    fn landing_is_manual_by_default_and_its_checks_and_attempts_are_bounded() {
+        let default = resolve_with("", Overrides::default())
+            .unwrap()
+            .tasks
+            .landing;
+        assert_eq!(default.mode, LandMode::Manual);
+        assert_eq!(default.checks, vec![LandCheck::Compile, LandCheck::Test]);
+        assert_eq!(default.attempts, 3);
+
+        let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\"]\nland_attempts = 5\n";
+        let set = resolve_with(text, Overrides::default())
+            .unwrap()
+            .tasks
+            .landing;
+        assert_eq!(set.mode, LandMode::WhenGreen);
+        assert_eq!(
+            set.checks,
+            vec![LandCheck::Compile, LandCheck::Lint, LandCheck::Test]
+        );
+        assert_eq!(set.attempts, 5);
+
+        for (text, says) in [
+            ("[tasks]\nland_checks = []\n", "tasks.land_checks"),
+            ("[tasks]\nland_attempts = 0\n", "tasks.land_attempts"),
+            ("[tasks]\nland_attempts = 101\n", "more than 100"),
+            ("[tasks]\nland = \"sometimes\"\n", "sometimes"),
+            ("[tasks]\nland_checks = [\"deploy\"]\n", "deploy"),
+        ] {
+            let error = resolve_with(text, Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(says), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -122,6 +122,9 @@ pub(super) struct MergeArgs {
     /// auto: a fast-forward when possible, else a merge commit.
     #[arg(long, value_enum, default_value = "auto")]
     strategy: StrategyArg,
+    /// Merge even when its checks failed or the merged tree is red.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args, Clone)]
@@ -226,7 +229,8 @@ pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
                 StrategyArg::FastForward => "fast_forward",
                 StrategyArg::MergeCommit => "merge_commit",
             };
-            let mut arguments = json!({"task_id": args.id, "strategy": strategy});
+            let mut arguments =
+                json!({"task_id": args.id, "strategy": strategy, "force": args.force});
             if let Some(into) = args.into {
                 arguments["into"] = json!(into);
             }

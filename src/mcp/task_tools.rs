@@ -178,7 +178,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Merge a finished task's branch (drydock/task-ID, its result: see task_show) into the branch the project has checked out, or `into` another: strategy auto (a fast-forward when the branch has not moved on, else a merge commit; the default), fast_forward or merge_commit. Refused, changing nothing, when it would conflict (the files are listed), when the project's checkout of that branch has uncommitted changes, or when the task's checks still run. Returns the task with its result marked merged.",
+        description = "Merge a finished task's branch (drydock/task-ID, its result: see task_show) into the branch the project has checked out, or `into` another: strategy auto (a fast-forward when the branch has not moved on, else a merge commit; the default), fast_forward or merge_commit. A merge commit's tree (the branch's tip with the result) is tested with the project's checks before the branch moves. Refused, changing nothing, when it would conflict (the conflicting hunks are shown), when its checks failed or the merged tree is red (unless `force`), when the project's checkout of that branch has uncommitted changes, or when the task's checks still run. Returns the task with its result marked merged.",
         output_schema = schema_for_output::<TaskReport>()
     )]
     async fn task_merge(

@@ -162,6 +162,36 @@ pub struct CheckResult {
     pub status: String,
     /// Its result in one line (counts, the first problems).
     pub summary: String,
+    /// What failed, as drydock's report of the tool says it (errors first, no warnings),
+    /// for a check that did not pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl CheckResult {
+    /// It passed: built, or its tests ran and none failed (a project without tests fails
+    /// none).
+    pub fn is_green(&self) -> bool {
+        matches!(self.status.as_str(), "ok" | "passed" | "no_tests")
+    }
+}
+
+impl Checks {
+    /// Every check ran and passed.
+    pub fn are_green(&self) -> bool {
+        match self {
+            Checks::Done { results } => results.iter().all(CheckResult::is_green),
+            Checks::Running | Checks::Skipped { .. } => false,
+        }
+    }
+
+    /// The first check that did not pass.
+    pub fn first_failed(&self) -> Option<&CheckResult> {
+        match self {
+            Checks::Done { results } => results.iter().find(|r| !r.is_green()),
+            Checks::Running | Checks::Skipped { .. } => None,
+        }
+    }
 }
 
 /// What became of a task's branch.

@@ -178,7 +178,7 @@ async fn merged_tree(git: &Git, a: &str, b: &str) -> Result<Result<String, Vec<S
     }
 }
 
-async fn is_ancestor(git: &Git, ancestor: &str, of: &str) -> Result<bool, GitError> {
+pub(super) async fn is_ancestor(git: &Git, ancestor: &str, of: &str) -> Result<bool, GitError> {
     let output = git
         .output(&["merge-base", "--is-ancestor", ancestor, of])
         .await?;
@@ -195,7 +195,7 @@ async fn is_ancestor(git: &Git, ancestor: &str, of: &str) -> Result<bool, GitErr
 /// Moves branch `into` from `old` to `new`: a fast-forward in the worktree that has it
 /// checked out (refused when that one has uncommitted changes), else a compare-and-swap of
 /// the ref.
-async fn advance(
+pub(super) async fn advance(
     repo: &Path,
     git: &Git,
     into: &str,
@@ -258,7 +258,7 @@ async fn advance(
 
 /// `git` with drydock's identity when the person has none configured (a merge commit needs
 /// a committer); the person's own otherwise.
-async fn with_identity(git: Git) -> Git {
+pub(super) async fn with_identity(git: Git) -> Git {
     let known = git
         .output(&["var", "GIT_COMMITTER_IDENT"])
         .await

@@ -23,6 +23,7 @@ pub mod clones;
 pub(crate) mod fuzzing;
 mod isolate;
 pub mod isolation;
+pub mod landing;
 pub mod merge;
 pub mod reports;
 pub mod requests;
@@ -115,6 +116,8 @@ pub struct Tasks {
     taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The ways out of its agents' sandboxes.
     gates: sandboxing::Gates,
+    /// Results on their way to their branches.
+    landings: landing::Landings,
 }
 
 impl Tasks {
@@ -144,6 +147,7 @@ impl Tasks {
             adopted: Default::default(),
             taken_up: Default::default(),
             gates: Default::default(),
+            landings: Default::default(),
         })
     }
 

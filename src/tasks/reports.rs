@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::isolation::{Checks, Disposition, Isolation, Review};
+use super::landing::Landing;
 use super::store::{HostStatus, QueueMode, QueueSettings, Task};
 use crate::render::Render;
 
@@ -47,6 +48,9 @@ pub struct TaskLine {
     /// whether they conflict).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overlaps_with: Vec<String>,
+    /// Where its result is on its way to its branch (the landing queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landing: Option<String>,
     /// How its agent was confined, once it started: its sandbox, or why it had none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confinement: Option<String>,
@@ -71,13 +75,7 @@ impl ChangeLine {
         let checks = match &review.checks {
             Checks::Running => "running",
             Checks::Skipped { .. } => "skipped",
-            Checks::Done { results }
-                if results
-                    .iter()
-                    .all(|r| r.status == "ok" || r.status == "passed") =>
-            {
-                "passed"
-            }
+            checks @ Checks::Done { .. } if checks.are_green() => "passed",
             Checks::Done { .. } => "failed",
         };
         let disposition = match review.disposition {
@@ -146,6 +144,7 @@ impl From<&Task> for TaskLine {
                 _ => None,
             },
             overlaps_with: Vec::new(),
+            landing: task.landing.as_ref().map(Landing::line),
             confinement: task
                 .isolation
                 .as_ref()
@@ -172,6 +171,9 @@ impl TaskLine {
         }
         if let Some(change) = &self.change {
             line.push_str(&format!(" [{}]", change.text()));
+        }
+        if let Some(landing) = &self.landing {
+            line.push_str(&format!(" [{landing}]"));
         }
         if !self.overlaps_with.is_empty() {
             line.push_str(&format!(
@@ -347,6 +349,16 @@ impl Render for TaskReport {
         }
         if let Some(review) = &task.review {
             lines.extend(review_lines(review));
+        }
+        if let Some(landing) = &task.landing {
+            lines.push(format!("landing: {}", landing.line()));
+            for sent in &landing.sent_back {
+                lines.push(format!(
+                    "attempt {} did not land: {}",
+                    sent.attempt,
+                    sent.failure.for_prompt(&sent.into)
+                ));
+            }
         }
         if let Some(target) = &self.target {
             lines.push(match target.files.is_empty() {

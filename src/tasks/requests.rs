@@ -118,4 +118,8 @@ pub struct MergeRequest {
     /// (only a fast-forward) or merge_commit (always one).
     #[serde(default)]
     pub strategy: Option<Strategy>,
+    /// Merge even when its checks failed or the merged tree is red (the merged tree is
+    /// tested unless this is set).
+    #[serde(default)]
+    pub force: bool,
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::isolation::{CheckResult, Checks, Disposition, Isolation, Review, Worktree};
+use super::landing::{Landing, LandingState};
 use super::merge;
 use super::reports::{Overlap, TargetCheck, TaskReport};
 use super::requests::{MergeRequest, TaskRequest};
@@ -17,6 +18,7 @@ use super::worktree::Author;
 use super::{TaskError, Tasks};
 use crate::agents::trust;
 use crate::call::Call;
+use crate::config::LandCheck;
 use crate::events::unix_millis;
 use crate::git::Git;
 use crate::render::Render;
@@ -81,10 +83,16 @@ impl Tasks {
                 self.publish(&task, Some(task.state));
             }
         }
+        let task = Task {
+            review: Some(review),
+            ..task
+        };
+        self.line_up(&task).await;
     }
 
-    /// compile, then test, through drydock's own build tools, on `dir`.
-    async fn checks(&self, dir: &Path) -> Checks {
+    /// The project's checks (`[tasks] land_checks`: compile, then test, by default) through
+    /// drydock's own build tools, on `dir`; those after a failed one are not run.
+    pub(super) async fn checks(&self, dir: &Path) -> Checks {
         let project_path = dir.display().to_string();
         if let Err(error) = self
             .toolchains
@@ -97,34 +105,43 @@ impl Tasks {
         }
         let stop = self.running_until().cloned().unwrap_or_default();
         let call = Call::silent(stop);
-        let compile = CompileRequest {
-            project_path: project_path.clone(),
-            timeout_ms: Some(CHECK_TIMEOUT),
-            ..CompileRequest::default()
-        };
-        let built = self
-            .toolchains
-            .build(BuildKind::Compile, compile, &call)
-            .await;
-        let compiled = check_result("compile", built);
-        let test = match compiled.status == "ok" {
-            true => {
-                let test = TestRequest {
-                    project_path,
-                    timeout_ms: Some(CHECK_TIMEOUT),
-                    ..TestRequest::default()
-                };
-                check_result("test", self.toolchains.test(test, &call).await)
+        let mut results: Vec<CheckResult> = Vec::new();
+        for check in &self.config.tasks.landing.checks {
+            if let Some(failed) = results.iter().find(|r| !r.is_green()) {
+                results.push(CheckResult {
+                    tool: check.name().into(),
+                    status: "skipped".into(),
+                    summary: format!("not run: {} did not pass", failed.tool),
+                    detail: None,
+                });
+                continue;
             }
-            false => CheckResult {
-                tool: "test".into(),
-                status: "skipped".into(),
-                summary: "not run: the build did not succeed".into(),
-            },
-        };
-        Checks::Done {
-            results: vec![compiled, test],
+            let build = |kind| {
+                let req = CompileRequest {
+                    project_path: project_path.clone(),
+                    timeout_ms: Some(CHECK_TIMEOUT),
+                    ..CompileRequest::default()
+                };
+                self.toolchains.build(kind, req, &call)
+            };
+            let result = match check {
+                LandCheck::Compile => check_result("compile", build(BuildKind::Compile).await),
+                LandCheck::Lint => check_result("lint", build(BuildKind::Lint).await),
+                LandCheck::TypeCheck => {
+                    check_result("type_check", build(BuildKind::TypeCheck).await)
+                }
+                LandCheck::Test => {
+                    let req = TestRequest {
+                        project_path: project_path.clone(),
+                        timeout_ms: Some(CHECK_TIMEOUT),
+                        ..TestRequest::default()
+                    };
+                    check_result("test", self.toolchains.test(req, &call).await)
+                }
+            };
+            results.push(result);
         }
+        Checks::Done { results }
     }
 
     /// Merges finished task `req.task_id`'s branch into the project's branch.
@@ -146,29 +163,75 @@ impl Tasks {
                 task.id
             )));
         }
-        let merged = {
-            let _changing = self.worktrees.lock(Path::new(&worktree.repo)).await;
-            merge::merge(
-                Path::new(&worktree.repo),
-                Path::new(&task.project_path),
-                &worktree.branch,
-                &review.head,
-                req.into.as_deref(),
-                req.strategy.unwrap_or_default(),
-                &format!("Merge task {}: {}", task.id, task.title),
-            )
-            .await
-            .map_err(|e| TaskError::NotAllowed(format!("task {}: {e}", task.id)))?
+        if let Some(failed) = review.checks.first_failed()
+            && !req.force
+        {
+            return Err(TaskError::NotAllowed(format!(
+                "task {}: its {} check failed on its own branch ({}): merged, it would make the branch red. Nothing was changed: send it back to its agent (task_retry after a cancel, or a new task), or merge it anyway with force",
+                task.id, failed.tool, failed.summary
+            )));
+        }
+        let merged = match req.force {
+            true => {
+                let _changing = self.worktrees.lock(Path::new(&worktree.repo)).await;
+                merge::merge(
+                    Path::new(&worktree.repo),
+                    Path::new(&task.project_path),
+                    &worktree.branch,
+                    &review.head,
+                    req.into.as_deref(),
+                    req.strategy.unwrap_or_default(),
+                    &format!("Merge task {}: {}", task.id, task.title),
+                )
+                .await
+                .map_err(|e| TaskError::NotAllowed(format!("task {}: {e}", task.id)))?
+            }
+            false => {
+                let into = match &req.into {
+                    Some(into) => into.clone(),
+                    None => Git::at(Path::new(&task.project_path))
+                        .current_branch()
+                        .await
+                        .ok_or_else(|| {
+                            TaskError::NotAllowed(format!(
+                                "task {}: {}",
+                                task.id,
+                                merge::MergeError::NoTarget
+                            ))
+                        })?,
+                };
+                let strategy = req.strategy.unwrap_or_default();
+                self.land_by_hand(&task, worktree, &review, &into, strategy)
+                    .await
+                    .map_err(|e| e.refusal(&task, &worktree.branch, &into))?
+            }
         };
+        let at_ms = unix_millis(SystemTime::now());
         review.disposition = Disposition::Merged {
-            into: merged.into,
-            commit: merged.commit,
+            into: merged.into.clone(),
+            commit: merged.commit.clone(),
             how: merged.how.to_string(),
-            at_ms: unix_millis(SystemTime::now()),
+            at_ms,
         };
+        let landing = task.landing.clone().map(|landing| Landing {
+            state: LandingState::Landed {
+                into: merged.into,
+                commit: merged.commit,
+                how: merged.how.to_string(),
+                at_ms,
+            },
+            ..landing
+        });
         // The branch moved: its record must follow, through a short outage too.
-        self.persistently(|store| store.set_review(&task.id, &review))
-            .await?;
+        self.persistently(|store| async {
+            store.set_review(&task.id, &review).await?;
+            if let Some(landing) = &landing {
+                store.set_landing(&task.id, landing).await?;
+                store.set_attention(&task.id, None, None).await?;
+            }
+            Ok(())
+        })
+        .await?;
         self.publish(&task, Some(task.state));
         self.show(TaskRequest { task_id: task.id }).await
     }
@@ -381,22 +444,24 @@ fn check_result<R: serde::Serialize + Render, E: std::fmt::Display>(
                 .ok()
                 .and_then(|v| v["status"].as_str().map(str::to_string))
                 .unwrap_or_else(|| "unknown".into());
-            let summary: Vec<String> = report
-                .render()
-                .lines()
-                .take(4)
-                .map(str::to_string)
-                .collect();
-            CheckResult {
+            let rendered = report.render();
+            let summary: Vec<&str> = rendered.lines().take(4).collect();
+            let mut result = CheckResult {
                 tool: tool.into(),
                 status,
                 summary: crate::text_budget::fit(&summary.join(" | "), 600, "cut"),
+                detail: None,
+            };
+            if !result.is_green() {
+                result.detail = Some(super::landing::detail(&rendered));
             }
+            result
         }
         Err(error) => CheckResult {
             tool: tool.into(),
             status: "error".into(),
             summary: error.to_string(),
+            detail: Some(error.to_string()),
         },
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::future::BoxFuture;
 
 use super::isolation::Isolation;
+use super::landing::Failure;
 use super::state::{TaskState, Transition};
 use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
@@ -414,6 +415,7 @@ impl Tasks {
         self.serve_team(stop.clone()).await;
         self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
+        self.keep_landing(stop.clone());
         self.fill().await;
         let this = self.clone();
         let watching = stop.clone();
@@ -933,6 +935,7 @@ fn context(task: &Task, isolation: &Isolation, drydock: &str) -> String {
          Project: {project}\n\n\
          {where_}\n\n\
          {description}\n\n\
+         {again}\
          ## When you are finished\n\n\
          Say how the task ended: call the MCP tool `task_complete` (server \"drydock\") with\n\
          task_id \"{id}\", an outcome and a short summary. Outcomes:\n\n\
@@ -946,7 +949,31 @@ fn context(task: &Task, isolation: &Isolation, drydock: &str) -> String {
         project = isolation.dir(&task.project_path),
         where_ = where_you_work(task, isolation),
         description = task.description,
+        again = attempt_again(task)
+            .map(|again| format!("## This attempt\n\n{again}\n\n"))
+            .unwrap_or_default(),
     )
+}
+
+/// What an attempt after a result that did not land is told: why it did not, and what to
+/// do about it.
+fn attempt_again(task: &Task) -> Option<String> {
+    let landing = task.landing.as_ref()?;
+    let last = landing.last_sent_back()?;
+    let into = &last.into;
+    let next = match &last.failure {
+        Failure::Conflicts { .. } => format!(
+            "Merge {into} into your branch (git merge {into}), resolve the conflicts keeping both changes' intent, and make the project's checks pass."
+        ),
+        Failure::Red { .. } => format!(
+            "{into} is merged into your branch now: fix your change so that the project's checks (drydock's compile and test tools) pass on it."
+        ),
+    };
+    Some(format!(
+        "This is attempt {} of this task: your earlier result did not land on {into} because {} {next}",
+        last.attempt + 1,
+        last.failure.for_prompt(into),
+    ))
 }
 
 /// Where the agent works, and what becomes of its changes.
@@ -961,8 +988,8 @@ fn where_you_work(task: &Task, isolation: &Isolation) -> String {
             "You work in a git worktree of your own, {dir}, on branch {branch}: a copy of {project} \
              that no other agent touches. drydock's build tools (compile, test, type_check, lint, \
              format, run) take it as project_path ({project} means it too). Commit if you like; \
-             what you leave uncommitted is committed for you when you finish, and a person \
-             reviews and merges the branch.",
+             what you leave uncommitted is committed for you when you finish; the branch lands \
+             on the project's branch only once the project's checks pass on the two merged.",
             dir = worktree.dir,
             branch = worktree.branch,
             project = task.project_path,
@@ -986,8 +1013,12 @@ fn prompt(task: &Task, isolation: &Isolation, drydock: &str) -> String {
         ),
         None => String::new(),
     };
+    let again = match attempt_again(task) {
+        Some(again) => format!(" {again}"),
+        None => String::new(),
+    };
     format!(
-        "Task {id} from drydock's queue: {title}.{description}{branch} -- When you are finished, call \
+        "Task {id} from drydock's queue: {title}.{description}{branch}{again} -- When you are finished, call \
          the MCP tool task_complete (server drydock) with task_id \"{id}\", outcome done, \
          deferred, wont_do or discard, and a short summary; without MCP run: {drydock} task \
          complete {id} --outcome done --summary \"...\"",
@@ -1026,6 +1057,7 @@ mod tests {
             in_place: false,
             isolation: None,
             review: None,
+            landing: None,
             host: None,
             epoch: 0,
         }

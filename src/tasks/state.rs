@@ -45,6 +45,9 @@ pub enum Transition {
     Cancel,
     /// Queue a failed, cancelled or lost task again.
     Retry,
+    /// Queue a done task again: its result did not land, and its agent gets another
+    /// attempt.
+    SendBack,
     /// Its host's lease ran out.
     Lose,
 }
@@ -109,6 +112,7 @@ impl TaskState {
             (Queued | Running, Transition::Cancel) => Cancelled,
             (Running, Transition::Lose) => Lost,
             (Failed | Cancelled | Lost, Transition::Retry) => Queued,
+            (Done, Transition::SendBack) => Queued,
             (from, transition) => {
                 return Err(IllegalTransition {
                     from: from.name(),
@@ -128,6 +132,7 @@ impl Transition {
             Transition::Fail => "failed",
             Transition::Cancel => "cancelled",
             Transition::Retry => "retried (only failed, cancelled and lost tasks are)",
+            Transition::SendBack => "sent back to its agent (only done tasks are)",
             Transition::Lose => "lost (only a running task is)",
         }
     }
@@ -155,6 +160,7 @@ mod tests {
             Transition::Fail,
             Transition::Cancel,
             Transition::Retry,
+            Transition::SendBack,
             Transition::Lose,
         ];
         let legal = [
@@ -170,6 +176,7 @@ mod tests {
             (Cancelled, Transition::Retry, Queued),
             (Running, Transition::Lose, Lost),
             (Lost, Transition::Retry, Queued),
+            (Done, Transition::SendBack, Queued),
         ];
         for state in TaskState::ALL {
             for transition in all_transitions {

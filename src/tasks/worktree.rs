@@ -403,6 +403,54 @@ impl Worktrees {
         Ok(Ok(()))
     }
 
+    /// The scratch worktree where the landing queue tests what merging a result onto
+    /// branch `into` of `repo` makes, checked out (detached) at `commit`. One per branch,
+    /// kept between landings: its ignored build output stays warm, what else was left in it
+    /// is cleaned away.
+    pub async fn scratch(
+        &self,
+        repo: &Path,
+        into: &str,
+        commit: &str,
+    ) -> Result<PathBuf, WorktreeError> {
+        let name: String = into
+            .chars()
+            .map(
+                |c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                    true => c,
+                    false => '-',
+                },
+            )
+            .collect();
+        let path = self.path_of(repo, &format!("landing-{name}"));
+        let source = Git::at(repo);
+        let _changing = self.lock(repo).await;
+        source.run(&["worktree", "prune"]).await?;
+        match Git::in_worktree(repo, &path).await {
+            Ok(there) if path.is_dir() => {
+                there
+                    .run(&["checkout", "--quiet", "--force", "--detach", commit])
+                    .await?;
+                there.run(&["clean", "--quiet", "-f", "-d"]).await?;
+            }
+            _ => {
+                if path.exists() {
+                    remove_tree(&path).await?;
+                }
+                std::fs::create_dir_all(path.parent().expect("a worktree has a parent")).map_err(
+                    |e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())),
+                )?;
+                let path_text = path.display().to_string();
+                source
+                    .run(&[
+                        "worktree", "add", "--quiet", "--force", "--detach", &path_text, commit,
+                    ])
+                    .await?;
+            }
+        }
+        Ok(path)
+    }
+
     /// Held by merges, which move the refs the worktrees share.
     pub async fn lock(&self, repo: &Path) -> Changing<'_> {
         let here = self.changing.lock().await;

@@ -19,6 +19,7 @@ mod docs_index;
 mod docs_models;
 mod doctor;
 mod history;
+mod landing;
 mod layering;
 mod mcp_agents;
 mod mcp_build_tools;

@@ -17,6 +17,7 @@ use super::{
     StoreError, StoreLocation, Task,
 };
 use crate::tasks::isolation::{Isolation, Review};
+use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// How long a queue call may take before its caller is told the database is not answering.
@@ -184,6 +185,11 @@ impl TaskStore {
     pub async fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
         let (id, review) = (id.to_string(), review.clone());
         self.call(move |q| q.set_review(&id, &review)).await
+    }
+
+    pub async fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
+        let (id, landing) = (id.to_string(), landing.clone());
+        self.call(move |q| q.set_landing(&id, &landing)).await
     }
 
     pub async fn clear_review(&self, id: &str) -> Result<(), StoreError> {

@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::isolation::{Isolation, Review, Worktree};
+use super::landing::Landing;
 use super::state::{IllegalTransition, TaskState, Transition};
 use crate::workspace::ProjectPlace;
 
@@ -164,6 +165,8 @@ pub struct Task {
     pub isolation: Option<Isolation>,
     /// Its branch's change, once its agent stopped.
     pub review: Option<Review>,
+    /// Its result's way to its branch through the landing queue.
+    pub landing: Option<Landing>,
     /// The host that claimed it last (the one it runs on while running).
     pub host: Option<String>,
     /// How many times it was claimed: each claim's writes carry it, so a host that lost the
@@ -338,6 +341,9 @@ pub trait Queue: Send + Sync {
 
     fn clear_review(&self, id: &str) -> Result<(), StoreError>;
 
+    /// Records where task `id`'s result is on its way to its branch.
+    fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError>;
+
     /// Applies `transition` to task `id` if it is legal from its stored state (and, with a
     /// `lease`, only while the task runs under it), with `record`, in one transaction;
     /// returns the task as stored after it. `Start` is `claim`'s.
@@ -359,8 +365,8 @@ pub trait Queue: Send + Sync {
     /// its place), under that claim.
     fn relocate(&self, id: &str, lease: &Lease, project_path: &str) -> Result<Task, StoreError>;
 
-    /// Marks running task `id` as needing a person (`why`), or not (None). Returns whether
-    /// that changed anything.
+    /// Marks running (or done) task `id` as needing a person (`why`), or not (None). Returns
+    /// whether that changed anything.
     fn set_attention(
         &self,
         id: &str,

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::events::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
+use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// The channel hosts listen on: a task was queued, ended or changed, or the settings did.
@@ -34,7 +35,7 @@ const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -100,6 +101,10 @@ ALTER TABLE drydock.tasks ADD COLUMN place TEXT;
     // The git remote a host without the project clones it from.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN repository TEXT;
+"#,
+    // Its result's way to its branch (the landing queue), as JSON.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN landing TEXT;
 "#,
 ];
 
@@ -229,9 +234,9 @@ impl PgStore {
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
                         attention, base, in_place, isolation, review, host, epoch, place,
-                        repository)
+                        repository, landing)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)",
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)",
                     &[
                         &task.id,
                         &task.title,
@@ -260,6 +265,7 @@ impl PgStore {
                         &task.epoch,
                         &task.place.as_ref().map(to_json),
                         &task.repository,
+                        &task.landing.as_ref().map(to_json),
                     ],
                 )?;
             }
@@ -401,6 +407,10 @@ impl Queue for PgStore {
         self.set_json(id, "review", review)
     }
 
+    fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
+        self.set_json(id, "landing", landing)
+    }
+
     fn clear_review(&self, id: &str) -> Result<(), StoreError> {
         let id = id.to_string();
         self.transaction(move |tx| {
@@ -440,10 +450,11 @@ impl Queue for PgStore {
             };
             let now = unix_millis(SystemTime::now()) as i64;
             match transition {
-                Transition::Retry => tx.execute(
+                Transition::Retry | Transition::SendBack => tx.execute(
                     "UPDATE drydock.tasks SET state = $2, attempts = attempts + 1,
                         started_at_ms = NULL, finished_at_ms = NULL, session = NULL,
-                        summary = NULL, failure = NULL, exit_code = NULL WHERE id = $1",
+                        summary = NULL, failure = NULL, exit_code = NULL, attention = NULL
+                     WHERE id = $1",
                     &[&id, &to.name()],
                 )?,
                 _ => tx.execute(
@@ -545,7 +556,7 @@ impl Queue for PgStore {
         let changed = self.transaction(move |tx| {
             let changed = tx.execute(
                 "UPDATE drydock.tasks SET attention = $2
-                 WHERE id = $1 AND state = 'running' AND attention IS DISTINCT FROM $2
+                 WHERE id = $1 AND state IN ('running', 'done') AND attention IS DISTINCT FROM $2
                     AND ($3::text IS NULL OR (host = $3 AND epoch = $4))",
                 &[&id, &why, &host, &epoch],
             )?;
@@ -837,6 +848,7 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         in_place: row.get("in_place"),
         isolation: json_column(row, "isolation").map_err(corrupt)?,
         review: json_column(row, "review").map_err(corrupt)?,
+        landing: json_column(row, "landing").map_err(corrupt)?,
         host: row.get("host"),
         epoch: row.get("epoch"),
     })

@@ -16,10 +16,11 @@ use super::{
 };
 use crate::events::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
+use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 7] = [
+const MIGRATIONS: [&str; 8] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -80,6 +81,10 @@ ALTER TABLE tasks ADD COLUMN place TEXT;
     // The git remote a host without the project clones it from.
     r#"
 ALTER TABLE tasks ADD COLUMN repository TEXT;
+"#,
+    // Its result's way to its branch (the landing queue), as JSON.
+    r#"
+ALTER TABLE tasks ADD COLUMN landing TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -310,6 +315,10 @@ impl Queue for SqliteStore {
         self.set_json(id, "review", review)
     }
 
+    fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
+        self.set_json(id, "landing", landing)
+    }
+
     fn clear_review(&self, id: &str) -> Result<(), StoreError> {
         let connection = self.lock();
         connection
@@ -331,10 +340,10 @@ impl Queue for SqliteStore {
         let to = next_state(&task, transition, lease)?;
         let now = unix_millis(SystemTime::now()) as i64;
         let updated = match transition {
-            Transition::Retry => transaction.execute(
+            Transition::Retry | Transition::SendBack => transaction.execute(
                 "UPDATE tasks SET state = ?2, attempts = attempts + 1, started_at_ms = NULL,
                     finished_at_ms = NULL, session = NULL, summary = NULL, failure = NULL,
-                    exit_code = NULL WHERE id = ?1",
+                    exit_code = NULL, attention = NULL WHERE id = ?1",
                 params![id, to.name()],
             ),
             _ => transaction.execute(
@@ -427,7 +436,7 @@ impl Queue for SqliteStore {
         let changed = connection
             .execute(
                 "UPDATE tasks SET attention = ?2
-                 WHERE id = ?1 AND state = 'running' AND attention IS NOT ?2
+                 WHERE id = ?1 AND state IN ('running', 'done') AND attention IS NOT ?2
                     AND (?3 IS NULL OR (host = ?3 AND epoch = ?4))",
                 params![
                     id,
@@ -526,6 +535,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         in_place: row.get("in_place")?,
         isolation: json_column(row, "isolation")?,
         review: json_column(row, "review")?,
+        landing: json_column(row, "landing")?,
         host: row.get("host")?,
         epoch: row.get("epoch")?,
     })
@@ -865,6 +875,56 @@ mod tests {
         assert_eq!(task.work_dir(), "/data/worktrees/p-1/t");
         store.clear_review(&id).unwrap();
         assert_eq!(store.get(&id).unwrap().review, None);
+    }
+
+    #[test]
+    fn a_done_task_sent_back_keeps_its_landing_and_waits_for_a_person_with_why() {
+        use crate::tasks::landing::{Failure, LandingState, SentBack};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.sqlite3");
+        let store = SqliteStore::open(&path).unwrap();
+        let id = store.add(task("lands", 0)).unwrap().id;
+        start(&store, &id);
+        let done = Record {
+            summary: Some("renamed it".into()),
+            ..Record::default()
+        };
+        store
+            .transition(&id, Transition::Complete(Outcome::Done), done, None)
+            .unwrap();
+        let mut landing = Landing::waiting("main", 1);
+        landing.sent_back.push(SentBack {
+            attempt: 1,
+            head: "b".repeat(40),
+            into: "main".into(),
+            tip: "c".repeat(40),
+            failure: Failure::Red {
+                on_merged_tree: true,
+                check: "test".into(),
+                status: "build_failed".into(),
+                detail: "error[E0425]".into(),
+            },
+            at_ms: 2,
+        });
+        landing.state = LandingState::SentBack { attempt: 2 };
+        store.set_landing(&id, &landing).unwrap();
+        assert!(store.set_attention(&id, Some("a note"), None).unwrap());
+
+        let again = store
+            .transition(&id, Transition::SendBack, Record::default(), None)
+            .unwrap();
+        assert_eq!((again.state, again.attempts), (TaskState::Queued, 2));
+        assert_eq!((again.summary, again.attention), (None, None));
+        let sent_twice = store.transition(&id, Transition::SendBack, Record::default(), None);
+        assert!(matches!(sent_twice, Err(StoreError::Illegal { .. })));
+        drop(store);
+
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.get(&id).unwrap().landing, Some(landing));
+        assert!(
+            !store.set_attention(&id, Some("queued"), None).unwrap(),
+            "only a running or done task needs a person"
+        );
     }
 
     #[test]

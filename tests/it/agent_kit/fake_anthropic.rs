@@ -14,6 +14,8 @@
 //!   a task's worktree); after `lab:sleep=N` seconds when the prompt has that too;
 //! * `lab:run=B64`: a Bash call of the command B64 encodes (base64, URL-safe alphabet, no
 //!   padding);
+//! * `lab:fix=B64`: instead of `lab:run`'s, this command when the prompt says an earlier
+//!   attempt `did not land` (an agent that reads why: the failure is in its prompt);
 //! * `lab:build`: then calls of drydock's `compile` and `test` on the project;
 //! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
 //!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
@@ -152,7 +154,10 @@ fn plan(body: &Value, project: &Path) -> Reply {
             "Bash",
             json!({"command": command, "description": FILES_DESCRIPTION}),
         )]
-    } else if let Some(encoded) = lab_value(&tokens, "run") {
+    } else if let Some(encoded) = lab_value(&tokens, "fix")
+        .filter(|_| prompt.contains("did not land"))
+        .or_else(|| lab_value(&tokens, "run"))
+    {
         use base64::Engine;
         let command = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(&encoded)

@@ -1,0 +1,649 @@
+//! The landing queue of this host: done results, oldest first, each merged onto its branch's
+//! current tip in a scratch worktree, the project's checks run there, and the branch moved
+//! only when they pass (by compare-and-swap, or by a fast-forward of the person's clean
+//! checkout of it). A result that does not land goes back to its agent, with why.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::candidate::Candidate;
+use super::record::{Failure, Landing, LandingState, SentBack};
+use crate::config::LandMode;
+use crate::events::unix_millis;
+use crate::git::Git;
+use crate::supervise::spawn_supervised;
+use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
+use crate::tasks::merge::{self, MergeError, Merged, Strategy};
+use crate::tasks::requests::TaskRequest;
+use crate::tasks::state::{TaskState, Transition};
+use crate::tasks::store::{Record, Task};
+use crate::tasks::{TaskError, Tasks};
+
+/// How often the queue looks again at what waits: a held branch whose checkout was cleaned
+/// up, a result whose store write failed.
+const LOOK_AGAIN: Duration = Duration::from_secs(5);
+
+/// The landing queue's own state on a host.
+#[derive(Default)]
+pub struct Landings {
+    wake: Notify,
+    /// Held while a merged tree is made and tested: the queue's and `task_merge`'s take
+    /// turns on the scratch worktrees.
+    testing: tokio::sync::Mutex<()>,
+}
+
+impl Landings {
+    /// Something may be ready to land.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// Why a result did not land now.
+#[derive(Debug)]
+pub(in crate::tasks) enum LandError {
+    /// Its agent can fix it.
+    Failed(Failure),
+    /// The branch moved while its merged tree was tested: test again on the new tip.
+    Moved,
+    /// Green, but the branch cannot advance now (the person's checkout of it is dirty).
+    Held(String),
+    /// Nothing an agent can fix: a person decides.
+    Other(String),
+}
+
+/// What became of one result in a pass.
+enum Step {
+    Settled,
+    Held,
+}
+
+impl Tasks {
+    /// Runs the landing queue until `stop`, when `[tasks] land = "when_green"`.
+    pub(in crate::tasks) fn keep_landing(self: &Arc<Self>, stop: CancellationToken) {
+        if self.config.tasks.landing.mode != LandMode::WhenGreen {
+            return;
+        }
+        let (this, landing) = (self.clone(), stop.clone());
+        spawn_supervised("the landing queue", stop, move || {
+            this.clone().land_until(landing.clone())
+        });
+    }
+
+    async fn land_until(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            self.land_waiting(&stop).await;
+            tokio::select! {
+                () = self.landings.wake.notified() => {}
+                () = tokio::time::sleep(LOOK_AGAIN) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+
+    /// Puts done task `task`'s tested result in line to land, when results land by
+    /// themselves.
+    pub(in crate::tasks) async fn line_up(&self, task: &Task) {
+        if self.config.tasks.landing.mode != LandMode::WhenGreen || task.state != TaskState::Done {
+            return;
+        }
+        let into = match task.isolation.as_ref().and_then(|i| i.worktree()) {
+            Some(worktree) => self.target_of(task, worktree).await.unwrap_or_default(),
+            None => return,
+        };
+        let now = unix_millis(SystemTime::now());
+        let landing = match task.landing.clone() {
+            Some(mut landing) => {
+                landing.state = LandingState::Waiting {
+                    into,
+                    since_ms: now,
+                };
+                landing
+            }
+            None => Landing::waiting(&into, now),
+        };
+        if self
+            .persistently(|store| store.set_landing(&task.id, &landing))
+            .await
+            .is_ok()
+        {
+            self.publish(task, Some(task.state));
+            self.landings.wake();
+        }
+    }
+
+    /// Lands what waits, oldest result first. A branch whose first result is held holds the
+    /// ones behind it: results land in the order they were done.
+    async fn land_waiting(self: &Arc<Self>, stop: &CancellationToken) {
+        let mut in_line: Vec<Task> = self
+            .all_tasks()
+            .await
+            .into_iter()
+            .filter(|task| self.is_mine(task) && waits_to_land(task))
+            .collect();
+        in_line.sort_by_key(|task| (task.finished_at_ms, task.created_at_ms));
+        let mut held: HashSet<(String, String)> = HashSet::new();
+        for task in in_line {
+            if stop.is_cancelled() {
+                return;
+            }
+            let Some((worktree, _)) = task.open_result() else {
+                continue;
+            };
+            let into = self.target_of(&task, worktree).await.unwrap_or_default();
+            let lane = (worktree.repo.clone(), into);
+            if held.contains(&lane) {
+                continue;
+            }
+            if let Step::Held = self.land(&task).await {
+                held.insert(lane);
+            }
+        }
+    }
+
+    /// One result: sent back when its own checks failed, else merged onto its branch's tip,
+    /// tested there, and landed, held, or sent back.
+    async fn land(self: &Arc<Self>, task: &Task) -> Step {
+        let Some((worktree, review)) = task.open_result() else {
+            return Step::Settled;
+        };
+        let now = unix_millis(SystemTime::now());
+        let mut landing = task
+            .landing
+            .clone()
+            .unwrap_or_else(|| Landing::waiting("", now));
+        let into = match self.target_of(task, worktree).await {
+            Ok(into) => into,
+            Err(why) => return self.to_person(task, landing, why).await,
+        };
+        if let Some(failed) = review.checks.first_failed() {
+            let failure = Failure::Red {
+                on_merged_tree: false,
+                check: failed.tool.clone(),
+                status: failed.status.clone(),
+                detail: failed.detail.clone().unwrap_or(failed.summary.clone()),
+            };
+            let tip = Git::at(Path::new(&worktree.repo))
+                .commit_of(&format!("refs/heads/{into}"))
+                .await
+                .unwrap_or_default();
+            return self
+                .send_back(task, worktree, review, landing, &into, &tip, failure)
+                .await;
+        }
+        if let Checks::Skipped { why } = &review.checks {
+            let why = format!(
+                "its checks were not run ({why}), and only a tested result lands by itself: merge it with task_merge, or discard it"
+            );
+            return self.to_person(task, landing, why).await;
+        }
+
+        let _testing = self.landings.testing.lock().await;
+        let testing = |tip: String, merged: String| {
+            let mut landing = landing.clone();
+            let into = into.clone();
+            async move {
+                landing.state = LandingState::Testing {
+                    into,
+                    tip,
+                    merged,
+                    since_ms: unix_millis(SystemTime::now()),
+                };
+                let stored = self
+                    .persistently(|store| store.set_landing(&task.id, &landing))
+                    .await;
+                if stored.is_ok() {
+                    self.publish(task, Some(task.state));
+                }
+            }
+        };
+        let tip_before = Git::at(Path::new(&worktree.repo))
+            .commit_of(&format!("refs/heads/{into}"))
+            .await
+            .unwrap_or_default();
+        match self
+            .land_tested(
+                task,
+                worktree,
+                review,
+                &into,
+                Strategy::Auto,
+                false,
+                testing,
+            )
+            .await
+        {
+            Ok(merged) => {
+                self.record_landed(task, review, &mut landing, merged).await;
+                Step::Settled
+            }
+            Err(LandError::Failed(failure)) => {
+                self.send_back(task, worktree, review, landing, &into, &tip_before, failure)
+                    .await
+            }
+            Err(LandError::Moved) => {
+                tracing::info!(
+                    "task {}: {into} moved while its merged tree was tested: it is tested again on the new tip",
+                    task.id
+                );
+                landing.state = LandingState::Waiting {
+                    into,
+                    since_ms: now,
+                };
+                let _ = self
+                    .persistently(|store| store.set_landing(&task.id, &landing))
+                    .await;
+                self.landings.wake();
+                Step::Settled
+            }
+            Err(LandError::Held(why)) => {
+                let state = LandingState::Held {
+                    into: into.clone(),
+                    why: why.clone(),
+                };
+                if landing.state != state {
+                    landing.state = state;
+                    let _ = self
+                        .persistently(|store| store.set_landing(&task.id, &landing))
+                        .await;
+                    let _ = self
+                        .persistently(|store| store.set_attention(&task.id, Some(&why), None))
+                        .await;
+                    self.publish(task, Some(task.state));
+                }
+                Step::Held
+            }
+            Err(LandError::Other(why)) => self.to_person(task, landing, why).await,
+        }
+    }
+
+    /// `review`'s result merged onto the tip of `into`, tested there unless the merge is the
+    /// result itself (a fast-forward: its own checks tested that very tree), and `into`
+    /// moved to it. `testing` hears of a merged tree about to be tested. Where the project
+    /// has no checks drydock can run, `untested_ok` lets it land untested (a person's own
+    /// merge).
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::tasks) async fn land_tested<F, Fut>(
+        &self,
+        task: &Task,
+        worktree: &Worktree,
+        review: &Review,
+        into: &str,
+        strategy: Strategy,
+        untested_ok: bool,
+        testing: F,
+    ) -> Result<Merged, LandError>
+    where
+        F: FnOnce(String, String) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let repo = Path::new(&worktree.repo);
+        let git = Git::at(repo);
+        let tip = git
+            .commit_of(&format!("refs/heads/{into}"))
+            .await
+            .ok_or_else(|| {
+                LandError::Other(format!(
+                    "{into} is not a branch of {} (any more)",
+                    worktree.repo
+                ))
+            })?;
+        let message = format!("Merge task {}: {}", task.id, task.title);
+        let always_merge = strategy == Strategy::MergeCommit;
+        let candidate = Candidate::of(repo, &tip, &review.head, always_merge, &message)
+            .await
+            .map_err(|e| LandError::Other(e.to_string()))?;
+        let (new, how) = match candidate {
+            Candidate::AlreadyIn => {
+                return Ok(Merged {
+                    into: into.to_string(),
+                    commit: tip,
+                    how: "already_merged",
+                });
+            }
+            Candidate::FastForward(head) => (head, "fast_forward"),
+            Candidate::Conflicts { files, hunks } => {
+                return Err(LandError::Failed(Failure::Conflicts { files, hunks }));
+            }
+            Candidate::Merge(_) if strategy == Strategy::FastForward => {
+                return Err(LandError::Other(
+                    MergeError::NotFastForward {
+                        branch: worktree.branch.clone(),
+                        into: into.to_string(),
+                    }
+                    .to_string(),
+                ));
+            }
+            Candidate::Merge(commit) => {
+                testing(tip.clone(), commit.clone()).await;
+                match self.test_merged(worktree, into, &commit).await? {
+                    Checks::Done { results } => {
+                        if let Some(failed) = results.iter().find(|r| !r.is_green()) {
+                            return Err(LandError::Failed(Failure::Red {
+                                on_merged_tree: true,
+                                check: failed.tool.clone(),
+                                status: failed.status.clone(),
+                                detail: failed.detail.clone().unwrap_or(failed.summary.clone()),
+                            }));
+                        }
+                    }
+                    Checks::Skipped { .. } if untested_ok => {}
+                    Checks::Skipped { why } => {
+                        return Err(LandError::Other(format!(
+                            "its merged tree could not be tested: {why}"
+                        )));
+                    }
+                    Checks::Running => unreachable!("checks are awaited"),
+                }
+                (commit, "merge_commit")
+            }
+        };
+        let _changing = self.worktrees.lock(repo).await;
+        merge::advance(repo, &git, into, &tip, &new)
+            .await
+            .map_err(|error| match error {
+                MergeError::Moved { .. } => LandError::Moved,
+                MergeError::DirtyTarget {
+                    into,
+                    worktree,
+                    files,
+                } => LandError::Held(format!(
+                    "{into} is checked out in {worktree} with uncommitted changes ({}): it lands once they are committed or stashed",
+                    files.join(", ")
+                )),
+                other => LandError::Other(other.to_string()),
+            })?;
+        Ok(Merged {
+            into: into.to_string(),
+            commit: new,
+            how,
+        })
+    }
+
+    /// A person's merge (`task_merge` without force): tested like the queue's, while the
+    /// queue waits.
+    pub(in crate::tasks) async fn land_by_hand(
+        &self,
+        task: &Task,
+        worktree: &Worktree,
+        review: &Review,
+        into: &str,
+        strategy: Strategy,
+    ) -> Result<Merged, LandError> {
+        let _testing = self.landings.testing.lock().await;
+        let testing = |_, _| std::future::ready(());
+        self.land_tested(task, worktree, review, into, strategy, true, testing)
+            .await
+    }
+
+    /// The project's checks on `commit`, checked out in the scratch worktree of `into`.
+    async fn test_merged(
+        &self,
+        worktree: &Worktree,
+        into: &str,
+        commit: &str,
+    ) -> Result<Checks, LandError> {
+        let repo = Path::new(&worktree.repo);
+        let scratch = self
+            .worktrees
+            .scratch(repo, into, commit)
+            .await
+            .map_err(|e| {
+                LandError::Other(format!("its merged tree could not be checked out: {e}"))
+            })?;
+        let inside = worktree.dir();
+        let below = inside
+            .strip_prefix(worktree.path())
+            .unwrap_or(Path::new(""));
+        Ok(self.checks(&scratch.join(below)).await)
+    }
+
+    /// The branch `task`'s result lands on: the one its worktree started from, else the one
+    /// its project has checked out.
+    pub(in crate::tasks) async fn target_of(
+        &self,
+        task: &Task,
+        worktree: &Worktree,
+    ) -> Result<String, String> {
+        if let Some(base) = &worktree.base_ref {
+            return Ok(base.clone());
+        }
+        Git::at(Path::new(&task.project_path))
+            .current_branch()
+            .await
+            .ok_or_else(|| {
+                format!(
+                    "it started from commit {} and its project is on a detached HEAD, so no branch is there to land on: merge it with task_merge and `into`",
+                    worktree.base_sha.get(..12).unwrap_or(&worktree.base_sha)
+                )
+            })
+    }
+
+    async fn record_landed(
+        &self,
+        task: &Task,
+        review: &Review,
+        landing: &mut Landing,
+        merged: Merged,
+    ) {
+        let at_ms = unix_millis(SystemTime::now());
+        let mut review = review.clone();
+        review.disposition = Disposition::Merged {
+            into: merged.into.clone(),
+            commit: merged.commit.clone(),
+            how: merged.how.to_string(),
+            at_ms,
+        };
+        landing.state = LandingState::Landed {
+            into: merged.into.clone(),
+            commit: merged.commit.clone(),
+            how: merged.how.to_string(),
+            at_ms,
+        };
+        tracing::info!(
+            "task {}: landed on {} at {} ({})",
+            task.id,
+            merged.into,
+            merged.commit,
+            merged.how
+        );
+        let landed = self
+            .persistently(|store| async {
+                store.set_review(&task.id, &review).await?;
+                store.set_landing(&task.id, landing).await?;
+                store.set_attention(&task.id, None, None).await.map(drop)
+            })
+            .await;
+        if let Err(error) = landed {
+            // The branch moved: the next pass finds the result in it and says so.
+            tracing::warn!(
+                "task {}: its landing could not be recorded: {error}",
+                task.id
+            );
+        }
+        self.publish(task, Some(task.state));
+    }
+
+    /// Gives `task`'s agent another attempt with `failure` as its context, on its branch
+    /// brought up to the tip of `into`; or, with its attempts used up or its agent or
+    /// worktree gone, leaves it to a person.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_back(
+        self: &Arc<Self>,
+        task: &Task,
+        worktree: &Worktree,
+        review: &Review,
+        mut landing: Landing,
+        into: &str,
+        tip: &str,
+        failure: Failure,
+    ) -> Step {
+        let headline = failure.headline(into);
+        landing.sent_back.push(SentBack {
+            attempt: landing.sent_back.len() as u32 + 1,
+            head: review.head.clone(),
+            into: into.to_string(),
+            tip: tip.to_string(),
+            failure,
+            at_ms: unix_millis(SystemTime::now()),
+        });
+        let failed = landing.sent_back.len() as u32;
+        let allowed = self.config.tasks.landing.attempts;
+        if failed >= allowed {
+            let why = format!(
+                "its result did not land in {failed} attempt(s), the last because {headline}: a person decides (task_show has every attempt)"
+            );
+            return self.to_person(task, landing, why).await;
+        }
+        if !worktree.path().is_dir() {
+            let why = format!(
+                "{headline}, and its worktree {} is gone, so its agent cannot take it up again",
+                worktree.path
+            );
+            return self.to_person(task, landing, why).await;
+        }
+        if let Err(error) = self.agents.launchable_profile(&task.agent_kind) {
+            let why = format!("{headline}, and its agent cannot be started again: {error}");
+            return self.to_person(task, landing, why).await;
+        }
+        if let Err(why) = bring_up_to(worktree, into, tip).await {
+            return self.to_person(task, landing, why).await;
+        }
+        landing.state = LandingState::SentBack {
+            attempt: failed + 1,
+        };
+        let sent = self
+            .persistently(|store| async {
+                store.set_landing(&task.id, &landing).await?;
+                store
+                    .transition(&task.id, Transition::SendBack, Record::default(), None)
+                    .await
+            })
+            .await;
+        let requeued = match sent {
+            Ok(requeued) => requeued,
+            Err(error) => {
+                tracing::warn!("task {}: it could not be sent back: {error}", task.id);
+                return Step::Settled;
+            }
+        };
+        tracing::info!(
+            "task {}: sent back to its agent as attempt {}: {headline}",
+            task.id,
+            failed + 1
+        );
+        self.publish(&requeued, Some(TaskState::Done));
+        let (this, id) = (self.clone(), task.id.clone());
+        tokio::spawn(async move {
+            if let Err(error) = this
+                .start(TaskRequest {
+                    task_id: id.clone(),
+                })
+                .await
+            {
+                // No free slot: it starts as one frees up (or when a person starts it).
+                tracing::info!("task {id}: its next attempt waits: {error}");
+            }
+        });
+        Step::Settled
+    }
+
+    /// Leaves `task`'s result to a person, saying why.
+    async fn to_person(&self, task: &Task, mut landing: Landing, why: String) -> Step {
+        let state = LandingState::WaitsForPerson { why: why.clone() };
+        if landing.state == state {
+            return Step::Settled;
+        }
+        tracing::info!("task {}: its result waits for a person: {why}", task.id);
+        landing.state = state;
+        let stored = self
+            .persistently(|store| async {
+                store.set_landing(&task.id, &landing).await?;
+                store
+                    .set_attention(&task.id, Some(&why), None)
+                    .await
+                    .map(drop)
+            })
+            .await;
+        if stored.is_ok() {
+            self.publish(task, Some(task.state));
+        }
+        Step::Settled
+    }
+}
+
+/// A done result in line: tested on its own, open, and not settled by the queue.
+fn waits_to_land(task: &Task) -> bool {
+    let Some((_, review)) = task.open_result() else {
+        return false;
+    };
+    let in_line = match task.landing.as_ref().map(|l| &l.state) {
+        None => true,
+        // Testing: a landing a restart interrupted; its branch did not move.
+        Some(
+            LandingState::Waiting { .. } | LandingState::Testing { .. } | LandingState::Held { .. },
+        ) => true,
+        Some(
+            LandingState::Landed { .. }
+            | LandingState::SentBack { .. }
+            | LandingState::WaitsForPerson { .. },
+        ) => false,
+    };
+    task.state == TaskState::Done && review.checks != Checks::Running && in_line
+}
+
+/// Merges the tip of `into` into the task's branch in its worktree, so its next attempt
+/// starts from what it must land on. Where they conflict nothing is changed: the agent
+/// merges and resolves (its prompt says so).
+async fn bring_up_to(worktree: &Worktree, into: &str, tip: &str) -> Result<(), String> {
+    if tip.is_empty() {
+        return Ok(());
+    }
+    let git = Git::in_worktree(Path::new(&worktree.repo), worktree.path())
+        .await
+        .map_err(|e| e.to_string())?;
+    let git = merge::with_identity(git).await;
+    let message = format!("Merge {into} into {}", worktree.branch);
+    let merged = git
+        .output(&["merge", "--no-edit", "--no-verify", "-m", &message, tip])
+        .await
+        .map_err(|e| e.to_string())?;
+    if !merged.ok() {
+        let aborted = git.output(&["merge", "--abort"]).await;
+        if !aborted.is_ok_and(|o| o.ok()) {
+            return Err(format!(
+                "bringing its branch up to {into} failed and could not be undone in {}: {}",
+                worktree.path,
+                merged.stderr.trim()
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl LandError {
+    /// Why a person's merge of `task`'s `branch` into `into` was refused.
+    pub(in crate::tasks) fn refusal(self, task: &Task, branch: &str, into: &str) -> TaskError {
+        let why = match self {
+            LandError::Failed(Failure::Conflicts { files, hunks }) => format!(
+                "{branch} conflicts with {into} in: {}. Nothing was changed: resolve it on the task's branch (in its worktree), or discard the task. The conflicting parts:\n{hunks}",
+                files.join(", ")
+            ),
+            LandError::Failed(failure) => format!(
+                "{}. Nothing was changed: have its agent fix it, or merge it anyway with force",
+                failure.for_prompt(into)
+            ),
+            LandError::Moved => format!(
+                "{into} moved while the merged tree was tested; nothing was changed: merge again"
+            ),
+            LandError::Held(why) => format!("{why}. Nothing was changed"),
+            LandError::Other(why) => why,
+        };
+        TaskError::NotAllowed(format!("task {}: {why}", task.id))
+    }
+}

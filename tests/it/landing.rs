@@ -1,0 +1,234 @@
+//! Only green lands, on the real Claude Code against the scripted fake: four results from
+//! the same base, each green or red on its own, land by themselves (`[tasks] land =
+//! "when_green"`) in the order they were done. A renames `one()` to `uno()` and lands; B's
+//! new test still calls `one()`, so the merged tree does not compile and B goes back to its
+//! agent naming E0425, then lands once its next attempt compiles; C lands; D's own test
+//! fails, so D goes back naming its test, then lands. Every commit on the branch passes
+//! `cargo test`, and the person's checkout stays clean.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::mcp_spawn::spawning_server;
+use crate::mcp_tasks::{claude_home, no_agent_left};
+use crate::support::*;
+use crate::task_worktrees::git;
+
+const WITHIN: Duration = Duration::from_secs(600);
+
+const LIB: &str =
+    "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n";
+
+/// A git repository holding the `lab` crate of `LIB`, committed on `main`.
+fn lab_crate(dir: &Path) {
+    let files = [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/lib.rs", LIB),
+        (".gitignore", "/target\n"),
+    ];
+    for (name, text) in files {
+        let file = dir.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let locked = Command::new(std::env::var("CARGO").expect("run by cargo"))
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(locked.status.success(), "{locked:?}");
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the lab crate"]);
+}
+
+/// A task whose agent runs `run` in its worktree, or `fix` when its prompt says an earlier
+/// attempt did not land; then says it is done.
+fn task(title: &str, project: &str, run: &str, fix: Option<&str>) -> Value {
+    let encode = |c: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(c);
+    let fix = fix
+        .map(|f| format!(" lab:fix={}", encode(f)))
+        .unwrap_or_default();
+    json!({"title": title, "project_path": project, "auto_approve": "trusted",
+           "description": format!("Change the crate lab:run={}{fix} lab:complete=done", encode(run))})
+}
+
+async fn landing_of(client: &Client, id: &str) -> Value {
+    call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone()
+}
+
+/// task_show's task until its result landed.
+async fn until_landed(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let task = landing_of(client, id).await;
+        if task["landing"]["state"]["state"] == "landed" {
+            return task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} never landed: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing");
+    lab_crate(&home.project);
+    let base = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    let config =
+        "[tasks]\ngrace_s = 1\nland = \"when_green\"\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let new_test = |name: &str, body: &str| {
+        format!(
+            "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
+        )
+    };
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            task("A renames one to uno", &project, "sed -i 's/one()/uno()/g' src/lib.rs", None),
+            task("B tests one", &project,
+                 &new_test("b_calls_one", "assert_eq!(lab::one(), 1);"),
+                 Some("sed -i 's/lab::one()/lab::uno()/' tests/b_calls_one.rs")),
+            task("C adds its own test", &project, &new_test("c_adds", "assert_eq!(2 + 2, 4);"), None),
+            task("D adds a failing test", &project,
+                 &new_test("d_fails", "assert_eq!(1 + 1, 3);"),
+                 Some("sed -i 's/assert_eq!(1 + 1, 3)/assert_eq!(1 + 1, 2)/' tests/d_fails.rs")),
+        ]}),
+    )
+    .await;
+    let ids: Vec<String> = (0..4)
+        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
+        .collect();
+    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    // One at a time: they are done, and so land, in the order A, B, C, D.
+    call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+
+    let a_landed = until_landed(&client, a).await;
+    assert_eq!(
+        a_landed["landing"]["state"]["how"], "fast_forward",
+        "{a_landed:#}"
+    );
+    assert_eq!(a_landed["landing"].get("sent_back"), None, "{a_landed:#}");
+
+    let c_landed = until_landed(&client, c).await;
+    assert_eq!(c_landed["landing"].get("sent_back"), None, "{c_landed:#}");
+    assert_eq!(c_landed["attempts"], 1);
+
+    let b_landed = until_landed(&client, b).await;
+    let sent = &b_landed["landing"]["sent_back"];
+    assert_eq!(sent.as_array().map(Vec::len), Some(1), "{b_landed:#}");
+    assert_eq!(sent[0]["failure"]["kind"], "red", "{b_landed:#}");
+    assert_eq!(sent[0]["failure"]["on_merged_tree"], true);
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("E0425"),
+        "{b_landed:#}"
+    );
+    assert_eq!(b_landed["attempts"], 2);
+    assert_eq!(b_landed["landing"]["state"]["how"], "merge_commit");
+
+    let d_landed = until_landed(&client, d).await;
+    let sent = &d_landed["landing"]["sent_back"];
+    assert_eq!(sent[0]["failure"]["on_merged_tree"], false, "{d_landed:#}");
+    assert_eq!(sent[0]["failure"]["check"], "test");
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("d_fails"),
+        "{d_landed:#}"
+    );
+
+    // task_show says where each result went and why an attempt was sent back.
+    let shown = call_ok(&client, "task_show", json!({"task_id": b})).await;
+    let text = shown.to_string();
+    assert!(text.contains("sent_back"), "{shown:#}");
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    let line = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == *b)
+        .unwrap()["landing"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(line.starts_with("landed on main at "), "{line}");
+
+    // The person's checkout followed, clean, and every commit on main passes cargo test.
+    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
+    let tip = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    assert_eq!(git(&home.project, &["rev-parse", "HEAD"]).trim(), tip);
+    let commits = git(
+        &home.project,
+        &["rev-list", "--first-parent", &format!("{base}..main")],
+    );
+    let commits: Vec<&str> = commits.lines().collect();
+    assert_eq!(
+        commits.len(),
+        4,
+        "A fast-forwarded, three merges: {commits:?}"
+    );
+    let checkout = tempfile::tempdir().unwrap();
+    let at = checkout.path().join("at");
+    git(
+        &home.project,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            at.to_str().unwrap(),
+            &base,
+        ],
+    );
+    let target = tempfile::tempdir().unwrap();
+    for commit in commits {
+        git(&at, &["checkout", "-q", "--detach", commit]);
+        let tested = Command::new(std::env::var("CARGO").unwrap())
+            .args(["test", "--offline", "--quiet"])
+            .env("CARGO_TARGET_DIR", target.path())
+            .current_dir(&at)
+            .output()
+            .unwrap();
+        assert!(
+            tested.status.success(),
+            "cargo test fails at {commit}: {}",
+            String::from_utf8_lossy(&tested.stderr)
+        );
+    }
+    let lib = std::fs::read_to_string(home.project.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("pub fn uno()"), "{lib}");
+    for test in ["b_calls_one", "c_adds", "d_fails"] {
+        assert!(
+            home.project.join(format!("tests/{test}.rs")).is_file(),
+            "{test}"
+        );
+    }
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
