@@ -51,7 +51,7 @@ fn lab_crate(dir: &Path) {
 
 /// A task whose agent runs `run` in its worktree, or `fix` when its prompt says an earlier
 /// attempt did not land; then says it is done.
-fn task(title: &str, project: &str, run: &str, fix: Option<&str>) -> Value {
+fn task(title: &str, project: &Value, run: &str, fix: Option<&str>) -> Value {
     let encode = |c: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(c);
     let fix = fix
         .map(|f| format!(" lab:fix={}", encode(f)))

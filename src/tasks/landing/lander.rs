@@ -206,16 +206,12 @@ impl Tasks {
             .commit_of(&format!("refs/heads/{into}"))
             .await
             .unwrap_or_default();
+        let strategy = match one_commit_on(worktree, &tip_before, &review.head).await {
+            true => Strategy::Auto,
+            false => Strategy::MergeCommit,
+        };
         match self
-            .land_tested(
-                task,
-                worktree,
-                review,
-                &into,
-                Strategy::Auto,
-                false,
-                testing,
-            )
+            .land_tested(task, worktree, review, &into, strategy, false, testing)
             .await
         {
             Ok(merged) => {
@@ -318,6 +314,10 @@ impl Tasks {
                     }
                     .to_string(),
                 ));
+            }
+            Candidate::Merge(commit) if same_tree(&git, &commit, &review.head).await => {
+                // What its own checks passed on, under a merge commit.
+                (commit, "merge_commit")
             }
             Candidate::Merge(commit) => {
                 testing(tip.clone(), commit.clone()).await;
@@ -595,6 +595,31 @@ fn waits_to_land(task: &Task) -> bool {
         ) => false,
     };
     task.state == TaskState::Done && review.checks != Checks::Running && in_line
+}
+
+/// Whether `head` is one commit on top of `tip`: a fast-forward to it puts on the branch
+/// only what was tested. Else the branch gets a merge commit, so that every commit in its
+/// first-parent history is one the checks passed (the agent's work in progress and the
+/// attempts that were sent back stay behind the merge's second parent).
+async fn one_commit_on(worktree: &Worktree, tip: &str, head: &str) -> bool {
+    let git = Git::at(Path::new(&worktree.repo));
+    let range = format!("{tip}..{head}");
+    let parent = format!("{head}^");
+    let count = git.line(&["rev-list", "--count", &range]).await;
+    let on_tip = git.commit_of(&parent).await.is_some_and(|p| p == tip);
+    count.is_ok_and(|n| n == "1") && on_tip
+}
+
+/// Whether commits `a` and `b` have the same tree.
+async fn same_tree(git: &Git, a: &str, b: &str) -> bool {
+    let tree = |c: &str| format!("{c}^{{tree}}");
+    match (
+        git.line(&["rev-parse", &tree(a)]).await,
+        git.line(&["rev-parse", &tree(b)]).await,
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Merges the tip of `into` into the task's branch in its worktree, so its next attempt
