@@ -285,6 +285,8 @@ pub struct LandingConfig {
     pub checks: Vec<LandCheck>,
     /// How many attempts a task's agent gets before its result waits for a person.
     pub attempts: u32,
+    /// How long one check may run (a hung test is a failure sent back to its agent).
+    pub check_timeout: Duration,
 }
 
 /// manual: a person lands a result with task_merge; when_green: it lands by itself once the
@@ -641,6 +643,7 @@ struct FileQueue {
     land: Option<LandMode>,
     land_checks: Option<Vec<LandCheck>>,
     land_attempts: Option<u32>,
+    land_check_timeout_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1208,6 +1211,14 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
                 }
                 attempts => attempts,
             },
+            check_timeout: match file.land_check_timeout_s.unwrap_or(1200) {
+                seconds @ 1..=86_400 => Duration::from_secs(seconds),
+                other => {
+                    return Err(ConfigError::Invalid(format!(
+                        "tasks.land_check_timeout_s: {other} is not between 1 and 86400 seconds (a day)"
+                    )));
+                }
+            },
         },
     })
 }
@@ -1473,6 +1484,7 @@ mod tests {
         assert_eq!(default.mode, LandMode::Manual);
         assert_eq!(default.checks, vec![LandCheck::Compile, LandCheck::Test]);
         assert_eq!(default.attempts, 3);
+        assert_eq!(default.check_timeout, Duration::from_secs(1200));
 
         let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\"]\nland_attempts = 5\n";
         let set = resolve_with(text, Overrides::default())
@@ -1490,6 +1502,11 @@ mod tests {
             ("[tasks]\nland_checks = []\n", "tasks.land_checks"),
             ("[tasks]\nland_attempts = 0\n", "tasks.land_attempts"),
             ("[tasks]\nland_attempts = 101\n", "more than 100"),
+            (
+                "[tasks]\nland_check_timeout_s = 0\n",
+                "tasks.land_check_timeout_s",
+            ),
+            ("[tasks]\nland_check_timeout_s = 86401\n", "a day"),
             ("[tasks]\nland = \"sometimes\"\n", "sometimes"),
             ("[tasks]\nland_checks = [\"deploy\"]\n", "deploy"),
         ] {

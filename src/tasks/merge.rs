@@ -232,6 +232,17 @@ pub(super) async fn advance(
         0 => Git::at(Path::new(&worktree)),
         _ => Git::in_worktree(repo, Path::new(&worktree)).await?,
     };
+    let moved = || async {
+        match there.commit_of(&target_ref).await {
+            Some(now) => now != old,
+            None => true,
+        }
+    };
+    if moved().await {
+        return Err(MergeError::Moved {
+            into: into.to_string(),
+        });
+    }
     let dirty = there.dirty(false).await?;
     if !dirty.is_empty() {
         return Err(MergeError::DirtyTarget {
@@ -248,6 +259,10 @@ pub(super) async fn advance(
         .await?;
     match merged.ok() {
         true => Ok(()),
+        // The person committed on it meanwhile.
+        false if moved().await => Err(MergeError::Moved {
+            into: into.to_string(),
+        }),
         false => Err(MergeError::Refused {
             into: into.to_string(),
             worktree,

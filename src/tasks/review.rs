@@ -25,9 +25,6 @@ use crate::render::Render;
 use crate::toolchain::BuildKind;
 use crate::toolchain::requests::{CompileRequest, TestRequest, TimeoutMs};
 
-/// How long one check may run.
-const CHECK_TIMEOUT: TimeoutMs = TimeoutMs::new(20 * 60 * 1000).unwrap();
-
 impl Tasks {
     /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
     /// checks on it; recorded with the task and published at each step.
@@ -105,6 +102,8 @@ impl Tasks {
         }
         let stop = self.running_until().cloned().unwrap_or_default();
         let call = Call::silent(stop);
+        let timeout = self.config.tasks.landing.check_timeout.as_millis() as u64;
+        let timeout = TimeoutMs::new(timeout).expect("a check's timeout is at most a day");
         let mut results: Vec<CheckResult> = Vec::new();
         for check in &self.config.tasks.landing.checks {
             if let Some(failed) = results.iter().find(|r| !r.is_green()) {
@@ -119,7 +118,7 @@ impl Tasks {
             let build = |kind| {
                 let req = CompileRequest {
                     project_path: project_path.clone(),
-                    timeout_ms: Some(CHECK_TIMEOUT),
+                    timeout_ms: Some(timeout),
                     ..CompileRequest::default()
                 };
                 self.toolchains.build(kind, req, &call)
@@ -133,7 +132,7 @@ impl Tasks {
                 LandCheck::Test => {
                     let req = TestRequest {
                         project_path: project_path.clone(),
-                        timeout_ms: Some(CHECK_TIMEOUT),
+                        timeout_ms: Some(timeout),
                         ..TestRequest::default()
                     };
                     check_result("test", self.toolchains.test(req, &call).await)

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::mcp_spawn::spawning_server;
+use crate::mcp_spawn::{spawning_server, spawning_server_with};
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
 use crate::task_worktrees::git;
@@ -230,5 +230,191 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
             "{test}"
         );
     }
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
+
+/// task_show's task until `done(task)` holds (`what` says what is awaited).
+async fn until_task(client: &Client, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let task = landing_of(client, id).await;
+        if done(&task) {
+            return task;
+        }
+        assert!(Instant::now() < deadline, "{what}: {task:#}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn landing_state(task: &Value) -> &str {
+    task["landing"]["state"]["state"].as_str().unwrap_or("")
+}
+
+/// The person commits a file of their own on the branch they have checked out.
+fn person_commits(project: &Path, file: &str) -> String {
+    std::fs::write(project.join(file), "the person's\n").unwrap();
+    git(project, &["add", file]);
+    git(project, &["commit", "-qm", file]);
+    git(project, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn hung_tests() -> Vec<String> {
+    let listing = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter(|l| l.contains("/deps/hangs-"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_restart() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-faults");
+    lab_crate(&home.project);
+    let project_dir = home.project.clone();
+    let data = tempfile::tempdir().unwrap();
+    let data_arg = data.path().to_str().unwrap().to_string();
+    let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_attempts = 1\n\
+                  land_check_timeout_s = 20\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let start = || {
+        spawning_server_with(
+            &home,
+            &cli,
+            tmux_dir.path(),
+            config,
+            &["--data-dir", &data_arg],
+        )
+    };
+    let mut server = start();
+    let mut client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let add = |task: Value| {
+        let client = &client;
+        async move {
+            let added = call_ok(client, "task_add", json!({"tasks": [task]})).await;
+            added["added"][0]["id"].as_str().unwrap().to_string()
+        }
+    };
+    call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+    let slow = "mkdir -p tests && printf '#[test]\\nfn slow() {\\n    std::thread::sleep(std::time::Duration::from_secs(8));\\n}\\n' > tests/slow.rs";
+
+    // The branch moves while the merged tree is tested: it is tested again on the new tip.
+    let t1 = add(task("slow test", &project, slow, None)).await;
+    until_task(&client, &t1, "t1 runs", |t| t["state"] == "running").await;
+    let p1 = person_commits(&project_dir, "person-1.txt");
+    until_task(&client, &t1, "t1's merged tree tested", |t| {
+        landing_state(t) == "testing"
+    })
+    .await;
+    let p2 = person_commits(&project_dir, "person-2.txt");
+    let landed = until_landed(&client, &t1).await;
+    let commit = landed["landing"]["state"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        git(&project_dir, &["rev-parse", &format!("{commit}^1")]).trim(),
+        p2,
+        "merged onto the tip the person moved it to: {landed:#}"
+    );
+    assert!(git(&project_dir, &["log", "--format=%H", "main"]).contains(&p1));
+    assert_eq!(git(&project_dir, &["status", "--porcelain"]), "");
+
+    // A dirty checkout of the branch holds it, untouched, until the person commits.
+    std::fs::write(project_dir.join(".gitignore"), "/target\n# the person's\n").unwrap();
+    let t2 = add(task("a file", &project, "echo two > two.txt", None)).await;
+    let held = until_task(&client, &t2, "t2 held", |t| landing_state(t) == "held").await;
+    assert!(
+        held["attention"]
+            .as_str()
+            .unwrap()
+            .contains("uncommitted changes (.gitignore)"),
+        "{held:#}"
+    );
+    assert_eq!(git(&project_dir, &["rev-parse", "main"]).trim(), commit);
+    assert_eq!(
+        git(&project_dir, &["status", "--porcelain"]),
+        " M .gitignore\n"
+    );
+    git(&project_dir, &["commit", "-qam", "the person's ignore"]);
+    let landed = until_landed(&client, &t2).await;
+    assert_eq!(landed["attention"], Value::Null, "{landed:#}");
+    assert!(project_dir.join("two.txt").is_file());
+    assert_eq!(
+        std::fs::read_to_string(project_dir.join(".gitignore")).unwrap(),
+        "/target\n# the person's\n"
+    );
+
+    // The person works on another branch: the task's branch lands on main by itself.
+    let t3 = add(task(
+        "another file",
+        &project,
+        "echo three > three.txt",
+        None,
+    ))
+    .await;
+    until_task(&client, &t3, "t3 runs", |t| t["state"] == "running").await;
+    git(&project_dir, &["checkout", "-q", "-b", "feature"]);
+    let landed = until_landed(&client, &t3).await;
+    assert_eq!(landed["landing"]["state"]["into"], "main", "{landed:#}");
+    assert_eq!(
+        git(&project_dir, &["branch", "--show-current"]).trim(),
+        "feature"
+    );
+    assert!(
+        !project_dir.join("three.txt").exists(),
+        "the checkout is the person's"
+    );
+    git(&project_dir, &["checkout", "-q", "main"]);
+    assert!(project_dir.join("three.txt").is_file());
+
+    // A test that hangs is stopped at the check's timeout, and with no attempt left the
+    // result waits for a person, saying why.
+    let hang = "mkdir -p tests && printf '#[test]\\nfn forever() {\\n    loop {\\n        std::thread::sleep(std::time::Duration::from_secs(1));\\n    }\\n}\\n' > tests/hangs.rs";
+    let t4 = add(task("a hanging test", &project, hang, None)).await;
+    let waits = until_task(&client, &t4, "t4 waits for a person", |t| {
+        landing_state(t) == "waits_for_person"
+    })
+    .await;
+    let why = waits["attention"].as_str().unwrap();
+    assert!(why.contains("test on its own branch: timeout"), "{waits:#}");
+    assert_eq!(
+        waits["landing"]["sent_back"][0]["failure"]["status"],
+        "timeout"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || hung_tests().is_empty()).await,
+        "{:?}",
+        hung_tests()
+    );
+    assert!(!project_dir.join("tests/hangs.rs").exists());
+
+    // drydock stops in the middle of a landing: once it is back, the result lands.
+    let t5 = add(task("a fifth file", &project, "echo five > five.txt", None)).await;
+    until_task(&client, &t5, "t5 runs", |t| t["state"] == "running").await;
+    let p3 = person_commits(&project_dir, "person-3.txt");
+    until_task(&client, &t5, "t5's merged tree tested", |t| {
+        landing_state(t) == "testing"
+    })
+    .await;
+    server.kill_now();
+    assert_eq!(git(&project_dir, &["rev-parse", "main"]).trim(), p3);
+    server = start();
+    client = modern_client(&server.url).await;
+    let landed = until_landed(&client, &t5).await;
+    let commit = landed["landing"]["state"]["commit"].as_str().unwrap();
+    assert_eq!(
+        git(&project_dir, &["rev-parse", &format!("{commit}^1")]).trim(),
+        p3
+    );
+    assert!(project_dir.join("five.txt").is_file());
+    assert_eq!(git(&project_dir, &["status", "--porcelain"]), "");
+    drop(client);
+    drop(server);
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
