@@ -258,6 +258,11 @@ pub struct TasksConfig {
     pub copy: Vec<String>,
     /// Where cargo builds in a task's worktree.
     pub cargo_target: CargoTarget,
+    /// A new worktree's build output starts as a copy of the project's own (cargo's target,
+    /// mix's `_build` and `deps`).
+    pub warm_start: bool,
+    /// The most bytes one warm start copies.
+    pub warm_start_limit: u64,
     /// Days a merged task's worktree is kept before it is removed (unmerged ones stay until
     /// they are merged or discarded).
     pub keep_merged: Duration,
@@ -629,6 +634,8 @@ struct FileQueue {
     worktrees: Option<bool>,
     copy: Option<Vec<String>>,
     cargo_target: Option<CargoTarget>,
+    warm_start: Option<bool>,
+    warm_start_limit_mb: Option<u64>,
     keep_merged_days: Option<u64>,
     store: Option<String>,
     host: Option<String>,
@@ -1179,6 +1186,15 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
         worktrees: file.worktrees.unwrap_or(true),
         copy: file.copy.unwrap_or_default(),
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
+        warm_start: file.warm_start.unwrap_or(true),
+        warm_start_limit: scaled(
+            positive(
+                file.warm_start_limit_mb.unwrap_or(8192),
+                "tasks.warm_start_limit_mb",
+            )?,
+            1024 * 1024,
+            "tasks.warm_start_limit_mb",
+        )?,
         keep_merged: duration_from_zero(
             file.keep_merged_days.unwrap_or(7),
             DAY,
@@ -1462,6 +1478,10 @@ mod tests {
                 "history.max_age_days",
             ),
             ("[history]\nmax_mb = 30000000000000\n", "history.max_mb"),
+            (
+                "[tasks]\nwarm_start_limit_mb = 30000000000000\n",
+                "tasks.warm_start_limit_mb",
+            ),
         ] {
             let error = resolve_with(text, Overrides::default())
                 .unwrap_err()
@@ -1515,6 +1535,24 @@ mod tests {
                 .to_string();
             assert!(error.contains(says), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn warm_starts_are_on_and_capped_unless_configured() {
+        let default = resolve_with("", Overrides::default()).unwrap();
+        assert!(default.tasks.warm_start);
+        assert_eq!(default.tasks.warm_start_limit, 8192 * 1024 * 1024);
+        let set = resolve_with(
+            "[tasks]\nwarm_start = false\nwarm_start_limit_mb = 100\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert!(!set.tasks.warm_start);
+        assert_eq!(set.tasks.warm_start_limit, 100 * 1024 * 1024);
+        assert!(matches!(
+            resolve_with("[tasks]\nwarm_start_limit_mb = 0\n", Overrides::default()),
+            Err(ConfigError::Zero("tasks.warm_start_limit_mb"))
+        ));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::store::Task;
 use super::worktree::Worktrees;
 use super::{TaskError, Tasks};
 use crate::agents::trust;
+use crate::toolchain::warm_start;
 
 impl Tasks {
     /// Where `task` works: in a worktree of the repository returned, or in place, for the
@@ -79,6 +80,9 @@ impl Tasks {
                     Some(base) if in_clone => Some(clones::base_in(&repo, base).await),
                     base => base.clone(),
                 };
+                // A worktree of an earlier attempt keeps its own build output.
+                let earlier =
+                    matches!(&task.isolation, Some(Isolation::Worktree(w)) if w.path().is_dir());
                 let mut worktree = self
                     .worktrees
                     .create(
@@ -92,6 +96,14 @@ impl Tasks {
                     .await
                     .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
                 let (top, dir) = (worktree.path().to_path_buf(), worktree.dir());
+                if !earlier && self.config.tasks.warm_start {
+                    // Only a target of the task's own is seeded: a shared one is warm already.
+                    let target = self.config.cargo_target_for(&dir);
+                    let own = target.filter(|target| target.ends_with(&task.id));
+                    let limit = self.config.tasks.warm_start_limit;
+                    let warmed = warm_start::warm(project, &dir, own.as_deref(), limit).await;
+                    worktree.notes.push(warmed.note());
+                }
                 let mut dirs = vec![top.as_path()];
                 if dir != top {
                     dirs.push(&dir);

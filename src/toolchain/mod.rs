@@ -20,6 +20,7 @@ pub mod results;
 pub(crate) mod runner;
 pub(crate) mod task_args;
 mod versions;
+pub mod warm_start;
 
 use std::path::Path;
 use std::sync::Arc;
