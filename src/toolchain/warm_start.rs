@@ -12,8 +12,8 @@
 //!   worktree's commit, per `git diff BASE`) is given the checkout's file's time. A file that
 //!   differs keeps the new time `git worktree add` gave it, so it (and only it) rebuilds.
 //! - **Bounded.** Nothing is copied beyond a cap and the filesystem's free space (less a
-//!   reserve); cargo's `incremental` caches (only for the project's own crates) go last and
-//!   are the first thing left out. What was done, or why not, is returned for the task's
+//!   reserve); cargo's `incremental` caches (only for the project's own crates) and profiles
+//!   other than `debug` are the first thing left out, then everything. What was done, or why not, is returned for the task's
 //!   notes.
 //!
 //! The per-task cargo target is removed with the worktree by the task queue; mix's `_build`
@@ -276,7 +276,15 @@ async fn same_as_checkout(
         .await
         .map_err(|e| e.to_string())?;
     let changed = Git::at(&checkout_top)
-        .run(&["diff", "--name-only", "-z", "--no-renames", &base, "--"])
+        .run(&[
+            "--no-optional-locks",
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            &base,
+            "--",
+        ])
         .await
         .map_err(|e| e.to_string())?;
     let changed: std::collections::HashSet<&str> =
@@ -322,8 +330,8 @@ struct Part {
     label: &'static str,
     from: PathBuf,
     to: PathBuf,
-    /// A cargo target: its `incremental` caches are optional, and a running build's profile
-    /// (locked) is left out.
+    /// A cargo target: its `incremental` caches and other profiles than `debug` are
+    /// optional, and it is not copied while a build of the checkout runs (locked).
     cargo: bool,
     /// The checkout's project directory and the worktree's: a symbolic link to a path inside
     /// the one points to the same path inside the other.
@@ -383,7 +391,7 @@ fn copy_parts(parts: Vec<Part>, limit: u64) -> Warmed {
     let with_optional = needed + optional <= room;
     if !with_optional {
         warmed.why_not.push(format!(
-            "cargo's incremental caches ({}) were left out to stay within {}",
+            "cargo's incremental caches and profiles other than debug ({}) were left out to stay within {}",
             megabytes(optional),
             megabytes(room)
         ));
@@ -429,11 +437,19 @@ fn copy_parts(parts: Vec<Part>, limit: u64) -> Warmed {
     warmed
 }
 
-/// Whether a path inside a cargo target is one of its `incremental` caches.
-fn is_incremental(relative: &Path) -> bool {
-    relative
-        .components()
-        .any(|c| matches!(c, Component::Normal(name) if name == "incremental"))
+/// Whether a path inside a cargo target may be left out when room is short: one of its
+/// `incremental` caches (only for the project's own crates), or anything of a profile other
+/// than `debug` (the one drydock's `compile` and `test` build).
+fn is_optional(relative: &Path) -> bool {
+    let mut components = relative.components();
+    let top_folder = match (components.next(), components.next()) {
+        (Some(Component::Normal(top)), Some(_)) => top != "debug",
+        _ => false,
+    };
+    top_folder
+        || relative
+            .components()
+            .any(|c| matches!(c, Component::Normal(name) if name == "incremental"))
 }
 
 fn size_of(part: &Part) -> (u64, u64) {
@@ -450,7 +466,7 @@ fn size_of(part: &Part) -> (u64, u64) {
             .path()
             .strip_prefix(&part.from)
             .unwrap_or(Path::new(""));
-        match part.cargo && is_incremental(relative) {
+        match part.cargo && is_optional(relative) {
             true => optional += metadata.len(),
             false => needed += metadata.len(),
         }
@@ -504,7 +520,7 @@ fn copy_tree(
                 .path()
                 .strip_prefix(&part.from)
                 .unwrap_or(Path::new(""));
-            with_optional || !(part.cargo && is_incremental(relative))
+            with_optional || !(part.cargo && is_optional(relative))
         });
     for entry in walk {
         let entry = entry.map_err(io::Error::other)?;
