@@ -235,6 +235,11 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         );
         let notes = isolation["notes"].to_string();
         assert!(notes.contains("Claude Code trusts the worktree"), "{notes}");
+        // The project never built, so its worktrees start as they are, and say so.
+        assert!(
+            notes.contains("warm start: no build output was copied"),
+            "{notes}"
+        );
         dirs.push(dir);
         let seen = seen_by(&home.project, id);
         let listing: Vec<&str> = seen.lines().collect();
