@@ -11,6 +11,11 @@
 //!   worktree whose content is the checkout's (not changed in the checkout against the
 //!   worktree's commit, per `git diff BASE`) is given the checkout's file's time. A file that
 //!   differs keeps the new time `git worktree add` gave it, so it (and only it) rebuilds.
+//! - **Paths compiled in rebuild.** A cargo unit whose build took one of the checkout's paths
+//!   from the environment (`env!("CARGO_MANIFEST_DIR")`, `CARGO_BIN_EXE_*`, per rustc's
+//!   dep-info) has its fingerprint dropped: cargo would not notice the path moved, and the
+//!   worktree's code would read (or write) the checkout. mix cannot tell (`__DIR__`), so only
+//!   its dependencies' builds are copied: the project's own apps compile anew.
 //! - **Bounded.** Nothing is copied beyond a cap and the filesystem's free space (less a
 //!   reserve); cargo's `incremental` caches (only for the project's own crates) and profiles
 //!   other than `debug` are the first thing left out, then everything. What was done, or why not, is returned for the task's
@@ -123,9 +128,24 @@ pub(crate) async fn warm_with(
     let started = Instant::now();
     let mut why_not = Vec::new();
     let mut parts = Vec::new();
+    let (cargo, mix) = (
+        checkout.join("Cargo.toml").is_file(),
+        checkout.join("mix.exs").is_file(),
+    );
+    if !cargo && !mix {
+        why_not.push("neither a cargo nor a mix project".into());
+    }
+    if cargo && cargo_target.is_none() {
+        why_not
+            .push("cargo builds into a target shared by tasks, not one of the task's own".into());
+    }
     if let Some(into) = cargo_target
-        && checkout.join("Cargo.toml").is_file()
+        && cargo
     {
+        let checkout_top = Git::at(checkout)
+            .top_level()
+            .await
+            .unwrap_or_else(|| checkout.to_path_buf());
         match cargo_target_of(checkout, cargo_env).await {
             Ok(from) if !from.is_dir() => why_not.push(format!(
                 "the checkout has not built with cargo yet ({} does not exist)",
@@ -141,16 +161,18 @@ pub(crate) async fn warm_with(
             )),
             Ok(from) => parts.push(Part {
                 label: "cargo target",
-                from,
+                from: from.clone(),
                 to: into.to_path_buf(),
                 cargo: true,
                 from_root: checkout.to_path_buf(),
                 to_root: worktree_dir.to_path_buf(),
+                skip: Vec::new(),
+                checkout_paths: vec![checkout_top, from],
             }),
             Err(why) => why_not.push(why),
         }
     }
-    if checkout.join("mix.exs").is_file() {
+    if mix {
         for name in ["_build", "deps"] {
             let (from, to) = (checkout.join(name), worktree_dir.join(name));
             if !from.is_dir() || to.exists() {
@@ -172,6 +194,11 @@ pub(crate) async fn warm_with(
                 cargo: false,
                 from_root: checkout.to_path_buf(),
                 to_root: worktree_dir.to_path_buf(),
+                skip: match name {
+                    "_build" => own_apps(checkout),
+                    _ => Vec::new(),
+                },
+                checkout_paths: Vec::new(),
             });
         }
     }
@@ -337,6 +364,23 @@ struct Part {
     /// the one points to the same path inside the other.
     from_root: PathBuf,
     to_root: PathBuf,
+    /// Paths (relative to `from`) left out: mix's builds of the project's own apps.
+    skip: Vec<PathBuf>,
+    /// The checkout's paths (its repository, its cargo target): a cargo unit whose build
+    /// took one of them from the environment (`env!("CARGO_MANIFEST_DIR")`,
+    /// `CARGO_BIN_EXE_*`) holds it compiled in, and must rebuild for the worktree.
+    checkout_paths: Vec<PathBuf>,
+}
+
+impl Part {
+    /// Whether the path `relative` (to `from`) is copied: `Some(optional)`, where `optional`
+    /// says it is copied only when room allows; `None`: never.
+    fn holds(&self, relative: &Path) -> Option<bool> {
+        if self.skip.iter().any(|skip| relative.starts_with(skip)) {
+            return None;
+        }
+        Some(self.cargo && is_optional(relative))
+    }
 }
 
 /// Sizes of a part: everything, and its optional share.
@@ -404,6 +448,14 @@ fn copy_parts(parts: Vec<Part>, limit: u64) -> Warmed {
             Ok(()) => {
                 warmed.bytes += counts.0;
                 warmed.files += counts.1;
+                let rebuilt = forget_units_naming(&part.to, &part.checkout_paths);
+                if !rebuilt.is_empty() {
+                    warmed.why_not.push(format!(
+                        "{} unit(s) compiled with the checkout's paths in them (env!(\"CARGO_MANIFEST_DIR\") and the like) rebuild: {}",
+                        rebuilt.len(),
+                        rebuilt.join(", ")
+                    ));
+                }
                 warmed.parts.push(format!(
                     "{} {} ({})",
                     part.label,
@@ -466,9 +518,10 @@ fn size_of(part: &Part) -> (u64, u64) {
             .path()
             .strip_prefix(&part.from)
             .unwrap_or(Path::new(""));
-        match part.cargo && is_optional(relative) {
-            true => optional += metadata.len(),
-            false => needed += metadata.len(),
+        match part.holds(relative) {
+            Some(true) => optional += metadata.len(),
+            Some(false) => needed += metadata.len(),
+            None => {}
         }
     }
     (needed, optional)
@@ -520,7 +573,8 @@ fn copy_tree(
                 .path()
                 .strip_prefix(&part.from)
                 .unwrap_or(Path::new(""));
-            with_optional || !(part.cargo && is_optional(relative))
+            part.holds(relative)
+                .is_some_and(|optional| with_optional || !optional)
         });
     for entry in walk {
         let entry = entry.map_err(io::Error::other)?;
@@ -591,6 +645,86 @@ fn copy_file(from: &Path, to: &Path, metadata: &Metadata, reflink: &mut Reflink)
     Ok(())
 }
 
+/// Forgets (removes the fingerprint of) every unit of the cargo target `target` whose
+/// build took one of `paths` from the environment, as rustc's dep-info (`deps/NAME-HASH.d`:
+/// `# env-dep:NAME=VALUE`) records: compiled in, it would point the worktree's code at the
+/// checkout. `OUT_DIR` is not counted: it is what `include!` reads at compile time, and cargo
+/// records such files relative to the target. Returns the units' names.
+fn forget_units_naming(target: &Path, paths: &[PathBuf]) -> Vec<String> {
+    let mut forgotten = Vec::new();
+    if paths.is_empty() {
+        return forgotten;
+    }
+    let Ok(profiles) = std::fs::read_dir(target) else {
+        return forgotten;
+    };
+    for profile in profiles.flatten().map(|p| p.path()) {
+        let Ok(infos) = std::fs::read_dir(profile.join("deps")) else {
+            continue;
+        };
+        let mut hashes = Vec::new();
+        for info in infos.flatten().map(|i| i.path()) {
+            if info.extension().is_none_or(|e| e != "d") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&info) else {
+                continue;
+            };
+            let names_checkout = text
+                .lines()
+                .filter_map(|line| line.strip_prefix("# env-dep:"))
+                .filter_map(|dep| dep.split_once('='))
+                .any(|(name, value)| {
+                    name != "OUT_DIR" && paths.iter().any(|p| Path::new(value).starts_with(p))
+                });
+            let stem = info.file_stem().unwrap_or_default().to_string_lossy();
+            if let Some((name, hash)) = stem.rsplit_once('-')
+                && names_checkout
+            {
+                hashes.push(hash.to_string());
+                forgotten.push(name.to_string());
+            }
+        }
+        let Ok(units) = std::fs::read_dir(profile.join(".fingerprint")) else {
+            continue;
+        };
+        for unit in units.flatten() {
+            let name = unit.file_name().to_string_lossy().into_owned();
+            if hashes.iter().any(|h| name.ends_with(&format!("-{h}"))) {
+                let _ = std::fs::remove_dir_all(unit.path());
+            }
+        }
+    }
+    forgotten.sort();
+    forgotten.dedup();
+    forgotten
+}
+
+/// mix's builds of the project's own apps in `_build` (relative to it): every
+/// `ENV/lib/APP` whose app is not a dependency in `deps`. Compiled code may hold the
+/// checkout's paths (`__DIR__`), and mix would not notice they moved: these compile anew.
+fn own_apps(checkout: &Path) -> Vec<PathBuf> {
+    let mut own = Vec::new();
+    let Ok(envs) = std::fs::read_dir(checkout.join("_build")) else {
+        return own;
+    };
+    for env in envs.flatten() {
+        let Ok(apps) = std::fs::read_dir(env.path().join("lib")) else {
+            continue;
+        };
+        for app in apps.flatten() {
+            if !checkout.join("deps").join(app.file_name()).is_dir() {
+                own.push(
+                    Path::new(&env.file_name())
+                        .join("lib")
+                        .join(app.file_name()),
+                );
+            }
+        }
+    }
+    own
+}
+
 fn has_entries(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
 }
@@ -602,7 +736,7 @@ fn free_space(path: &Path) -> u64 {
         .find(|p| p.exists())
         .unwrap_or(Path::new("/"));
     nix::sys::statvfs::statvfs(existing)
-        .map(|s| (s.blocks_available() as u64).saturating_mul(s.fragment_size() as u64))
+        .map(|s| s.blocks_available().saturating_mul(s.fragment_size()))
         .unwrap_or(0)
 }
 

@@ -210,6 +210,8 @@ async fn the_cap_leaves_out_incremental_caches_then_everything() {
         cargo: true,
         from_root: checkout.clone(),
         to_root: root.path().join("unused"),
+        skip: Vec::new(),
+        checkout_paths: Vec::new(),
     });
     assert!(needed > 0 && optional > 0, "{needed} {optional}");
 
@@ -271,6 +273,10 @@ fn mix_checkout(root: &Path) -> PathBuf {
         "defmodule Warmed.Other do\n  def two, do: 2\nend\n",
     );
     write(
+        &checkout.join("lib/where.ex"),
+        "defmodule Warmed.Where do\n  def dir, do: __DIR__\nend\n",
+    );
+    write(
         &checkout.join("deps/tiny/mix.exs"),
         "defmodule Tiny.MixProject do\n  use Mix.Project\n\n  def project, do: [app: :tiny, version: \"0.1.0\"]\nend\n",
     );
@@ -286,7 +292,7 @@ fn mix_checkout(root: &Path) -> PathBuf {
 }
 
 #[tokio::test]
-async fn a_warm_mix_worktree_compiles_only_what_differs() {
+async fn a_warm_mix_worktree_compiles_its_own_app_and_not_its_dependency() {
     let root = tempfile::tempdir().unwrap();
     let checkout = mix_checkout(root.path());
     let first = run(&checkout, "mix", &["compile"]);
@@ -312,8 +318,8 @@ async fn a_warm_mix_worktree_compiles_only_what_differs() {
     }
     let compiled = run(&task_dir, "mix", &["compile"]);
     assert!(
-        compiled.contains("Compiling 1 file (.ex)"),
-        "only lib/other.ex differs from the checkout's build: {compiled}"
+        compiled.contains("Compiling 3 files (.ex)"),
+        "the project's own app compiles anew (its code may hold the checkout's paths): {compiled}"
     );
     assert!(
         !compiled.contains("==> tiny"),
@@ -321,7 +327,80 @@ async fn a_warm_mix_worktree_compiles_only_what_differs() {
     );
     let again = run(&task_dir, "mix", &["compile"]);
     assert!(!again.contains("Compiling"), "{again}");
+    let dir = run(
+        &task_dir,
+        "mix",
+        &["run", "-e", "IO.puts(Warmed.Where.dir())"],
+    );
+    assert_eq!(dir.trim(), task_dir.join("lib").to_str().unwrap(), "{dir}");
     // The checkout's build is its own still.
     let theirs = run(&checkout, "mix", &["compile"]);
     assert!(!theirs.contains("Compiling"), "{theirs}");
+}
+
+#[tokio::test]
+async fn a_project_of_neither_kind_or_a_shared_target_is_left_alone_and_said_so() {
+    let root = tempfile::tempdir().unwrap();
+    let plain = root.path().join("plain");
+    write(&plain.join("README.md"), "hello\n");
+    run(&plain, "git", &["init", "-q", "-b", "main"]);
+    git(&plain, &["add", "-A"]);
+    git(&plain, &["commit", "-q", "-m", "start"]);
+    let dir = worktree(&plain, root.path(), "plain-task");
+    let warmed = warm(&plain, &dir, Some(&root.path().join("t")), LOTS).await;
+    assert_eq!(warmed.method, Method::None);
+    assert!(
+        warmed.note().contains("neither a cargo nor a mix project"),
+        "{}",
+        warmed.note()
+    );
+
+    let other = tempfile::tempdir().unwrap();
+    let checkout = cargo_checkout(other.path());
+    let dir = worktree(&checkout, other.path(), "shared-task");
+    let warmed = warm(&checkout, &dir, None, LOTS).await;
+    assert_eq!(warmed.method, Method::None);
+    assert!(
+        warmed.note().contains("shared by tasks"),
+        "{}",
+        warmed.note()
+    );
+}
+
+#[tokio::test]
+async fn a_crate_compiled_with_the_checkout_s_path_in_it_rebuilds() {
+    let root = tempfile::tempdir().unwrap();
+    let checkout = cargo_checkout(root.path());
+    write(
+        &checkout.join("src/words.rs"),
+        "pub fn first() -> &'static str {\n    \"one\"\n}\n\npub const HOME: &str = env!(\"CARGO_MANIFEST_DIR\");\n",
+    );
+    git(&checkout, &["commit", "-q", "-a", "-m", "home"]);
+    cargo_build(&checkout, &checkout.join("target"));
+
+    let task_dir = worktree(&checkout, root.path(), "warm");
+    let target = root.path().join("warm-target");
+    let warmed = warm_cargo(&checkout, &task_dir, &target, LOTS).await;
+    assert_ne!(warmed.method, Method::None, "{}", warmed.note());
+    assert!(
+        warmed.note().contains("rebuild: warmed"),
+        "{}",
+        warmed.note()
+    );
+    let built = cargo_build(&task_dir, &target);
+    assert_eq!(built.get("memchr"), Some(&true), "{built:?}");
+    assert_eq!(
+        built.get("warmed"),
+        Some(&false),
+        "env!(\"CARGO_MANIFEST_DIR\") names the checkout in the copied build: {built:?}"
+    );
+    let info = std::fs::read_dir(target.join("debug/deps"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("warmed-"))
+        .filter(|e| e.path().extension().is_some_and(|x| x == "d"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    let home = format!("env-dep:CARGO_MANIFEST_DIR={}", task_dir.display());
+    assert!(info.contains(&home), "{info}");
 }
