@@ -406,13 +406,13 @@ impl Worktrees {
     /// The scratch worktree where the landing queue tests what merging a result onto
     /// branch `into` of `repo` makes, checked out (detached) at `commit`. One per branch,
     /// kept between landings: its ignored build output stays warm, what else was left in it
-    /// is cleaned away.
+    /// is cleaned away. Also whether it was made just now.
     pub async fn scratch(
         &self,
         repo: &Path,
         into: &str,
         commit: &str,
-    ) -> Result<PathBuf, WorktreeError> {
+    ) -> Result<(PathBuf, bool), WorktreeError> {
         let name: String = into
             .chars()
             .map(
@@ -426,12 +426,13 @@ impl Worktrees {
         let source = Git::at(repo);
         let _changing = self.lock(repo).await;
         source.run(&["worktree", "prune"]).await?;
-        match Git::in_worktree(repo, &path).await {
+        let made = match Git::in_worktree(repo, &path).await {
             Ok(there) if path.is_dir() => {
                 there
                     .run(&["checkout", "--quiet", "--force", "--detach", commit])
                     .await?;
                 there.run(&["clean", "--quiet", "-f", "-d"]).await?;
+                false
             }
             _ => {
                 if path.exists() {
@@ -446,9 +447,10 @@ impl Worktrees {
                         "worktree", "add", "--quiet", "--force", "--detach", &path_text, commit,
                     ])
                     .await?;
+                true
             }
-        }
-        Ok(path)
+        };
+        Ok((path, made))
     }
 
     /// Held by merges, which move the refs the worktrees share.

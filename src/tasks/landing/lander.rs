@@ -23,6 +23,7 @@ use crate::tasks::requests::TaskRequest;
 use crate::tasks::state::{TaskState, Transition};
 use crate::tasks::store::{Record, Task};
 use crate::tasks::{TaskError, Tasks};
+use crate::toolchain::warm_start;
 
 /// How often the queue looks again at what waits: a held branch whose checkout was cleaned
 /// up, a result whose store write failed.
@@ -389,7 +390,7 @@ impl Tasks {
         commit: &str,
     ) -> Result<Checks, LandError> {
         let repo = Path::new(&worktree.repo);
-        let scratch = self
+        let (scratch, made) = self
             .worktrees
             .scratch(repo, into, commit)
             .await
@@ -400,7 +401,16 @@ impl Tasks {
         let below = inside
             .strip_prefix(worktree.path())
             .unwrap_or(Path::new(""));
-        Ok(self.checks(&scratch.join(below)).await)
+        let dir = scratch.join(below);
+        if made && self.config.tasks.warm_start {
+            // Its builds start from the project's own, as a task's do.
+            let target = self.config.cargo_target_for(&dir);
+            let limit = self.config.tasks.warm_start_limit;
+            let project = repo.join(below);
+            let warmed = warm_start::warm(&project, &dir, target.as_deref(), limit).await;
+            tracing::info!("the scratch worktree of {into}: {}", warmed.note());
+        }
+        Ok(self.checks(&dir).await)
     }
 
     /// The branch `task`'s result lands on: the one its worktree started from, else the one
