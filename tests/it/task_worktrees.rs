@@ -350,7 +350,18 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
             "{gone:#}"
         );
     }
-    assert_eq!(git(&home.project, &["worktree", "list"]).lines().count(), 1);
+    // Left: the checkout, and the scratch worktree where merged trees are tested (kept warm
+    // for the next merge into main).
+    let listed = git(&home.project, &["worktree", "list"]);
+    let worktrees: Vec<&str> = listed.lines().collect();
+    assert_eq!(worktrees.len(), 2, "{listed}");
+    let scratch = server.data_dir.path().join("worktrees");
+    assert!(
+        worktrees[1].starts_with(scratch.to_str().unwrap())
+            && worktrees[1].contains("/landing-main ")
+            && worktrees[1].ends_with("(detached HEAD)"),
+        "{listed}"
+    );
     assert_eq!(git(&home.project, &["branch", "--list", "drydock/*"]), "");
     for dir in &dirs {
         assert!(!Path::new(dir).exists(), "{dir}");
