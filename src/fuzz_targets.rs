@@ -56,6 +56,18 @@ pub const TARGETS: &[Target] = &[
         run: |data| with_question(data, docs::fuzzing::markdown_page),
     },
     Target {
+        name: "docs_mdx",
+        run: |data| with_question(data, docs::fuzzing::mdx_page),
+    },
+    Target {
+        name: "docs_rst",
+        run: |data| with_question(data, docs::fuzzing::rst_page),
+    },
+    Target {
+        name: "docs_asciidoc",
+        run: |data| with_question(data, docs::fuzzing::asciidoc_page),
+    },
+    Target {
         name: "docs_rust_source",
         run: |data| with_question(data, docs::fuzzing::rust_source),
     },

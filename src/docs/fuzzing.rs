@@ -1,15 +1,18 @@
-//! Documentation as the fuzzers feed it: every chunker (HTML and rustdoc pages, Markdown,
-//! Rust doc comments, Elixir's docs and sources), and the excerpt a lookup cuts from a
+//! Documentation as the fuzzers feed it: every chunker (HTML and rustdoc pages, Markdown and
+//! MDX, reStructuredText, AsciiDoc, Rust doc comments, Elixir's docs and sources), and the excerpt a lookup cuts from a
 //! passage for a question.
 
 use std::path::Path;
 
+use super::asciidoc::chunk_asciidoc;
 use super::chunk::{Chunk, FileMeta, SourceType};
 use super::elixir_docs::{chunk_elixir_source, parse_fetch_docs_output};
 use super::excerpt::excerpt;
 use super::html::{chunk_html, skip_html};
 use super::markdown::chunk_markdown;
+use super::mdx::chunk_mdx;
 use super::rerank::question_ecosystem;
+use super::rst::chunk_rst;
 use super::rust_source::chunk_rust_source;
 
 fn meta(source_type: SourceType, file: &str) -> FileMeta {
@@ -36,6 +39,27 @@ pub fn html_page(question: &str, page: &str) {
 pub fn markdown_page(question: &str, page: &str) {
     excerpts(
         &chunk_markdown(page, &meta(SourceType::Guide, "fuzz.md")),
+        question,
+    );
+}
+
+pub fn mdx_page(question: &str, page: &str) {
+    excerpts(
+        &chunk_mdx(page, &meta(SourceType::Guide, "fuzz.mdx")),
+        question,
+    );
+}
+
+pub fn rst_page(question: &str, page: &str) {
+    excerpts(
+        &chunk_rst(page, &meta(SourceType::Guide, "fuzz.rst")),
+        question,
+    );
+}
+
+pub fn asciidoc_page(question: &str, page: &str) {
+    excerpts(
+        &chunk_asciidoc(page, &meta(SourceType::Guide, "fuzz.adoc")),
         question,
     );
 }

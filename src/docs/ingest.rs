@@ -30,7 +30,7 @@ use super::store::{ChunkRecord, DocStore, FileChunks, StoreError};
 use crate::process::Policy;
 
 /// Bumped when chunking changes, so every file is chunked (not embedded) again.
-const CHUNKER_VERSION: &str = "4";
+const CHUNKER_VERSION: &str = "5";
 /// Chunks gathered before the embedding loop looks up known vectors and embeds the rest.
 const CHUNKS_PER_ROUND: usize = 4 * BATCH_SIZE;
 /// The writer commits when it holds this many rows or files, or after [`COMMIT_EVERY`].
@@ -395,13 +395,8 @@ fn record(
     match step {
         Step::Unchanged => outcome.unchanged += 1,
         Step::Skipped(skip) => {
-            let reason = match skip {
-                Skip::Binary => "binary",
-                Skip::Huge => "huge",
-                Skip::Generated => "generated",
-                Skip::Unsupported => "unsupported",
-            };
-            *outcome.skipped.entry(reason.to_string()).or_default() += 1;
+            let key = skip_key(skip, Path::new(&source));
+            *outcome.skipped.entry(key).or_default() += 1;
         }
         Step::Failed(error) => outcome.errors.push(error),
         Step::Changed { hash, chunks } => {
@@ -418,6 +413,20 @@ fn record(
         }
     }
     true
+}
+
+/// How a skipped file is counted: its reason and its type, `unsupported .json`.
+pub fn skip_key(skip: Skip, path: &Path) -> String {
+    let reason = match skip {
+        Skip::Binary => "binary",
+        Skip::Huge => "huge",
+        Skip::Generated => "generated",
+        Skip::Unsupported => "unsupported",
+    };
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(extension) => format!("{reason} .{}", extension.to_ascii_lowercase()),
+        None => format!("{reason} (no extension)"),
+    }
 }
 
 fn prepare_file(
@@ -450,9 +459,15 @@ fn prepare_file(
     if known_hashes.get(path.to_string_lossy().as_ref()) == Some(&hash) {
         return Step::Unchanged;
     }
+    // A file of a type drydock reads that is not UTF-8 text could not be read: listed.
     let content = match text_of(&bytes) {
         Ok(content) => content,
-        Err(skip) => return Step::Skipped(skip),
+        Err(_) => {
+            return Step::Failed(format!(
+                "{}: not UTF-8 text (binary, or another encoding)",
+                path.display()
+            ));
+        }
     };
     let meta = root.meta(relative, kind, content);
     match chunk_file(kind, content, &meta) {

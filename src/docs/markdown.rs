@@ -7,10 +7,19 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::collections::HashMap;
 
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
+use super::front_matter::{PageInfo, split_front_matter};
 
-/// Chunks a Markdown document.
+/// Chunks a Markdown document; YAML or TOML front matter gives the page its title.
 pub fn chunk_markdown(source: &str, meta: &FileMeta) -> Vec<Chunk> {
-    chunk_sections(markdown_sections(source), meta)
+    let (page, body) = split_front_matter(source);
+    chunk_markdown_page(&body, page, meta)
+}
+
+/// Chunks a Markdown body whose page title and description are known.
+pub fn chunk_markdown_page(body: &str, page: PageInfo, meta: &FileMeta) -> Vec<Chunk> {
+    let mut sections = markdown_sections(body);
+    page.apply(&mut sections);
+    chunk_sections(sections, meta)
 }
 
 struct Heading {
@@ -340,6 +349,38 @@ second
             );
         }
         assert!(chunks.iter().any(|c| c.heading_path == ["Big", "After"]));
+    }
+
+    #[test]
+    fn front_matter_titles_the_page_and_is_no_setext_heading() {
+        let doc = "---\ntitle: useEffect\ndescription: Synchronize with an external system.\n---\n\nIntro text.\n\n## Usage\n\nCall it at the top level.\n";
+        let chunks = chunk_markdown(doc, &meta());
+        assert_well_formed(&chunks);
+        assert!(
+            chunks.iter().all(|c| c.heading_path[0] == "useEffect"),
+            "{chunks:?}"
+        );
+        assert!(
+            !chunks
+                .iter()
+                .any(|c| c.heading_path.iter().any(|h| h.contains("title:")))
+        );
+        let intro = &chunks[0];
+        assert!(
+            intro
+                .text
+                .starts_with("Synchronize with an external system."),
+            "{intro:?}"
+        );
+        assert!(intro.text.contains("Intro text."));
+        assert_eq!(intro.line_start, 3, "the description's own line");
+        // A page whose first heading is its title does not say it twice.
+        let titled = chunk_markdown(
+            "+++\ntitle = \"Install\"\n+++\n# Install\n\nRun it.\n",
+            &meta(),
+        );
+        assert_eq!(titled[0].heading_path, ["Install"]);
+        assert_eq!(titled[0].line_start, 4);
     }
 
     #[test]

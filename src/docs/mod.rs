@@ -18,21 +18,25 @@
 //! [`Docs`], the facade, is the docs index as the server and the command line use it: one
 //! model and one open index per process, lookups, ingests (one at a time) and a summary of
 //! what is indexed, taking [`requests`] and answering [`reports`].
+pub(crate) mod asciidoc;
 pub mod chunk;
 pub mod cross_encoder;
 pub mod elixir_docs;
 pub mod embed;
 pub(crate) mod excerpt;
+pub(crate) mod front_matter;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
 pub(crate) mod html;
 pub mod ingest;
 pub(crate) mod markdown;
+pub(crate) mod mdx;
 pub mod models;
 pub(crate) mod project;
 pub mod reports;
 pub mod requests;
 pub mod rerank;
+pub(crate) mod rst;
 pub(crate) mod rust_source;
 pub mod search;
 pub mod sources;

@@ -149,8 +149,8 @@ pub fn cargo_roots_from_metadata(
                 "README*".into(),
                 "readme*".into(),
                 "src/**/*.rs".into(),
-                "doc/**/*.md".into(),
-                "docs/**/*.md".into(),
+                "doc/**/*.{md,mdx,rst,adoc}".into(),
+                "docs/**/*.{md,mdx,rst,adoc}".into(),
             ];
             include.extend(package.readme.clone());
             PathFilter::new(&include, &[]).unwrap_or_default()
@@ -204,7 +204,7 @@ fn mix_roots(dir: &Path, exclude: &[String]) -> Vec<Root> {
             "README*",
             "readme*",
             "lib/**/*.ex",
-            "guides/**/*.md",
+            "guides/**/*.{md,cheatmd,livemd}",
             "*.md",
         ]
         .map(String::from);

@@ -1,7 +1,7 @@
 //! What an ingest reads, and how one file becomes chunks.
 //!
-//! A [`Root`] is either a tree of files (Markdown, text, HTML, Rust and Elixir sources,
-//! chunked by their extension) tagged with a library and version, or an Elixir `ebin`
+//! A [`Root`] is either a tree of files (Markdown, MDX, reStructuredText, AsciiDoc, text, HTML,
+//! Rust and Elixir sources, chunked by their extension) tagged with a library and version, or an Elixir `ebin`
 //! directory whose compiled modules carry their docs. `drydock index PATH`, a project's
 //! dependencies ([`super::project`]) and the installed toolchains all come down to roots.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use super::chunk::{Chunk, FileMeta, SourceType};
-use super::{elixir_docs, html, markdown, rust_source};
+use super::{asciidoc, elixir_docs, html, markdown, mdx, rst, rust_source};
 
 /// A tree of documentation files, or one file of it.
 #[derive(Debug, Clone)]
@@ -101,6 +101,9 @@ impl PathFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     Markdown,
+    Mdx,
+    ReStructuredText,
+    AsciiDoc,
     Text,
     Html,
     Rust,
@@ -110,8 +113,15 @@ pub enum FileKind {
 impl FileKind {
     pub fn of(path: &Path) -> Option<FileKind> {
         let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         Some(match extension.as_str() {
-            "md" | "markdown" | "mdown" => FileKind::Markdown,
+            // ex_doc extras: cheatsheets and Livebook notebooks are Markdown too.
+            "md" | "markdown" | "mdown" | "cheatmd" | "livemd" => FileKind::Markdown,
+            "mdx" => FileKind::Mdx,
+            "rst" | "rest" => FileKind::ReStructuredText,
+            // The sources a Sphinx build copies next to its HTML (`_sources/x.rst.txt`).
+            "txt" if name.ends_with(".rst.txt") => FileKind::ReStructuredText,
+            "adoc" | "asciidoc" | "asc" => FileKind::AsciiDoc,
             "txt" | "text" => FileKind::Text,
             "html" | "htm" => FileKind::Html,
             "rs" => FileKind::Rust,
@@ -138,6 +148,9 @@ pub enum Skip {
 pub fn chunk_file(kind: FileKind, content: &str, meta: &FileMeta) -> Result<Vec<Chunk>, Skip> {
     let chunks = match kind {
         FileKind::Markdown | FileKind::Text => markdown::chunk_markdown(content, meta),
+        FileKind::Mdx => mdx::chunk_mdx(content, meta),
+        FileKind::ReStructuredText => rst::chunk_rst(content, meta),
+        FileKind::AsciiDoc => asciidoc::chunk_asciidoc(content, meta),
         FileKind::Html => {
             if html::skip_html(Path::new(&meta.file_path), content) {
                 return Err(Skip::Generated);
@@ -200,8 +213,9 @@ impl FileRoot {
         }
     }
 
-    /// The supported files of the root, sorted, as (absolute path, path below the root):
-    /// .gitignore and the filter respected, hidden files and directories left out.
+    /// The files of the root, sorted, as (absolute path, path below the root): .gitignore and
+    /// the filter respected, hidden files and directories left out. Files of a type drydock
+    /// does not read are listed too, so that an ingest counts them as skipped.
     pub fn files(&self) -> Vec<(PathBuf, PathBuf)> {
         if let Some(only) = &self.only {
             let relative = only.strip_prefix(&self.dir).unwrap_or(only).to_path_buf();
@@ -231,7 +245,6 @@ impl FileRoot {
         let mut files: Vec<(PathBuf, PathBuf)> = walker
             .filter_map(Result::ok)
             .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-            .filter(|entry| FileKind::of(entry.path()).is_some())
             .filter_map(|entry| {
                 let relative = entry.path().strip_prefix(&self.dir).ok()?.to_path_buf();
                 self.filter
@@ -346,6 +359,21 @@ mod tests {
         assert_eq!(FileKind::of(Path::new("x.ex")), Some(FileKind::Elixir));
         assert_eq!(FileKind::of(Path::new("x.exs")), None);
         assert_eq!(FileKind::of(Path::new("Makefile")), None);
+        assert_eq!(FileKind::of(Path::new("d/page.mdx")), Some(FileKind::Mdx));
+        assert_eq!(
+            FileKind::of(Path::new("_sources/library/json.rst.txt")),
+            Some(FileKind::ReStructuredText)
+        );
+        assert_eq!(
+            FileKind::of(Path::new("README.rst")),
+            Some(FileKind::ReStructuredText)
+        );
+        assert_eq!(FileKind::of(Path::new("g.adoc")), Some(FileKind::AsciiDoc));
+        assert_eq!(FileKind::of(Path::new("notes.txt")), Some(FileKind::Text));
+        assert_eq!(
+            FileKind::of(Path::new("guides/cheatsheet.cheatmd")),
+            Some(FileKind::Markdown)
+        );
         assert_eq!(
             source_type(FileKind::Markdown, Path::new("deps/x/README.md"), ""),
             SourceType::Readme
@@ -419,15 +447,21 @@ mod tests {
                 .map(|(_, r)| r.display().to_string())
                 .collect()
         };
+        // Files of every type are listed, for the ingest to read or count as skipped.
         assert_eq!(
             relative(&file_root),
-            ["README.md", "docs/guide.md", "src/lib.rs"]
+            ["README.md", "docs/guide.md", "image.png", "src/lib.rs"]
         );
         file_root.skip_nested_packages = false;
-        file_root.filter = PathFilter::new(&[], &["docs/**".into()]).unwrap();
+        file_root.filter = PathFilter::new(&[], &["docs/**".into(), "*.png".into()]).unwrap();
         assert_eq!(
             relative(&file_root),
-            ["README.md", "crates/inner/src/lib.rs", "src/lib.rs"]
+            [
+                "README.md",
+                "crates/inner/Cargo.toml",
+                "crates/inner/src/lib.rs",
+                "src/lib.rs"
+            ]
         );
     }
 }

@@ -11,6 +11,7 @@ use drydock::docs::Docs;
 use drydock::docs::ingest::IngestProgress;
 use drydock::docs::reports::{IngestReport, LookupReport};
 use drydock::docs::requests::{IndexRequest, LookupRequest};
+use drydock::render::Render;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::copy_project;
@@ -255,11 +256,24 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
         },
     )
     .await;
-    assert_eq!(report.files_seen, 4, "{report:?}");
+    assert_eq!(report.files_seen, 5, "{report:?}");
     assert_eq!(report.files_indexed, 1);
-    assert_eq!(report.files_skipped.get("binary"), Some(&1));
-    assert_eq!(report.files_skipped.get("generated"), Some(&1));
-    assert_eq!(report.files_skipped.get("huge"), Some(&1));
+    // Every skip is counted by reason and type; a file drydock reads but cannot is listed.
+    assert_eq!(report.files_skipped.get("generated .html"), Some(&1));
+    assert_eq!(report.files_skipped.get("huge .md"), Some(&1));
+    assert_eq!(report.files_skipped.get("unsupported .json"), Some(&1));
+    assert_eq!(report.files_skipped.len(), 3, "{report:?}");
+    assert_eq!(report.error_count, 1);
+    assert!(
+        report.errors[0].contains("blob.md: not UTF-8 text"),
+        "{report:?}"
+    );
+    let text = report.render();
+    assert!(
+        text.contains("skipped 1 generated .html, 1 huge .md, 1 unsupported .json"),
+        "{text}"
+    );
+    assert!(text.contains("1 files could not be read:"), "{text}");
     let hit = lookup(&docs, "where should the target dir live", None).await;
     let top = &hit.results[0];
     assert_eq!(
