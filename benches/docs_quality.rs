@@ -7,7 +7,13 @@
 //! cargo bench --profile dev --bench docs_quality     # or --release for the latency
 //! ```
 //!
-//! (`DRYDOCK_EVAL_INDEX` names another index dir.) Two question sets: the held-out one,
+//! (`DRYDOCK_EVAL_INDEX` names another index dir.) A second family of docs, never tuned on:
+//! Debian's Python docs (`apt-get install python3-doc`), its tutorial, library, language
+//! reference, HOWTOs and FAQ, indexed by the bench itself into
+//! `~/.cache/drydock-eval/python-index` (or `DRYDOCK_EVAL_PYTHON_INDEX`; later runs re-embed
+//! nothing) and asked the held-out `tests/fixtures/docs-eval/python-questions.json`.
+//!
+//! Two question sets on the toolchain: the held-out one,
 //! `tests/fixtures/docs-eval/toolchain-questions.json` (written without looking at the
 //! search, by category, several acceptable places each), and the development one the
 //! re-ranking weights were chosen on, `questions.json`. A result answers when it comes from
@@ -15,27 +21,36 @@
 //! where rustdoc publishes it again under another path ("Hybrid, the passage itself" asks
 //! more: the returned passage holds the phrase). Prints Hit@1, Hit@5 and
 //! MRR@10 by category for vector, full-text and hybrid search, the hybrid misses, and the
-//! in-process latency of a lookup (query embedding included, no cache).
+//! in-process latency of a lookup (query embedding included, no cache), quiet and with one
+//! busy thread per core in the background.
 
 mod support;
+
+#[path = "docs_support/load.rs"]
+mod load;
 
 #[path = "../tests/it/retrieval_scores.rs"]
 mod retrieval_scores;
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use drydock::docs::embed::Embedder;
+use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
 use drydock::docs::reports::LookupReport;
 use drydock::docs::rerank::own_heading;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
+use drydock::docs::sources::{FileRoot, Library, PathFilter, Root};
 use drydock::docs::store::DocStore;
 use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
 use drydock::render::Render;
+use load::BusyLoad;
 use retrieval_scores::{Scores, squash};
 use serde::Deserialize;
 use support::percentile;
+use tokio_util::sync::CancellationToken;
 
 const TOP: usize = DEFAULT_LIMIT;
 
@@ -69,12 +84,14 @@ struct Question {
     targets: Vec<Target>,
 }
 
-fn questions() -> Vec<Question> {
+fn fixture(name: &str) -> String {
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs-eval");
-    let read = |name: &str| std::fs::read_to_string(fixtures.join(name)).unwrap();
-    let held_out: Vec<HeldOut> = serde_json::from_str(&read("toolchain-questions.json")).unwrap();
-    let development: Vec<Development> = serde_json::from_str(&read("questions.json")).unwrap();
-    let mut all: Vec<Question> = held_out
+    std::fs::read_to_string(fixtures.join(name)).unwrap()
+}
+
+fn held_out(name: &str) -> Vec<Question> {
+    let held_out: Vec<HeldOut> = serde_json::from_str(&fixture(name)).unwrap();
+    held_out
         .into_iter()
         .map(|q| Question {
             id: q.id,
@@ -83,7 +100,12 @@ fn questions() -> Vec<Question> {
             text: q.question,
             targets: q.targets,
         })
-        .collect();
+        .collect()
+}
+
+fn toolchain_questions() -> Vec<Question> {
+    let development: Vec<Development> = serde_json::from_str(&fixture("questions.json")).unwrap();
+    let mut all = held_out("toolchain-questions.json");
     all.extend(development.into_iter().map(|q| Question {
         id: q.id,
         set: "development",
@@ -137,20 +159,55 @@ fn record(
     }
 }
 
-#[tokio::main(flavor = "multi_thread")]
-async fn main() {
-    let dir = std::env::var_os("DRYDOCK_EVAL_INDEX")
+fn index_dir(variable: &str, default: &str) -> PathBuf {
+    std::env::var_os(variable)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var("HOME").unwrap())
-                .join(".cache/drydock-eval/toolchain-index")
+                .join(".cache/drydock-eval")
+                .join(default)
+        })
+}
+
+/// Debian's Python docs (`python3-doc`), as a root of the index.
+fn python_docs() -> Root {
+    let html = std::fs::read_dir("/usr/share/doc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("html"))
+        .find(|html| {
+            html.join("library/json.html").is_file()
+                && html
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|n| n.to_string_lossy().starts_with("python3"))
+        })
+        .unwrap_or_else(|| {
+            eprintln!("the Python docs are not installed: apt-get install python3-doc");
+            std::process::exit(1);
         });
+    let include: Vec<String> = ["tutorial", "library", "reference", "howto", "faq"]
+        .map(|dir| format!("{dir}/**/*.html"))
+        .to_vec();
+    Root::Files(FileRoot {
+        dir: html.canonicalize().unwrap(),
+        only: None,
+        library: Library::Named("python".into()),
+        version: None,
+        filter: PathFilter::new(&include, &[]).unwrap(),
+        skip_nested_packages: false,
+    })
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
     let embedder = Embedder::load_default().unwrap();
+    let dir = index_dir("DRYDOCK_EVAL_INDEX", "toolchain-index");
     let store = DocStore::open(&dir, embedder.model_name(), embedder.dimension())
         .await
         .unwrap();
-    let rows = store.count_rows().await.unwrap();
-    if rows == 0 {
+    if store.count_rows().await.unwrap() == 0 {
         eprintln!(
             "{} holds no index: build it with `DRYDOCK_INDEX={} drydock index --toolchain-docs`",
             dir.display(),
@@ -158,7 +215,38 @@ async fn main() {
         );
         std::process::exit(1);
     }
-    let questions = questions();
+    let python_dir = index_dir("DRYDOCK_EVAL_PYTHON_INDEX", "python-index");
+    let python = DocStore::open(&python_dir, embedder.model_name(), embedder.dimension())
+        .await
+        .unwrap();
+    let report = ingest(
+        &python,
+        &embedder,
+        vec![python_docs()],
+        &IngestOptions::default(),
+        Arc::new(IngestProgress::default()),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    println!("{}", report.render());
+
+    println!("== Rust and Elixir (the toolchain)");
+    evaluate(&embedder, &store, &dir, toolchain_questions()).await;
+    println!("\n== Python (python3-doc), never tuned on");
+    evaluate(
+        &embedder,
+        &python,
+        &python_dir,
+        held_out("python-questions.json"),
+    )
+    .await;
+}
+
+/// Asks `questions` of the index in `dir` and prints the scores, misses, tokens and latency.
+async fn evaluate(embedder: &Embedder, store: &DocStore, dir: &Path, questions: Vec<Question>) {
+    let store = store.clone();
+    let rows = store.count_rows().await.unwrap();
     let mut unanswerable = Vec::new();
     let mut answer_sets = Vec::new();
     for question in &questions {
@@ -292,7 +380,8 @@ async fn main() {
             }
         }
     }
-    let misses_file = std::env::temp_dir().join("docs-quality-misses.txt");
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let misses_file = std::env::temp_dir().join(format!("docs-quality-misses-{name}.txt"));
     std::fs::write(&misses_file, misses.join("\n")).unwrap();
     println!(
         "hybrid misses at 5: {} (listed in {})",
@@ -315,5 +404,30 @@ async fn main() {
         percentile(&latencies, 50.0),
         percentile(&latencies, 99.0),
         latencies.len()
+    );
+    let load = BusyLoad::start();
+    let mut loaded = Vec::new();
+    for question in &questions {
+        let started = Instant::now();
+        let vector = embedder.embed_query(&question.text).await.unwrap();
+        let hits = store
+            .search(
+                SearchMode::Hybrid,
+                &vector,
+                &question.text,
+                &SearchFilter::default(),
+                TOP,
+            )
+            .await
+            .unwrap();
+        std::hint::black_box(hits);
+        loaded.push(started.elapsed());
+    }
+    println!(
+        "  the same with {} busy threads in the background: p50 {:.1} ms, p99 {:.1} ms (ratio of p50s {:.2})",
+        load.threads(),
+        percentile(&loaded, 50.0),
+        percentile(&loaded, 99.0),
+        percentile(&loaded, 50.0) / percentile(&latencies, 50.0)
     );
 }

@@ -413,6 +413,70 @@ mod tests {
         );
     }
 
+    /// An mdBook as a crate ships it: `book.toml` is counted as skipped, `SUMMARY.md` and
+    /// the chapters are read with their headings.
+    #[test]
+    fn an_mdbook() {
+        let root = FileRoot {
+            dir: Path::new("src/docs/testdata/mdbook")
+                .canonicalize()
+                .unwrap(),
+            only: None,
+            library: Library::Named("tidewater".into()),
+            version: None,
+            filter: PathFilter::default(),
+            skip_nested_packages: true,
+        };
+        let files = root.files();
+        let relative: Vec<String> = files.iter().map(|(_, r)| r.display().to_string()).collect();
+        assert_eq!(
+            relative,
+            [
+                "book.toml",
+                "src/README.md",
+                "src/SUMMARY.md",
+                "src/getting-started.md",
+                "src/reference/config.md"
+            ]
+        );
+        assert_eq!(FileKind::of(Path::new("book.toml")), None);
+        let mut chunks = Vec::new();
+        for (path, relative) in &files[1..] {
+            let content = std::fs::read_to_string(path).unwrap();
+            let kind = FileKind::of(path).unwrap();
+            let meta = root.meta(relative, kind, &content);
+            chunks.extend(chunk_file(kind, &content, &meta).unwrap());
+        }
+        crate::docs::chunk::checks::assert_well_formed(&chunks);
+        let holding = |text: &str| {
+            chunks
+                .iter()
+                .find(|c| c.text.contains(text))
+                .unwrap_or_else(|| panic!("{text} in {chunks:#?}"))
+        };
+        let serve = holding("tidewater serve ./public");
+        assert_eq!(
+            (serve.file_path.as_str(), serve.heading_path.as_slice()),
+            (
+                "src/getting-started.md",
+                ["Getting Started".to_string()].as_slice()
+            )
+        );
+        assert!(
+            serve.text.contains("## Serving a directory"),
+            "{}",
+            serve.text
+        );
+        let workers = holding("number of CPUs by default");
+        assert_eq!(workers.heading_path[0], "Configuration");
+        assert_eq!(
+            holding("reloads its configuration").heading_path,
+            ["Introduction"]
+        );
+        let summary = holding("[Configuration](reference/config.md)");
+        assert_eq!(summary.file_path, "src/SUMMARY.md");
+    }
+
     #[test]
     fn walking_respects_gitignore_filters_and_nested_packages() {
         let dir = tempfile::tempdir().unwrap();

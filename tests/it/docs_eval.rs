@@ -93,8 +93,11 @@ fn corpus_chunks(roots: &[Root]) -> Vec<Chunk> {
         match root {
             Root::Files(files) => {
                 for (path, relative) in files.files() {
+                    // The root lists every file; the ingest skips those of no kind it reads.
+                    let Some(kind) = FileKind::of(&path) else {
+                        continue;
+                    };
                     let content = std::fs::read_to_string(&path).unwrap();
-                    let kind = FileKind::of(&path).unwrap();
                     let meta = files.meta(&relative, kind, &content);
                     chunks.extend(chunk_file(kind, &content, &meta).unwrap_or_default());
                 }
