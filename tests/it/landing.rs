@@ -275,7 +275,7 @@ async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_r
     let data = tempfile::tempdir().unwrap();
     let data_arg = data.path().to_str().unwrap().to_string();
     let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_attempts = 1\n\
-                  land_check_timeout_s = 20\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+                  land_check_timeout_s = 45\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
     let start = || {
         spawning_server_with(
             &home,
@@ -305,7 +305,11 @@ async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_r
 
     // The branch moves while the merged tree is tested: it is tested again on the new tip.
     let t1 = add(task("slow test", &project, slow, None)).await;
-    until_task(&client, &t1, "t1 runs", |t| t["state"] == "running").await;
+    // Once its worktree is made: it started from main as it was.
+    until_task(&client, &t1, "t1 in its worktree", |t| {
+        t["isolation"]["kind"] == "worktree"
+    })
+    .await;
     let p1 = person_commits(&project_dir, "person-1.txt");
     until_task(&client, &t1, "t1's merged tree tested", |t| {
         landing_state(t) == "testing"
@@ -358,7 +362,11 @@ async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_r
         None,
     ))
     .await;
-    until_task(&client, &t3, "t3 runs", |t| t["state"] == "running").await;
+    // Once its worktree is made: it started from main as it was.
+    until_task(&client, &t3, "t3 in its worktree", |t| {
+        t["isolation"]["kind"] == "worktree"
+    })
+    .await;
     git(&project_dir, &["checkout", "-q", "-b", "feature"]);
     let landed = until_landed(&client, &t3).await;
     assert_eq!(landed["landing"]["state"]["into"], "main", "{landed:#}");
@@ -396,7 +404,11 @@ async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_r
 
     // drydock stops in the middle of a landing: once it is back, the result lands.
     let t5 = add(task("a fifth file", &project, "echo five > five.txt", None)).await;
-    until_task(&client, &t5, "t5 runs", |t| t["state"] == "running").await;
+    // Once its worktree is made: it started from main as it was.
+    until_task(&client, &t5, "t5 in its worktree", |t| {
+        t["isolation"]["kind"] == "worktree"
+    })
+    .await;
     let p3 = person_commits(&project_dir, "person-3.txt");
     until_task(&client, &t5, "t5's merged tree tested", |t| {
         landing_state(t) == "testing"
