@@ -154,7 +154,7 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Queue a failed or cancelled task again (attempts + 1).",
+        description = "Queue a failed, cancelled or lost task again (attempts + 1); a done task whose result did not land and waits for a person goes back to its agent for one more attempt, its last failure as its context.",
         output_schema = schema_for_output::<TaskReport>()
     )]
     async fn task_retry(

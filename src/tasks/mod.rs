@@ -410,10 +410,14 @@ impl Tasks {
         Ok(self.report(store.get(&task.id).await?))
     }
 
-    /// Queues a failed or cancelled task again.
+    /// Queues a failed or cancelled task again; a done one whose result waits for a person
+    /// goes back to its agent for one more attempt.
     pub async fn retry(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
         let store = self.store().await?;
         let before = store.get(&req.task_id).await?;
+        if before.state == TaskState::Done {
+            return self.once_more(before).await;
+        }
         let task = store
             .transition(&req.task_id, Transition::Retry, Record::default(), None)
             .await?;

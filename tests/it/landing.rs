@@ -401,6 +401,23 @@ async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_r
         hung_tests()
     );
     assert!(!project_dir.join("tests/hangs.rs").exists());
+    // The person gives it one more attempt: its agent hears why again, and with no luck it
+    // waits for the person again, both attempts kept.
+    let again = call_ok(&client, "task_retry", json!({"task_id": t4})).await;
+    let state = again["task"]["state"].as_str().unwrap();
+    assert!(matches!(state, "queued" | "running"), "{again:#}");
+    assert_eq!(again["task"]["attention"], Value::Null);
+    let waits = until_task(&client, &t4, "t4 waits again", |t| {
+        t["landing"]["sent_back"].as_array().map(Vec::len) == Some(2)
+            && landing_state(t) == "waits_for_person"
+    })
+    .await;
+    assert_eq!(waits["attempts"], 2, "{waits:#}");
+    let refused = call_err(&client, "task_retry", json!({"task_id": t3})).await;
+    assert!(
+        refused.contains("only a result that did not land"),
+        "{refused}"
+    );
 
     // drydock stops in the middle of a landing: once it is back, the result lands.
     let t5 = add(task("a fifth file", &project, "echo five > five.txt", None)).await;

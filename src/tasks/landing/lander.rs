@@ -19,6 +19,7 @@ use crate::git::Git;
 use crate::supervise::spawn_supervised;
 use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
 use crate::tasks::merge::{self, MergeError, Merged, Strategy};
+use crate::tasks::reports::TaskReport;
 use crate::tasks::requests::TaskRequest;
 use crate::tasks::state::{TaskState, Transition};
 use crate::tasks::store::{Record, Task};
@@ -561,6 +562,62 @@ impl Tasks {
             }
         });
         Step::Settled
+    }
+
+    /// One more attempt for done `task`, whose result waits for a person after the landing
+    /// queue gave up on it: its agent gets the last failure as its context again.
+    pub(in crate::tasks) async fn once_more(
+        self: &Arc<Self>,
+        task: Task,
+    ) -> Result<TaskReport, TaskError> {
+        let landing = match &task.landing {
+            Some(
+                landing @ Landing {
+                    state: LandingState::WaitsForPerson { .. },
+                    ..
+                },
+            ) if !landing.sent_back.is_empty() => landing.clone(),
+            _ => {
+                return Err(TaskError::NotAllowed(format!(
+                    "task {} is done: only a result that did not land and waits for a person goes back to its agent (task_show says where it is)",
+                    task.id
+                )));
+            }
+        };
+        let Some(worktree) = task.isolation.as_ref().and_then(|i| i.worktree()) else {
+            return Err(TaskError::NotAllowed(format!(
+                "task {} has no worktree to work on again",
+                task.id
+            )));
+        };
+        if !worktree.path().is_dir() {
+            return Err(TaskError::NotAllowed(format!(
+                "task {}: its worktree {} is gone",
+                task.id, worktree.path
+            )));
+        }
+        let last = landing.sent_back.last().expect("checked above");
+        bring_up_to(worktree, &last.into, &last.tip)
+            .await
+            .map_err(TaskError::NotAllowed)?;
+        let landing = Landing {
+            state: LandingState::SentBack {
+                attempt: landing.sent_back.len() as u32 + 1,
+            },
+            ..landing
+        };
+        let requeued = self
+            .persistently(|store| async {
+                store.set_landing(&task.id, &landing).await?;
+                store.set_attention(&task.id, None, None).await?;
+                store
+                    .transition(&task.id, Transition::SendBack, Record::default(), None)
+                    .await
+            })
+            .await?;
+        self.publish(&requeued, Some(TaskState::Done));
+        self.fill().await;
+        self.show(TaskRequest { task_id: task.id }).await
     }
 
     /// Leaves `task`'s result to a person, saying why.

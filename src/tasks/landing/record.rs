@@ -37,7 +37,8 @@ pub enum LandingState {
     },
     /// Back with its agent, as attempt `attempt`: the last of `sent_back` says why.
     SentBack { attempt: u32 },
-    /// It will not land by itself: a person decides (task_merge, task_discard, task_retry).
+    /// It will not land by itself: a person decides (task_merge, task_discard, or task_retry
+    /// for one more attempt).
     WaitsForPerson { why: String },
 }
 
