@@ -119,22 +119,25 @@ impl Tasks {
         }
     }
 
-    /// Lands what waits, oldest result first. A branch whose first result is held holds the
-    /// ones behind it: results land in the order they were done.
+    /// Lands what waits, oldest result first. A branch whose first result is held, or still
+    /// has its own checks running, holds the ones behind it: results land in the order they
+    /// were done.
     async fn land_waiting(self: &Arc<Self>, stop: &CancellationToken) {
-        let mut in_line: Vec<Task> = self
+        let mut done: Vec<Task> = self
             .all_tasks()
             .await
             .into_iter()
-            .filter(|task| self.is_mine(task) && waits_to_land(task))
+            .filter(|task| {
+                self.is_mine(task) && task.state == TaskState::Done && task.open_result().is_some()
+            })
             .collect();
-        in_line.sort_by_key(|task| (task.finished_at_ms, task.created_at_ms));
+        done.sort_by_key(|task| (task.finished_at_ms, task.created_at_ms));
         let mut held: HashSet<(String, String)> = HashSet::new();
-        for task in in_line {
+        for task in done {
             if stop.is_cancelled() {
                 return;
             }
-            let Some((worktree, _)) = task.open_result() else {
+            let Some((worktree, review)) = task.open_result() else {
                 continue;
             };
             let into = self.target_of(&task, worktree).await.unwrap_or_default();
@@ -142,7 +145,11 @@ impl Tasks {
             if held.contains(&lane) {
                 continue;
             }
-            if let Step::Held = self.land(&task).await {
+            if review.checks == Checks::Running {
+                held.insert(lane);
+                continue;
+            }
+            if waits_to_land(&task) && matches!(self.land(&task).await, Step::Held) {
                 held.insert(lane);
             }
         }
