@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::isolation::{CheckResult, Checks, Disposition, Isolation, Review, Worktree};
-use super::landing::{Landing, LandingState};
 use super::merge;
 use super::reports::{Overlap, TargetCheck, TaskReport};
 use super::requests::{MergeRequest, TaskRequest};
@@ -146,7 +145,7 @@ impl Tasks {
     /// Merges finished task `req.task_id`'s branch into the project's branch.
     pub async fn merge(self: &Arc<Self>, req: MergeRequest) -> Result<TaskReport, TaskError> {
         let task = self.task(&req.task_id).await?;
-        let (worktree, mut review) = reviewable(&task)?;
+        let (worktree, review) = reviewable(&task)?;
         if let Some(url) = &task.repository
             && self.clones.holds(Path::new(&task.project_path))
         {
@@ -205,33 +204,8 @@ impl Tasks {
                     .map_err(|e| e.refusal(&task, &worktree.branch, &into))?
             }
         };
-        let at_ms = unix_millis(SystemTime::now());
-        review.disposition = Disposition::Merged {
-            into: merged.into.clone(),
-            commit: merged.commit.clone(),
-            how: merged.how.to_string(),
-            at_ms,
-        };
-        let landing = task.landing.clone().map(|landing| Landing {
-            state: LandingState::Landed {
-                into: merged.into,
-                commit: merged.commit,
-                how: merged.how.to_string(),
-                at_ms,
-            },
-            ..landing
-        });
-        // The branch moved: its record must follow, through a short outage too.
-        self.persistently(|store| async {
-            store.set_review(&task.id, &review).await?;
-            if let Some(landing) = &landing {
-                store.set_landing(&task.id, landing).await?;
-                store.set_attention(&task.id, None, None).await?;
-            }
-            Ok(())
-        })
-        .await?;
-        self.publish(&task, Some(task.state));
+        self.record_landed(&task, &review, task.landing.clone(), &merged)
+            .await?;
         self.show(TaskRequest { task_id: task.id }).await
     }
 

@@ -16,38 +16,12 @@ use serde_json::{Value, json};
 use crate::mcp_spawn::{spawning_server, spawning_server_with};
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
-use crate::task_worktrees::git;
+use crate::task_worktrees::{git, lab_crate};
 
 const WITHIN: Duration = Duration::from_secs(600);
 
 const LIB: &str =
     "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n";
-
-/// A git repository holding the `lab` crate of `LIB`, committed on `main`.
-fn lab_crate(dir: &Path) {
-    let files = [
-        (
-            "Cargo.toml",
-            "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-        ),
-        ("src/lib.rs", LIB),
-        (".gitignore", "/target\n"),
-    ];
-    for (name, text) in files {
-        let file = dir.join(name);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
-    let locked = Command::new(std::env::var("CARGO").expect("run by cargo"))
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(locked.status.success(), "{locked:?}");
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-qm", "the lab crate"]);
-}
 
 /// A task whose agent runs `run` in its worktree, or `fix` when its prompt says an earlier
 /// attempt did not land; then says it is done.
@@ -83,7 +57,7 @@ async fn until_landed(client: &Client, id: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-landing");
-    lab_crate(&home.project);
+    lab_crate(&home.project, LIB, &[]);
     let base = git(&home.project, &["rev-parse", "main"])
         .trim()
         .to_string();
@@ -270,7 +244,7 @@ fn hung_tests() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_landing_outlasts_a_moving_branch_a_dirty_checkout_a_hung_test_and_a_restart() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-faults");
-    lab_crate(&home.project);
+    lab_crate(&home.project, LIB, &[]);
     let project_dir = home.project.clone();
     let data = tempfile::tempdir().unwrap();
     let data_arg = data.path().to_str().unwrap().to_string();

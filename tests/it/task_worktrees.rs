@@ -41,19 +41,22 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// Makes `dir` a git repository holding a small cargo crate (with a test) and `shared.txt`,
 /// committed on `main`.
 pub fn cargo_repository(dir: &Path) {
+    let lib = "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn answers() {\n    assert_eq!(answer(), 42);\n}\n";
+    lab_crate(dir, lib, &[("shared.txt", "base\n")]);
+}
+
+/// Makes `dir` a git repository holding the cargo crate `lab` with `lib` as its
+/// `src/lib.rs`, and `more` files, committed on `main`.
+pub fn lab_crate(dir: &Path, lib: &str, more: &[(&str, &str)]) {
     let files = [
         (
             "Cargo.toml",
             "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
         ),
-        (
-            "src/lib.rs",
-            "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn answers() {\n    assert_eq!(answer(), 42);\n}\n",
-        ),
+        ("src/lib.rs", lib),
         (".gitignore", "/target\n"),
-        ("shared.txt", "base\n"),
     ];
-    for (name, text) in files {
+    for (name, text) in files.iter().chain(more) {
         let file = dir.join(name);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, text).unwrap();

@@ -170,6 +170,10 @@ impl Tasks {
             Ok(into) => into,
             Err(why) => return self.to_person(task, landing, why).await,
         };
+        let tip_before = Git::at(Path::new(&worktree.repo))
+            .commit_of(&format!("refs/heads/{into}"))
+            .await
+            .unwrap_or_default();
         if let Some(failed) = review.checks.first_failed() {
             let failure = Failure::Red {
                 on_merged_tree: false,
@@ -177,12 +181,8 @@ impl Tasks {
                 status: failed.status.clone(),
                 detail: failed.detail.clone().unwrap_or(failed.summary.clone()),
             };
-            let tip = Git::at(Path::new(&worktree.repo))
-                .commit_of(&format!("refs/heads/{into}"))
-                .await
-                .unwrap_or_default();
             return self
-                .send_back(task, worktree, review, landing, &into, &tip, failure)
+                .send_back(task, worktree, review, landing, &into, &tip_before, failure)
                 .await;
         }
         if let Checks::Skipped { why } = &review.checks {
@@ -211,10 +211,6 @@ impl Tasks {
                 }
             }
         };
-        let tip_before = Git::at(Path::new(&worktree.repo))
-            .commit_of(&format!("refs/heads/{into}"))
-            .await
-            .unwrap_or_default();
         let strategy = match one_commit_on(worktree, &tip_before, &review.head).await {
             true => Strategy::Auto,
             false => Strategy::MergeCommit,
@@ -224,7 +220,23 @@ impl Tasks {
             .await
         {
             Ok(merged) => {
-                self.record_landed(task, review, &mut landing, merged).await;
+                tracing::info!(
+                    "task {}: landed on {} at {} ({})",
+                    task.id,
+                    merged.into,
+                    merged.commit,
+                    merged.how
+                );
+                let recorded = self
+                    .record_landed(task, review, Some(landing), &merged)
+                    .await;
+                if let Err(error) = recorded {
+                    // The branch moved: the next pass finds the result in it and says so.
+                    tracing::warn!(
+                        "task {}: its landing could not be recorded: {error}",
+                        task.id
+                    );
+                }
                 Step::Settled
             }
             Err(LandError::Failed(failure)) => {
@@ -442,13 +454,14 @@ impl Tasks {
             })
     }
 
-    async fn record_landed(
+    /// Records `task`'s result as merged, and its landing, when it has one, as landed.
+    pub(in crate::tasks) async fn record_landed(
         &self,
         task: &Task,
         review: &Review,
-        landing: &mut Landing,
-        merged: Merged,
-    ) {
+        landing: Option<Landing>,
+        merged: &Merged,
+    ) -> Result<(), TaskError> {
         let at_ms = unix_millis(SystemTime::now());
         let mut review = review.clone();
         review.disposition = Disposition::Merged {
@@ -457,34 +470,27 @@ impl Tasks {
             how: merged.how.to_string(),
             at_ms,
         };
-        landing.state = LandingState::Landed {
-            into: merged.into.clone(),
-            commit: merged.commit.clone(),
-            how: merged.how.to_string(),
-            at_ms,
-        };
-        tracing::info!(
-            "task {}: landed on {} at {} ({})",
-            task.id,
-            merged.into,
-            merged.commit,
-            merged.how
-        );
-        let landed = self
-            .persistently(|store| async {
-                store.set_review(&task.id, &review).await?;
+        let landing = landing.map(|landing| Landing {
+            state: LandingState::Landed {
+                into: merged.into.clone(),
+                commit: merged.commit.clone(),
+                how: merged.how.to_string(),
+                at_ms,
+            },
+            ..landing
+        });
+        // The branch moved: its record must follow, through a short outage too.
+        self.persistently(|store| async {
+            store.set_review(&task.id, &review).await?;
+            if let Some(landing) = &landing {
                 store.set_landing(&task.id, landing).await?;
-                store.set_attention(&task.id, None, None).await.map(drop)
-            })
-            .await;
-        if let Err(error) = landed {
-            // The branch moved: the next pass finds the result in it and says so.
-            tracing::warn!(
-                "task {}: its landing could not be recorded: {error}",
-                task.id
-            );
-        }
+                store.set_attention(&task.id, None, None).await?;
+            }
+            Ok(())
+        })
+        .await?;
         self.publish(task, Some(task.state));
+        Ok(())
     }
 
     /// Gives `task`'s agent another attempt with `failure` as its context, on its branch
