@@ -242,7 +242,7 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     );
     assert_eq!(remembered["by"], format!("task {} (claude)", ids[0]));
 
-    // A finished task cannot be completed twice or retried.
+    // A finished task cannot be completed twice, nor retried when it does not wait for a person.
     let twice = call_err(
         &client,
         "task_complete",
@@ -251,7 +251,10 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     .await;
     assert!(twice.contains("a done task cannot be completed"), "{twice}");
     let retry = call_err(&client, "task_retry", json!({"task_id": ids[0]})).await;
-    assert!(retry.contains("a done task cannot be retried"), "{retry}");
+    assert!(
+        retry.contains("only a result that did not land and waits for a person"),
+        "{retry}"
+    );
     let unknown = call_err(&client, "task_show", json!({"task_id": "nope"})).await;
     assert!(unknown.contains("no task \"nope\""), "{unknown}");
 
