@@ -282,6 +282,9 @@ pub struct TasksConfig {
     pub landing: LandingConfig,
 }
 
+/// Results of one branch tested together by default: `benches/landing.rs` measured it.
+pub const DEFAULT_LAND_BATCH: usize = 4;
+
 /// How a done task's result reaches the branch it started from (`[tasks] land`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LandingConfig {
@@ -292,6 +295,9 @@ pub struct LandingConfig {
     pub attempts: u32,
     /// How long one check may run (a hung test is a failure sent back to its agent).
     pub check_timeout: Duration,
+    /// How many waiting results of one branch are merged and tested together (1: one at a
+    /// time). A red batch is split in halves until the result that broke it is found.
+    pub batch: usize,
 }
 
 /// manual: a person lands a result with task_merge; when_green: it lands by itself once the
@@ -303,23 +309,55 @@ pub enum LandMode {
     WhenGreen,
 }
 
-/// A check on the merged tree: one of drydock's build tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A check on the merged tree: one of drydock's build tools, or a command of the project's
+/// named in `[tasks.land_commands]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LandCheck {
     Compile,
     Test,
     Lint,
     TypeCheck,
+    /// `argv` run in the merged tree, in the builds' sandbox: green when it exits 0.
+    Command {
+        name: String,
+        argv: Vec<String>,
+    },
 }
 
 impl LandCheck {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             LandCheck::Compile => "compile",
             LandCheck::Test => "test",
             LandCheck::Lint => "lint",
             LandCheck::TypeCheck => "type_check",
+            LandCheck::Command { name, .. } => name,
+        }
+    }
+
+    /// The check `name` names: a build tool's, else one of `commands`.
+    fn named(name: &str, commands: &BTreeMap<String, Vec<String>>) -> Result<LandCheck, String> {
+        match name {
+            "compile" => Ok(LandCheck::Compile),
+            "test" => Ok(LandCheck::Test),
+            "lint" => Ok(LandCheck::Lint),
+            "type_check" => Ok(LandCheck::TypeCheck),
+            other => match commands.get(other) {
+                Some(argv) => Ok(LandCheck::Command {
+                    name: other.to_string(),
+                    argv: argv.clone(),
+                }),
+                None => Err(format!(
+                    "tasks.land_checks: {other:?} is neither compile, test, lint nor type_check, nor a command of [tasks.land_commands]{}",
+                    match commands.is_empty() {
+                        true => String::new(),
+                        false => format!(
+                            " ({})",
+                            commands.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    }
+                )),
+            },
         }
     }
 }
@@ -648,9 +686,11 @@ struct FileQueue {
     sandbox_hosts: Option<Vec<String>>,
     sandbox_read: Option<Vec<PathBuf>>,
     land: Option<LandMode>,
-    land_checks: Option<Vec<LandCheck>>,
+    land_checks: Option<Vec<String>>,
+    land_commands: Option<BTreeMap<String, Vec<String>>>,
     land_attempts: Option<u32>,
     land_check_timeout_s: Option<u64>,
+    land_batch: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1210,15 +1250,7 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
             .collect(),
         landing: LandingConfig {
             mode: file.land.unwrap_or(LandMode::Manual),
-            checks: match file.land_checks {
-                Some(checks) if checks.is_empty() => {
-                    return Err(ConfigError::Invalid(
-                        "tasks.land_checks: name at least one check (compile, test, lint, type_check): only a tested tree lands".into(),
-                    ));
-                }
-                Some(checks) => checks,
-                None => vec![LandCheck::Compile, LandCheck::Test],
-            },
+            checks: land_checks(file.land_checks, file.land_commands.unwrap_or_default())?,
             attempts: match positive(file.land_attempts.unwrap_or(3), "tasks.land_attempts")? {
                 more if more > 100 => {
                     return Err(ConfigError::Invalid(format!(
@@ -1232,6 +1264,14 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
                 other => {
                     return Err(ConfigError::Invalid(format!(
                         "tasks.land_check_timeout_s: {other} is not between 1 and 86400 seconds (a day)"
+                    )));
+                }
+            },
+            batch: match file.land_batch.unwrap_or(DEFAULT_LAND_BATCH) {
+                batch @ 1..=32 => batch,
+                other => {
+                    return Err(ConfigError::Invalid(format!(
+                        "tasks.land_batch: {other} is not between 1 (one result at a time) and 32"
                     )));
                 }
             },
@@ -1443,6 +1483,31 @@ fn scaled(value: u64, unit: u64, key: &'static str) -> Result<u64, ConfigError> 
         .ok_or_else(|| ConfigError::Invalid(format!("{key} is {value}: that is too large")))
 }
 
+/// The checks `[tasks] land_checks` names, in order, with the commands they may name.
+fn land_checks(
+    names: Option<Vec<String>>,
+    commands: BTreeMap<String, Vec<String>>,
+) -> Result<Vec<LandCheck>, ConfigError> {
+    if let Some((name, _)) = commands.iter().find(|(_, argv)| argv.is_empty()) {
+        return Err(ConfigError::Invalid(format!(
+            "tasks.land_commands.{name}: give the command as a list: its program, then its arguments"
+        )));
+    }
+    let names = match names {
+        Some(names) if names.is_empty() => {
+            return Err(ConfigError::Invalid(
+                "tasks.land_checks: name at least one check (compile, test, lint, type_check or a command of [tasks.land_commands]): only a tested tree lands".into(),
+            ));
+        }
+        Some(names) => names,
+        None => vec!["compile".into(), "test".into()],
+    };
+    names
+        .iter()
+        .map(|name| LandCheck::named(name, &commands).map_err(ConfigError::Invalid))
+        .collect()
+}
+
 fn positive<T: PartialEq + Default>(value: T, key: &'static str) -> Result<T, ConfigError> {
     if value == T::default() {
         Err(ConfigError::Zero(key))
@@ -1505,8 +1570,9 @@ mod tests {
         assert_eq!(default.checks, vec![LandCheck::Compile, LandCheck::Test]);
         assert_eq!(default.attempts, 3);
         assert_eq!(default.check_timeout, Duration::from_secs(1200));
+        assert_eq!(default.batch, DEFAULT_LAND_BATCH);
 
-        let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\"]\nland_attempts = 5\n";
+        let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\", \"e2e\"]\nland_attempts = 5\nland_batch = 8\n[tasks.land_commands]\ne2e = [\"./e2e.sh\", \"--quick\"]\n";
         let set = resolve_with(text, Overrides::default())
             .unwrap()
             .tasks
@@ -1514,9 +1580,18 @@ mod tests {
         assert_eq!(set.mode, LandMode::WhenGreen);
         assert_eq!(
             set.checks,
-            vec![LandCheck::Compile, LandCheck::Lint, LandCheck::Test]
+            vec![
+                LandCheck::Compile,
+                LandCheck::Lint,
+                LandCheck::Test,
+                LandCheck::Command {
+                    name: "e2e".into(),
+                    argv: vec!["./e2e.sh".into(), "--quick".into()]
+                }
+            ]
         );
         assert_eq!(set.attempts, 5);
+        assert_eq!(set.batch, 8);
 
         for (text, says) in [
             ("[tasks]\nland_checks = []\n", "tasks.land_checks"),
@@ -1528,7 +1603,20 @@ mod tests {
             ),
             ("[tasks]\nland_check_timeout_s = 86401\n", "a day"),
             ("[tasks]\nland = \"sometimes\"\n", "sometimes"),
-            ("[tasks]\nland_checks = [\"deploy\"]\n", "deploy"),
+            (
+                "[tasks]\nland_checks = [\"deploy\"]\n",
+                "\"deploy\" is neither",
+            ),
+            (
+                "[tasks]\nland_checks = [\"deploy\"]\n[tasks.land_commands]\ne2e = [\"x\"]\n",
+                "[tasks.land_commands] (e2e)",
+            ),
+            (
+                "[tasks.land_commands]\ne2e = []\n",
+                "tasks.land_commands.e2e",
+            ),
+            ("[tasks]\nland_batch = 0\n", "tasks.land_batch"),
+            ("[tasks]\nland_batch = 33\n", "tasks.land_batch"),
         ] {
             let error = resolve_with(text, Overrides::default())
                 .unwrap_err()

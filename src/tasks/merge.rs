@@ -192,6 +192,60 @@ pub(super) async fn is_ancestor(git: &Git, ancestor: &str, of: &str) -> Result<b
     }
 }
 
+/// The worktree that has branch `into` checked out, and its path.
+async fn checkout_of(
+    repo: &Path,
+    git: &Git,
+    into: &str,
+) -> Result<Option<(Git, String)>, MergeError> {
+    let target = format!("branch refs/heads/{into}");
+    let listing = git.run(&["worktree", "list", "--porcelain"]).await?;
+    let checked_out = listing.split("\n\n").enumerate().find_map(|(i, entry)| {
+        let on_target = entry.lines().any(|l| l == target);
+        let path = entry.lines().find_map(|l| l.strip_prefix("worktree "))?;
+        on_target.then(|| (i, path.to_string()))
+    });
+    let Some((index, worktree)) = checked_out else {
+        return Ok(None);
+    };
+    // The first is the repository's own work tree; a linked one is checked before use.
+    let there = match index {
+        0 => Git::at(Path::new(&worktree)),
+        _ => Git::in_worktree(repo, Path::new(&worktree)).await?,
+    };
+    Ok(Some((there, worktree)))
+}
+
+/// `DirtyTarget` when checkout `there` of `into` has uncommitted changes.
+async fn dirty_checkout(
+    there: &Git,
+    into: &str,
+    worktree: &str,
+) -> Result<Option<MergeError>, MergeError> {
+    let dirty = there.dirty(false).await?;
+    Ok((!dirty.is_empty()).then(|| MergeError::DirtyTarget {
+        into: into.to_string(),
+        worktree: worktree.to_string(),
+        files: dirty
+            .iter()
+            .map(|e| e.get(3..).unwrap_or(e).to_string())
+            .collect(),
+    }))
+}
+
+/// Why `into` cannot advance now, before anything is tested for it: the person's checkout
+/// of it has uncommitted changes.
+pub(super) async fn held_back(
+    repo: &Path,
+    git: &Git,
+    into: &str,
+) -> Result<Option<MergeError>, MergeError> {
+    match checkout_of(repo, git, into).await? {
+        Some((there, worktree)) => dirty_checkout(&there, into, &worktree).await,
+        None => Ok(None),
+    }
+}
+
 /// Moves branch `into` from `old` to `new`: a fast-forward in the worktree that has it
 /// checked out (refused when that one has uncommitted changes), else a compare-and-swap of
 /// the ref.
@@ -203,13 +257,7 @@ pub(super) async fn advance(
     new: &str,
 ) -> Result<(), MergeError> {
     let target_ref = format!("refs/heads/{into}");
-    let listing = git.run(&["worktree", "list", "--porcelain"]).await?;
-    let checked_out = listing.split("\n\n").enumerate().find_map(|(i, entry)| {
-        let on_target = entry.lines().any(|l| l == format!("branch {target_ref}"));
-        let path = entry.lines().find_map(|l| l.strip_prefix("worktree "))?;
-        on_target.then(|| (i, path.to_string()))
-    });
-    let Some((index, worktree)) = checked_out else {
+    let Some((there, worktree)) = checkout_of(repo, git, into).await? else {
         let moved = git
             .output(&[
                 "update-ref",
@@ -227,11 +275,6 @@ pub(super) async fn advance(
             }),
         };
     };
-    // The first is the repository's own work tree; a linked one is checked before use.
-    let there = match index {
-        0 => Git::at(Path::new(&worktree)),
-        _ => Git::in_worktree(repo, Path::new(&worktree)).await?,
-    };
     let moved = || async {
         match there.commit_of(&target_ref).await {
             Some(now) => now != old,
@@ -243,16 +286,8 @@ pub(super) async fn advance(
             into: into.to_string(),
         });
     }
-    let dirty = there.dirty(false).await?;
-    if !dirty.is_empty() {
-        return Err(MergeError::DirtyTarget {
-            into: into.to_string(),
-            worktree,
-            files: dirty
-                .iter()
-                .map(|e| e.get(3..).unwrap_or(e).to_string())
-                .collect(),
-        });
+    if let Some(dirty) = dirty_checkout(&there, into, &worktree).await? {
+        return Err(dirty);
     }
     let merged = there
         .output(&["merge", "--ff-only", "--quiet", new])

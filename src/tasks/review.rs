@@ -20,6 +20,7 @@ use crate::call::Call;
 use crate::config::LandCheck;
 use crate::events::unix_millis;
 use crate::git::Git;
+use crate::process::{ProcessOutput, Termination};
 use crate::render::Render;
 use crate::toolchain::BuildKind;
 use crate::toolchain::requests::{CompileRequest, TestRequest, TimeoutMs};
@@ -135,6 +136,13 @@ impl Tasks {
                         ..TestRequest::default()
                     };
                     check_result("test", self.toolchains.test(req, &call).await)
+                }
+                LandCheck::Command { name, argv } => {
+                    let ran = self
+                        .toolchains
+                        .command(&project_path, argv, Some(timeout), &call)
+                        .await;
+                    command_result(name, argv, ran)
                 }
             };
             results.push(result);
@@ -436,5 +444,59 @@ fn check_result<R: serde::Serialize + Render, E: std::fmt::Display>(
             summary: error.to_string(),
             detail: Some(error.to_string()),
         },
+    }
+}
+
+/// How much of a failed command's output is kept: its end, where the failure is said.
+const COMMAND_TAIL: usize = 1_500;
+
+/// A project's own command as a check: green when it exits 0, else the end of its output.
+fn command_result(
+    name: &str,
+    argv: &[String],
+    ran: Result<ProcessOutput, crate::toolchain::ToolchainError>,
+) -> CheckResult {
+    let output = match ran {
+        Ok(output) => output,
+        Err(error) => {
+            return CheckResult {
+                tool: name.into(),
+                status: "error".into(),
+                summary: error.to_string(),
+                detail: Some(error.to_string()),
+            };
+        }
+    };
+    let (status, ended) = match output.termination {
+        Termination::Exited(0) => ("ok", "exited 0".to_string()),
+        Termination::Exited(code) => ("failed", format!("exited {code}")),
+        Termination::Signaled(signal) => ("failed", format!("was killed by signal {signal}")),
+        Termination::TimedOut => ("timed_out", "did not end in time and was stopped".into()),
+        Termination::Cancelled => ("cancelled", "was stopped: drydock is shutting down".into()),
+    };
+    let summary = format!(
+        "`{}` {ended} after {:.1} s",
+        argv.join(" "),
+        output.duration.as_secs_f64()
+    );
+    let detail = (status != "ok").then(|| {
+        let both = format!(
+            "{}\n{}",
+            output.stdout.text.trim_end(),
+            output.stderr.text.trim_end()
+        );
+        let both = both.trim();
+        let start = both
+            .char_indices()
+            .rev()
+            .nth(COMMAND_TAIL)
+            .map_or(0, |(at, _)| at);
+        format!("{summary}\n{}", &both[start..])
+    });
+    CheckResult {
+        tool: name.into(),
+        status: status.into(),
+        summary,
+        detail,
     }
 }

@@ -280,6 +280,32 @@ impl Toolchains {
         Ok(report)
     }
 
+    /// A project's own command (a check named in `[tasks.land_commands]`), run like a build:
+    /// in `project_path`, in the builds' sandbox, in the project's turn, within `timeout_ms`.
+    /// A relative program (`./ci.sh`) is the project's.
+    pub async fn command(
+        &self,
+        project_path: &str,
+        argv: &[String],
+        timeout_ms: Option<TimeoutMs>,
+        call: &Call<'_>,
+    ) -> Result<crate::process::ProcessOutput, ToolchainError> {
+        let project = self.workspace.resolve_project(project_path, None)?;
+        let Some((program, args)) = argv.split_first() else {
+            return Err(ToolchainError::InvalidArgument(
+                "a command needs at least its program".into(),
+            ));
+        };
+        let program = match program.contains('/') && Path::new(program).is_relative() {
+            true => project.root.join(program).display().to_string(),
+            false => program.clone(),
+        };
+        let runner = self.runner(&project, ToolName::Run, timeout_ms, call).await;
+        let _turn = self.wait_turn(&project, call).await?;
+        let spec = crate::process::CommandSpec::new(program, args, &project.root);
+        runner.run_to_end(spec, call).await
+    }
+
     /// The task `run` starts (a mix project's default is `run`; a cargo project's is its
     /// program, `None`), once it is known to be in the configured allowlist.
     fn allowed_task<'r>(

@@ -61,8 +61,8 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     let base = git(&home.project, &["rev-parse", "main"])
         .trim()
         .to_string();
-    let config =
-        "[tasks]\ngrace_s = 1\nland = \"when_green\"\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_batch = 1\n\
+                  [tasks.policies]\ntrusted = [\"Bash\"]\n";
     let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
@@ -168,17 +168,32 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
         4,
         "A fast-forwarded, three merges: {commits:?}"
     );
+    every_commit_passes(&home.project, &base, &commits);
+    let lib = std::fs::read_to_string(home.project.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("pub fn uno()"), "{lib}");
+    for test in ["b_calls_one", "c_adds", "d_fails"] {
+        assert!(
+            home.project.join(format!("tests/{test}.rs")).is_file(),
+            "{test}"
+        );
+    }
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
+
+/// Checks out each of `commits` of `project` (a crate whose history starts at `base`) and
+/// runs `cargo test` there.
+fn every_commit_passes(project: &Path, base: &str, commits: &[&str]) {
     let checkout = tempfile::tempdir().unwrap();
     let at = checkout.path().join("at");
     git(
-        &home.project,
+        project,
         &[
             "worktree",
             "add",
             "-q",
             "--detach",
             at.to_str().unwrap(),
-            &base,
+            base,
         ],
     );
     let target = tempfile::tempdir().unwrap();
@@ -196,14 +211,138 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
             String::from_utf8_lossy(&tested.stderr)
         );
     }
-    let lib = std::fs::read_to_string(home.project.join("src/lib.rs")).unwrap();
-    assert!(lib.contains("pub fn uno()"), "{lib}");
-    for test in ["b_calls_one", "c_adds", "d_fails"] {
+    git(
+        project,
+        &["worktree", "remove", "--force", at.to_str().unwrap()],
+    );
+}
+
+/// Results that wait together are tested together (`land_batch`): held untested while the
+/// person's checkout is dirty, then E, F, G and H merged onto the new tip at once. G renames
+/// `one()` and H's new test calls it, so the batch is red and is split: E and F land under one
+/// merge commit, G lands alone, and H goes back to its agent naming E0425, then lands. I's
+/// result trips the project's own named check (`[tasks.land_commands]`) and goes back
+/// naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_culprit_is_alone() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-batch");
+    lab_crate(&home.project, LIB, &[]);
+    person_commits(&home.project, "NOTES.md");
+    let base = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    std::fs::write(home.project.join("NOTES.md"), "a draft\n").unwrap();
+    let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_batch = 4\n\
+                  land_checks = [\"compile\", \"test\", \"nothing_broken\"]\n\
+                  [tasks.land_commands]\nnothing_broken = [\"sh\", \"-c\", \"if [ -e BROKEN ]; then echo BROKEN is there >&2; exit 3; fi\"]\n\
+                  [tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let new_test = |name: &str, body: &str| {
+        format!(
+            "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
+        )
+    };
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            task("E adds a test", &project, &new_test("e_adds", "assert_eq!(2 + 3, 5);"), None),
+            task("F adds a test", &project, &new_test("f_adds", "assert_eq!(3 + 3, 6);"), None),
+            task("G renames one to uno", &project, "sed -i 's/one()/uno()/g' src/lib.rs", None),
+            task("H tests one", &project,
+                 &new_test("h_calls_one", "assert_eq!(lab::one(), 1);"),
+                 Some("sed -i 's/lab::one()/lab::uno()/' tests/h_calls_one.rs")),
+            task("I breaks the named check", &project, "echo oops > BROKEN", Some("rm BROKEN")),
+        ]}),
+    )
+    .await;
+    let ids: Vec<String> = (0..5)
+        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
+        .collect();
+    let (e, f, g, h, i) = (&ids[0], &ids[1], &ids[2], &ids[3], &ids[4]);
+    call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+
+    // I's own checks failed on its branch: it goes back at once, dirty checkout or not.
+    let i_back = until_task(&client, i, "I sent back", |t| {
+        t["landing"]["sent_back"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    })
+    .await;
+    let failure = &i_back["landing"]["sent_back"][0]["failure"];
+    assert_eq!(failure["check"], "nothing_broken", "{i_back:#}");
+    assert_eq!(failure["on_merged_tree"], false);
+    assert!(
+        failure["detail"]
+            .as_str()
+            .unwrap()
+            .contains("BROKEN is there"),
+        "{i_back:#}"
+    );
+    // The four green ones wait, untested, while the checkout of main is dirty.
+    for id in [e, f, g, h] {
+        let held = until_task(&client, id, "held", |t| landing_state(t) == "held").await;
         assert!(
-            home.project.join(format!("tests/{test}.rs")).is_file(),
-            "{test}"
+            held["attention"]
+                .as_str()
+                .unwrap()
+                .contains("uncommitted changes (NOTES.md)"),
+            "{held:#}"
         );
+        assert_eq!(held["landing"].get("sent_back"), None, "{held:#}");
     }
+    git(&home.project, &["commit", "-qam", "the person's draft"]);
+    let tip = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+
+    let e_landed = until_landed(&client, e).await;
+    let f_landed = until_landed(&client, f).await;
+    let together = &e_landed["landing"]["state"];
+    assert_eq!(together["how"], "merged_together", "{e_landed:#}");
+    assert_eq!(f_landed["landing"]["state"]["commit"], together["commit"]);
+    let commit = together["commit"].as_str().unwrap();
+    let parents = git(&home.project, &["rev-list", "--parents", "-n1", commit]);
+    let parents: Vec<&str> = parents.split_whitespace().skip(1).collect();
+    assert_eq!(parents.len(), 3, "the tip, E and F: {parents:?}");
+    assert_eq!(parents[0], tip);
+    let g_landed = until_landed(&client, g).await;
+    assert_eq!(g_landed["landing"].get("sent_back"), None, "{g_landed:#}");
+    assert_eq!(g_landed["attempts"], 1);
+    let h_landed = until_landed(&client, h).await;
+    let sent = &h_landed["landing"]["sent_back"];
+    assert_eq!(sent.as_array().map(Vec::len), Some(1), "{h_landed:#}");
+    assert_eq!(sent[0]["failure"]["on_merged_tree"], true);
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("E0425"),
+        "{h_landed:#}"
+    );
+    assert_eq!(h_landed["attempts"], 2);
+    let i_landed = until_landed(&client, i).await;
+    assert_eq!(i_landed["attempts"], 2, "{i_landed:#}");
+    assert!(!home.project.join("BROKEN").exists());
+
+    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(home.project.join("NOTES.md")).unwrap(),
+        "a draft\n"
+    );
+    let commits = git(
+        &home.project,
+        &["rev-list", "--first-parent", &format!("{base}..main")],
+    );
+    let commits: Vec<&str> = commits.lines().collect();
+    every_commit_passes(&home.project, &base, &commits);
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
 

@@ -5,7 +5,6 @@
 //! task's token reaches the build tools in its own worktree only.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -16,60 +15,13 @@ use crate::support::*;
 
 const WITHIN: Duration = Duration::from_secs(180);
 
-/// `git ARGS` in `dir`, with an identity of its own; its output.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Person",
-            "-c",
-            "user.email=person@example.test",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+pub use crate::agent_kit::lab_crate::{git, lab_crate};
 
 /// Makes `dir` a git repository holding a small cargo crate (with a test) and `shared.txt`,
 /// committed on `main`.
 pub fn cargo_repository(dir: &Path) {
     let lib = "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn answers() {\n    assert_eq!(answer(), 42);\n}\n";
     lab_crate(dir, lib, &[("shared.txt", "base\n")]);
-}
-
-/// Makes `dir` a git repository holding the cargo crate `lab` with `lib` as its
-/// `src/lib.rs`, and `more` files, committed on `main`.
-pub fn lab_crate(dir: &Path, lib: &str, more: &[(&str, &str)]) {
-    let files = [
-        (
-            "Cargo.toml",
-            "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-        ),
-        ("src/lib.rs", lib),
-        (".gitignore", "/target\n"),
-    ];
-    for (name, text) in files.iter().chain(more) {
-        let file = dir.join(name);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
-    let locked = Command::new(std::env::var("CARGO").expect("run by cargo"))
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(locked.status.success(), "{locked:?}");
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-qm", "the lab crate"]);
 }
 
 /// Makes `dir` a git repository with what it holds committed on `main`.

@@ -33,10 +33,10 @@ const LOOK_AGAIN: Duration = Duration::from_secs(5);
 /// The landing queue's own state on a host.
 #[derive(Default)]
 pub struct Landings {
-    wake: Notify,
+    pub(super) wake: Notify,
     /// Held while a merged tree is made and tested: the queue's and `task_merge`'s take
     /// turns on the scratch worktrees.
-    testing: tokio::sync::Mutex<()>,
+    pub(super) testing: tokio::sync::Mutex<()>,
 }
 
 impl Landings {
@@ -60,7 +60,7 @@ pub(in crate::tasks) enum LandError {
 }
 
 /// What became of one result in a pass.
-enum Step {
+pub(super) enum Step {
     Settled,
     Held,
 }
@@ -132,11 +132,9 @@ impl Tasks {
             })
             .collect();
         done.sort_by_key(|task| (task.finished_at_ms, task.created_at_ms));
+        let mut lanes: Vec<((String, String), Vec<Task>)> = Vec::new();
         let mut held: HashSet<(String, String)> = HashSet::new();
         for task in done {
-            if stop.is_cancelled() {
-                return;
-            }
             let Some((worktree, review)) = task.open_result() else {
                 continue;
             };
@@ -149,15 +147,25 @@ impl Tasks {
                 held.insert(lane);
                 continue;
             }
-            if waits_to_land(&task) && matches!(self.land(&task).await, Step::Held) {
-                held.insert(lane);
+            if !waits_to_land(&task) {
+                continue;
             }
+            match lanes.iter_mut().find(|(l, _)| *l == lane) {
+                Some((_, waiting)) => waiting.push(task),
+                None => lanes.push((lane, vec![task])),
+            }
+        }
+        for (_, waiting) in lanes {
+            if stop.is_cancelled() {
+                return;
+            }
+            self.land_lane(waiting, stop).await;
         }
     }
 
     /// One result: sent back when its own checks failed, else merged onto its branch's tip,
     /// tested there, and landed, held, or sent back.
-    async fn land(self: &Arc<Self>, task: &Task) -> Step {
+    pub(super) async fn land(self: &Arc<Self>, task: &Task) -> Step {
         let Some((worktree, review)) = task.open_result() else {
             return Step::Settled;
         };
@@ -202,6 +210,7 @@ impl Tasks {
                     tip,
                     merged,
                     since_ms: unix_millis(SystemTime::now()),
+                    together: Vec::new(),
                 };
                 let stored = self
                     .persistently(|store| store.set_landing(&task.id, &landing))
@@ -258,25 +267,34 @@ impl Tasks {
                 self.landings.wake();
                 Step::Settled
             }
-            Err(LandError::Held(why)) => {
-                let state = LandingState::Held {
-                    into: into.clone(),
-                    why: why.clone(),
-                };
-                if landing.state != state {
-                    landing.state = state;
-                    let _ = self
-                        .persistently(|store| store.set_landing(&task.id, &landing))
-                        .await;
-                    let _ = self
-                        .persistently(|store| store.set_attention(&task.id, Some(&why), None))
-                        .await;
-                    self.publish(task, Some(task.state));
-                }
-                Step::Held
-            }
+            Err(LandError::Held(why)) => self.hold(task, landing, &into, why).await,
             Err(LandError::Other(why)) => self.to_person(task, landing, why).await,
         }
+    }
+
+    /// Marks `task`'s green result as held from `into`, saying why.
+    pub(super) async fn hold(
+        &self,
+        task: &Task,
+        mut landing: Landing,
+        into: &str,
+        why: String,
+    ) -> Step {
+        let state = LandingState::Held {
+            into: into.to_string(),
+            why: why.clone(),
+        };
+        if landing.state != state {
+            landing.state = state;
+            let _ = self
+                .persistently(|store| store.set_landing(&task.id, &landing))
+                .await;
+            let _ = self
+                .persistently(|store| store.set_attention(&task.id, Some(&why), None))
+                .await;
+            self.publish(task, Some(task.state));
+        }
+        Step::Held
     }
 
     /// `review`'s result merged onto the tip of `into`, tested there unless the merge is the
@@ -364,26 +382,42 @@ impl Tasks {
                 (commit, "merge_commit")
             }
         };
-        let _changing = self.worktrees.lock(repo).await;
-        merge::advance(repo, &git, into, &tip, &new)
-            .await
-            .map_err(|error| match error {
-                MergeError::Moved { .. } => LandError::Moved,
-                MergeError::DirtyTarget {
-                    into,
-                    worktree,
-                    files,
-                } => LandError::Held(format!(
-                    "{into} is checked out in {worktree} with uncommitted changes ({}): it lands once they are committed or stashed",
-                    files.join(", ")
-                )),
-                other => LandError::Other(other.to_string()),
-            })?;
+        self.advance(repo, into, &tip, &new).await?;
         Ok(Merged {
             into: into.to_string(),
             commit: new,
             how,
         })
+    }
+
+    /// Moves `into` from `tip` to tested commit `new`: by compare-and-swap, or by a
+    /// fast-forward of the person's clean checkout of it.
+    pub(super) async fn advance(
+        &self,
+        repo: &Path,
+        into: &str,
+        tip: &str,
+        new: &str,
+    ) -> Result<(), LandError> {
+        let _changing = self.worktrees.lock(repo).await;
+        merge::advance(repo, &Git::at(repo), into, tip, new)
+            .await
+            .map_err(LandError::from)
+    }
+
+    /// The branch `task`'s green result lands on and why it cannot advance now (the
+    /// person's checkout of it is dirty), so that nothing is tested until it can.
+    pub(super) async fn held_back(&self, task: &Task) -> Option<(String, String)> {
+        let (worktree, _) = task.open_result()?;
+        let into = self.target_of(task, worktree).await.ok()?;
+        let repo = Path::new(&worktree.repo);
+        match merge::held_back(repo, &Git::at(repo), &into).await {
+            Ok(Some(dirty)) => match LandError::from(dirty) {
+                LandError::Held(why) => Some((into, why)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// A person's merge (`task_merge` without force): tested like the queue's, while the
@@ -403,7 +437,7 @@ impl Tasks {
     }
 
     /// The project's checks on `commit`, checked out in the scratch worktree of `into`.
-    async fn test_merged(
+    pub(super) async fn test_merged(
         &self,
         worktree: &Worktree,
         into: &str,
@@ -658,7 +692,7 @@ impl Tasks {
 }
 
 /// A done result in line: tested on its own, open, and not settled by the queue.
-fn waits_to_land(task: &Task) -> bool {
+pub(super) fn waits_to_land(task: &Task) -> bool {
     let Some((_, review)) = task.open_result() else {
         return false;
     };
@@ -691,7 +725,7 @@ async fn one_commit_on(worktree: &Worktree, tip: &str, head: &str) -> bool {
 }
 
 /// Whether commits `a` and `b` have the same tree.
-async fn same_tree(git: &Git, a: &str, b: &str) -> bool {
+pub(super) async fn same_tree(git: &Git, a: &str, b: &str) -> bool {
     let tree = |c: &str| format!("{c}^{{tree}}");
     match (
         git.line(&["rev-parse", &tree(a)]).await,
@@ -729,6 +763,23 @@ async fn bring_up_to(worktree: &Worktree, into: &str, tip: &str) -> Result<(), S
         }
     }
     Ok(())
+}
+
+impl From<MergeError> for LandError {
+    fn from(error: MergeError) -> LandError {
+        match error {
+            MergeError::Moved { .. } => LandError::Moved,
+            MergeError::DirtyTarget {
+                into,
+                worktree,
+                files,
+            } => LandError::Held(format!(
+                "{into} is checked out in {worktree} with uncommitted changes ({}): it lands once they are committed or stashed",
+                files.join(", ")
+            )),
+            other => LandError::Other(other.to_string()),
+        }
+    }
 }
 
 impl LandError {

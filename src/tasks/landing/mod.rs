@@ -6,8 +6,10 @@
 //! - `record`: what is kept with the task (its state in the queue, every attempt sent back);
 //! - `candidate`: the merged commit of a result onto a tip, or the conflicting hunks;
 //! - `failure`: a check's failure as an agent reads it;
-//! - `lander`: the queue itself, and `task_merge`'s tested merge.
+//! - `lander`: the queue itself, and `task_merge`'s tested merge;
+//! - `batch`: several results of a branch tested at once, and split when red.
 
+mod batch;
 mod candidate;
 mod failure;
 mod lander;

@@ -18,12 +18,15 @@ pub struct Landing {
 pub enum LandingState {
     /// In line for its merged tree to be tested.
     Waiting { into: String, since_ms: u64 },
-    /// The checks run on `merged`: the tip of `into` (`tip`) with the result.
+    /// The checks run on `merged`: the tip of `into` (`tip`) with the result, and with the
+    /// results of the tasks `together` when several are tested at once.
     Testing {
         into: String,
         tip: String,
         merged: String,
         since_ms: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        together: Vec<String>,
     },
     /// Green, but `into` cannot advance yet (the person's checkout of it has uncommitted
     /// changes); it lands as soon as it can.
@@ -31,7 +34,8 @@ pub enum LandingState {
     Landed {
         into: String,
         commit: String,
-        /// fast_forward, merge_commit or already_merged.
+        /// fast_forward, merge_commit, merged_together (one merge commit of several results,
+        /// tested at once) or already_merged.
         how: String,
         at_ms: u64,
     },
@@ -144,9 +148,19 @@ impl Landing {
     pub fn line(&self) -> String {
         match &self.state {
             LandingState::Waiting { into, .. } => format!("waiting to land on {into}"),
-            LandingState::Testing { into, tip, .. } => {
-                format!("testing the merged tree ({into} at {})", short(tip))
-            }
+            LandingState::Testing {
+                into,
+                tip,
+                together,
+                ..
+            } => match together.len() {
+                0 => format!("testing the merged tree ({into} at {})", short(tip)),
+                n => format!(
+                    "testing the merged tree ({into} at {}) with {n} other result(s): {}",
+                    short(tip),
+                    together.join(", ")
+                ),
+            },
             LandingState::Held { into, why } => format!("green, held from {into}: {why}"),
             LandingState::Landed { into, commit, .. } => {
                 format!("landed on {into} at {}", short(commit))

@@ -26,6 +26,7 @@ pub mod fake_http;
 pub mod fake_openai;
 pub mod home;
 pub mod hooks;
+pub mod lab_crate;
 pub mod menu;
 pub mod record;
 pub mod tmux;
