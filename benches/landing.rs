@@ -103,11 +103,13 @@ async fn scenario(cli: &Cli, label: &str, batch: usize, tasks: &[(String, String
     std::fs::write(home.project.join("NOTES.md"), "a draft\n").unwrap();
 
     let tmux_dir = tempfile::tempdir().unwrap();
+    // Short: the sandboxes' sockets live below it (a socket's path has at most 108 bytes).
+    let data_dir = tempfile::tempdir().unwrap();
     let config = format!(
         "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_batch = {batch}\nland_attempts = 1\n\
          [tasks.policies]\ntrusted = [\"Bash\"]\n"
     );
-    let (mut server, url) = serve(&home, cli, tmux_dir.path(), &config);
+    let (mut server, url) = serve(&home, cli, tmux_dir.path(), data_dir.path(), &config);
     let client = connect(&url).await;
     let project = home.project.display().to_string();
     let encode = |c: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(c);
@@ -194,9 +196,15 @@ async fn until_landing(client: &Client, id: &str, states: &[&'static str]) -> &'
     }
 }
 
-/// A `drydock serve` on `home`'s project with `config`, whose agents run the pinned CLI
+/// A `drydock serve` on `home`'s project with `config` and `data_dir`, whose agents run the pinned CLI
 /// against the fake; its URL.
-fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -> (Child, String) {
+fn serve(
+    home: &AgentHome,
+    cli: &Cli,
+    tmux_dir: &Path,
+    data_dir: &Path,
+    config: &str,
+) -> (Child, String) {
     let bin = cli.program.parent().unwrap().display().to_string();
     let config_file = home.scratch().join("drydock.toml");
     std::fs::write(&config_file, config).unwrap();
@@ -207,7 +215,7 @@ fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &Path, config: &str) -> (Child, 
         .arg("--config")
         .arg(&config_file)
         .arg("--data-dir")
-        .arg(home.scratch().join("data"))
+        .arg(data_dir)
         .env("TMUX_TMPDIR", tmux_dir)
         .env("TMUX", "")
         .env("RUST_LOG", "drydock=warn")

@@ -42,6 +42,7 @@ fn new_task(n: usize) -> NewTask {
         policy: None,
         base: None,
         in_place: false,
+        touches: Vec::new(),
     }
 }
 

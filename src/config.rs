@@ -261,6 +261,9 @@ pub struct TasksConfig {
     /// A new worktree's build output starts as a copy of the project's own (cargo's target,
     /// mix's `_build` and `deps`).
     pub warm_start: bool,
+    /// A queued task that names the files it touches does not start while a running task
+    /// of its repository changes (or is to change) any of them.
+    pub hold_colliding: bool,
     /// The most bytes one warm start copies.
     pub warm_start_limit: u64,
     /// Days a merged task's worktree is kept before it is removed (unmerged ones stay until
@@ -673,6 +676,7 @@ struct FileQueue {
     copy: Option<Vec<String>>,
     cargo_target: Option<CargoTarget>,
     warm_start: Option<bool>,
+    hold_colliding: Option<bool>,
     warm_start_limit_mb: Option<u64>,
     keep_merged_days: Option<u64>,
     store: Option<String>,
@@ -1227,6 +1231,7 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
         copy: file.copy.unwrap_or_default(),
         cargo_target: file.cargo_target.unwrap_or(CargoTarget::PerTask),
         warm_start: file.warm_start.unwrap_or(true),
+        hold_colliding: file.hold_colliding.unwrap_or(false),
         warm_start_limit: scaled(
             positive(
                 file.warm_start_limit_mb.unwrap_or(8192),

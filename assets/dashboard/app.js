@@ -362,6 +362,8 @@ function taskLine(task) {
     change ? el("div", { class: `meta change checks-${change.checks}` },
       `${change.branch}: ${change.files} file(s) +${change.insertions} −${change.deletions} · checks ${change.checks} · ${change.disposition}`) : "",
     task.landing ? el("div", { class: `meta landing`, "data-testid": "task-landing" }, task.landing) : "",
+    ...(task.collisions || []).map((collision) =>
+      el("div", { class: collision.startsWith("likely conflict") ? "needs" : "meta", "data-testid": "task-forecast" }, `forecast: ${collision}`)),
     task.overlaps_with && task.overlaps_with.length
       ? el("div", { class: "needs", "data-testid": "overlap" }, `changed the same files as ${task.overlaps_with.join(", ")}`) : "",
     ...actions);

@@ -101,6 +101,9 @@ pub(super) struct AddArgs {
     /// Work in the project's own directory instead of a worktree of its own.
     #[arg(long = "in-place")]
     in_place: bool,
+    /// A file it is expected to change (a glob below the project; repeat for more).
+    #[arg(long = "touches", value_name = "GLOB")]
+    touches: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -277,6 +280,10 @@ fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
         ("auto_approve", args.auto_approve.map(Value::from)),
         ("base", args.base.map(Value::from)),
         ("in_place", args.in_place.then_some(Value::Bool(true))),
+        (
+            "touches",
+            (!args.touches.is_empty()).then(|| Value::from(args.touches.clone())),
+        ),
     ] {
         if let Some(value) = value {
             task[key] = value;

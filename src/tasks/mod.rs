@@ -19,6 +19,7 @@
 //! published on the event feed; running the agents is [`runner`]'s.
 
 pub mod clones;
+pub mod forecast;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
 mod isolate;
@@ -118,6 +119,8 @@ pub struct Tasks {
     gates: sandboxing::Gates,
     /// Results on their way to their branches.
     landings: landing::Landings,
+    /// The running tasks' likely conflicts.
+    forecasts: forecast::Forecasts,
 }
 
 impl Tasks {
@@ -148,6 +151,7 @@ impl Tasks {
             taken_up: Default::default(),
             gates: Default::default(),
             landings: Default::default(),
+            forecasts: Default::default(),
         })
     }
 
@@ -318,6 +322,8 @@ impl Tasks {
             policy: req.auto_approve.clone(),
             base: req.base.clone(),
             in_place,
+            touches: forecast::checked_touches(req.touches.as_deref().unwrap_or_default())
+                .map_err(|why| invalid(format!("touches: {why}")))?,
         })
     }
 
@@ -339,6 +345,12 @@ impl Tasks {
             .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
             .map(|task| TaskLine {
                 overlaps_with: overlapping(task, &all),
+                collisions: self
+                    .forecasts
+                    .of(&task.id)
+                    .iter()
+                    .map(forecast::Collision::line)
+                    .collect(),
                 ..TaskLine::from(task)
             })
             .collect();
@@ -355,6 +367,7 @@ impl Tasks {
         let mut report = self.report(task);
         report.target = target;
         report.overlaps = overlaps;
+        report.forecast = self.forecasts.of(&report.task.id);
         Ok(report)
     }
 

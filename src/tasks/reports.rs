@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::forecast::Collision;
 use super::isolation::{Checks, Disposition, Isolation, Review};
 use super::landing::Landing;
 use super::store::{HostStatus, QueueMode, QueueSettings, Task};
@@ -48,6 +49,9 @@ pub struct TaskLine {
     /// whether they conflict).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overlaps_with: Vec<String>,
+    /// While it runs: its likely conflicts with other tasks' changes and with its branch.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collisions: Vec<String>,
     /// Where its result is on its way to its branch (the landing queue).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub landing: Option<String>,
@@ -144,6 +148,7 @@ impl From<&Task> for TaskLine {
                 _ => None,
             },
             overlaps_with: Vec::new(),
+            collisions: Vec::new(),
             landing: task.landing.as_ref().map(Landing::line),
             confinement: task
                 .isolation
@@ -174,6 +179,9 @@ impl TaskLine {
         }
         if let Some(landing) = &self.landing {
             line.push_str(&format!(" [{landing}]"));
+        }
+        for collision in &self.collisions {
+            line.push_str(&format!(" FORECAST: {collision}"));
         }
         if !self.overlaps_with.is_empty() {
             line.push_str(&format!(
@@ -290,6 +298,9 @@ pub struct TaskReport {
     /// Other tasks' open results that changed the same files.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overlaps: Vec<Overlap>,
+    /// While it runs: where its change meets other tasks' changes or its branch's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub forecast: Vec<Collision>,
 }
 
 impl TaskReport {
@@ -308,6 +319,7 @@ impl TaskReport {
             transcript_cut,
             target: None,
             overlaps: Vec::new(),
+            forecast: Vec::new(),
         }
     }
 }
@@ -380,6 +392,9 @@ impl Render for TaskReport {
                 overlap.task_id,
                 overlap.files.join(", ")
             ));
+        }
+        for collision in &self.forecast {
+            lines.push(format!("forecast: {}", collision.line()));
         }
         if let Some(transcript) = &task.transcript {
             lines.push("transcript (end):".into());

@@ -59,6 +59,11 @@ pub struct NewTaskRequest {
     /// at a time per project). A project that is not a git repository always runs in place.
     #[serde(default)]
     pub in_place: Option<bool>,
+    /// The files the task is expected to change: globs below its project ("src/parser/**",
+    /// "Cargo.toml"; at most 32). While it waits, task_list says which running task changes
+    /// any of them, and with `[tasks] hold_colliding` it starts only once none does.
+    #[serde(default)]
+    pub touches: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

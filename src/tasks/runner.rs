@@ -120,7 +120,10 @@ impl Tasks {
         };
         let mut startable = Vec::new();
         for task in queued {
-            if self.can_run(&task) && matches!(self.blocked_in_place(&task).await, Ok(None)) {
+            if self.can_run(&task)
+                && matches!(self.blocked_in_place(&task).await, Ok(None))
+                && !self.held_by_collision(&task).await
+            {
                 startable.push(task.id);
             }
             // Enough for a claim to find one another host has not taken meanwhile, without
@@ -416,6 +419,7 @@ impl Tasks {
         self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
         self.keep_landing(stop.clone());
+        self.keep_forecasting(stop.clone());
         self.fill().await;
         let this = self.clone();
         let watching = stop.clone();
@@ -1058,6 +1062,7 @@ mod tests {
             isolation: None,
             review: None,
             landing: None,
+            touches: Vec::new(),
             host: None,
             epoch: 0,
         }

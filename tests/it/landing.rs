@@ -25,7 +25,7 @@ const LIB: &str =
 
 /// A task whose agent runs `run` in its worktree, or `fix` when its prompt says an earlier
 /// attempt did not land; then says it is done.
-fn task(title: &str, project: &Value, run: &str, fix: Option<&str>) -> Value {
+pub fn task(title: &str, project: &Value, run: &str, fix: Option<&str>) -> Value {
     let encode = |c: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(c);
     let fix = fix
         .map(|f| format!(" lab:fix={}", encode(f)))
@@ -177,6 +177,144 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
             "{test}"
         );
     }
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
+
+/// Makes `dir` a git repository holding the mix project `lab` (`Lab.one/0` and its test),
+/// committed on `main`.
+fn lab_mix(dir: &Path) {
+    let files = [
+        (
+            "mix.exs",
+            "defmodule Lab.MixProject do\n  use Mix.Project\n\n  def project, do: [app: :lab, version: \"0.1.0\", elixir: \"~> 1.14\"]\nend\n",
+        ),
+        ("lib/lab.ex", "defmodule Lab do\n  def one, do: 1\nend\n"),
+        ("test/test_helper.exs", "ExUnit.start()\n"),
+        (
+            "test/lab_test.exs",
+            "defmodule LabTest do\n  use ExUnit.Case\n\n  test \"one is one\" do\n    assert Lab.one() == 1\n  end\nend\n",
+        ),
+        (".gitignore", "/_build\n/deps\n"),
+    ];
+    for (name, text) in files {
+        let file = dir.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the lab mix project"]);
+}
+
+/// The four results on a mix project: A renames `Lab.one/0` and lands; B's new module
+/// imports `Lab.one/0`, so the merged tree does not compile and B goes back naming it, then
+/// lands once it imports `uno`; C lands; D's new ExUnit test fails on its own branch, so D
+/// goes back naming that test, then lands. Every commit on main passes `mix test`.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_mix_project_only_green_lands_and_a_compile_error_and_a_failing_test_go_back() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-mix");
+    lab_mix(&home.project);
+    let base = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    let config =
+        "[tasks]\ngrace_s = 1\nland = \"when_green\"\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let test_file = |module: &str, file: &str, check: &str| {
+        format!(
+            "printf 'defmodule {module} do\\n  use ExUnit.Case\\n\\n  test \"{file} holds\" do\\n    assert {check}\\n  end\\nend\\n' > test/{file}.exs"
+        )
+    };
+    let b_module = "printf 'defmodule B do\\n  import Lab, only: [one: 0]\\n  def b, do: one()\\nend\\n' > lib/b.ex";
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            task("A renames one to uno", &project,
+                 "sed -i 's/def one/def uno/' lib/lab.ex && sed -i 's/Lab.one()/Lab.uno()/' test/lab_test.exs", None),
+            task("B imports one", &project, b_module,
+                 Some("sed -i 's/one: 0/uno: 0/; s/do: one()/do: uno()/' lib/b.ex")),
+            task("C adds its own test", &project, &test_file("CTest", "c_test", "2 + 2 == 4"), None),
+            task("D adds a failing test", &project, &test_file("DTest", "d_test", "1 + 1 == 3"),
+                 Some("sed -i 's/1 + 1 == 3/1 + 1 == 2/' test/d_test.exs")),
+        ]}),
+    )
+    .await;
+    let ids: Vec<String> = (0..4)
+        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
+        .collect();
+    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+
+    let a_landed = until_landed(&client, a).await;
+    assert_eq!(a_landed["landing"].get("sent_back"), None, "{a_landed:#}");
+    let c_landed = until_landed(&client, c).await;
+    assert_eq!(c_landed["attempts"], 1, "{c_landed:#}");
+    let b_landed = until_landed(&client, b).await;
+    let sent = &b_landed["landing"]["sent_back"];
+    assert_eq!(sent.as_array().map(Vec::len), Some(1), "{b_landed:#}");
+    assert_eq!(sent[0]["failure"]["on_merged_tree"], true, "{b_landed:#}");
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("cannot import Lab.one/0"),
+        "{b_landed:#}"
+    );
+    assert_eq!(b_landed["attempts"], 2);
+    let d_landed = until_landed(&client, d).await;
+    let sent = &d_landed["landing"]["sent_back"];
+    assert_eq!(sent[0]["failure"]["on_merged_tree"], false, "{d_landed:#}");
+    assert_eq!(sent[0]["failure"]["check"], "test");
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("d_test holds"),
+        "{d_landed:#}"
+    );
+
+    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
+    let commits = git(
+        &home.project,
+        &["rev-list", "--first-parent", &format!("{base}..main")],
+    );
+    let checkout = tempfile::tempdir().unwrap();
+    let at = checkout.path().join("at");
+    git(
+        &home.project,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            at.to_str().unwrap(),
+            &base,
+        ],
+    );
+    for commit in commits.lines() {
+        git(&at, &["checkout", "-q", "--detach", commit]);
+        let tested = Command::new("mix")
+            .arg("test")
+            .env("MIX_ENV", "test")
+            .current_dir(&at)
+            .output()
+            .unwrap();
+        assert!(
+            tested.status.success(),
+            "mix test fails at {commit}: {}{}",
+            String::from_utf8_lossy(&tested.stdout),
+            String::from_utf8_lossy(&tested.stderr)
+        );
+    }
+    assert!(home.project.join("lib/b.ex").is_file());
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
 

@@ -18,6 +18,7 @@ mod docs_eval;
 mod docs_index;
 mod docs_models;
 mod doctor;
+mod forecast;
 mod history;
 mod landing;
 mod layering;

@@ -33,6 +33,7 @@ fn new_task(title: &str, priority: i64) -> NewTask {
         policy: None,
         base: None,
         in_place: false,
+        touches: Vec::new(),
     }
 }
 

@@ -167,6 +167,10 @@ pub struct Task {
     pub review: Option<Review>,
     /// Its result's way to its branch through the landing queue.
     pub landing: Option<Landing>,
+    /// The files it is expected to change (globs below its project), as its author said:
+    /// what a running task must not be changing for it to start (`[tasks] hold_colliding`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touches: Vec<String>,
     /// The host that claimed it last (the one it runs on while running).
     pub host: Option<String>,
     /// How many times it was claimed: each claim's writes carry it, so a host that lost the
@@ -219,6 +223,7 @@ pub struct NewTask {
     pub policy: Option<String>,
     pub base: Option<String>,
     pub in_place: bool,
+    pub touches: Vec<String>,
 }
 
 /// What a transition records beside the new state.

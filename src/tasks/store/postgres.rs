@@ -35,7 +35,7 @@ const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -105,6 +105,10 @@ ALTER TABLE drydock.tasks ADD COLUMN repository TEXT;
     // Its result's way to its branch (the landing queue), as JSON.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN landing TEXT;
+"#,
+    // The files it is expected to change (globs), as JSON.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN touches TEXT;
 "#,
 ];
 
@@ -234,9 +238,9 @@ impl PgStore {
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
                         attention, base, in_place, isolation, review, host, epoch, place,
-                        repository, landing)
+                        repository, landing, touches)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)",
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)",
                     &[
                         &task.id,
                         &task.title,
@@ -266,6 +270,7 @@ impl PgStore {
                         &task.place.as_ref().map(to_json),
                         &task.repository,
                         &task.landing.as_ref().map(to_json),
+                        &touches_json(&task.touches),
                     ],
                 )?;
             }
@@ -341,8 +346,9 @@ impl Queue for PgStore {
                 let inserted = tx.query_opt(
                     "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
                         state, priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                        repository)
-                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)
+                        repository, touches)
+                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13,
+                        $14)
                      ON CONFLICT (id) DO NOTHING RETURNING *",
                     &[
                         &id,
@@ -358,6 +364,7 @@ impl Queue for PgStore {
                         &new.in_place,
                         &new.place.as_ref().map(to_json),
                         &new.repository,
+                        &touches_json(&new.touches),
                     ],
                 )?;
                 if let Some(row) = inserted {
@@ -849,9 +856,17 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         isolation: json_column(row, "isolation").map_err(corrupt)?,
         review: json_column(row, "review").map_err(corrupt)?,
         landing: json_column(row, "landing").map_err(corrupt)?,
+        touches: json_column(row, "touches")
+            .map_err(corrupt)?
+            .unwrap_or_default(),
         host: row.get("host"),
         epoch: row.get("epoch"),
     })
+}
+
+/// A task's `touches`, NULL when it names none.
+fn touches_json(touches: &[String]) -> Option<String> {
+    (!touches.is_empty()).then(|| to_json(&touches))
 }
 
 fn to_json(value: &impl Serialize) -> String {

@@ -20,7 +20,7 @@ use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 9] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -85,6 +85,10 @@ ALTER TABLE tasks ADD COLUMN repository TEXT;
     // Its result's way to its branch (the landing queue), as JSON.
     r#"
 ALTER TABLE tasks ADD COLUMN landing TEXT;
+"#,
+    // The files it is expected to change (globs), as JSON.
+    r#"
+ALTER TABLE tasks ADD COLUMN touches TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -259,8 +263,8 @@ impl Queue for SqliteStore {
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
                     priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                    repository)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    repository, touches)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     id,
                     new.title,
@@ -277,6 +281,8 @@ impl Queue for SqliteStore {
                         .as_ref()
                         .map(|place| serde_json::to_string(place).expect("a place serializes")),
                     new.repository,
+                    (!new.touches.is_empty())
+                        .then(|| { serde_json::to_string(&new.touches).expect("globs serialize") }),
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -536,6 +542,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         isolation: json_column(row, "isolation")?,
         review: json_column(row, "review")?,
         landing: json_column(row, "landing")?,
+        touches: json_column(row, "touches")?.unwrap_or_default(),
         host: row.get("host")?,
         epoch: row.get("epoch")?,
     })
@@ -583,6 +590,7 @@ mod tests {
             policy: None,
             base: None,
             in_place: false,
+            touches: Vec::new(),
         }
     }
 
