@@ -301,6 +301,17 @@ pub struct LandingConfig {
     /// How many waiting results of one branch are merged and tested together (1: one at a
     /// time). A red batch is split in halves until the result that broke it is found.
     pub batch: usize,
+    /// How a result goes onto its branch.
+    pub with: LandWith,
+}
+
+/// merge: onto the tip under a merge commit (a fast-forward for one commit on the tip);
+/// rebase: its commits replayed onto the tip, one at a time, no merge commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandWith {
+    Merge,
+    Rebase,
 }
 
 /// manual: a person lands a result with task_merge; when_green: it lands by itself once the
@@ -695,6 +706,7 @@ struct FileQueue {
     land_attempts: Option<u32>,
     land_check_timeout_s: Option<u64>,
     land_batch: Option<usize>,
+    land_with: Option<LandWith>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1280,6 +1292,7 @@ fn resolve_tasks(file: FileQueue, env: EnvLookup, cwd: &Path) -> Result<TasksCon
                     )));
                 }
             },
+            with: file.land_with.unwrap_or(LandWith::Merge),
         },
     })
 }
@@ -1576,8 +1589,9 @@ mod tests {
         assert_eq!(default.attempts, 3);
         assert_eq!(default.check_timeout, Duration::from_secs(1200));
         assert_eq!(default.batch, DEFAULT_LAND_BATCH);
+        assert_eq!(default.with, LandWith::Merge);
 
-        let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\", \"e2e\"]\nland_attempts = 5\nland_batch = 8\n[tasks.land_commands]\ne2e = [\"./e2e.sh\", \"--quick\"]\n";
+        let text = "[tasks]\nland = \"when_green\"\nland_checks = [\"compile\", \"lint\", \"test\", \"e2e\"]\nland_attempts = 5\nland_batch = 8\nland_with = \"rebase\"\n[tasks.land_commands]\ne2e = [\"./e2e.sh\", \"--quick\"]\n";
         let set = resolve_with(text, Overrides::default())
             .unwrap()
             .tasks
@@ -1597,6 +1611,7 @@ mod tests {
         );
         assert_eq!(set.attempts, 5);
         assert_eq!(set.batch, 8);
+        assert_eq!(set.with, LandWith::Rebase);
 
         for (text, says) in [
             ("[tasks]\nland_checks = []\n", "tasks.land_checks"),
@@ -1622,6 +1637,7 @@ mod tests {
             ),
             ("[tasks]\nland_batch = 0\n", "tasks.land_batch"),
             ("[tasks]\nland_batch = 33\n", "tasks.land_batch"),
+            ("[tasks]\nland_with = \"squash\"\n", "squash"),
         ] {
             let error = resolve_with(text, Overrides::default())
                 .unwrap_err()

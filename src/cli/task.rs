@@ -111,6 +111,7 @@ enum StrategyArg {
     Auto,
     FastForward,
     MergeCommit,
+    Rebase,
 }
 
 #[derive(Args, Clone)]
@@ -231,6 +232,7 @@ pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
                 StrategyArg::Auto => "auto",
                 StrategyArg::FastForward => "fast_forward",
                 StrategyArg::MergeCommit => "merge_commit",
+                StrategyArg::Rebase => "rebase",
             };
             let mut arguments =
                 json!({"task_id": args.id, "strategy": strategy, "force": args.force});

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::git::{Git, GitError};
+use crate::tasks::landing::Candidate;
 
 /// How a branch goes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
@@ -22,6 +23,11 @@ pub enum Strategy {
     FastForward,
     /// Always a merge commit.
     MergeCommit,
+    /// The result's commits replayed onto the target's tip, a line with no merge commit
+    /// (`git replay`); the last one's tree is what the checks test. A result with merge
+    /// commits of its own, or whose commits do not replay one by one, lands under a merge
+    /// commit instead.
+    Rebase,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +116,25 @@ pub async fn merge(
     }
     let fast_forward = is_ancestor(&git, &old, head).await?;
     let (new, how) = match (strategy, fast_forward) {
-        (Strategy::Auto | Strategy::FastForward, true) => (head.to_string(), "fast_forward"),
+        (Strategy::Auto | Strategy::FastForward | Strategy::Rebase, true) => {
+            (head.to_string(), "fast_forward")
+        }
+        (Strategy::Rebase, false) => {
+            match Candidate::rebased(repo, &old, head, branch, message).await? {
+                Candidate::Rebased(commit) => (commit, "rebased"),
+                Candidate::Merge(commit) => (commit, "merge_commit"),
+                Candidate::Conflicts { files, .. } => {
+                    return Err(MergeError::Conflicts {
+                        branch: branch.to_string(),
+                        into,
+                        files,
+                    });
+                }
+                Candidate::AlreadyIn | Candidate::FastForward(_) => {
+                    unreachable!("both were looked at above")
+                }
+            }
+        }
         (Strategy::FastForward, false) => {
             return Err(MergeError::NotFastForward {
                 branch: branch.to_string(),

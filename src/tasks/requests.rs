@@ -120,7 +120,8 @@ pub struct MergeRequest {
     #[serde(default)]
     pub into: Option<String>,
     /// auto (a fast-forward when possible, else a merge commit; the default), fast_forward
-    /// (only a fast-forward) or merge_commit (always one).
+    /// (only a fast-forward), merge_commit (always one) or rebase (its commits replayed onto
+    /// the branch's tip, no merge commit).
     #[serde(default)]
     pub strategy: Option<Strategy>,
     /// Merge even when its checks failed or the merged tree is red (the merged tree is

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+use crate::chromium::Chromium;
 use crate::mcp_spawn::{spawning_server, spawning_server_with};
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
@@ -177,6 +178,87 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
             "{test}"
         );
     }
+    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+}
+
+/// With `[tasks] land_with = "rebase"` results land as a line: P fast-forwards, Q's two
+/// commits (one its agent made, one drydock made of what it left) are replayed onto P and
+/// tested there, and main has no merge commit.
+#[tokio::test(flavor = "multi_thread")]
+async fn rebased_results_land_as_a_line_of_their_own_commits() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-rebase");
+    lab_crate(&home.project, LIB, &[]);
+    let base = git(&home.project, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_with = \"rebase\"\n\
+                  [tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let commit = "git -c user.name=Agent -c user.email=agent@example.test commit -qm";
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [
+            task("P adds p.txt", &project, "echo p > p.txt", None),
+            task("Q adds q.txt twice", &project,
+                 &format!("echo q > q.txt && git add q.txt && {commit} 'q: the first' && echo qq >> q.txt"),
+                 None),
+        ]}),
+    )
+    .await;
+    let (p, q) = (
+        added["added"][0]["id"].as_str().unwrap().to_string(),
+        added["added"][1]["id"].as_str().unwrap().to_string(),
+    );
+    call_ok(
+        &client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+    let p_landed = until_landed(&client, &p).await;
+    assert_eq!(
+        p_landed["landing"]["state"]["how"], "fast_forward",
+        "{p_landed:#}"
+    );
+    let q_landed = until_landed(&client, &q).await;
+    assert_eq!(
+        q_landed["landing"]["state"]["how"], "rebased",
+        "{q_landed:#}"
+    );
+    let tip = q_landed["landing"]["state"]["commit"].as_str().unwrap();
+    assert_eq!(git(&home.project, &["rev-parse", "main"]).trim(), tip);
+    // The dashboard shows where each result went.
+    let chromium = Chromium::start();
+    chromium.open(&format!("{}/", server.base_url())).await;
+    let script = format!(
+        "const e = document.querySelector('#tasks li[data-task=\"{q}\"] [data-testid=task-landing]'); \
+         return e && e.textContent"
+    );
+    let shown = chromium
+        .until_text(&script, "Q's landing on the dashboard")
+        .await;
+    assert_eq!(shown, format!("landed on main at {}", &tip[..12]));
+    let merges = git(
+        &home.project,
+        &["rev-list", "--merges", &format!("{base}..main")],
+    );
+    assert_eq!(merges, "", "a line");
+    let subjects = git(
+        &home.project,
+        &["log", "--format=%s", &format!("{base}..main")],
+    );
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(subjects.len(), 3, "{subjects:?}");
+    assert_eq!(subjects[1], "q: the first", "{subjects:?}");
+    assert_eq!(
+        std::fs::read_to_string(home.project.join("q.txt")).unwrap(),
+        "q\nqq\n"
+    );
+    assert!(home.project.join("p.txt").is_file());
+    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
 
@@ -360,7 +442,8 @@ fn every_commit_passes(project: &Path, base: &str, commits: &[&str]) {
 /// `one()` and H's new test calls it, so the batch is red and is split: E and F land under one
 /// merge commit, G lands alone, and H goes back to its agent naming E0425, then lands. I's
 /// result trips the project's own named check (`[tasks.land_commands]`) and goes back
-/// naming it.
+/// naming it. F's test, which tries to write into the person's checkout, cannot: the checks
+/// on its branch and on the merged trees run sandboxed.
 #[tokio::test(flavor = "multi_thread")]
 async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_culprit_is_alone() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-batch");
@@ -382,12 +465,18 @@ async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_
             "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
         )
     };
+    // F's test also tries to write into the person's checkout, from its own branch and from
+    // the merged tree: both builds run sandboxed, so it cannot.
+    let escape = format!(
+        "let _ = std::fs::write(\"{}/ESCAPED\", env!(\"CARGO_MANIFEST_DIR\")); assert_eq!(3 + 3, 6);",
+        home.project.display()
+    );
     let added = call_ok(
         &client,
         "task_add",
         json!({"tasks": [
             task("E adds a test", &project, &new_test("e_adds", "assert_eq!(2 + 3, 5);"), None),
-            task("F adds a test", &project, &new_test("f_adds", "assert_eq!(3 + 3, 6);"), None),
+            task("F adds a test", &project, &new_test("f_adds", &escape), None),
             task("G renames one to uno", &project, "sed -i 's/one()/uno()/g' src/lib.rs", None),
             task("H tests one", &project,
                  &new_test("h_calls_one", "assert_eq!(lab::one(), 1);"),
@@ -475,12 +564,20 @@ async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_
         std::fs::read_to_string(home.project.join("NOTES.md")).unwrap(),
         "a draft\n"
     );
+    assert!(
+        !home.project.join("ESCAPED").exists(),
+        "a check wrote into the checkout"
+    );
     let commits = git(
         &home.project,
         &["rev-list", "--first-parent", &format!("{base}..main")],
     );
     let commits: Vec<&str> = commits.lines().collect();
     every_commit_passes(&home.project, &base, &commits);
+    assert!(
+        home.project.join("ESCAPED").exists(),
+        "unsandboxed, the same test does write into the checkout"
+    );
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
 

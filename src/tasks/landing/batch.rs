@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::candidate::Candidate;
 use super::lander::{LandError, Step, waits_to_land};
 use super::record::{Landing, LandingState};
+use crate::config::LandWith;
 use crate::events::unix_millis;
 use crate::git::Git;
 use crate::tasks::Tasks;
@@ -46,7 +47,12 @@ impl Tasks {
     /// `[tasks] land_batch` at a time where their own checks passed, one at a time where
     /// they did not (those go back to their agents).
     pub(super) async fn land_lane(self: &Arc<Self>, waiting: Vec<Task>, stop: &CancellationToken) {
-        let mut groups = groups(waiting, self.config.tasks.landing.batch);
+        // Rebased results go one at a time: each replayed onto the tip the one before made.
+        let batch = match self.config.tasks.landing.with {
+            LandWith::Merge => self.config.tasks.landing.batch,
+            LandWith::Rebase => 1,
+        };
+        let mut groups = groups(waiting, batch);
         // Once the branch cannot move, green results wait behind the held one; a red one
         // still goes back to its agent.
         let mut held = false;

@@ -20,6 +20,8 @@ pub enum Candidate {
     FastForward(String),
     /// A merge commit of the tip and the result, to be tested.
     Merge(String),
+    /// The result's commits replayed onto the tip: the last of them, to be tested.
+    Rebased(String),
     Conflicts {
         files: Vec<String>,
         hunks: String,
@@ -74,6 +76,52 @@ impl Candidate {
                 })
             }),
         }
+    }
+}
+
+impl Candidate {
+    /// `head`, the tip of `branch`, replayed onto `tip` (`git replay`: no working tree
+    /// touched, no ref moved). Where it cannot be (merge commits of its own, or a commit that
+    /// does not replay alone), it is merged: `Merge` or `Conflicts` as `of` says.
+    pub async fn rebased(
+        repo: &Path,
+        tip: &str,
+        head: &str,
+        branch: &str,
+        message: &str,
+    ) -> Result<Candidate, GitError> {
+        let git = Git::at(repo);
+        if merge::is_ancestor(&git, head, tip).await? {
+            return Ok(Candidate::AlreadyIn);
+        }
+        if merge::is_ancestor(&git, tip, head).await? {
+            return Ok(Candidate::FastForward(head.to_string()));
+        }
+        let range = format!("{tip}..{head}");
+        let merges = git
+            .line(&["rev-list", "--merges", "--count", &range])
+            .await?;
+        if merges == "0" {
+            let branch_ref = format!("refs/heads/{branch}");
+            let commits = format!("{tip}..{branch_ref}");
+            let replayed = merge::with_identity(git.clone())
+                .await
+                .output(&["replay", "--onto", tip, &commits])
+                .await?;
+            // `update refs/heads/BRANCH NEW OLD`: NEW is the replayed head, OLD the result.
+            let update = replayed.stdout.lines().find_map(|line| {
+                let mut words = line.strip_prefix("update ")?.split(' ');
+                let (name, new, old) = (words.next()?, words.next()?, words.next()?);
+                (name == branch_ref && old == head).then(|| new.to_string())
+            });
+            if let (true, Some(new)) = (replayed.ok(), update) {
+                return Ok(Candidate::Rebased(new));
+            }
+            tracing::info!(
+                "{branch} does not replay onto {tip} commit by commit: it is merged instead"
+            );
+        }
+        Candidate::of(repo, tip, head, true, message).await
     }
 }
 
@@ -167,6 +215,10 @@ mod tests {
             "fn eins() -> u32 {\n    1\n}\n\nfn two() {}\n",
         );
 
+        let same = Candidate::rebased(&repo.path, &tip, &a, "a", "m")
+            .await
+            .unwrap();
+        assert_eq!(same, Candidate::FastForward(a.clone()));
         let ff = Candidate::of(&repo.path, &tip, &a, false, "m")
             .await
             .unwrap();
@@ -197,6 +249,27 @@ mod tests {
         assert!(
             files.contains("other.rs") && files.contains("lib.rs"),
             "{files}"
+        );
+
+        // Rebased: c's commit replayed onto a, a line; d conflicts as it does merged.
+        let Candidate::Rebased(replayed) = Candidate::rebased(&repo.path, &a, &c, "c", "m")
+            .await
+            .unwrap()
+        else {
+            panic!("c replays onto a");
+        };
+        assert_eq!(repo.git(&["log", "-1", "--format=%P", &replayed]).trim(), a);
+        assert_eq!(
+            repo.git(&["log", "-1", "--format=%s", &replayed]).trim(),
+            "c"
+        );
+        assert_eq!(repo.git(&["rev-parse", "c"]).trim(), c, "no ref moved");
+        let rebased_conflict = Candidate::rebased(&repo.path, &a, &d, "d", "m")
+            .await
+            .unwrap();
+        assert!(
+            matches!(&rebased_conflict, Candidate::Conflicts { files, .. } if files == &["lib.rs"]),
+            "{rebased_conflict:?}"
         );
 
         let conflict = Candidate::of(&repo.path, &a, &d, false, "m").await.unwrap();

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::candidate::Candidate;
 use super::record::{Failure, Landing, LandingState, SentBack};
-use crate::config::LandMode;
+use crate::config::{LandMode, LandWith};
 use crate::events::unix_millis;
 use crate::git::Git;
 use crate::supervise::spawn_supervised;
@@ -220,9 +220,12 @@ impl Tasks {
                 }
             }
         };
-        let strategy = match one_commit_on(worktree, &tip_before, &review.head).await {
-            true => Strategy::Auto,
-            false => Strategy::MergeCommit,
+        let strategy = match self.config.tasks.landing.with {
+            LandWith::Rebase => Strategy::Rebase,
+            LandWith::Merge => match one_commit_on(worktree, &tip_before, &review.head).await {
+                true => Strategy::Auto,
+                false => Strategy::MergeCommit,
+            },
         };
         match self
             .land_tested(task, worktree, review, &into, strategy, false, testing)
@@ -330,9 +333,13 @@ impl Tasks {
             })?;
         let message = format!("Merge task {}: {}", task.id, task.title);
         let always_merge = strategy == Strategy::MergeCommit;
-        let candidate = Candidate::of(repo, &tip, &review.head, always_merge, &message)
-            .await
-            .map_err(|e| LandError::Other(e.to_string()))?;
+        let candidate = match strategy {
+            Strategy::Rebase => {
+                Candidate::rebased(repo, &tip, &review.head, &worktree.branch, &message).await
+            }
+            _ => Candidate::of(repo, &tip, &review.head, always_merge, &message).await,
+        }
+        .map_err(|e| LandError::Other(e.to_string()))?;
         let (new, how) = match candidate {
             Candidate::AlreadyIn => {
                 return Ok(Merged {
@@ -360,26 +367,15 @@ impl Tasks {
             }
             Candidate::Merge(commit) => {
                 testing(tip.clone(), commit.clone()).await;
-                match self.test_merged(worktree, into, &commit).await? {
-                    Checks::Done { results } => {
-                        if let Some(failed) = results.iter().find(|r| !r.is_green()) {
-                            return Err(LandError::Failed(Failure::Red {
-                                on_merged_tree: true,
-                                check: failed.tool.clone(),
-                                status: failed.status.clone(),
-                                detail: failed.detail.clone().unwrap_or(failed.summary.clone()),
-                            }));
-                        }
-                    }
-                    Checks::Skipped { .. } if untested_ok => {}
-                    Checks::Skipped { why } => {
-                        return Err(LandError::Other(format!(
-                            "its merged tree could not be tested: {why}"
-                        )));
-                    }
-                    Checks::Running => unreachable!("checks are awaited"),
-                }
+                self.green_or_not(worktree, into, &commit, untested_ok)
+                    .await?;
                 (commit, "merge_commit")
+            }
+            Candidate::Rebased(commit) => {
+                testing(tip.clone(), commit.clone()).await;
+                self.green_or_not(worktree, into, &commit, untested_ok)
+                    .await?;
+                (commit, "rebased")
             }
         };
         self.advance(repo, into, &tip, &new).await?;
@@ -417,6 +413,33 @@ impl Tasks {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// The project's checks on `commit` (a result on the tip of `into`): Ok when green, or
+    /// untested where the project has none and `untested_ok`.
+    async fn green_or_not(
+        &self,
+        worktree: &Worktree,
+        into: &str,
+        commit: &str,
+        untested_ok: bool,
+    ) -> Result<(), LandError> {
+        match self.test_merged(worktree, into, commit).await? {
+            Checks::Done { results } => match results.iter().find(|r| !r.is_green()) {
+                Some(failed) => Err(LandError::Failed(Failure::Red {
+                    on_merged_tree: true,
+                    check: failed.tool.clone(),
+                    status: failed.status.clone(),
+                    detail: failed.detail.clone().unwrap_or(failed.summary.clone()),
+                })),
+                None => Ok(()),
+            },
+            Checks::Skipped { .. } if untested_ok => Ok(()),
+            Checks::Skipped { why } => Err(LandError::Other(format!(
+                "its merged tree could not be tested: {why}"
+            ))),
+            Checks::Running => unreachable!("checks are awaited"),
         }
     }
 

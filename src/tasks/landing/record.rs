@@ -35,7 +35,7 @@ pub enum LandingState {
         into: String,
         commit: String,
         /// fast_forward, merge_commit, merged_together (one merge commit of several results,
-        /// tested at once) or already_merged.
+        /// tested at once), rebased or already_merged.
         how: String,
         at_ms: u64,
     },
