@@ -181,6 +181,97 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     no_agent_left(&home, tmux_dir.path(), "every task ended").await;
 }
 
+/// A red result whose agent cannot be started again (its CLI gone from this host) is not
+/// sent back into a failure: it waits for a person, saying why, and its branch and change
+/// are kept. The task ran with results landed by hand; drydock then restarts with the queue
+/// on and no Claude Code.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_red_result_whose_agent_is_gone_waits_for_a_person_with_its_change_kept() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-landing-gone");
+    lab_crate(&home.project, LIB, &[]);
+    let data = tempfile::tempdir().unwrap();
+    let data_arg = data.path().to_str().unwrap().to_string();
+    let by_hand = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server_with(
+        &home,
+        &cli,
+        tmux_dir.path(),
+        by_hand,
+        &["--data-dir", &data_arg],
+    );
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    let fails = "mkdir -p tests && printf '#[test]\\nfn g_fails() {\\n    assert_eq!(1, 2);\\n}\\n' > tests/g_fails.rs";
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [task("G adds a failing test", &project, fails, Some("true"))]}),
+    )
+    .await;
+    let g = added["added"][0]["id"].as_str().unwrap().to_string();
+    call_ok(&client, "task_start", json!({"task_id": g})).await;
+    let done = until_task(&client, &g, "G done and checked", |t| {
+        t["state"] == "done" && t["review"]["checks"]["state"] == "done"
+    })
+    .await;
+    let head = done["review"]["head"].as_str().unwrap().to_string();
+    let branch = done["isolation"]["branch"].as_str().unwrap().to_string();
+    assert!(done["landing"].is_null(), "landed by hand: {done:#}");
+    drop(client);
+    drop(server);
+
+    let gone = "[tasks]\ngrace_s = 1\nland = \"when_green\"\n\
+                [agents.commands]\nclaude = \"/nonexistent/claude\"\n";
+    let server = spawning_server_with(
+        &home,
+        &cli,
+        tmux_dir.path(),
+        gone,
+        &["--data-dir", &data_arg],
+    );
+    let client = modern_client(&server.url).await;
+    let waits = until_task(&client, &g, "G waits for a person", |t| {
+        landing_state(t) == "waits_for_person"
+    })
+    .await;
+    let why = waits["attention"].as_str().unwrap();
+    assert!(
+        why.contains("test on its own branch")
+            && why.contains("its agent cannot be started again")
+            && why.contains("/nonexistent/claude"),
+        "{waits:#}"
+    );
+    assert_eq!(waits["state"], "done", "{waits:#}");
+    assert_eq!(waits["attempts"], 1);
+    let sent = &waits["landing"]["sent_back"];
+    assert_eq!(sent[0]["failure"]["check"], "test", "{waits:#}");
+    assert!(
+        sent[0]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("g_fails"),
+        "{waits:#}"
+    );
+    assert_eq!(
+        git(&home.project, &["rev-parse", &branch]).trim(),
+        head,
+        "its branch is kept"
+    );
+    let worktree = Path::new(waits["isolation"]["path"].as_str().unwrap());
+    assert!(
+        worktree.join("tests/g_fails.rs").is_file(),
+        "its change is kept"
+    );
+    assert!(
+        !home.project.join("tests/g_fails.rs").exists(),
+        "nothing landed"
+    );
+    // A person still decides: one more attempt needs its agent too, and says so.
+    let refused = call_err(&client, "task_retry", json!({"task_id": g})).await;
+    assert!(refused.contains("/nonexistent/claude"), "{refused}");
+    no_agent_left(&home, tmux_dir.path(), "no agent left").await;
+}
+
 /// With `[tasks] land_with = "rebase"` results land as a line: P fast-forwards, Q's two
 /// commits (one its agent made, one drydock made of what it left) are replayed onto P and
 /// tested there, and main has no merge commit.

@@ -666,6 +666,14 @@ impl Tasks {
                 task.id, worktree.path
             )));
         }
+        self.agents
+            .launchable_profile(&task.agent_kind)
+            .map_err(|error| {
+                TaskError::NotAllowed(format!(
+                    "task {}: its agent cannot be started again: {error}",
+                    task.id
+                ))
+            })?;
         let last = landing.sent_back.last().expect("checked above");
         bring_up_to(worktree, &last.into, &last.tip)
             .await
