@@ -9,13 +9,12 @@
 
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
+#[path = "support/agent_serve.rs"]
+mod agent_serve;
 #[path = "../tests/it/proc_env.rs"]
 mod proc_env;
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -25,6 +24,7 @@ use support::*;
 use agent_kit::fake_anthropic::FakeAnthropic;
 use agent_kit::home::{AgentHome, Cli};
 use agent_kit::lab_crate::{git, lab_crate};
+use agent_serve::serve;
 
 /// How long the crate's own tests take.
 const TEST_SECONDS: u64 = 10;
@@ -194,60 +194,4 @@ async fn until_landing(client: &Client, id: &str, states: &[&'static str]) -> &'
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// A `drydock serve` on `home`'s project with `config` and `data_dir`, whose agents run the pinned CLI
-/// against the fake; its URL.
-fn serve(
-    home: &AgentHome,
-    cli: &Cli,
-    tmux_dir: &Path,
-    data_dir: &Path,
-    config: &str,
-) -> (Child, String) {
-    let bin = cli.program.parent().unwrap().display().to_string();
-    let config_file = home.scratch().join("drydock.toml");
-    std::fs::write(&config_file, config).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_drydock"));
-    command
-        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
-        .arg(&home.project)
-        .arg("--config")
-        .arg(&config_file)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("TMUX_TMPDIR", tmux_dir)
-        .env("TMUX", "")
-        .env("RUST_LOG", "drydock=warn")
-        .current_dir(home.scratch())
-        .stdout(Stdio::piped());
-    let cargo = std::env::var("CARGO").expect("run by cargo");
-    let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
-    let cargo_home = std::env::var("CARGO_HOME")
-        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
-    command
-        .env("CARGO_HOME", cargo_home)
-        .env("CARGO_NET_OFFLINE", "true");
-    for (key, value) in home.launch(cli, &[]).env {
-        match key.as_str() {
-            "PATH" => command.env(key, format!("{bin}:{value}:{toolchain}")),
-            _ => command.env(key, value),
-        };
-    }
-    let mut child = command.spawn().expect("drydock serve starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL in the banner")
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
-    (child, url)
 }

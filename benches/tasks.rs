@@ -10,13 +10,14 @@
 
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
+#[path = "support/agent_serve.rs"]
+mod agent_serve;
 #[path = "../tests/it/proc_env.rs"]
 mod proc_env;
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -24,6 +25,7 @@ use support::*;
 
 use agent_kit::fake_anthropic::FakeAnthropic;
 use agent_kit::home::{AgentHome, Cli};
+use agent_serve::serve;
 use drydock::tasks::worktree::Worktrees;
 
 const LIST_CALLS: usize = 50;
@@ -37,7 +39,9 @@ async fn main() {
     let fake = FakeAnthropic::start(&home.project);
     home.prepare_claude(fake.url());
     let tmux_dir = tempfile::tempdir().unwrap();
-    let (mut server, url) = serve(&home, &cli, tmux_dir.path());
+    let data_dir = home.scratch().join("data");
+    let config = "[tasks]\ngrace_s = 1\n";
+    let (mut server, url) = serve(&home, &cli, tmux_dir.path(), &data_dir, config);
     let client = connect(&url).await;
     let project = home.project.display().to_string();
 
@@ -375,56 +379,6 @@ async fn until_state(client: &Client, id: &str, state: &str) -> Value {
         assert!(Instant::now() < deadline, "task {id} never finished");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// A `drydock serve` whose agents run the pinned CLI against the fake; its URL.
-fn serve(home: &AgentHome, cli: &Cli, tmux_dir: &Path) -> (Child, String) {
-    let bin = cli.program.parent().unwrap().display().to_string();
-    let config = home.scratch().join("drydock.toml");
-    std::fs::write(&config, "[tasks]\ngrace_s = 1\n").unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_drydock"));
-    command
-        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
-        .arg(&home.project)
-        .arg("--config")
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(home.scratch().join("data"))
-        .env("TMUX_TMPDIR", tmux_dir)
-        .env("TMUX", "")
-        .env("RUST_LOG", "drydock=warn")
-        .current_dir(home.scratch())
-        .stdout(Stdio::piped());
-    // cargo for the worktree builds: the toolchain's own, the crates this machine has.
-    let cargo = std::env::var("CARGO").expect("run by cargo");
-    let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
-    let cargo_home = std::env::var("CARGO_HOME")
-        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
-    command
-        .env("CARGO_HOME", cargo_home)
-        .env("CARGO_NET_OFFLINE", "true");
-    for (key, value) in home.launch(cli, &[]).env {
-        match key.as_str() {
-            "PATH" => command.env(key, format!("{bin}:{value}:{toolchain}")),
-            _ => command.env(key, value),
-        };
-    }
-    let mut child = command.spawn().expect("drydock serve starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL in the banner")
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
-    (child, url)
 }
 
 fn now_ms() -> f64 {

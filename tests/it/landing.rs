@@ -55,6 +55,31 @@ async fn until_landed(client: &Client, id: &str) -> Value {
     }
 }
 
+/// Queues `tasks` and runs them one at a time, so they are done (and land) in order; their
+/// ids.
+async fn one_at_a_time(client: &Client, tasks: Value) -> Vec<String> {
+    let added = call_ok(client, "task_add", json!({ "tasks": tasks })).await;
+    call_ok(
+        client,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 1}),
+    )
+    .await;
+    added["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A command that adds the integration test `name` with `body`.
+fn new_test(name: &str, body: &str) -> String {
+    format!(
+        "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
+    )
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     let (cli, home, _fake, tmux_dir) = claude_home("claude-landing");
@@ -67,37 +92,38 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
-    let new_test = |name: &str, body: &str| {
-        format!(
-            "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
-        )
-    };
-    let added = call_ok(
-        &client,
-        "task_add",
-        json!({"tasks": [
-            task("A renames one to uno", &project, "sed -i 's/one()/uno()/g' src/lib.rs", None),
-            task("B tests one", &project,
-                 &new_test("b_calls_one", "assert_eq!(lab::one(), 1);"),
-                 Some("sed -i 's/lab::one()/lab::uno()/' tests/b_calls_one.rs")),
-            task("C adds its own test", &project, &new_test("c_adds", "assert_eq!(2 + 2, 4);"), None),
-            task("D adds a failing test", &project,
-                 &new_test("d_fails", "assert_eq!(1 + 1, 3);"),
-                 Some("sed -i 's/assert_eq!(1 + 1, 3)/assert_eq!(1 + 1, 2)/' tests/d_fails.rs")),
-        ]}),
-    )
-    .await;
-    let ids: Vec<String> = (0..4)
-        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
-        .collect();
-    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
     // One at a time: they are done, and so land, in the order A, B, C, D.
-    call_ok(
+    let ids = one_at_a_time(
         &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 1}),
+        json!([
+            task(
+                "A renames one to uno",
+                &project,
+                "sed -i 's/one()/uno()/g' src/lib.rs",
+                None
+            ),
+            task(
+                "B tests one",
+                &project,
+                &new_test("b_calls_one", "assert_eq!(lab::one(), 1);"),
+                Some("sed -i 's/lab::one()/lab::uno()/' tests/b_calls_one.rs")
+            ),
+            task(
+                "C adds its own test",
+                &project,
+                &new_test("c_adds", "assert_eq!(2 + 2, 4);"),
+                None
+            ),
+            task(
+                "D adds a failing test",
+                &project,
+                &new_test("d_fails", "assert_eq!(1 + 1, 3);"),
+                Some("sed -i 's/assert_eq!(1 + 1, 3)/assert_eq!(1 + 1, 2)/' tests/d_fails.rs")
+            ),
+        ]),
     )
     .await;
+    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
 
     let a_landed = until_landed(&client, a).await;
     assert_eq!(
@@ -288,33 +314,28 @@ async fn rebased_results_land_as_a_line_of_their_own_commits() {
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
     let commit = "git -c user.name=Agent -c user.email=agent@example.test commit -qm";
-    let added = call_ok(
+    let ids = one_at_a_time(
         &client,
-        "task_add",
-        json!({"tasks": [
+        json!([
             task("P adds p.txt", &project, "echo p > p.txt", None),
-            task("Q adds q.txt twice", &project,
-                 &format!("echo q > q.txt && git add q.txt && {commit} 'q: the first' && echo qq >> q.txt"),
-                 None),
-        ]}),
+            task(
+                "Q adds q.txt twice",
+                &project,
+                &format!(
+                    "echo q > q.txt && git add q.txt && {commit} 'q: the first' && echo qq >> q.txt"
+                ),
+                None
+            ),
+        ]),
     )
     .await;
-    let (p, q) = (
-        added["added"][0]["id"].as_str().unwrap().to_string(),
-        added["added"][1]["id"].as_str().unwrap().to_string(),
-    );
-    call_ok(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 1}),
-    )
-    .await;
-    let p_landed = until_landed(&client, &p).await;
+    let (p, q) = (&ids[0], &ids[1]);
+    let p_landed = until_landed(&client, p).await;
     assert_eq!(
         p_landed["landing"]["state"]["how"], "fast_forward",
         "{p_landed:#}"
     );
-    let q_landed = until_landed(&client, &q).await;
+    let q_landed = until_landed(&client, q).await;
     assert_eq!(
         q_landed["landing"]["state"]["how"], "rebased",
         "{q_landed:#}"
@@ -401,10 +422,9 @@ async fn on_a_mix_project_only_green_lands_and_a_compile_error_and_a_failing_tes
         )
     };
     let b_module = "printf 'defmodule B do\\n  import Lab, only: [one: 0]\\n  def b, do: one()\\nend\\n' > lib/b.ex";
-    let added = call_ok(
+    let ids = one_at_a_time(
         &client,
-        "task_add",
-        json!({"tasks": [
+        json!([
             task("A renames one to uno", &project,
                  "sed -i 's/def one/def uno/' lib/lab.ex && sed -i 's/Lab.one()/Lab.uno()/' test/lab_test.exs", None),
             task("B imports one", &project, b_module,
@@ -412,19 +432,10 @@ async fn on_a_mix_project_only_green_lands_and_a_compile_error_and_a_failing_tes
             task("C adds its own test", &project, &test_file("CTest", "c_test", "2 + 2 == 4"), None),
             task("D adds a failing test", &project, &test_file("DTest", "d_test", "1 + 1 == 3"),
                  Some("sed -i 's/1 + 1 == 3/1 + 1 == 2/' test/d_test.exs")),
-        ]}),
+        ]),
     )
     .await;
-    let ids: Vec<String> = (0..4)
-        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
-        .collect();
     let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
-    call_ok(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 1}),
-    )
-    .await;
 
     let a_landed = until_landed(&client, a).await;
     assert_eq!(a_landed["landing"].get("sent_back"), None, "{a_landed:#}");
@@ -551,41 +562,49 @@ async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_
     let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let client = modern_client(&server.url).await;
     let project = path_arg(&home.project);
-    let new_test = |name: &str, body: &str| {
-        format!(
-            "mkdir -p tests && printf '#[test]\\nfn {name}() {{\\n    {body}\\n}}\\n' > tests/{name}.rs"
-        )
-    };
     // F's test also tries to write into the person's checkout, from its own branch and from
     // the merged tree: both builds run sandboxed, so it cannot.
     let escape = format!(
         "let _ = std::fs::write(\"{}/ESCAPED\", env!(\"CARGO_MANIFEST_DIR\")); assert_eq!(3 + 3, 6);",
         home.project.display()
     );
-    let added = call_ok(
+    let ids = one_at_a_time(
         &client,
-        "task_add",
-        json!({"tasks": [
-            task("E adds a test", &project, &new_test("e_adds", "assert_eq!(2 + 3, 5);"), None),
-            task("F adds a test", &project, &new_test("f_adds", &escape), None),
-            task("G renames one to uno", &project, "sed -i 's/one()/uno()/g' src/lib.rs", None),
-            task("H tests one", &project,
-                 &new_test("h_calls_one", "assert_eq!(lab::one(), 1);"),
-                 Some("sed -i 's/lab::one()/lab::uno()/' tests/h_calls_one.rs")),
-            task("I breaks the named check", &project, "echo oops > BROKEN", Some("rm BROKEN")),
-        ]}),
+        json!([
+            task(
+                "E adds a test",
+                &project,
+                &new_test("e_adds", "assert_eq!(2 + 3, 5);"),
+                None
+            ),
+            task(
+                "F adds a test",
+                &project,
+                &new_test("f_adds", &escape),
+                None
+            ),
+            task(
+                "G renames one to uno",
+                &project,
+                "sed -i 's/one()/uno()/g' src/lib.rs",
+                None
+            ),
+            task(
+                "H tests one",
+                &project,
+                &new_test("h_calls_one", "assert_eq!(lab::one(), 1);"),
+                Some("sed -i 's/lab::one()/lab::uno()/' tests/h_calls_one.rs")
+            ),
+            task(
+                "I breaks the named check",
+                &project,
+                "echo oops > BROKEN",
+                Some("rm BROKEN")
+            ),
+        ]),
     )
     .await;
-    let ids: Vec<String> = (0..5)
-        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
-        .collect();
     let (e, f, g, h, i) = (&ids[0], &ids[1], &ids[2], &ids[3], &ids[4]);
-    call_ok(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 1}),
-    )
-    .await;
 
     // I's own checks failed on its branch: it goes back at once, dirty checkout or not.
     let i_back = until_task(&client, i, "I sent back", |t| {
