@@ -120,19 +120,7 @@ async fn scenario(cli: &Cli, label: &str, batch: usize, tasks: &[(String, String
                    "description": format!("Change the crate lab:run={} lab:complete=done", encode(run))})
         })
         .collect();
-    let added = call(&client, "task_add", json!({"tasks": specs})).await;
-    let ids: Vec<String> = added["added"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect();
-    call(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 2}),
-    )
-    .await;
+    let ids = run_tasks(&client, Value::Array(specs), 2).await;
     for id in &ids {
         until_landing(&client, id, &["held"]).await;
     }

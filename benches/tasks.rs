@@ -59,19 +59,7 @@ async fn main() {
                    "description": "Work a little lab:think=2 lab:complete=done"})
         })
         .collect();
-    let added = call(&client, "task_add", json!({"tasks": tasks})).await;
-    let ids: Vec<String> = added["added"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect();
-    call(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 1}),
-    )
-    .await;
+    let ids = run_tasks(&client, Value::Array(tasks), 1).await;
     let mut started_ms = Vec::new();
     let mut working_ms = Vec::new();
     for id in &ids {

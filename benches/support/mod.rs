@@ -13,7 +13,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A new bash in a drydock PTY (in `test-projects/`); its session name.
@@ -21,7 +21,7 @@ pub async fn new_shell(client: &Client) -> String {
     let created = call(
         client,
         "terminal_create",
-        serde_json::json!({"cwd": test_projects(), "backend": "pty"}),
+        json!({"cwd": test_projects(), "backend": "pty"}),
     )
     .await;
     created["name"].as_str().unwrap().to_string()
@@ -146,4 +146,18 @@ pub fn dir_size(dir: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+/// Queues `tasks` and starts them, `max_concurrent` at a time; their ids.
+#[allow(dead_code)] // each bench binary compiles this module on its own
+pub async fn run_tasks(client: &Client, tasks: Value, max_concurrent: u32) -> Vec<String> {
+    let added = call(client, "task_add", json!({ "tasks": tasks })).await;
+    let arguments = json!({"mode": "auto", "max_concurrent": max_concurrent});
+    call(client, "queue_configure", arguments).await;
+    added["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["id"].as_str().unwrap().to_string())
+        .collect()
 }

@@ -73,6 +73,16 @@ async fn one_at_a_time(client: &Client, tasks: Value) -> Vec<String> {
         .collect()
 }
 
+/// The failure of the first attempt of `task` that was sent back, once it is known to be
+/// on the merged tree or on its own branch (`on_merged_tree`) and to name `naming`.
+fn first_sent_back<'t>(task: &'t Value, on_merged_tree: bool, naming: &str) -> &'t Value {
+    let failure = &task["landing"]["sent_back"][0]["failure"];
+    assert_eq!(failure["on_merged_tree"], on_merged_tree, "{task:#}");
+    let detail = failure["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(naming), "{naming:?} not in {task:#}");
+    failure
+}
+
 /// A command that adds the integration test `name` with `body`.
 fn new_test(name: &str, body: &str) -> String {
     format!(
@@ -139,29 +149,14 @@ async fn only_green_results_land_and_red_ones_go_back_to_their_agents() {
     let b_landed = until_landed(&client, b).await;
     let sent = &b_landed["landing"]["sent_back"];
     assert_eq!(sent.as_array().map(Vec::len), Some(1), "{b_landed:#}");
-    assert_eq!(sent[0]["failure"]["kind"], "red", "{b_landed:#}");
-    assert_eq!(sent[0]["failure"]["on_merged_tree"], true);
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("E0425"),
-        "{b_landed:#}"
-    );
+    let failure = first_sent_back(&b_landed, true, "E0425");
+    assert_eq!(failure["kind"], "red", "{b_landed:#}");
     assert_eq!(b_landed["attempts"], 2);
     assert_eq!(b_landed["landing"]["state"]["how"], "merge_commit");
 
     let d_landed = until_landed(&client, d).await;
-    let sent = &d_landed["landing"]["sent_back"];
-    assert_eq!(sent[0]["failure"]["on_merged_tree"], false, "{d_landed:#}");
-    assert_eq!(sent[0]["failure"]["check"], "test");
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("d_fails"),
-        "{d_landed:#}"
-    );
+    let failure = first_sent_back(&d_landed, false, "d_fails");
+    assert_eq!(failure["check"], "test");
 
     // task_show says where each result went and why an attempt was sent back.
     let shown = call_ok(&client, "task_show", json!({"task_id": b})).await;
@@ -269,15 +264,8 @@ async fn a_red_result_whose_agent_is_gone_waits_for_a_person_with_its_change_kep
     );
     assert_eq!(waits["state"], "done", "{waits:#}");
     assert_eq!(waits["attempts"], 1);
-    let sent = &waits["landing"]["sent_back"];
-    assert_eq!(sent[0]["failure"]["check"], "test", "{waits:#}");
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("g_fails"),
-        "{waits:#}"
-    );
+    let failure = first_sent_back(&waits, false, "g_fails");
+    assert_eq!(failure["check"], "test", "{waits:#}");
     assert_eq!(
         git(&home.project, &["rev-parse", &branch]).trim(),
         head,
@@ -444,26 +432,11 @@ async fn on_a_mix_project_only_green_lands_and_a_compile_error_and_a_failing_tes
     let b_landed = until_landed(&client, b).await;
     let sent = &b_landed["landing"]["sent_back"];
     assert_eq!(sent.as_array().map(Vec::len), Some(1), "{b_landed:#}");
-    assert_eq!(sent[0]["failure"]["on_merged_tree"], true, "{b_landed:#}");
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("cannot import Lab.one/0"),
-        "{b_landed:#}"
-    );
+    first_sent_back(&b_landed, true, "cannot import Lab.one/0");
     assert_eq!(b_landed["attempts"], 2);
     let d_landed = until_landed(&client, d).await;
-    let sent = &d_landed["landing"]["sent_back"];
-    assert_eq!(sent[0]["failure"]["on_merged_tree"], false, "{d_landed:#}");
-    assert_eq!(sent[0]["failure"]["check"], "test");
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("d_test holds"),
-        "{d_landed:#}"
-    );
+    let failure = first_sent_back(&d_landed, false, "d_test holds");
+    assert_eq!(failure["check"], "test");
 
     assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
     let commits = git(
@@ -656,14 +629,7 @@ async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_
     let h_landed = until_landed(&client, h).await;
     let sent = &h_landed["landing"]["sent_back"];
     assert_eq!(sent.as_array().map(Vec::len), Some(1), "{h_landed:#}");
-    assert_eq!(sent[0]["failure"]["on_merged_tree"], true);
-    assert!(
-        sent[0]["failure"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("E0425"),
-        "{h_landed:#}"
-    );
+    first_sent_back(&h_landed, true, "E0425");
     assert_eq!(h_landed["attempts"], 2);
     let i_landed = until_landed(&client, i).await;
     assert_eq!(i_landed["attempts"], 2, "{i_landed:#}");
