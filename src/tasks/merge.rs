@@ -438,6 +438,44 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_rebase_lands_a_line_and_a_conflicting_one_changes_nothing() {
+        let repo = Repo::new();
+        repo.write("shared.txt", "one\n");
+        repo.commit_all("shared");
+        let a = task_branch(&repo, "drydock/task-a", "a.txt", "a\n");
+        let b = task_branch(&repo, "drydock/task-b", "b.txt", "b\n");
+        let c = task_branch(&repo, "drydock/task-c", "a.txt", "c\n");
+        let first = merge_into_main(&repo, "drydock/task-a", &a, Strategy::Rebase)
+            .await
+            .unwrap();
+        assert_eq!(first.how, "fast_forward");
+
+        let second = merge_into_main(&repo, "drydock/task-b", &b, Strategy::Rebase)
+            .await
+            .unwrap();
+        assert_eq!(second.how, "rebased");
+        assert_eq!(repo.git(&["rev-parse", "main"]).trim(), second.commit);
+        assert_eq!(repo.git(&["log", "-1", "--format=%P"]).trim(), a, "a line");
+        assert!(repo.path.join("b.txt").is_file(), "the checkout follows");
+        assert_eq!(
+            repo.git(&["rev-parse", "drydock/task-b"]).trim(),
+            b,
+            "the task's branch is left as it was"
+        );
+
+        let before = repo.git(&["rev-parse", "main"]);
+        let conflict = merge_into_main(&repo, "drydock/task-c", &c, Strategy::Rebase)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&conflict, MergeError::Conflicts { files, .. } if files == &["a.txt"]),
+            "{conflict}"
+        );
+        assert_eq!(repo.git(&["rev-parse", "main"]), before);
+        assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    }
+
+    #[tokio::test]
     async fn a_dirty_checkout_of_the_target_is_never_touched() {
         let repo = Repo::new();
         let a = task_branch(&repo, "drydock/task-a", "a.txt", "a\n");
