@@ -163,7 +163,7 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
         .output()
         .unwrap();
     assert!(fetched.status.success(), "cargo fetch: {fetched:?}");
-    copy_dir(&docs_deps, &repo);
+    copy_dir(&docs_deps, &repo, &["target"]);
     for args in [
         &["init", "-q", "-b", "main"][..],
         &["add", "-A"],
@@ -277,18 +277,6 @@ async fn create_times(repo: &Path, n: usize) -> (Vec<Duration>, u64) {
         worktrees.discard(&made).await.unwrap();
     }
     (times, disk)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else if entry.path().components().all(|c| c.as_os_str() != "target") {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The disk `dir` takes, in KiB.

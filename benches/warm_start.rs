@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use drydock::toolchain::warm_start::{self, Method};
-use support::{dir_size, iterations, percentile};
+use support::{copy_dir, dir_size, iterations, percentile};
 
 const LOTS: u64 = 1 << 40;
 
@@ -106,7 +106,7 @@ async fn mix(root: &Path, n: usize) {
     let baseline: Vec<Duration> = (0..n.max(5)).map(|_| mix_compile(&checkout).0).collect();
     // Cold: a worktree with the dependency's sources (deps) but no _build.
     let cold_dir = worktree(&checkout, root, "mix-cold");
-    copy_dir(&checkout.join("deps"), &cold_dir.join("deps"));
+    copy_dir(&checkout.join("deps"), &cold_dir.join("deps"), &[]);
     let (cold, cold_out) = mix_compile(&cold_dir);
     assert!(cold_out.contains("Compiling"), "{cold_out}");
     let (mut warm, mut seeds, mut disk) = (Vec::new(), Vec::new(), 0);
@@ -266,16 +266,4 @@ fn worktree(checkout: &Path, root: &Path, name: &str) -> PathBuf {
         ],
     );
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

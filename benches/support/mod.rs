@@ -148,6 +148,28 @@ pub fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Copies the tree `from` to `to`, leaving out whatever lies below a folder named in
+/// `leave_out`.
+#[allow(dead_code)] // each bench binary compiles this module on its own
+pub fn copy_dir(from: &Path, to: &Path, leave_out: &[&str]) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let below = entry.path().strip_prefix(from).unwrap();
+        if below
+            .components()
+            .any(|c| leave_out.iter().any(|l| c.as_os_str() == *l))
+        {
+            continue;
+        }
+        let target = to.join(below);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Queues `tasks` and starts them, `max_concurrent` at a time; their ids.
 #[allow(dead_code)] // each bench binary compiles this module on its own
 pub async fn run_tasks(client: &Client, tasks: Value, max_concurrent: u32) -> Vec<String> {

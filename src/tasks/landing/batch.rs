@@ -12,8 +12,8 @@ use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 use super::candidate::Candidate;
-use super::lander::{LandError, Step, waits_to_land};
-use super::record::{Landing, LandingState};
+use super::lander::{LandError, Step, landing_of, waits_to_land};
+use super::record::LandingState;
 use crate::config::LandWith;
 use crate::events::unix_millis;
 use crate::git::Git;
@@ -277,13 +277,6 @@ fn same_folder(a: &Task, b: &Task) -> bool {
         })
     };
     below(a) == below(b)
-}
-
-/// The landing a task has, or a new one.
-fn landing_of(task: &Task) -> Landing {
-    task.landing
-        .clone()
-        .unwrap_or_else(|| Landing::waiting("", unix_millis(SystemTime::now())))
 }
 
 /// One merge commit of `tip` and every result of `together`, with the tree of `merged`

@@ -170,10 +170,7 @@ impl Tasks {
             return Step::Settled;
         };
         let now = unix_millis(SystemTime::now());
-        let mut landing = task
-            .landing
-            .clone()
-            .unwrap_or_else(|| Landing::waiting("", now));
+        let mut landing = landing_of(task);
         let into = match self.target_of(task, worktree).await {
             Ok(into) => into,
             Err(why) => return self.to_person(task, landing, why).await,
@@ -720,6 +717,13 @@ impl Tasks {
         }
         Step::Settled
     }
+}
+
+/// The landing a task has, or a new one.
+pub(super) fn landing_of(task: &Task) -> Landing {
+    task.landing
+        .clone()
+        .unwrap_or_else(|| Landing::waiting("", unix_millis(SystemTime::now())))
 }
 
 /// A done result in line: tested on its own, open, and not settled by the queue.
