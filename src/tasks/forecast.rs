@@ -211,6 +211,8 @@ pub struct Forecasts {
     by_task: std::sync::Mutex<HashMap<String, Vec<Collision>>>,
     /// The files each running task changes, as last read.
     changing: std::sync::Mutex<HashMap<String, Vec<String>>>,
+    /// The changes of the finished results, by their head.
+    results: std::sync::Mutex<HashMap<String, Changes>>,
 }
 
 impl Forecasts {
@@ -241,6 +243,8 @@ impl Forecasts {
 /// A task whose change counts: running, or done with an open result.
 struct Active<'t> {
     task: &'t Task,
+    /// A finished result's commit (empty while the task runs).
+    head: String,
     repo: String,
     base: String,
     into: Option<String>,
@@ -268,12 +272,21 @@ impl Tasks {
     /// Each running task's collisions with the other tasks' changes and with its branch.
     async fn forecast(&self) {
         let tasks = self.all_tasks().await;
+        let running = tasks.iter().any(|t| t.state == TaskState::Running);
+        // A finished result's commits do not change: its changes are read once.
+        let mut known = std::mem::take(&mut *self.forecasts.results.lock().expect("not poisoned"));
+        let mut results = HashMap::new();
         let mut active: Vec<Active> = Vec::new();
-        for task in &tasks {
-            if let Some(found) = self.active(task).await {
+        // With nothing running there is nothing to forecast.
+        for task in tasks.iter().filter(|_| running) {
+            if let Some(found) = self.active(task, &mut known).await {
+                if task.state == TaskState::Done {
+                    results.insert(found.head.clone(), found.changes.clone());
+                }
                 active.push(found);
             }
         }
+        *self.forecasts.results.lock().expect("not poisoned") = results;
         let mut branches: HashMap<(String, String, String), Changes> = HashMap::new();
         let mut now: HashMap<String, Vec<Collision>> = HashMap::new();
         for mine in active.iter().filter(|a| a.task.state == TaskState::Running) {
@@ -399,24 +412,37 @@ impl Tasks {
 
     /// `task`'s change, when it counts: its worktree's, while it runs here; its result's,
     /// while that is open.
-    async fn active<'t>(&self, task: &'t Task) -> Option<Active<'t>> {
+    /// `known`: the changes of finished results read before, by their head.
+    async fn active<'t>(
+        &self,
+        task: &'t Task,
+        known: &mut HashMap<String, Changes>,
+    ) -> Option<Active<'t>> {
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
             return None;
         };
         let repo = Path::new(&worktree.repo);
-        let changes = match (task.state, task.open_result()) {
-            (TaskState::Running, _) if self.is_mine(task) && worktree.path().is_dir() => {
-                worktree_changes(worktree.path(), &worktree.base_sha).await?
-            }
+        let (head, changes) = match (task.state, task.open_result()) {
+            (TaskState::Running, _) if self.is_mine(task) && worktree.path().is_dir() => (
+                String::new(),
+                worktree_changes(worktree.path(), &worktree.base_sha).await?,
+            ),
             (TaskState::Done, Some((_, review))) => {
-                let range = [worktree.base_sha.as_str(), review.head.as_str()];
-                let diff = quiet(Git::at(repo)).run(&diff_args(&range)).await.ok()?;
-                Changes::parse(&diff, &[])
+                let changes = match known.remove(&review.head) {
+                    Some(changes) => changes,
+                    None => {
+                        let range = [worktree.base_sha.as_str(), review.head.as_str()];
+                        let diff = quiet(Git::at(repo)).run(&diff_args(&range)).await.ok()?;
+                        Changes::parse(&diff, &[])
+                    }
+                };
+                (review.head.clone(), changes)
             }
             _ => return None,
         };
         Some(Active {
             task,
+            head,
             repo: worktree.repo.clone(),
             base: worktree.base_sha.clone(),
             into: self.target_of(task, worktree).await.ok(),
