@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use drydock::docs::embed::Embedder;
 use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
 use drydock::docs::reports::LookupReport;
-use drydock::docs::rerank::own_heading;
+use drydock::docs::rescore::own_heading;
 use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
 use drydock::docs::sources::{FileRoot, Library, PathFilter, Root};
 use drydock::docs::store::DocStore;

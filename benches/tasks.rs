@@ -26,6 +26,7 @@ use support::*;
 use agent_kit::fake_anthropic::FakeAnthropic;
 use agent_kit::home::{AgentHome, Cli};
 use agent_serve::serve;
+use drydock::config::{CargoTarget, TaskDirs};
 use drydock::tasks::worktree::Worktrees;
 
 const LIST_CALLS: usize = 50;
@@ -261,7 +262,7 @@ async fn worktree_costs(client: &Client, home: &AgentHome, starts: usize) -> Wor
 /// the disk the first one took.
 async fn create_times(repo: &Path, n: usize) -> (Vec<Duration>, u64) {
     let root = tempfile::tempdir().unwrap();
-    let worktrees = Worktrees::new(root.path().to_path_buf());
+    let worktrees = Worktrees::new(TaskDirs::new(root.path(), CargoTarget::PerTask));
     let (mut times, mut disk) = (Vec::new(), 0);
     for k in 0..n {
         let id = format!("bench-{}-{k}", std::process::id());

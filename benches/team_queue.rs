@@ -303,14 +303,7 @@ fn main() {
         prepare(&queue, 0);
         let (waiter, teller) = wake_pair();
         let stop = Arc::new(AtomicBool::new(false));
-        store::listen(
-            &url,
-            "handoffs",
-            store::postgres::CHANNEL,
-            teller,
-            stop.clone(),
-        )
-        .unwrap();
+        store::listen(&url, "handoffs", teller, stop.clone()).unwrap();
         let host_store = store::open(&StoreLocation::Postgres(url)).unwrap();
         let times = handoffs(&queue, || {}, host_store, waiter);
         stop.store(true, Ordering::Relaxed);

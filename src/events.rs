@@ -6,12 +6,13 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::catalog::ToolName;
+use crate::millis::{millis, unix_millis};
 
 mod results;
 pub use results::KeptResult;
@@ -231,7 +232,7 @@ impl CallRecord {
 
     fn publish_finished(&mut self, status: CallStatus) {
         if let Some(call) = self.call.take() {
-            let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let duration_ms = millis(self.started.elapsed());
             self.events.publish(EventKind::ToolCallFinished {
                 call,
                 status,
@@ -374,11 +375,6 @@ impl Subscription {
             Err(_) => None,
         }
     }
-}
-
-pub fn unix_millis(time: SystemTime) -> u64 {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ pub mod history;
 pub mod http;
 pub mod local_endpoint;
 pub mod mcp;
+pub(crate) mod millis;
 pub(crate) mod private;
 pub(crate) mod process;
 pub(crate) mod project_facts;

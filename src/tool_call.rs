@@ -38,7 +38,7 @@ pub enum CallError {
 }
 
 /// A tool's structured result and its text rendering.
-pub struct Outcome {
+pub struct ToolOutput {
     pub structured: Value,
     pub text: String,
 }
@@ -65,7 +65,7 @@ pub async fn call_tool(
     tool: ToolName,
     arguments: Value,
     call: &Call<'_>,
-) -> Result<Outcome, CallError> {
+) -> Result<ToolOutput, CallError> {
     call_tool_as(app, tool, arguments, call, "drydock call").await
 }
 
@@ -76,7 +76,7 @@ pub async fn call_tool_as(
     arguments: Value,
     call: &Call<'_>,
     client: &str,
-) -> Result<Outcome, CallError> {
+) -> Result<ToolOutput, CallError> {
     call_tool_within(app, tool, arguments, call, client, None).await
 }
 
@@ -89,7 +89,7 @@ pub async fn call_tool_within(
     call: &Call<'_>,
     client: &str,
     scope: Option<&TaskScope>,
-) -> Result<Outcome, CallError> {
+) -> Result<ToolOutput, CallError> {
     let record = CallRecord::started(app.events().clone(), tool, &arguments, Some(client.into()));
     let call = Call {
         progress: call.progress,
@@ -118,7 +118,7 @@ async fn dispatch(
     arguments: Value,
     call: &Call<'_>,
     scope: Option<&TaskScope>,
-) -> Result<Outcome, CallError> {
+) -> Result<ToolOutput, CallError> {
     let toolchains = app.toolchains();
     let terminals = app.terminals();
     let docs = app.docs();
@@ -192,9 +192,9 @@ fn parse<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, Cal
 
 fn outcome<T: Serialize + Render, E: Into<CallError>>(
     result: Result<T, E>,
-) -> Result<Outcome, CallError> {
+) -> Result<ToolOutput, CallError> {
     let report = result.map_err(Into::into)?;
-    Ok(Outcome {
+    Ok(ToolOutput {
         structured: serde_json::to_value(&report).expect("reports serialize"),
         text: report.render(),
     })

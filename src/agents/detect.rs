@@ -22,7 +22,7 @@
 use super::osc7501::{ReportedState, StatusReport};
 use super::profile::Profile;
 use super::prompt::{Prompt, extract_prompt};
-use super::rules::{Osc7501Support, Outcome, Overrides, Region, WaitKind};
+use super::rules::{Conclusion, Osc7501Support, Overrides, Region, WaitKind};
 
 pub type Millis = u64;
 
@@ -176,7 +176,7 @@ impl Detection {
 /// One signal's conclusion and when it began to hold.
 #[derive(Debug, Clone)]
 struct Evidence {
-    outcome: Outcome,
+    outcome: Conclusion,
     /// When the state began, by this signal.
     at: Millis,
     /// When this signal last said so.
@@ -196,16 +196,16 @@ pub fn detect(profile: &Profile, observation: &Observation<'_>) -> Detection {
     let screen = screen_evidence(profile, observation);
     let screen_waits = screen
         .as_ref()
-        .is_some_and(|(s, _)| matches!(s.outcome, Outcome::Waiting(_)));
+        .is_some_and(|(s, _)| matches!(s.outcome, Conclusion::Waiting(_)));
     let (evidence, recheck_at) = match reconcile(profile, observation.now, event, screen) {
         Some(found) => found,
         None => return fallback(profile, observation, started_at),
     };
     let state = match evidence.outcome {
-        Outcome::Starting => AgentState::Starting,
-        Outcome::Idle => AgentState::Idle,
-        Outcome::Working => AgentState::Working,
-        Outcome::Waiting(kind) => {
+        Conclusion::Starting => AgentState::Starting,
+        Conclusion::Idle => AgentState::Idle,
+        Conclusion::Working => AgentState::Working,
+        Conclusion::Waiting(kind) => {
             AgentState::Waiting(waiting(profile, observation, kind, screen_waits))
         }
     };
@@ -263,7 +263,7 @@ fn osc_evidence(reports: &[Stamped<StatusReport>]) -> Option<Evidence> {
         .iter()
         .rposition(|r| r.value.state == ReportedState::Clear)
         .map_or(0, |i| i + 1);
-    let outcomes: Vec<(Millis, Outcome, Option<&String>)> = reports[after_clear..]
+    let outcomes: Vec<(Millis, Conclusion, Option<&String>)> = reports[after_clear..]
         .iter()
         .filter_map(|r| osc_outcome(&r.value).map(|o| (r.at, o, r.value.message.as_ref())))
         .collect();
@@ -278,20 +278,20 @@ fn osc_evidence(reports: &[Stamped<StatusReport>]) -> Option<Evidence> {
     })
 }
 
-fn osc_outcome(report: &StatusReport) -> Option<Outcome> {
+fn osc_outcome(report: &StatusReport) -> Option<Conclusion> {
     match report.state {
-        ReportedState::Idle | ReportedState::Done => Some(Outcome::Idle),
-        ReportedState::Working => Some(Outcome::Working),
+        ReportedState::Idle | ReportedState::Done => Some(Conclusion::Idle),
+        ReportedState::Working => Some(Conclusion::Working),
         ReportedState::Blocked => {
             let kind = report.kind.as_deref().and_then(WaitKind::parse);
-            Some(Outcome::Waiting(kind.unwrap_or(WaitKind::Permission)))
+            Some(Conclusion::Waiting(kind.unwrap_or(WaitKind::Permission)))
         }
         ReportedState::Clear | ReportedState::Other(_) => None,
     }
 }
 
 fn hook_evidence(profile: &Profile, hooks: &[Stamped<HookEvent>]) -> Option<Evidence> {
-    let outcomes: Vec<(Millis, Outcome, &str)> = hooks
+    let outcomes: Vec<(Millis, Conclusion, &str)> = hooks
         .iter()
         .filter_map(|hook| {
             let rule = profile.state.hooks.iter().find(|rule| {
@@ -333,7 +333,7 @@ fn title_evidence(profile: &Profile, title: Option<Stamped<&str>>) -> Option<Evi
 }
 
 /// The last items that agree on the state (same state; any waiting kind).
-fn latest_run<T>(items: &[T], outcome: impl Fn(&T) -> Outcome) -> Option<&[T]> {
+fn latest_run<T>(items: &[T], outcome: impl Fn(&T) -> Conclusion) -> Option<&[T]> {
     let last = outcome(items.last()?);
     let start = items
         .iter()
@@ -342,7 +342,7 @@ fn latest_run<T>(items: &[T], outcome: impl Fn(&T) -> Outcome) -> Option<&[T]> {
     Some(&items[start..])
 }
 
-fn same_state(a: Outcome, b: Outcome) -> bool {
+fn same_state(a: Conclusion, b: Conclusion) -> bool {
     std::mem::discriminant(&a) == std::mem::discriminant(&b)
 }
 

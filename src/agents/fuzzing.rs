@@ -8,7 +8,7 @@ use super::detect::{HookEvent, Observation, ProcessStatus, Stamped, detect};
 use super::osc7501::StatusReport;
 use super::profile::{Profiles, parse_profile};
 use super::prompt::extract_prompt;
-use super::rules::{Outcome, WaitKind};
+use super::rules::{Conclusion, WaitKind};
 
 /// Loaded once: a profile's patterns are compiled as it loads.
 static PROFILES: LazyLock<Profiles> = LazyLock::new(Profiles::embedded);
@@ -60,7 +60,7 @@ pub fn agent_screen(title: &str, osc: &str, hook: &str, screen: &[&str]) {
     ] {
         extract_prompt(kind, screen, 3);
     }
-    Outcome::parse(title);
+    Conclusion::parse(title);
 }
 
 /// A user's agent profile file.

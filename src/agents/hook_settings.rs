@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::process::shell_word;
+use crate::process::shell_quote::shell_word;
 
 /// The events drydock listens to (agent-lab §5.1).
 pub const EVENTS: [&str; 8] = [

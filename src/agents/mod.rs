@@ -273,7 +273,7 @@ impl Agents {
                 return Ok(WaitReport {
                     matched: agent.is_some(),
                     agent,
-                    waited_ms: started.elapsed().as_millis() as u64,
+                    waited_ms: crate::millis::millis(started.elapsed()),
                 });
             }
             watch.changed(Some(deadline), &call.cancel).await?;

@@ -126,7 +126,7 @@ pub(crate) fn last_non_blank<'a>(screen: &[&'a str], count: usize) -> Vec<&'a st
 /// What a rule concludes; in TOML `"idle"`, `"working"`, `"starting"` or
 /// `"waiting:KIND"` with KIND one of permission, choice, question, dialog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Conclusion {
     Starting,
     Idle,
     Working,
@@ -163,21 +163,21 @@ impl WaitKind {
     }
 }
 
-impl Outcome {
-    pub fn parse(text: &str) -> Option<Outcome> {
+impl Conclusion {
+    pub fn parse(text: &str) -> Option<Conclusion> {
         match text {
-            "starting" => Some(Outcome::Starting),
-            "idle" => Some(Outcome::Idle),
-            "working" => Some(Outcome::Working),
-            _ => WaitKind::parse(text.strip_prefix("waiting:")?).map(Outcome::Waiting),
+            "starting" => Some(Conclusion::Starting),
+            "idle" => Some(Conclusion::Idle),
+            "working" => Some(Conclusion::Working),
+            _ => WaitKind::parse(text.strip_prefix("waiting:")?).map(Conclusion::Waiting),
         }
     }
 }
 
-impl<'de> Deserialize<'de> for Outcome {
+impl<'de> Deserialize<'de> for Conclusion {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        Outcome::parse(&text).ok_or_else(|| {
+        Conclusion::parse(&text).ok_or_else(|| {
             de::Error::custom(format!(
                 "unknown state {text:?}: expected starting, idle, working or \
                  waiting:permission|choice|question|dialog"
@@ -209,7 +209,7 @@ pub struct ScreenRule {
     pub regex: Pattern,
     /// The rule does not apply when this matches the same region.
     pub unless: Option<Pattern>,
-    pub state: Outcome,
+    pub state: Conclusion,
     /// Among matching rules the highest priority wins; ties go to the earlier rule.
     #[serde(default)]
     pub priority: i32,
@@ -222,7 +222,7 @@ pub struct ScreenRule {
 pub struct TitleRule {
     pub id: String,
     pub regex: Pattern,
-    pub state: Outcome,
+    pub state: Conclusion,
 }
 
 /// A hook event (Claude Code's, posted to drydock) and the state it announces.
@@ -233,7 +233,7 @@ pub struct HookRule {
     /// Only when the payload's `tool_name` is this (AskUserQuestion asks through
     /// PermissionRequest too).
     pub tool: Option<String>,
-    pub state: Outcome,
+    pub state: Conclusion,
 }
 
 #[derive(Debug, Clone, Deserialize)]

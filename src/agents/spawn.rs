@@ -19,9 +19,9 @@ use super::reports::{AgentInfo, SpawnReport};
 use super::requests::{SpawnBackend, SpawnRequest};
 use super::{AgentError, Agents};
 use crate::call::Call;
-use crate::events::unix_millis;
+use crate::millis::unix_millis;
 use crate::private::write_private;
-use crate::process::shell_word;
+use crate::process::shell_quote::shell_word;
 use crate::terminal::requests::{BackendKind, CreateRequest};
 use crate::workspace::PathArgument;
 

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::local_client::{call, endpoint};
-use super::{ConfigArgs, Outcome};
+use super::{ConfigArgs, Exit};
 use crate::config::Config;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -28,7 +28,7 @@ pub(super) struct ListArgs {
 }
 
 /// Prints the pending requests.
-pub(super) fn list(config: &Config) -> Outcome {
+pub(super) fn list(config: &Config) -> Exit {
     let endpoint = endpoint(config)?;
     let url = format!("{}/approvals", endpoint.base);
     let answer = call(&endpoint, "GET", &url, None, WAIT)?;
@@ -43,7 +43,7 @@ pub(super) fn list(config: &Config) -> Outcome {
 }
 
 /// Answers request `args.id`.
-pub(super) fn decide(config: &Config, args: DecideArgs, approve: bool) -> Outcome {
+pub(super) fn decide(config: &Config, args: DecideArgs, approve: bool) -> Exit {
     let endpoint = endpoint(config)?;
     let url = format!("{}/approvals/{}", endpoint.base, args.id);
     let body = json!({"approve": approve}).to_string();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{ConfigArgs, Failure, Outcome, RootArgs};
+use super::{ConfigArgs, Exit, Failure, RootArgs};
 use crate::app::{App, Mode};
 use crate::call::Call;
 use crate::call::Logged;
@@ -29,7 +29,7 @@ pub(super) struct CallArgs {
     pub roots: RootArgs,
 }
 
-pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Outcome {
+pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Exit {
     let tool = served_tool(&config, &args.tool).map_err(|e| Failure::Usage(e.to_string()))?;
     let arguments = read_arguments(args.arguments.as_deref()).map_err(Failure::Usage)?;
     let app = App::start(config, Mode::OneCall(tool)).await;

@@ -12,7 +12,7 @@ use clap::Args;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{ConfigArgs, Outcome};
+use super::{ConfigArgs, Exit};
 use crate::agents::hook_settings;
 use crate::config::{Config, ModelRef, Toolset};
 use crate::docs::Docs;
@@ -67,7 +67,7 @@ impl Check {
     }
 }
 
-pub(super) async fn run(config: &Config, args: DoctorArgs) -> Outcome {
+pub(super) async fn run(config: &Config, args: DoctorArgs) -> Exit {
     let checks = checks(config).await;
     let failing = checks.iter().filter(|c| c.fails()).count();
     match args.json {

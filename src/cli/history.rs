@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::{ConfigArgs, Failure, Outcome, RootArgs};
+use super::{ConfigArgs, Exit, Failure, RootArgs};
 use crate::config::Config;
 use crate::docs::Docs;
 use crate::history::History;
@@ -91,7 +91,7 @@ pub(super) struct ForgetArgs {
     all: bool,
 }
 
-pub(super) async fn run(config: Arc<Config>, args: HistoryArgs) -> Outcome {
+pub(super) async fn run(config: Arc<Config>, args: HistoryArgs) -> Exit {
     let docs = Docs::for_command_line(config.clone());
     let history = History::new(config, docs);
     let failed = |e: &dyn std::fmt::Display| Failure::Runtime(e.to_string());
@@ -142,7 +142,7 @@ pub(super) async fn run(config: Arc<Config>, args: HistoryArgs) -> Outcome {
     }
 }
 
-fn print(report: &(impl serde::Serialize + Render), json: bool) -> Outcome {
+fn print(report: &(impl serde::Serialize + Render), json: bool) -> Exit {
     match json {
         true => println!(
             "{}",

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::{ConfigArgs, Failure, Outcome};
+use super::{ConfigArgs, Exit, Failure};
 use crate::agents::hook_settings::{self, Changes};
 use crate::config::Config;
 
@@ -61,7 +61,7 @@ impl Target {
     }
 }
 
-pub(super) fn run(config: &Config, args: HooksArgs) -> Outcome {
+pub(super) fn run(config: &Config, args: HooksArgs) -> Exit {
     let (target, installing) = match &args.action {
         HooksAction::Install(target) => (target, true),
         HooksAction::Uninstall(target) => (target, false),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{ConfigArgs, Failure, Outcome};
+use super::{ConfigArgs, Exit, Failure};
 use crate::call::Call;
 use crate::config::Config;
 use crate::config::ModelRef;
@@ -75,7 +75,7 @@ fn absolute(path: &Path) -> Result<String, Failure> {
 
 /// Progress bars on a terminal, a log line every 10 s otherwise; the first Ctrl-C stops
 /// after the current batch (what was committed stays), a second one at once.
-pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Outcome {
+pub(super) async fn run(config: Arc<Config>, args: IndexArgs) -> Exit {
     let mut config = (*config).clone();
     if let Some(model) = &args.model {
         config.docs.model = Some(ModelRef::parse(model, |p| {
@@ -106,7 +106,7 @@ async fn rebuild(
     old_model: &str,
     new_model: &str,
     cancel: CancellationToken,
-) -> Outcome {
+) -> Exit {
     let index_dir = config.docs.index_dir.clone();
     let mut requests = recorded_requests(&index_dir)?;
     if args.names_sources() {
@@ -223,7 +223,7 @@ async fn ingest(
     Ok(report)
 }
 
-fn finish(report: IngestReport) -> Outcome {
+fn finish(report: IngestReport) -> Exit {
     println!("{}", report.render());
     Ok(if report.cancelled {
         ExitCode::from(130)

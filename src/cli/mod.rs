@@ -124,7 +124,7 @@ impl Failure {
     }
 }
 
-type Outcome = Result<ExitCode, Failure>;
+type Exit = Result<ExitCode, Failure>;
 
 impl Command {
     fn overrides(&self) -> Overrides {

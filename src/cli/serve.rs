@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
+use super::{ConfigArgs, Exit, Failure, RootArgs, wait_for_signal};
 use crate::app::{App, Mode};
 use crate::catalog::Toolset;
 use crate::config::Config;
@@ -30,7 +30,7 @@ pub(super) struct ServeArgs {
     pub token: Option<String>,
 }
 
-pub(super) async fn run(config: Arc<Config>) -> Outcome {
+pub(super) async fn run(config: Arc<Config>) -> Exit {
     config
         .check_servable()
         .map_err(|e| Failure::Usage(e.to_string()))?;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use rmcp::ServiceExt;
 
-use super::{ConfigArgs, Failure, Outcome, RootArgs, wait_for_signal};
+use super::{ConfigArgs, Exit, Failure, RootArgs, wait_for_signal};
 use crate::app::{App, Mode};
 use crate::config::Config;
 use crate::mcp::DrydockServer;
@@ -20,7 +20,7 @@ pub(super) struct StdioArgs {
     pub roots: RootArgs,
 }
 
-pub(super) async fn run(config: Arc<Config>) -> Outcome {
+pub(super) async fn run(config: Arc<Config>) -> Exit {
     tracing::info!(roots = ?config.allowed_roots, "serving MCP on stdio");
     let app = App::start(config, Mode::Stdio).await;
     let served = tokio::select! {

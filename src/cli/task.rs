@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use super::local_client::{call, endpoint};
-use super::{ConfigArgs, Failure, Outcome};
+use super::{ConfigArgs, Exit, Failure};
 use crate::config::Config;
 use crate::local_endpoint::LocalEndpoint;
 use crate::tasks::local_queue;
@@ -198,7 +198,7 @@ pub(super) struct QueueArgs {
     clear: bool,
 }
 
-pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
+pub(super) fn run(config: &Config, args: TaskArgs) -> Exit {
     let (tool, arguments) = match args.action {
         TaskAction::Migrate(args) => return migrate(config, &args.to),
         TaskAction::Add(args) => ("task_add", add_arguments(args)?),
@@ -246,7 +246,7 @@ pub(super) fn run(config: &Config, args: TaskArgs) -> Outcome {
     call_tool(config, tool, &arguments)
 }
 
-pub(super) fn queue(config: &Config, args: QueueArgs) -> Outcome {
+pub(super) fn queue(config: &Config, args: QueueArgs) -> Exit {
     if args.clear {
         if args.mode.is_some() || args.max_concurrent.is_some() {
             return Err(Failure::Usage(
@@ -301,7 +301,7 @@ fn absolute(path: &PathBuf) -> Result<String, Failure> {
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
 }
 
-fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Outcome {
+fn call_tool(config: &Config, tool: &str, arguments: &Value) -> Exit {
     let mut endpoint = endpoint(config)?;
     // In a sandbox the socket is the task's identity; elsewhere its token is.
     if endpoint.socket().is_none()
@@ -341,7 +341,7 @@ fn task_token(config: &Config, task_id: &str) -> Result<String, Failure> {
 }
 
 /// Moves the SQLite queue of this data directory into the PostgreSQL queue at `to`.
-fn migrate(config: &Config, to: &str) -> Outcome {
+fn migrate(config: &Config, to: &str) -> Exit {
     if let Some(server) = LocalEndpoint::read(&config.data_dir)
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.pid as i32), None).is_ok()
     {

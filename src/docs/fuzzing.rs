@@ -11,7 +11,7 @@ use super::excerpt::excerpt;
 use super::html::{chunk_html, skip_html};
 use super::markdown::chunk_markdown;
 use super::mdx::chunk_mdx;
-use super::rerank::question_ecosystem;
+use super::rescore::question_ecosystem;
 use super::rst::chunk_rst;
 use super::rust_source::chunk_rust_source;
 

@@ -26,7 +26,7 @@ use super::elixir_docs;
 use super::embed::{BATCH_SIZE, EmbedError, Embedder};
 use super::reports::IngestReport;
 use super::sources::{BeamRoot, FileKind, FileRoot, Root, Skip, chunk_file, text_of};
-use super::store::{ChunkRecord, DocStore, FileChunks, StoreError};
+use super::store::{ChunkRecord, DocStore, FileChunks, IndexError};
 use crate::process::Policy;
 
 /// Bumped when chunking changes, so every file is chunked (not embedded) again.
@@ -45,7 +45,7 @@ const ERRORS_LISTED: usize = 20;
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] IndexError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
     #[error("the ingest stopped: {0}")]

@@ -35,7 +35,7 @@ pub mod models;
 pub(crate) mod project;
 pub mod reports;
 pub mod requests;
-pub mod rerank;
+pub mod rescore;
 pub(crate) mod rst;
 pub(crate) mod rust_source;
 pub mod search;
@@ -65,12 +65,14 @@ use self::reports::{IndexSummary, IngestReport, LookupReport, LookupResult, Read
 use self::requests::{Around, IndexRequest, LookupRequest, ReadRequest};
 use self::search::{SearchFilter, SearchMode};
 use self::sources::{FileRoot, Library, PathFilter, Root};
-use self::store::{DocStore, StoreError, TABLE_NAME};
+use self::store::{DocStore, IndexError, TABLE_NAME};
 use self::under_way::under_way;
 use crate::call::Call;
 use crate::config::{Config, ToolName};
-use crate::events::{EventKind, Events, IngestPhase, unix_millis};
-use crate::process::{Policy, shell_word};
+use crate::events::{EventKind, Events, IngestPhase};
+use crate::millis::unix_millis;
+use crate::process::Policy;
+use crate::process::shell_quote::shell_word;
 use crate::workspace::{PathArgument, Workspace, WorkspaceError};
 
 pub const DEFAULT_LIMIT: usize = 30;
@@ -100,11 +102,11 @@ pub enum DocsError {
          holds, and replaces it once done), or set `[docs] model` back to the model that built it"
     )]
     OtherModel {
-        mismatch: Box<StoreError>,
+        mismatch: Box<IndexError>,
         command: String,
     },
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] IndexError),
     #[error(transparent)]
     Ingest(#[from] IngestError),
     #[error(transparent)]
@@ -225,7 +227,7 @@ impl Docs {
             .await;
         match store {
             Ok(store) => Ok(store.clone()),
-            Err(DocsError::Store(mismatch @ StoreError::ModelMismatch { .. })) => {
+            Err(DocsError::Store(mismatch @ IndexError::ModelMismatch { .. })) => {
                 Err(DocsError::OtherModel {
                     mismatch: Box::new(mismatch),
                     command: format!(
@@ -250,7 +252,7 @@ impl Docs {
     /// Records in the index that `request` was indexed, to index it again with another model.
     pub async fn note_ingest(&self, request: &IndexRequest) -> Result<(), DocsError> {
         let store = self.store().await?;
-        let source = serde_json::to_value(request).map_err(|e| StoreError::Metadata {
+        let source = serde_json::to_value(request).map_err(|e| IndexError::Metadata {
             path: store.dir().display().to_string(),
             reason: e.to_string(),
         })?;

@@ -22,18 +22,10 @@ pub struct LookupReport {
 pub struct LookupResult {
     /// docs_read's argument for this passage, its section or its neighbours.
     pub id: String,
-    pub library: String,
-    pub version: Option<String>,
-    pub source_type: String,
-    pub file_path: String,
-    /// The heading path, outermost first, joined with " > ".
-    pub heading: String,
-    pub anchor: Option<String>,
-    pub line_start: u32,
-    pub line_end: u32,
-    pub url: Option<String>,
-    /// Higher is better (docs_read: 0).
-    pub score: f32,
+    /// Where the passage is, and its score. Its text is `content` or `excerpt`: the hit's
+    /// own is moved there.
+    #[serde(flatten)]
+    pub hit: Hit,
     /// The whole passage (the first results, and docs_read's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
@@ -47,8 +39,8 @@ pub const ID_CHARS: usize = 12;
 
 impl LookupResult {
     /// `hit` with its whole passage.
-    pub fn whole(hit: Hit) -> LookupResult {
-        let content = Some(hit.content.clone());
+    pub fn whole(mut hit: Hit) -> LookupResult {
+        let content = Some(std::mem::take(&mut hit.content));
         LookupResult::of(hit, content, None)
     }
 
@@ -63,19 +55,11 @@ impl LookupResult {
         LookupResult::of(hit, None, excerpt)
     }
 
-    fn of(hit: Hit, content: Option<String>, excerpt: Option<String>) -> LookupResult {
+    fn of(mut hit: Hit, content: Option<String>, excerpt: Option<String>) -> LookupResult {
+        hit.content = String::new();
         LookupResult {
             id: hit.id.chars().take(ID_CHARS).collect(),
-            library: hit.library,
-            version: hit.version,
-            source_type: hit.source_type,
-            file_path: hit.file_path,
-            heading: hit.heading,
-            anchor: hit.anchor,
-            line_start: hit.line_start,
-            line_end: hit.line_end,
-            url: hit.url,
-            score: hit.score,
+            hit,
             content,
             excerpt,
         }
@@ -92,23 +76,24 @@ impl LookupResult {
     /// Where it is, on one line: `[n] library version file#anchor — heading`, with the
     /// lines (`file:lines`) of a source file (a web page's lines say nothing to the reader).
     fn place(&self, n: usize) -> String {
-        let version = self
+        let hit = &self.hit;
+        let version = hit
             .version
             .as_deref()
             .map(|v| format!(" {v}"))
             .unwrap_or_default();
-        let anchor = self
+        let anchor = hit
             .anchor
             .as_deref()
             .map(|a| format!("#{a}"))
             .unwrap_or_default();
-        let lines = match self.file_path.ends_with(".html") {
+        let lines = match hit.file_path.ends_with(".html") {
             true => String::new(),
-            false => format!(":{}-{}", self.line_start, self.line_end),
+            false => format!(":{}-{}", hit.line_start, hit.line_end),
         };
         format!(
             "[{n}] {}{version} {}{anchor}{lines} — {}",
-            self.library, self.file_path, self.heading
+            hit.library, hit.file_path, hit.heading
         )
     }
 }
@@ -221,7 +206,7 @@ impl Render for LookupReport {
                         out += "More, by heading:\n";
                         named = true;
                     }
-                    out += &format!("[{}] {} ({})\n", i + 1, result.heading, result.id)
+                    out += &format!("[{}] {} ({})\n", i + 1, result.hit.heading, result.id)
                 }
             }
         }

@@ -15,7 +15,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use tokio_util::task::AbortOnDropHandle;
 
 use super::store::{
-    DocStore, Result, SEARCH_TEXT, StoreError, TextIndex, column, scan, sql_string,
+    DocStore, IndexError, Result, SEARCH_TEXT, TextIndex, column, scan, sql_string,
 };
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (K + r).
@@ -134,13 +134,15 @@ impl SearchFilter {
     }
 }
 
-/// One search result, as docs_lookup returns it.
+/// One search result: a passage, where it is, and its score. docs_lookup returns its place
+/// and score as they are, and its text whole or in part ([`super::reports::LookupResult`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// The chunk's content hash, for fusing result lists.
     #[serde(skip)]
     pub id: String,
     /// The passage.
+    #[serde(skip)]
     pub content: String,
     pub library: String,
     pub version: Option<String>,
@@ -178,7 +180,7 @@ impl DocStore {
     /// hybrid search starts its full-text half on another worker first, so a lookup costs
     /// the slower of the full-text half and the embedding plus the vector half, not the sum
     /// of all three. A full-text search never awaits `embedding`.
-    pub async fn search_embedding<E: From<StoreError>>(
+    pub async fn search_embedding<E: From<IndexError>>(
         &self,
         mode: SearchMode,
         query_text: &str,
@@ -199,7 +201,7 @@ impl DocStore {
         let hits = match self.read_rows(&found).await {
             Ok(hits) if hits.len() == found.len() => hits,
             _ => {
-                let again = async { Ok::<_, StoreError>(vector) };
+                let again = async { Ok::<_, IndexError>(vector) };
                 let (_, found) = self
                     .find(mode, again, query_text, &predicate, limit)
                     .await?;
@@ -207,7 +209,7 @@ impl DocStore {
             }
         };
         Ok(match mode {
-            SearchMode::Hybrid => super::rerank::rerank(query_text, hits, limit),
+            SearchMode::Hybrid => super::rescore::rescore(query_text, hits, limit),
             SearchMode::Vector | SearchMode::FullText => hits,
         })
     }
@@ -215,7 +217,7 @@ impl DocStore {
     /// The query's embedding (empty for full text) and the rows whose passages a search
     /// reads, best first: the `limit` best of a half, or for hybrid the best fused
     /// candidates of both, the full-text half running on another worker meanwhile.
-    async fn find<E: From<StoreError>>(
+    async fn find<E: From<IndexError>>(
         &self,
         mode: SearchMode,
         embedding: impl Future<Output = std::result::Result<Vec<f32>, E>>,
@@ -248,7 +250,7 @@ impl DocStore {
                     .await?;
                 let by_text = by_text
                     .await
-                    .map_err(|e| StoreError::Task(e.to_string()))??;
+                    .map_err(|e| IndexError::Task(e.to_string()))??;
                 let found = reciprocal_rank_fusion([by_vector, by_text], |found| found.row)
                     .into_iter()
                     .take(limit * READ_PER_HIT)
@@ -267,7 +269,7 @@ impl DocStore {
         limit: usize,
     ) -> Result<Vec<Found>> {
         if query_vector.len() != self.dimension() {
-            return Err(StoreError::WrongDimension {
+            return Err(IndexError::WrongDimension {
                 got: query_vector.len(),
                 want: self.dimension(),
             });
@@ -853,7 +855,7 @@ mod tests {
         let any = SearchFilter::default();
         let query = "share state between threads";
         let vector = embedder().embed_query(query).await.unwrap();
-        let ready = async { Ok::<_, StoreError>(vector.clone()) };
+        let ready = async { Ok::<_, IndexError>(vector.clone()) };
         let (_, found) = store
             .find(SearchMode::Hybrid, ready, query, &None, 8)
             .await

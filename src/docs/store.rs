@@ -62,7 +62,7 @@ const IDS_PER_PREDICATE: usize = 500;
 const METADATA_FORMAT: u32 = 1;
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum IndexError {
     #[error(
         "the docs index at {dir} was built with the embedding model {index_model} \
          ({index_dimension} dimensions), but drydock is set to embed with {model} ({dimension} \
@@ -94,7 +94,7 @@ pub enum StoreError {
     Task(String),
 }
 
-pub type Result<T> = std::result::Result<T, StoreError>;
+pub type Result<T> = std::result::Result<T, IndexError>;
 
 /// One chunk to store with its embedding. The ingested file it came from is given beside
 /// it (see [`FileChunks`]). The row's id is the chunk's content hash; its heading column
@@ -182,11 +182,11 @@ impl DocStore {
     /// Opens the index at `dir`, creating it (and the directory) when it does not exist.
     /// Refuses an index whose vectors came from another model or have another size.
     pub async fn open(dir: &Path, model: &str, dimension: usize) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Metadata {
+        std::fs::create_dir_all(dir).map_err(|e| IndexError::Metadata {
             path: dir.display().to_string(),
             reason: e.to_string(),
         })?;
-        let uri = dir.to_str().ok_or_else(|| StoreError::Metadata {
+        let uri = dir.to_str().ok_or_else(|| IndexError::Metadata {
             path: dir.display().to_string(),
             reason: "the index path is not UTF-8".into(),
         })?;
@@ -201,7 +201,7 @@ impl DocStore {
         let has_files = names.iter().any(|name| name == FILES_TABLE);
         match read_metadata(dir)? {
             Some(meta) if meta.model != model || meta.dimension != dimension => {
-                return Err(StoreError::ModelMismatch {
+                return Err(IndexError::ModelMismatch {
                     dir: dir.display().to_string(),
                     index_model: meta.model,
                     index_dimension: meta.dimension,
@@ -211,7 +211,7 @@ impl DocStore {
             }
             Some(_) => {}
             None if has_table => {
-                return Err(StoreError::UnknownModel {
+                return Err(IndexError::UnknownModel {
                     dir: dir.display().to_string(),
                 });
             }
@@ -247,7 +247,7 @@ impl DocStore {
 
     /// Records that `source` (a docs_index request) was indexed, and the reranker configured.
     pub fn note_ingest(&self, source: serde_json::Value, reranker: Option<&str>) -> Result<()> {
-        let mut meta = read_metadata(&self.dir)?.ok_or_else(|| StoreError::UnknownModel {
+        let mut meta = read_metadata(&self.dir)?.ok_or_else(|| IndexError::UnknownModel {
             dir: self.dir.display().to_string(),
         })?;
         if !meta.sources.contains(&source) {
@@ -437,7 +437,7 @@ impl DocStore {
                     let vector = vector
                         .as_any()
                         .downcast_ref::<Float32Array>()
-                        .ok_or_else(|| StoreError::Column("vector".into()))?;
+                        .ok_or_else(|| IndexError::Column("vector".into()))?;
                     known.insert(ids.value(row).to_string(), vector.values().to_vec());
                 }
             }
@@ -648,7 +648,7 @@ impl DocStore {
                 .flat_map(|f| f.chunks.iter().map(move |c| (f, c)))
         };
         if let Some((_, chunk)) = rows().find(|(_, c)| c.vector.len() != self.dimension) {
-            return Err(StoreError::WrongDimension {
+            return Err(IndexError::WrongDimension {
                 got: chunk.vector.len(),
                 want: self.dimension,
             });
@@ -761,12 +761,12 @@ pub(crate) fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, name: &str)
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| StoreError::Column(name.to_string()))
+        .ok_or_else(|| IndexError::Column(name.to_string()))
 }
 
 fn read_metadata(dir: &Path) -> Result<Option<IndexMetadata>> {
     let path = dir.join(METADATA_FILE);
-    let error = |reason: String| StoreError::Metadata {
+    let error = |reason: String| IndexError::Metadata {
         path: path.display().to_string(),
         reason,
     };
@@ -794,7 +794,7 @@ fn write_metadata(dir: &Path, model: &str, dimension: usize) -> Result<()> {
 
 fn save_metadata(dir: &Path, meta: &IndexMetadata) -> Result<()> {
     let path = dir.join(METADATA_FILE);
-    let error = |reason: String| StoreError::Metadata {
+    let error = |reason: String| IndexError::Metadata {
         path: path.display().to_string(),
         reason,
     };
@@ -1047,7 +1047,7 @@ mod tests {
             .unwrap_err();
         let message = error.to_string();
         assert!(
-            matches!(error, StoreError::ModelMismatch { .. }),
+            matches!(error, IndexError::ModelMismatch { .. }),
             "{message}"
         );
         assert!(
@@ -1064,7 +1064,7 @@ mod tests {
         DocStore::open(dir.path(), MODEL, DIM).await.unwrap();
         std::fs::remove_file(dir.path().join(METADATA_FILE)).unwrap();
         let error = DocStore::open(dir.path(), MODEL, DIM).await.unwrap_err();
-        assert!(matches!(error, StoreError::UnknownModel { .. }), "{error}");
+        assert!(matches!(error, IndexError::UnknownModel { .. }), "{error}");
     }
 
     #[tokio::test]
@@ -1076,7 +1076,7 @@ mod tests {
         let error = store.upsert_file("a.md", "h", vec![bad]).await.unwrap_err();
         assert!(matches!(
             error,
-            StoreError::WrongDimension { got: 10, want: 384 }
+            IndexError::WrongDimension { got: 10, want: 384 }
         ));
         assert_eq!(store.count_rows().await.unwrap(), 0);
     }

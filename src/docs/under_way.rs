@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::ingest::IngestProgress;
-use crate::events::unix_millis;
+use crate::millis::unix_millis;
 
 const FILE: &str = "ingest-under-way.json";
 /// How often the file is brought up to date.

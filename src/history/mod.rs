@@ -34,11 +34,13 @@ use self::snapshot::{Content, Manifest, SeenFiles};
 use self::store::{HistoryStore, HistoryStoreError, NewRun, Note, Remembered};
 use crate::config::Config;
 use crate::docs::Docs;
-use crate::events::unix_millis;
 use crate::git::Git;
+use crate::millis::unix_millis;
 use crate::text_budget;
 use crate::toolchain::observe::{Observed, ObservedResult, Observer, Started};
-use crate::toolchain::reports::{BuildStatus, FormatStatus, RunEnd, SeenBefore, TestEnd};
+use crate::toolchain::reports::{
+    BuildStatus, FormatStatus, RunEnd, SeenBefore, TestEnd, status_name,
+};
 
 /// At most this many `seen_before` entries in one result.
 const MOST_SEEN_BEFORE: usize = 5;
@@ -345,13 +347,13 @@ impl Observer for History {
         let (problems, status, complete, duration_ms) = match run.result {
             ObservedResult::Build(report) => (
                 Problem::of_build(report),
-                format!("{:?}", report.status).to_lowercase(),
+                status_name(report.status),
                 matches!(report.status, BuildStatus::Ok | BuildStatus::Failed),
                 report.duration_ms,
             ),
             ObservedResult::Test(report) => (
                 Problem::of_test(report),
-                format!("{:?}", report.end.status()).to_lowercase(),
+                status_name(report.end.status()),
                 matches!(
                     report.end,
                     TestEnd::Passed | TestEnd::Failed | TestEnd::BuildFailed(_)
@@ -360,13 +362,13 @@ impl Observer for History {
             ),
             ObservedResult::Run(report) => (
                 Problem::of_run(report),
-                format!("{:?}", report.end.status()).to_lowercase(),
+                status_name(report.end.status()),
                 !matches!(report.end, RunEnd::Timeout(_) | RunEnd::Cancelled(_)),
                 report.duration_ms,
             ),
             ObservedResult::Format(report) => (
                 Problem::of_format(report),
-                format!("{:?}", report.status).to_lowercase(),
+                status_name(report.status),
                 matches!(
                     report.status,
                     FormatStatus::Formatted | FormatStatus::NeedsFormatting | FormatStatus::Applied
@@ -615,7 +617,7 @@ impl RunRow {
 /// Drops the oldest runs past the age limit, then while the file is over its size limit.
 fn prune(store: &HistoryStore, config: &Config) {
     let now = unix_millis(SystemTime::now());
-    let max_age = config.history.max_age.as_millis() as u64;
+    let max_age = crate::millis::millis(config.history.max_age);
     let mut max_runs = usize::MAX;
     for _ in 0..10 {
         if let Err(error) = store.prune(now, max_age, max_runs) {

@@ -106,7 +106,7 @@ impl History {
 
     fn project_dir(&self, path: &str) -> Result<PathBuf, HistoryError> {
         Workspace::new(self.config.allowed_roots.clone())
-            .with_managed(self.config.worktrees_dir())
+            .with_managed(self.config.task_dirs().worktrees())
             .resolve_dir(PathArgument::ProjectPath, path)
             .map_err(|e| HistoryError::InvalidArgument(e.to_string()))
     }

@@ -22,10 +22,10 @@ pub mod clones;
 pub mod forecast;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
-mod isolate;
 pub mod isolation;
 pub mod landing;
 pub mod merge;
+mod placement;
 pub mod reports;
 pub mod requests;
 mod review;
@@ -134,9 +134,12 @@ impl Tasks {
         Arc::new(Tasks {
             host: team::Host::new(&config.tasks),
             workspace: Workspace::new(config.allowed_roots.clone()),
-            worktrees: Worktrees::new(config.worktrees_dir())
+            worktrees: Worktrees::new(config.task_dirs())
                 .with_remotes(config.tasks.repositories.clone()),
-            clones: Clones::new(config.clones_dir(), config.tasks.repositories.clone()),
+            clones: Clones::new(
+                config.task_dirs().clones(),
+                config.tasks.repositories.clone(),
+            ),
             toolchains,
             store: store::LazyStore::new(location_of(&config)),
             config,

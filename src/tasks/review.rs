@@ -18,8 +18,8 @@ use super::{TaskError, Tasks};
 use crate::agents::trust;
 use crate::call::Call;
 use crate::config::LandCheck;
-use crate::events::unix_millis;
 use crate::git::Git;
+use crate::millis::unix_millis;
 use crate::process::{ProcessOutput, Termination};
 use crate::render::Render;
 use crate::toolchain::BuildKind;
@@ -102,7 +102,7 @@ impl Tasks {
         }
         let stop = self.running_until().cloned().unwrap_or_default();
         let call = Call::silent(stop);
-        let timeout = self.config.tasks.landing.check_timeout.as_millis() as u64;
+        let timeout = crate::millis::millis(self.config.tasks.landing.check_timeout);
         let timeout = TimeoutMs::new(timeout).expect("a check's timeout is at most a day");
         let mut results: Vec<CheckResult> = Vec::new();
         for check in &self.config.tasks.landing.checks {
@@ -286,7 +286,7 @@ impl Tasks {
     async fn forget_worktree(&self, task: &Task, worktree: &Worktree) {
         let (top, dir) = (worktree.path().to_path_buf(), worktree.dir());
         trust::withdraw(&[top.as_path(), dir.as_path()], &task.id).await;
-        if let Some(target) = self.config.cargo_target_for(&dir)
+        if let Some(target) = self.config.task_dirs().cargo_target_for(&dir)
             && target.ends_with(&task.id)
         {
             let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(target)).await;

@@ -24,7 +24,8 @@ use crate::agents::{Launched, Run};
 use crate::call::Call;
 use crate::supervise::{spawn_supervised, supervised};
 
-use crate::events::{AgentChange, Event, EventKind, Received, unix_millis};
+use crate::events::{AgentChange, Event, EventKind, Received};
+use crate::millis::unix_millis;
 use crate::terminal::requests::{ManageAction, ManageRequest};
 
 /// Terminal sessions of tasks are `task-ID` for a task's first claim and `task-ID-N` for
@@ -245,7 +246,7 @@ impl Tasks {
         }
         env.insert("DRYDOCK_TASK_ID".to_string(), task.id.clone());
         env.insert(CLAIM_VARIABLE.to_string(), task.epoch.to_string());
-        if let Some(target) = self.config.cargo_target_for(&work_dir) {
+        if let Some(target) = self.config.task_dirs().cargo_target_for(&work_dir) {
             env.insert("CARGO_TARGET_DIR".into(), target.display().to_string());
         }
         let run = Run {

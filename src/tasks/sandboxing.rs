@@ -173,7 +173,7 @@ impl Tasks {
             confinement.writable.extend(git.writable());
             confinement.protected.extend(git.protected());
         }
-        if let Some(target) = self.config.cargo_target_for(&work) {
+        if let Some(target) = self.config.task_dirs().cargo_target_for(&work) {
             std::fs::create_dir_all(&target).map_err(|e| {
                 TaskError::InvalidArgument(format!("cannot make {}: {e}", target.display()))
             })?;

@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 use super::clones;
 use super::requests::NewTaskRequest;
 use super::runner::task_of_session;
-use super::store::postgres::CHANNEL;
 use super::store::{Claimer, Heartbeat, HostEntry, Lease, Task, listen};
 use super::{TaskError, TaskState, Tasks};
 use crate::config::{QueueStore, TasksConfig};
@@ -247,7 +246,7 @@ impl Tasks {
         let stopped = Arc::new(AtomicBool::new(false));
         let wake = move || poke.notify_one();
         let shown = self.location().display();
-        if let Err(error) = listen(url, &shown, CHANNEL, wake, stopped.clone()) {
+        if let Err(error) = listen(url, &shown, wake, stopped.clone()) {
             tracing::warn!("listening for the queue's changes: {error}; polling only");
         }
         self.register().await;
@@ -268,7 +267,7 @@ impl Tasks {
     }
 
     async fn register(&self) {
-        let lease_ms = self.host.lease.as_millis() as u64;
+        let lease_ms = crate::millis::millis(self.host.lease);
         let registered = async {
             self.store()
                 .await?
@@ -337,7 +336,7 @@ impl Tasks {
 
     /// Renews the lease; true when it is current.
     async fn beat(&self) -> bool {
-        let lease_ms = self.host.lease.as_millis() as u64;
+        let lease_ms = crate::millis::millis(self.host.lease);
         let renewed = async {
             self.store()
                 .await?

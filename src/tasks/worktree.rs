@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::isolation::{ChangedFile, Checks, Disposition, Review, Worktree};
 use super::submodules;
-use crate::config::RemoteRepositories;
-use crate::digest::folder_name;
+use crate::config::{RemoteRepositories, TaskDirs};
 use crate::git::{Git, GitError};
 
 /// How much of a diff a review keeps.
@@ -49,7 +48,7 @@ pub struct Changing<'a> {
 
 /// The worktrees of this drydock's tasks, under one directory.
 pub struct Worktrees {
-    root: PathBuf,
+    dirs: TaskDirs,
     /// Held while a worktree or ref of any repository changes.
     changing: tokio::sync::Mutex<()>,
     /// Where submodules may come from, beyond the URLs the repository's config names.
@@ -76,9 +75,9 @@ pub fn branch_of(task_id: &str) -> String {
 }
 
 impl Worktrees {
-    pub fn new(root: PathBuf) -> Worktrees {
+    pub fn new(dirs: TaskDirs) -> Worktrees {
         Worktrees {
-            root,
+            dirs,
             changing: tokio::sync::Mutex::new(()),
             remotes: RemoteRepositories::new(Vec::new()).expect("no pattern is valid"),
         }
@@ -134,7 +133,7 @@ impl Worktrees {
             None => Git::at(project).current_branch().await,
         };
         let branch = branch_of(id);
-        let path = self.path_of(repo, id);
+        let path = self.dirs.worktree(repo, id);
         let subdir = project.strip_prefix(repo).unwrap_or(Path::new(""));
         let mut worktree = Worktree {
             repo: repo_text.clone(),
@@ -251,16 +250,6 @@ impl Worktrees {
             }
         }
         Ok(())
-    }
-
-    /// `<root>/<repository's name>-<hash of its path>/<task id>`.
-    fn path_of(&self, repo: &Path, id: &str) -> PathBuf {
-        let name = repo
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let key = repo.display().to_string();
-        self.root.join(folder_name(&name, &key)).join(id)
     }
 
     async fn is_worktree_on(&self, git: &Git, path: &Path, branch: &str) -> Result<bool, GitError> {
@@ -422,7 +411,7 @@ impl Worktrees {
                 },
             )
             .collect();
-        let path = self.path_of(repo, &format!("landing-{name}"));
+        let path = self.dirs.worktree(repo, &format!("landing-{name}"));
         let source = Git::at(repo);
         let _changing = self.lock(repo).await;
         source.run(&["worktree", "prune"]).await?;
@@ -697,16 +686,14 @@ pub fn first_paths(entries: &[String], n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CargoTarget;
     use crate::git::test_repo::{Repo, git};
 
     fn worktrees(repo: &Repo) -> Worktrees {
-        Worktrees::new(
-            repo.dir
-                .path()
-                .canonicalize()
-                .unwrap()
-                .join("data/worktrees"),
-        )
+        Worktrees::new(TaskDirs::new(
+            &repo.dir.path().canonicalize().unwrap().join("data"),
+            CargoTarget::PerTask,
+        ))
     }
 
     #[tokio::test]
@@ -827,7 +814,7 @@ mod tests {
         // Another host taking t1 over (its second claim) keeps the first claim's branch and
         // works on a branch of its own.
         let elsewhere = tempfile::tempdir().unwrap();
-        let other_host = Worktrees::new(elsewhere.path().to_path_buf());
+        let other_host = Worktrees::new(TaskDirs::new(elsewhere.path(), CargoTarget::PerTask));
         let taken_over = other_host
             .create("t1", 2, &repo.path, &repo.path, None, &[])
             .await
@@ -899,7 +886,7 @@ mod tests {
         let empty = dir.path().canonicalize().unwrap().join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         git(&empty, &["init", "-q"]);
-        let trees = Worktrees::new(dir.path().join("worktrees"));
+        let trees = Worktrees::new(TaskDirs::new(dir.path(), CargoTarget::PerTask));
         let error = trees
             .create("e1", 1, &empty, &empty, None, &[])
             .await

@@ -126,7 +126,7 @@ impl Terminals {
     pub fn new(config: Arc<Config>, events: Arc<Events>) -> Arc<Self> {
         Arc::new(Self {
             workspace: Workspace::new(config.allowed_roots.clone())
-                .with_managed(config.worktrees_dir()),
+                .with_managed(config.task_dirs().worktrees()),
             opener: Opener::new(&config),
             config,
             registry: Arc::new(Registry::new(events)),

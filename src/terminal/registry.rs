@@ -55,7 +55,7 @@ impl Registry {
                 command: finished.command,
                 exit_code: finished.exit_code,
                 output: finished.output,
-                duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+                duration_ms: crate::millis::millis(finished.duration),
             });
         });
         let exit = session.core.exit();

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::backend::Backend;
 use super::core::TerminalCore;
 use super::reports::SessionInfo;
+use crate::millis::millis;
 
 pub(super) struct Session {
     pub backend: Backend,
@@ -79,8 +80,4 @@ impl Session {
             attach: self.backend.attach_command(tmux_socket),
         }
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

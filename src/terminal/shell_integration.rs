@@ -14,7 +14,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::process::single_quoted;
+use crate::process::shell_quote::single_quoted;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shell {

@@ -25,7 +25,8 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::process::{env_policy, single_quoted};
+use crate::process::env_policy;
+use crate::process::shell_quote::single_quoted;
 pub use control::{ControlClient, ControlEvent};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].

@@ -109,8 +109,8 @@ impl Toolchains {
     pub fn new(config: Arc<Config>) -> Self {
         // Tasks' worktrees are copies of allowed projects that drydock made itself: their
         // agents and their checks build there.
-        let workspace =
-            Workspace::new(config.allowed_roots.clone()).with_managed(config.worktrees_dir());
+        let workspace = Workspace::new(config.allowed_roots.clone())
+            .with_managed(config.task_dirs().worktrees());
         Self {
             config,
             workspace,
@@ -412,6 +412,7 @@ impl Toolchains {
     ) -> Runner {
         let env_set = self
             .config
+            .task_dirs()
             .cargo_target_for(&project.root)
             .map(|dir| ("CARGO_TARGET_DIR".to_string(), dir.display().to_string()))
             .into_iter()
@@ -446,8 +447,9 @@ impl Toolchains {
 }
 
 fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confined> {
-    let top = match config.task_worktree_of(root) {
-        Some(top) => top,
+    let task_dirs = config.task_dirs();
+    let top = match task_dirs.worktree_of(root) {
+        Some((top, _)) => top,
         None if for_task => root.to_path_buf(),
         None => return None,
     };
@@ -464,7 +466,7 @@ fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confin
         env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
         ..Confinement::default()
     };
-    if let Some(target) = config.cargo_target_for(root) {
+    if let Some(target) = task_dirs.cargo_target_for(root) {
         let _ = std::fs::create_dir_all(&target);
         confinement.writable.push(Mount::same(target));
     }

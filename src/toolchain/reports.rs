@@ -11,6 +11,15 @@ use crate::render::Render;
 /// Diagnostics listed per severity; the rest are counted in `omitted_errors` / `omitted_warnings`.
 pub const MAX_DIAGNOSTICS: usize = 50;
 
+/// A status as the tools' results spell it (`build_failed`, `no_tests_matched`), for what
+/// records or shows it outside a result.
+pub fn status_name(status: impl Serialize) -> String {
+    match serde_json::to_value(status) {
+        Ok(serde_json::Value::String(name)) => name,
+        other => unreachable!("a status serializes as a string, not {other:?}"),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BuildStatus {

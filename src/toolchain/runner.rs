@@ -131,7 +131,3 @@ fn install_hint(program: &str) -> &'static str {
         }
     }
 }
-
-pub fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}

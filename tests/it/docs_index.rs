@@ -99,18 +99,22 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     )
     .await;
     let top = &colour.results[0];
-    assert_eq!(top.library, "docs-deps", "{colour:#?}");
+    assert_eq!(top.hit.library, "docs-deps", "{colour:#?}");
     assert!(top.text().contains("purple"), "{}", top.text());
     let parse = lookup(&docs, "semver Version::parse", Some(&dir)).await;
     assert!(
-        parse.results.iter().take(3).any(|r| r.library == "semver"
-            && r.version.as_deref() == Some("1.0.28")
-            && r.file_path.starts_with("src/")),
+        parse
+            .results
+            .iter()
+            .take(3)
+            .any(|r| r.hit.library == "semver"
+                && r.hit.version.as_deref() == Some("1.0.28")
+                && r.hit.file_path.starts_with("src/")),
         "{parse:#?}"
     );
     let hit = &parse.results[0];
-    assert!(hit.line_start >= 1 && hit.line_end >= hit.line_start);
-    assert!(hit.url.as_deref().unwrap().starts_with("file:///"));
+    assert!(hit.hit.line_start >= 1 && hit.hit.line_end >= hit.hit.line_start);
+    assert!(hit.hit.url.as_deref().unwrap().starts_with("file:///"));
 
     // Unchanged: nothing embedded, nothing written.
     let again = index(&docs, project(&dir)).await;
@@ -170,7 +174,7 @@ async fn a_cargo_project_and_its_locked_dependencies_index_incrementally() {
     )
     .await;
     assert!(
-        other.results.iter().all(|r| r.library != "docs-deps"),
+        other.results.iter().all(|r| r.hit.library != "docs-deps"),
         "{other:#?}"
     );
 }
@@ -195,20 +199,26 @@ async fn a_mix_project_indexes_its_deps_and_shares_identical_chunks() {
         summary.libraries
     );
     let escaping = lookup(&docs, "how are quotes escaped in JSON strings", Some(&dir)).await;
-    assert_eq!(escaping.results[0].library, "tiny_json", "{escaping:#?}");
+    assert_eq!(
+        escaping.results[0].hit.library, "tiny_json",
+        "{escaping:#?}"
+    );
     // The function's doc comes first or second: the README ("A minimal JSON encoder") is
     // first by vector and second by full text, the function the other way round, and a tie
     // in the fused score goes to the vector order.
     let encode = lookup(&docs, "TinyJson.encode", Some(&dir)).await;
     let function = encode.results[..2]
         .iter()
-        .find(|hit| hit.heading.contains("encode/1"))
+        .find(|hit| hit.hit.heading.contains("encode/1"))
         .unwrap_or_else(|| panic!("{encode:#?}"));
     assert_eq!(
-        (function.library.as_str(), function.file_path.as_str()),
+        (
+            function.hit.library.as_str(),
+            function.hit.file_path.as_str()
+        ),
         ("tiny_json", "lib/tiny_json.ex")
     );
-    assert!(function.line_start > 1);
+    assert!(function.hit.line_start > 1);
 
     // The same dependency in a second project: its chunks are reused, not embedded again.
     let (_keep_copy, copy) = copy_project("mix-docs-deps");
@@ -288,12 +298,13 @@ async fn paths_skip_binary_and_generated_files_and_bad_requests_change_nothing()
     let hit = lookup(&docs, "where should the target dir live", None).await;
     let top = &hit.results[0];
     assert_eq!(
-        (top.library.as_str(), top.file_path.as_str()),
+        (top.hit.library.as_str(), top.hit.file_path.as_str()),
         ("notes é", "tips.md")
     );
-    assert_eq!(top.heading, "Tips > Caching");
+    assert_eq!(top.hit.heading, "Tips > Caching");
     assert!(
-        top.url
+        top.hit
+            .url
             .as_deref()
             .unwrap()
             .contains("notes%20%C3%A9/tips.md")

@@ -409,7 +409,6 @@ fn a_restarted_database_is_reconnected_and_nothing_is_lost() {
     store::listen(
         &url,
         "restart",
-        store::postgres::CHANNEL,
         move || {
             counter.fetch_add(1, Ordering::Relaxed);
         },

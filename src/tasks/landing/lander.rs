@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use super::candidate::Candidate;
 use super::record::{Failure, Landing, LandingState, SentBack};
 use crate::config::{LandMode, LandWith};
-use crate::events::unix_millis;
 use crate::git::Git;
+use crate::millis::unix_millis;
 use crate::supervise::spawn_supervised;
 use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
 use crate::tasks::merge::{self, MergeError, Merged, Strategy};
@@ -478,7 +478,7 @@ impl Tasks {
         let dir = scratch.join(below);
         if made && self.config.tasks.warm_start {
             // Its builds start from the project's own, as a task's do.
-            let target = self.config.cargo_target_for(&dir);
+            let target = self.config.task_dirs().cargo_target_for(&dir);
             let limit = self.config.tasks.warm_start_limit;
             let project = repo.join(below);
             let warmed = warm_start::warm(&project, &dir, target.as_deref(), limit).await;

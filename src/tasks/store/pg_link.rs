@@ -24,6 +24,9 @@ use super::StoreError;
 use super::handle::CALL_DEADLINE;
 
 /// How long a connection attempt may take.
+/// The channel hosts listen on: a task was queued, ended or changed, or the settings did.
+pub(super) const CHANNEL: &str = "drydock_queue";
+
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
 /// Nothing drydock runs takes long: a statement (a lock waited for included) is cut within
 /// the caller's deadline, and a transaction left open never pins the database's clean-up
@@ -170,12 +173,11 @@ impl Slot {
     }
 }
 
-/// Waits for notifications on `channel` at `url` on a thread of its own, calling `wake` for
-/// each and once after every (re)connection, until `stop` is set.
+/// Waits for the queue's change notifications ([`CHANNEL`]) at `url` on a thread of its own,
+/// calling `wake` for each and once after every (re)connection, until `stop` is set.
 pub fn listen(
     url: &str,
     shown: &str,
-    channel: &'static str,
     wake: impl Fn() + Send + 'static,
     stop: Arc<AtomicBool>,
 ) -> Result<(), StoreError> {
@@ -186,7 +188,7 @@ pub fn listen(
         .spawn(move || {
             let mut backoff = Duration::from_millis(100);
             while !stop.load(Ordering::Relaxed) {
-                match listen_once(&config, channel, &wake, &stop) {
+                match listen_once(&config, CHANNEL, &wake, &stop) {
                     Ok(()) => return,
                     Err(error) => {
                         tracing::debug!("listening on {shown}: {error}; again in {backoff:?}");

@@ -12,18 +12,15 @@ use ::postgres::{Client, Row, Transaction};
 use serde::Serialize;
 
 use super::handle::CALL_DEADLINE;
-use super::pg_link::{PgLink, error_of as sql};
+use super::pg_link::{CHANNEL, PgLink, error_of as sql};
 use super::{
     Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode, QueueSettings,
     Record, StoreError, Task, fenced, next_state,
 };
-use crate::events::unix_millis;
+use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
-
-/// The channel hosts listen on: a task was queued, ended or changed, or the settings did.
-pub const CHANNEL: &str = "drydock_queue";
 
 /// Advisory lock keys: schema migrations, the team's claims (so two hosts never both take
 /// the last slot), the rescue of lost tasks (one host at a time).

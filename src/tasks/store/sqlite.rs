@@ -14,7 +14,7 @@ use super::{
     Claimer, Lease, NewTask, Queue, QueueMode, QueueSettings, Record, StoreError, Task, fenced,
     next_state,
 };
-use crate::events::unix_millis;
+use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};

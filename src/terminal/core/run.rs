@@ -177,7 +177,7 @@ impl TerminalCore {
         Ok(RunOutcome {
             output,
             exit_code: end.exit_code,
-            duration_ms: start.elapsed().as_millis() as u64,
+            duration_ms: crate::millis::millis(start.elapsed()),
             completed: end.method != WaitMethod::Timeout,
             method: end.method,
             elided_bytes,

@@ -23,10 +23,11 @@ use super::reports::{
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::results::FormatFile;
-use super::runner::{Runner, millis};
+use super::runner::Runner;
 use super::versions::{VersionCache, Versions};
 use super::{BuildKind, ToolchainError};
 use crate::call::Call;
+use crate::millis::millis;
 use crate::process::{CommandSpec, Stream, Termination};
 use crate::project_facts::{CargoLock, CargoMetadata, CargoPackage};
 use crate::workspace::Project;

@@ -41,13 +41,13 @@ struct TestEvent {
     module: String,
     file: Option<String>,
     line: Option<u32>,
-    outcome: Outcome,
+    outcome: ExUnitVerdict,
     failures: Vec<FailureEvent>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum ExUnitVerdict {
     Passed,
     Failed,
     Skipped,
@@ -72,7 +72,10 @@ struct FailureEvent {
 /// What a line meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {
-    Test { name: String, outcome: Outcome },
+    Test {
+        name: String,
+        outcome: ExUnitVerdict,
+    },
     SuiteFinished,
 }
 
@@ -153,11 +156,11 @@ impl ExUnitEvents {
             Event::Test(test) => {
                 let counts = &mut run.counts;
                 match test.outcome {
-                    Outcome::Passed => counts.passed += 1,
-                    Outcome::Failed => counts.failed += 1,
-                    Outcome::Skipped => counts.ignored += 1,
-                    Outcome::Excluded => counts.filtered_out += 1,
-                    Outcome::Invalid => counts.invalid += 1,
+                    ExUnitVerdict::Passed => counts.passed += 1,
+                    ExUnitVerdict::Failed => counts.failed += 1,
+                    ExUnitVerdict::Skipped => counts.ignored += 1,
+                    ExUnitVerdict::Excluded => counts.filtered_out += 1,
+                    ExUnitVerdict::Invalid => counts.invalid += 1,
                 }
                 let seen = Seen::Test {
                     name: test.name.clone(),

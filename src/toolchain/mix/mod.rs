@@ -23,13 +23,14 @@ use super::reports::{
 };
 use super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
 use super::results::{Diagnostic, Severity};
-use super::runner::{Runner, millis};
+use super::runner::Runner;
 use super::{BuildKind, ToolchainError};
 use crate::call::Call;
+use crate::millis::millis;
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
 use crate::workspace::Project;
 use compiler::{MixDiagnosticParser, MixEvent};
-use exunit_events::{ExUnitEvents, Outcome, Seen};
+use exunit_events::{ExUnitEvents, ExUnitVerdict, Seen};
 
 const STACKTRACE_CAP: usize = 2048;
 /// Lines of mix's own progress, left out of an output tail.
@@ -481,11 +482,11 @@ async fn run_test(
             if let Some(seen) = events.line(stream, line) {
                 match seen {
                     Seen::Test {
-                        outcome: Outcome::Passed,
+                        outcome: ExUnitVerdict::Passed,
                         ..
                     } => passed += 1,
                     Seen::Test {
-                        outcome: Outcome::Failed,
+                        outcome: ExUnitVerdict::Failed,
                         name,
                     } => {
                         failed += 1;

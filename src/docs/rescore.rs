@@ -155,7 +155,7 @@ pub fn passage_ecosystem(hit: &Hit) -> Option<Ecosystem> {
 
 /// Re-scores `candidates` (fused, best first) for `query` and returns the best `limit`,
 /// one per section.
-pub fn rerank(query: &str, candidates: Vec<Hit>, limit: usize) -> Vec<Hit> {
+pub fn rescore(query: &str, candidates: Vec<Hit>, limit: usize) -> Vec<Hit> {
     let ecosystem = question_ecosystem(query);
     let mut scored: Vec<Hit> = candidates
         .into_iter()
@@ -276,7 +276,7 @@ mod tests {
                 0.6,
             ),
         ];
-        let ranked: Vec<String> = rerank("stop a reduce early in Elixir", candidates.clone(), 3)
+        let ranked: Vec<String> = rescore("stop a reduce early in Elixir", candidates.clone(), 3)
             .into_iter()
             .map(|h| h.heading)
             .collect();
@@ -288,7 +288,7 @@ mod tests {
                 "std::ops::ControlFlow"
             ]
         );
-        let ranked = rerank("stop a fold early", candidates, 3);
+        let ranked = rescore("stop a fold early", candidates, 3);
         assert_eq!(ranked[0].heading, "std::iter::Iterator > fold");
         assert_eq!(ranked[1].heading, "Enum > reduce_while/3");
     }
@@ -316,7 +316,7 @@ mod tests {
                 0.7,
             ),
         ];
-        let ranked: Vec<(String, f32)> = rerank("values in both sets", candidates, 10)
+        let ranked: Vec<(String, f32)> = rescore("values in both sets", candidates, 10)
             .into_iter()
             .map(|h| (h.file_path, h.score))
             .collect();

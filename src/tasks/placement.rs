@@ -12,36 +12,47 @@ use super::{TaskError, Tasks};
 use crate::agents::trust;
 use crate::toolchain::warm_start;
 
+/// Where a task is to work, before its worktree is made.
+enum Placement {
+    /// In a worktree of the repository at this path.
+    Worktree(PathBuf),
+    /// In the project itself, for this reason.
+    InPlace(String),
+}
+
 impl Tasks {
-    /// Where `task` works: in a worktree of the repository returned, or in place, for the
-    /// reason returned as the error.
-    pub(super) async fn placement(&self, task: &Task) -> Result<PathBuf, String> {
+    /// Where `task` works.
+    async fn placement(&self, task: &Task) -> Placement {
+        let in_place = |why: &str| Placement::InPlace(why.to_string());
         match &task.isolation {
-            Some(Isolation::InPlace { why, .. }) => return Err(why.clone()),
-            Some(Isolation::Worktree(worktree)) => return Ok(PathBuf::from(&worktree.repo)),
+            Some(Isolation::InPlace { why, .. }) => return in_place(why),
+            Some(Isolation::Worktree(worktree)) => {
+                return Placement::Worktree(PathBuf::from(&worktree.repo));
+            }
             None => {}
         }
         if task.in_place {
-            return Err("the task was queued with in_place".into());
+            return in_place("the task was queued with in_place");
         }
         if !self.config.tasks.worktrees {
-            return Err("worktrees are switched off ([tasks] worktrees = false)".into());
+            return in_place("worktrees are switched off ([tasks] worktrees = false)");
         }
-        Worktrees::repository_of(Path::new(&task.project_path))
-            .await
-            .ok_or_else(|| "the project is not in a git repository".into())
+        match Worktrees::repository_of(Path::new(&task.project_path)).await {
+            Some(repo) => Placement::Worktree(repo),
+            None => in_place("the project is not in a git repository"),
+        }
     }
 
     /// The running task that occupies `task`'s project in place, when `task` would run in
     /// place too: then it must wait.
     pub(super) async fn blocked_in_place(&self, task: &Task) -> Result<Option<Task>, TaskError> {
-        if self.placement(task).await.is_ok() {
+        if let Placement::Worktree(_) = self.placement(task).await {
             return Ok(None);
         }
         for running in self.running_tasks().await {
             if running.id != task.id
                 && running.project_path == task.project_path
-                && self.placement(&running).await.is_err()
+                && matches!(self.placement(&running).await, Placement::InPlace(_))
             {
                 return Ok(Some(running));
             }
@@ -69,11 +80,11 @@ impl Tasks {
     /// with the task, and grants the agent's folder trust to a new worktree.
     pub(super) async fn isolate(&self, task: &Task) -> Result<Isolation, TaskError> {
         let isolation = match self.placement(task).await {
-            Err(why) => Isolation::InPlace {
+            Placement::InPlace(why) => Isolation::InPlace {
                 why,
                 confinement: None,
             },
-            Ok(repo) => {
+            Placement::Worktree(repo) => {
                 let project = Path::new(&task.project_path);
                 let in_clone = self.clones.holds(project);
                 let base = match &task.base {
@@ -98,7 +109,7 @@ impl Tasks {
                 let (top, dir) = (worktree.path().to_path_buf(), worktree.dir());
                 if !earlier && self.config.tasks.warm_start {
                     // Only a target of the task's own is seeded: a shared one is warm already.
-                    let target = self.config.cargo_target_for(&dir);
+                    let target = self.config.task_dirs().cargo_target_for(&dir);
                     let own = target.filter(|target| target.ends_with(&task.id));
                     let limit = self.config.tasks.warm_start_limit;
                     let warmed = warm_start::warm(project, &dir, own.as_deref(), limit).await;
