@@ -522,8 +522,10 @@ fn admonition_label(kind: &str) -> String {
     }
 }
 
+/// Bytes of indentation: spaces and tabs, as docutils counts them. Other whitespace (a
+/// no-break space, U+0085) is text, and counting it would cut a character in two.
 fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start().len()
+    line.len() - line.trim_start_matches([' ', '\t']).len()
 }
 
 /// The end of the block indented deeper than `indent` that starts at `from`.
@@ -803,5 +805,21 @@ mod tests {
             inline(":func:`~json.dumps` and :ref:`the CLI <json-commandline>`"),
             "`dumps` and the CLI"
         );
+    }
+
+    #[test]
+    fn whitespace_other_than_spaces_and_tabs_is_text_not_indentation() {
+        // The fuzzer's crash: a directive's body (indented by one space) holding a line that
+        // starts with U+0085, two bytes that trim_start() counted as indentation.
+        let source = ".. note::\n\n \u{85}\u{85}text under a next-line mark\n \u{a0}more\n";
+        let sections = rst_sections(source);
+        let text: String = sections
+            .iter()
+            .flat_map(|s| &s.lines)
+            .map(|l| l.text.as_str())
+            .collect();
+        assert!(text.contains("text under a next-line mark"), "{sections:?}");
+        assert_eq!(indent_of("  \u{85}x"), 2);
+        assert_eq!(indent_of("\t x"), 2);
     }
 }
