@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use drydock::docs::embed::cached_onnx_runtime;
 use serde_json::Value;
 
+use crate::postgres::{Postgres, free_port};
 use crate::support::{drydock_bin, isolate};
 
 /// `drydock doctor` copied out of the build tree (as `cargo install` leaves it), run in a
@@ -109,6 +110,26 @@ fn with_what_the_switched_on_toolsets_need_the_doctor_is_satisfied() {
             .contains("makes sandboxes here"),
         "{sandbox}"
     );
+    // The tests need git 2.44 (landing by rebase) and the Rust docs: both are here.
+    assert_eq!(check(&report, "git")["status"], "ok");
+    assert_eq!(check(&report, "git replay")["status"], "ok");
+    let rust_docs = check(&report, "Rust docs");
+    assert_eq!(rust_docs["status"], "ok", "{rust_docs}");
+    assert!(
+        rust_docs["detail"]
+            .as_str()
+            .unwrap()
+            .contains("share/doc/rust/html"),
+        "{rust_docs}"
+    );
+    // With no shared queue configured, there is no store to reach.
+    assert!(
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "task store")
+    );
     // The tests' browser is never required.
     assert_eq!(check(&report, "chromium")["need"], "tests_only");
     assert!(
@@ -185,4 +206,145 @@ fn a_data_dir_that_cannot_be_written_fails_the_doctor() {
     let data = check(&report, "data dir");
     assert_eq!(data["status"], "missing");
     assert!(data["fix"].as_str().unwrap().contains("--data-dir"));
+}
+
+/// A directory holding `program`, a shell script of `body`, and the PATH with it first.
+fn fake_program(program: &str, body: &str) -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join(program);
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    (bin, path)
+}
+
+#[test]
+fn a_git_older_than_merges_need_fails_the_doctor_with_the_version_it_needs() {
+    let home = tempfile::tempdir().unwrap();
+    let (_old, path) = fake_program("git", "echo 'git version 2.34.1'");
+    let (output, report) = doctor(home.path(), "toolsets = [\"tasks\"]\n", &path);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let git = check(&report, "git");
+    assert_eq!(
+        (&git["status"], &git["need"]),
+        (&"missing".into(), &"required".into()),
+        "{git}"
+    );
+    let detail = git["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("git merge-tree --write-tree needs git 2.38, this is 2.34"),
+        "{detail}"
+    );
+    assert!(
+        git["fix"].as_str().unwrap().contains("2.38 or later"),
+        "{git}"
+    );
+    assert!(text.contains("MISSING  git "), "{text}");
+    // Rebase landing is not configured: its git is reported, never required.
+    let replay = check(&report, "git replay");
+    assert_eq!(
+        (&replay["status"], &replay["need"]),
+        (&"missing".into(), &"optional".into()),
+        "{replay}"
+    );
+
+    // A git that merges but cannot replay: enough, until landing by rebase is configured.
+    let (bin, path) = fake_program("git", "echo 'git version 2.39.5'");
+    let (_, report) = doctor(home.path(), "toolsets = [\"tasks\"]\n", &path);
+    assert_eq!(check(&report, "git")["status"], "ok");
+    assert_eq!(check(&report, "git replay")["status"], "missing");
+    assert_eq!(
+        check(&report, "git")["detail"],
+        format!("git version 2.39.5 ({}/git)", bin.path().display())
+    );
+    let rebase = "toolsets = [\"tasks\"]\n[tasks]\nland_with = \"rebase\"\n";
+    let (output, report) = doctor(home.path(), rebase, &path);
+    let replay = check(&report, "git replay");
+    assert_eq!(
+        (&replay["status"], &replay["need"]),
+        (&"missing".into(), &"required".into()),
+        "{replay}"
+    );
+    assert!(
+        replay["detail"]
+            .as_str()
+            .unwrap()
+            .contains("git replay needs git 2.44, this is 2.39"),
+        "{replay}"
+    );
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn rust_docs_missing_from_the_sysroot_are_named_with_the_component_that_brings_them() {
+    let home = tempfile::tempdir().unwrap();
+    let sysroot = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(sysroot.path().join("share/doc")).unwrap();
+    let body = format!(
+        "case \"$1\" in --print) echo '{}' ;; *) echo 'rustc 1.95.0 (fake)' ;; esac",
+        sysroot.path().display()
+    );
+    let (_bin, path) = fake_program("rustc", &body);
+    let (output, report) = doctor(home.path(), "toolsets = [\"docs\"]\n", &path);
+    let docs = check(&report, "Rust docs");
+    assert_eq!(
+        (&docs["status"], &docs["need"]),
+        (&"missing".into(), &"optional".into()),
+        "{docs}"
+    );
+    assert_eq!(docs["fix"], "rustup component add rust-docs");
+    assert!(
+        docs["detail"]
+            .as_str()
+            .unwrap()
+            .contains("share/doc/rust/html: not there"),
+        "{docs}"
+    );
+    assert!(
+        output.status.success(),
+        "only the toolchain docs need them: {report:#}"
+    );
+}
+
+#[test]
+fn a_shared_task_store_is_reached_or_said_why_not() {
+    let home = tempfile::tempdir().unwrap();
+    let path = std::env::var("PATH").unwrap();
+    let nowhere = format!(
+        "toolsets = [\"tasks\"]\n[tasks]\nstore = \"postgres://drydock:hunter2@127.0.0.1:{}/team\"\n",
+        free_port()
+    );
+    let (output, report) = doctor(home.path(), &nowhere, &path);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let store = check(&report, "task store");
+    assert_eq!(
+        (&store["status"], &store["need"]),
+        (&"missing".into(), &"required".into()),
+        "{store}"
+    );
+    let detail = store["detail"].as_str().unwrap();
+    assert!(detail.contains("cannot be reached"), "{detail}");
+    assert!(
+        !text.contains("hunter2") && !report.to_string().contains("hunter2"),
+        "the password is never printed: {text}"
+    );
+    assert!(text.contains("MISSING  task store"), "{text}");
+
+    let postgres = Postgres::start();
+    let url = postgres.database("team");
+    let reachable = format!("toolsets = [\"tasks\"]\n[tasks]\nstore = \"{url}\"\n");
+    let (_, report) = doctor(home.path(), &reachable, &path);
+    let store = check(&report, "task store");
+    assert_eq!(store["status"], "ok", "{store}");
+    assert!(
+        store["detail"].as_str().unwrap().contains("reached"),
+        "{store}"
+    );
 }

@@ -12,9 +12,13 @@ use clap::Args;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+mod git;
+mod rust_docs;
+mod task_store;
+
 use super::{ConfigArgs, Exit};
 use crate::agents::hook_settings;
-use crate::config::{Config, ModelRef, Toolset};
+use crate::config::{Config, ModelRef, QueueStore, Toolset};
 use crate::docs::Docs;
 use crate::docs::embed::load_onnx_runtime;
 use crate::docs::models::{self, Fetcher};
@@ -123,12 +127,22 @@ async fn checks(config: &Config) -> Vec<Check> {
         index(config).await,
     ));
     checks.push(check(
-        "git",
-        "tasks (a worktree per task)",
-        need_if(&[Toolset::Tasks]),
-        version("git", &["--version"], "sudo apt-get install git").await,
+        "Rust docs",
+        "drydock index --toolchain-docs",
+        Need::Optional,
+        rust_docs::found().await,
     ));
-    checks.push(sandbox(config, need_if(&[Toolset::Tasks])).await);
+    let tasks = need_if(&[Toolset::Tasks]);
+    checks.extend(git::checks(config, tasks).await);
+    if let QueueStore::Postgres(url) = &config.tasks.store {
+        checks.push(check(
+            "task store",
+            "tasks (the queue the team's hosts share)",
+            tasks,
+            task_store::found(url).await,
+        ));
+    }
+    checks.push(sandbox(config, tasks).await);
     checks.push(check(
         "tmux",
         "tmux sessions, agent_spawn, tasks, the user's panes",
@@ -467,11 +481,21 @@ async fn version(program: &str, args: &[&str], fix: &str) -> Found {
 /// `program args` run (never through a shell) for the first line of its output that mentions
 /// `name` (else its first line).
 async fn version_line(program: &str, args: &[&str], name: &str, fix: &str) -> Found {
-    let Some(path) = find_program(program) else {
-        return Found::Missing {
-            detail: format!("`{program}` is not on PATH"),
+    match output_line(program, args, name).await {
+        Ok((line, path)) => Found::Ok {
+            detail: format!("{line} ({path})"),
+        },
+        Err(detail) => Found::Missing {
+            detail,
             fix: fix.to_string(),
-        };
+        },
+    }
+}
+
+/// The line [`version_line`] reports and where the program is, or why it could not be run.
+async fn output_line(program: &str, args: &[&str], name: &str) -> Result<(String, String), String> {
+    let Some(path) = find_program(program) else {
+        return Err(format!("`{program}` is not on PATH"));
     };
     let policy = Policy {
         limits: process::Limits {
@@ -501,23 +525,15 @@ async fn version_line(program: &str, args: &[&str], name: &str, fix: &str) -> Fo
                 .find(|l| l.to_lowercase().contains(&name.to_lowercase()))
                 .or_else(|| lines().next())
                 .unwrap_or("");
-            Found::Ok {
-                detail: format!("{} ({})", first.trim(), path.display()),
-            }
+            Ok((first.trim().to_string(), path.display().to_string()))
         }
-        Ok(output) => Found::Missing {
-            detail: format!(
-                "`{program} {}` failed ({:?}): {}",
-                args.join(" "),
-                output.termination,
-                output.stderr.text.lines().next().unwrap_or("").trim()
-            ),
-            fix: fix.to_string(),
-        },
-        Err(e) => Found::Missing {
-            detail: e.to_string(),
-            fix: fix.to_string(),
-        },
+        Ok(output) => Err(format!(
+            "`{program} {}` failed ({:?}): {}",
+            args.join(" "),
+            output.termination,
+            output.stderr.text.lines().next().unwrap_or("").trim()
+        )),
+        Err(e) => Err(e.to_string()),
     }
 }
 
