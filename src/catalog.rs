@@ -4,7 +4,6 @@
 
 use std::fmt;
 
-use rmcp::model::ToolAnnotations;
 use serde::{Deserialize, Serialize};
 
 /// Groups of tools a client can be given or denied as a whole.
@@ -182,15 +181,6 @@ impl ToolName {
                     | ToolName::TaskComplete
                     | ToolName::TaskShow
             )
-    }
-
-    pub fn annotations(self) -> ToolAnnotations {
-        let effects = self.effects();
-        ToolAnnotations::new()
-            .read_only(effects.read_only)
-            .destructive(effects.destructive)
-            .idempotent(effects.idempotent)
-            .open_world(effects.open_world)
     }
 }
 

@@ -508,6 +508,8 @@ fn read_json(path: &Path) -> Result<serde_json::Value, ModelError> {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
 
     fn shipped_dir() -> PathBuf {
@@ -622,34 +624,29 @@ mod tests {
     async fn a_catalogue_model_is_fetched_once_into_the_data_directory() {
         let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = served.clone();
-        let app = axum::Router::new().route(
-            "/{owner}/{repo}/resolve/main/{*file}",
-            axum::routing::get(
-                move |axum::extract::Path((owner, repo, file)): axum::extract::Path<(
-                    String,
-                    String,
-                    String,
-                )>| {
-                    let counter = counter.clone();
-                    async move {
-                        assert_eq!(
-                            (owner.as_str(), repo.as_str()),
-                            ("Qdrant", "all-MiniLM-L6-v2-onnx")
-                        );
-                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        let name = if file == "model.onnx" {
-                            "model_quantized.onnx"
-                        } else {
-                            &file
-                        };
-                        std::fs::read(shipped_dir().join(name)).unwrap()
-                    }
-                },
-            ),
-        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let path = request_path(&mut stream).await;
+                let file = path
+                    .strip_prefix("/Qdrant/all-MiniLM-L6-v2-onnx/resolve/main/")
+                    .unwrap_or_else(|| panic!("asked for {path}"));
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let name = match file {
+                    "model.onnx" => "model_quantized.onnx",
+                    other => other,
+                };
+                let body = std::fs::read(shipped_dir().join(name)).unwrap();
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                stream.write_all(head.as_bytes()).await.unwrap();
+                stream.write_all(&body).await.unwrap();
+            }
+        });
         let data_dir = tempfile::tempdir().unwrap();
         let choice = ModelRef::Named("all-MiniLM-L6-v2-onnx".into());
         let fetcher = Fetcher::at(&endpoint);
@@ -672,5 +669,17 @@ mod tests {
             5,
             "fetched again"
         );
+    }
+
+    /// The path of the HTTP request that `stream` brings (its head read to the blank line).
+    async fn request_path(stream: &mut tokio::net::TcpStream) -> String {
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8];
+            stream.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        head.split(' ').nth(1).unwrap().to_string()
     }
 }

@@ -29,7 +29,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     CustomRequest, CustomResult, ErrorCode, Implementation, ListResourcesResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, ToolAnnotations,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
@@ -40,6 +41,16 @@ use crate::app::App;
 use crate::catalog::{ToolName, Toolset};
 use crate::events::{CallRecord, CallStatus};
 use logging::ClientLogging;
+
+/// The MCP annotations of `tool`: what the catalog says of its effects.
+fn annotations(tool: ToolName) -> ToolAnnotations {
+    let effects = tool.effects();
+    ToolAnnotations::new()
+        .read_only(effects.read_only)
+        .destructive(effects.destructive)
+        .idempotent(effects.idempotent)
+        .open_world(effects.open_world)
+}
 
 #[derive(Clone)]
 pub struct DrydockServer {
@@ -77,7 +88,7 @@ impl DrydockServer {
         for (name, route) in router.map.iter_mut() {
             let tool = ToolName::parse(name)
                 .unwrap_or_else(|| panic!("the tool `{name}` is not in the catalog"));
-            route.attr.annotations = Some(tool.annotations());
+            route.attr.annotations = Some(annotations(tool));
         }
         router
     }
@@ -495,7 +506,7 @@ mod tests {
         assert_eq!(names(router.list_all()), catalog);
         for tool in router.list_all() {
             let name = ToolName::parse(&tool.name).unwrap();
-            assert_eq!(tool.annotations, Some(name.annotations()), "{name}");
+            assert_eq!(tool.annotations, Some(annotations(name)), "{name}");
         }
     }
 

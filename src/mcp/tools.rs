@@ -257,3 +257,36 @@ impl DrydockServer {
         respond(found.map(|report| super::task_tools::hits_shown(scope.as_ref(), report)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::handler::server::common::schema_for_output;
+    use rmcp::model::JsonObject;
+    use serde_json::{Value, json};
+
+    use crate::toolchain::reports::{BuildReport, RunReport, TestReport};
+
+    /// The output schemas list `status` and `stage` as plain required fields, and the build
+    /// diagnostics of a failed build as optional ones.
+    #[test]
+    fn output_schemas_show_status_stage_and_diagnostics_as_flat_fields() {
+        let schema_of = |schema: std::sync::Arc<JsonObject>| {
+            Value::Object(schema.as_ref().clone())
+        };
+        for schema in [
+            schema_of(schema_for_output::<TestReport>()),
+            schema_of(schema_for_output::<RunReport>()),
+        ] {
+            let properties = &schema["properties"];
+            for field in ["status", "stage", "errors", "warnings", "omitted_errors"] {
+                assert!(properties.get(field).is_some(), "{field} in {schema}");
+            }
+            let required = schema["required"].as_array().unwrap();
+            assert!(required.contains(&json!("status")) && required.contains(&json!("stage")));
+            assert!(!required.contains(&json!("errors")), "{schema}");
+        }
+        let build = schema_of(schema_for_output::<BuildReport>());
+        let required = build["required"].as_array().unwrap();
+        assert!(required.contains(&json!("omitted_warnings")), "{build}");
+    }
+}
