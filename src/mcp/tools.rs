@@ -270,9 +270,7 @@ mod tests {
     /// diagnostics of a failed build as optional ones.
     #[test]
     fn output_schemas_show_status_stage_and_diagnostics_as_flat_fields() {
-        let schema_of = |schema: std::sync::Arc<JsonObject>| {
-            Value::Object(schema.as_ref().clone())
-        };
+        let schema_of = |schema: std::sync::Arc<JsonObject>| Value::Object(schema.as_ref().clone());
         for schema in [
             schema_of(schema_for_output::<TestReport>()),
             schema_of(schema_for_output::<RunReport>()),

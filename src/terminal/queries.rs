@@ -192,7 +192,7 @@ mod tests {
             screen.feed(format!("\x1b]7501;state=working:n={n}\x07").as_bytes());
         }
         let reports = screen.program_status();
-        assert_eq!(reports.len(), super::super::screen::PROGRAM_STATUS_KEPT);
+        assert_eq!(reports.len(), crate::terminal::screen::PROGRAM_STATUS_KEPT);
         assert_eq!(reports.last().unwrap().seq, 99);
         assert_eq!(reports.last().unwrap().report, "state=working:n=99");
     }

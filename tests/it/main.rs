@@ -21,7 +21,6 @@ mod doctor;
 mod forecast;
 mod history;
 mod landing;
-mod layering;
 mod mcp_agents;
 mod mcp_build_tools;
 mod mcp_docs;

@@ -326,8 +326,8 @@ fn not_answering(shown: &str, waited: Duration) -> StoreError {
 mod tests {
     use std::path::Path;
 
-    use super::super::SqliteStore;
     use super::*;
+    use crate::tasks::store::SqliteStore;
 
     fn store_at(path: &Path, deadline: Duration) -> TaskStore {
         TaskStore::with_deadline(Arc::new(SqliteStore::open(path).unwrap()), deadline)

@@ -1,0 +1,247 @@
+//! The map ARCHITECTURE.md draws, checked on the source: the layers table read from the page
+//! itself, and the rules the page states under it. A test binary of its own, so it runs in
+//! seconds without building the integration suite. Each rule also has a test that feeds it a
+//! small tree breaking it, to show it fails.
+
+mod architecture;
+mod rules;
+
+use std::path::Path;
+
+use architecture::{Architecture, PUBLISHED_MARK};
+use rules::Source;
+
+fn repository() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn real_architecture() -> Architecture {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    Architecture::parse(&text).unwrap()
+}
+
+fn real_source() -> Source {
+    let src = repository().join("src");
+    let files = walkdir::WalkDir::new(&src)
+        .into_iter()
+        .map(|entry| entry.unwrap().into_path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .map(|path| {
+            let relative = path.strip_prefix(&src).unwrap().display().to_string();
+            (relative, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    Source { files }
+}
+
+fn assert_kept(rule: &str, broken: Vec<String>) {
+    assert!(
+        broken.is_empty(),
+        "{rule} (ARCHITECTURE.md):\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_source_keeps_every_rule_of_architecture_md() {
+    let (source, architecture) = (real_source(), real_architecture());
+    assert!(architecture.rows.len() >= 4, "{:?}", architecture.rows);
+    assert_kept(
+        "every module has its place",
+        rules::every_module_has_its_place(&source, &architecture),
+    );
+    assert_kept("arrows point back", rules::arrows_point_back(&architecture));
+    assert_kept(
+        "no import goes up a layer",
+        rules::no_import_goes_up(&source, &architecture),
+    );
+    assert_kept("no path climbs twice", rules::no_path_climbs_twice(&source));
+    assert_kept(
+        "faces stay at the facades",
+        rules::faces_stay_at_the_facades(&source, &architecture),
+    );
+    assert_kept(
+        "rmcp and axum only in the faces",
+        rules::protocols_only_in_faces(&source, &architecture),
+    );
+}
+
+/// A page like ARCHITECTURE.md, small: two foundation modules, two capabilities, a face.
+fn small_architecture() -> Architecture {
+    let text = format!(
+        "# Architecture\n\n## Layers\n\n\
+         | layer | modules | may use |\n|---|---|---|\n\
+         | foundation | `digest`, `config` | only foundation modules listed before it (`config` → `digest`) |\n\
+         | capabilities | `terminal`, `agents` | the foundation, plus: `agents` → `terminal` |\n\
+         | faces | `cli` | everything below |\n\n\
+         ## API boundaries\n\nA face names ... {PUBLISHED_MARK}:\n\
+         - `agents::trust`: the command line's folder trust.\n\n\
+         ## Code map\n\n`src/digest.rs`, `src/config.rs`, `src/terminal/`, `src/agents/`, `src/cli/`.\n"
+    );
+    Architecture::parse(&text).unwrap()
+}
+
+fn small_source(extra: &[(&str, &str)]) -> Source {
+    let mut files: Vec<(String, String)> = [
+        ("lib.rs", "pub mod cli;"),
+        ("digest.rs", ""),
+        ("config.rs", "use crate::digest::hash;"),
+        (
+            "terminal/mod.rs",
+            "pub mod requests;\nmod core;\npub struct Terminals;",
+        ),
+        ("terminal/core.rs", ""),
+        ("terminal/requests.rs", ""),
+        (
+            "agents/mod.rs",
+            "use crate::terminal::Terminals;\npub mod trust;\nmod rules;",
+        ),
+        ("agents/trust.rs", ""),
+        ("agents/rules.rs", ""),
+        (
+            "cli/mod.rs",
+            "use crate::terminal::{Terminals, requests::Open};\nuse crate::agents::trust;",
+        ),
+    ]
+    .iter()
+    .chain(extra)
+    .map(|(path, text)| (path.to_string(), text.to_string()))
+    .collect();
+    files.sort();
+    files.dedup_by(|a, b| a.0 == b.0);
+    Source { files }
+}
+
+#[test]
+fn the_small_tree_keeps_every_rule() {
+    let (source, architecture) = (small_source(&[]), small_architecture());
+    assert_eq!(
+        architecture.allowed_uses("agents"),
+        ["config", "digest", "terminal"].map(String::from).into()
+    );
+    assert!(rules::every_module_has_its_place(&source, &architecture).is_empty());
+    assert!(rules::arrows_point_back(&architecture).is_empty());
+    assert!(rules::no_import_goes_up(&source, &architecture).is_empty());
+    assert!(rules::no_path_climbs_twice(&source).is_empty());
+    assert!(rules::faces_stay_at_the_facades(&source, &architecture).is_empty());
+    assert!(rules::protocols_only_in_faces(&source, &architecture).is_empty());
+}
+
+#[test]
+fn a_module_with_no_row_or_a_row_with_no_module_fails() {
+    let architecture = small_architecture();
+    let broken =
+        rules::every_module_has_its_place(&small_source(&[("shiny.rs", "")]), &architecture);
+    assert_eq!(broken, ["`shiny` has no place in the layers table"]);
+    let without_config = Source {
+        files: small_source(&[])
+            .files
+            .into_iter()
+            .filter(|(path, _)| path != "config.rs")
+            .collect(),
+    };
+    let broken = rules::every_module_has_its_place(&without_config, &architecture);
+    assert_eq!(
+        broken,
+        ["the layers table lists `config`, which src/ does not have"]
+    );
+}
+
+#[test]
+fn an_arrow_to_a_later_module_of_its_row_fails() {
+    let text = small_architecture()
+        .text
+        .replace("`agents` → `terminal`", "`terminal` → `agents`");
+    let broken = rules::arrows_point_back(&Architecture::parse(&text).unwrap());
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(broken[0].contains("`terminal` → `agents`"), "{broken:?}");
+}
+
+#[test]
+fn an_import_up_a_layer_or_across_a_row_without_an_arrow_fails() {
+    let architecture = small_architecture();
+    for (path, text, says) in [
+        (
+            "terminal/core.rs",
+            "use crate::agents::Agents;",
+            "`terminal` uses `crate::agents`",
+        ),
+        (
+            "digest.rs",
+            "let c = crate::config::load();",
+            "`digest` uses `crate::config`",
+        ),
+        (
+            "config.rs",
+            "use crate::{digest::hash, terminal::{self, core}};",
+            "`config` uses `crate::terminal`",
+        ),
+    ] {
+        let broken = rules::no_import_goes_up(&small_source(&[(path, text)]), &architecture);
+        assert_eq!(broken.len(), 1, "{text}: {broken:?}");
+        assert!(broken[0].contains(says), "{broken:?}");
+    }
+    let commented = small_source(&[("digest.rs", "// crate::config explains why")]);
+    assert!(rules::no_import_goes_up(&commented, &architecture).is_empty());
+}
+
+#[test]
+fn a_path_that_climbs_twice_fails() {
+    let broken = rules::no_path_climbs_twice(&small_source(&[(
+        "agents/rules.rs",
+        "use super::super::terminal::Terminals;",
+    )]));
+    assert_eq!(
+        broken,
+        ["src/agents/rules.rs:1: `super::super::` (name it from `crate::`)"]
+    );
+}
+
+#[test]
+fn a_face_reaching_inside_a_capability_fails_unless_the_module_is_published() {
+    let architecture = small_architecture();
+    for text in [
+        "use crate::terminal::core::Screen;",
+        "use crate::{terminal::{self, core::Screen}};",
+        "use crate::{agents, terminal};\nfn f() { terminal::core::Screen::new(); }",
+        "use crate::agents::rules::Rule;",
+    ] {
+        let broken =
+            rules::faces_stay_at_the_facades(&small_source(&[("cli/run.rs", text)]), &architecture);
+        assert_eq!(broken.len(), 1, "{text}: {broken:?}");
+    }
+    let published = small_source(&[("cli/run.rs", "use crate::agents::trust::vouch;")]);
+    assert!(rules::faces_stay_at_the_facades(&published, &architecture).is_empty());
+}
+
+#[test]
+fn rmcp_or_axum_outside_the_faces_fails() {
+    let architecture = small_architecture();
+    for text in ["use rmcp::model::Tool;", "let app = axum::Router::new();"] {
+        let broken = rules::protocols_only_in_faces(
+            &small_source(&[("agents/rules.rs", text)]),
+            &architecture,
+        );
+        assert_eq!(broken.len(), 1, "{text}: {broken:?}");
+    }
+    let in_a_face = small_source(&[("cli/serve.rs", "use axum::Router;")]);
+    assert!(rules::protocols_only_in_faces(&in_a_face, &architecture).is_empty());
+}
+
+#[test]
+fn crate_paths_are_read_from_groups_and_nested_groups() {
+    assert_eq!(
+        rules::paths_of("use crate::{events::{Events, Kind}, process::{self, Policy}};"),
+        [
+            "events::Events",
+            "events::Kind",
+            "process::self",
+            "process::Policy"
+        ]
+    );
+    assert_eq!(
+        rules::paths_of("let t = crate::terminal::Terminals::new();"),
+        ["terminal::Terminals::new"]
+    );
+    assert!(rules::paths_of("use mycrate::x;").is_empty());
+}

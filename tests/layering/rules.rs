@@ -1,0 +1,286 @@
+//! The rules ARCHITECTURE.md states, checked on a source tree: each returns what breaks it,
+//! one line each, empty when the tree keeps it.
+
+use std::collections::BTreeSet;
+
+use crate::architecture::Architecture;
+
+/// `src/`'s Rust files: each path relative to `src/`, with its text.
+pub struct Source {
+    pub files: Vec<(String, String)>,
+}
+
+impl Source {
+    /// The top-level modules: `x.rs` and `x/` for every x but `lib` and `main`.
+    pub fn top_level_modules(&self) -> BTreeSet<String> {
+        self.files
+            .iter()
+            .map(|(path, _)| top_level_of(path))
+            .filter(|name| name != "lib" && name != "main")
+            .collect()
+    }
+
+    /// The modules directly inside top-level module `parent` (`parent/x.rs`, `parent/x/`).
+    fn submodules(&self, parent: &str) -> BTreeSet<String> {
+        let prefix = format!("{parent}/");
+        self.files
+            .iter()
+            .filter_map(|(path, _)| path.strip_prefix(&prefix))
+            .filter_map(|rest| rest.split('/').next())
+            .map(|first| first.strip_suffix(".rs").unwrap_or(first).to_string())
+            .filter(|name| name != "mod")
+            .collect()
+    }
+}
+
+fn top_level_of(path: &str) -> String {
+    let first = path.split('/').next().unwrap_or_default();
+    first.strip_suffix(".rs").unwrap_or(first).to_string()
+}
+
+/// The lines of `text` that are code: comment lines left out.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(n, line)| (n + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+}
+
+/// Every top-level module has a row, and every module of the table exists.
+pub fn every_module_has_its_place(source: &Source, architecture: &Architecture) -> Vec<String> {
+    let modules = source.top_level_modules();
+    let listed: BTreeSet<String> = architecture
+        .rows
+        .iter()
+        .flat_map(|row| row.modules.iter().cloned())
+        .collect();
+    let unlisted = modules
+        .difference(&listed)
+        .map(|m| format!("`{m}` has no place in the layers table"));
+    let missing = listed
+        .difference(&modules)
+        .map(|m| format!("the layers table lists `{m}`, which src/ does not have"));
+    let no_entry = listed
+        .iter()
+        .filter(|m| !architecture.text.contains(&format!("`src/{m}")))
+        .map(|m| format!("the code map has no entry for `src/{m}`"));
+    unlisted.chain(missing).chain(no_entry).collect()
+}
+
+/// An arrow points to a module of its own row listed before its own, so no two modules can
+/// use each other.
+pub fn arrows_point_back(architecture: &Architecture) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for row in &architecture.rows {
+        for (from, to) in &row.arrows {
+            let at = |m: &str| row.modules.iter().position(|x| x == m);
+            match (at(from), at(to)) {
+                (Some(f), Some(t)) if t < f => {}
+                _ => wrong.push(format!(
+                    "{}: `{from}` → `{to}` does not point to a module listed before `{from}` in its row",
+                    row.layer
+                )),
+            }
+        }
+    }
+    wrong
+}
+
+/// No module names (`crate::x`) a module its row does not allow.
+pub fn no_import_goes_up(source: &Source, architecture: &Architecture) -> Vec<String> {
+    let modules = source.top_level_modules();
+    let mut wrong = Vec::new();
+    for (path, text) in &source.files {
+        let module = top_level_of(path);
+        if architecture.row_of(&module).is_none() {
+            continue;
+        }
+        let allowed = architecture.allowed_uses(&module);
+        for (line, used) in crate_paths(text) {
+            let target = used.split("::").next().unwrap_or_default().to_string();
+            if target != module && modules.contains(&target) && !allowed.contains(&target) {
+                wrong.push(format!(
+                    "src/{path}:{line}: `{module}` uses `crate::{target}`, which its row does not allow"
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+/// No `super::super::`: a path that climbs two modules hides which module it reaches.
+pub fn no_path_climbs_twice(source: &Source) -> Vec<String> {
+    source
+        .files
+        .iter()
+        .flat_map(|(path, text)| {
+            code_lines(text)
+                .filter(|(_, line)| line.contains("super::super::"))
+                .map(move |(n, _)| {
+                    format!("src/{path}:{n}: `super::super::` (name it from `crate::`)")
+                })
+        })
+        .collect()
+}
+
+/// A face names a capability's root, its `requests` and `reports`, and of its other modules
+/// only the published ones.
+pub fn faces_stay_at_the_facades(source: &Source, architecture: &Architecture) -> Vec<String> {
+    let faces = architecture.modules_of_layer("faces");
+    let capabilities = architecture.modules_of_layer("capabilities");
+    let mut wrong = Vec::new();
+    for (path, text) in &source.files {
+        if !faces.contains(&top_level_of(path)) {
+            continue;
+        }
+        let whole = whole_capability_imports(text, &capabilities);
+        // A path can be read both ways (`use crate::{docs::{self, store}}`): once is enough.
+        let reached: BTreeSet<(usize, String)> = crate_paths(text)
+            .into_iter()
+            .chain(
+                // `use crate::{docs, ..}` then `docs::store::DocStore`.
+                code_lines(text).flat_map(|(n, line)| {
+                    whole
+                        .iter()
+                        .flat_map(|cap| paths_after(line, &format!("{cap}::"), cap))
+                        .map(move |p| (n, p))
+                        .collect::<Vec<_>>()
+                }),
+            )
+            .collect();
+        for (line, used) in reached {
+            let mut parts = used.split("::");
+            let (Some(capability), Some(inner)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if !capabilities.contains(capability)
+                || !source.submodules(capability).contains(inner)
+                || ["requests", "reports"].contains(&inner)
+                || architecture
+                    .published
+                    .contains(&format!("{capability}::{inner}"))
+            {
+                continue;
+            }
+            wrong.push(format!(
+                "src/{path}:{line}: a face reaches `{capability}::{inner}`, inside the capability (its facade, requests, reports or a published module only)"
+            ));
+        }
+    }
+    wrong
+}
+
+/// `rmcp` and `axum` appear only in the faces.
+pub fn protocols_only_in_faces(source: &Source, architecture: &Architecture) -> Vec<String> {
+    let faces = architecture.modules_of_layer("faces");
+    let mut wrong = Vec::new();
+    for (path, text) in &source.files {
+        if faces.contains(&top_level_of(path)) {
+            continue;
+        }
+        for (n, line) in code_lines(text) {
+            for protocol in ["rmcp", "axum"] {
+                let named = line.contains(&format!("{protocol}::"))
+                    || line.trim_start().starts_with(&format!("use {protocol}"));
+                if named {
+                    wrong.push(format!("src/{path}:{n}: `{protocol}` outside the faces"));
+                }
+            }
+        }
+    }
+    wrong
+}
+
+/// The capabilities `text` imports whole (`use crate::{docs, tasks}`, `use crate::docs;`).
+fn whole_capability_imports(text: &str, capabilities: &BTreeSet<String>) -> BTreeSet<String> {
+    crate_paths(text)
+        .into_iter()
+        .map(|(_, path)| path.trim_end_matches("::self").to_string())
+        .filter(|path| capabilities.contains(path))
+        .collect()
+}
+
+/// Every path `text` names from `crate::`, with its line: in paths and in `use crate::{..}`
+/// groups (nested groups flattened to each of their paths), comment lines left out.
+fn crate_paths(text: &str) -> Vec<(usize, String)> {
+    code_lines(text)
+        .flat_map(|(n, line)| {
+            paths_after(line, "crate::", "")
+                .into_iter()
+                .map(move |p| (n, p))
+        })
+        .collect()
+}
+
+/// The paths that follow each `marker` in `line`, each prefixed with `prefix` (and `::`).
+fn paths_after(line: &str, marker: &str, prefix: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(marker) {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + marker.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        for path in expand(rest) {
+            paths.push(match prefix {
+                "" => path,
+                prefix => format!("{prefix}::{path}"),
+            });
+        }
+    }
+    paths
+}
+
+/// The paths a `use` tail names: `a::b::C` is one, `{a::b, c::{d, e}}` is `a::b`, `c::d`,
+/// `c::e`.
+fn expand(tail: &str) -> Vec<String> {
+    let tail = tail.trim_start();
+    let head_len = tail
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(tail.len());
+    let (head, after) = tail.split_at(head_len);
+    let head = head.trim_end_matches(':');
+    match after.strip_prefix('{') {
+        Some(group) => group_items(group)
+            .into_iter()
+            .flat_map(expand)
+            .map(|inner| match head {
+                "" => inner,
+                head => format!("{head}::{inner}"),
+            })
+            .collect(),
+        None if head.is_empty() => Vec::new(),
+        None => vec![head.to_string()],
+    }
+}
+
+/// The items of a `{..}` group (its text after `{`), split at its own commas.
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (index, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..index]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+        .into_iter()
+        .filter(|item| !item.trim().is_empty())
+        .collect()
+}
+
+/// The paths `line` names from `crate::`.
+pub fn paths_of(line: &str) -> Vec<String> {
+    paths_after(line, "crate::", "")
+}
