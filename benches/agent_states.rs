@@ -5,6 +5,9 @@
 //! 7501 reports, hooks, title), drydock's from the screen alone (a tmux pane with no hooks),
 //! and a 1.5 s quiet-time detector (ccmanager's), for which every still screen is idle.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

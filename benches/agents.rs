@@ -5,6 +5,9 @@
 //! detector (ccmanager's). The real Claude Code 2.1.330 against the tests' Anthropic fake
 //! (the CLIs come from scripts/agent-clis.sh). `DRYDOCK_BENCH_ITERS` prompts (default 5).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
 #[path = "../tests/it/proc_env.rs"]

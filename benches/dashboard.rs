@@ -5,6 +5,9 @@
 //! viewer that stops reading while a terminal prints 100 MB costs in RSS.
 //! `DRYDOCK_BENCH_ITERS` keystrokes (default 200).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::time::{Duration, Instant};

@@ -7,6 +7,9 @@
 //! on four, and after the four printed ~5 MB each.
 //! `DRYDOCK_BENCH_ITERS` keystrokes (default 200).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 #[allow(dead_code, reason = "the tests' driver: the benchmark uses part of it")]

@@ -17,6 +17,9 @@
 //! paths: their passages are reused, not embedded again, which the ingest does by design), so
 //! building them costs chunking and writing only. They are kept in cargo's target tmp dir.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 #[path = "docs_support/load.rs"]

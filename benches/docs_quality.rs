@@ -24,6 +24,9 @@
 //! in-process latency of a lookup (query embedding included, no cache), quiet and with one
 //! busy thread per core in the background.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 #[path = "docs_support/load.rs"]

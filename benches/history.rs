@@ -3,6 +3,9 @@
 //! what a thousand recorded calls take on disk (each with three errors, one source file
 //! changed per call, as an agent's edit-compile loop does).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::path::Path;

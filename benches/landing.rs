@@ -7,6 +7,9 @@
 //! clock runs from the moment the checkout is clean until every result is settled (landed or
 //! left to a person). A real `drydock serve`; `DRYDOCK_BENCH_ITERS` results a scenario (6).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
 #[path = "support/agent_serve.rs"]

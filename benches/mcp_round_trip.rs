@@ -1,6 +1,9 @@
 //! MCP round trip of a cheap call (project_info) with 1 and 32 concurrent clients, against
 //! the same call made in-process without MCP (the baseline), in one run.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::time::{Duration, Instant};

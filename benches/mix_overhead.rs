@@ -1,6 +1,9 @@
 //! Tool overhead on mix projects: drydock `compile` and `test` (over MCP/HTTP) on an
 //! up-to-date project vs running `mix compile` / `mix test` directly, paired in one run.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,9 @@
 //! inside against `true` outside), and a build and a test run inside against outside, paired
 //! in one run on a copy of test-projects/cargo-clean with one warm target directory.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::path::Path;

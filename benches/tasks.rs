@@ -8,6 +8,9 @@
 //! serve` with the real Claude Code 2.1.330 against the tests' Anthropic fake.
 //! `DRYDOCK_BENCH_ITERS` handoffs and starts of each kind (default 5).
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 #[path = "../tests/it/agent_kit/mod.rs"]
 mod agent_kit;
 #[path = "support/agent_serve.rs"]

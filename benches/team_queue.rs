@@ -8,6 +8,9 @@
 //! `TaskStore` (off the runtime, with a deadline): each call's latency and how late a timer
 //! on the same runtime fires meanwhile.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 #[allow(dead_code)]
 #[path = "../tests/it/postgres.rs"]
 mod postgres;

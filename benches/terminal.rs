@@ -4,6 +4,9 @@
 //! terminal_run over MCP against the screen model alone on the same bytes; memory of a full
 //! scrollback.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,9 @@
 //! `cargo build --message-format=json` directly, paired in one run. Also the size, in tokens,
 //! of a failed build's result, as text content and as structuredContent.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::time::{Duration, Instant};

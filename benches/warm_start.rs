@@ -7,6 +7,9 @@
 //! dependencies' builds are copied). `DRYDOCK_BENCH_ITERS` warm worktrees
 //! (default 3); one cold build.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -427,7 +427,7 @@ mod tests {
 
     #[tokio::test]
     async fn publishing_from_many_threads_keeps_numbers_in_order() {
-        let events = std::sync::Arc::new(Events::with_capacity(10_000));
+        let events = Arc::new(Events::with_capacity(10_000));
         let mut subscriber = events.subscribe();
         let publishers: Vec<_> = (0..4)
             .map(|_| {

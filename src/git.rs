@@ -52,27 +52,27 @@ pub enum GitError {
 
 /// What a git command left: its exit code and what it printed.
 #[derive(Debug, Clone)]
-pub struct Output {
+pub(crate) struct Output {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Output {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.code == 0
     }
 }
 
 /// git run in one directory.
 #[derive(Debug, Clone)]
-pub struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
     env: Vec<(String, String)>,
 }
 
 impl Git {
-    pub fn at(dir: &Path) -> Git {
+    pub(crate) fn at(dir: &Path) -> Git {
         Git {
             dir: dir.to_path_buf(),
             env: Vec::new(),
@@ -82,7 +82,7 @@ impl Git {
     /// git in `worktree`, a linked worktree of `repo`, once its `.git` is checked to be the
     /// one git made for it (see [`linked_worktree_check`]): a `.git` put there by someone
     /// else brings its own config, hooks and objects.
-    pub async fn in_worktree(repo: &Path, worktree: &Path) -> Result<Git, GitError> {
+    pub(crate) async fn in_worktree(repo: &Path, worktree: &Path) -> Result<Git, GitError> {
         let common = Git::at(repo)
             .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
             .await?;
@@ -99,13 +99,13 @@ impl Git {
     }
 
     /// The same git with `name=value` in its environment.
-    pub fn with_env(mut self, name: &str, value: &str) -> Git {
+    pub(crate) fn with_env(mut self, name: &str, value: &str) -> Git {
         self.env.push((name.to_string(), value.to_string()));
         self
     }
 
     /// Runs `git ARGS`; its standard output when it exits 0, else an error with its message.
-    pub async fn run(&self, args: &[&str]) -> Result<String, GitError> {
+    pub(crate) async fn run(&self, args: &[&str]) -> Result<String, GitError> {
         let output = self.output(args).await?;
         if output.ok() {
             return Ok(output.stdout);
@@ -122,14 +122,14 @@ impl Git {
     }
 
     /// `run`, its output's first line.
-    pub async fn line(&self, args: &[&str]) -> Result<String, GitError> {
+    pub(crate) async fn line(&self, args: &[&str]) -> Result<String, GitError> {
         let stdout = self.run(args).await?;
         Ok(stdout.lines().next().unwrap_or_default().trim().to_string())
     }
 
     /// Runs `git ARGS` whatever its exit code (for commands whose code is an answer:
     /// `merge-tree` exits 1 on a conflict, `diff --quiet` on a difference).
-    pub async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
+    pub(crate) async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
         let mut command = tokio::process::Command::new("git");
         command
             .args(NO_REPOSITORY_CODE)
@@ -164,14 +164,14 @@ impl Git {
     }
 
     /// The repository's top level, if `dir` is inside a work tree.
-    pub async fn top_level(&self) -> Option<PathBuf> {
+    pub(crate) async fn top_level(&self) -> Option<PathBuf> {
         let output = self.output(&["rev-parse", "--show-toplevel"]).await.ok()?;
         let top = output.stdout.trim();
         (output.ok() && !top.is_empty()).then(|| PathBuf::from(top))
     }
 
     /// The commit `rev` names, if it names one.
-    pub async fn commit_of(&self, rev: &str) -> Option<String> {
+    pub(crate) async fn commit_of(&self, rev: &str) -> Option<String> {
         let spec = format!("{rev}^{{commit}}");
         let output = self
             .output(&["rev-parse", "--verify", "--quiet", &spec])
@@ -181,14 +181,14 @@ impl Git {
     }
 
     /// Whether the repository has a local branch `name`.
-    pub async fn branch_exists(&self, name: &str) -> bool {
+    pub(crate) async fn branch_exists(&self, name: &str) -> bool {
         self.commit_of(&format!("refs/heads/{name}"))
             .await
             .is_some()
     }
 
     /// The URLs of the repository's remotes.
-    pub async fn remote_urls(&self) -> Vec<String> {
+    pub(crate) async fn remote_urls(&self) -> Vec<String> {
         match self
             .run(&["config", "--get-regexp", r"^remote\..*\.url$"])
             .await
@@ -202,7 +202,7 @@ impl Git {
     }
 
     /// The branch checked out here, None on a detached HEAD.
-    pub async fn current_branch(&self) -> Option<String> {
+    pub(crate) async fn current_branch(&self) -> Option<String> {
         let output = self
             .output(&["symbolic-ref", "--quiet", "--short", "HEAD"])
             .await
@@ -212,7 +212,7 @@ impl Git {
 
     /// The paths with uncommitted changes (tracked files only when `untracked` is false), as
     /// `git status --porcelain` lists them ("XY path").
-    pub async fn dirty(&self, untracked: bool) -> Result<Vec<String>, GitError> {
+    pub(crate) async fn dirty(&self, untracked: bool) -> Result<Vec<String>, GitError> {
         let mode = match untracked {
             true => "--untracked-files=all",
             false => "--untracked-files=no",
@@ -225,7 +225,7 @@ impl Git {
 /// Whether `worktree` is a linked worktree of the repository whose git directory is
 /// `common`: its `.git` is a file (not a directory, not a link) naming an entry of
 /// `common/worktrees`, and that entry's `gitdir` names `worktree/.git` back.
-pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<(), String> {
+pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<(), String> {
     let dot_git = worktree.join(".git");
     let meta = std::fs::symlink_metadata(&dot_git)
         .map_err(|e| format!("its .git cannot be read ({e})"))?;
@@ -259,7 +259,7 @@ pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<(), Strin
 /// The work tree of the repository `dir` is a linked worktree of (`dir` or a folder above it
 /// being the worktree), when its `.git` checks out as [`linked_worktree_check`] wants.
 /// Read from the files git keeps, without running git.
-pub fn main_work_tree_of(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn main_work_tree_of(dir: &Path) -> Option<PathBuf> {
     let top = dir.ancestors().find(|d| d.join(".git").exists())?;
     let text = std::fs::read_to_string(top.join(".git")).ok()?;
     let admin = top.join(text.strip_prefix("gitdir: ")?.trim_end());
@@ -291,13 +291,13 @@ pub(crate) mod test_repo {
     use std::process::Command;
 
     /// A git repository in a temporary directory with one commit, for tests.
-    pub struct Repo {
+    pub(crate) struct Repo {
         pub dir: tempfile::TempDir,
         pub path: PathBuf,
     }
 
     impl Repo {
-        pub fn new() -> Repo {
+        pub(crate) fn new() -> Repo {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().canonicalize().unwrap().join("project");
             std::fs::create_dir_all(&path).unwrap();
@@ -310,23 +310,23 @@ pub(crate) mod test_repo {
             repo
         }
 
-        pub fn write(&self, name: &str, text: &str) {
+        pub(crate) fn write(&self, name: &str, text: &str) {
             let file = self.path.join(name);
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(file, text).unwrap();
         }
 
-        pub fn commit_all(&self, message: &str) {
+        pub(crate) fn commit_all(&self, message: &str) {
             git(&self.path, &["add", "-A"]);
             git(&self.path, &["commit", "-q", "-m", message]);
         }
 
-        pub fn git(&self, args: &[&str]) -> String {
+        pub(crate) fn git(&self, args: &[&str]) -> String {
             git(&self.path, args)
         }
     }
 
-    pub fn git(dir: &Path, args: &[&str]) -> String {
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         let output = Command::new("git")
             .args(args)
             .current_dir(dir)

@@ -4,12 +4,12 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `duration` in whole milliseconds.
-pub fn millis(duration: Duration) -> u64 {
+pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Milliseconds since the Unix epoch (0 for a time before it).
-pub fn unix_millis(time: SystemTime) -> u64 {
+pub(crate) fn unix_millis(time: SystemTime) -> u64 {
     millis(time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO))
 }
 

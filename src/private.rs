@@ -5,7 +5,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// `bytes` random bytes from the kernel, as hex.
-pub fn random_hex(bytes: usize) -> String {
+pub(crate) fn random_hex(bytes: usize) -> String {
     let mut buffer = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut buffer))
@@ -14,7 +14,7 @@ pub fn random_hex(bytes: usize) -> String {
 }
 
 /// Writes `bytes` to a file only the user can read (it may hold the MCP token).
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 /// `cargo metadata --format-version 1`, the parts drydock reads.
 #[derive(Debug, Deserialize)]
-pub struct CargoMetadata {
+pub(crate) struct CargoMetadata {
     pub packages: Vec<CargoPackage>,
     pub workspace_root: PathBuf,
     #[serde(default)]
@@ -23,7 +23,7 @@ pub struct CargoMetadata {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoPackage {
+pub(crate) struct CargoPackage {
     #[serde(default)]
     pub id: String,
     pub name: String,
@@ -41,14 +41,14 @@ pub struct CargoPackage {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoTarget {
+pub(crate) struct CargoTarget {
     pub name: String,
     pub kind: Vec<String>,
     pub src_path: PathBuf,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoDependency {
+pub(crate) struct CargoDependency {
     pub name: String,
     pub req: String,
     #[serde(default)]
@@ -62,33 +62,33 @@ pub struct CargoDependency {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoResolve {
+pub(crate) struct CargoResolve {
     pub nodes: Vec<CargoNode>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoNode {
+pub(crate) struct CargoNode {
     pub id: String,
     #[serde(default)]
     pub deps: Vec<CargoNodeDep>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoNodeDep {
+pub(crate) struct CargoNodeDep {
     pub pkg: String,
 }
 
 impl CargoMetadata {
-    pub fn parse(json: &str) -> Result<CargoMetadata, serde_json::Error> {
+    pub(crate) fn parse(json: &str) -> Result<CargoMetadata, serde_json::Error> {
         serde_json::from_str(json)
     }
 
-    pub fn is_member(&self, package: &CargoPackage) -> bool {
+    pub(crate) fn is_member(&self, package: &CargoPackage) -> bool {
         self.workspace_members.contains(&package.id)
     }
 
     /// The ids of the packages the workspace's members depend on directly.
-    pub fn direct_dependencies(&self) -> BTreeSet<&str> {
+    pub(crate) fn direct_dependencies(&self) -> BTreeSet<&str> {
         let members: BTreeSet<&str> = self.workspace_members.iter().map(String::as_str).collect();
         self.resolve
             .iter()
@@ -102,20 +102,20 @@ impl CargoMetadata {
 
 impl CargoPackage {
     /// The directory of its Cargo.toml.
-    pub fn dir(&self) -> Option<&Path> {
+    pub(crate) fn dir(&self) -> Option<&Path> {
         self.manifest_path.parent()
     }
 }
 
 /// A Cargo.lock, the parts drydock reads.
 #[derive(Debug, Default, Deserialize)]
-pub struct CargoLock {
+pub(crate) struct CargoLock {
     #[serde(default)]
     pub package: Vec<CargoLockPackage>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CargoLockPackage {
+pub(crate) struct CargoLockPackage {
     pub name: String,
     pub version: String,
     #[serde(default)]
@@ -127,7 +127,7 @@ pub struct CargoLockPackage {
 
 impl CargoLock {
     /// The lock file at `path`; empty when there is none or it cannot be read.
-    pub fn read(path: &Path) -> CargoLock {
+    pub(crate) fn read(path: &Path) -> CargoLock {
         std::fs::read_to_string(path)
             .ok()
             .and_then(|text| toml::from_str(&text).ok())
@@ -136,7 +136,7 @@ impl CargoLock {
 
     /// The Cargo.lock of `dir` or of the nearest directory above it (a workspace member's
     /// lock is the workspace's).
-    pub fn of_dir(dir: &Path) -> CargoLock {
+    pub(crate) fn of_dir(dir: &Path) -> CargoLock {
         dir.ancestors()
             .map(|d| d.join("Cargo.lock"))
             .find(|p| p.is_file())
@@ -145,7 +145,7 @@ impl CargoLock {
     }
 
     /// `(name, version)` of every locked package.
-    pub fn versions(&self) -> Vec<(String, String)> {
+    pub(crate) fn versions(&self) -> Vec<(String, String)> {
         self.package
             .iter()
             .map(|p| (p.name.clone(), p.version.clone()))
@@ -154,7 +154,7 @@ impl CargoLock {
 }
 
 /// The `app:` atom of the mix.exs in `dir`.
-pub fn mix_app(dir: &Path) -> Option<String> {
+pub(crate) fn mix_app(dir: &Path) -> Option<String> {
     static APP: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"app:\s*:([a-z_0-9]+)").expect("valid regex"));
     let text = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
@@ -162,7 +162,7 @@ pub fn mix_app(dir: &Path) -> Option<String> {
 }
 
 /// The `version:` string of the mix.exs in `dir`.
-pub fn mix_version(dir: &Path) -> Option<String> {
+pub(crate) fn mix_version(dir: &Path) -> Option<String> {
     static VERSION: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r#"version:\s*"([^"]+)""#).expect("valid regex"));
     let text = std::fs::read_to_string(dir.join("mix.exs")).ok()?;
@@ -170,7 +170,7 @@ pub fn mix_version(dir: &Path) -> Option<String> {
 }
 
 /// `(name, version)` of every Hex package in the mix.lock in `dir`.
-pub fn mix_lock_versions(dir: &Path) -> Vec<(String, String)> {
+pub(crate) fn mix_lock_versions(dir: &Path) -> Vec<(String, String)> {
     static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#""([a-z_0-9]+)":\s*\{:hex,\s*:[a-z_0-9]+,\s*"([^"]+)""#).expect("valid regex")
     });

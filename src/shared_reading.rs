@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tokio::sync::Mutex;
 
-pub struct SharedReading<T> {
+pub(crate) struct SharedReading<T> {
     last: Mutex<Option<(Instant, T)>>,
 }
 
@@ -24,7 +24,7 @@ impl<T: Clone> Default for SharedReading<T> {
 impl<T: Clone> SharedReading<T> {
     /// The last reading if it began after this call did, else `read()`'s, kept for the
     /// callers waiting behind this one.
-    pub async fn get<F, Fut>(&self, read: F) -> T
+    pub(crate) async fn get<F, Fut>(&self, read: F) -> T
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = T>,

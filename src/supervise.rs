@@ -15,7 +15,7 @@ const HEALTHY: Duration = Duration::from_secs(60);
 
 /// Runs the loop `start` makes, on a task of its own, until it returns or `stop` is
 /// cancelled; a panic of it is logged as `name`'s and the loop is started anew.
-pub async fn supervised<F, Fut>(name: &str, stop: &CancellationToken, start: F)
+pub(crate) async fn supervised<F, Fut>(name: &str, stop: &CancellationToken, start: F)
 where
     F: Fn() -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
@@ -51,7 +51,7 @@ where
 }
 
 /// Spawns [`supervised`] on a task of its own.
-pub fn spawn_supervised<F, Fut>(name: &'static str, stop: CancellationToken, start: F)
+pub(crate) fn spawn_supervised<F, Fut>(name: &'static str, stop: CancellationToken, start: F)
 where
     F: Fn() -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,

@@ -4,7 +4,7 @@
 //! What does not fit keeps its head and its tail, with a marker that says how much was left out.
 
 /// The marker put where bytes were left out.
-pub fn elision_marker(elided: u64) -> String {
+pub(crate) fn elision_marker(elided: u64) -> String {
     format!("[... {elided} bytes elided ...]")
 }
 
@@ -36,12 +36,12 @@ fn characters(bytes: &[u8]) -> Vec<(usize, usize)> {
 }
 
 /// The bytes `bytes` take as a JSON string (without its quotes).
-pub fn json_cost(bytes: &[u8]) -> usize {
+pub(crate) fn json_cost(bytes: &[u8]) -> usize {
     characters(bytes).iter().map(|&(_, cost)| cost).sum()
 }
 
 /// The longest prefix of `bytes`, cut between characters, that costs at most `budget`.
-pub fn prefix_within(bytes: &[u8], budget: usize) -> &[u8] {
+pub(crate) fn prefix_within(bytes: &[u8], budget: usize) -> &[u8] {
     let mut spent = 0;
     for (offset, cost) in characters(bytes) {
         spent += cost;
@@ -53,7 +53,7 @@ pub fn prefix_within(bytes: &[u8], budget: usize) -> &[u8] {
 }
 
 /// The longest suffix of `bytes`, cut between characters, that costs at most `budget`.
-pub fn suffix_within(bytes: &[u8], budget: usize) -> &[u8] {
+pub(crate) fn suffix_within(bytes: &[u8], budget: usize) -> &[u8] {
     let mut spent = 0;
     let mut start = bytes.len();
     for (offset, cost) in characters(bytes).into_iter().rev() {
@@ -68,7 +68,7 @@ pub fn suffix_within(bytes: &[u8], budget: usize) -> &[u8] {
 
 /// `text` itself when it costs at most `budget` as JSON; else its head and tail with a line
 /// between them saying how many bytes were left out and `why`.
-pub fn fit(text: &str, budget: usize, why: &str) -> String {
+pub(crate) fn fit(text: &str, budget: usize, why: &str) -> String {
     if json_cost(text.as_bytes()) <= budget {
         return text.to_string();
     }
@@ -85,7 +85,7 @@ pub fn fit(text: &str, budget: usize, why: &str) -> String {
 
 /// `text` itself when it costs at most `budget` as JSON; else its head within the budget,
 /// then a line saying `why` the rest is not there.
-pub fn head(text: &str, budget: usize, why: &str) -> String {
+pub(crate) fn head(text: &str, budget: usize, why: &str) -> String {
     if json_cost(text.as_bytes()) <= budget {
         return text.to_string();
     }

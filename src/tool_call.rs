@@ -18,7 +18,7 @@ use crate::terminal::TerminalError;
 use crate::toolchain::{BuildKind, ToolchainError};
 
 #[derive(Debug, thiserror::Error)]
-pub enum CallError {
+pub(crate) enum CallError {
     #[error("unknown tool `{name}`; available: {available}")]
     UnknownTool { name: String, available: String },
     #[error("invalid arguments for `{tool}`: {message}")]
@@ -38,13 +38,13 @@ pub enum CallError {
 }
 
 /// A tool's structured result and its text rendering.
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     pub structured: Value,
     pub text: String,
 }
 
 /// The served tool called `name`, or the error listing those that are.
-pub fn served_tool(config: &Config, name: &str) -> Result<ToolName, CallError> {
+pub(crate) fn served_tool(config: &Config, name: &str) -> Result<ToolName, CallError> {
     ToolName::parse(name)
         .filter(|tool| config.tool_enabled(*tool))
         .ok_or_else(|| CallError::UnknownTool {
@@ -60,7 +60,7 @@ pub fn served_tool(config: &Config, name: &str) -> Result<ToolName, CallError> {
 /// Runs `tool` (see [`served_tool`]) and publishes the call on the app's event feed.
 /// Terminal tools work here too; a PTY session lives only as long as the command, so
 /// sessions meant to last are tmux ones.
-pub async fn call_tool(
+pub(crate) async fn call_tool(
     app: &App,
     tool: ToolName,
     arguments: Value,
@@ -70,7 +70,7 @@ pub async fn call_tool(
 }
 
 /// [`call_tool`] for `client` (the name the event feed shows: "drydock call", "dashboard").
-pub async fn call_tool_as(
+pub(crate) async fn call_tool_as(
     app: &App,
     tool: ToolName,
     arguments: Value,
@@ -82,7 +82,7 @@ pub async fn call_tool_as(
 
 /// [`call_tool_as`] under a task's token: `task_complete` completes only `scope`'s task (the
 /// caller holds the other tools to what the token may do).
-pub async fn call_tool_within(
+pub(crate) async fn call_tool_within(
     app: &App,
     tool: ToolName,
     arguments: Value,

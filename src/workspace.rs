@@ -287,7 +287,7 @@ impl Workspace {
 }
 
 /// `~` and `~/x` become the home directory (from $HOME as `env` gives it, as a shell would).
-pub fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+pub(crate) fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     let Ok(rest) = path.strip_prefix("~") else {
         return path.to_path_buf();
     };

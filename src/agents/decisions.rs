@@ -19,13 +19,13 @@ const HOOK_AND_PROMPT_APART: Duration = Duration::from_secs(1);
 
 /// What a person decided about a spawned agent's permission prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(super) enum Decision {
     Allow,
     Deny,
 }
 
 impl Decision {
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Decision::Allow => "allow",
             Decision::Deny => "deny",
@@ -35,7 +35,7 @@ impl Decision {
 
 /// The permission prompts waiting for a decision, by session.
 #[derive(Default)]
-pub struct Decisions {
+pub(super) struct Decisions {
     waiting: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
     registered: Notify,
 }

@@ -12,7 +12,7 @@ use crate::terminal::TerminalProgram;
 
 /// An agent CLI running in a terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub(super) struct Found {
     pub terminal: TerminalProgram,
     /// The profile that recognised it.
     pub profile: String,
@@ -22,13 +22,13 @@ pub struct Found {
 }
 
 /// The processes running at one moment, and who started whom.
-pub struct ProcessTable {
+pub(super) struct ProcessTable {
     by_pid: HashMap<i32, ProcStat>,
     children: HashMap<i32, Vec<i32>>,
 }
 
 impl ProcessTable {
-    pub fn read() -> ProcessTable {
+    pub(super) fn read() -> ProcessTable {
         ProcessTable::of(procfs::all_processes())
     }
 
@@ -65,7 +65,7 @@ impl ProcessTable {
 }
 
 /// The agents running in `terminals`, one per terminal at most.
-pub fn find(
+pub(super) fn find(
     profiles: &Profiles,
     terminals: &[TerminalProgram],
     table: &ProcessTable,

@@ -15,7 +15,7 @@ static PROFILES: LazyLock<Profiles> = LazyLock::new(Profiles::embedded);
 
 /// An agent's terminal: its title, the parameters of its last OSC 7501 report, its last hook
 /// event (`name tool`), then its screen's rows.
-pub fn agent_screen(title: &str, osc: &str, hook: &str, screen: &[&str]) {
+pub(crate) fn agent_screen(title: &str, osc: &str, hook: &str, screen: &[&str]) {
     let osc = [Stamped {
         at: 1_000,
         value: StatusReport::parse(osc),
@@ -64,6 +64,6 @@ pub fn agent_screen(title: &str, osc: &str, hook: &str, screen: &[&str]) {
 }
 
 /// A user's agent profile file.
-pub fn agent_profile(text: &str) {
+pub(crate) fn agent_profile(text: &str) {
     let _ = parse_profile(Path::new("fuzz.toml"), text);
 }

@@ -20,7 +20,7 @@ const MAX_DEPTH: usize = 8;
 /// An agent process: pid and start time, so a reused pid is another agent.
 type ProcessKey = (i32, u64);
 
-pub struct HookInbox {
+pub(super) struct HookInbox {
     events: Mutex<HashMap<ProcessKey, VecDeque<Stamped<HookEvent>>>>,
     arrivals: watch::Sender<u64>,
 }
@@ -33,7 +33,7 @@ pub struct Sender {
 }
 
 impl HookInbox {
-    pub fn new() -> HookInbox {
+    pub(super) fn new() -> HookInbox {
         HookInbox {
             events: Mutex::default(),
             arrivals: watch::Sender::new(0),
@@ -43,7 +43,7 @@ impl HookInbox {
     /// Files `payload` (a Claude Code hook payload, or a Codex notification) under the agent
     /// that ran the hook process `hook_pid`, at `at`. None when no agent is among its
     /// ancestors.
-    pub fn deliver(
+    pub(super) fn deliver(
         &self,
         profiles: &Profiles,
         hook_pid: i32,
@@ -72,7 +72,7 @@ impl HookInbox {
     }
 
     /// The events of agent `process`, oldest first.
-    pub fn of(&self, process: &ProcStat) -> Vec<Stamped<HookEvent>> {
+    pub(super) fn of(&self, process: &ProcStat) -> Vec<Stamped<HookEvent>> {
         let events = self.events.lock().expect("hook inbox lock");
         events
             .get(&(process.pid, process.start_time))
@@ -81,7 +81,7 @@ impl HookInbox {
     }
 
     /// Changes on every event delivered.
-    pub fn arrivals(&self) -> watch::Receiver<u64> {
+    pub(super) fn arrivals(&self) -> watch::Receiver<u64> {
         self.arrivals.subscribe()
     }
 }

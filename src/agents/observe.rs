@@ -13,28 +13,28 @@ const TICKS_PER_SECOND: u64 = 100;
 
 /// The supervisor's clock: every time in an observation is milliseconds since `start`.
 #[derive(Debug, Clone, Copy)]
-pub struct Clock {
+pub(super) struct Clock {
     start: Instant,
 }
 
 impl Clock {
-    pub fn new() -> Clock {
+    pub(super) fn new() -> Clock {
         Clock {
             start: Instant::now(),
         }
     }
 
-    pub fn now(&self) -> Millis {
+    pub(super) fn now(&self) -> Millis {
         self.at(Instant::now())
     }
 
     /// The instant `at` on this clock stands for.
-    pub fn instant(&self, at: Millis) -> Instant {
+    pub(super) fn instant(&self, at: Millis) -> Instant {
         self.start + std::time::Duration::from_millis(at)
     }
 
     /// `instant` on this clock (0 for anything before the clock started).
-    pub fn at(&self, instant: Instant) -> Millis {
+    pub(super) fn at(&self, instant: Instant) -> Millis {
         instant.saturating_duration_since(self.start).as_millis() as Millis
     }
 
@@ -55,7 +55,7 @@ fn uptime_ms() -> Option<u64> {
 }
 
 /// What an observation borrows: the terminal's rows and reports, converted once.
-pub struct Seen {
+pub(super) struct Seen {
     rows: Vec<String>,
     title: String,
     osc: Vec<Stamped<StatusReport>>,
@@ -66,7 +66,7 @@ pub struct Seen {
 }
 
 impl Seen {
-    pub fn new(
+    pub(super) fn new(
         clock: &Clock,
         observed: &Observed,
         process: &ProcStat,
@@ -100,12 +100,12 @@ impl Seen {
         }
     }
 
-    pub fn now(&self) -> Millis {
+    pub(super) fn now(&self) -> Millis {
         self.now
     }
 
     /// The observation, with `rows` borrowed as `&str`s from `lines`.
-    pub fn observation<'a>(&'a self, lines: &'a [&'a str]) -> Observation<'a> {
+    pub(super) fn observation<'a>(&'a self, lines: &'a [&'a str]) -> Observation<'a> {
         Observation {
             now: self.now,
             process: self.process,
@@ -121,12 +121,12 @@ impl Seen {
         }
     }
 
-    pub fn lines(&self) -> Vec<&str> {
+    pub(super) fn lines(&self) -> Vec<&str> {
         self.rows.iter().map(String::as_str).collect()
     }
 
     /// The latest hook event's name, with its tool.
-    pub fn last_hook(&self) -> Option<String> {
+    pub(super) fn last_hook(&self) -> Option<String> {
         let last = &self.hooks.last()?.value;
         Some(match &last.tool_name {
             Some(tool) => format!("{} {tool}", last.name),
@@ -134,7 +134,7 @@ impl Seen {
         })
     }
 
-    pub fn title(&self) -> &str {
+    pub(super) fn title(&self) -> &str {
         &self.title
     }
 }

@@ -26,12 +26,12 @@ use crate::terminal::requests::{BackendKind, CreateRequest};
 use crate::workspace::PathArgument;
 
 /// Prefix of the sessions spawned agents run in.
-pub const PREFIX: &str = "agent-";
+pub(super) const PREFIX: &str = "agent-";
 /// How long a spawned agent may take to show up in its terminal.
 const STARTS_WITHIN: Duration = Duration::from_secs(30);
 /// How long a spawned agent's PermissionRequest hook waits for a decision (Claude Code gives
 /// the hook [`DECISION_HOOK_TIMEOUT_S`]).
-pub const DECISION_WAIT: Duration = Duration::from_secs(590);
+pub(super) const DECISION_WAIT: Duration = Duration::from_secs(590);
 const DECISION_HOOK_TIMEOUT_S: u64 = 600;
 
 /// Asks the person at the client: Some(true) when they accept, Some(false) when they decline,

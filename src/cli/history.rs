@@ -33,7 +33,7 @@ pub(super) enum HistoryAction {
 }
 
 impl HistoryAction {
-    pub fn config(&self) -> (&ConfigArgs, &RootArgs) {
+    pub(super) fn config(&self) -> (&ConfigArgs, &RootArgs) {
         match self {
             HistoryAction::Search(args) => (&args.config, &args.roots),
             HistoryAction::Show(args) => (&args.config, &args.roots),

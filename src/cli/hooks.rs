@@ -26,7 +26,7 @@ pub(super) enum HooksAction {
 }
 
 impl HooksAction {
-    pub fn config(&self) -> &ConfigArgs {
+    pub(super) fn config(&self) -> &ConfigArgs {
         match self {
             HooksAction::Install(target) | HooksAction::Uninstall(target) => &target.config,
         }

@@ -17,7 +17,7 @@ const MAX_RESPONSE: u64 = 4 * 1024 * 1024;
 
 /// `method url` with `body` (JSON); the status and body of the response, None when the server
 /// cannot be reached or does not answer within `wait`.
-pub fn request(
+pub(super) fn request(
     endpoint: &LocalEndpoint,
     method: &str,
     url: &str,

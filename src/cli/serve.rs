@@ -40,7 +40,7 @@ pub(super) async fn run(config: Arc<Config>) -> Exit {
     let address = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    let login = crate::dashboard::Login::new(config.token.is_some());
+    let login = Login::new(config.token.is_some());
     print!("{}", banner(&config, address, &login));
     let app = App::start(config.clone(), Mode::Server).await;
     let local_endpoint = publish_local_endpoint(&config, address);
@@ -106,7 +106,7 @@ async fn stop_on_signal(
     std::process::exit(0);
 }
 
-fn banner(config: &Config, address: std::net::SocketAddr, login: &Login) -> String {
+fn banner(config: &Config, address: SocketAddr, login: &Login) -> String {
     let url = format!("http://{address}/mcp");
     let dashboard = login.url(&format!("http://{address}"));
     let roots: Vec<String> = config

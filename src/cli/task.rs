@@ -51,7 +51,7 @@ pub(super) enum TaskAction {
 }
 
 impl TaskAction {
-    pub fn config(&self) -> &ConfigArgs {
+    pub(super) fn config(&self) -> &ConfigArgs {
         match self {
             TaskAction::Add(args) => &args.config,
             TaskAction::List(args) => &args.config,

@@ -15,12 +15,12 @@
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
 
 /// Chunks an AsciiDoc document.
-pub fn chunk_asciidoc(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_asciidoc(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     chunk_sections(asciidoc_sections(source), meta)
 }
 
 /// The sections of an AsciiDoc document, before chunking.
-pub fn asciidoc_sections(source: &str) -> Vec<Section> {
+pub(crate) fn asciidoc_sections(source: &str) -> Vec<Section> {
     let lines: Vec<&str> = source.lines().map(|l| l.trim_end()).collect();
     let mut sections = vec![Section {
         mergeable: true,
@@ -257,7 +257,7 @@ fn inline(text: &str) -> String {
 }
 
 /// Asciidoctor's default section id: `_`, then lowercase words joined by `_`.
-pub fn make_id(title: &str) -> String {
+pub(crate) fn make_id(title: &str) -> String {
     let mut id = String::from("_");
     for c in title.chars().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {

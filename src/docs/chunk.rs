@@ -637,7 +637,7 @@ pub(crate) mod checks {
     use super::*;
 
     /// Each chunk's heading path (joined with " > "), anchor and first line.
-    pub fn outline(chunks: &[Chunk]) -> Vec<(String, Option<&str>, u32)> {
+    pub(crate) fn outline(chunks: &[Chunk]) -> Vec<(String, Option<&str>, u32)> {
         chunks
             .iter()
             .map(|c| {
@@ -650,7 +650,7 @@ pub(crate) mod checks {
             .collect()
     }
 
-    pub fn assert_well_formed(chunks: &[Chunk]) {
+    pub(crate) fn assert_well_formed(chunks: &[Chunk]) {
         for chunk in chunks {
             let tokens = estimate_tokens(&chunk.embedding_text());
             assert!(
@@ -677,7 +677,7 @@ pub(crate) mod checks {
         }
     }
 
-    pub fn fences_balanced(text: &str) -> bool {
+    pub(crate) fn fences_balanced(text: &str) -> bool {
         let mut open: Option<(char, usize)> = None;
         for line in text.lines() {
             match (open, fence_marker(line)) {

@@ -294,7 +294,7 @@ pub fn installed_model_dir(data_dir: &Path) -> PathBuf {
 /// The model's files, built into the binary by the `bundled-model` feature.
 mod bundled {
     #[cfg(feature = "bundled-model")]
-    pub fn file(name: &str) -> Option<&'static [u8]> {
+    pub(super) fn file(name: &str) -> Option<&'static [u8]> {
         macro_rules! model_file {
             ($name:literal) => {
                 include_bytes!(concat!(

@@ -19,7 +19,7 @@ const STOP_WORDS: &[&str] = &[
 /// Up to three sentences of `passage` that share the most query words (ties: the earlier),
 /// in the passage's order, joined with " … " where sentences were skipped; at most
 /// `MAX_CHARS` characters. Code blocks count as one sentence each.
-pub fn excerpt(passage: &str, query: &str) -> String {
+pub(crate) fn excerpt(passage: &str, query: &str) -> String {
     let words = query_words(query);
     let sentences = sentences(passage);
     let mut ranked: Vec<(usize, usize)> = sentences

@@ -7,7 +7,7 @@ use super::chunk::{Section, SourceLine};
 
 /// What a page says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PageInfo {
+pub(crate) struct PageInfo {
     pub title: Option<String>,
     /// The description and the 1-based line it is on.
     pub description: Option<(String, u32)>,
@@ -16,7 +16,7 @@ pub struct PageInfo {
 impl PageInfo {
     /// Puts the page into its sections: the title heads every heading path (unless the
     /// page's first heading already says it), the description opens the first section.
-    pub fn apply(&self, sections: &mut [Section]) {
+    pub(crate) fn apply(&self, sections: &mut [Section]) {
         if let Some(title) = self.title.as_deref().filter(|t| !t.is_empty()) {
             let first_heading = sections.iter().find_map(|s| s.heading_path.first());
             let said = first_heading.is_some_and(|h| same_title(h, title));
@@ -37,7 +37,7 @@ impl PageInfo {
     }
 
     /// Fills what `other` has and `self` lacks.
-    pub fn or(self, other: PageInfo) -> PageInfo {
+    pub(crate) fn or(self, other: PageInfo) -> PageInfo {
         PageInfo {
             title: self.title.or(other.title),
             description: self.description.or(other.description),
@@ -57,7 +57,7 @@ fn same_title(a: &str, b: &str) -> bool {
 
 /// The front matter of `source`, and the source with its lines blanked. A document without
 /// front matter (or with one never closed) comes back unchanged.
-pub fn split_front_matter(source: &str) -> (PageInfo, String) {
+pub(crate) fn split_front_matter(source: &str) -> (PageInfo, String) {
     let mut lines = source.split('\n');
     let fence = match lines.next().map(|l| l.trim_end_matches('\r').trim_end()) {
         Some("---") => "---",
@@ -144,7 +144,7 @@ fn toml_info(lines: &[&str]) -> PageInfo {
 }
 
 /// A YAML or JS scalar without its quotes (and without a trailing comment when unquoted).
-pub fn unquote(value: &str) -> String {
+pub(crate) fn unquote(value: &str) -> String {
     let value = value.trim();
     for quote in ['"', '\'', '`'] {
         if let Some(inner) = value

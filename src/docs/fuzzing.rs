@@ -28,7 +28,7 @@ fn excerpts(chunks: &[Chunk], question: &str) {
     question_ecosystem(question);
 }
 
-pub fn html_page(question: &str, page: &str) {
+pub(crate) fn html_page(question: &str, page: &str) {
     skip_html(Path::new("fuzz/index.html"), page);
     excerpts(
         &chunk_html(page, &meta(SourceType::Api, "fuzz/index.html")),
@@ -36,35 +36,35 @@ pub fn html_page(question: &str, page: &str) {
     );
 }
 
-pub fn markdown_page(question: &str, page: &str) {
+pub(crate) fn markdown_page(question: &str, page: &str) {
     excerpts(
         &chunk_markdown(page, &meta(SourceType::Guide, "fuzz.md")),
         question,
     );
 }
 
-pub fn mdx_page(question: &str, page: &str) {
+pub(crate) fn mdx_page(question: &str, page: &str) {
     excerpts(
         &chunk_mdx(page, &meta(SourceType::Guide, "fuzz.mdx")),
         question,
     );
 }
 
-pub fn rst_page(question: &str, page: &str) {
+pub(crate) fn rst_page(question: &str, page: &str) {
     excerpts(
         &chunk_rst(page, &meta(SourceType::Guide, "fuzz.rst")),
         question,
     );
 }
 
-pub fn asciidoc_page(question: &str, page: &str) {
+pub(crate) fn asciidoc_page(question: &str, page: &str) {
     excerpts(
         &chunk_asciidoc(page, &meta(SourceType::Guide, "fuzz.adoc")),
         question,
     );
 }
 
-pub fn rust_source(question: &str, source: &str) {
+pub(crate) fn rust_source(question: &str, source: &str) {
     excerpts(
         &chunk_rust_source(source, &meta(SourceType::Api, "src/fuzz.rs")),
         question,
@@ -72,7 +72,7 @@ pub fn rust_source(question: &str, source: &str) {
 }
 
 /// The fetch-docs script's JSON lines, and the same text read as an Elixir source file.
-pub fn elixir_docs(question: &str, text: &str) {
+pub(crate) fn elixir_docs(question: &str, text: &str) {
     excerpts(&parse_fetch_docs_output(text), question);
     excerpts(
         &chunk_elixir_source(text, &meta(SourceType::Api, "lib/fuzz.ex")),

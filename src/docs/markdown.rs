@@ -10,13 +10,13 @@ use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
 use super::front_matter::{PageInfo, split_front_matter};
 
 /// Chunks a Markdown document; YAML or TOML front matter gives the page its title.
-pub fn chunk_markdown(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_markdown(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     let (page, body) = split_front_matter(source);
     chunk_markdown_page(&body, page, meta)
 }
 
 /// Chunks a Markdown body whose page title and description are known.
-pub fn chunk_markdown_page(body: &str, page: PageInfo, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_markdown_page(body: &str, page: PageInfo, meta: &FileMeta) -> Vec<Chunk> {
     let mut sections = markdown_sections(body);
     page.apply(&mut sections);
     chunk_sections(sections, meta)
@@ -34,7 +34,7 @@ struct Heading {
 /// A doc comment or doc string (`lines`, Markdown) cut at its own headings: each section under
 /// `base` + its headings, anchored by `anchor(slug)`, mapped back to the doc's source lines.
 /// What precedes the first heading stays under `base`, from `doc_line` (where the doc is).
-pub fn doc_sections(
+pub(crate) fn doc_sections(
     base: &[String],
     lines: Vec<SourceLine>,
     doc_line: u32,
@@ -69,7 +69,7 @@ pub fn doc_sections(
 }
 
 /// The sections of a Markdown document, before chunking.
-pub fn markdown_sections(source: &str) -> Vec<Section> {
+pub(crate) fn markdown_sections(source: &str) -> Vec<Section> {
     let lines: Vec<&str> = source.lines().collect();
     let line_starts = line_starts(source);
     let headings = headings(source, &line_starts);
@@ -173,12 +173,12 @@ fn headings(source: &str, line_starts: &[usize]) -> Vec<Heading> {
 /// GitHub- and mdBook-style heading ids: lowercase; letters, digits, `-` and `_` kept;
 /// spaces become `-`; everything else dropped; repeats get `-1`, `-2`, ….
 #[derive(Default)]
-pub struct Slugger {
+pub(crate) struct Slugger {
     seen: HashMap<String, usize>,
 }
 
 impl Slugger {
-    pub fn slug(&mut self, title: &str) -> String {
+    pub(crate) fn slug(&mut self, title: &str) -> String {
         self.claim(slug(title))
     }
 
@@ -195,7 +195,7 @@ impl Slugger {
 }
 
 /// The GitHub/mdBook slug of one heading, without de-duplication.
-pub fn slug(title: &str) -> String {
+pub(crate) fn slug(title: &str) -> String {
     title
         .trim()
         .chars()

@@ -13,14 +13,14 @@ use super::front_matter::{PageInfo, split_front_matter, unquote};
 use super::markdown::chunk_markdown_page;
 
 /// Chunks an MDX page.
-pub fn chunk_mdx(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_mdx(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     let (front, source) = split_front_matter(source);
     let (exported, body) = strip_mdx(&source);
     chunk_markdown_page(&body, front.or(exported), meta)
 }
 
 /// The page's exported title and description, and the source with ESM and JSX blanked.
-pub fn strip_mdx(source: &str) -> (PageInfo, String) {
+pub(crate) fn strip_mdx(source: &str) -> (PageInfo, String) {
     let lines: Vec<&str> = source.split('\n').collect();
     let mut out: Vec<&str> = Vec::with_capacity(lines.len());
     let mut info = PageInfo::default();

@@ -20,7 +20,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 const HELPER_OUTPUT_CAP: usize = 256 * 1024 * 1024;
 
 /// The Rust docs rustup installs, one library per directory (see `rust_toolchain_root`).
-pub const RUST_TOOLCHAIN_LIBRARIES: &[&str] = &[
+pub(crate) const RUST_TOOLCHAIN_LIBRARIES: &[&str] = &[
     "rust",
     "book",
     "cargo",
@@ -40,7 +40,7 @@ pub const RUST_TOOLCHAIN_LIBRARIES: &[&str] = &[
     "unstable-book",
 ];
 /// Elixir's own applications.
-pub const ELIXIR_TOOLCHAIN_LIBRARIES: &[&str] =
+pub(crate) const ELIXIR_TOOLCHAIN_LIBRARIES: &[&str] =
     &["eex", "elixir", "ex_unit", "iex", "logger", "mix"];
 
 #[derive(Debug, thiserror::Error)]
@@ -57,14 +57,14 @@ pub enum ProjectDocsError {
 
 /// What a project's dependencies are, for `--project`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DependencyChoice {
+pub(crate) struct DependencyChoice {
     /// Every package in the lock (cargo), not only the direct dependencies.
     pub transitive: bool,
 }
 
 /// The roots of a project: its own files, then one per dependency. `cargo metadata` runs
 /// under `policy`.
-pub async fn project_roots(
+pub(crate) async fn project_roots(
     policy: &Policy,
     dir: &Path,
     kind: Toolchain,
@@ -103,7 +103,7 @@ async fn cargo_roots(
 
 /// Roots from `cargo metadata`: the workspace root (its own files, members left to
 /// themselves), each member, and each dependency's README, docs and `src/`.
-pub fn cargo_roots_from_metadata(
+pub(crate) fn cargo_roots_from_metadata(
     metadata: &CargoMetadata,
     choice: DependencyChoice,
     exclude: &[String],
@@ -230,7 +230,7 @@ fn mix_app_name(dir: &Path) -> String {
 
 /// What a docs_lookup with `project_path` may return: the project's own files, its locked
 /// dependencies at their versions, and its language's toolchain docs.
-pub fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
+pub(crate) fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
     let (locked, toolchain) = match kind {
         Toolchain::Cargo => (CargoLock::of_dir(dir).versions(), RUST_TOOLCHAIN_LIBRARIES),
         Toolchain::Mix => {
@@ -271,7 +271,7 @@ pub fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
 /// The toolchain docs installed here: the Rust docs of the default rustc (when rustup
 /// installed them) and Elixir's standard library (when Elixir is installed). The probes
 /// run under `policy`.
-pub async fn toolchain_roots(policy: &Policy, cwd: &Path) -> Vec<Root> {
+pub(crate) async fn toolchain_roots(policy: &Policy, cwd: &Path) -> Vec<Root> {
     let mut roots = Vec::new();
     if let (Ok(sysroot), Ok(version)) = (
         run(policy, PROBE_TIMEOUT, "rustc", &["--print", "sysroot"], cwd).await,

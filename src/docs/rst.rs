@@ -22,7 +22,7 @@ use regex::Regex;
 use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
 
 /// Chunks a reStructuredText document.
-pub fn chunk_rst(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_rst(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     chunk_sections(rst_sections(source), meta)
 }
 
@@ -105,7 +105,7 @@ fn directive_kind(name: &str) -> &str {
 }
 
 /// The sections of a reStructuredText document, before chunking.
-pub fn rst_sections(source: &str) -> Vec<Section> {
+pub(crate) fn rst_sections(source: &str) -> Vec<Section> {
     let lines: Vec<&str> = source.lines().map(|l| l.trim_end()).collect();
     let mut reader = Reader {
         lines: &lines,
@@ -635,7 +635,7 @@ fn inline(text: &str) -> String {
 }
 
 /// Sphinx's (docutils') id of a title: lowercase ASCII words joined by `-`.
-pub fn make_id(title: &str) -> String {
+pub(crate) fn make_id(title: &str) -> String {
     let mut id = String::new();
     for c in title.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {

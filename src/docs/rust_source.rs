@@ -16,12 +16,12 @@ use super::chunk::{Chunk, FileMeta, Section, SourceLine, chunk_sections};
 use super::markdown::doc_sections;
 
 /// Chunks the doc comments of one Rust source file; `meta.file_path` names the module.
-pub fn chunk_rust_source(source: &str, meta: &FileMeta) -> Vec<Chunk> {
+pub(crate) fn chunk_rust_source(source: &str, meta: &FileMeta) -> Vec<Chunk> {
     chunk_sections(rust_doc_sections(source, &module_path(meta)), meta)
 }
 
 /// `src/build/cargo.rs` of library `drydock` → `drydock::toolchain::cargo`; `src/lib.rs` → `drydock`.
-pub fn module_path(meta: &FileMeta) -> String {
+pub(crate) fn module_path(meta: &FileMeta) -> String {
     let path = meta.file_path.replace('\\', "/");
     let inner = path
         .rsplit_once("src/")
@@ -56,7 +56,7 @@ static CONTAINER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The doc-comment sections of a Rust source file.
-pub fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
+pub(crate) fn rust_doc_sections(source: &str, module: &str) -> Vec<Section> {
     let lines: Vec<&str> = source.lines().collect();
     let mut sections: Vec<Section> = Vec::new();
     let mut module_doc: Vec<SourceLine> = Vec::new();

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// The model's tokenizer in the shared folder that sits beside the project (as in CI).
-pub const TOKENIZER: &str = concat!(
+pub(crate) const TOKENIZER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/models/all-MiniLM-L6-v2-onnx/tokenizer.json"
 );
@@ -35,7 +35,7 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// Word pieces of `text` without `[CLS]`/`[SEP]`, or None when the tokenizer is missing.
-pub fn count(text: &str) -> Option<usize> {
+pub(crate) fn count(text: &str) -> Option<usize> {
     let vocab = vocab()?;
     let mut words: Vec<String> = Vec::new();
     let mut word = String::new();
@@ -99,7 +99,9 @@ fn counts_like_bert() {
 }
 
 /// Real and estimated counts summed over many texts, and the largest real count.
-pub fn compare<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<(usize, usize, usize)> {
+pub(crate) fn compare<'a>(
+    texts: impl IntoIterator<Item = &'a str>,
+) -> Option<(usize, usize, usize)> {
     let (mut real, mut estimated, mut max) = (0, 0, 0);
     for text in texts {
         let n = count(text)?;

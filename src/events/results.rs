@@ -8,9 +8,9 @@ use serde_json::Value;
 use std::collections::VecDeque;
 
 /// A result's JSON kept whole up to this size; a larger one is kept cut to it.
-pub const RESULT_BYTES: usize = 64 * 1024;
+pub(super) const RESULT_BYTES: usize = 64 * 1024;
 /// The results kept, in bytes of JSON, at most.
-pub const KEPT_BYTES: usize = 4 * 1024 * 1024;
+pub(super) const KEPT_BYTES: usize = 4 * 1024 * 1024;
 
 /// What a call returned, as kept.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -33,13 +33,13 @@ static FORMATS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
 });
 
 /// The secrets of one drydock, to take out of what its memory records.
-pub struct Secrets {
+pub(super) struct Secrets {
     /// Longest first, so a secret holding another is replaced whole.
     values: Vec<String>,
 }
 
 impl Secrets {
-    pub fn of(config: &Config) -> Secrets {
+    pub(super) fn of(config: &Config) -> Secrets {
         let store = match &config.tasks.store {
             QueueStore::Postgres(url) => Some(url.clone()),
             QueueStore::Sqlite => None,
@@ -58,7 +58,7 @@ impl Secrets {
     }
 
     /// `text` without the secrets' values and without credential-shaped text.
-    pub fn scrub(&self, text: &str) -> String {
+    pub(super) fn scrub(&self, text: &str) -> String {
         let mut text = text.to_string();
         for secret in &self.values {
             if text.contains(secret.as_str()) {

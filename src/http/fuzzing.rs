@@ -7,7 +7,7 @@ use rmcp::model::ClientJsonRpcMessage;
 use super::guards::{is_loopback_origin, validate_message};
 use crate::mcp::fuzzing::client_message;
 
-pub fn json_rpc(origin: &[u8], body: &[u8]) {
+pub(crate) fn json_rpc(origin: &[u8], body: &[u8]) {
     if let Ok(origin) = HeaderValue::from_bytes(origin) {
         is_loopback_origin(&origin);
     }

@@ -16,7 +16,7 @@ use super::sessions::Sessions;
 use crate::mcp::request_params::check_tool_call;
 use crate::tasks::TaskTokens;
 
-pub struct GuardConfig {
+pub(super) struct GuardConfig {
     pub token: Option<String>,
     /// Tokens of tasks' agents: each passes, limited to its task ([`TaskScope`]).
     pub task_tokens: TaskTokens,
@@ -27,7 +27,7 @@ pub struct GuardConfig {
 
 /// A browser page from another site must not reach a local server through a rebound DNS name.
 /// Requests without Origin (every non-browser client) pass.
-pub async fn reject_foreign_origin(request: Request, next: Next) -> Response {
+pub(super) async fn reject_foreign_origin(request: Request, next: Next) -> Response {
     let origin = request.headers().get(header::ORIGIN);
     match origin {
         Some(value) if !is_loopback_origin(value) => (
@@ -62,7 +62,7 @@ pub(super) fn is_loopback_origin(value: &HeaderValue) -> bool {
 /// token so does a request without `Authorization`.
 /// Anything else presented (a made-up token, a task's withdrawn one) is refused: it never
 /// falls back to the unscoped access of no token.
-pub async fn require_token(
+pub(super) async fn require_token(
     State(config): State<Arc<GuardConfig>>,
     mut request: Request,
     next: Next,
@@ -106,11 +106,11 @@ pub(super) fn task_ended() -> Response {
 }
 
 /// Whether the request carries `Authorization: Bearer <expected>`.
-pub(super) fn bearer_matches(headers: &axum::http::HeaderMap, expected: &str) -> bool {
+pub(super) fn bearer_matches(headers: &http::HeaderMap, expected: &str) -> bool {
     bearer(headers).is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
 }
 
-pub(super) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+pub(super) fn bearer(headers: &http::HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -123,7 +123,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// A POST body must arrive in time and be one JSON-RPC message; anything else gets a
 /// JSON-RPC error, not rmcp's 415. A new session is only started when there is room.
-pub async fn check_json_rpc(
+pub(super) async fn check_json_rpc(
     State(config): State<Arc<GuardConfig>>,
     request: Request,
     next: Next,

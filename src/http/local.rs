@@ -25,7 +25,7 @@ use crate::tool_call;
 
 /// What `drydock hook` posts.
 #[derive(Debug, Deserialize)]
-pub struct Delivery {
+pub(super) struct Delivery {
     /// The hook process: the agent is found above it.
     pub pid: i32,
     /// The hook's input as the agent gave it.
@@ -34,7 +34,7 @@ pub struct Delivery {
 
 /// A person's answer to a pending approval.
 #[derive(Debug, Deserialize)]
-pub struct Answer {
+pub(super) struct Answer {
     pub approve: bool,
 }
 
@@ -85,7 +85,7 @@ async fn require_local_token(
     }
 }
 
-pub fn routes(app: Arc<App>, token: String) -> Router {
+pub(super) fn routes(app: Arc<App>, token: String) -> Router {
     let state = Arc::new(LocalState { app, token });
     Router::new()
         .route("/hooks", post(receive))

@@ -15,7 +15,7 @@ use super::serve::{serve_accepted, serve_connection};
 /// Who is asking, as the socket says: the task's token, and the process that connected
 /// (in drydock's own process namespace: the kernel translates it).
 #[derive(Debug, Clone)]
-pub struct SandboxCaller {
+pub(super) struct SandboxCaller {
     pub token: String,
     pub pid: Option<i32>,
 }

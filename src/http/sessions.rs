@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 /// How long a call whose response stream was dropped waits for the client to resume it
 /// before it is cancelled. Clients are told to reconnect after 3 s (the `retry` of the
 /// stream's priming event, rmcp's default).
-pub const RESUME_GRACE: Duration = Duration::from_secs(5);
+pub(super) const RESUME_GRACE: Duration = Duration::from_secs(5);
 
 /// The lifetime rules, from `[http]` in the config.
 #[derive(Debug, Clone, Copy)]

@@ -19,11 +19,11 @@ use crate::agents::reports::{AgentInfo, ListReport};
 use crate::agents::requests::ListRequest;
 use crate::events::{Event, EventKind, Received, Subscription};
 
-pub const AGENTS_URI: &str = "drydock://agents";
-pub const APPROVALS_URI: &str = "drydock://approvals";
+pub(super) const AGENTS_URI: &str = "drydock://agents";
+pub(super) const APPROVALS_URI: &str = "drydock://approvals";
 const PREFIX: &str = "drydock://agents/";
 
-pub fn list() -> Vec<Resource> {
+pub(super) fn list() -> Vec<Resource> {
     vec![
         Resource::new(AGENTS_URI, "agents")
             .with_description(
@@ -38,7 +38,7 @@ pub fn list() -> Vec<Resource> {
     ]
 }
 
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(super) fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(format!("{PREFIX}{{name}}"), "agent")
             .with_description("one agent (a name from drydock://agents): its state and question")
@@ -47,7 +47,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Whether `uri` is `drydock://agents` or one agent's.
-pub fn is_agent_uri(uri: &str) -> bool {
+pub(super) fn is_agent_uri(uri: &str) -> bool {
     uri == AGENTS_URI || uri == APPROVALS_URI || agent_of(uri).is_some()
 }
 
@@ -61,7 +61,7 @@ fn request(uri: &str) -> ListRequest {
     }
 }
 
-pub async fn read(agents: &Agents, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(super) async fn read(agents: &Agents, uri: &str) -> Result<ReadResourceResult, McpError> {
     let text = match uri {
         APPROVALS_URI => {
             let pending = serde_json::json!({"pending": agents.approvals().list()});
@@ -103,7 +103,7 @@ fn states(report: &ListReport) -> Vec<(String, String, Option<String>)> {
 /// Sends `notifications/resources/updated` for `uri` whenever the state or prompt of its
 /// agents changes (at most every quarter second), until the client is gone. The watcher
 /// is stopped by aborting its task.
-pub async fn watch(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
+pub(super) async fn watch(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: String) {
     if uri == APPROVALS_URI {
         return watch_approvals(agents, peer, uri).await;
     }
@@ -140,7 +140,7 @@ async fn watch_approvals(agents: Arc<Agents>, peer: Peer<RoleServer>, uri: Strin
 /// (once it is drawn, so the message carries the question), from the event feed, until the
 /// client is gone. Stopped by aborting its
 /// task.
-pub async fn announce_waiting(
+pub(super) async fn announce_waiting(
     mut feed: Subscription,
     logging: ClientLogging,
     peer: Peer<RoleServer>,

@@ -15,7 +15,7 @@ use crate::tasks::TaskScope;
 /// The task a message's token is limited to, when it is a task agent's token.
 pub(super) fn scope_of(extensions: &Extensions) -> Option<TaskScope> {
     extensions
-        .get::<axum::http::request::Parts>()?
+        .get::<http::request::Parts>()?
         .extensions
         .get::<TaskScope>()
         .cloned()

@@ -15,7 +15,7 @@ fn arguments<T: DeserializeOwned>(arguments: &JsonObject) {
 }
 
 /// A message the HTTP face let through.
-pub fn client_message(message: ClientJsonRpcMessage) {
+pub(crate) fn client_message(message: ClientJsonRpcMessage) {
     let JsonRpcMessage::Request(request) = message else {
         return;
     };

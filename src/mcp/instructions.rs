@@ -8,7 +8,7 @@ const OPENING: &str = "drydock is a developer toolbox on this machine: it runs t
 const CLOSING: &str = "A failing build, test or command is a normal result whose status says so; isError means the call could not run (a path outside the allowed roots, a missing argument, an unknown session).";
 
 /// The instructions for a server with `toolsets` switched on.
-pub fn instructions(toolsets: &[Toolset]) -> String {
+pub(super) fn instructions(toolsets: &[Toolset]) -> String {
     let mut parts = vec![OPENING];
     parts.extend(
         Toolset::ALL

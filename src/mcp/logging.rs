@@ -9,17 +9,17 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::Peer;
 
 #[derive(Clone, Default)]
-pub struct ClientLogging {
+pub(super) struct ClientLogging {
     level: Arc<Mutex<Option<LoggingLevel>>>,
 }
 
 impl ClientLogging {
-    pub fn set_level(&self, level: LoggingLevel) {
+    pub(super) fn set_level(&self, level: LoggingLevel) {
         *self.level.lock().expect("logging level poisoned") = Some(level);
     }
 
     /// Send `message` at info level if the client asked for info or more.
-    pub async fn info(&self, peer: &Peer<RoleServer>, message: &str) {
+    pub(super) async fn info(&self, peer: &Peer<RoleServer>, message: &str) {
         let wanted = *self.level.lock().expect("logging level poisoned");
         if wanted.is_some_and(|level| rank(level) <= rank(LoggingLevel::Info)) {
             let _ = send(peer, LoggingLevel::Info, message).await;
@@ -28,7 +28,7 @@ impl ClientLogging {
 
     /// Send `message` at warning level unless the client asked for less (a client that never
     /// set a level gets warnings). Err when the client is gone.
-    pub async fn warning(&self, peer: &Peer<RoleServer>, message: &str) -> Result<(), ()> {
+    pub(super) async fn warning(&self, peer: &Peer<RoleServer>, message: &str) -> Result<(), ()> {
         let wanted = *self.level.lock().expect("logging level poisoned");
         match wanted.is_none_or(|level| rank(level) <= rank(LoggingLevel::Warning)) {
             true => send(peer, LoggingLevel::Warning, message).await,

@@ -658,7 +658,7 @@ mod tests {
         let mut feed = app.events().subscribe();
         let client = connected(&app).await;
         let call = |arguments: serde_json::Value| {
-            rmcp::model::CallToolRequestParams::new("project_info")
+            CallToolRequestParams::new("project_info")
                 .with_arguments(arguments.as_object().unwrap().clone())
         };
         let clean = projects.join("cargo-clean").canonicalize().unwrap();

@@ -9,13 +9,13 @@ use serde::Deserialize;
 use super::DrydockServer;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ProjectArgs {
+pub(super) struct ProjectArgs {
     /// The project directory.
     pub project_path: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct FailingTestArgs {
+pub(super) struct FailingTestArgs {
     /// The project directory.
     pub project_path: String,
     /// Name (or part of the name) of the failing test.
@@ -23,14 +23,14 @@ pub struct FailingTestArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TerminalArgs {
+pub(super) struct TerminalArgs {
     /// What the terminal is for, e.g. "run the dev server and check the home page loads".
     #[serde(default)]
     pub goal: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SuperviseArgs {
+pub(super) struct SuperviseArgs {
     /// What the agents are working on, or what to watch for.
     #[serde(default)]
     pub goal: Option<String>,

@@ -15,7 +15,7 @@ use serde_json::Value;
 /// Checks the shape of `tools/call` params: an object with a string `name`, and
 /// `arguments`, when present, an object. Looser than rmcp's reading, so a request it passes
 /// is never refused here.
-pub fn check_tool_call(params: Option<&Value>) -> Result<(), String> {
+pub(crate) fn check_tool_call(params: Option<&Value>) -> Result<(), String> {
     let Some(Value::Object(params)) = params else {
         return Err(match params {
             None => {
@@ -49,7 +49,7 @@ pub fn check_tool_call(params: Option<&Value>) -> Result<(), String> {
 
 /// Why `method`'s params could not be read, or `None` when the method is not one drydock
 /// knows (then it really is "method not found").
-pub fn explain(method: &str, params: Option<&Value>) -> Option<String> {
+pub(crate) fn explain(method: &str, params: Option<&Value>) -> Option<String> {
     let problem = match method {
         "tools/call" => check_tool_call(params)
             .err()

@@ -18,7 +18,7 @@ use crate::workspace::Workspace;
 
 const SERVER_URI: &str = "drydock://server";
 const PROJECTS_URI: &str = "drydock://projects";
-pub const DOCS_URI: &str = "drydock://docs";
+pub(super) const DOCS_URI: &str = "drydock://docs";
 /// A passage docs_lookup found, by its id: `drydock://docs/passage/{id}`.
 const PASSAGE_PREFIX: &str = "drydock://docs/passage/";
 /// A project's open and recently fixed problems: `drydock://history/{project}` (its path,
@@ -31,7 +31,7 @@ const PROJECT_SEARCH_DEPTH: usize = 3;
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules", "_build", "deps", ".git"];
 
 /// The fixed resources, and one per terminal session.
-pub fn list(app: &App) -> Vec<Resource> {
+pub(super) fn list(app: &App) -> Vec<Resource> {
     #[allow(unused_mut)]
     let mut resources = vec![
         Resource::new(SERVER_URI, "server")
@@ -59,7 +59,7 @@ pub fn list(app: &App) -> Vec<Resource> {
 
 /// Whether `uri` names one of the resources `read` serves (session names are checked when
 /// the session is looked up).
-pub fn is_known(uri: &str) -> bool {
+pub(super) fn is_known(uri: &str) -> bool {
     if fixtures::read(uri).is_some() {
         return true;
     }
@@ -72,7 +72,7 @@ pub fn is_known(uri: &str) -> bool {
 }
 
 /// Ok for a known resource, else the error `read` would give.
-pub fn check_known(uri: &str) -> Result<(), McpError> {
+pub(super) fn check_known(uri: &str) -> Result<(), McpError> {
     match is_known(uri) {
         true => Ok(()),
         false => Err(unknown(uri)),
@@ -92,7 +92,7 @@ fn unknown(uri: &str) -> McpError {
 }
 
 /// Reads a resource: each capability serves the URIs under its own prefix.
-pub async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(super) async fn read(app: &App, uri: &str) -> Result<ReadResourceResult, McpError> {
     if let Some(fixture) = fixtures::read(uri) {
         return fixture;
     }
@@ -122,7 +122,7 @@ fn json_resource(uri: &str, value: &impl serde::Serialize) -> ReadResourceResult
 }
 
 /// The templates of the docs' resources.
-pub fn docs_templates() -> Vec<ResourceTemplate> {
+pub(super) fn docs_templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(format!("{PASSAGE_PREFIX}{{id}}"), "docs passage")
             .with_description(
@@ -138,12 +138,12 @@ pub fn docs_templates() -> Vec<ResourceTemplate> {
 }
 
 /// Whether `uri` (or a template) is one of the docs' resources: the index or a passage.
-pub fn is_docs_uri(uri: &str) -> bool {
+pub(super) fn is_docs_uri(uri: &str) -> bool {
     uri == DOCS_URI || uri.starts_with(PASSAGE_PREFIX)
 }
 
 /// The project whose memory `uri` names (`drydock://history/{project}`), as an absolute path.
-pub fn history_project(uri: &str) -> Option<String> {
+pub(super) fn history_project(uri: &str) -> Option<String> {
     let project = percent_decoded(uri.strip_prefix(HISTORY_PREFIX)?);
     Some(match project.starts_with('/') {
         true => project,
@@ -152,7 +152,7 @@ pub fn history_project(uri: &str) -> Option<String> {
 }
 
 /// The memory of `project` as a resource of its own.
-pub fn history_resource(project: &Path) -> Resource {
+pub(super) fn history_resource(project: &Path) -> Resource {
     let path = project.display().to_string();
     let encoded: String = path
         .bytes()
@@ -249,7 +249,7 @@ fn server_summary(config: &Config) -> serde_json::Value {
 
 /// Project directories (absolute) under the allowed roots, sorted. The walk (three levels
 /// of every root, maybe a home directory on a slow disk) runs on a blocking thread.
-pub async fn projects(workspace: &Workspace) -> Vec<String> {
+pub(super) async fn projects(workspace: &Workspace) -> Vec<String> {
     let roots = workspace.roots().to_vec();
     tokio::task::spawn_blocking(move || projects_under(&roots))
         .await
@@ -282,7 +282,10 @@ fn is_project(dir: &Path) -> bool {
 }
 
 /// Completion for `project_path` arguments.
-pub async fn project_paths_starting_with(workspace: &Workspace, prefix: &str) -> Vec<String> {
+pub(super) async fn project_paths_starting_with(
+    workspace: &Workspace,
+    prefix: &str,
+) -> Vec<String> {
     projects(workspace)
         .await
         .into_iter()

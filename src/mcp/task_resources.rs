@@ -12,10 +12,10 @@ use crate::events::{Event, EventKind, Received, Subscription};
 use crate::tasks::Tasks;
 use crate::tasks::requests::{ListRequest, TaskRequest};
 
-pub const TASKS_URI: &str = "drydock://tasks";
+pub(super) const TASKS_URI: &str = "drydock://tasks";
 const PREFIX: &str = "drydock://tasks/";
 
-pub fn list() -> Vec<Resource> {
+pub(super) fn list() -> Vec<Resource> {
     vec![
         Resource::new(TASKS_URI, "tasks")
             .with_description(
@@ -25,7 +25,7 @@ pub fn list() -> Vec<Resource> {
     ]
 }
 
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(super) fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(format!("{PREFIX}{{id}}"), "task")
             .with_description("one task in full, with the end of its transcript")
@@ -34,18 +34,18 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Task `id`'s own resource.
-pub fn one_task(id: &str) -> Resource {
+pub(super) fn one_task(id: &str) -> Resource {
     Resource::new(format!("{PREFIX}{id}"), format!("task {id}"))
         .with_description("this task in full, with the end of its transcript")
         .with_mime_type("application/json")
 }
 
 /// Whether `uri` is task `id`'s own resource.
-pub fn is_one_task(uri: &str, id: &str) -> bool {
+pub(super) fn is_one_task(uri: &str, id: &str) -> bool {
     task_of(uri) == Some(id)
 }
 
-pub fn is_task_uri(uri: &str) -> bool {
+pub(super) fn is_task_uri(uri: &str) -> bool {
     uri == TASKS_URI || task_of(uri).is_some()
 }
 
@@ -53,7 +53,7 @@ fn task_of(uri: &str) -> Option<&str> {
     uri.strip_prefix(PREFIX).filter(|id| !id.is_empty())
 }
 
-pub async fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(super) async fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpError> {
     let not_found = |e: crate::tasks::TaskError| McpError::resource_not_found(e.to_string(), None);
     let text = match task_of(uri) {
         Some(id) => {
@@ -81,7 +81,7 @@ pub async fn read(tasks: &Tasks, uri: &str) -> Result<ReadResourceResult, McpErr
 /// Sends `notifications/resources/updated` for `uri` whenever a task it shows changes (the
 /// queue's settings too, for `drydock://tasks`), until the client is gone. Stopped by
 /// aborting its task.
-pub async fn watch(mut feed: Subscription, peer: Peer<RoleServer>, uri: String) {
+pub(super) async fn watch(mut feed: Subscription, peer: Peer<RoleServer>, uri: String) {
     let only = task_of(&uri).map(str::to_owned);
     while let Some(received) = feed.recv().await {
         let relevant = match received {

@@ -16,10 +16,10 @@ use crate::terminal::Terminals;
 use crate::terminal::core::{TerminalCore, WaitFor};
 use crate::terminal::requests::ListRequest;
 
-pub const SESSIONS_URI: &str = "drydock://sessions";
+pub(super) const SESSIONS_URI: &str = "drydock://sessions";
 const PREFIX: &str = "drydock://sessions/";
 
-pub fn list(terminals: &Terminals) -> Vec<Resource> {
+pub(super) fn list(terminals: &Terminals) -> Vec<Resource> {
     let mut resources = vec![
         Resource::new(SESSIONS_URI, "sessions")
             .with_description(
@@ -43,7 +43,7 @@ pub fn list(terminals: &Terminals) -> Vec<Resource> {
     resources
 }
 
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(super) fn templates() -> Vec<ResourceTemplate> {
     [("screen", "visible screen"), ("scrollback", "scrollback")]
         .into_iter()
         .map(|(kind, what)| {
@@ -57,7 +57,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// The session a `drydock://sessions/{name}/screen|scrollback` URI names.
-pub fn session_of(uri: &str) -> Option<&str> {
+pub(super) fn session_of(uri: &str) -> Option<&str> {
     let (name, kind) = uri.strip_prefix(PREFIX)?.rsplit_once('/')?;
     matches!(kind, "screen" | "scrollback").then_some(name)
 }
@@ -65,7 +65,7 @@ pub fn session_of(uri: &str) -> Option<&str> {
 /// Sends `notifications/resources/updated` for `uri` whenever the session's screen changes
 /// (at most every quarter second), until the client is gone or the session ends. The
 /// watcher is stopped by aborting its task.
-pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String) {
+pub(super) async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String) {
     let mut seen = core.generation();
     let never = CancellationToken::new();
     loop {
@@ -92,12 +92,12 @@ pub async fn watch(core: Arc<TerminalCore>, peer: Peer<RoleServer>, uri: String)
 }
 
 /// Whether `uri` is `drydock://sessions` or one session's screen or scrollback.
-pub fn is_session_uri(uri: &str) -> bool {
+pub(super) fn is_session_uri(uri: &str) -> bool {
     uri == SESSIONS_URI || session_of(uri).is_some()
 }
 
 /// Reads `drydock://sessions` or a session's resource (see [`is_session_uri`]).
-pub async fn read(terminals: &Terminals, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(super) async fn read(terminals: &Terminals, uri: &str) -> Result<ReadResourceResult, McpError> {
     if uri == SESSIONS_URI {
         return terminals
             .list(ListRequest::default())

@@ -8,10 +8,10 @@
 //! benches), whose environment still holds them.
 
 /// Never inherited by a child, whatever the config says.
-pub const ALWAYS_REMOVED: &[&str] = &["DRYDOCK_TOKEN", "DRYDOCK_TASKS_STORE"];
+pub(crate) const ALWAYS_REMOVED: &[&str] = &["DRYDOCK_TOKEN", "DRYDOCK_TASKS_STORE"];
 
 /// A command under construction whose environment can lose a variable.
-pub trait RemoveEnv {
+pub(crate) trait RemoveEnv {
     fn remove_env(&mut self, name: &str);
 }
 
@@ -35,14 +35,14 @@ impl RemoveEnv for portable_pty::CommandBuilder {
 
 /// Takes drydock's token and `secrets` (the config's `env_remove`) out of `command`'s
 /// environment. Variables set on `command` afterwards are kept.
-pub fn scrub(command: &mut impl RemoveEnv, secrets: &[String]) {
+pub(crate) fn scrub(command: &mut impl RemoveEnv, secrets: &[String]) {
     for name in removed(secrets) {
         command.remove_env(name);
     }
 }
 
 /// The names [`scrub`] removes.
-pub fn removed(secrets: &[String]) -> impl Iterator<Item = &str> {
+pub(crate) fn removed(secrets: &[String]) -> impl Iterator<Item = &str> {
     ALWAYS_REMOVED
         .iter()
         .copied()
@@ -54,7 +54,7 @@ pub fn removed(secrets: &[String]) -> impl Iterator<Item = &str> {
 /// # Safety
 /// No other thread may exist yet: the environment is not safe to change while another
 /// thread may read it (every spawn reads it).
-pub unsafe fn remove_from_own_environment(names: &[String]) {
+pub(crate) unsafe fn remove_from_own_environment(names: &[String]) {
     for name in names {
         if std::env::var_os(name).is_some() {
             // SAFETY: the caller guarantees that this process has a single thread.

@@ -20,9 +20,9 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 mod capture;
-pub mod env_policy;
-pub mod procfs;
-pub mod shell_quote;
+pub(crate) mod env_policy;
+pub(crate) mod procfs;
+pub(crate) mod shell_quote;
 mod tree;
 
 #[cfg(test)]
@@ -30,13 +30,13 @@ mod tests;
 
 use capture::Pump;
 use tree::RunTag;
-pub use tree::{Escalation, ProcessTree, RUN_TAG_VAR};
+pub(crate) use tree::{Escalation, ProcessTree, RUN_TAG_VAR};
 
 /// Longest line handed to `on_line`. A longer line is cut here, ends with
 /// `[... N bytes elided ...]`, and the rest of it is skipped. Deliberately independent of
 /// `Limits::output_cap`: line consumers (cargo's JSON messages) need whole lines even when the
 /// captured text is kept small, and memory stays bounded either way.
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// How long to keep reading once the group is dead, for pipes held open by a process that
 /// left the group (e.g. with `setsid`).
@@ -144,7 +144,7 @@ type OnLine<'a> = dyn FnMut(Stream, &str) + Send + 'a;
 
 /// Runs `spec` to completion under `limits`, handing every output line to `on_line` as it
 /// arrives (from within this future), and returns how it ended with the capped output.
-pub async fn run(
+pub(crate) async fn run(
     spec: &CommandSpec,
     limits: &Limits,
     cancel: &CancellationToken,
@@ -193,7 +193,7 @@ pub async fn run(
 
 /// Where `program` is: itself when it names a path, else the first executable of that
 /// name on drydock's PATH.
-pub fn find_program(program: &str) -> Option<PathBuf> {
+pub(crate) fn find_program(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |path: &Path| {
         path.metadata()

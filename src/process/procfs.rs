@@ -55,7 +55,7 @@ impl ProcStat {
 }
 
 /// Every process that can be read now. Processes that end while the list is read are skipped.
-pub fn all_processes() -> Vec<ProcStat> {
+pub(crate) fn all_processes() -> Vec<ProcStat> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -67,7 +67,7 @@ pub fn all_processes() -> Vec<ProcStat> {
 }
 
 /// The process's arguments (empty for a kernel thread, or when it cannot be read).
-pub fn argv(pid: i32) -> Vec<String> {
+pub(crate) fn argv(pid: i32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|bytes| {
             bytes
@@ -80,20 +80,20 @@ pub fn argv(pid: i32) -> Vec<String> {
 }
 
 /// The path of the process's executable, when it can be read.
-pub fn executable(pid: i32) -> Option<String> {
+pub(crate) fn executable(pid: i32) -> Option<String> {
     std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .map(|path| path.to_string_lossy().into_owned())
 }
 
 /// The process's working directory, when it can be read.
-pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
+pub(crate) fn cwd(pid: i32) -> Option<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
 /// Whether `NAME=value` (given as `entry`) is one of the process's environment variables as it
 /// was when it started. False when the environment cannot be read.
-pub fn environ_contains(pid: i32, entry: &str) -> bool {
+pub(crate) fn environ_contains(pid: i32, entry: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
         environ
             .split(|&b| b == 0)

@@ -4,7 +4,7 @@
 
 /// `word` as one word for a POSIX shell: itself when it has nothing the shell treats
 /// specially, else [`single_quoted`].
-pub fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c);
     match !word.is_empty() && word.chars().all(plain) {
         true => word.to_string(),
@@ -13,7 +13,7 @@ pub fn shell_word(word: &str) -> String {
 }
 
 /// `text` in single quotes, as a POSIX shell reads it back whatever it holds.
-pub fn single_quoted(text: &str) -> String {
+pub(crate) fn single_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 

@@ -29,7 +29,7 @@ use nix::unistd::Pid;
 use super::procfs::{self, ProcStat};
 
 /// The environment variable every child of a run carries: `DRYDOCK_RUN_ID=<drydock pid>-<n>`.
-pub const RUN_TAG_VAR: &str = "DRYDOCK_RUN_ID";
+pub(crate) const RUN_TAG_VAR: &str = "DRYDOCK_RUN_ID";
 
 /// How many times `kill_all` looks again for processes forked while it was killing.
 const KILL_ROUNDS: usize = 4;
@@ -40,16 +40,16 @@ const AFTER_SIGKILL: Duration = Duration::from_secs(2);
 
 /// A tag unique to one run of this drydock process.
 #[derive(Debug, Clone)]
-pub struct RunTag(String);
+pub(super) struct RunTag(String);
 
 impl RunTag {
-    pub fn next() -> RunTag {
+    pub(super) fn next() -> RunTag {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         RunTag(format!("{}-{n}", std::process::id()))
     }
 
-    pub fn value(&self) -> &str {
+    pub(super) fn value(&self) -> &str {
         &self.0
     }
 
@@ -61,14 +61,14 @@ impl RunTag {
 /// How processes are ended: `first` signals to each, up to `grace` for them to exit, then
 /// SIGKILL to whatever is left.
 #[derive(Debug, Clone, Copy)]
-pub struct Escalation {
+pub(crate) struct Escalation {
     pub first: &'static [Signal],
     pub grace: Duration,
 }
 
 impl Escalation {
     /// SIGTERM, then SIGKILL after `grace`.
-    pub fn sigterm(grace: Duration) -> Escalation {
+    pub(crate) fn sigterm(grace: Duration) -> Escalation {
         Escalation {
             first: &[Signal::SIGTERM],
             grace,
@@ -91,7 +91,7 @@ enum Roots {
 /// of them (without waiting), so a dropped `run` future leaves nothing behind. A run's tree
 /// is armed from the start; sessions' trees when [`ProcessTree::kill_on_drop`] says so.
 #[derive(Debug)]
-pub struct ProcessTree {
+pub(crate) struct ProcessTree {
     roots: Roots,
     /// The roots' earliest start time: nothing of theirs is older.
     since: u64,
@@ -114,7 +114,7 @@ impl ProcessTree {
     }
 
     /// The terminal sessions led by `leaders` (each read from /proc while it ran). Not armed.
-    pub fn of_sessions(leaders: impl IntoIterator<Item = ProcStat>) -> Self {
+    pub(crate) fn of_sessions(leaders: impl IntoIterator<Item = ProcStat>) -> Self {
         let leaders: Vec<ProcStat> = leaders.into_iter().collect();
         let since = leaders.iter().map(|l| l.start_time).min().unwrap_or(0);
         let mut tree = Self::with_roots(Roots::Sessions(leaders), since);
@@ -123,7 +123,7 @@ impl ProcessTree {
     }
 
     /// `process` and its descendants, leaving its parents and siblings alone. Not armed.
-    pub fn below(process: ProcStat) -> Self {
+    pub(crate) fn below(process: ProcStat) -> Self {
         let mut tree = Self::with_roots(Roots::Subtree(process), process.start_time);
         tree.armed = false;
         tree
@@ -139,13 +139,13 @@ impl ProcessTree {
     }
 
     /// Arms the drop guard: dropping the tree SIGKILLs its processes.
-    pub fn kill_on_drop(mut self) -> Self {
+    pub(crate) fn kill_on_drop(mut self) -> Self {
         self.armed = true;
         self
     }
 
     /// Disarms the drop guard: the processes are left alone.
-    pub fn release(mut self) {
+    pub(crate) fn release(mut self) {
         self.armed = false;
     }
 
@@ -167,7 +167,7 @@ impl ProcessTree {
     }
 
     /// The members as they are now, zombies included; remembers them.
-    pub fn members(&self) -> Vec<ProcStat> {
+    pub(crate) fn members(&self) -> Vec<ProcStat> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let candidates: Vec<ProcStat> = procfs::all_processes()
             .into_iter()
@@ -220,13 +220,13 @@ impl ProcessTree {
 
     /// Whether any member still runs (zombies do not: they only wait for a parent, which may
     /// be a slow init in a container).
-    pub fn has_live_members(&self) -> bool {
+    pub(crate) fn has_live_members(&self) -> bool {
         self.members().iter().any(|p| !p.is_gone())
     }
 
     /// Sends `signal` to the group (if any) and to every live member outside it; returns how
     /// many live processes were signalled.
-    pub fn signal(&self, signal: Signal) -> usize {
+    pub(crate) fn signal(&self, signal: Signal) -> usize {
         // Listed before the group is signalled: a dead parent's children are reparented at
         // once, and a descendant without the tag is found only through its parent.
         let live: Vec<ProcStat> = self
@@ -247,13 +247,13 @@ impl ProcessTree {
     /// The first steps of `escalation`: its first signals, then waiting until no member lives
     /// or the grace period is over. True when none is left. SIGKILL is the caller's next step
     /// ([`ProcessTree::kill_all`]).
-    pub async fn terminate(&self, escalation: Escalation) -> bool {
+    pub(crate) async fn terminate(&self, escalation: Escalation) -> bool {
         self.send_first(escalation);
         self.wait_gone(escalation.grace).await
     }
 
     /// The whole of `escalation`, then waits (bounded) until the SIGKILLed processes are gone.
-    pub async fn end(self, escalation: Escalation) {
+    pub(crate) async fn end(self, escalation: Escalation) {
         if !self.terminate(escalation).await {
             self.kill_now();
             self.wait_gone(AFTER_SIGKILL).await;
@@ -262,7 +262,7 @@ impl ProcessTree {
     }
 
     /// [`ProcessTree::end`] for blocking code (it sleeps: never on an async thread).
-    pub fn end_blocking(self, escalation: Escalation) {
+    pub(crate) fn end_blocking(self, escalation: Escalation) {
         self.send_first(escalation);
         if !self.wait_gone_blocking(escalation.grace) {
             self.kill_now();
@@ -273,7 +273,7 @@ impl ProcessTree {
 
     /// SIGKILL every member and disarm the drop guard. Looks again a few times for processes
     /// forked while it was killing; never sleeps.
-    pub fn kill_all(self) {
+    pub(crate) fn kill_all(self) {
         self.kill_now();
         self.release();
     }
@@ -282,7 +282,7 @@ impl ProcessTree {
     /// between `setsid()` and the end of its `execve` has left the run's group and its
     /// environment (the run's tag) cannot be read for that instant, so the first look can
     /// miss it.
-    pub fn kill_all_and_look_again(self) {
+    pub(crate) fn kill_all_and_look_again(self) {
         self.kill_now();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
@@ -302,7 +302,7 @@ impl ProcessTree {
     }
 
     /// Waits until no member lives, `limit` at most; true when none is left.
-    pub async fn wait_gone(&self, limit: Duration) -> bool {
+    pub(crate) async fn wait_gone(&self, limit: Duration) -> bool {
         let deadline = Instant::now().checked_add(limit);
         while self.has_live_members() {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {

@@ -9,7 +9,7 @@ use crate::config::RemoteRepositories;
 
 /// `url` as a task names it, checked and looked up among the clones `patterns` allow; the
 /// same text as a tmux session's name.
-pub fn remote_url(patterns: Vec<String>, url: &str) {
+pub(crate) fn remote_url(patterns: Vec<String>, url: &str) {
     let _ = check_url(url);
     if let Ok(allowed) = RemoteRepositories::new(patterns) {
         Clones::new(PathBuf::from("/fuzz/clones"), allowed).dir_of(url);

@@ -28,7 +28,7 @@ const NET_SOCKET: &str = "net.sock";
 
 /// The ways out of the sandboxes of the runs this drydock started, by session.
 #[derive(Default)]
-pub struct Gates {
+pub(super) struct Gates {
     door: OnceLock<Door>,
     open: Mutex<HashMap<String, Gate>>,
 }
@@ -42,7 +42,7 @@ struct Gate {
 
 impl Gates {
     /// From now on sandboxes reach drydock through `door`; those that waited for it too.
-    pub fn open_door(&self, door: Door) {
+    pub(super) fn open_door(&self, door: Door) {
         let _ = self.door.set(door.clone());
         for gate in self.lock().values_mut() {
             if let Some((listener, token)) = gate.waiting.take() {
@@ -97,7 +97,7 @@ impl Gates {
     }
 
     /// Closes `session`'s sockets: its sandbox reaches nothing from now on.
-    pub fn close(&self, session: &str) {
+    pub(super) fn close(&self, session: &str) {
         if let Some(gate) = self.lock().remove(session) {
             gate.stop.cancel();
             let _ = std::fs::remove_dir_all(&gate.dir);
@@ -113,7 +113,7 @@ fn unconfined_commands(policy: &str, why: &str) -> String {
 }
 
 /// How a task's agent was confined, as `task_show` and the dashboard say it.
-pub fn unconfined(why: &str) -> String {
+pub(super) fn unconfined(why: &str) -> String {
     format!("none: {why}")
 }
 

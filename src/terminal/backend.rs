@@ -52,7 +52,7 @@ pub(super) enum Owns {
 }
 
 impl TmuxPane {
-    pub fn new(
+    pub(super) fn new(
         tmux: Tmux,
         pane: String,
         tmux_session: String,
@@ -70,7 +70,7 @@ impl TmuxPane {
         }
     }
 
-    pub fn tmux_session(&self) -> String {
+    pub(super) fn tmux_session(&self) -> String {
         self.tmux_session.lock().expect("tmux session lock").clone()
     }
 
@@ -86,7 +86,7 @@ impl TmuxPane {
 }
 
 impl Backend {
-    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+    pub(super) fn write(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
             Backend::Pty(pty) => pty.write(bytes).map_err(|e| match e {
                 PtyError::Io(e) => e,
@@ -100,7 +100,7 @@ impl Backend {
     }
 
     /// The program still runs (`core` knows when it ended).
-    pub fn alive(&self, core: &TerminalCore) -> bool {
+    pub(super) fn alive(&self, core: &TerminalCore) -> bool {
         match self {
             Backend::Pty(pty) => pty.is_alive(),
             Backend::Tmux(pane) => pane.client.is_alive() && !core.has_exited(),
@@ -108,7 +108,7 @@ impl Backend {
     }
 
     /// "pty", "tmux", or "user_tmux" (a pane of the user's own tmux server).
-    pub fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         match self {
             Backend::Pty(_) => "pty",
             Backend::Tmux(pane) if pane.owns == Owns::Nothing => "user_tmux",
@@ -118,11 +118,11 @@ impl Backend {
 
     /// A pane of the user's own tmux server: drydock only reads it, sends to it and
     /// interrupts it.
-    pub fn is_users(&self) -> bool {
+    pub(super) fn is_users(&self) -> bool {
         matches!(self, Backend::Tmux(pane) if pane.owns == Owns::Nothing)
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         match self {
             Backend::Pty(pty) => Some(pty.pid()),
             Backend::Tmux(_) => None,
@@ -130,7 +130,7 @@ impl Backend {
     }
 
     /// The tmux pane, when the session is one: windows and panes open next to it.
-    pub fn tmux_pane(&self) -> Option<&TmuxPane> {
+    pub(super) fn tmux_pane(&self) -> Option<&TmuxPane> {
         match self {
             Backend::Tmux(pane) => Some(pane),
             Backend::Pty(_) => None,
@@ -138,13 +138,13 @@ impl Backend {
     }
 
     /// How the user watches a session of drydock's tmux server (`socket_name`).
-    pub fn attach_command(&self, socket_name: &str) -> Option<String> {
+    pub(super) fn attach_command(&self, socket_name: &str) -> Option<String> {
         let pane = self.tmux_pane()?;
         (pane.owns != Owns::Nothing && pane.tmux.socket().is_owned())
             .then(|| format!("tmux -L {socket_name} attach -t {}", pane.tmux_session()))
     }
 
-    pub async fn resize(&self, core: &TerminalCore, rows: u16, cols: u16) -> Result<()> {
+    pub(super) async fn resize(&self, core: &TerminalCore, rows: u16, cols: u16) -> Result<()> {
         match self {
             Backend::Pty(pty) => pty.resize(rows, cols)?,
             Backend::Tmux(pane) => {
@@ -157,7 +157,7 @@ impl Backend {
 
     /// A tmux session drydock created takes the tmux name that goes with the session's
     /// new `name`; nothing else of a backend carries the name.
-    pub async fn rename(&self, name: &str) -> Result<()> {
+    pub(super) async fn rename(&self, name: &str) -> Result<()> {
         if let Backend::Tmux(pane) = self
             && pane.owns == Owns::Session
         {
@@ -173,7 +173,7 @@ impl Backend {
     /// Ends what drydock started: every process of a PTY session (waiting, up to a few
     /// seconds, until they are gone), or the tmux session, window or pane it created. A
     /// user's pane is left as it is.
-    pub async fn end(&self) -> Result<()> {
+    pub(super) async fn end(&self) -> Result<()> {
         match self {
             Backend::Pty(pty) => {
                 let pty = pty.clone();
@@ -186,7 +186,7 @@ impl Backend {
 
     /// Ends a PTY session now, blocking (the server stops: PTY sessions cannot outlive it);
     /// tmux sessions stay.
-    pub fn end_pty_blocking(&self) {
+    pub(super) fn end_pty_blocking(&self) {
         if let Backend::Pty(pty) = self {
             pty.kill();
         }

@@ -6,18 +6,18 @@ use crate::text_budget::json_cost;
 
 /// The text rendering of a terminal result shows at most this much of its output (as JSON);
 /// the structured result has the rest.
-pub const RENDER_BUDGET: usize = 16 * 1024;
+pub(super) const RENDER_BUDGET: usize = 16 * 1024;
 
 /// How many lines from the head and from the tail of a list fit a budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fit {
+pub(super) struct Fit {
     pub head: usize,
     pub tail: usize,
 }
 
 impl Fit {
     /// The lines between head and tail: their index and count.
-    pub fn elided(&self, lines: usize) -> (usize, usize) {
+    pub(super) fn elided(&self, lines: usize) -> (usize, usize) {
         (self.head, lines - self.head - self.tail)
     }
 }
@@ -29,7 +29,7 @@ fn cost(line: &str) -> usize {
 
 /// All of `lines` when they fit `budget`; else as many from the head as fit half of it,
 /// and as many from the tail as fit what is left.
-pub fn fit_lines<S: AsRef<str>>(lines: &[S], budget: usize) -> Fit {
+pub(super) fn fit_lines<S: AsRef<str>>(lines: &[S], budget: usize) -> Fit {
     if lines.iter().map(|line| cost(line.as_ref())).sum::<usize>() <= budget {
         return Fit {
             head: lines.len(),
@@ -60,7 +60,7 @@ fn count_within<'a, S: AsRef<str> + 'a>(
 }
 
 /// Bytes of `lines` as text, each with its newline.
-pub fn text_bytes<S: AsRef<str>>(lines: &[S]) -> u64 {
+pub(super) fn text_bytes<S: AsRef<str>>(lines: &[S]) -> u64 {
     lines
         .iter()
         .map(|line| line.as_ref().len() as u64 + 1)
@@ -68,7 +68,7 @@ pub fn text_bytes<S: AsRef<str>>(lines: &[S]) -> u64 {
 }
 
 /// The line put where `count` lines (`bytes` bytes) from line number `offset` were left out.
-pub fn elision_marker(bytes: u64, count: usize, offset: u64) -> String {
+pub(super) fn elision_marker(bytes: u64, count: usize, offset: u64) -> String {
     format!(
         "[... {bytes} bytes, {count} lines elided: terminal_scrollback offset {offset} has them ...]"
     )
@@ -76,7 +76,7 @@ pub fn elision_marker(bytes: u64, count: usize, offset: u64) -> String {
 
 /// `lines`, numbered from `first_line`, as text within `budget`: whole lines from the head
 /// and the tail around a marker line, when they do not all fit.
-pub fn lines_within(lines: &[&str], first_line: u64, budget: usize) -> String {
+pub(super) fn lines_within(lines: &[&str], first_line: u64, budget: usize) -> String {
     let fit = fit_lines(lines, budget);
     let (elided_at, elided) = fit.elided(lines.len());
     if elided == 0 {
@@ -95,7 +95,7 @@ pub fn lines_within(lines: &[&str], first_line: u64, budget: usize) -> String {
 
 /// The last `lines` (all when None) of a screen whose top row is line number `top_line`,
 /// within `budget`.
-pub fn last_lines_within(
+pub(super) fn last_lines_within(
     screen: &str,
     top_line: u64,
     lines: Option<usize>,

@@ -37,7 +37,7 @@ pub(super) struct Capture {
 
 impl Capture {
     /// `cursor` is where the terminal stands now: without marks the output starts there.
-    pub fn new(phase: Phase, cap: usize, cursor: CursorLine) -> Capture {
+    pub(super) fn new(phase: Phase, cap: usize, cursor: CursorLine) -> Capture {
         Capture {
             phase,
             stripper: AnsiStripper::default(),
@@ -50,7 +50,7 @@ impl Capture {
         }
     }
 
-    pub fn on_text(&mut self, bytes: &[u8]) {
+    pub(super) fn on_text(&mut self, bytes: &[u8]) {
         if matches!(self.phase, Phase::Capturing | Phase::Raw) {
             self.last_output = Some(Instant::now());
             self.scratch.clear();
@@ -60,7 +60,7 @@ impl Capture {
     }
 
     /// A mark, seen with the cursor at `cursor`.
-    pub fn on_mark(&mut self, mark: Mark, cursor: CursorLine) {
+    pub(super) fn on_mark(&mut self, mark: Mark, cursor: CursorLine) {
         self.phase = match (self.phase, mark) {
             (Phase::AwaitPreviousEnd, Mark::CommandFinished { .. }) => Phase::AwaitOutputStart,
             (Phase::AwaitOutputStart, Mark::OutputStart) => {
@@ -104,7 +104,7 @@ pub(super) struct Kept {
 
 impl CappedText {
     /// `cap` is the budget of the finished text as JSON.
-    pub fn new(cap: usize) -> CappedText {
+    pub(super) fn new(cap: usize) -> CappedText {
         CappedText {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -114,7 +114,7 @@ impl CappedText {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         self.newlines += newlines(bytes);
         if self.head.len() < self.half {
@@ -137,7 +137,7 @@ impl CappedText {
     }
 
     /// The last (up to) `n` bytes kept, and their offset in the whole stream.
-    pub fn recent(&self, n: u64) -> (u64, Vec<u8>) {
+    pub(super) fn recent(&self, n: u64) -> (u64, Vec<u8>) {
         let n = n.min(self.head.len() as u64 + self.tail.len() as u64) as usize;
         let from_tail = n.min(self.tail.len());
         let from_head = if self.elided() == 0 { n - from_tail } else { 0 };
@@ -164,7 +164,7 @@ impl CappedText {
 
     /// The text cut at stream offset `cut_at` when given, its head and tail within the
     /// budget as JSON.
-    pub fn finish(mut self, cut_at: Option<u64>) -> Kept {
+    pub(super) fn finish(mut self, cut_at: Option<u64>) -> Kept {
         if let Some(at) = cut_at {
             self.cut(at);
         }
@@ -214,7 +214,7 @@ enum StripState {
 }
 
 impl AnsiStripper {
-    pub fn strip(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    pub(super) fn strip(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
         let mut i = 0;
         while i < bytes.len() {
             let byte = bytes[i];

@@ -63,7 +63,7 @@ impl Default for CommandLog {
 }
 
 impl CommandLog {
-    pub fn on_text(&mut self, bytes: &[u8]) {
+    pub(super) fn on_text(&mut self, bytes: &[u8]) {
         if let Phase::Output { output, .. } = &mut self.phase {
             self.scratch.clear();
             self.stripper.strip(bytes, &mut self.scratch);
@@ -73,7 +73,7 @@ impl CommandLog {
 
     /// A mark, seen with the cursor at `cursor`: the command that finished with it, if one
     /// did. `screen` gives the screen's text between two positions.
-    pub fn on_mark(
+    pub(super) fn on_mark(
         &mut self,
         mark: Mark,
         cursor: CursorLine,

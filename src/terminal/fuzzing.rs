@@ -7,7 +7,7 @@ use super::tmux::control::{decode_octal, parse_line};
 
 /// `output`, as a program printed it on a `rows` x `cols` terminal, in pieces cut at `cuts`
 /// (escape sequences and UTF-8 split across reads, as they are).
-pub fn terminal_output(rows: u16, cols: u16, cuts: &[usize], output: &[u8]) {
+pub(crate) fn terminal_output(rows: u16, cols: u16, cuts: &[usize], output: &[u8]) {
     let mut screen = Screen::new(rows, cols, 50);
     screen.answer_queries();
     let mut marks = MarkScanner::new();
@@ -33,7 +33,7 @@ pub fn terminal_output(rows: u16, cols: u16, cuts: &[usize], output: &[u8]) {
 }
 
 /// tmux's control-mode stream, one notification a line.
-pub fn tmux_control(stream: &[u8]) {
+pub(crate) fn tmux_control(stream: &[u8]) {
     for line in stream.split(|&b| b == b'\n') {
         parse_line(line);
         decode_octal(line);

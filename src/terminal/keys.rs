@@ -4,7 +4,7 @@
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Key {
+pub(super) enum Key {
     Enter,
     Tab,
     Escape,
@@ -39,7 +39,7 @@ pub struct KeyError {
 }
 
 impl Key {
-    pub fn parse(name: &str) -> Result<Key, KeyError> {
+    pub(super) fn parse(name: &str) -> Result<Key, KeyError> {
         let error = || KeyError {
             name: name.to_string(),
         };
@@ -88,13 +88,13 @@ impl Key {
     }
 
     /// The bytes an xterm sends for this key in normal cursor-key mode.
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(super) fn bytes(&self) -> Vec<u8> {
         self.bytes_for(false)
     }
 
     /// The bytes an xterm sends for this key; `application_cursor` is DECCKM (set by
     /// full-screen programs such as vim or less), where arrows, Home and End are `ESC O x`.
-    pub fn bytes_for(&self, application_cursor: bool) -> Vec<u8> {
+    pub(super) fn bytes_for(&self, application_cursor: bool) -> Vec<u8> {
         let cursor = |letter: u8| {
             if application_cursor {
                 vec![0x1b, b'O', letter]
@@ -138,7 +138,7 @@ impl Key {
     }
 
     /// The key name `tmux send-keys` understands.
-    pub fn tmux_name(&self) -> String {
+    pub(super) fn tmux_name(&self) -> String {
         match self {
             Key::Enter => "Enter".into(),
             Key::Tab => "Tab".into(),

@@ -7,7 +7,7 @@
 //! between its C and D marks.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
+pub(super) enum Mark {
     PromptStart,
     CommandStart,
     OutputStart,
@@ -15,7 +15,7 @@ pub enum Mark {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum MarkEvent<'a> {
+pub(super) enum MarkEvent<'a> {
     Text(&'a [u8]),
     Mark(Mark),
 }
@@ -25,7 +25,7 @@ const PREFIX: &[u8] = b"\x1b]133;";
 const MAX_PARAMS: usize = 256;
 
 #[derive(Debug, Default)]
-pub struct MarkScanner {
+pub(super) struct MarkScanner {
     /// Bytes of a possible mark seen so far (a prefix of PREFIX, then parameters).
     pending: Vec<u8>,
     /// Inside the parameters, an ESC was seen: expecting `\`.
@@ -33,13 +33,13 @@ pub struct MarkScanner {
 }
 
 impl MarkScanner {
-    pub fn new() -> MarkScanner {
+    pub(super) fn new() -> MarkScanner {
         MarkScanner::default()
     }
 
     /// Scans `bytes`, calling `emit` with text runs and marks in order. Bytes that may
     /// begin a mark are held back until the mark completes or proves not to be one.
-    pub fn feed(&mut self, bytes: &[u8], mut emit: impl FnMut(MarkEvent<'_>)) {
+    pub(super) fn feed(&mut self, bytes: &[u8], mut emit: impl FnMut(MarkEvent<'_>)) {
         let mut i = 0;
         let mut text_start = 0;
         while i < bytes.len() {

@@ -55,7 +55,7 @@ pub(super) struct NewShell {
 }
 
 impl Opener {
-    pub fn new(config: &Config) -> Opener {
+    pub(super) fn new(config: &Config) -> Opener {
         let defaults = SessionDefaults {
             history_limit: u32::try_from(config.terminal.scrollback_lines).unwrap_or(u32::MAX),
             remain_on_exit: true,
@@ -86,12 +86,12 @@ impl Opener {
     }
 
     /// The shell new sessions start.
-    pub fn shell(&self) -> &str {
+    pub(super) fn shell(&self) -> &str {
         &self.shell
     }
 
     /// The shell, with drydock's integration, to start in `cwd` with `env` added.
-    pub fn new_shell(
+    pub(super) fn new_shell(
         &self,
         cwd: PathBuf,
         env: BTreeMap<String, String>,
@@ -112,7 +112,7 @@ impl Opener {
         })
     }
 
-    pub fn open_pty(&self, shell: &NewShell) -> Result<Session> {
+    pub(super) fn open_pty(&self, shell: &NewShell) -> Result<Session> {
         let pty = PtySession::spawn(PtySpawn {
             argv: shell.launch.argv.clone(),
             cwd: shell.cwd.clone(),
@@ -133,7 +133,7 @@ impl Opener {
     }
 
     /// A tmux session of its own on drydock's server, for the session called `name`.
-    pub async fn open_tmux(&self, name: &str, shell: &NewShell) -> Result<Session> {
+    pub(super) async fn open_tmux(&self, name: &str, shell: &NewShell) -> Result<Session> {
         let tmux_name = format!("{TMUX_PREFIX}{name}");
         let argv = started_on_enter(&shell.launch.argv);
         let spawn = Spawn {
@@ -160,7 +160,7 @@ impl Opener {
     }
 
     /// A new window or split pane next to `anchor`, as `place` says.
-    pub async fn open_placed(
+    pub(super) async fn open_placed(
         &self,
         place: &Placement,
         anchor: &TmuxPane,
@@ -189,7 +189,7 @@ impl Opener {
     }
 
     /// The names of the tmux sessions a drydock left on its server.
-    pub async fn leftover_sessions(&self) -> Vec<String> {
+    pub(super) async fn leftover_sessions(&self) -> Vec<String> {
         let Ok(found) = self.tmux.list_sessions_with_prefix(TMUX_PREFIX).await else {
             return Vec::new();
         };
@@ -202,7 +202,7 @@ impl Opener {
 
     /// Serves an existing tmux session of drydock's server (by its tmux name): its first
     /// pane's current screen, then live output.
-    pub async fn adopt(&self, tmux_session: &str) -> Result<Session> {
+    pub(super) async fn adopt(&self, tmux_session: &str) -> Result<Session> {
         let pane = self
             .tmux
             .session_panes(tmux_session)
@@ -217,7 +217,7 @@ impl Opener {
     }
 
     /// Serves a pane of the user's tmux server, addressed as `tmux:SESSION:WINDOW.PANE`.
-    pub async fn attach_users_pane(&self, address: &str) -> Result<Session> {
+    pub(super) async fn attach_users_pane(&self, address: &str) -> Result<Session> {
         let address = tmux::parse_address(address)?;
         let tmux = match &address.socket {
             Some(name) => self.users_named(name),
@@ -235,7 +235,7 @@ impl Opener {
     }
 
     /// Every pane of drydock's tmux server (none when it is not running).
-    pub async fn own_panes(&self) -> Vec<PaneInfo> {
+    pub(super) async fn own_panes(&self) -> Vec<PaneInfo> {
         self.own_panes
             .get(|| async { self.tmux.list_panes().await.unwrap_or_default() })
             .await
@@ -243,7 +243,7 @@ impl Opener {
 
     /// Every pane of the user's tmux servers: the default one and the others in the user's
     /// tmux socket directory (none of a server that is not running).
-    pub async fn user_panes(&self) -> Vec<PaneInfo> {
+    pub(super) async fn user_panes(&self) -> Vec<PaneInfo> {
         self.user_panes
             .get(|| async {
                 let mut panes = self.user_tmux.list_panes().await.unwrap_or_default();

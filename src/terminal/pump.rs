@@ -14,9 +14,9 @@ use std::thread::JoinHandle;
 use super::core::TerminalCore;
 
 /// Bytes waiting for the core at most, before a producer waits.
-pub const MAX_PENDING: usize = 4 * 1024 * 1024;
+pub(super) const MAX_PENDING: usize = 4 * 1024 * 1024;
 
-pub struct Pump {
+pub(super) struct Pump {
     shared: Arc<Shared>,
     feeder: Option<JoinHandle<()>>,
 }
@@ -50,7 +50,7 @@ impl Shared {
 
 impl Pump {
     /// Starts the thread (named `name`) that feeds `core`.
-    pub fn start(core: Arc<TerminalCore>, name: String) -> io::Result<Pump> {
+    pub(super) fn start(core: Arc<TerminalCore>, name: String) -> io::Result<Pump> {
         let shared = Arc::new(Shared::default());
         let feeder_shared = shared.clone();
         let feeder = std::thread::Builder::new()
@@ -63,7 +63,7 @@ impl Pump {
     }
 
     /// Queues output for the core, after waiting while [`MAX_PENDING`] bytes are waiting.
-    pub fn push(&self, bytes: &[u8]) {
+    pub(super) fn push(&self, bytes: &[u8]) {
         let mut pending = self.shared.lock();
         while pending.bytes.len() >= MAX_PENDING && !pending.closed {
             pending = self.shared.wait(pending);
@@ -73,7 +73,7 @@ impl Pump {
     }
 
     /// Returns once every byte pushed is in the core, and the feeder has stopped.
-    pub fn finish(mut self) {
+    pub(super) fn finish(mut self) {
         self.close();
         if let Some(feeder) = self.feeder.take() {
             let _ = feeder.join();

@@ -15,12 +15,12 @@
 use vt100::{MouseProtocolEncoding, MouseProtocolMode};
 
 /// The OSC number of "program status" reports (`state=idle|working|blocked…`).
-pub const PROGRAM_STATUS: &[u8] = b"7501";
+pub(super) const PROGRAM_STATUS: &[u8] = b"7501";
 
 /// The answer to a CSI query (`ESC [ i1 params i2 c`), or `None` when it is not one this
 /// terminal answers (kitty's keyboard query `CSI ? u` among them: a terminal without that
 /// protocol stays silent, and the program learns it from the DA1 answer that follows).
-pub fn csi_reply(
+pub(super) fn csi_reply(
     screen: &vt100::Screen,
     i1: Option<u8>,
     i2: Option<u8>,
@@ -67,7 +67,7 @@ pub fn csi_reply(
 
 /// The answer to an OSC query (`ESC ] params ST`, split at `;`): OSC 7501's probe and the
 /// default foreground, background and cursor colours (white on black).
-pub fn osc_reply(params: &[&[u8]]) -> Option<Vec<u8>> {
+pub(super) fn osc_reply(params: &[&[u8]]) -> Option<Vec<u8>> {
     let reply: &[u8] = match params {
         [PROGRAM_STATUS, b"?"] => b"\x1b]7501;?\x1b\\",
         [b"10", b"?"] => b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\",
@@ -79,7 +79,7 @@ pub fn osc_reply(params: &[&[u8]]) -> Option<Vec<u8>> {
 }
 
 /// A program status report (`ESC ] 7501 ; state=…`): its text after `7501;`.
-pub fn program_status(params: &[&[u8]]) -> Option<String> {
+pub(super) fn program_status(params: &[&[u8]]) -> Option<String> {
     match params {
         [PROGRAM_STATUS, b"?"] => None,
         [PROGRAM_STATUS, rest @ ..] if !rest.is_empty() => {

@@ -26,7 +26,7 @@ struct Served {
 }
 
 impl Registry {
-    pub fn new(events: Arc<Events>) -> Registry {
+    pub(super) fn new(events: Arc<Events>) -> Registry {
         Registry {
             events,
             sessions: Mutex::default(),
@@ -39,7 +39,7 @@ impl Registry {
     }
 
     /// Serves `session` as `name`, and tells the event feed when it starts and ends.
-    pub fn insert(&self, name: &str, session: Arc<Session>) {
+    pub(super) fn insert(&self, name: &str, session: Arc<Session>) {
         self.events.publish(EventKind::TerminalSessionCreated {
             session: name.to_string(),
             backend: session.backend.kind(),
@@ -74,16 +74,16 @@ impl Registry {
     }
 
     /// The session called `name` (not marked as used: the caller decides whether it uses it).
-    pub fn get(&self, name: &str) -> Option<Arc<Session>> {
+    pub(super) fn get(&self, name: &str) -> Option<Arc<Session>> {
         Some(self.sessions().get(name)?.session.clone())
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         self.sessions().contains_key(name)
     }
 
     /// How many sessions drydock started (the user's panes do not count).
-    pub fn count_ours(&self) -> usize {
+    pub(super) fn count_ours(&self) -> usize {
         self.sessions()
             .values()
             .filter(|served| !served.session.is_users())
@@ -91,19 +91,19 @@ impl Registry {
     }
 
     /// Every session, by name.
-    pub fn all(&self) -> Vec<(String, Arc<Session>)> {
+    pub(super) fn all(&self) -> Vec<(String, Arc<Session>)> {
         self.sessions()
             .iter()
             .map(|(name, served)| (name.clone(), served.session.clone()))
             .collect()
     }
 
-    pub fn names(&self) -> Vec<String> {
+    pub(super) fn names(&self) -> Vec<String> {
         self.sessions().keys().cloned().collect()
     }
 
     /// The name a session gets when it is given none: t1, t2, ... (the first free).
-    pub fn fresh_name(&self) -> String {
+    pub(super) fn fresh_name(&self) -> String {
         let sessions = self.sessions();
         let mut next = self.next_id.lock().expect("id lock");
         loop {
@@ -116,7 +116,7 @@ impl Registry {
     }
 
     /// The error for a name no session has, listing those that are.
-    pub fn unknown(&self, name: &str) -> TerminalError {
+    pub(super) fn unknown(&self, name: &str) -> TerminalError {
         let names = self.names();
         let known = if names.is_empty() {
             "none (create one with terminal_create, or address a tmux pane as tmux:SESSION:WINDOW.PANE)".into()
@@ -130,7 +130,7 @@ impl Registry {
     }
 
     /// Serves the session called `from` as `to` from now on.
-    pub fn rename(&self, from: &str, to: &str) {
+    pub(super) fn rename(&self, from: &str, to: &str) {
         {
             let mut sessions = self.sessions();
             let Some(served) = sessions.remove(from) else {
@@ -146,7 +146,7 @@ impl Registry {
     }
 
     /// Stops serving the session called `name` and ends it (see `Backend::end`).
-    pub async fn end(&self, name: &str) -> Result<(), TerminalError> {
+    pub(super) async fn end(&self, name: &str) -> Result<(), TerminalError> {
         let served = self.sessions().remove(name);
         let Some(served) = served else {
             return Err(self.unknown(name));
@@ -155,7 +155,7 @@ impl Registry {
     }
 
     /// Stops serving every session, and hands them over.
-    pub fn take_all(&self) -> Vec<Arc<Session>> {
+    pub(super) fn take_all(&self) -> Vec<Arc<Session>> {
         std::mem::take(&mut *self.sessions())
             .into_values()
             .map(|served| served.session)
@@ -163,7 +163,11 @@ impl Registry {
     }
 
     /// Ends sessions idle for more than `idle_timeout` now and then, until `shutdown`.
-    pub fn start_reaper(self: &Arc<Self>, idle_timeout: Duration, shutdown: CancellationToken) {
+    pub(super) fn start_reaper(
+        self: &Arc<Self>,
+        idle_timeout: Duration,
+        shutdown: CancellationToken,
+    ) {
         let registry = Arc::downgrade(self);
         let period = (idle_timeout / 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
         tokio::spawn(async move {

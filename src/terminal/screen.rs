@@ -77,7 +77,7 @@ impl vt100::Callbacks for Callbacks {
     }
 }
 
-pub struct Screen {
+pub(super) struct Screen {
     parser: vt100::Parser<Callbacks>,
 }
 
@@ -99,7 +99,7 @@ fn nonzero(n: u16) -> NonZeroU16 {
 
 impl Screen {
     /// A screen of `rows` x `cols` (each at least 1) keeping `scrollback_lines` of history.
-    pub fn new(rows: u16, cols: u16, scrollback_lines: usize) -> Screen {
+    pub(super) fn new(rows: u16, cols: u16, scrollback_lines: usize) -> Screen {
         Screen {
             parser: vt100::Parser::new_with_callbacks(
                 nonzero(rows),
@@ -112,7 +112,7 @@ impl Screen {
 
     /// From now on, queries in the output are answered: [`Screen::take_replies`] hands out
     /// the answers, in the order of the questions.
-    pub fn answer_queries(&mut self) {
+    pub(super) fn answer_queries(&mut self) {
         self.parser
             .callbacks_mut()
             .replies
@@ -120,7 +120,7 @@ impl Screen {
     }
 
     /// The answers to queries fed since the last call (empty when this screen answers none).
-    pub fn take_replies(&mut self) -> Vec<u8> {
+    pub(super) fn take_replies(&mut self) -> Vec<u8> {
         self.parser
             .callbacks_mut()
             .replies
@@ -130,7 +130,7 @@ impl Screen {
     }
 
     /// The latest program status reports (OSC 7501), oldest first.
-    pub fn program_status(&self) -> Vec<ProgramStatus> {
+    pub(super) fn program_status(&self) -> Vec<ProgramStatus> {
         self.parser
             .callbacks()
             .program_status
@@ -142,7 +142,7 @@ impl Screen {
     /// Output from the program. A long run of short plain lines (`yes`, `seq`, a log) that
     /// scrolls out of the kept history before `bytes` ends is counted rather than laid out
     /// (vt100 allocates and trims a row for every line): see [`Screen::feed_flood`].
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(super) fn feed(&mut self, bytes: &[u8]) {
         let (rows, cols) = self.size();
         let enough = self.parser.screen().scrollback_capacity() + usize::from(rows) * 2 + 1;
         let mut rest = bytes;
@@ -200,14 +200,14 @@ impl Screen {
     }
 
     /// The cursor's line number, and its column.
-    pub fn cursor_line(&self) -> (u64, u16) {
+    pub(super) fn cursor_line(&self) -> (u64, u16) {
         let (row, col) = self.cursor();
         (self.lines_above() + u64::from(row), col)
     }
 
     /// The text from `start` to `end` (line numbers and columns as `cursor_line` gives them),
     /// rows the terminal wrapped joined again; None when `start` is no longer on the screen.
-    pub fn text_between(&self, start: (u64, u16), end: (u64, u16)) -> Option<String> {
+    pub(super) fn text_between(&self, start: (u64, u16), end: (u64, u16)) -> Option<String> {
         let above = self.lines_above();
         let row = |line: u64| u16::try_from(line.checked_sub(above)?).ok();
         let (start_row, end_row) = (row(start.0)?, row(end.0)?);
@@ -218,7 +218,7 @@ impl Screen {
     }
 
     /// The line number of the oldest line kept.
-    pub fn oldest_line(&self) -> u64 {
+    pub(super) fn oldest_line(&self) -> u64 {
         self.parser.callbacks().dropped_lines
     }
 
@@ -228,7 +228,7 @@ impl Screen {
 
     /// The visible screen as text: trailing spaces trimmed per row, trailing empty rows
     /// dropped.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let (_, cols) = self.size();
         let rows: Vec<String> = self
             .screen()
@@ -240,7 +240,7 @@ impl Screen {
 
     /// Like `text`, but the cursor's row keeps its spaces up to the cursor, so a pattern
     /// such as `>>> $` or `\$ $` matches a prompt waiting for input.
-    pub fn text_for_matching(&self) -> String {
+    pub(super) fn text_for_matching(&self) -> String {
         let (_, cols) = self.size();
         let (cursor_row, cursor_col) = self.cursor();
         let rows: Vec<String> = self
@@ -268,7 +268,7 @@ impl Screen {
     }
 
     /// The visible rows with their ANSI styling (SGR), one row per line.
-    pub fn styled(&self) -> String {
+    pub(super) fn styled(&self) -> String {
         let (_, cols) = self.size();
         let rows: Vec<String> = self.screen().rows_formatted(0, cols).collect();
         let mut text = rows.join("\n");
@@ -278,43 +278,43 @@ impl Screen {
 
     /// Escape codes that draw the screen as it is (contents, colours, cursor, input modes)
     /// on an empty terminal of the same size.
-    pub fn redraw(&self) -> String {
+    pub(super) fn redraw(&self) -> String {
         format!("\x1b[0m\x1b[H\x1b[2J{}", self.screen().state_formatted())
     }
 
     /// Cursor position, 0-based (row, col).
-    pub fn cursor(&self) -> (u16, u16) {
+    pub(super) fn cursor(&self) -> (u16, u16) {
         self.screen().cursor_position()
     }
 
     /// (rows, cols).
-    pub fn size(&self) -> (u16, u16) {
+    pub(super) fn size(&self) -> (u16, u16) {
         let (rows, cols) = self.screen().size();
         (rows.get(), cols.get())
     }
 
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(super) fn resize(&mut self, rows: u16, cols: u16) {
         self.parser.set_size(nonzero(rows), nonzero(cols));
     }
 
-    pub fn title(&self) -> String {
+    pub(super) fn title(&self) -> String {
         self.parser.callbacks().title.clone()
     }
 
     /// True while a full-screen program uses the alternate screen (no scrollback there).
-    pub fn alternate_screen(&self) -> bool {
+    pub(super) fn alternate_screen(&self) -> bool {
         self.screen().alternate_screen()
     }
 
     /// DECCKM: cursor keys should be sent as `ESC O x`.
-    pub fn application_cursor(&self) -> bool {
+    pub(super) fn application_cursor(&self) -> bool {
         self.screen().application_cursor()
     }
 
     /// Up to `limit` lines of history followed by the visible screen, from line number
     /// `offset` (or the oldest kept, when that line is gone), trailing spaces trimmed.
     /// Trailing empty screen rows are not lines (yet).
-    pub fn lines(&mut self, offset: u64, limit: usize) -> Lines {
+    pub(super) fn lines(&mut self, offset: u64, limit: usize) -> Lines {
         let oldest = self.oldest_line();
         let offset = offset.max(oldest);
         let (lines, total) = self.kept_lines((offset - oldest) as usize, limit);
@@ -327,7 +327,7 @@ impl Screen {
     }
 
     /// The newest `limit` lines of history (above the screen), oldest first, as plain text.
-    pub fn recent_history(&mut self, limit: usize) -> Vec<String> {
+    pub(super) fn recent_history(&mut self, limit: usize) -> Vec<String> {
         let history = self.parser.screen().scrollback_len();
         let take = limit.min(history);
         self.kept_lines(history - take, take).0

@@ -23,7 +23,7 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub fn new(
+    pub(super) fn new(
         core: Arc<TerminalCore>,
         backend: Backend,
         cwd: Option<PathBuf>,
@@ -41,28 +41,28 @@ impl Session {
     }
 
     /// An agent used it now.
-    pub fn touch(&self) {
+    pub(super) fn touch(&self) {
         *self.last_used.lock().expect("session lock") = Instant::now();
     }
 
-    pub fn unused_for(&self) -> Duration {
+    pub(super) fn unused_for(&self) -> Duration {
         self.last_used.lock().expect("session lock").elapsed()
     }
 
-    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+    pub(super) fn write(&self, bytes: &[u8]) -> io::Result<()> {
         self.backend.write(bytes)
     }
 
-    pub fn alive(&self) -> bool {
+    pub(super) fn alive(&self) -> bool {
         self.backend.alive(&self.core)
     }
 
-    pub fn is_users(&self) -> bool {
+    pub(super) fn is_users(&self) -> bool {
         self.backend.is_users()
     }
 
     /// The session as terminal_list shows it; `tmux_socket` is drydock's tmux server.
-    pub fn info(&self, name: &str, tmux_socket: &str) -> SessionInfo {
+    pub(super) fn info(&self, name: &str, tmux_socket: &str) -> SessionInfo {
         let (rows, cols) = self.core.size();
         SessionInfo {
             name: name.to_string(),

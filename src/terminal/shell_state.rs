@@ -25,7 +25,7 @@ pub(super) enum ShellState {
 impl ShellState {
     /// The state a new terminal starts in: `expect_marks` for a shell started with drydock's
     /// integration.
-    pub fn new(expect_marks: bool) -> ShellState {
+    pub(super) fn new(expect_marks: bool) -> ShellState {
         match expect_marks {
             true => ShellState::AwaitingFirstPrompt,
             false => ShellState::NoMarksExpected,
@@ -34,13 +34,13 @@ impl ShellState {
 
     /// Whether the program is a shell started with drydock's integration; marks already
     /// seen are kept either way.
-    pub fn expect_marks(&mut self, expect: bool) {
+    pub(super) fn expect_marks(&mut self, expect: bool) {
         if !self.has_marks() {
             *self = ShellState::new(expect);
         }
     }
 
-    pub fn on_mark(&mut self, mark: Mark) {
+    pub(super) fn on_mark(&mut self, mark: Mark) {
         let sends_prompt_end = match *self {
             ShellState::PromptStarted { sends_prompt_end }
             | ShellState::CommandRunning { sends_prompt_end } => sends_prompt_end,
@@ -59,7 +59,7 @@ impl ShellState {
     }
 
     /// At least one prompt or end-of-command mark was seen: this shell is integrated.
-    pub fn has_marks(&self) -> bool {
+    pub(super) fn has_marks(&self) -> bool {
         !matches!(
             self,
             ShellState::NoMarksExpected | ShellState::AwaitingFirstPrompt
@@ -67,7 +67,7 @@ impl ShellState {
     }
 
     /// The shell shows a prompt (the last mark was A, B or D, not C).
-    pub fn at_prompt(&self) -> bool {
+    pub(super) fn at_prompt(&self) -> bool {
         matches!(
             self,
             ShellState::PromptStarted { .. } | ShellState::ReadingCommand
@@ -76,7 +76,7 @@ impl ShellState {
 
     /// A prompt is being drawn: typing now would be echoed twice (once by the terminal,
     /// once by the line editor). Only known for shells that send B.
-    pub fn drawing_prompt(&self) -> bool {
+    pub(super) fn drawing_prompt(&self) -> bool {
         matches!(
             self,
             ShellState::PromptStarted {

@@ -27,13 +27,13 @@ use tokio::process::Command;
 
 use crate::process::env_policy;
 use crate::process::shell_quote::single_quoted;
-pub use control::{ControlClient, ControlEvent};
+pub(super) use control::{ControlClient, ControlEvent};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The session option drydock sets on the sessions it creates (`@drydock 1`).
-pub const DRYDOCK_SESSION_OPTION: &str = "@drydock";
+pub(super) const DRYDOCK_SESSION_OPTION: &str = "@drydock";
 
 /// Separates fields in `-F` formats. tmux escapes control characters in names (a window
 /// named `a\x1fb` is printed as `a\037b`), so this byte cannot come from a name.
@@ -53,7 +53,7 @@ const SEND_BYTES_CHUNK: usize = 1024;
 const REAP_NUDGES: u32 = 5;
 const REAP_WAIT: Duration = Duration::from_millis(100);
 
-pub type Result<T, E = TmuxError> = std::result::Result<T, E>;
+pub(super) type Result<T, E = TmuxError> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TmuxError {
@@ -96,7 +96,7 @@ fn socket_suffix(socket: &Option<String>) -> String {
 
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SocketSpec {
+pub(super) enum SocketSpec {
     /// drydock's own server at this socket path (`tmux -S PATH`): the tests' private servers.
     #[cfg(test)]
     Path(PathBuf),
@@ -110,7 +110,7 @@ pub enum SocketSpec {
 
 impl SocketSpec {
     /// Whether drydock owns this server (and may set global options on it).
-    pub fn is_owned(&self) -> bool {
+    pub(super) fn is_owned(&self) -> bool {
         !matches!(self, SocketSpec::UserDefault | SocketSpec::UserNamed(_))
     }
 
@@ -192,12 +192,12 @@ fn fields_of(line: &str, count: usize) -> Option<Vec<&str>> {
 }
 
 /// Whether this process runs inside a tmux pane (`$TMUX` is set).
-pub fn inside_tmux() -> bool {
+pub(super) fn inside_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
 }
 
 /// The installed tmux's version, e.g. "3.3a": asked once (every terminal listing shows it).
-pub async fn version() -> Result<String> {
+pub(super) async fn version() -> Result<String> {
     static VERSION: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
     VERSION
         .get_or_try_init(|| async {
@@ -215,7 +215,7 @@ pub async fn version() -> Result<String> {
 
 /// A pane as `list-panes` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneInfo {
+pub(super) struct PaneInfo {
     /// tmux's unique pane id, e.g. "%3": the most robust target.
     pub id: String,
     pub session: String,
@@ -244,7 +244,7 @@ pub struct PaneInfo {
 
 impl PaneInfo {
     /// `tmux:SESSION:WINDOW.PANE`, with `@SOCKET` for a server other than the default one.
-    pub fn address(&self) -> String {
+    pub(super) fn address(&self) -> String {
         PaneAddress {
             session: self.session.clone(),
             window_index: self.window_index,
@@ -305,7 +305,7 @@ impl PaneInfo {
 
 /// A session as `list-sessions` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionInfo {
+pub(super) struct SessionInfo {
     /// e.g. "$2".
     pub id: String,
     pub name: String,
@@ -347,7 +347,7 @@ impl SessionInfo {
 
 /// A parsed `tmux:SESSION:WINDOW.PANE[@SOCKET]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PaneAddress {
+pub(super) struct PaneAddress {
     pub session: String,
     pub window_index: u32,
     pub pane_index: u32,
@@ -357,7 +357,7 @@ pub struct PaneAddress {
 
 impl PaneAddress {
     /// The exact-match tmux target, `=SESSION:WINDOW.PANE`.
-    pub fn target(&self) -> String {
+    pub(super) fn target(&self) -> String {
         format!(
             "={}:{}.{}",
             self.session, self.window_index, self.pane_index
@@ -381,7 +381,7 @@ impl std::fmt::Display for PaneAddress {
 
 /// Parses `tmux:SESSION:WINDOW.PANE`. tmux itself turns `:` and `.` in session names into
 /// `_`, so a session name here never holds them, and the address splits unambiguously.
-pub fn parse_address(address: &str) -> Result<PaneAddress> {
+pub(super) fn parse_address(address: &str) -> Result<PaneAddress> {
     let bad = |reason: &str| TmuxError::InvalidAddress {
         address: address.to_string(),
         reason: reason.to_string(),
@@ -429,7 +429,7 @@ pub fn parse_address(address: &str) -> Result<PaneAddress> {
 }
 
 /// A tmux socket name as `-L` takes it (a file name under `$TMUX_TMPDIR/tmux-UID/`).
-pub fn valid_socket_name(name: &str) -> bool {
+pub(super) fn valid_socket_name(name: &str) -> bool {
     !name.is_empty()
         && name != "."
         && name != ".."
@@ -440,7 +440,7 @@ pub fn valid_socket_name(name: &str) -> bool {
 
 /// The sockets of the user's other tmux servers (`tmux -L NAME`): every socket in
 /// `$TMUX_TMPDIR/tmux-UID/` (default /tmp) but the default one and drydock's own (`drydock*`).
-pub fn user_socket_names() -> Vec<String> {
+pub(super) fn user_socket_names() -> Vec<String> {
     use std::os::unix::fs::FileTypeExt;
     let Some(dir) = tmux_socket_dir() else {
         return Vec::new();
@@ -473,7 +473,7 @@ fn tmux_socket_dir() -> Option<PathBuf> {
 /// tmux's rules for session names, made strict: tmux silently replaces `:` and `.` with `_`
 /// (so the created session would not have the asked-for name) and rejects an empty name;
 /// control characters are escaped in its output. All of these are refused here.
-pub fn validate_session_name(name: &str) -> Result<()> {
+pub(super) fn validate_session_name(name: &str) -> Result<()> {
     let invalid = |reason| TmuxError::InvalidSessionName {
         name: name.to_string(),
         reason,
@@ -497,7 +497,7 @@ pub fn validate_session_name(name: &str) -> Result<()> {
 
 /// What `capture` returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CaptureOptions {
+pub(super) struct CaptureOptions {
     /// Keep colours and attributes as escape sequences (`-e`).
     pub escapes: bool,
     /// Join lines the terminal wrapped (`-J`).
@@ -511,7 +511,7 @@ pub struct CaptureOptions {
 
 /// Options drydock applies to what it creates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionDefaults {
+pub(super) struct SessionDefaults {
     /// Scrollback lines per pane (`history-limit`). On an owned server it is set globally
     /// before the first pane exists; tmux only applies it to panes created afterwards.
     pub history_limit: u32,
@@ -530,7 +530,7 @@ impl Default for SessionDefaults {
 
 /// What a new pane runs, and where.
 #[derive(Debug, Clone, Default)]
-pub struct Spawn<'a> {
+pub(super) struct Spawn<'a> {
     /// Working directory; must exist (tmux silently falls back to $HOME otherwise).
     pub cwd: Option<&'a Path>,
     /// The program and its arguments, executed without a shell. Empty: tmux's default
@@ -542,7 +542,7 @@ pub struct Spawn<'a> {
 
 /// A tmux server drydock talks to.
 #[derive(Debug, Clone)]
-pub struct Tmux {
+pub(super) struct Tmux {
     socket: SocketSpec,
     config_file: Option<PathBuf>,
     timeout: Duration,
@@ -553,7 +553,7 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    pub fn new(socket: SocketSpec) -> Self {
+    pub(super) fn new(socket: SocketSpec) -> Self {
         Self {
             socket,
             config_file: None,
@@ -564,15 +564,15 @@ impl Tmux {
     }
 
     /// The user's server (their existing sessions and panes).
-    pub fn user_default() -> Self {
+    pub(super) fn user_default() -> Self {
         Self::new(SocketSpec::UserDefault)
     }
 
-    pub fn defaults(&self) -> &SessionDefaults {
+    pub(super) fn defaults(&self) -> &SessionDefaults {
         &self.defaults
     }
 
-    pub fn with_defaults(mut self, defaults: SessionDefaults) -> Self {
+    pub(super) fn with_defaults(mut self, defaults: SessionDefaults) -> Self {
         self.defaults = defaults;
         self
     }
@@ -582,12 +582,12 @@ impl Tmux {
     /// environment, and so to every pane: they are removed from every tmux drydock runs, and
     /// from the global environment of its own server, which an older drydock may have
     /// started with them.
-    pub fn with_env_remove(mut self, names: Vec<String>) -> Self {
+    pub(super) fn with_env_remove(mut self, names: Vec<String>) -> Self {
         self.env_remove = names;
         self
     }
 
-    pub fn socket(&self) -> &SocketSpec {
+    pub(super) fn socket(&self) -> &SocketSpec {
         &self.socket
     }
 
@@ -644,7 +644,7 @@ impl Tmux {
 
     /// Every pane on the server (`list-panes -a`). A server without sessions has none; no
     /// server at all is [`TmuxError::NoServer`].
-    pub async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
+    pub(super) async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
         let panes = self.settle_exits(|| self.list_panes_once()).await?;
         Ok(panes.into_iter().map(|p| self.addressed(p)).collect())
     }
@@ -669,7 +669,7 @@ impl Tmux {
     }
 
     /// The panes of one session, every window.
-    pub async fn session_panes(&self, session: &str) -> Result<Vec<PaneInfo>> {
+    pub(super) async fn session_panes(&self, session: &str) -> Result<Vec<PaneInfo>> {
         self.settle_exits(|| self.session_panes_once(session)).await
     }
 
@@ -688,7 +688,7 @@ impl Tmux {
     }
 
     /// One pane, by id ("%3") or any pane target (`=S:W.P`).
-    pub async fn pane(&self, target: &str) -> Result<PaneInfo> {
+    pub(super) async fn pane(&self, target: &str) -> Result<PaneInfo> {
         let mut panes = self
             .settle_exits(|| async {
                 let out = self.display(target, &PaneInfo::format()).await?;
@@ -708,7 +708,7 @@ impl Tmux {
     async fn settle_exits<F, Fut>(&self, read: F) -> Result<Vec<PaneInfo>>
     where
         F: Fn() -> Fut,
-        Fut: std::future::Future<Output = Result<Vec<PaneInfo>>>,
+        Fut: Future<Output = Result<Vec<PaneInfo>>>,
     {
         let mut panes = read().await?;
         for _ in 0..REAP_NUDGES {
@@ -734,12 +734,12 @@ impl Tmux {
     }
 
     /// The pane at `tmux:SESSION:WINDOW.PANE`.
-    pub async fn pane_at(&self, address: &PaneAddress) -> Result<PaneInfo> {
+    pub(super) async fn pane_at(&self, address: &PaneAddress) -> Result<PaneInfo> {
         Ok(self.addressed(self.pane(&address.target()).await?))
     }
 
     /// All sessions.
-    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+    pub(super) async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
         let out = self
             .run(cmd(["list-sessions", "-F", &SessionInfo::format()]))
             .await?;
@@ -748,7 +748,7 @@ impl Tmux {
 
     /// Sessions whose name starts with `prefix`, for reconciliation at start-up. No server
     /// running means no sessions.
-    pub async fn list_sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionInfo>> {
+    pub(super) async fn list_sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionInfo>> {
         match self.list_sessions().await {
             Ok(sessions) => Ok(sessions
                 .into_iter()
@@ -762,7 +762,7 @@ impl Tmux {
     /// Creates a detached session of `cols` x `rows` running `spawn`, marks it `@drydock 1`
     /// and returns its pane. On an owned server the [`SessionDefaults`] are set globally first,
     /// in the same tmux invocation (so the very first pane gets the history limit).
-    pub async fn new_session(
+    pub(super) async fn new_session(
         &self,
         name: &str,
         spawn: &Spawn<'_>,
@@ -849,7 +849,7 @@ impl Tmux {
     }
 
     /// Creates a window in `session` running `spawn`; it does not become the current window.
-    pub async fn new_window(
+    pub(super) async fn new_window(
         &self,
         session: &str,
         name: Option<&str>,
@@ -877,7 +877,7 @@ impl Tmux {
     /// Splits `target` (a pane id or target) in two: `vertical` puts the new pane below
     /// (`-v`, a top/bottom split), otherwise to the right (`-h`). The new pane is not made
     /// active.
-    pub async fn split_pane(
+    pub(super) async fn split_pane(
         &self,
         target: &str,
         vertical: bool,
@@ -918,14 +918,14 @@ impl Tmux {
     }
 
     /// Kills a pane and every process it ran (see [`Tmux::kill_session`]).
-    pub async fn kill_pane(&self, target: &str) -> Result<()> {
+    pub(super) async fn kill_pane(&self, target: &str) -> Result<()> {
         let panes = vec![self.pane(target).await?];
         self.kill_with_processes(&panes, cmd(["kill-pane", "-t", target]))
             .await
     }
 
     /// Kills a window (`target`: "@2", "=S:1" or a pane in it) and every process its panes ran.
-    pub async fn kill_window(&self, target: &str) -> Result<()> {
+    pub(super) async fn kill_window(&self, target: &str) -> Result<()> {
         let out = self
             .run(cmd(["list-panes", "-t", target, "-F", &PaneInfo::format()]))
             .await?;
@@ -944,7 +944,7 @@ impl Tmux {
     /// The control clients attached to the session (drydock's, and those of other drydocks
     /// on the server) detach with it; the kill holds [`Tmux::changing`] until tmux has seen
     /// them go.
-    pub async fn kill_session(&self, session: &str) -> Result<()> {
+    pub(super) async fn kill_session(&self, session: &str) -> Result<()> {
         let panes = self.session_panes(session).await?;
         let target = session_target(session);
         let processes = procs::of_panes(panes.iter().filter(|p| !p.dead).map(|p| p.pid));
@@ -1002,7 +1002,7 @@ impl Tmux {
             .await;
     }
 
-    pub async fn rename_session(&self, session: &str, new_name: &str) -> Result<()> {
+    pub(super) async fn rename_session(&self, session: &str, new_name: &str) -> Result<()> {
         validate_session_name(new_name)?;
         self.run_changing(cmd([
             "rename-session",
@@ -1018,7 +1018,7 @@ impl Tmux {
     /// window (`resize-window`, which also sets the window's `window-size` to `manual`, so
     /// attached clients no longer resize it); a pane sharing its window is resized within
     /// it (`resize-pane`), limited by the window.
-    pub async fn resize_pane(&self, target: &str, rows: u16, cols: u16) -> Result<()> {
+    pub(super) async fn resize_pane(&self, target: &str, rows: u16, cols: u16) -> Result<()> {
         if rows == 0 || cols == 0 {
             return Err(TmuxError::InvalidArgument(format!(
                 "terminal size {cols}x{rows} must be at least 1x1"
@@ -1035,7 +1035,7 @@ impl Tmux {
     }
 
     /// Writes raw bytes to the pane (`send-keys -H`, hex), e.g. non-UTF-8 input.
-    pub async fn send_bytes(&self, target: &str, bytes: &[u8]) -> Result<()> {
+    pub(super) async fn send_bytes(&self, target: &str, bytes: &[u8]) -> Result<()> {
         for chunk in bytes.chunks(SEND_BYTES_CHUNK) {
             let mut args = cmd(["send-keys", "-H", "-t", target, "--"]);
             args.extend(chunk.iter().map(|b| format!("{b:02x}")));
@@ -1046,7 +1046,7 @@ impl Tmux {
 
     /// The pane's screen and/or scrollback as text (`capture-pane -p`); for panes whose
     /// output drydock did not see from the start.
-    pub async fn capture(&self, target: &str, options: CaptureOptions) -> Result<String> {
+    pub(super) async fn capture(&self, target: &str, options: CaptureOptions) -> Result<String> {
         let mut args = cmd(["capture-pane", "-p", "-t", target]);
         if options.escapes {
             args.push("-e".into());
@@ -1073,7 +1073,7 @@ impl Tmux {
 
 /// The exact-match target of a session: `=NAME:` (the trailing colon makes it a session
 /// target for commands that take a pane target, such as `set-option`).
-pub fn session_target(session: &str) -> String {
+pub(super) fn session_target(session: &str) -> String {
     format!("={session}:")
 }
 

@@ -44,7 +44,7 @@ pub enum ValueError {
 
 /// What a name-like value may be made of, and how an error describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameKind {
+pub(crate) enum NameKind {
     /// A cargo package spec (`serde`, `serde@1.0.200`) or a mix dependency or app name.
     Package,
     /// A cargo target name (`--bin`, `--bench`, `--example`, `--test`).
@@ -81,7 +81,7 @@ impl NameKind {
 }
 
 /// `value` as a name of `kind`; `what` names the argument in the error (e.g. "`package`").
-pub fn name<'v>(what: &str, value: &'v str, kind: NameKind) -> Result<&'v str, ValueError> {
+pub(crate) fn name<'v>(what: &str, value: &'v str, kind: NameKind) -> Result<&'v str, ValueError> {
     not_an_option(what, value, kind.expected())?;
     if !value.chars().all(|c| kind.allows(c)) {
         return Err(ValueError::Malformed {
@@ -95,7 +95,7 @@ pub fn name<'v>(what: &str, value: &'v str, kind: NameKind) -> Result<&'v str, V
 
 /// Cargo features as one comma-separated value; an item may itself list several,
 /// separated by commas or spaces, as cargo's `--features` does.
-pub fn features(what: &str, items: &[String]) -> Result<String, ValueError> {
+pub(crate) fn features(what: &str, items: &[String]) -> Result<String, ValueError> {
     let mut names = Vec::new();
     for item in items {
         if item.trim().is_empty() {
@@ -109,7 +109,7 @@ pub fn features(what: &str, items: &[String]) -> Result<String, ValueError> {
 }
 
 /// A value that must not start with `-` (free text otherwise).
-pub fn not_an_option<'v>(
+pub(crate) fn not_an_option<'v>(
     what: &str,
     value: &'v str,
     expected: &'static str,
@@ -129,7 +129,7 @@ pub fn not_an_option<'v>(
 
 /// An existing file or directory inside the project, relative to it (or absolute), without
 /// `..`. Symlinks are resolved before the check. Returns the resolved path.
-pub fn project_file(what: &str, project: &Path, value: &str) -> Result<PathBuf, ValueError> {
+pub(crate) fn project_file(what: &str, project: &Path, value: &str) -> Result<PathBuf, ValueError> {
     let joined = inside_path(what, project, value)?;
     let resolved = joined.canonicalize().map_err(|_| ValueError::Missing {
         what: what.into(),
@@ -141,7 +141,11 @@ pub fn project_file(what: &str, project: &Path, value: &str) -> Result<PathBuf, 
 
 /// A file or directory the tool will create inside the project: it need not exist, but
 /// the part of it that does (its nearest existing ancestor) must resolve inside the project.
-pub fn project_output(what: &str, project: &Path, value: &str) -> Result<PathBuf, ValueError> {
+pub(crate) fn project_output(
+    what: &str,
+    project: &Path,
+    value: &str,
+) -> Result<PathBuf, ValueError> {
     let joined = inside_path(what, project, value)?;
     let existing = joined
         .ancestors()
@@ -159,7 +163,7 @@ pub fn project_output(what: &str, project: &Path, value: &str) -> Result<PathBuf
 
 /// A mix test path: a file or directory inside the project, optionally with `:LINE`
 /// suffixes (`test/math_test.exs:12`).
-pub fn test_path(what: &str, project: &Path, value: &str) -> Result<(), ValueError> {
+pub(crate) fn test_path(what: &str, project: &Path, value: &str) -> Result<(), ValueError> {
     let file = strip_line_suffixes(value);
     if file.is_empty() {
         return Err(ValueError::Malformed {

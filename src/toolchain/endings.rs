@@ -20,7 +20,7 @@ static ANSI: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Removes terminal colour codes (libtest's sgr0 is `\x1b(B\x1b[m`).
-pub fn strip_ansi(line: &str) -> Cow<'_, str> {
+pub(crate) fn strip_ansi(line: &str) -> Cow<'_, str> {
     if line.contains('\x1b') {
         ANSI.replace_all(line, "")
     } else {
@@ -29,7 +29,7 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
 }
 
 /// Drops colour codes, the line ending, and any text a `\r` redrew over (progress bars).
-pub fn clean_line(line: &str) -> Cow<'_, str> {
+pub(crate) fn clean_line(line: &str) -> Cow<'_, str> {
     let line = line.trim_end_matches(['\n', '\r']);
     let line = line.rsplit('\r').next().unwrap_or(line);
     strip_ansi(line)
@@ -37,7 +37,7 @@ pub fn clean_line(line: &str) -> Cow<'_, str> {
 
 /// The last lines of `text` that are not the tool's progress chatter, or nothing when no
 /// line is left.
-pub fn output_tail(text: &str, is_chatter: impl Fn(&str) -> bool) -> Option<String> {
+pub(crate) fn output_tail(text: &str, is_chatter: impl Fn(&str) -> bool) -> Option<String> {
     let lines: Vec<&str> = text.lines().filter(|line| !is_chatter(line)).collect();
     let kept = &lines[lines.len().saturating_sub(OUTPUT_TAIL_LINES)..];
     let joined = kept.join("\n").trim().to_string();
@@ -46,7 +46,7 @@ pub fn output_tail(text: &str, is_chatter: impl Fn(&str) -> bool) -> Option<Stri
 
 /// A build's status from how its process ended and what it reported: a build that exits 0
 /// but reported an error (mix prints some without failing) did not succeed.
-pub fn build_status(termination: Termination, diagnostics: &[Diagnostic]) -> BuildStatus {
+pub(crate) fn build_status(termination: Termination, diagnostics: &[Diagnostic]) -> BuildStatus {
     match termination {
         Termination::TimedOut => BuildStatus::Timeout,
         Termination::Cancelled => BuildStatus::Cancelled,
@@ -55,14 +55,14 @@ pub fn build_status(termination: Termination, diagnostics: &[Diagnostic]) -> Bui
     }
 }
 
-pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+pub(crate) fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(|d| d.severity == Severity::Error)
 }
 
 /// Remembers the diagnostics already reported: cargo's lib and lib-test builds report each
 /// one twice, mix prints a warning again on each stream or compile pass.
 #[derive(Default)]
-pub struct Distinct {
+pub(crate) struct Distinct {
     seen: HashSet<Key>,
 }
 
@@ -78,7 +78,7 @@ struct Key {
 
 impl Distinct {
     /// True the first time this diagnostic (same place, severity, code and message) is seen.
-    pub fn first_time(&mut self, diagnostic: &Diagnostic) -> bool {
+    pub(crate) fn first_time(&mut self, diagnostic: &Diagnostic) -> bool {
         self.seen.insert(Key {
             file: diagnostic.file.clone(),
             line: diagnostic.line,

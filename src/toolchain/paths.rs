@@ -5,20 +5,20 @@ use std::path::{Component, Path, PathBuf};
 /// Maps the paths tools print (relative to the workspace root, or absolute) to paths
 /// relative to the project root when they lie inside it, else absolute.
 #[derive(Debug, Clone)]
-pub struct PathMapper {
+pub(crate) struct PathMapper {
     workspace_root: PathBuf,
     project_root: PathBuf,
 }
 
 impl PathMapper {
-    pub fn new(workspace_root: &Path, project_root: &Path) -> Self {
+    pub(crate) fn new(workspace_root: &Path, project_root: &Path) -> Self {
         Self {
             workspace_root: normalize(workspace_root),
             project_root: normalize(project_root),
         }
     }
 
-    pub fn map(&self, file: &str) -> String {
+    pub(crate) fn map(&self, file: &str) -> String {
         let absolute = self.absolute(file);
         match absolute.strip_prefix(&self.project_root) {
             Ok(relative) if !relative.as_os_str().is_empty() => path_string(relative),
@@ -28,7 +28,7 @@ impl PathMapper {
 
     /// Whether the file is the user's code rather than std's or a dependency's
     /// (`<anon>`-style pseudo files are neither).
-    pub fn is_in_workspace(&self, file: &str) -> bool {
+    pub(crate) fn is_in_workspace(&self, file: &str) -> bool {
         !file.starts_with('<') && self.absolute(file).starts_with(&self.workspace_root)
     }
 

@@ -18,12 +18,12 @@ struct Slot {
 }
 
 #[derive(Default, Clone)]
-pub struct ProjectQueue {
+pub(super) struct ProjectQueue {
     slots: Arc<Mutex<HashMap<PathBuf, Slot>>>,
 }
 
 /// Held while a call runs; the next call on the project starts when it is dropped.
-pub struct Turn {
+pub(super) struct Turn {
     _guard: OwnedMutexGuard<()>,
     _ticket: Ticket,
 }
@@ -48,7 +48,7 @@ impl Drop for Ticket {
 
 impl ProjectQueue {
     /// Wait for this project's turn, reporting the queue position; `None` if cancelled while waiting.
-    pub async fn wait_turn(
+    pub(super) async fn wait_turn(
         &self,
         key: &Path,
         progress: &dyn Progress,
@@ -82,7 +82,7 @@ impl ProjectQueue {
 
     /// Calls holding or waiting for the project.
     #[cfg(test)]
-    pub fn queued(&self, key: &Path) -> usize {
+    pub(super) fn queued(&self, key: &Path) -> usize {
         let slots = self.slots.lock().expect("queue poisoned");
         slots.get(key).map_or(0, |s| s.queued)
     }

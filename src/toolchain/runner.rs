@@ -11,7 +11,7 @@ use crate::call::Call;
 use crate::process::{self, CommandSpec, Policy, ProcessOutput, RunError};
 
 /// Runs a toolchain's child processes under one call's policy.
-pub struct Runner {
+pub(crate) struct Runner {
     pub(super) policy: Policy,
     pub(super) shutdown: CancellationToken,
     pub(super) runs: TaskTracker,
@@ -23,14 +23,14 @@ pub struct Runner {
 
 /// A sandbox for builds: bubblewrap, and what the build sees.
 #[derive(Debug, Clone)]
-pub struct Confined {
+pub(crate) struct Confined {
     pub bwrap: std::path::PathBuf,
     pub confinement: crate::sandbox::Confinement,
 }
 
 impl Runner {
     /// Run `program args` in `cwd`, feeding every output line to `on_line`.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         mut spec: CommandSpec,
         call: &Call<'_>,
@@ -59,7 +59,7 @@ impl Runner {
 
     /// `run`, with a program that is not installed reported as a missing toolchain, saying
     /// how to install it.
-    pub async fn run_toolchain(
+    pub(crate) async fn run_toolchain(
         &self,
         spec: CommandSpec,
         call: &Call<'_>,
@@ -76,7 +76,7 @@ impl Runner {
     }
 
     /// `run_toolchain` for commands whose output is only read at the end.
-    pub async fn run_to_end(
+    pub(crate) async fn run_to_end(
         &self,
         spec: CommandSpec,
         call: &Call<'_>,
@@ -104,7 +104,7 @@ impl Runner {
     }
 
     /// The same limits with a shorter timeout, for quick helper commands.
-    pub fn quick(&self, timeout: Duration) -> Runner {
+    pub(crate) fn quick(&self, timeout: Duration) -> Runner {
         Runner {
             policy: self.policy.within(timeout),
             shutdown: self.shutdown.clone(),

@@ -66,7 +66,7 @@ pub enum TaskArgError {
 
 /// The full argv, task name first, of `tool`'s task `task` given the request's `args`;
 /// `project` is the directory the task runs in.
-pub fn task_argv(
+pub(crate) fn task_argv(
     tool: Toolchain,
     task: &str,
     args: &[String],

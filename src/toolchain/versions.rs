@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 /// Long enough to make repeated calls cheap, short enough that a `rustup update` shows soon.
 const TIME_TO_LIVE: Duration = Duration::from_secs(60);
 
-pub type Versions = BTreeMap<String, String>;
+pub(super) type Versions = BTreeMap<String, String>;
 
 #[derive(Default)]
-pub struct VersionCache {
+pub(crate) struct VersionCache {
     entries: Mutex<HashMap<PathBuf, (Instant, Versions)>>,
 }
 
 impl VersionCache {
-    pub fn get(&self, dir: &Path) -> Option<Versions> {
+    pub(crate) fn get(&self, dir: &Path) -> Option<Versions> {
         let entries = self.entries.lock().expect("version cache poisoned");
         entries
             .get(dir)
@@ -25,7 +25,7 @@ impl VersionCache {
             .map(|(_, versions)| versions.clone())
     }
 
-    pub fn put(&self, dir: &Path, versions: Versions) {
+    pub(crate) fn put(&self, dir: &Path, versions: Versions) {
         let mut entries = self.entries.lock().expect("version cache poisoned");
         entries.retain(|_, (at, _)| at.elapsed() < TIME_TO_LIVE);
         entries.insert(dir.to_path_buf(), (Instant::now(), versions));

@@ -492,7 +492,7 @@ fn assert_claude_turn(turn: &crate::agent_kit::fake_http::LoggedRequest) {
 }
 
 /// The names of the tools a request offers.
-fn tool_names(body: &serde_json::Value) -> Vec<String> {
+fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .into_iter()
@@ -515,7 +515,7 @@ fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// The text of every tool_result block in the request's messages.
-fn tool_results(body: &serde_json::Value) -> Vec<String> {
+fn tool_results(body: &Value) -> Vec<String> {
     blocks(body)
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["content"].to_string())
@@ -523,14 +523,14 @@ fn tool_results(body: &serde_json::Value) -> Vec<String> {
 }
 
 /// The names of the tool_use blocks of the request's assistant messages.
-fn tool_uses(body: &serde_json::Value) -> Vec<String> {
+fn tool_uses(body: &Value) -> Vec<String> {
     blocks(body)
         .filter(|b| b["type"] == "tool_use")
         .filter_map(|b| b["name"].as_str().map(String::from))
         .collect()
 }
 
-fn blocks(body: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+fn blocks(body: &Value) -> impl Iterator<Item = &Value> {
     body["messages"]
         .as_array()
         .into_iter()

@@ -3,6 +3,9 @@
 //! process, on the same test threads as the others: what two suites share (the mix projects
 //! in test-projects/, markers on processes) is in `support`.
 
+// A test or bench crate is a binary: `pub` serves its own modules.
+#![allow(unreachable_pub)]
+
 mod proc_env;
 mod support;
 

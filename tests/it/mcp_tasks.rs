@@ -229,7 +229,7 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
         if !remembered.is_null() {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert_eq!(remembered["code"], "done", "{remembered:#}");
     assert_eq!(remembered["state"], "recorded", "{remembered:#}");

@@ -39,7 +39,7 @@ fn tcp_echo_server() -> u16 {
         for stream in listener.incoming() {
             let stream = stream.unwrap();
             std::thread::spawn(move || {
-                let _ = std::io::copy(&mut &stream, &mut &stream);
+                let _ = io::copy(&mut &stream, &mut &stream);
             });
         }
     });

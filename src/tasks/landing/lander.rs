@@ -315,7 +315,7 @@ impl Tasks {
     ) -> Result<Merged, LandError>
     where
         F: FnOnce(String, String) -> Fut,
-        Fut: std::future::Future<Output = ()>,
+        Fut: Future<Output = ()>,
     {
         let repo = Path::new(&worktree.repo);
         let git = Git::at(repo);

@@ -21,7 +21,7 @@ use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// How long a queue call may take before its caller is told the database is not answering.
-pub const CALL_DEADLINE: Duration = Duration::from_secs(5);
+pub(super) const CALL_DEADLINE: Duration = Duration::from_secs(5);
 /// How many calls may wait on the database at once.
 const IN_FLIGHT: usize = 16;
 

@@ -51,7 +51,7 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MOST_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Calls into one connection on its own thread.
-pub struct PgLink {
+pub(super) struct PgLink {
     jobs: Mutex<mpsc::Sender<Job>>,
     /// The URL without its password, for messages.
     shown: String,
@@ -59,7 +59,7 @@ pub struct PgLink {
 
 impl PgLink {
     /// Starts the connection's thread and connects once, so a wrong URL is an error now.
-    pub fn connect(url: &str, shown: &str) -> Result<PgLink, StoreError> {
+    pub(super) fn connect(url: &str, shown: &str) -> Result<PgLink, StoreError> {
         let config = config_of(url, shown)?;
         let (jobs, inbox) = mpsc::channel::<Job>();
         std::thread::Builder::new()
@@ -89,7 +89,7 @@ impl PgLink {
 
     /// Runs `work` on the connection (connecting first if it has none) and returns what it
     /// returned. Errors of the connection itself are `Unavailable`, and drop it.
-    pub fn run<T: Send + 'static>(
+    pub(super) fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
@@ -97,7 +97,7 @@ impl PgLink {
     }
 
     /// [`Self::run`] for a call that may take up to `limit` (a whole queue imported).
-    pub fn run_within<T: Send + 'static>(
+    pub(super) fn run_within<T: Send + 'static>(
         &self,
         limit: Duration,
         work: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,

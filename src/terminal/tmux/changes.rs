@@ -35,14 +35,14 @@ static IN_PROCESS: Mutex<()> = Mutex::const_new(());
 
 /// Held while drydock attaches a control client, or changes what tmux tells control clients
 /// about; released on drop.
-pub struct Changing {
+pub(crate) struct Changing {
     _in_process: MutexGuard<'static, ()>,
     _across: Option<Flock<File>>,
 }
 
 /// Waits for this process's other changes, then for those of the other drydocks that take
 /// `lock_file` (none: this process's only).
-pub async fn changing(lock_file: Option<PathBuf>) -> Changing {
+pub(super) async fn changing(lock_file: Option<PathBuf>) -> Changing {
     let in_process = IN_PROCESS.lock().await;
     let across = match lock_file {
         Some(path) => lock(&path).await,

@@ -23,7 +23,7 @@ use super::{Result, Tmux, TmuxError, escape_arg, session_target};
 
 /// Receives a pane's raw output bytes, in order. Called on the client's reader task: keep it
 /// short (feed a parser, push to a channel).
-pub type OutputCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
+pub(crate) type OutputCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
 /// The name of the subscriptions that report pane deaths, one per window: `drydock-dead@N`.
 ///
@@ -41,7 +41,7 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What happens on the server, as the control client sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControlEvent {
+pub(crate) enum ControlEvent {
     /// A pane's process exited; the pane remains (remain-on-exit). Reported within about a
     /// second (tmux checks subscriptions once a second).
     /// `status` is the exit status, `signal` the signal that killed it.
@@ -294,7 +294,7 @@ impl Shared {
 /// A `tmux -C attach` client on one session. Output of every pane in the session's windows
 /// arrives on the reader task; [`ControlClient::subscribe`] routes a pane's bytes to a
 /// callback. Dropping the client kills the tmux process and stops its tasks.
-pub struct ControlClient {
+pub(crate) struct ControlClient {
     /// Its server: the client detaches under [`Tmux::changing`] when dropped.
     tmux: Tmux,
     shared: Arc<Shared>,
@@ -308,7 +308,7 @@ pub struct ControlClient {
 impl ControlClient {
     /// Attaches to `session` (exact name) in control mode. Only output produced from now on
     /// is reported: capture the pane's current screen first.
-    pub async fn attach(tmux: &Tmux, session: &str) -> Result<ControlClient> {
+    pub(crate) async fn attach(tmux: &Tmux, session: &str) -> Result<ControlClient> {
         // Until tmux answers the attach, the client is still identifying itself: no change
         // tmux tells control clients about may happen meanwhile (see `changes`).
         let changing = tmux.changing().await;
@@ -376,7 +376,7 @@ impl ControlClient {
     }
 
     /// Routes `pane`'s output ("%3") to `callback`, replacing an earlier one.
-    pub fn subscribe(&self, pane: &str, callback: OutputCallback) {
+    pub(crate) fn subscribe(&self, pane: &str, callback: OutputCallback) {
         self.shared
             .known_panes
             .lock()
@@ -390,25 +390,25 @@ impl ControlClient {
     }
 
     /// Events from now on (pane exited or closed, windows, sessions, client exit).
-    pub fn events(&self) -> broadcast::Receiver<ControlEvent> {
+    pub(crate) fn events(&self) -> broadcast::Receiver<ControlEvent> {
         self.shared.events.subscribe()
     }
 
     /// Whether the tmux client is still running.
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.reader.is_finished()
     }
 
     /// Runs a tmux command line (tmux syntax, quoted as in a config file) through the
     /// control connection; returns its output lines, or tmux's error.
-    pub async fn command(&self, line: &str) -> Result<Vec<String>> {
+    pub(crate) async fn command(&self, line: &str) -> Result<Vec<String>> {
         self.shared.command(line).await
     }
 
     /// Detaches cleanly (closing stdin makes tmux exit the client), killing the process if
     /// it does not exit in time.
     #[cfg(test)]
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         self.shared.stdin.lock().await.take();
         let child = self.child.lock().unwrap().take();
         if let Some(mut child) = child

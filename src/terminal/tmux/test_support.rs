@@ -8,13 +8,13 @@ use super::{DRYDOCK_SESSION_OPTION, Result, Tmux, TmuxError, cmd, session_target
 impl Tmux {
     /// The config file the server reads when drydock starts it (`-f`); e.g. `/dev/null` for
     /// a server unaffected by the user's `~/.tmux.conf`.
-    pub fn with_config_file(mut self, path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn with_config_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.config_file = Some(path.into());
         self
     }
 
     /// Whether a server is running on this socket.
-    pub async fn server_running(&self) -> Result<bool> {
+    pub(crate) async fn server_running(&self) -> Result<bool> {
         match self
             .run(cmd(["list-sessions", "-F", "#{session_id}"]))
             .await
@@ -26,7 +26,7 @@ impl Tmux {
     }
 
     /// Reads an option's value; `None` when it is not set.
-    pub async fn show_option(
+    pub(crate) async fn show_option(
         &self,
         target: Option<&str>,
         scope: OptionScope,
@@ -44,7 +44,7 @@ impl Tmux {
     }
 
     /// Whether `session` carries `@drydock 1`, i.e. drydock created it.
-    pub async fn is_drydock_session(&self, session: &str) -> Result<bool> {
+    pub(crate) async fn is_drydock_session(&self, session: &str) -> Result<bool> {
         let value = self
             .show_option(
                 Some(&session_target(session)),
@@ -56,7 +56,7 @@ impl Tmux {
     }
 
     /// Types `text` literally (`send-keys -l`): "C-c" in it is the three characters.
-    pub async fn send_text(&self, target: &str, text: &str) -> Result<()> {
+    pub(crate) async fn send_text(&self, target: &str, text: &str) -> Result<()> {
         if text.is_empty() {
             return Ok(());
         }
@@ -67,7 +67,7 @@ impl Tmux {
 
     /// Presses keys by name (`C-c`, `Enter`, `Escape`, `Up`, `Tab`, `BSpace`, `F5`, ...);
     /// every name is checked first, so a typo is an error rather than typed text.
-    pub async fn send_keys(&self, target: &str, names: &[String]) -> Result<()> {
+    pub(crate) async fn send_keys(&self, target: &str, names: &[String]) -> Result<()> {
         for name in names {
             validate_key_name(name)?;
         }
@@ -80,7 +80,7 @@ impl Tmux {
     }
 
     /// (rows, cols) of the pane.
-    pub async fn pane_size(&self, target: &str) -> Result<(u16, u16)> {
+    pub(crate) async fn pane_size(&self, target: &str) -> Result<(u16, u16)> {
         let (w, h) = self
             .display_pair(target, "#{pane_width},#{pane_height}")
             .await?;
@@ -88,7 +88,7 @@ impl Tmux {
     }
 
     /// Cursor position as (x, y), 0-based from the top left of the visible screen.
-    pub async fn cursor(&self, target: &str) -> Result<(u16, u16)> {
+    pub(crate) async fn cursor(&self, target: &str) -> Result<(u16, u16)> {
         self.display_pair(target, "#{cursor_x},#{cursor_y}").await
     }
 
@@ -106,7 +106,7 @@ impl Tmux {
     }
 
     /// Stops the whole server (only ever meant for drydock's own socket).
-    pub async fn kill_server(&self) -> Result<()> {
+    pub(crate) async fn kill_server(&self) -> Result<()> {
         if !self.socket.is_owned() {
             return Err(TmuxError::InvalidArgument(
                 "refusing to kill the user's tmux server".into(),
@@ -121,7 +121,7 @@ impl Tmux {
 
 /// Which kind of option `show_option` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionScope {
+pub(crate) enum OptionScope {
     Session,
     GlobalSession,
 }
@@ -139,7 +139,7 @@ impl OptionScope {
 /// Key names `send_keys` accepts: what tmux's `key_string_lookup_string` knows, with optional
 /// `C-`, `M-`, `S-` modifiers. tmux types an unknown name as literal text, so it is refused
 /// here instead.
-pub fn validate_key_name(name: &str) -> Result<()> {
+pub(super) fn validate_key_name(name: &str) -> Result<()> {
     const NAMED: &[&str] = &[
         "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home",
         "End", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "IC", "Insert", "DC",

@@ -76,7 +76,7 @@ impl Drop for TestServer {
             .arg(self.socket())
             .arg("kill-server")
             .env_remove("TMUX")
-            .stderr(std::process::Stdio::null())
+            .stderr(Stdio::null())
             .status();
     }
 }
@@ -88,7 +88,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 async fn wait_until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
+    Fut: Future<Output = bool>,
 {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !check().await {

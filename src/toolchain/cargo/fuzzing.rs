@@ -12,7 +12,7 @@ use crate::toolchain::line_parser::LineParser;
 
 /// `cargo build|test --message-format=json`: its JSON messages and libtest's text on stdout,
 /// cargo's own lines on stderr, fed as a run feeds them.
-pub fn cargo_output(root: &Path, stdout: &str, stderr: &str) {
+pub(crate) fn cargo_output(root: &Path, stdout: &str, stderr: &str) {
     let mut messages = CargoMessageParser::new(root, root, true);
     let mut libtest = LibtestParser::new(root, root, 4096);
     let mut running = RunningBinary::default();

@@ -14,7 +14,7 @@ use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// How one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestOutcome {
+pub(crate) enum TestOutcome {
     Passed,
     Failed,
     Ignored,
@@ -22,7 +22,7 @@ pub enum TestOutcome {
 
 /// What one line of test output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LibtestEvent {
+pub(crate) enum LibtestEvent {
     BinaryStarted { name: String },
     TestFinished { name: String, outcome: TestOutcome },
     BinaryFinished { counts: TestCounts },
@@ -30,7 +30,7 @@ pub enum LibtestEvent {
 
 /// Everything gathered from one `cargo test` run's human output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TestRun {
+pub(crate) struct TestRun {
     pub counts: TestCounts,
     /// Grouped by test binary in run order, sorted by name within a binary
     /// (libtest prints them in completion order, which varies between runs).
@@ -42,7 +42,7 @@ pub struct TestRun {
 
 /// Turns libtest's human output (stdout) and cargo's progress lines (stderr), fed line
 /// by line, into counts and failures.
-pub struct LibtestParser {
+pub(crate) struct LibtestParser {
     paths: PathMapper,
     stdout_cap: usize,
     counts: TestCounts,
@@ -82,7 +82,7 @@ impl LineParser for LibtestParser {
 }
 
 impl LibtestParser {
-    pub fn new(workspace_root: &Path, project_root: &Path, stdout_cap: usize) -> Self {
+    pub(crate) fn new(workspace_root: &Path, project_root: &Path, stdout_cap: usize) -> Self {
         Self {
             paths: PathMapper::new(workspace_root, project_root),
             stdout_cap,

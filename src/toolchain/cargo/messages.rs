@@ -13,7 +13,7 @@ use crate::toolchain::results::{Diagnostic, Severity, Suggestion};
 
 /// What one line of cargo's JSON output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CargoEvent {
+pub(crate) enum CargoEvent {
     Artifact { target: String, fresh: bool },
     Diagnostic { severity: Severity },
     BuildFinished { success: bool },
@@ -21,7 +21,7 @@ pub enum CargoEvent {
 
 /// Everything gathered from one cargo run's JSON messages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CargoMessages {
+pub(crate) struct CargoMessages {
     /// In the order rustc reported them, duplicates removed.
     pub diagnostics: Vec<Diagnostic>,
     pub artifacts: u32,
@@ -32,7 +32,7 @@ pub struct CargoMessages {
 }
 
 /// Turns cargo's `--message-format=json` stdout, fed line by line, into diagnostics.
-pub struct CargoMessageParser {
+pub(crate) struct CargoMessageParser {
     paths: PathMapper,
     include_rendered: bool,
     seen: Distinct,
@@ -75,7 +75,7 @@ impl LineParser for CargoMessageParser {
 }
 
 impl CargoMessageParser {
-    pub fn new(workspace_root: &Path, project_root: &Path, include_rendered: bool) -> Self {
+    pub(crate) fn new(workspace_root: &Path, project_root: &Path, include_rendered: bool) -> Self {
         Self {
             paths: PathMapper::new(workspace_root, project_root),
             include_rendered,
@@ -231,7 +231,7 @@ mod json {
 
     #[derive(Deserialize)]
     #[serde(tag = "reason", rename_all = "kebab-case")]
-    pub enum Line {
+    pub(super) enum Line {
         CompilerMessage {
             message: Diagnostic,
         },
@@ -252,17 +252,17 @@ mod json {
     }
 
     #[derive(Deserialize)]
-    pub struct Target {
+    pub(super) struct Target {
         pub name: String,
     }
 
     #[derive(Deserialize, Default)]
-    pub struct Profile {
+    pub(super) struct Profile {
         pub test: bool,
     }
 
     #[derive(Deserialize)]
-    pub struct Diagnostic {
+    pub(super) struct Diagnostic {
         pub message: String,
         pub code: Option<Code>,
         pub level: String,
@@ -274,19 +274,19 @@ mod json {
     }
 
     #[derive(Deserialize)]
-    pub struct Code {
+    pub(super) struct Code {
         pub code: String,
     }
 
     #[derive(Deserialize)]
-    pub struct Child {
+    pub(super) struct Child {
         pub message: String,
         pub level: String,
         pub spans: Vec<Span>,
     }
 
     #[derive(Deserialize)]
-    pub struct Span {
+    pub(super) struct Span {
         pub file_name: String,
         pub line_start: u32,
         pub line_end: u32,
@@ -300,7 +300,7 @@ mod json {
     }
 
     #[derive(Deserialize)]
-    pub struct Expansion {
+    pub(super) struct Expansion {
         pub span: Span,
     }
 }

@@ -44,7 +44,7 @@ const DIFF_CAP_LINES: usize = 40;
 /// The root of the cargo workspace the project belongs to: the nearest directory at or above
 /// it whose Cargo.toml has a `[workspace]` table (or the one `package.workspace` names),
 /// else the project itself.
-pub fn workspace_root(project_root: &Path) -> PathBuf {
+pub(crate) fn workspace_root(project_root: &Path) -> PathBuf {
     let own = read_manifest(&project_root.join("Cargo.toml"));
     if let Some(explicit) = own.as_ref().and_then(|m| {
         m.get("package")?
@@ -150,7 +150,7 @@ fn compile_progress<'p>(
     }
 }
 
-pub async fn build(
+pub(crate) async fn build(
     project: &Project,
     kind: BuildKind,
     req: &CompileRequest,
@@ -244,7 +244,7 @@ impl RunningBinary {
     }
 }
 
-pub async fn test(
+pub(crate) async fn test(
     project: &Project,
     req: &TestRequest,
     runner: &Runner,
@@ -410,7 +410,7 @@ async fn unfinished_tests(
 
 /// Build the project's program and run it with `args`, which are the program's own: they
 /// go to it directly, never through cargo.
-pub async fn run(
+pub(crate) async fn run(
     project: &Project,
     req: &RunRequest,
     runner: &Runner,
@@ -431,7 +431,7 @@ pub async fn run(
 
 /// `cargo TASK ...`, where `argv` (task name first) went through the task's allowlist
 /// (`task_args`).
-pub async fn run_task(
+pub(crate) async fn run_task(
     project: &Project,
     req: &RunRequest,
     argv: Vec<String>,
@@ -586,7 +586,7 @@ fn choose_binary(
     )))
 }
 
-pub async fn format(
+pub(crate) async fn format(
     project: &Project,
     req: &FormatRequest,
     runner: &Runner,
@@ -636,7 +636,7 @@ pub async fn format(
     })
 }
 
-pub async fn project_info(
+pub(crate) async fn project_info(
     project: &Project,
     runner: &Runner,
     call: &Call<'_>,
@@ -833,7 +833,7 @@ fn test_files(packages: &[CargoPackage], project_root: &Path) -> Vec<String> {
 }
 
 /// `path` relative to `root` when inside it, else as it is.
-pub fn relative_to(path: &Path, root: &Path) -> String {
+pub(crate) fn relative_to(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
         .display()

@@ -12,7 +12,7 @@ use crate::toolchain::results::FormatFile;
 
 /// Parses the stdout of `cargo fmt --check -- --color never`: `Diff in /abs/file.rs:9:`
 /// headers, each followed by the hunk's lines. One entry per file, sorted by path.
-pub fn parse_fmt_check(
+pub(crate) fn parse_fmt_check(
     stdout: &str,
     project_root: &Path,
     diff_cap_lines: usize,

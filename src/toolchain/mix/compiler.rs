@@ -34,7 +34,7 @@ use crate::toolchain::results::{Diagnostic, Severity};
 
 /// What one line of mix's output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MixEvent {
+pub(crate) enum MixEvent {
     /// `Compiling 3 files (.ex)`.
     Compiling { files: u32, kind: String },
     /// `Generated my_app app`.
@@ -44,7 +44,7 @@ pub enum MixEvent {
 }
 
 /// Turns mix's output, fed line by line as it arrives, into diagnostics.
-pub struct MixDiagnosticParser {
+pub(crate) struct MixDiagnosticParser {
     paths: PathMapper,
     apps: AppDirs,
     /// The umbrella app or dependency being compiled (`==> name`), whose paths are
@@ -115,7 +115,7 @@ impl LineParser for MixDiagnosticParser {
 impl MixDiagnosticParser {
     /// Reads the umbrella apps (`apps/*`) and fetched dependencies (`deps/*`) of the
     /// project once, to place the paths printed under `==> name`.
-    pub fn new(project_root: &Path) -> Self {
+    pub(crate) fn new(project_root: &Path) -> Self {
         Self {
             paths: PathMapper::new(project_root, project_root),
             apps: AppDirs::discover(project_root),
@@ -741,7 +741,7 @@ impl AppDirs {
 /// `Unchecked dependencies for environment dev:` entries that are not available or ask
 /// for `mix deps.get`, and Hex packages that cannot be fetched because Hex itself is
 /// missing. `None` when the output shows no such problem.
-pub fn missing_deps(output: &str) -> Option<Vec<String>> {
+pub(crate) fn missing_deps(output: &str) -> Option<Vec<String>> {
     let patterns = patterns();
     let mut names: Vec<String> = Vec::new();
     let mut current: Option<String> = None;
@@ -761,7 +761,7 @@ pub fn missing_deps(output: &str) -> Option<Vec<String>> {
 }
 
 /// Whether mix stopped because Hex is not installed (`mix local.hex` fixes that, not `mix deps.get`).
-pub fn hex_missing(output: &str) -> bool {
+pub(crate) fn hex_missing(output: &str) -> bool {
     output.contains("Could not find Hex, which is needed to build dependency")
 }
 

@@ -27,7 +27,7 @@ struct CredoIssue {
 }
 
 /// `None` when stdout holds no credo JSON (credo did not run).
-pub fn parse(stdout: &str, project_root: &Path) -> Option<Vec<Diagnostic>> {
+pub(super) fn parse(stdout: &str, project_root: &Path) -> Option<Vec<Diagnostic>> {
     let start = stdout.find('{')?;
     let output: CredoOutput = serde_json::from_str(stdout[start..].trim_end()).ok()?;
     let paths = PathMapper::new(project_root, project_root);

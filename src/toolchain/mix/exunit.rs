@@ -19,7 +19,7 @@ use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// Everything gathered from one `mix test` run's output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExUnitRun {
+pub(crate) struct ExUnitRun {
     /// Summed over the summary lines (one per umbrella app that ran tests).
     pub counts: TestCounts,
     /// In the order ExUnit printed them.
@@ -35,14 +35,14 @@ pub struct ExUnitRun {
 
 /// What one line of ExUnit output meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExUnitEvent {
+pub(crate) enum ExUnitEvent {
     Failure { name: String },
     Finished { counts: TestCounts },
 }
 
 /// Parses a whole `mix test` stdout; `cap` bounds each failure's message, values,
 /// stack trace and logged output, in bytes.
-pub fn parse_exunit_output(stdout: &str, project_root: &Path, cap: usize) -> ExUnitRun {
+pub(crate) fn parse_exunit_output(stdout: &str, project_root: &Path, cap: usize) -> ExUnitRun {
     let mut parser = ExUnitParser::new(project_root, cap);
     for line in stdout.lines() {
         parser.line(line);
@@ -51,7 +51,7 @@ pub fn parse_exunit_output(stdout: &str, project_root: &Path, cap: usize) -> ExU
 }
 
 /// Reads ExUnit's output line by line as it arrives.
-pub struct ExUnitParser {
+pub(crate) struct ExUnitParser {
     paths: PathMapper,
     apps: AppDirs,
     cap: usize,
@@ -63,7 +63,7 @@ pub struct ExUnitParser {
 }
 
 impl ExUnitParser {
-    pub fn new(project_root: &Path, cap: usize) -> Self {
+    pub(crate) fn new(project_root: &Path, cap: usize) -> Self {
         Self {
             paths: PathMapper::new(project_root, project_root),
             apps: AppDirs::discover(project_root),
@@ -74,7 +74,7 @@ impl ExUnitParser {
         }
     }
 
-    pub fn line(&mut self, line: &str) -> Option<ExUnitEvent> {
+    pub(crate) fn line(&mut self, line: &str) -> Option<ExUnitEvent> {
         let line = line.trim_end_matches(['\n', '\r']);
         let line = strip_ansi(line);
         let line = line.trim_end();
@@ -87,7 +87,7 @@ impl ExUnitParser {
         self.fresh_line(line)
     }
 
-    pub fn finish(mut self) -> ExUnitRun {
+    pub(crate) fn finish(mut self) -> ExUnitRun {
         self.close_block();
         self.run
     }

@@ -11,9 +11,9 @@ use crate::toolchain::paths::PathMapper;
 use crate::toolchain::results::{TestCounts, TestFailure};
 
 /// Starts every event line; a test that printed without a newline may come before it.
-pub const MARKER: &str = "\u{1e}DRYDOCK-EXUNIT ";
-pub const FORMATTER_MODULE: &str = "DrydockExUnitFormatter";
-pub const FORMATTER_SOURCE: &str = crate::exs::EXUNIT_FORMATTER;
+pub(super) const MARKER: &str = "\u{1e}DRYDOCK-EXUNIT ";
+pub(super) const FORMATTER_MODULE: &str = "DrydockExUnitFormatter";
+pub(super) const FORMATTER_SOURCE: &str = crate::exs::EXUNIT_FORMATTER;
 
 const STACKTRACE_CAP: usize = 2048;
 
@@ -47,7 +47,7 @@ struct TestEvent {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ExUnitVerdict {
+pub(super) enum ExUnitVerdict {
     Passed,
     Failed,
     Skipped,
@@ -71,7 +71,7 @@ struct FailureEvent {
 
 /// What a line meant, for progress reporting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seen {
+pub(super) enum Seen {
     Test {
         name: String,
         outcome: ExUnitVerdict,
@@ -81,7 +81,7 @@ pub enum Seen {
 
 /// Everything the formatter reported in one `mix test` run.
 #[derive(Debug, Default)]
-pub struct ExUnitRun {
+pub(super) struct ExUnitRun {
     pub counts: TestCounts,
     pub failures: Vec<TestFailure>,
     /// How many suites started (one per umbrella app); 0 when the formatter never ran.
@@ -92,7 +92,7 @@ pub struct ExUnitRun {
     pub max_failures_reached: bool,
 }
 
-pub struct ExUnitEvents {
+pub(super) struct ExUnitEvents {
     paths: PathMapper,
     run: ExUnitRun,
 }
@@ -117,7 +117,7 @@ impl LineParser for ExUnitEvents {
 }
 
 impl ExUnitEvents {
-    pub fn new(project_root: &Path) -> Self {
+    pub(super) fn new(project_root: &Path) -> Self {
         Self {
             paths: PathMapper::new(project_root, project_root),
             run: ExUnitRun::default(),

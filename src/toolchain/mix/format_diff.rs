@@ -19,7 +19,7 @@ const DIFF_CAP_LINES: usize = 40;
 const DIFFS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The `  * path` lines after "The following files are not formatted:", sorted.
-pub fn unformatted_files(stderr: &str) -> Vec<String> {
+pub(super) fn unformatted_files(stderr: &str) -> Vec<String> {
     let mut files: Vec<String> = stderr
         .lines()
         .map(strip_ansi)
@@ -33,7 +33,7 @@ pub fn unformatted_files(stderr: &str) -> Vec<String> {
 
 /// One entry per file, with a short diff where Mix could format it. Every file is read and
 /// diffed on a blocking thread (a project never formatted is all of its files).
-pub async fn diffs(
+pub(super) async fn diffs(
     project: &Project,
     files: &[String],
     runner: &Runner,

@@ -19,7 +19,7 @@ const MODULES: [&str; 2] = ["DrydockJSON", FORMATTER_MODULE];
 
 /// The `elixir -e` code that makes the formatter available to `mix test`: loading the
 /// cached .beam files when they can be had, else compiling the source in place.
-pub async fn loader(cache_root: Option<&Path>, runner: &Runner, call: &Call<'_>) -> String {
+pub(super) async fn loader(cache_root: Option<&Path>, runner: &Runner, call: &Call<'_>) -> String {
     let beams = match cache_root {
         Some(root) => cached_beams(root, runner, call).await,
         None => None,

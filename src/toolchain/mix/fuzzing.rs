@@ -12,7 +12,7 @@ use crate::process::Stream;
 use crate::toolchain::line_parser::LineParser;
 
 /// Any mix command's stdout and stderr, through every parser that reads one.
-pub fn mix_output(root: &Path, stdout: &str, stderr: &str) {
+pub(crate) fn mix_output(root: &Path, stdout: &str, stderr: &str) {
     let mut compiler = MixDiagnosticParser::new(root);
     let mut events = ExUnitEvents::new(root);
     for (stream, text) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {

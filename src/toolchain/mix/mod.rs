@@ -152,7 +152,7 @@ fn declares_dep(project: &Project, dep: &str) -> bool {
     declared(&project.root) || umbrella_apps(project).iter().any(|d| declared(d))
 }
 
-pub async fn project_info(
+pub(crate) async fn project_info(
     project: &Project,
     runner: &Runner,
     call: &Call<'_>,
@@ -186,7 +186,7 @@ pub async fn project_info(
     }
 }
 
-pub async fn build(
+pub(crate) async fn build(
     project: &Project,
     kind: BuildKind,
     req: &CompileRequest,
@@ -389,7 +389,7 @@ async fn lint(
     })
 }
 
-pub async fn test(
+pub(crate) async fn test(
     project: &Project,
     req: &TestRequest,
     runner: &Runner,
@@ -559,7 +559,7 @@ fn mix_test_args(req: &TestRequest) -> Vec<String> {
 
 /// `mix TASK ...`, where `argv` (task name first) went through the task's allowlist
 /// (`task_args`).
-pub async fn run(
+pub(crate) async fn run(
     project: &Project,
     req: &RunRequest,
     argv: Vec<String>,
@@ -594,7 +594,7 @@ pub async fn run(
     Ok(RunReport::from_output(output, millis(started.elapsed())))
 }
 
-pub async fn format(
+pub(crate) async fn format(
     project: &Project,
     req: &FormatRequest,
     runner: &Runner,

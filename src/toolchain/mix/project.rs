@@ -8,12 +8,12 @@ use serde::Deserialize;
 use crate::toolchain::cargo::relative_to;
 use crate::toolchain::reports::{DependencyInfo, PackageInfo, ProjectInfo, TargetInfo};
 
-pub const SCRIPT: &str = crate::exs::PROJECT_INFO;
+pub(super) const SCRIPT: &str = crate::exs::PROJECT_INFO;
 
 const MAX_FILES_SCANNED: usize = 5000;
 
 #[derive(Debug, Deserialize)]
-pub struct MixProject {
+pub(super) struct MixProject {
     app: Option<String>,
     version: Option<String>,
     elixir_requirement: Option<String>,
@@ -48,7 +48,7 @@ struct MixDep {
 }
 
 impl MixProject {
-    pub fn into_info(self, project_root: &Path) -> ProjectInfo {
+    pub(super) fn into_info(self, project_root: &Path) -> ProjectInfo {
         let test_files = self
             .apps
             .iter()

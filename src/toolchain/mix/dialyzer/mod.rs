@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-pub use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output};
+pub(crate) use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output};
 
 use crate::call::Call;
 use crate::exs;
@@ -48,7 +48,7 @@ const TOOLCHAIN_QUERY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One of the project's own apps, compiled.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompiledApp {
+pub(crate) struct CompiledApp {
     /// e.g. `_build/dev/lib/my_app/ebin`.
     pub ebin_dir: PathBuf,
     /// The directory the app was compiled in: the project root, or `apps/my_app` in an
@@ -58,7 +58,7 @@ pub struct CompiledApp {
 
 /// What one dialyzer analysis found.
 #[derive(Debug, Clone)]
-pub struct DialyzerOutcome {
+pub(crate) struct DialyzerOutcome {
     /// The warnings, ordered by file and line.
     pub diagnostics: Vec<Diagnostic>,
     /// How dialyzer ended: `Exited(0)` no warnings, `Exited(2)` warnings, `Exited(1)` it
@@ -83,13 +83,13 @@ impl DialyzerOutcome {
 
 /// Where base PLTs are kept.
 #[derive(Debug, Clone)]
-pub struct PltCache {
+pub(crate) struct PltCache {
     dir: PathBuf,
 }
 
 impl PltCache {
     /// `drydock/plt` in the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`).
-    pub fn user_default() -> Result<Self, ToolchainError> {
+    pub(crate) fn user_default() -> Result<Self, ToolchainError> {
         let cache = dirs::cache_dir().ok_or_else(|| {
             ToolchainError::Failed(
                 "no cache directory for the dialyzer PLT: set HOME or XDG_CACHE_HOME".into(),
@@ -98,11 +98,11 @@ impl PltCache {
         Ok(Self::at(cache.join("drydock").join("plt")))
     }
 
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn at(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -113,7 +113,7 @@ impl PltCache {
 
 /// Runs dialyzer on the project's own apps, building the base PLT first if this OTP and
 /// Elixir have none yet (which takes about a minute; progress is reported meanwhile).
-pub async fn analyze(
+pub(crate) async fn analyze(
     project_root: &Path,
     apps: &[CompiledApp],
     plt_cache: &PltCache,

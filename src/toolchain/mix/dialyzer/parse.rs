@@ -28,14 +28,14 @@ use crate::toolchain::results::{Diagnostic, Severity};
 /// child app's own directory (`lib/child.ex`, not `apps/child/lib/child.ex`); absolute when
 /// the source lies outside it.
 #[derive(Debug, Clone)]
-pub struct SourceRoots {
+pub(crate) struct SourceRoots {
     project_root: PathBuf,
     app_roots: Vec<PathBuf>,
 }
 
 impl SourceRoots {
     /// A project whose apps were compiled in `app_roots` (an umbrella's children).
-    pub fn new(project_root: &Path, app_roots: impl IntoIterator<Item = PathBuf>) -> Self {
+    pub(crate) fn new(project_root: &Path, app_roots: impl IntoIterator<Item = PathBuf>) -> Self {
         Self {
             project_root: project_root.to_path_buf(),
             app_roots: app_roots.into_iter().collect(),
@@ -43,7 +43,7 @@ impl SourceRoots {
     }
 
     /// A project that is a single app.
-    pub fn project(project_root: &Path) -> Self {
+    pub(crate) fn project(project_root: &Path) -> Self {
         Self::new(project_root, [project_root.to_path_buf()])
     }
 
@@ -62,7 +62,7 @@ impl SourceRoots {
 
 /// Parses dialyzer's or dialyxir's whole output; relative file names are taken to be
 /// relative to the project root (for an umbrella, use `DialyzerParser` with its app roots).
-pub fn parse_dialyzer_output(text: &str, project_root: &Path) -> Vec<Diagnostic> {
+pub(crate) fn parse_dialyzer_output(text: &str, project_root: &Path) -> Vec<Diagnostic> {
     let roots = SourceRoots::project(project_root);
     let mut parser = DialyzerParser::new(&roots);
     for line in text.lines() {
@@ -72,7 +72,7 @@ pub fn parse_dialyzer_output(text: &str, project_root: &Path) -> Vec<Diagnostic>
 }
 
 /// Turns dialyzer's output, fed line by line as it arrives, into diagnostics.
-pub struct DialyzerParser<'r> {
+pub(crate) struct DialyzerParser<'r> {
     roots: &'r SourceRoots,
     state: State,
     diagnostics: Vec<Diagnostic>,
@@ -110,7 +110,7 @@ static UNKNOWN_LIST: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 impl<'r> DialyzerParser<'r> {
-    pub fn new(roots: &'r SourceRoots) -> Self {
+    pub(crate) fn new(roots: &'r SourceRoots) -> Self {
         Self {
             roots,
             state: State::Outside,
@@ -118,7 +118,7 @@ impl<'r> DialyzerParser<'r> {
         }
     }
 
-    pub fn feed_line(&mut self, line: &str) {
+    pub(crate) fn feed_line(&mut self, line: &str) {
         let line = strip_ansi(line.trim_end());
         let line = line.as_ref();
         if RULE.is_match(line) {
@@ -139,7 +139,7 @@ impl<'r> DialyzerParser<'r> {
     }
 
     /// The diagnostics in the order dialyzer printed them (sorted by file and line).
-    pub fn finish(mut self) -> Vec<Diagnostic> {
+    pub(crate) fn finish(mut self) -> Vec<Diagnostic> {
         self.close(State::Outside);
         self.diagnostics
     }
@@ -368,7 +368,7 @@ const WARNING_KINDS: &[(&str, &str)] = &[
 
 /// Dialyzer's command line prints no warning tag: it is recognised from the message.
 /// `None` for a message no OTP 25 template produces.
-pub fn warning_kind(message: &str) -> Option<&'static str> {
+pub(super) fn warning_kind(message: &str) -> Option<&'static str> {
     static KINDS: LazyLock<Vec<(&str, Regex)>> = LazyLock::new(|| {
         WARNING_KINDS
             .iter()
