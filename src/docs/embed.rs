@@ -316,7 +316,7 @@ mod bundled {
     }
 
     #[cfg(not(feature = "bundled-model"))]
-    pub fn file(_name: &str) -> Option<&'static [u8]> {
+    pub(super) fn file(_name: &str) -> Option<&'static [u8]> {
         None
     }
 }
