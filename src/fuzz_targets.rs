@@ -103,13 +103,13 @@ fn text(bytes: &[u8]) -> String {
 /// `stdout NUL stderr`.
 fn cargo_output(data: &[u8]) {
     let (stdout, stderr) = split_once(data, 0);
-    toolchain::cargo::fuzzing::cargo_output(Path::new(PROJECT), &text(stdout), &text(stderr));
+    toolchain::fuzzing::cargo_output(Path::new(PROJECT), &text(stdout), &text(stderr));
 }
 
 /// `stdout NUL stderr`.
 fn mix_output(data: &[u8]) {
     let (stdout, stderr) = split_once(data, 0);
-    toolchain::mix::fuzzing::mix_output(Path::new(PROJECT), &text(stdout), &text(stderr));
+    toolchain::fuzzing::mix_output(Path::new(PROJECT), &text(stdout), &text(stderr));
 }
 
 /// Rows, columns and the size of the reads (a byte each), then the output.

@@ -47,6 +47,7 @@ pub mod under_way;
 pub(crate) mod wordpiece;
 
 pub use chunk::{Chunk, FileMeta, Section, SourceLine, SourceType};
+pub use sources::rust_toolchain_root;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};

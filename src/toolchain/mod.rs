@@ -6,6 +6,8 @@
 pub(crate) mod arg_values;
 pub(crate) mod cargo;
 pub(crate) mod endings;
+#[cfg(any(test, fuzzing))]
+pub(crate) mod fuzzing;
 pub(crate) mod line_parser;
 pub(crate) mod mix;
 pub mod observe;

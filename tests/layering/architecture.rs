@@ -121,6 +121,7 @@ fn published_modules(text: &str) -> Result<BTreeSet<String>, String> {
     Ok(after
         .lines()
         .skip(1)
+        .skip_while(|line| line.trim().is_empty())
         .take_while(|line| line.starts_with("- ") || line.starts_with("  "))
         .flat_map(backticked)
         .filter(|path| path.contains("::"))

@@ -9,6 +9,7 @@
 mod architecture;
 mod rules;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use architecture::{Architecture, PUBLISHED_MARK};
@@ -84,8 +85,9 @@ fn small_architecture() -> Architecture {
     Architecture::parse(&text).unwrap()
 }
 
+/// The small tree, with `extra` files added or put in place of its own.
 fn small_source(extra: &[(&str, &str)]) -> Source {
-    let mut files: Vec<(String, String)> = [
+    let files: BTreeMap<String, String> = [
         ("lib.rs", "pub mod cli;"),
         ("digest.rs", ""),
         ("config.rs", "use crate::digest::hash;"),
@@ -110,9 +112,9 @@ fn small_source(extra: &[(&str, &str)]) -> Source {
     .chain(extra)
     .map(|(path, text)| (path.to_string(), text.to_string()))
     .collect();
-    files.sort();
-    files.dedup_by(|a, b| a.0 == b.0);
-    Source { files }
+    Source {
+        files: files.into_iter().collect(),
+    }
 }
 
 #[test]

@@ -96,8 +96,16 @@ pub fn no_import_goes_up(source: &Source, architecture: &Architecture) -> Vec<St
             continue;
         }
         let allowed = architecture.allowed_uses(&module);
-        for (line, used) in crate_paths(text) {
-            let target = used.split("::").next().unwrap_or_default().to_string();
+        let targets: BTreeSet<(usize, String)> = crate_paths(text)
+            .into_iter()
+            .map(|(line, used)| {
+                (
+                    line,
+                    used.split("::").next().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        for (line, target) in targets {
             if target != module && modules.contains(&target) && !allowed.contains(&target) {
                 wrong.push(format!(
                     "src/{path}:{line}: `{module}` uses `crate::{target}`, which its row does not allow"

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::docs::sources::rust_toolchain_root;
+use crate::docs::rust_toolchain_root;
 
 use super::{Found, output_line};
 
