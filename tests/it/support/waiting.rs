@@ -3,6 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+use rmcp::service::{Peer, RoleClient};
+use serde_json::json;
+
+use super::mcp_client::call_ok;
+
 /// Poll `check` every 100 ms, blocking the thread, until it holds or `limit` passes.
 pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
@@ -27,3 +32,23 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
     check()
 }
 
+/// Waits (terminal_wait, up to `limit`) until the screen of terminal `session` matches the
+/// regex `pattern`; a panic with the screen's last state if it never does.
+pub async fn until_screen_shows(
+    client: &Peer<RoleClient>,
+    session: &str,
+    pattern: &str,
+    limit: Duration,
+) {
+    let waited = call_ok(
+        client,
+        "terminal_wait",
+        json!({"session": session, "pattern": pattern, "max_wait_ms": limit.as_millis() as u64}),
+    )
+    .await;
+    assert_eq!(
+        (&waited["completed"], &waited["method"]),
+        (&json!(true), &json!("pattern")),
+        "{session} never showed {pattern:?}: {waited:#}"
+    );
+}
