@@ -998,9 +998,17 @@ async fn a_tasks_result_is_shown_merged_or_discarded_from_the_page() {
             "the result merged",
         )
         .await;
-    // Discard asks to be clicked twice.
-    chromium.click(&task_line(&discarded, "[data-testid=discard]"));
-    chromium.click(&task_line(&discarded, "[data-testid=discard]"));
+    // Discard asks to be clicked twice; its button shows once the result was reviewed.
+    let discard = task_line(&discarded, "[data-testid=discard]");
+    for _ in 0..2 {
+        chromium
+            .until(
+                &format!("return document.querySelector('{discard}') !== null"),
+                "the discard button",
+            )
+            .await;
+        chromium.click(&discard);
+    }
     chromium
         .until(
             &format!(
