@@ -134,8 +134,7 @@ mod tests {
         progress.files_done.store(4, Ordering::Relaxed);
         progress.rows_written.store(33, Ordering::Relaxed);
         progress.mark_planned();
-        tokio::time::sleep(EVERY + Duration::from_millis(500)).await;
-        let later = under_way(dir.path()).unwrap();
+        let later = rewritten(dir.path(), |state| state.files_total == 10).await;
         assert_eq!(
             later.describe(later.started_at_ms + 3 * 60_000),
             "Indexing is under way (4 of 10 files, 33 passages written, started 3 min ago): \
@@ -143,6 +142,22 @@ mod tests {
         );
         drop(marker);
         assert_eq!(under_way(dir.path()), None);
+    }
+
+    /// The marker in `dir` once a rewrite made `done` hold (a panic after a few rewrites).
+    async fn rewritten(dir: &Path, done: impl Fn(&UnderWay) -> bool) -> UnderWay {
+        let deadline = tokio::time::Instant::now() + 3 * EVERY;
+        loop {
+            let state = under_way(dir).expect("the marker is there");
+            if done(&state) {
+                return state;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never rewritten: {state:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     #[test]

@@ -701,31 +701,6 @@ os.write(1, b"\x1b]7501;state=idle:app=test\x07\r\nANSWER " + got.hex().encode()
         );
     }
 
-    #[tokio::test]
-    async fn run_latency_of_true() {
-        let shell = shell("bash");
-        run(&shell, "true", 10 * SECOND).await;
-        let rounds = 20;
-        let started = Instant::now();
-        for _ in 0..rounds {
-            let outcome = run(&shell, "true", 5 * SECOND).await;
-            assert_eq!(outcome.method, WaitMethod::Mark);
-        }
-        let mean = started.elapsed() / rounds;
-        eprintln!("terminal run `true` (builtin) latency: {mean:?} (mean of {rounds})");
-        assert!(mean < Duration::from_millis(500));
-        let started = Instant::now();
-        for _ in 0..rounds {
-            let outcome = run(&shell, "/bin/true", 5 * SECOND).await;
-            assert_eq!(
-                (outcome.method, outcome.exit_code),
-                (WaitMethod::Mark, Some(0))
-            );
-        }
-        let mean = started.elapsed() / rounds;
-        eprintln!("terminal run `/bin/true` latency: {mean:?} (mean of {rounds})");
-    }
-
     #[test]
     fn run_futures_are_send() {
         fn assert_send<T: Send>(_: &T) {}

@@ -1,10 +1,14 @@
 //! A headless Chromium (Debian's, through its chromedriver) for the dashboard's tests and
 //! benchmarks, spoken to in WebDriver: JSON over HTTP, the few commands needed, no client
 //! crate (fantoccini's dependencies made cargo rebuild most of the tree).
+//!
+//! Both programs are found on PATH (`chromedriver`; `chromium`, `chromium-browser`,
+//! `google-chrome`), or where `IT_CHROMEDRIVER` and `IT_CHROMIUM` name them.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,10 +27,40 @@ pub struct Chromium {
     _home: tempfile::TempDir,
 }
 
+/// The program `variable` names, else the first of `names` on PATH; a panic saying how to
+/// get one when there is none.
+fn program(variable: &str, names: &[&str]) -> PathBuf {
+    if let Some(named) = std::env::var_os(variable) {
+        let named = PathBuf::from(named);
+        assert!(
+            named.is_file(),
+            "{variable}={} is not a file",
+            named.display()
+        );
+        return named;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "none of {names:?} is on PATH and {variable} is not set: install Debian's \
+                 chromium and chromium-driver (scripts/ensure-deps.sh), or set {variable} to \
+                 the program"
+            )
+        })
+}
+
 impl Chromium {
     pub fn start() -> Chromium {
         let home = tempfile::tempdir().unwrap();
-        let mut driver = Command::new("chromedriver")
+        let driver_program = program("IT_CHROMEDRIVER", &["chromedriver"]);
+        let browser = program(
+            "IT_CHROMIUM",
+            &["chromium", "chromium-browser", "google-chrome"],
+        );
+        let mut driver = Command::new(&driver_program)
             .arg("--port=0")
             .env("HOME", home.path())
             .env("TMPDIR", home.path())
@@ -34,7 +68,7 @@ impl Chromium {
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
-            .expect("chromedriver (Debian's chromium-driver, installed by scripts/ensure-deps.sh)");
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", driver_program.display()));
         let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
         let port = lines
             .find_map(|line| {
@@ -55,7 +89,7 @@ impl Chromium {
             _home: home,
         };
         let options = json!({
-            "binary": "/usr/lib/chromium/chromium",
+            "binary": browser,
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--no-first-run", "--disable-background-networking",
                      "--disable-component-update", "--disable-sync", "--window-size=1400,900",

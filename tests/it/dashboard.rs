@@ -1,7 +1,8 @@
 //! The dashboard in a real Chromium (Debian's, through its chromedriver): a live terminal
-//! typed into, a second page that sees the same screen, the tool feed, the queue form, stop;
-//! and the guards: a cross-origin WebSocket is refused, a server with a token asks for its
-//! one-time login.
+//! typed into and resized, the user's own tmux pane, a second page that sees the same
+//! screen, the tool feed, the problems panel, the queue form, stop, a person answering a
+//! waiting agent; and the guards: a cross-origin WebSocket is refused, a server with a token
+//! asks for its one-time login. Each test opens a page of its own.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -10,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::agent_kit::home::Cli;
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::home::{AgentHome, Cli};
 use crate::chromium::Chromium;
 use crate::mcp_agents::UsersTmux;
 use crate::mcp_spawn::{claude_processes, kill_tmux, spawn_meanwhile, spawning_server};
@@ -102,80 +104,194 @@ async fn resized_from(
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_queue() {
-    // Tasks need their agent's CLI: the pinned Claude Code (nothing starts it here).
-    let claude = Cli::claude()
-        .program
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!("{claude}:{}", std::env::var("PATH").unwrap_or_default());
-    let users = UsersTmux(tempfile::tempdir().unwrap());
-    let started = users.run(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-s",
-        "work",
-        "-x",
-        "90",
-        "-y",
-        "25",
-        "bash",
-        "--norc",
-    ]);
-    assert!(started.status.success(), "{started:?}");
-    let tmux_dir = users.0.path().to_str().unwrap();
-    let server = Server::start_with_env(
-        &[],
-        &[("PATH", &path), ("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
-    );
-    let base = server.base_url();
-    let client = modern_client(&server.url).await;
-    let project = test_project("cargo-clean");
-    let created = call_ok(
-        &client,
-        "terminal_create",
-        json!({"cwd": path_arg(&project), "backend": "pty", "rows": 40, "cols": 120}),
-    )
-    .await;
-    let session = created["name"].as_str().unwrap().to_string();
+/// What the tests of one page share: the user's own tmux server (one window, 90x25), a
+/// drydock that sees it (with the pinned Claude Code on its PATH: tasks need their agent's
+/// CLI, though nothing starts it here), one of drydock's own terminals (a PTY in
+/// test-projects/cargo-clean, created 40x120) and a page of the dashboard in Chromium that
+/// shows it, fitted to its panel.
+struct Desk {
+    chromium: Chromium,
+    client: Client,
+    base: String,
+    session: String,
+    /// `.panel[data-session=...]` of the session.
+    panel: String,
+    /// The session's size once the page fitted it to its panel.
+    fitted: (u64, u64),
+    project: std::path::PathBuf,
+    _server: Server,
+    users: UsersTmux,
+}
 
-    let chromium = Chromium::start();
-    chromium.open(&format!("{base}/")).await;
-    let panel = format!(".panel[data-session={session:?}]");
-    chromium
-        .until(
-            &format!("return document.querySelector('{panel}') !== null"),
-            "a panel for the session",
+/// The user's pane, as drydock names it.
+const PANE: &str = "tmux:work:0.0";
+
+impl Desk {
+    async fn open() -> Desk {
+        let claude = Cli::claude()
+            .program
+            .parent()
+            .unwrap()
+            .display()
+            .to_string();
+        let path = format!("{claude}:{}", std::env::var("PATH").unwrap_or_default());
+        let users = UsersTmux(tempfile::tempdir().unwrap());
+        let started = users.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "work",
+            "-x",
+            "90",
+            "-y",
+            "25",
+            "bash",
+            "--norc",
+        ]);
+        assert!(started.status.success(), "{started:?}");
+        let tmux_dir = users.0.path().to_str().unwrap();
+        let server = Server::start_with_env(
+            &[],
+            &[("PATH", &path), ("TMUX_TMPDIR", tmux_dir), ("TMUX", "")],
+        );
+        let base = server.base_url();
+        let client = modern_client(&server.url).await;
+        let project = test_project("cargo-clean");
+        let created = call_ok(
+            &client,
+            "terminal_create",
+            json!({"cwd": path_arg(&project), "backend": "pty", "rows": 40, "cols": 120}),
         )
         .await;
-    // The page fitted drydock's terminal to its panel.
-    let fitted = resized_from(&client, &chromium, &session, (40, 120)).await;
-    chromium.type_into(
-        &format!("{panel} textarea.xterm-helper-textarea"),
-        "echo hello-$((6*7))\n",
-    );
-    let has_output =
-        format!("return (window.drydock.terminalText({session:?}) || '').includes('hello-42')");
-    chromium
-        .until(&has_output, "the command's output in the panel")
-        .await;
+        let session = created["name"].as_str().unwrap().to_string();
 
-    // Fullscreen makes the terminal bigger, and its program sees the new size.
+        let chromium = Chromium::start();
+        chromium.open(&format!("{base}/")).await;
+        let panel = format!(".panel[data-session={session:?}]");
+        chromium
+            .until(
+                &format!("return document.querySelector('{panel}') !== null"),
+                "a panel for the session",
+            )
+            .await;
+        let fitted = resized_from(&client, &chromium, &session, (40, 120)).await;
+        Desk {
+            chromium,
+            client,
+            base,
+            session,
+            panel,
+            fitted,
+            project,
+            _server: server,
+            users,
+        }
+    }
+
+    /// Types `text` into the session's panel.
+    fn type_into_panel(&self, text: &str) {
+        self.chromium.type_into(
+            &format!("{} textarea.xterm-helper-textarea", self.panel),
+            text,
+        );
+    }
+
+    /// Waits until the session's panel shows `text`.
+    async fn panel_shows(&self, text: &str, what: &str) {
+        let script = format!(
+            "return (window.drydock.terminalText({:?}) || '').includes({text:?})",
+            self.session
+        );
+        self.chromium.until(&script, what).await;
+    }
+
+    /// Adds the user's own pane to the grid from the picker; its panel's selector.
+    async fn add_the_users_pane(&self) -> String {
+        let chromium = &self.chromium;
+        chromium.eval("document.getElementById('pane-picker').focus()");
+        chromium
+            .until(
+                &format!("return [...document.querySelectorAll('#pane-picker option')].some(o => o.value === {PANE:?})"),
+                "the user's pane offered in the picker",
+            )
+            .await;
+        chromium.eval(&format!(
+            "document.getElementById('pane-picker').value = {PANE:?}"
+        ));
+        chromium.click("#pane-add");
+        let pane_panel = format!(".panel[data-session={PANE:?}]");
+        chromium
+            .until(
+                &format!("return document.querySelector('{pane_panel}') !== null"),
+                "the user's pane in the grid",
+            )
+            .await;
+        pane_panel
+    }
+
+    /// The size of the user's tmux window, as tmux has it.
+    fn users_window(&self) -> String {
+        let window = self.users.run(&[
+            "display",
+            "-p",
+            "-t",
+            "work",
+            "#{window_width}x#{window_height}",
+        ]);
+        String::from_utf8_lossy(&window.stdout).trim().to_string()
+    }
+
+    /// Waits for `tool`'s call to show in the feed, finished with `status` (`compile ok`);
+    /// the line's text.
+    async fn in_the_feed(&self, tool: &str, status: &str) -> String {
+        let script = format!(
+            "const li = document.querySelector('#calls li[data-tool={tool}]'); \
+             return li && li.textContent.includes({status:?}) && li.textContent"
+        );
+        self.chromium
+            .until_text(&script, &format!("the {tool} call in the feed, finished"))
+            .await
+    }
+
+    /// The page logged no error, and neither did its console.
+    fn assert_no_page_errors(&self) {
+        let errors = self.chromium.eval("return window.drydock.errors");
+        assert_eq!(errors, json!([]), "the page logged no error");
+        let console: Vec<String> = self.chromium.console_errors();
+        assert!(
+            console.is_empty(),
+            "the console shows no error: {console:#?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_into_a_panel_runs_the_command_in_drydocks_terminal() {
+    let desk = Desk::open().await;
+    desk.type_into_panel("echo hello-$((6*7))\n");
+    desk.panel_shows("hello-42", "the command's output in the panel")
+        .await;
+    desk.assert_no_page_errors();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fullscreen_and_one_column_resize_drydocks_terminal_and_its_program_sees_it() {
+    let desk = Desk::open().await;
+    let (chromium, client, session, panel) =
+        (&desk.chromium, &desk.client, &desk.session, &desk.panel);
     chromium.click(&format!("{panel} [data-testid=fullscreen]"));
-    let (rows, cols) = resized_from(&client, &chromium, &session, fitted).await;
+    let (rows, cols) = resized_from(client, chromium, session, desk.fitted).await;
     assert!(
-        rows > fitted.0 && cols > fitted.1,
-        "{fitted:?} → {rows}x{cols}"
+        rows > desk.fitted.0 && cols > desk.fitted.1,
+        "{:?} → {rows}x{cols}",
+        desk.fitted
     );
     let stty = call_ok(
-        &client,
+        client,
         "terminal_run",
-        json!({"session": session, "command": "stty size; seq 1 300"}),
+        json!({"session": session, "command": "stty size"}),
     )
     .await;
     assert!(
@@ -186,43 +302,38 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         "{stty:#}"
     );
     chromium.click(&format!("{panel} [data-testid=fullscreen]"));
-    let back = resized_from(&client, &chromium, &session, (rows, cols)).await;
+    let back = resized_from(client, chromium, session, (rows, cols)).await;
     // One column: the panel is as wide as the grid.
     let columns = "const c = document.getElementById('columns'); c.value = COLUMNS; \
                    c.dispatchEvent(new Event('change'))";
     chromium.eval(&columns.replace("COLUMNS", "1"));
-    let wide = resized_from(&client, &chromium, &session, back).await;
+    let wide = resized_from(client, chromium, session, back).await;
     assert!(wide.1 > back.1, "{back:?} → {wide:?}");
     chromium.eval(&columns.replace("COLUMNS", "2"));
-    resized_from(&client, &chromium, &session, wide).await;
+    resized_from(client, chromium, session, wide).await;
+    desk.assert_no_page_errors();
+}
 
-    // The user's own tmux pane is not in the grid until the person adds it.
-    let pane = "tmux:work:0.0";
-    let pane_panel = format!(".panel[data-session={pane:?}]");
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_own_pane_is_added_by_choice_typed_into_never_resized_and_hidden() {
+    let desk = Desk::open().await;
+    let chromium = &desk.chromium;
+    let pane_panel = format!(".panel[data-session={PANE:?}]");
     assert_eq!(
         chromium.eval(&format!(
             "return document.querySelector('{pane_panel}') !== null"
         )),
-        false
+        false,
+        "not in the grid until the person adds it"
     );
-    chromium.eval("document.getElementById('pane-picker').focus()");
-    chromium
-        .until(
-            &format!("return [...document.querySelectorAll('#pane-picker option')].some(o => o.value === {pane:?})"),
-            "the user's pane offered in the picker",
-        )
-        .await;
-    chromium.eval(&format!(
-        "document.getElementById('pane-picker').value = {pane:?}"
-    ));
-    chromium.click("#pane-add");
+    desk.add_the_users_pane().await;
     chromium.type_into(
         &format!("{pane_panel} textarea.xterm-helper-textarea"),
         "echo pane-$((5*5))\n",
     );
     chromium
         .until(
-            &format!("return (window.drydock.terminalText({pane:?}) || '').includes('pane-25')"),
+            &format!("return (window.drydock.terminalText({PANE:?}) || '').includes('pane-25')"),
             "the user's pane typed into",
         )
         .await;
@@ -233,57 +344,86 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         true,
         "stopping a user's pane is never offered"
     );
-    // Fullscreen never resizes the user's window.
-    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let window = users.run(&[
-        "display",
-        "-p",
-        "-t",
-        "work",
-        "#{window_width}x#{window_height}",
-    ]);
-    assert_eq!(String::from_utf8_lossy(&window.stdout).trim(), "90x25");
-    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
 
-    // A tool call of an MCP client shows in the feed with its status, and a click shows
-    // what it returned.
+    // Fullscreen never resizes the user's window: checked once a tool call made after it has
+    // gone through the feed, by when a resize the page asked for would have been made.
+    let fullscreen = |on: bool| {
+        format!(
+            "return document.querySelector('{pane_panel}').classList.contains('fullscreen') === {on}"
+        )
+    };
+    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
+    chromium
+        .until(&fullscreen(true), "the pane in fullscreen")
+        .await;
+    chromium.click(&format!("{pane_panel} [data-testid=fullscreen]"));
+    chromium
+        .until(&fullscreen(false), "the pane back in the grid")
+        .await;
     call_ok(
-        &client,
+        &desk.client,
         "compile",
-        json!({"project_path": path_arg(&project)}),
+        json!({"project_path": path_arg(&desk.project)}),
     )
     .await;
-    let line = chromium
+    desk.in_the_feed("compile", "compile ok").await;
+    assert_eq!(
+        desk.users_window(),
+        "90x25",
+        "the user's window kept its size"
+    );
+
+    // Hiding the pane takes it off the grid and leaves it running.
+    chromium.click(&format!("{pane_panel} [data-testid=hide]"));
+    chromium
         .until(
-            "const li = document.querySelector('#calls li[data-tool=compile]'); return li && li.textContent.includes('compile ok') && li.textContent",
-            "the compile call in the feed, finished",
+            &format!("return document.querySelector('{pane_panel}') === null"),
+            "the pane hidden",
         )
         .await;
-    let line = line.as_str().unwrap();
+    assert!(
+        desk.users
+            .run(&["has-session", "-t", "work"])
+            .status
+            .success()
+    );
+    desk.assert_no_page_errors();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_shows_in_the_feed_with_its_status_and_a_click_shows_its_result() {
+    let desk = Desk::open().await;
+    call_ok(
+        &desk.client,
+        "compile",
+        json!({"project_path": path_arg(&desk.project)}),
+    )
+    .await;
+    let line = desk.in_the_feed("compile", "compile ok").await;
     assert!(line.contains("cargo-clean"), "{line}");
-    chromium.click("#calls li[data-tool=compile]");
-    let result = chromium
-        .until(
+    desk.chromium.click("#calls li[data-tool=compile]");
+    let result = desk
+        .chromium
+        .until_text(
             "const pre = document.querySelector('#calls li[data-tool=compile] [data-testid=result]'); return pre && pre.textContent.includes('result:') && pre.textContent",
             "the compile call's result",
         )
         .await;
-    assert!(
-        result.as_str().unwrap().contains("\"status\": \"ok\""),
-        "{result}"
-    );
+    assert!(result.contains("\"status\": \"ok\""), "{result}");
+    desk.assert_no_page_errors();
+}
 
-    // The project memory: a project with errors, chosen in the problems panel, lists them
-    // open; the command typed into the terminal was recorded too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_problems_panel_lists_the_open_problems_of_the_project_chosen() {
+    let desk = Desk::open().await;
     let broken = test_project("cargo-errors");
     call_ok(
-        &client,
+        &desk.client,
         "compile",
         json!({"project_path": path_arg(&broken)}),
     )
     .await;
-    chromium
+    desk.chromium
         .until(
             &format!(
                 "return [...document.querySelectorAll('#problem-project option')].some(o => o.value === {:?})",
@@ -292,12 +432,12 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
             "the broken project among the panel's choices",
         )
         .await;
-    chromium.eval(&format!(
+    desk.chromium.eval(&format!(
         "const s = document.getElementById('problem-project'); s.value = {:?}; s.dispatchEvent(new Event('change')); return true",
         broken.to_str().unwrap()
     ));
     let problems = text_at(
-        &chromium,
+        &desk.chromium,
         "#problem-list li.problem-open",
         "the open problems",
     )
@@ -306,12 +446,29 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         problems.contains("E0425") || problems.contains("E0599") || problems.contains("E0308"),
         "{problems}"
     );
-    let commands = call_ok(
-        &client,
-        "history_search",
-        json!({"query": "echo hello", "kind": "command"}),
-    )
-    .await;
+    desk.assert_no_page_errors();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_typed_into_a_panel_is_remembered_with_its_output_and_exit_code() {
+    let desk = Desk::open().await;
+    desk.type_into_panel("echo hello-$((6*7))\n");
+    desk.panel_shows("hello-42", "the command's output in the panel")
+        .await;
+    let deadline = Instant::now() + WITHIN;
+    let commands = loop {
+        let found = call_ok(
+            &desk.client,
+            "history_search",
+            json!({"query": "echo hello", "kind": "command"}),
+        )
+        .await;
+        if found["hits"][0].is_object() {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "never recorded: {found:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let typed = &commands["hits"][0];
     assert_eq!(typed["state"], "recorded", "{commands:#}");
     assert!(
@@ -323,40 +480,54 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
             && typed["code"] == "exit 0",
         "{commands:#}"
     );
+}
 
-    // A task added in the form shows in the queue, and the dashboard's action in the feed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_added_in_the_form_is_queued_and_the_dashboards_call_shows_in_the_feed() {
+    let desk = Desk::open().await;
+    let chromium = &desk.chromium;
     chromium.type_into("#add-task input[name=title]", "tidy the readme");
     chromium.type_into(
         "#add-task input[name=project_path]",
-        project.to_str().unwrap(),
+        desk.project.to_str().unwrap(),
     );
     chromium.click("#add-task-submit");
-    let queued = chromium
-        .until(
-            "const li = document.querySelector('#tasks li'); return li && li.textContent",
-            "the task in the queue",
-        )
-        .await;
-    assert!(
-        queued.as_str().unwrap().contains("queued tidy the readme"),
-        "{queued}"
-    );
-    let listed = call_ok(&client, "task_list", json!({})).await;
+    let queued = text_at(chromium, "#tasks li", "the task in the queue").await;
+    assert!(queued.contains("queued tidy the readme"), "{queued}");
+    let listed = call_ok(&desk.client, "task_list", json!({})).await;
     assert_eq!(listed["tasks"][0]["title"], "tidy the readme");
-    let feed = chromium
-        .until(
-            "const li = document.querySelector('#calls li[data-tool=task_add]'); return li && li.textContent",
-            "the dashboard's own action in the feed",
-        )
-        .await;
-    assert!(feed.as_str().unwrap().contains("dashboard"), "{feed}");
+    let feed = text_at(
+        chromium,
+        "#calls li[data-tool=task_add]",
+        "the dashboard's own action in the feed",
+    )
+    .await;
+    assert!(feed.contains("dashboard"), "{feed}");
+    desk.assert_no_page_errors();
+}
 
-    // A second page sees the same screen, with the history above it (hello-42 scrolled off
-    // the screen by then), the calls made before it came, and the pane the person added.
+/// A second page sees the same screen, with the history above it (scrolled off the screen
+/// by then), the calls made before it came, and the pane the person added on the first; the
+/// first page draws the size the second one fitted the terminal to.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_page_sees_the_same_screen_history_calls_and_panes_as_the_first() {
+    let desk = Desk::open().await;
+    let (chromium, client, session) = (&desk.chromium, &desk.client, &desk.session);
+    desk.type_into_panel("echo hello-$((6*7)); seq 1 300\n");
+    desk.panel_shows("\n300", "the command's output in the panel")
+        .await;
+    call_ok(
+        client,
+        "compile",
+        json!({"project_path": path_arg(&desk.project)}),
+    )
+    .await;
+    desk.in_the_feed("compile", "compile ok").await;
+    desk.add_the_users_pane().await;
+
     let first = chromium.new_window();
-    chromium.open(&format!("{base}/")).await;
-    chromium
-        .until(&has_output, "the history on a second page")
+    chromium.open(&format!("{}/", desk.base)).await;
+    desk.panel_shows("hello-42", "the history on a second page")
         .await;
     let text = chromium.eval(&format!("return window.drydock.terminalText({session:?})"));
     assert!(text.as_str().unwrap().contains("\n150\n"), "{text}");
@@ -368,12 +539,11 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
         .await;
     chromium
         .until(
-            &format!("return document.querySelector('{pane_panel}') !== null"),
+            &format!("return document.querySelector('.panel[data-session={PANE:?}]') !== null"),
             "the added pane, remembered",
         )
         .await;
-    // The second page's panel is fitted too; the first page follows the new size.
-    let now = sizes(&client, &chromium, &session).await;
+    let now = sizes(client, chromium, session).await;
     chromium.switch_to(&first);
     assert!(
         eventually(WITHIN, || {
@@ -387,41 +557,38 @@ async fn a_person_types_into_a_live_terminal_and_watches_the_tool_feed_and_the_q
     );
     let shot = std::env::temp_dir().join("drydock-dashboard.png");
     std::fs::write(&shot, chromium.screenshot()).unwrap();
+    desk.assert_no_page_errors();
+}
 
-    // Hiding the pane takes it off the grid and leaves it running.
-    chromium.click(&format!("{pane_panel} [data-testid=hide]"));
-    chromium
-        .until(
-            &format!("return document.querySelector('{pane_panel}') === null"),
-            "the pane hidden",
-        )
-        .await;
-    assert!(users.run(&["has-session", "-t", "work"]).status.success());
-
-    // Stop ends the session.
-    chromium.click(&format!("{panel} [data-testid=stop]"));
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let names = session_names(&client).await;
-        if !names.contains(&session) {
-            break;
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_the_session() {
+    let desk = Desk::open().await;
+    desk.chromium
+        .click(&format!("{} [data-testid=stop]", desk.panel));
+    let client = &desk.client;
+    let session = &desk.session;
+    let ended = async {
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            let names = session_names(client).await;
+            if !names.contains(session) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stop never ended {session}: {names:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert!(
-            Instant::now() < deadline,
-            "stop never ended {session}: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let errors = chromium.eval("return window.drydock.errors");
-    assert_eq!(errors, json!([]), "the page logged no error");
-    let console: Vec<String> = chromium.console_errors();
-    assert!(
-        console.is_empty(),
-        "the console shows no error: {console:#?}"
-    );
-    drop(chromium);
+    };
+    ended.await;
+    desk.assert_no_page_errors();
+}
 
-    // Only the dashboard's own origin may open its socket.
+#[tokio::test]
+async fn only_the_dashboards_own_origin_may_open_its_socket() {
+    let server = Server::start(&[]);
+    let base = server.base_url();
     assert!(upgrade_status(&base, "http://evil.example").contains("403"));
     assert!(upgrade_status(&base, "http://127.0.0.1:1").contains("403"));
     let same = upgrade_status(&base, &base);
@@ -483,101 +650,204 @@ async fn finished_task(chromium: &Chromium, task: &str, what: &str) -> String {
     chromium.until_text(&script, what).await
 }
 
+/// A drydock whose agents run the pinned Claude Code against the fake model API, in a git
+/// project of its own, and a page of its dashboard.
+struct AgentDesk {
+    chromium: Chromium,
+    client: Client,
+    server: Server,
+    /// The project, as a tool argument.
+    project: serde_json::Value,
+    home: AgentHome,
+    tmux_dir: tempfile::TempDir,
+    _fake: FakeAnthropic,
+}
+
+impl AgentDesk {
+    async fn open(name: &str) -> AgentDesk {
+        let (cli, home, fake, tmux_dir) = claude_home(name);
+        repository(&home.project);
+        let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
+        let client = modern_client(&server.url).await;
+        let project = path_arg(&home.project);
+        let chromium = Chromium::start();
+        chromium.open(&format!("{}/", server.base_url())).await;
+        AgentDesk {
+            chromium,
+            client,
+            server,
+            project,
+            home,
+            tmux_dir,
+            _fake: fake,
+        }
+    }
+
+    /// Asks for Claude Code as `agent-NAME` (prompt "Say hello") beside the page; the call's
+    /// handle, once the page shows the spawn waiting for a person.
+    async fn ask_to_spawn(&self, name: &str) -> tokio::task::JoinHandle<serde_json::Value> {
+        let spawning = spawn_meanwhile(
+            &self.server,
+            json!({"kind": "claude", "prompt": "Say hello", "cwd": self.project, "name": name}),
+        );
+        let asked = text_at(
+            &self.chromium,
+            "#approval-list li[data-approval]",
+            "the pending spawn",
+        )
+        .await;
+        assert!(
+            asked.contains("agent_spawn: claude") && asked.contains(&format!("agent-{name}")),
+            "{asked}"
+        );
+        spawning
+    }
+
+    /// `agent-NAME` spawned, accepted on the page, idle after its first prompt.
+    async fn spawn_accepted(&self, name: &str) -> String {
+        let spawning = self.ask_to_spawn(name).await;
+        assert_eq!(
+            self.chromium.eval("return document.title"),
+            "(1) drydock",
+            "the page counts what waits for a person"
+        );
+        self.chromium.click("#approval-list [data-testid=accept]");
+        let spawned = spawning.await.unwrap();
+        assert_eq!(spawned["consent"], "approved", "{spawned:#}");
+        // The spawn returns once the agent took up its prompt: the wait for idle below cannot
+        // end on the idle screen Claude Code shows before it submits its prompt.
+        let hook = spawned["agent"]["last_hook"].as_str().unwrap_or_default();
+        let state = spawned["agent"]["state"].as_str().unwrap_or_default();
+        let before_prompt =
+            matches!(state, "starting" | "idle") && matches!(hook, "" | "SessionStart");
+        assert!(!before_prompt, "{spawned:#}");
+        let agent = format!("agent-{name}");
+        let idle = call_ok(
+            &self.client,
+            "agent_wait",
+            json!({"agents": [agent], "states": ["idle"], "timeout_ms": 60000}),
+        )
+        .await;
+        assert_eq!(idle["matched"], true, "{idle:#}");
+        agent
+    }
+
+    /// Adds a task through the page's form (its agent works a little, then completes).
+    fn add_task(&self, title: &str) {
+        let chromium = &self.chromium;
+        chromium.type_into("#add-task input[name=title]", title);
+        chromium.type_into(
+            "#add-task textarea[name=description]",
+            "Work a little lab:think=2 lab:complete=done",
+        );
+        chromium.type_into(
+            "#add-task input[name=project_path]",
+            self.project.as_str().unwrap(),
+        );
+        chromium.click("#add-task-submit");
+    }
+
+    /// The page logged no error; once it is closed no Claude Code is left, and drydock's
+    /// tmux server goes.
+    async fn close(self) {
+        let errors = self.chromium.eval("return window.drydock.errors");
+        assert_eq!(errors, json!([]), "the page logged no error");
+        let console: Vec<String> = self.chromium.console_errors();
+        assert!(
+            console.is_empty(),
+            "the console shows no error: {console:#?}"
+        );
+        drop(self.chromium);
+        assert!(
+            eventually(Duration::from_secs(30), || claude_processes(&self.home)
+                .is_empty())
+            .await,
+            "no Claude Code left: {:?}",
+            claude_processes(&self.home)
+        );
+        kill_tmux(self.tmux_dir.path());
+    }
+}
+
+/// `#tasks li[data-task="ID"] CSS`.
+fn task_line(id: &str, css: &str) -> String {
+    format!("#tasks li[data-task=\"{id}\"] {css}")
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_in_auto_mode() {
-    let (cli, home, _fake, tmux_dir) = claude_home("dashboard-claude");
-    repository(&home.project);
-    let server = spawning_server(&home, &cli, tmux_dir.path(), "[tasks]\ngrace_s = 1\n");
-    let client = modern_client(&server.url).await;
-    let project = path_arg(&home.project);
-    let chromium = Chromium::start();
-    // The person allows notifications (granted for the page's origin, then it reloads).
-    chromium.open(&format!("{}/", server.base_url())).await;
+async fn the_page_offers_notifications_until_the_person_allows_them() {
+    let desk = AgentDesk::open("dashboard-notify").await;
+    let chromium = &desk.chromium;
     assert_eq!(
         chromium.eval("return document.getElementById('notify').hidden"),
         false,
         "the page offers notifications"
     );
+    // Granted for the page's origin, then it reloads.
     chromium.grant("notifications");
-    chromium.open(&format!("{}/", server.base_url())).await;
+    chromium.open(&format!("{}/", desk.server.base_url())).await;
     assert_eq!(
         chromium.eval("return document.getElementById('notify').hidden"),
         true,
         "no need to ask once notifications are allowed"
     );
+    desk.close().await;
+}
 
-    // A spawn waits for a person: the page shows it, counts it and notifies; Accept starts it.
-    let spawning = spawn_meanwhile(
-        &server,
-        json!({"kind": "claude", "prompt": "Say hello", "cwd": project, "name": "dash"}),
-    );
-    let asked = text_at(&chromium, "#approval-list li", "the pending spawn").await;
-    assert!(
-        asked.contains("agent_spawn: claude") && asked.contains("agent-dash"),
-        "{asked}"
-    );
-    assert_eq!(chromium.eval("return document.title"), "(1) drydock");
-    chromium.click("#approval-list [data-testid=accept]");
-    let spawned = spawning.await.unwrap();
-    assert_eq!(spawned["consent"], "approved", "{spawned:#}");
-    // The spawn returns once the agent took up its prompt: the wait for idle below cannot end
-    // on the idle screen Claude Code shows before it submits its prompt.
-    let hook = spawned["agent"]["last_hook"].as_str().unwrap_or_default();
-    let state = spawned["agent"]["state"].as_str().unwrap_or_default();
-    let before_prompt = matches!(state, "starting" | "idle") && matches!(hook, "" | "SessionStart");
-    assert!(!before_prompt, "{spawned:#}");
-    let agent = "agent-dash";
-    let idle = call_ok(
-        &client,
-        "agent_wait",
-        json!({"agents": [agent], "states": ["idle"], "timeout_ms": 60000}),
-    )
-    .await;
-    assert_eq!(idle["matched"], true, "{idle:#}");
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawn_waits_for_a_person_and_accept_on_the_page_starts_it() {
+    let desk = AgentDesk::open("dashboard-accept").await;
+    let agent = desk.spawn_accepted("dash").await;
     let accepted = text_at(
-        &chromium,
+        &desk.chromium,
         "#calls li[data-tool=approve]",
         "the approval in the feed",
     )
     .await;
     assert!(accepted.contains("agent-dash · dashboard"), "{accepted}");
+    call_ok(&desk.client, "agent_kill", json!({"agent": agent})).await;
+    desk.close().await;
+}
 
-    // A second spawn, declined: nothing starts.
-    let spawning = spawn_meanwhile(
-        &server,
-        json!({"kind": "claude", "prompt": "Say hello", "cwd": project, "name": "nope"}),
-    );
-    text_at(
-        &chromium,
-        "#approval-list li[data-approval]",
-        "the second spawn",
-    )
-    .await;
-    chromium.click("#approval-list [data-testid=decline]");
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawn_declined_on_the_page_starts_nothing() {
+    let desk = AgentDesk::open("dashboard-decline").await;
+    let spawning = desk.ask_to_spawn("nope").await;
+    desk.chromium.click("#approval-list [data-testid=decline]");
     let declined = spawning.await.unwrap();
     assert_eq!(
         (&declined["consent"], &declined["started"]),
         (&json!("declined"), &json!(false)),
         "{declined:#}"
     );
-    chromium
+    desk.chromium
         .until(
             "return document.getElementById('approvals').hidden",
             "no approval left",
         )
         .await;
+    desk.close().await;
+}
 
-    // Three more live terminals beside the agent: the four-panel screenshot.
+/// A waiting agent's question shows in its panel (yellow, counted in the title, notified
+/// once), beside three more live terminals; Approve on the panel lets it run its command.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiting_agents_question_shows_in_its_panel_and_approve_lets_it_run() {
+    let desk = AgentDesk::open("dashboard-waiting").await;
+    let (chromium, client) = (&desk.chromium, &desk.client);
+    chromium.grant("notifications");
+    chromium.open(&format!("{}/", desk.server.base_url())).await;
+    let agent = desk.spawn_accepted("dash").await;
     for command in ["ls -la", "git --version; uname -sr", "seq 1 30"] {
         call_ok(
-            &client,
+            client,
             "terminal_create",
-            json!({"cwd": project, "command": command, "backend": "pty"}),
+            json!({"cwd": desk.project, "command": command, "backend": "pty"}),
         )
         .await;
     }
     call_ok(
-        &client,
+        client,
         "agent_send",
         json!({"agent": agent, "text": "Run the lab command lab:bash"}),
     )
@@ -585,7 +855,7 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     let panel = format!(".panel[data-session={agent:?}]");
     // The hook says it waits before Claude Code draws its question; then the question.
     let question = chromium
-        .until(
+        .until_text(
             &format!(
                 "const q = document.querySelector('{panel}.state-waiting [data-testid=question]'); \
                  return q && q.textContent.includes('proceed') && q.textContent"
@@ -593,24 +863,14 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
             "the panel shows the agent's question",
         )
         .await;
-    assert!(
-        question
-            .as_str()
-            .unwrap()
-            .contains("Do you want to proceed?"),
-        "{question}"
-    );
+    assert!(question.contains("Do you want to proceed?"), "{question}");
     assert_eq!(chromium.eval("return document.title"), "(1) drydock");
     // One notification per wait (the same wait's is replaced once its question is drawn).
     let notified =
         chromium.eval("return [...new Set(window.drydock.notifications.map(n => n.title))]");
     assert_eq!(
         notified,
-        json!([
-            "start claude as agent-dash?",
-            "start claude as agent-nope?",
-            "agent-dash waits"
-        ]),
+        json!(["start claude as agent-dash?", "agent-dash waits"]),
     );
     chromium
         .until(
@@ -624,7 +884,7 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
     )
     .unwrap();
     chromium.click(&format!("{panel} [data-testid=approve]"));
-    let ran = home.project.join("lab-bash.txt");
+    let ran = desk.home.project.join("lab-bash.txt");
     assert!(
         eventually(WITHIN, || ran.exists()).await,
         "Approve let the agent run its command"
@@ -635,39 +895,31 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
             "the panel leaves yellow",
         )
         .await;
-    call_ok(&client, "agent_kill", json!({"agent": agent})).await;
+    call_ok(client, "agent_kill", json!({"agent": agent})).await;
+    desk.close().await;
+}
 
-    // The queue, fed through the page: in manual mode "start next" starts the task; in
-    // auto mode a task added starts by itself; each one's agent shows in a panel, and it
-    // ends done.
-    let add_task = |title: &str| {
-        chromium.type_into("#add-task input[name=title]", title);
-        chromium.type_into(
-            "#add-task textarea[name=description]",
-            "Work a little lab:think=2 lab:complete=done",
-        );
-        chromium.type_into(
-            "#add-task input[name=project_path]",
-            project.as_str().unwrap(),
-        );
-        chromium.click("#add-task-submit");
-    };
-    add_task("started by hand");
-    text_at(&chromium, "#tasks li .task-state.queued", "the task queued").await;
+/// In manual mode "start next" starts a task added on the page; in auto mode a task added
+/// starts by itself; each one's agent shows in a panel, and it ends done.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_starts_queued_tasks_by_hand_and_in_auto_mode() {
+    let desk = AgentDesk::open("dashboard-queue").await;
+    let chromium = &desk.chromium;
+    desk.add_task("started by hand");
+    text_at(chromium, "#tasks li .task-state.queued", "the task queued").await;
     chromium.click("#queue-next");
-    let started = running_task(&chromium, "the task started by hand").await;
-    finished_task(&chromium, &started, "the task started by hand done").await;
+    let started = running_task(chromium, "the task started by hand").await;
+    finished_task(chromium, &started, "the task started by hand done").await;
     chromium.eval("document.getElementById('queue-mode').value = 'auto'");
     chromium.click("#queue-apply");
-    text_at(&chromium, "#queue-status", "the queue's status").await;
     chromium
         .until(
             "return document.getElementById('queue-status').textContent.startsWith('auto')",
             "auto mode",
         )
         .await;
-    add_task("finish from the page");
-    let task = running_task(&chromium, "the task running").await;
+    desk.add_task("finish from the page");
+    let task = running_task(chromium, "the task running").await;
     chromium
         .until(
             &format!(
@@ -676,65 +928,101 @@ async fn a_person_accepts_a_spawn_answers_a_waiting_claude_code_and_runs_a_task_
             "the task's agent in a panel",
         )
         .await;
-    let done = finished_task(&chromium, &task, "the task done").await;
+    let done = finished_task(chromium, &task, "the task done").await;
     assert!(done.contains("finish from the page"), "{done}");
+    desk.close().await;
+}
 
-    // Each task worked in a worktree of its own: its result is shown, merged or discarded
-    // from the page.
-    let line = |id: &str, css: &str| format!("#tasks li[data-task=\"{id}\"] {css}");
+/// Each task works in a worktree of its own: the page shows how it was confined and its
+/// change, and merges one result or discards another (its worktree then gone).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tasks_result_is_shown_merged_or_discarded_from_the_page() {
+    let desk = AgentDesk::open("dashboard-results").await;
+    let (chromium, client) = (&desk.chromium, &desk.client);
+    chromium.eval("document.getElementById('queue-mode').value = 'auto'");
+    chromium.click("#queue-apply");
+    chromium
+        .until(
+            "return document.getElementById('queue-status').textContent.startsWith('auto')",
+            "auto mode",
+        )
+        .await;
+    desk.add_task("merged from the page");
+    let merged = running_task(chromium, "the first task running").await;
+    finished_task(chromium, &merged, "the first task done").await;
+    desk.add_task("discarded from the page");
+    let discarded = chromium
+        .until_text(
+            &format!(
+                "const s = [...document.querySelectorAll('#tasks li .task-state.running')]\
+                 .find(s => s.parentElement.dataset.task !== {merged:?}); \
+                 return s && s.parentElement.dataset.task"
+            ),
+            "the second task running",
+        )
+        .await;
+    finished_task(chromium, &discarded, "the second task done").await;
+
     let confined = text_at(
-        &chromium,
-        &line(&task, "[data-testid=task-confinement]"),
+        chromium,
+        &task_line(&merged, "[data-testid=task-confinement]"),
         "how the task was confined",
     )
     .await;
     assert_eq!(confined.trim(), "sandboxed");
-    let change = text_at(&chromium, &line(&task, ".change"), "the task's change").await;
-    assert!(change.contains(&format!("drydock/task-{task}")), "{change}");
-    chromium.click(&line(&task, "[data-testid=change]"));
-    let shown = text_at(&chromium, &line(&task, ".task-change"), "its change shown").await;
+    let change = text_at(
+        chromium,
+        &task_line(&merged, ".change"),
+        "the task's change",
+    )
+    .await;
+    assert!(
+        change.contains(&format!("drydock/task-{merged}")),
+        "{change}"
+    );
+    chromium.click(&task_line(&merged, "[data-testid=change]"));
+    let shown = text_at(
+        chromium,
+        &task_line(&merged, ".task-change"),
+        "its change shown",
+    )
+    .await;
     assert!(shown.contains("merges cleanly into main"), "{shown}");
-    chromium.click(&line(&task, "[data-testid=merge]"));
+    chromium.click(&task_line(&merged, "[data-testid=merge]"));
     chromium
         .until(
             &format!(
                 "const c = document.querySelector('{}'); return c && c.textContent.includes('merged')",
-                line(&task, ".change")
+                task_line(&merged, ".change")
             ),
             "the result merged",
         )
         .await;
-    chromium.click(&line(&started, "[data-testid=discard]"));
-    chromium.click(&line(&started, "[data-testid=discard]"));
+    // Discard asks to be clicked twice; its button shows once the result was reviewed.
+    let discard = task_line(&discarded, "[data-testid=discard]");
+    for _ in 0..2 {
+        chromium
+            .until(
+                &format!("return document.querySelector('{discard}') !== null"),
+                "the discard button",
+            )
+            .await;
+        chromium.click(&discard);
+    }
     chromium
         .until(
             &format!(
                 "const c = document.querySelector('{}'); return c && c.textContent.includes('discarded')",
-                line(&started, ".change")
+                task_line(&discarded, ".change")
             ),
             "the other result discarded",
         )
         .await;
-    let listed = call_ok(&client, "task_show", json!({"task_id": started})).await;
+    let listed = call_ok(client, "task_show", json!({"task_id": discarded})).await;
     let gone = listed["task"]["isolation"]["path"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(!Path::new(&gone).exists(), "{gone}");
-    let errors = chromium.eval("return window.drydock.errors");
-    assert_eq!(errors, json!([]), "the page logged no error");
-    let console: Vec<String> = chromium.console_errors();
-    assert!(
-        console.is_empty(),
-        "the console shows no error: {console:#?}"
-    );
-    drop(chromium);
-    assert!(
-        eventually(Duration::from_secs(30), || claude_processes(&home)
-            .is_empty())
-        .await,
-        "no Claude Code left: {:?}",
-        claude_processes(&home)
-    );
-    kill_tmux(tmux_dir.path());
+    desk.close().await;
 }

@@ -297,12 +297,13 @@ async fn replayed_errors_are_remembered_with_their_fixes_told_again_and_found() 
         tally.misses.join("\n")
     );
     println!("{report}");
-    assert!(n >= 23, "{report}");
-    // Measured 2026-11-26: 0.968, 0.806, 0.935, 0.581 (the README, Project memory).
-    assert!(Tally::share(tally.fixes, n) >= 0.85, "{report}");
-    assert!(Tally::share(tally.seen_before, n) >= 0.7, "{report}");
-    assert!(Tally::share(tally.by_text, n) >= 0.8, "{report}");
-    assert!(Tally::share(tally.by_symptom, n) >= 0.45, "{report}");
+    assert!(n >= 31, "{report}");
+    // Measured on 31 cases 2026-11-26 and again 2026-11-27: 0.968, 0.806, 0.935, 0.581 (30,
+    // 25, 29 and 18 cases; the README, Project memory). Each floor lets one case fewer pass.
+    assert!(Tally::share(tally.fixes, n) >= 0.93, "{report}");
+    assert!(Tally::share(tally.seen_before, n) >= 0.77, "{report}");
+    assert!(Tally::share(tally.by_text, n) >= 0.90, "{report}");
+    assert!(Tally::share(tally.by_symptom, n) >= 0.54, "{report}");
 }
 
 pub(crate) fn crate_at(dir: &Path) {

@@ -227,20 +227,16 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
     let written = std::fs::read_to_string(home.project.join("lab-bash.txt")).unwrap();
     assert_eq!(written, "hi\n");
 
-    for _ in 0..2 {
-        call_ok(
-            &client,
-            "terminal_send",
-            json!({"session": session, "keys": ["C-c"]}),
-        )
-        .await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let ctrl_c = json!({"session": session, "keys": ["C-c"]});
+    call_ok(&client, "terminal_send", ctrl_c.clone()).await;
+    until_screen_shows(&client, &session, "Press Ctrl-C again to exit", STEP).await;
+    call_ok(&client, "terminal_send", ctrl_c).await;
     let exited = agent_until(&client, &session, STEP, |a| state(a) == "exited").await;
     assert_eq!(exited["signal"], "process");
+    // Exited as drydock sees it (a zombie counts); gone from /proc once its shell reaps it.
     let pid = exited["pid"].as_u64().unwrap();
     assert!(
-        !Path::new(&format!("/proc/{pid}")).exists(),
+        eventually(STEP, || !Path::new(&format!("/proc/{pid}")).exists()).await,
         "claude is gone"
     );
 

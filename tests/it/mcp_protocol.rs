@@ -515,7 +515,6 @@ async fn a_config_file_can_switch_tools_off() {
         assert!(!instructions.contains(other), "{other}: {instructions}");
     }
     client.cancel().await.ok();
-    tokio::time::sleep(Duration::from_millis(10)).await;
 }
 
 const PING: &str = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;

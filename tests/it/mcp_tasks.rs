@@ -289,18 +289,18 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     assert!(attention.contains("waits for permission"), "{attention}");
     let listed = call_ok(&client, "task_list", json!({"state": "running"})).await;
     assert_eq!(listed["tasks"][0]["attention"], attention, "{listed:#}");
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(
-        task(&client, &asking).await["state"],
-        "running",
-        "nobody approved it"
-    );
     let shown = call_ok(
         &client,
         "agent_list",
         json!({"agent": format!("task-{asking}")}),
     )
     .await;
+    assert_eq!(shown["agents"][0]["state"], "waiting", "{shown:#}");
+    let asking_worktree = Path::new(waits["isolation"]["dir"].as_str().unwrap());
+    assert!(
+        !asking_worktree.join("lab-bash.txt").exists(),
+        "nothing ran before a person approved it"
+    );
     let answered = call_ok(
         &client,
         "agent_answer",
@@ -312,6 +312,10 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     let done = until_task(&client, &asking, finished).await;
     assert_eq!(done["state"], "done", "{done:#}");
     assert_eq!(done["attention"], Value::Null);
+    assert!(
+        asking_worktree.join("lab-bash.txt").exists(),
+        "approved, it ran"
+    );
 
     let heard = updates.0.lock().unwrap().clone();
     assert!(
@@ -402,7 +406,7 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
         json!({"session": session, "text": "/exit"}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    until_screen_shows(&client, &session, "/exit", STEP).await;
     call_ok(
         &client,
         "terminal_send",

@@ -1,14 +1,17 @@
 //! Tasks that do not trample each other, on the real Claude Code against the scripted fake:
 //! three tasks on one git project run at once, each in its own worktree and branch; each
 //! result is its branch's diff with the project's checks (compile and test through drydock's
-//! own tools); two merge, the third conflicts and is discarded, and nothing is left. A
-//! task's token reaches the build tools in its own worktree only.
+//! own tools); results that touch the same file are flagged; two merge, the third conflicts
+//! and is discarded, and nothing is left. A task's token reaches the build tools in its own
+//! worktree only. Each test runs its own tasks.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::home::AgentHome;
 use crate::mcp_spawn::spawning_server;
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
@@ -70,46 +73,93 @@ fn seen_by(project: &Path, id: &str) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_or_go() {
-    let (cli, home, _fake, tmux_dir) = claude_home("claude-worktrees");
-    cargo_repository(&home.project);
-    let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
-    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
-    let client = modern_client(&server.url).await;
-    let project = path_arg(&home.project);
-    let add = |title: &str, files: &str, extra: &str| {
-        json!({"title": title, "project_path": project, "auto_approve": "trusted",
-               "description": format!("Edit lab:files={files} {extra} lab:complete=done")})
-    };
-    let added = call_ok(
-        &client,
-        "task_add",
-        json!({"tasks": [
-            add("one", "one.txt,shared.txt", ""),
-            add("two", "two.txt", "lab:sleep=15"),
-            add("three", "three.txt,shared.txt", ""),
-        ]}),
-    )
-    .await;
-    let ids: Vec<String> = (0..3)
-        .map(|n| added["added"][n]["id"].as_str().unwrap().to_string())
-        .collect();
-    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
-    let configured = call_ok(
-        &client,
-        "queue_configure",
-        json!({"mode": "auto", "max_concurrent": 3}),
-    )
-    .await;
-    assert_eq!(
-        configured["started"].as_array().unwrap().len(),
-        3,
-        "{configured:#}"
-    );
+/// A drydock whose task agents run the pinned Claude Code against the fake, on a git
+/// project holding a small cargo crate; tasks trusted to run Bash.
+struct Lab {
+    client: Client,
+    server: Server,
+    home: AgentHome,
+    tmux_dir: tempfile::TempDir,
+    _fake: FakeAnthropic,
+}
 
-    // While task two works, its agent's token reaches the build tools in its worktree only.
-    until(&client, two, |t| t["isolation"]["kind"] == "worktree").await;
+impl Lab {
+    async fn start(name: &str) -> Lab {
+        let (cli, home, fake, tmux_dir) = claude_home(name);
+        cargo_repository(&home.project);
+        let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+        let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+        Lab {
+            client: modern_client(&server.url).await,
+            server,
+            home,
+            tmux_dir,
+            _fake: fake,
+        }
+    }
+
+    fn project(&self) -> Value {
+        path_arg(&self.home.project)
+    }
+
+    /// A task that edits `files` (each gets a line naming the task), and `extra` (lab tokens).
+    fn task(&self, title: &str, files: &str, extra: &str) -> Value {
+        json!({"title": title, "project_path": self.project(), "auto_approve": "trusted",
+               "description": format!("Edit lab:files={files} {extra} lab:complete=done")})
+    }
+
+    /// Queues `tasks` and starts them all at once; their ids.
+    async fn run_at_once(&self, tasks: Vec<Value>) -> Vec<String> {
+        let n = tasks.len();
+        let added = call_ok(&self.client, "task_add", json!({"tasks": tasks})).await;
+        let ids: Vec<String> = (0..n)
+            .map(|i| added["added"][i]["id"].as_str().unwrap().to_string())
+            .collect();
+        let configured = call_ok(
+            &self.client,
+            "queue_configure",
+            json!({"mode": "auto", "max_concurrent": n}),
+        )
+        .await;
+        assert_eq!(
+            configured["started"].as_array().unwrap().len(),
+            n,
+            "{configured:#}"
+        );
+        ids
+    }
+
+    /// Three tasks at once: one and three both change shared.txt, two works longer; their
+    /// ids and reports once each was reviewed.
+    async fn three_reviewed(&self) -> (Vec<String>, Vec<Value>) {
+        let ids = self
+            .run_at_once(vec![
+                self.task("one", "one.txt,shared.txt", ""),
+                self.task("two", "two.txt", "lab:sleep=15"),
+                self.task("three", "three.txt,shared.txt", ""),
+            ])
+            .await;
+        let mut reports = Vec::new();
+        for id in &ids {
+            reports.push(until_reviewed(&self.client, id).await);
+        }
+        (ids, reports)
+    }
+
+    async fn finish(self, what: &str) {
+        no_agent_left(&self.home, self.tmux_dir.path(), what).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_agents_token_reaches_the_build_tools_in_its_own_worktree_only() {
+    let lab = Lab::start("claude-worktree-token").await;
+    let (client, server, project) = (&lab.client, &lab.server, lab.project());
+    let ids = lab
+        .run_at_once(vec![lab.task("two", "two.txt", "lab:sleep=15")])
+        .await;
+    let two = &ids[0];
+    until(client, two, |t| t["isolation"]["kind"] == "worktree").await;
     let token_file = server.data_dir.path().join(format!("tasks/{two}/token"));
     assert!(
         eventually(WITHIN, || token_file.exists()).await,
@@ -156,7 +206,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         "it built into the task's own target directory"
     );
     assert!(
-        !home.project.join("target").exists(),
+        !lab.home.project.join("target").exists(),
         "nothing was built in the project"
     );
     let outside = call_err(&agent, "compile", json!({"project_path": "/"})).await;
@@ -166,12 +216,18 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
     );
     let other = call_err(&agent, "terminal_list", json!({})).await;
     assert!(other.contains("is not for the agent of task"), "{other}");
+    until_reviewed(client, two).await;
+    lab.finish("the task ended").await;
+}
 
-    // Each worked in its own worktree and saw none of the others' files.
-    let mut reports = Vec::new();
-    for id in &ids {
-        reports.push(until_reviewed(&client, id).await);
-    }
+/// Each task works in a worktree and branch of its own, sees none of the others' files, and
+/// its result is its branch's diff with the project's checks (compile and test through
+/// drydock's own tools); the project itself is untouched.
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_at_once_each_work_in_a_worktree_of_their_own_and_see_none_of_the_others() {
+    let lab = Lab::start("claude-worktrees-apart").await;
+    let (ids, reports) = lab.three_reviewed().await;
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
     let mut dirs = Vec::new();
     for (id, report) in ids.iter().zip(&reports) {
         let shown = &report["task"];
@@ -185,7 +241,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         assert_eq!(isolation["base_ref"], "main");
         let dir = isolation["dir"].as_str().unwrap().to_string();
         assert!(
-            dir.starts_with(server.data_dir.path().to_str().unwrap()),
+            dir.starts_with(lab.server.data_dir.path().to_str().unwrap()),
             "{dir}"
         );
         let notes = isolation["notes"].to_string();
@@ -196,7 +252,7 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
             "{notes}"
         );
         dirs.push(dir);
-        let seen = seen_by(&home.project, id);
+        let seen = seen_by(&lab.home.project, id);
         let listing: Vec<&str> = seen.lines().collect();
         assert_eq!(
             listing,
@@ -242,12 +298,18 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
         reports[0]
     );
     assert!(
-        !home.project.join("one.txt").exists(),
+        !lab.home.project.join("one.txt").exists(),
         "the project itself is untouched"
     );
+    lab.finish("every task ended").await;
+}
 
-    // The two that changed shared.txt are flagged before either is merged.
-    let listed = call_ok(&client, "task_list", json!({})).await;
+#[tokio::test(flavor = "multi_thread")]
+async fn results_that_change_the_same_file_are_flagged_before_either_is_merged() {
+    let lab = Lab::start("claude-worktrees-overlap").await;
+    let (ids, _) = lab.three_reviewed().await;
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
+    let listed = call_ok(&lab.client, "task_list", json!({})).await;
     let overlaps = |id: &str| {
         listed["tasks"]
             .as_array()
@@ -260,82 +322,98 @@ async fn three_tasks_on_one_project_work_apart_and_their_results_merge_conflict_
     assert_eq!(overlaps(one), json!([three]), "{listed:#}");
     assert_eq!(overlaps(three), json!([one]));
     assert_eq!(overlaps(two), Value::Null);
-    let shown = task(&client, one).await;
+    let shown = task(&lab.client, one).await;
     assert_eq!(
         shown["overlaps"],
         json!([{"task_id": three, "files": ["shared.txt"], "conflicts": ["shared.txt"]}]),
         "{shown:#}"
     );
     assert_eq!(shown["target"], json!({"into": "main", "files": []}));
+    lab.finish("every task ended").await;
+}
 
-    // Two merge cleanly; the third conflicts, changes nothing, and is discarded.
-    let merged = call_ok(&client, "task_merge", json!({"task_id": one})).await;
+/// The first result fast-forwards main, the second merges with a merge commit, the third
+/// conflicts and changes nothing; a result merged already is not merged again.
+#[tokio::test(flavor = "multi_thread")]
+async fn results_merge_by_fast_forward_or_merge_commit_and_a_conflict_changes_nothing() {
+    let lab = Lab::start("claude-worktrees-merge").await;
+    let (ids, _) = lab.three_reviewed().await;
+    let (client, project) = (&lab.client, &lab.home.project);
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
+    let merged = call_ok(client, "task_merge", json!({"task_id": one})).await;
     assert_eq!(
         merged["task"]["review"]["disposition"]["how"], "fast_forward",
         "{merged:#}"
     );
-    let merged = call_ok(&client, "task_merge", json!({"task_id": two})).await;
+    let merged = call_ok(client, "task_merge", json!({"task_id": two})).await;
     assert_eq!(
         merged["task"]["review"]["disposition"]["how"], "merge_commit",
         "{merged:#}"
     );
-    let main = git(&home.project, &["rev-parse", "main"]);
-    let conflict = call_err(&client, "task_merge", json!({"task_id": three})).await;
+    let main = git(project, &["rev-parse", "main"]);
+    let conflict = call_err(client, "task_merge", json!({"task_id": three})).await;
     assert!(
         conflict.contains("conflicts with main in: shared.txt")
             && conflict.contains("Nothing was changed"),
         "{conflict}"
     );
-    assert_eq!(git(&home.project, &["rev-parse", "main"]), main);
-    assert_eq!(git(&home.project, &["status", "--porcelain"]), "");
+    assert_eq!(git(project, &["rev-parse", "main"]), main);
+    assert_eq!(git(project, &["status", "--porcelain"]), "");
     assert_eq!(
-        std::fs::read_to_string(home.project.join("shared.txt")).unwrap(),
+        std::fs::read_to_string(project.join("shared.txt")).unwrap(),
         format!("base\ntask {one}\n")
     );
-    assert!(home.project.join("two.txt").is_file());
-    let again = call_err(&client, "task_merge", json!({"task_id": one})).await;
+    assert!(project.join("two.txt").is_file());
+    let again = call_err(client, "task_merge", json!({"task_id": one})).await;
     assert!(again.contains("was merged into main already"), "{again}");
-    let shown = task(&client, three).await;
+    let shown = task(client, three).await;
     assert_eq!(shown["target"]["files"], json!(["shared.txt"]), "{shown:#}");
+    lab.finish("every task ended").await;
+}
 
+/// Discarding the results (after two were merged) leaves the checkout and the scratch
+/// worktree where merged trees are tested (kept warm for the next merge into main): no
+/// task's worktree, branch, target directory or trust entry is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn discarded_results_leave_no_worktree_branch_target_or_trust_entry() {
+    let lab = Lab::start("claude-worktrees-discard").await;
+    let (ids, reports) = lab.three_reviewed().await;
+    let (client, project, data_dir) = (&lab.client, &lab.home.project, lab.server.data_dir.path());
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
+    for id in [one, two] {
+        call_ok(client, "task_merge", json!({"task_id": id})).await;
+    }
     for (id, kept) in [(one, "merged"), (two, "merged"), (three, "discarded")] {
-        let gone = call_ok(&client, "task_discard", json!({"task_id": id})).await;
+        let gone = call_ok(client, "task_discard", json!({"task_id": id})).await;
         assert_eq!(
             gone["task"]["review"]["disposition"]["state"], kept,
             "{gone:#}"
         );
     }
-    // Left: the checkout, and the scratch worktree where merged trees are tested (kept warm
-    // for the next merge into main).
-    let listed = git(&home.project, &["worktree", "list"]);
+    let listed = git(project, &["worktree", "list"]);
     let worktrees: Vec<&str> = listed.lines().collect();
     assert_eq!(worktrees.len(), 2, "{listed}");
-    let scratch = server.data_dir.path().join("worktrees");
+    let scratch = data_dir.join("worktrees");
     assert!(
         worktrees[1].starts_with(scratch.to_str().unwrap())
             && worktrees[1].contains("/landing-main ")
             && worktrees[1].ends_with("(detached HEAD)"),
         "{listed}"
     );
-    assert_eq!(git(&home.project, &["branch", "--list", "drydock/*"]), "");
-    for dir in &dirs {
+    assert_eq!(git(project, &["branch", "--list", "drydock/*"]), "");
+    for report in &reports {
+        let dir = report["task"]["isolation"]["dir"].as_str().unwrap();
         assert!(!Path::new(dir).exists(), "{dir}");
     }
-    assert!(
-        !server
-            .data_dir
-            .path()
-            .join(format!("task-targets/{two}"))
-            .exists()
-    );
-    let claude_json = std::fs::read_to_string(home.home.join(".claude.json")).unwrap();
+    assert!(!data_dir.join(format!("task-targets/{two}")).exists());
+    let claude_json = std::fs::read_to_string(lab.home.home.join(".claude.json")).unwrap();
     assert!(
         !claude_json.contains("drydockTask"),
         "its trust entries are taken back"
     );
-    let twice = call_err(&client, "task_discard", json!({"task_id": three})).await;
+    let twice = call_err(client, "task_discard", json!({"task_id": three})).await;
     assert!(twice.contains("discarded already"), "{twice}");
-    no_agent_left(&home, tmux_dir.path(), "every task ended").await;
+    lab.finish("every task ended").await;
 }
 
 /// task_show's task until `done(task)`.

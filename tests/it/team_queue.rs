@@ -9,8 +9,8 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use drydock::tasks::store::{
-    self, Claimer, Heartbeat, HostEntry, NewTask, QueueMode, QueueSettings, Record, StoreError,
-    StoreLocation,
+    self, Claimer, Heartbeat, HostEntry, LeaseClock, NewTask, PgStore, QueueMode, QueueSettings,
+    Record, StoreError, StoreLocation,
 };
 use drydock::tasks::{Outcome, TaskState, Transition};
 
@@ -39,6 +39,11 @@ fn new_task(title: &str, priority: i64) -> NewTask {
 
 fn open(url: &str) -> Backend {
     store::open(&StoreLocation::Postgres(url.to_string())).expect("the shared queue opens")
+}
+
+/// [`open`], its leases on `clock`, which the test moves on.
+fn open_on(url: &str, clock: &LeaseClock) -> Backend {
+    Box::new(PgStore::open_with_clock(url, clock.clone()).expect("the shared queue opens"))
 }
 
 fn entry(name: &str, cap: Option<u32>) -> HostEntry {
@@ -309,17 +314,19 @@ fn hosts_contending_never_exceed_a_cap_and_run_every_task_once() {
     assert_eq!(claims.load(Ordering::Relaxed), 30);
 }
 
-/// Host a stops renewing its lease mid-task: b rescues the task (queued again), claims it
-/// under a new epoch and completes it; a's late writes under its old claim change nothing.
+/// Host a stops renewing its lease mid-task (the test moves the leases' clock past it): b
+/// rescues the task (queued again), claims it under a new epoch and completes it; a's late
+/// writes under its old claim change nothing.
 #[test]
 fn a_host_that_lost_its_lease_changes_nothing_of_the_claim_that_followed() {
     let postgres = Postgres::start();
     let url = postgres.database("fence");
-    let store = open(&url);
+    let clock = LeaseClock::default();
+    let store = open_on(&url, &clock);
     auto(&store, 2);
     let id = store.add(new_task("long job", 0)).unwrap().id;
-    let a = host(&store, "a", None, 600);
-    let b = host(&store, "b", None, 30_000);
+    let a = host(&store, "a", None, 10_000);
+    let b = host(&store, "b", None, 600_000);
     let held = store.claim(std::slice::from_ref(&id), &a).unwrap().unwrap();
     let old = held.lease().unwrap();
 
@@ -328,7 +335,7 @@ fn a_host_that_lost_its_lease_changes_nothing_of_the_claim_that_followed() {
         Vec::new(),
         "a's lease runs"
     );
-    std::thread::sleep(Duration::from_millis(900));
+    clock.advance(Duration::from_secs(11));
     assert_eq!(
         store.claim(std::slice::from_ref(&id), &a).unwrap(),
         None,
@@ -380,12 +387,17 @@ fn a_host_that_lost_its_lease_changes_nothing_of_the_claim_that_followed() {
 
     // Left lost (not queued again) when the policy says so.
     let other = store.add(new_task("another", 0)).unwrap().id;
-    let a_again = host(&store, "a", None, 300);
+    let a_again = host(&store, "a", None, 10_000);
     store
         .claim(std::slice::from_ref(&other), &a_again)
         .unwrap()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        store.rescue_lost(false).unwrap(),
+        Vec::new(),
+        "a's new lease runs"
+    );
+    clock.advance(Duration::from_secs(11));
     let lost = store.rescue_lost(false).unwrap();
     assert_eq!(lost.len(), 1);
     assert_eq!(lost[0].state, TaskState::Lost);

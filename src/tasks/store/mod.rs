@@ -6,12 +6,14 @@
 //! - [`sqlite`]: the embedded default;
 //! - [`postgres`]: the shared queue: hosts with leases, claims with `FOR UPDATE SKIP LOCKED`,
 //!   writes fenced by the claim's epoch, wake-ups by `LISTEN`/`NOTIFY`;
+//! - [`lease_clock`]: the time its leases run on (the database's, which a test moves on);
 //! - [`pg_link`]: the PostgreSQL connection, on a thread of its own, reconnecting;
 //! - [`handle`]: the queue as drydock calls it: async, off the runtime's threads, each call
 //!   answered within a deadline;
 //! - [`migrate`]: a machine's queue moved to a shared one.
 
 mod handle;
+pub mod lease_clock;
 pub mod migrate;
 mod pg_link;
 pub mod postgres;
@@ -28,6 +30,7 @@ use super::state::{IllegalTransition, TaskState, Transition};
 use crate::workspace::ProjectPlace;
 
 pub use self::handle::{Health, LazyStore, TaskStore};
+pub use self::lease_clock::LeaseClock;
 pub use self::pg_link::listen;
 pub use self::postgres::PgStore;
 pub use self::sqlite::SqliteStore;

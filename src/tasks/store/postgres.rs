@@ -12,6 +12,7 @@ use ::postgres::{Client, Row, Transaction};
 use serde::Serialize;
 
 use super::handle::CALL_DEADLINE;
+use super::lease_clock::LeaseClock;
 use super::pg_link::{CHANNEL, PgLink, error_of as sql};
 use super::{
     Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode, QueueSettings,
@@ -113,18 +114,25 @@ pub struct PgStore {
     link: PgLink,
     url: String,
     shown: String,
+    clock: LeaseClock,
 }
 
 impl PgStore {
     /// Connects to the database at `url` and brings the schema up to date (one host at a
     /// time: hosts that start together wait for each other's migration).
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        Self::open_with_clock(url, LeaseClock::default())
+    }
+
+    /// [`Self::open`], its leases on `clock`.
+    pub fn open_with_clock(url: &str, clock: LeaseClock) -> Result<PgStore, StoreError> {
         let shown = redacted(url);
         let link = PgLink::connect(url, &shown)?;
         let store = PgStore {
             link,
             url: url.to_string(),
             shown,
+            clock,
         };
         store.migrate()?;
         Ok(store)
@@ -490,6 +498,7 @@ impl Queue for PgStore {
         let claimer = claimer.clone();
         let shown = self.shown.clone();
         let now = unix_millis(SystemTime::now()) as i64;
+        let ahead = self.clock.ahead_s();
         self.checked(move |tx| {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])?;
             let counts = tx.query_one(
@@ -497,8 +506,8 @@ impl Queue for PgStore {
                     (SELECT COUNT(*) FROM drydock.tasks WHERE state = 'running'),
                     (SELECT COUNT(*) FROM drydock.tasks WHERE state = 'running' AND host = $1),
                     EXISTS (SELECT 1 FROM drydock.hosts WHERE name = $1 AND session = $2
-                        AND lease_expires_at > now())",
-                &[&claimer.host, &claimer.session],
+                        AND lease_expires_at > now() + make_interval(secs => $3))",
+                &[&claimer.host, &claimer.session, &ahead],
             )?;
             let cap: i32 = counts.get(0);
             let running: i64 = counts.get(1);
@@ -638,14 +647,17 @@ impl Queue for PgStore {
         let roots = serde_json::to_string(&entry.roots).expect("strings serialize");
         let agents = serde_json::to_string(&entry.agents).expect("strings serialize");
         let started = unix_millis(SystemTime::now()) as i64;
+        let ahead = self.clock.ahead_s();
         self.transaction(move |tx| {
             tx.execute(
                 "INSERT INTO drydock.hosts (name, session, url, roots, agents, cap, started_at_ms,
                     heartbeat_at, lease_expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now() + make_interval(secs => $8))
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $9),
+                    now() + make_interval(secs => $9::float8 + $8::float8))
                  ON CONFLICT (name) DO UPDATE SET session = $2, url = $3, roots = $4,
-                    agents = $5, cap = $6, started_at_ms = $7, heartbeat_at = now(),
-                    lease_expires_at = now() + make_interval(secs => $8)",
+                    agents = $5, cap = $6, started_at_ms = $7,
+                    heartbeat_at = now() + make_interval(secs => $9),
+                    lease_expires_at = now() + make_interval(secs => $9::float8 + $8::float8)",
                 &[
                     &entry.name,
                     &session,
@@ -655,6 +667,7 @@ impl Queue for PgStore {
                     &entry.cap.map(|c| c as i32),
                     &started,
                     &(lease_ms as f64 / 1000.0),
+                    &ahead,
                 ],
             )?;
             notify(tx)
@@ -663,12 +676,13 @@ impl Queue for PgStore {
 
     fn heartbeat(&self, name: &str, session: &str, lease_ms: u64) -> Result<Heartbeat, StoreError> {
         let (name, session) = (name.to_string(), session.to_string());
+        let ahead = self.clock.ahead_s();
         let renewed = self.transaction(move |tx| {
             tx.execute(
-                "UPDATE drydock.hosts SET heartbeat_at = now(),
-                    lease_expires_at = now() + make_interval(secs => $3)
+                "UPDATE drydock.hosts SET heartbeat_at = now() + make_interval(secs => $4),
+                    lease_expires_at = now() + make_interval(secs => $4::float8 + $3::float8)
                  WHERE name = $1 AND session = $2",
-                &[&name, &session, &(lease_ms as f64 / 1000.0)],
+                &[&name, &session, &(lease_ms as f64 / 1000.0), &ahead],
             )
         })?;
         Ok(match renewed {
@@ -680,6 +694,7 @@ impl Queue for PgStore {
     fn rescue_lost(&self, requeue: bool) -> Result<Vec<Task>, StoreError> {
         let shown = self.shown.clone();
         let now = unix_millis(SystemTime::now()) as i64;
+        let ahead = self.clock.ahead_s();
         self.checked(move |tx| {
             let ours: bool = tx
                 .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&RESCUE_LOCK])?
@@ -691,9 +706,10 @@ impl Queue for PgStore {
                 "SELECT t.id, t.host, t.epoch FROM drydock.tasks t
                  WHERE t.state = 'running' AND t.host IS NOT NULL AND NOT EXISTS (
                     SELECT 1 FROM drydock.hosts h
-                    WHERE h.name = t.host AND h.lease_expires_at > now())
+                    WHERE h.name = t.host
+                        AND h.lease_expires_at > now() + make_interval(secs => $1))
                  FOR UPDATE OF t",
-                &[],
+                &[&ahead],
             )?;
             let mut rescued = Vec::new();
             for row in &lost {
@@ -725,16 +741,18 @@ impl Queue for PgStore {
 
     fn hosts(&self) -> Result<Vec<HostStatus>, StoreError> {
         let shown = self.shown.clone();
+        let ahead = self.clock.ahead_s();
         self.link.run(move |client| {
             let rows = client
                 .query(
-                    "SELECT h.name, h.url, h.roots, h.agents, h.cap, h.started_at_ms,
-                        h.lease_expires_at > now() AS up,
-                        (EXTRACT(EPOCH FROM now() - h.heartbeat_at) * 1000)::bigint AS ago,
+                    "WITH clock AS (SELECT now() + make_interval(secs => $1) AS now)
+                     SELECT h.name, h.url, h.roots, h.agents, h.cap, h.started_at_ms,
+                        h.lease_expires_at > clock.now AS up,
+                        (EXTRACT(EPOCH FROM clock.now - h.heartbeat_at) * 1000)::bigint AS ago,
                         ARRAY(SELECT t.id FROM drydock.tasks t
                               WHERE t.state = 'running' AND t.host = h.name ORDER BY t.id)
-                     FROM drydock.hosts h ORDER BY h.name",
-                    &[],
+                     FROM drydock.hosts h, clock ORDER BY h.name",
+                    &[&ahead],
                 )
                 .map_err(|e| sql(&shown, e))?;
             Ok(rows.iter().map(host_of).collect())
