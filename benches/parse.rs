@@ -281,19 +281,6 @@ fn serve(root: &Path, fakes: &Path) -> (Child, String) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("drydock serve starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL in the banner")
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
+    let url = served_url(&mut child);
     (child, url)
 }

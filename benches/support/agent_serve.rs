@@ -2,7 +2,6 @@
 //! the pinned CLI against a fake model API (`tests/it/agent_kit`). Included by path by the
 //! benches that also include the kit.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -48,19 +47,6 @@ pub fn serve(
         };
     }
     let mut child = command.spawn().expect("drydock serve starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL in the banner")
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
+    let url = crate::support::served_url(&mut child);
     (child, url)
 }

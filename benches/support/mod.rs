@@ -183,3 +183,24 @@ pub async fn run_tasks(client: &Client, tasks: Value, max_concurrent: u32) -> Ve
         .map(|task| task["id"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// The URL a `drydock serve` child prints in its banner (its first line); the rest of its
+/// output is read and dropped on a thread of its own so that it never blocks on a full pipe.
+pub fn served_url(child: &mut std::process::Child) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut stdout = BufReader::new(child.stdout.take().expect("a piped stdout"));
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL in the banner")
+        .to_string();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while stdout.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+            sink.clear();
+        }
+    });
+    url
+}
