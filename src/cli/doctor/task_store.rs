@@ -1,32 +1,16 @@
 //! A shared task queue (`[tasks] store = "postgres://…"`): whether it can be reached, opened
-//! the way `drydock serve` opens it (the queue's own connection code, its 4 s connect
-//! timeout; drydock's schema made or brought up to date as the server would), within a
-//! deadline of its own.
+//! as `drydock serve` opens it (the queue's own connection code and its call deadline;
+//! drydock's schema made or brought up to date as the server would).
 
-use std::time::Duration;
-
-use crate::tasks::store::{self, StoreLocation};
+use crate::tasks::store::{LazyStore, StoreLocation};
 
 use super::Found;
-
-/// How long the doctor waits for the database: the connect timeout and a migration's call.
-const DEADLINE: Duration = Duration::from_secs(8);
 
 pub(super) async fn found(url: &str) -> Found {
     let location = StoreLocation::Postgres(url.to_string());
     let shown = location.display();
-    let opening = tokio::task::spawn_blocking(move || store::open(&location).map(|_| ()));
-    let opened = match tokio::time::timeout(DEADLINE, opening).await {
-        Ok(joined) => joined.unwrap_or_else(|e| Err(panicked(&shown, e))),
-        Err(_) => {
-            return Found::Missing {
-                detail: format!("{shown}: no answer within {} s", DEADLINE.as_secs()),
-                fix: FIX.into(),
-            };
-        }
-    };
-    match opened {
-        Ok(()) => Found::Ok {
+    match LazyStore::new(location).get().await {
+        Ok(_) => Found::Ok {
             detail: format!("{shown}: reached, drydock's schema up to date"),
         },
         Err(error) => Found::Missing {
@@ -39,10 +23,3 @@ pub(super) async fn found(url: &str) -> Found {
 const FIX: &str = "start the database, or check the URL in [tasks] store (or \
                    DRYDOCK_TASKS_STORE): host, port, user, database; without a shared queue, \
                    leave store out (this machine's SQLite queue)";
-
-fn panicked(shown: &str, error: tokio::task::JoinError) -> store::StoreError {
-    store::StoreError::Unavailable {
-        path: shown.to_string(),
-        message: format!("opening it panicked: {error}"),
-    }
-}

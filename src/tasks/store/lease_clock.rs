@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::millis::millis;
+
 /// The database's `now()`, plus however far a test moved it on (nothing, in drydock).
 #[derive(Debug, Clone, Default)]
 pub struct LeaseClock {
@@ -15,8 +17,7 @@ pub struct LeaseClock {
 impl LeaseClock {
     /// Moves the clock of every store sharing it `by` further on.
     pub fn advance(&self, by: Duration) {
-        let by = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-        self.ahead_ms.fetch_add(by, Ordering::Relaxed);
+        self.ahead_ms.fetch_add(millis(by), Ordering::Relaxed);
     }
 
     /// How far ahead of the database's `now()` it is, in seconds: the argument of the
