@@ -170,7 +170,7 @@ async fn main() {
                 started,
                 Observed {
                     project: &project,
-                    toolchain: Toolchain::Cargo,
+                    toolchain: Toolchain::named("cargo").expect("drydock has cargo"),
                     tool: ToolName::Compile,
                     check: "compile".into(),
                     result: ObservedResult::Build(&report),

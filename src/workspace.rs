@@ -41,12 +41,22 @@ pub enum WorkspaceError {
         resolved: String,
         roots: String,
     },
-    #[error("{path} is not a cargo or mix project (no Cargo.toml or mix.exs)")]
-    NotAProject { path: String },
-    #[error(
-        "{path} has both Cargo.toml and mix.exs; name the toolchain to use (`toolchain`: \"cargo\" or \"mix\")"
-    )]
-    Ambiguous { path: String },
+    #[error("{path} is not a {names} project (no {manifests})")]
+    NotAProject {
+        path: String,
+        /// "cargo or mix"
+        names: String,
+        /// "Cargo.toml or mix.exs"
+        manifests: String,
+    },
+    #[error("{path} has both {manifests}; name the toolchain to use (`toolchain`: {names})")]
+    Ambiguous {
+        path: String,
+        /// "Cargo.toml and mix.exs"
+        manifests: String,
+        /// "\"cargo\" or \"mix\""
+        names: String,
+    },
     #[error("{path} has no {manifest}, so it is not a {toolchain} project")]
     MissingManifest {
         path: String,
@@ -73,36 +83,19 @@ impl std::fmt::Display for PathArgument {
     }
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Toolchain {
-    Cargo,
-    Mix,
+/// What a project is, known by the file its directory holds: a toolchain (`toolchain`), or
+/// an ecosystem of docs (`docs`).
+pub trait ProjectKind: Copy + PartialEq {
+    fn name(&self) -> &'static str;
+    /// The file that makes a directory a project of this kind.
+    fn manifest(&self) -> &'static str;
 }
 
-impl Toolchain {
-    fn manifest(self) -> &'static str {
-        match self {
-            Toolchain::Cargo => "Cargo.toml",
-            Toolchain::Mix => "mix.exs",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Toolchain::Cargo => "cargo",
-            Toolchain::Mix => "mix",
-        }
-    }
-}
-
-/// A project directory that lies inside an allowed root, with its toolchain.
+/// A project directory that lies inside an allowed root, with its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Project {
+pub struct Project<K> {
     pub root: PathBuf,
-    pub kind: Toolchain,
+    pub kind: K,
 }
 
 /// Where a project lies, as any machine can name it: the name of the allowed root it is in
@@ -239,28 +232,46 @@ impl Workspace {
         }
     }
 
-    /// A project inside an allowed root; `toolchain` settles a directory that has both manifests.
-    pub fn resolve_project(
+    /// A project inside an allowed root, of one of `kinds` (the first whose manifest its
+    /// directory holds); `wanted` settles a directory that holds several.
+    pub fn resolve_project<K: ProjectKind>(
         &self,
         raw: &str,
-        toolchain: Option<Toolchain>,
-    ) -> Result<Project, WorkspaceError> {
+        wanted: Option<K>,
+        kinds: &[K],
+    ) -> Result<Project<K>, WorkspaceError> {
         let root = self.resolve_dir(PathArgument::ProjectPath, raw)?;
-        let shown = root.display().to_string();
-        let has = |kind: Toolchain| root.join(kind.manifest()).is_file();
-        let kind = match (toolchain, has(Toolchain::Cargo), has(Toolchain::Mix)) {
-            (Some(kind), _, _) if has(kind) => kind,
-            (Some(kind), _, _) => {
+        let path = root.display().to_string();
+        let has = |kind: &K| root.join(kind.manifest()).is_file();
+        let found: Vec<K> = kinds.iter().copied().filter(has).collect();
+        let kind = match (wanted, found.as_slice()) {
+            (Some(kind), _) if has(&kind) => kind,
+            (Some(kind), _) => {
                 return Err(WorkspaceError::MissingManifest {
-                    path: shown,
+                    path,
                     manifest: kind.manifest(),
                     toolchain: kind.name(),
                 });
             }
-            (None, true, true) => return Err(WorkspaceError::Ambiguous { path: shown }),
-            (None, true, false) => Toolchain::Cargo,
-            (None, false, true) => Toolchain::Mix,
-            (None, false, false) => return Err(WorkspaceError::NotAProject { path: shown }),
+            (None, [kind]) => *kind,
+            (None, []) => {
+                return Err(WorkspaceError::NotAProject {
+                    path,
+                    names: either(kinds.iter().map(|k| k.name())),
+                    manifests: either(kinds.iter().map(|k| k.manifest())),
+                });
+            }
+            (None, several) => {
+                return Err(WorkspaceError::Ambiguous {
+                    path,
+                    manifests: several
+                        .iter()
+                        .map(|k| k.manifest())
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    names: either(several.iter().map(|k| format!("{:?}", k.name()))),
+                });
+            }
         };
         Ok(Project { root, kind })
     }
@@ -286,6 +297,19 @@ impl Workspace {
     }
 }
 
+/// "a", "a or b", "a, b or c".
+fn either<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
+    let items: Vec<S> = items.collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.as_ref().to_string(),
+        Some((last, rest)) => {
+            let rest: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
+            format!("{} or {}", rest.join(", "), last.as_ref())
+        }
+    }
+}
+
 /// `~` and `~/x` become the home directory (from $HOME as `env` gives it, as a shell would).
 pub(crate) fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     let Ok(rest) = path.strip_prefix("~") else {
@@ -301,6 +325,39 @@ pub(crate) fn expand_home(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> 
 mod tests {
     use super::*;
     use std::fs;
+
+    /// The two toolchains the fixture's projects are of.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Kind {
+        Cargo,
+        Mix,
+    }
+
+    impl ProjectKind for Kind {
+        fn name(&self) -> &'static str {
+            match self {
+                Kind::Cargo => "cargo",
+                Kind::Mix => "mix",
+            }
+        }
+
+        fn manifest(&self) -> &'static str {
+            match self {
+                Kind::Cargo => "Cargo.toml",
+                Kind::Mix => "mix.exs",
+            }
+        }
+    }
+
+    const KINDS: &[Kind] = &[Kind::Cargo, Kind::Mix];
+
+    fn resolve(
+        ws: &Workspace,
+        raw: &str,
+        wanted: Option<Kind>,
+    ) -> Result<Project<Kind>, WorkspaceError> {
+        ws.resolve_project(raw, wanted, KINDS)
+    }
 
     #[test]
     fn a_place_names_a_project_by_its_roots_name_and_another_machine_finds_it_there() {
@@ -396,14 +453,12 @@ mod tests {
     fn resolves_absolute_relative_and_symlinked_paths_inside_a_root() {
         let f = fixture();
         let ws = workspace(&f);
-        let abs = ws
-            .resolve_project(f.root.join("app").to_str().unwrap(), None)
-            .unwrap();
+        let abs = resolve(&ws, f.root.join("app").to_str().unwrap(), None).unwrap();
         assert_eq!(abs.root, f.root.join("app"));
-        assert_eq!(abs.kind, Toolchain::Cargo);
-        assert_eq!(ws.resolve_project("app", None).unwrap(), abs);
-        assert_eq!(ws.resolve_project("alias", None).unwrap(), abs);
-        assert_eq!(ws.resolve_project("ex", None).unwrap().kind, Toolchain::Mix);
+        assert_eq!(abs.kind, Kind::Cargo);
+        assert_eq!(resolve(&ws, "app", None).unwrap(), abs);
+        assert_eq!(resolve(&ws, "alias", None).unwrap(), abs);
+        assert_eq!(resolve(&ws, "ex", None).unwrap().kind, Kind::Mix);
     }
 
     #[test]
@@ -411,18 +466,18 @@ mod tests {
         let f = fixture();
         let ws = workspace(&f);
         assert!(matches!(
-            ws.resolve_project("escape", None),
+            resolve(&ws, "escape", None),
             Err(WorkspaceError::OutsideRoots { .. })
         ));
         assert!(matches!(
-            ws.resolve_project(f.outside.join("secret").to_str().unwrap(), None),
+            resolve(&ws, f.outside.join("secret").to_str().unwrap(), None),
             Err(WorkspaceError::OutsideRoots { .. })
         ));
         assert!(matches!(
-            ws.resolve_project("app/../app", None),
+            resolve(&ws, "app/../app", None),
             Err(WorkspaceError::ParentComponent { .. })
         ));
-        let message = ws.resolve_project("/", None).unwrap_err().to_string();
+        let message = resolve(&ws, "/", None).unwrap_err().to_string();
         assert!(message.contains(f.root.to_str().unwrap()), "{message}");
     }
 
@@ -459,8 +514,12 @@ mod tests {
                 "the argument is named: {message}"
             );
         }
-        let err = ws.resolve_project("plain", None).unwrap_err();
-        assert!(err.to_string().contains("not a cargo or mix project"));
+        let err = resolve(&ws, "plain", None).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("is not a cargo or mix project (no Cargo.toml or mix.exs)"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -476,15 +535,13 @@ mod tests {
         fs::create_dir_all(&project).unwrap();
         fs::write(project.join("Cargo.toml"), "").unwrap();
         assert_eq!(
-            ws.resolve_project(project.to_str().unwrap(), None)
-                .unwrap()
-                .root,
+            resolve(&ws, project.to_str().unwrap(), None).unwrap().root,
             project
         );
-        let message = ws.resolve_project("/", None).unwrap_err().to_string();
+        let message = resolve(&ws, "/", None).unwrap_err().to_string();
         assert!(!message.contains("worktrees"), "{message}");
         assert!(matches!(
-            ws.resolve_project(f.outside.join("secret").to_str().unwrap(), None),
+            resolve(&ws, f.outside.join("secret").to_str().unwrap(), None),
             Err(WorkspaceError::OutsideRoots { .. })
         ));
     }
@@ -493,18 +550,19 @@ mod tests {
     fn both_manifests_need_a_choice() {
         let f = fixture();
         let ws = workspace(&f);
-        assert!(matches!(
-            ws.resolve_project("both", None),
-            Err(WorkspaceError::Ambiguous { .. })
-        ));
+        let message = resolve(&ws, "both", None).unwrap_err().to_string();
+        assert!(
+            message.ends_with(
+                "has both Cargo.toml and mix.exs; name the toolchain to use (`toolchain`: \"cargo\" or \"mix\")"
+            ),
+            "{message}"
+        );
         assert_eq!(
-            ws.resolve_project("both", Some(Toolchain::Mix))
-                .unwrap()
-                .kind,
-            Toolchain::Mix
+            resolve(&ws, "both", Some(Kind::Mix)).unwrap().kind,
+            Kind::Mix
         );
         assert!(matches!(
-            ws.resolve_project("app", Some(Toolchain::Mix)),
+            resolve(&ws, "app", Some(Kind::Mix)),
             Err(WorkspaceError::MissingManifest { .. })
         ));
     }

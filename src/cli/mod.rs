@@ -181,8 +181,10 @@ pub fn main() -> ExitCode {
     }
     init_logging(&cli.command);
     let config = Config::load(&cli.command.overrides())
+        .map_err(|e| e.to_string())
+        .and_then(|config| crate::toolchain::check_config(&config).map(|()| config))
         .map(Arc::new)
-        .map_err(|e| Failure::Usage(e.to_string()));
+        .map_err(Failure::Usage);
     if let Ok(config) = &config {
         // SAFETY: no other thread exists yet: the runtime is built below.
         unsafe { env_policy::remove_from_own_environment(&config.env_remove) };

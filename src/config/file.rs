@@ -1,5 +1,6 @@
 //! The config file: where it is looked for, and its shape (each section's own in its module).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -13,12 +14,11 @@ use super::paths::user_dir;
 use super::secrets::FileEnv;
 use super::tasks::FileQueue;
 use super::terminal::FileTerminal;
-use super::toolchain::FileTasks;
 use super::{ConfigError, EnvLookup, Overrides};
 
-/// The file's shape. Every key is optional.
+/// The file's shape. Every key is optional; a key that is none of these must be a
+/// toolchain's section (`[cargo]`), or it is refused.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {
     pub(super) bind: Option<String>,
     pub(super) token: Option<String>,
@@ -37,10 +37,6 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub(super) env: FileEnv,
     #[serde(default)]
-    pub(super) cargo: FileTasks,
-    #[serde(default)]
-    pub(super) mix: FileTasks,
-    #[serde(default)]
     pub(super) terminal: FileTerminal,
     #[serde(default)]
     pub(super) docs: FileDocs,
@@ -48,6 +44,9 @@ pub(super) struct FileConfig {
     pub(super) http: FileHttp,
     #[serde(default)]
     pub(super) history: FileHistory,
+    /// Every other key: a toolchain's section (`config::toolchain`).
+    #[serde(flatten)]
+    pub(super) other: BTreeMap<String, toml::Value>,
 }
 
 pub(super) fn read_file_config(

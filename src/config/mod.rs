@@ -66,6 +66,10 @@ pub enum ConfigError {
     NonLoopbackWithoutToken(SocketAddr),
     #[error("allowed root {path} is not usable: {reason}")]
     Root { path: PathBuf, reason: String },
+    #[error("unknown key `{0}` in the config file")]
+    UnknownKey(String),
+    #[error("invalid [{section}] in the config file: {message}")]
+    Section { section: String, message: String },
     #[error("unknown toolset `{0}` (known: {known})", known = Toolset::known())]
     UnknownToolset(String),
     #[error("unknown tool `{0}` (known: {known})", known = ToolName::known())]
@@ -185,7 +189,7 @@ impl Config {
             timeouts: limits::resolve_timeouts(file.timeouts)?,
             secret_values: SecretValues::of(&env_remove, env),
             env_remove,
-            toolchain: ToolchainConfig::resolve(file.cargo, file.mix),
+            toolchain: ToolchainConfig::resolve(file.other)?,
             terminal: terminal::resolve(file.terminal)?,
             docs: docs::resolve(overrides, file.docs, env, cwd)?,
             http: http::resolve(file.http)?,

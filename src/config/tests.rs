@@ -247,8 +247,17 @@ fn an_output_cap_too_large_for_one_result_is_refused() {
 fn unknown_keys_toolsets_and_tools_are_refused() {
     assert!(matches!(
         resolve_with("bnd = \"x\"", Overrides::default()),
-        Err(ConfigError::Parse { .. })
+        Err(ConfigError::UnknownKey(key)) if key == "bnd"
     ));
+    let error = resolve_with("[cargo]\ntask = [\"doc\"]", Overrides::default()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("invalid [cargo] in the config file: unknown field `task`"),
+        "{error}"
+    );
+    let sections = resolve_with("[crago]\ntasks = []", Overrides::default()).unwrap();
+    assert_eq!(sections.toolchain.sections().collect::<Vec<_>>(), ["crago"]);
     assert!(matches!(
         resolve_with("toolsets = [\"bild\"]", Overrides::default()),
         Err(ConfigError::UnknownToolset(_))
@@ -378,7 +387,6 @@ fn the_example_config_is_valid_and_matches_the_defaults() {
     let defaults = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
     assert_eq!(example.bind, defaults.bind);
     assert_eq!(example.env_remove, defaults.env_remove);
-    assert_eq!(example.toolchain, defaults.toolchain);
     assert_eq!(example.limits.output_cap, defaults.limits.output_cap);
     assert_eq!(example.timeouts.default, defaults.timeouts.default);
     assert_eq!(example.toolsets, defaults.toolsets);

@@ -1,50 +1,52 @@
-//! `[cargo]` and `[mix]`: the tasks `run` may start.
+//! `[cargo]`, `[mix]`, ...: a toolchain's section, the tasks `run` may start in its projects.
+//!
+//! The toolchains are a capability's, not the config's: every table of the file that is not
+//! one of the config's own sections is kept as a toolchain's section, and
+//! `toolchain::check_config` refuses one that names no toolchain before anything starts.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::workspace::Toolchain;
+use super::ConfigError;
 
-/// Cargo subcommands `run` may start through its `task` argument unless the config replaces the list.
-const DEFAULT_CARGO_TASKS: &[&str] = &["bench", "doc", "tree", "metadata", "version"];
-/// Read-only or project-local tasks; `run` is how a mix project's code is executed.
-const DEFAULT_MIX_TASKS: &[&str] = &["run", "deps.tree", "xref", "help", "app.tree", "docs"];
-
-/// The toolchains' settings (`[cargo]` and `[mix]` in the file).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The toolchains' sections, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolchainConfig {
-    /// The cargo subcommands `run` may start through its `task` argument.
-    pub cargo_tasks: Vec<String>,
-    /// The mix tasks `run` may start.
-    pub mix_tasks: Vec<String>,
+    sections: BTreeMap<String, FileTasks>,
 }
 
-/// `[cargo]` and `[mix]`: the tasks `run` may start.
-#[derive(Debug, Default, Deserialize)]
+/// `[NAME]`: the tasks `run` may start (the toolchain's defaults without `tasks`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct FileTasks {
+struct FileTasks {
     tasks: Option<Vec<String>>,
 }
 
-impl FileTasks {
-    fn or(self, defaults: &[&str]) -> Vec<String> {
-        self.tasks
-            .unwrap_or_else(|| defaults.iter().map(|s| s.to_string()).collect())
-    }
-}
-
 impl ToolchainConfig {
-    pub(super) fn resolve(cargo: FileTasks, mix: FileTasks) -> Self {
-        Self {
-            cargo_tasks: cargo.or(DEFAULT_CARGO_TASKS),
-            mix_tasks: mix.or(DEFAULT_MIX_TASKS),
+    /// The file's other keys: each must be a table, a toolchain's section.
+    pub(super) fn resolve(other: BTreeMap<String, toml::Value>) -> Result<Self, ConfigError> {
+        let mut sections = BTreeMap::new();
+        for (name, value) in other {
+            if !value.is_table() {
+                return Err(ConfigError::UnknownKey(name));
+            }
+            let section = FileTasks::deserialize(value).map_err(|e| ConfigError::Section {
+                section: name.clone(),
+                message: e.message().to_string(),
+            })?;
+            sections.insert(name, section);
         }
+        Ok(Self { sections })
     }
 
-    /// The tasks `run` may start for `toolchain`, and the config key that lists them.
-    pub fn tasks(&self, toolchain: Toolchain) -> (&[String], &'static str) {
-        match toolchain {
-            Toolchain::Cargo => (&self.cargo_tasks, "cargo.tasks"),
-            Toolchain::Mix => (&self.mix_tasks, "mix.tasks"),
-        }
+    /// The tasks `run` may start for the toolchain `name`, when its section lists them.
+    pub fn tasks(&self, name: &str) -> Option<&[String]> {
+        self.sections.get(name)?.tasks.as_deref()
+    }
+
+    /// The names of the sections the file has.
+    pub fn sections(&self) -> impl Iterator<Item = &str> {
+        self.sections.keys().map(String::as_str)
     }
 }

@@ -60,7 +60,7 @@ use self::embed::{EmbedError, Embedder};
 use self::ingest::{IngestError, IngestOptions, IngestProgress, ingest};
 use self::models::{EmbeddingSpec, Fetcher, ModelError};
 use self::project::{
-    DependencyChoice, ProjectDocsError, project_roots, project_scope, toolchain_roots,
+    DependencyChoice, ECOSYSTEMS, ProjectDocsError, project_roots, project_scope, toolchain_roots,
 };
 use self::reports::{IndexSummary, IngestReport, LookupReport, LookupResult, ReadReport};
 use self::requests::{Around, IndexRequest, LookupRequest, ReadRequest};
@@ -313,7 +313,7 @@ impl Docs {
         let limit = request.limit.map_or(DEFAULT_LIMIT, |n| n.get() as usize);
         let scope = match &request.project_path {
             Some(path) => {
-                let project = self.workspace.resolve_project(path, None)?;
+                let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
                 Some(project_scope(&project.root, project.kind))
             }
             None => None,
@@ -510,7 +510,7 @@ impl Docs {
             ));
         }
         if let Some(path) = &request.project_path {
-            let project = self.workspace.resolve_project(path, None)?;
+            let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
             let choice = DependencyChoice {
                 transitive: request.transitive == Some(true),
             };

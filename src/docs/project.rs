@@ -11,7 +11,35 @@ use super::search::ProjectScope;
 use super::sources::{FileRoot, Library, PathFilter, Root};
 use crate::process::{CommandSpec, Limits, Policy, Termination};
 use crate::project_facts::{CargoLock, CargoMetadata, mix_app, mix_lock_versions, mix_version};
-use crate::workspace::Toolchain;
+use crate::workspace::ProjectKind;
+
+/// What kind of project a directory is, as the docs see it: where its dependencies and
+/// their docs are (a cargo project's crates, a mix project's Hex packages). A project of
+/// another toolchain has no dependencies' docs here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ecosystem {
+    Cargo,
+    Mix,
+}
+
+/// The projects whose docs drydock indexes, in the order their manifests are looked for.
+pub(crate) const ECOSYSTEMS: &[Ecosystem] = &[Ecosystem::Cargo, Ecosystem::Mix];
+
+impl ProjectKind for Ecosystem {
+    fn name(&self) -> &'static str {
+        match self {
+            Ecosystem::Cargo => "cargo",
+            Ecosystem::Mix => "mix",
+        }
+    }
+
+    fn manifest(&self) -> &'static str {
+        match self {
+            Ecosystem::Cargo => "Cargo.toml",
+            Ecosystem::Mix => "mix.exs",
+        }
+    }
+}
 
 /// cargo metadata can download a missing dependency; it must still end.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(300);
@@ -67,14 +95,14 @@ pub(crate) struct DependencyChoice {
 pub(crate) async fn project_roots(
     policy: &Policy,
     dir: &Path,
-    kind: Toolchain,
+    kind: Ecosystem,
     choice: DependencyChoice,
     exclude: &[String],
 ) -> Result<Vec<Root>, ProjectDocsError> {
     match kind {
-        Toolchain::Cargo => cargo_roots(policy, dir, choice, exclude).await,
+        Ecosystem::Cargo => cargo_roots(policy, dir, choice, exclude).await,
         // Every dependency's folder and mix.exs read: on a blocking thread.
-        Toolchain::Mix => {
+        Ecosystem::Mix => {
             let (dir, exclude) = (dir.to_path_buf(), exclude.to_vec());
             let roots = tokio::task::spawn_blocking(move || mix_roots(&dir, &exclude)).await;
             Ok(roots.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
@@ -230,10 +258,10 @@ fn mix_app_name(dir: &Path) -> String {
 
 /// What a docs_lookup with `project_path` may return: the project's own files, its locked
 /// dependencies at their versions, and its language's toolchain docs.
-pub(crate) fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
+pub(crate) fn project_scope(dir: &Path, kind: Ecosystem) -> ProjectScope {
     let (locked, toolchain) = match kind {
-        Toolchain::Cargo => (CargoLock::of_dir(dir).versions(), RUST_TOOLCHAIN_LIBRARIES),
-        Toolchain::Mix => {
+        Ecosystem::Cargo => (CargoLock::of_dir(dir).versions(), RUST_TOOLCHAIN_LIBRARIES),
+        Ecosystem::Mix => {
             let mut locked = mix_lock_versions(dir);
             // The umbrella's lock, for an app inside it.
             if let Some(umbrella) = dir.parent().and_then(Path::parent)
@@ -248,7 +276,7 @@ pub(crate) fn project_scope(dir: &Path, kind: Toolchain) -> ProjectScope {
         .into_iter()
         .map(|(name, version)| (name, Some(version)))
         .collect();
-    if kind == Toolchain::Mix {
+    if kind == Ecosystem::Mix {
         // Git and path dependencies have no version in the lock.
         if let Ok(entries) = std::fs::read_dir(dir.join("deps")) {
             for entry in entries.filter_map(Result::ok) {
@@ -420,7 +448,7 @@ mod tests {
                 ("plug_crypto".to_string(), "2.1.0".to_string())
             ]
         );
-        let scope = project_scope(dir.path(), Toolchain::Mix);
+        let scope = project_scope(dir.path(), Ecosystem::Mix);
         assert!(
             scope
                 .libraries

@@ -340,10 +340,7 @@ impl Observer for History {
             true => None,
             false => started.0.downcast::<Snapshot>().ok().map(|s| *s),
         };
-        let toolchain = match run.toolchain {
-            crate::workspace::Toolchain::Cargo => "cargo",
-            crate::workspace::Toolchain::Mix => "mix",
-        };
+        let toolchain = run.toolchain.name();
         let (problems, status, complete, duration_ms) = match run.result {
             ObservedResult::Build(report) => (
                 Problem::of_build(report),

@@ -14,6 +14,7 @@ use crate::catalog::ToolName;
 use crate::config::Config;
 use crate::docs::requests::ReadRequest;
 use crate::docs::{Docs, DocsError};
+use crate::toolchain;
 use crate::workspace::Workspace;
 
 const SERVER_URI: &str = "drydock://server";
@@ -235,16 +236,18 @@ async fn read_docs(docs: &Docs) -> Result<ReadResourceResult, McpError> {
 
 fn server_summary(config: &Config) -> serde_json::Value {
     let enabled: Vec<&str> = config.enabled_tools().map(ToolName::name).collect();
-    json!({
+    let mut summary = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "allowed_roots": config.allowed_roots,
         "tools": enabled,
         "default_timeout_ms": crate::millis::millis(config.timeouts.default),
         "max_timeout_ms": crate::millis::millis(config.timeouts.max),
         "output_cap_bytes": config.limits.output_cap,
-        "cargo_tasks": config.toolchain.cargo_tasks,
-        "mix_tasks": config.toolchain.mix_tasks,
-    })
+    });
+    for (toolchain, tasks) in toolchain::every_run_tasks(config) {
+        summary[format!("{}_tasks", toolchain.name())] = json!(tasks);
+    }
+    summary
 }
 
 /// Project directories (absolute) under the allowed roots, sorted. The walk (three levels
@@ -278,7 +281,7 @@ fn projects_under(roots: &[PathBuf]) -> Vec<String> {
 }
 
 fn is_project(dir: &Path) -> bool {
-    dir.join("Cargo.toml").is_file() || dir.join("mix.exs").is_file()
+    toolchain::project_kind(dir).is_some()
 }
 
 /// Completion for `project_path` arguments.

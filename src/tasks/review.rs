@@ -91,11 +91,7 @@ impl Tasks {
     /// drydock's own build tools, on `dir`; those after a failed one are not run.
     pub(super) async fn checks(&self, dir: &Path) -> Checks {
         let project_path = dir.display().to_string();
-        if let Err(error) = self
-            .toolchains
-            .workspace()
-            .resolve_project(&project_path, None)
-        {
+        if let Err(error) = self.toolchains.resolve_project(&project_path, None) {
             return Checks::Skipped {
                 why: error.to_string(),
             };

@@ -8,6 +8,7 @@ pub(crate) mod cargo;
 pub(crate) mod endings;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
+mod kit;
 pub(crate) mod line_parser;
 pub(crate) mod mix;
 pub mod observe;
@@ -34,8 +35,9 @@ pub use crate::call::Call;
 use crate::config::{Config, ToolName};
 use crate::process::RunError;
 use crate::sandbox::{Confinement, Mount, confinement};
-use crate::workspace::{Project, Toolchain, Workspace, WorkspaceError};
+use crate::workspace::{Workspace, WorkspaceError};
 use arg_values::ValueError;
+pub use kit::Toolchain;
 use observe::{Observed, ObservedResult, Observer, Started};
 use queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
@@ -43,6 +45,61 @@ use requests::{
     CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest, TimeoutMs,
 };
 use runner::{Confined, Runner};
+
+/// The toolchains drydock builds with, in the order a project's manifest is looked for. A new
+/// toolchain is a folder beside `cargo/` and `mix/` whose `Kit` runs its tools, and a line
+/// here (ARCHITECTURE.md, "Extending drydock").
+pub(crate) const TOOLCHAINS: &[Toolchain] = &[cargo::TOOLCHAIN, mix::TOOLCHAIN];
+
+/// A project of one of the toolchains.
+pub type Project = crate::workspace::Project<Toolchain>;
+
+/// The toolchain whose manifest `dir` holds (the first of [`TOOLCHAINS`]), if any.
+pub fn project_kind(dir: &Path) -> Option<Toolchain> {
+    TOOLCHAINS
+        .iter()
+        .copied()
+        .find(|t| dir.join(t.kit().manifest()).is_file())
+}
+
+/// Refuses a config whose toolchain section (`[crago] tasks`) names no toolchain: the config
+/// keeps every table it does not know as one (`config::toolchain`).
+pub fn check_config(config: &Config) -> Result<(), String> {
+    match config
+        .toolchain
+        .sections()
+        .find(|name| Toolchain::named(name).is_none())
+    {
+        Some(name) => Err(format!(
+            "the config file's [{name}] is no section drydock knows and names no toolchain \
+             (it has {})",
+            Toolchain::names()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The tasks `run` may start in a project of `toolchain`: its config section's list, else
+/// the toolchain's defaults.
+pub fn run_tasks(config: &Config, toolchain: Toolchain) -> Vec<String> {
+    match config.toolchain.tasks(toolchain.name()) {
+        Some(tasks) => tasks.to_vec(),
+        None => toolchain
+            .kit()
+            .default_tasks()
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
+    }
+}
+
+/// Every toolchain with the tasks `run` may start in its projects.
+pub fn every_run_tasks(config: &Config) -> Vec<(Toolchain, Vec<String>)> {
+    TOOLCHAINS
+        .iter()
+        .map(|&t| (t, run_tasks(config, t)))
+        .collect()
+}
 
 /// A call that could not run at all (the tool's result has `isError: true`).
 /// A build that fails or a program that exits non-zero is not one of these.
@@ -150,16 +207,13 @@ impl Toolchains {
         req: ProjectInfoRequest,
         call: &Call<'_>,
     ) -> Result<ProjectInfo, ToolchainError> {
-        let project = self
-            .workspace
-            .resolve_project(&req.project_path, req.toolchain)?;
+        let project = self.resolve_project(&req.project_path, req.toolchain)?;
         let runner = self
             .runner(&project, ToolName::ProjectInfo, None, call)
             .await;
-        match project.kind {
-            Toolchain::Cargo => cargo::project_info(&project, &runner, call, &self.versions).await,
-            Toolchain::Mix => mix::project_info(&project, &runner, call).await,
-        }
+        let kit = project.kind.kit();
+        kit.project_info(&project, &runner, call, &self.versions)
+            .await
     }
 
     pub async fn build(
@@ -168,22 +222,16 @@ impl Toolchains {
         req: CompileRequest,
         call: &Call<'_>,
     ) -> Result<BuildReport, ToolchainError> {
-        let project = self
-            .workspace
-            .resolve_project(&req.project_path, req.toolchain)?;
-        options::check_build(project.kind, &req)?;
+        let project = self.resolve_project(&req.project_path, req.toolchain)?;
+        let kit = project.kind.kit();
+        kit.check_build(&req)?;
+        let member = kit.member(&project, &req.package)?;
         let runner = self
             .runner(&project, kind.tool_name(), req.timeout_ms, call)
             .await;
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
-        let mut report = match project.kind {
-            Toolchain::Cargo => cargo::build(&project, kind, &req, &runner, call).await,
-            Toolchain::Mix => {
-                let project = umbrella_app(project.clone(), &req.package)?;
-                mix::build(&project, kind, &req, &runner, call).await
-            }
-        }?;
+        let mut report = kit.build(kind, &member, &req, &runner, call).await?;
         let check = CompileRequest {
             project_path: String::new(),
             include_rendered: false,
@@ -204,28 +252,16 @@ impl Toolchains {
         req: TestRequest,
         call: &Call<'_>,
     ) -> Result<TestReport, ToolchainError> {
-        let project = self
-            .workspace
-            .resolve_project(&req.project_path, req.toolchain)?;
-        options::check_test(project.kind, &req)?;
+        let project = self.resolve_project(&req.project_path, req.toolchain)?;
+        let kit = project.kind.kit();
+        let member = kit.member(&project, &req.package)?;
+        kit.check_test(&member, &req)?;
         let runner = self
             .runner(&project, ToolName::Test, req.timeout_ms, call)
             .await;
-        let (started, report) = match project.kind {
-            Toolchain::Cargo => {
-                let _turn = self.wait_turn(&project, call).await?;
-                let started = self.observe_start(&project);
-                (started, cargo::test(&project, &req, &runner, call).await)
-            }
-            Toolchain::Mix => {
-                let app = umbrella_app(project.clone(), &req.package)?;
-                options::check_mix_test_selection(&app, &req)?;
-                let _turn = self.wait_turn(&project, call).await?;
-                let started = self.observe_start(&project);
-                (started, mix::test(&app, &req, &runner, call).await)
-            }
-        };
-        let mut report = report?;
+        let _turn = self.wait_turn(&project, call).await?;
+        let started = self.observe_start(&project);
+        let mut report = kit.test(&member, &req, &runner, call).await?;
         let check = TestRequest {
             project_path: String::new(),
             seed: None,
@@ -241,32 +277,22 @@ impl Toolchains {
     }
 
     pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolchainError> {
-        let project = self
-            .workspace
-            .resolve_project(&req.project_path, req.toolchain)?;
-        options::check_run(project.kind, &req)?;
+        let project = self.resolve_project(&req.project_path, req.toolchain)?;
+        let kit = project.kind.kit();
+        kit.check_run(&req)?;
         let task = self.allowed_task(project.kind, &req.task)?;
+        let member = kit.member(&project, &req.package)?;
+        let argv = task
+            .map(|task| task_args::task_argv(project.kind, task, &req.args, &member.root))
+            .transpose()?;
         let runner = self
             .runner(&project, ToolName::Run, req.timeout_ms, call)
             .await;
         let started = self.observe_start(&project);
-        let mut report = match (project.kind, task) {
-            (Toolchain::Cargo, None) => {
-                let _turn = self.wait_turn(&project, call).await?;
-                cargo::run(&project, &req, &runner, call).await
-            }
-            (Toolchain::Cargo, Some(task)) => {
-                let argv = task_args::task_argv(project.kind, task, &req.args, &project.root)?;
-                let _turn = self.wait_turn(&project, call).await?;
-                cargo::run_task(&project, &req, argv, &runner, call).await
-            }
-            (Toolchain::Mix, task) => {
-                let app = umbrella_app(project.clone(), &req.package)?;
-                let task = task.unwrap_or("run");
-                let argv = task_args::task_argv(project.kind, task, &req.args, &app.root)?;
-                let _turn = self.wait_turn(&project, call).await?;
-                mix::run(&app, &req, argv, &runner, call).await
-            }
+        let _turn = self.wait_turn(&project, call).await?;
+        let mut report = match argv {
+            Some(argv) => kit.run_task(&member, &req, argv, &runner, call).await,
+            None => kit.run_program(&member, &req, &runner, call).await,
         }?;
         let check = RunRequest {
             project_path: String::new(),
@@ -292,7 +318,7 @@ impl Toolchains {
         timeout_ms: Option<TimeoutMs>,
         call: &Call<'_>,
     ) -> Result<crate::process::ProcessOutput, ToolchainError> {
-        let project = self.workspace.resolve_project(project_path, None)?;
+        let project = self.resolve_project(project_path, None)?;
         let Some((program, args)) = argv.split_first() else {
             return Err(ToolchainError::InvalidArgument(
                 "a command needs at least its program".into(),
@@ -308,26 +334,36 @@ impl Toolchains {
         runner.run_to_end(spec, call).await
     }
 
-    /// The task `run` starts (a mix project's default is `run`; a cargo project's is its
-    /// program, `None`), once it is known to be in the configured allowlist.
+    /// The task `run` starts (the named one, else the toolchain's default: mix's `run`; none
+    /// for cargo, which runs the project's program), once it is known to be in the
+    /// configured allowlist.
     fn allowed_task<'r>(
         &self,
-        kind: Toolchain,
+        toolchain: Toolchain,
         task: &'r Option<String>,
     ) -> Result<Option<&'r str>, ToolchainError> {
-        let (allowed, key) = self.config.toolchain.tasks(kind);
-        let task = match (kind, task) {
-            (_, Some(task)) => task.as_str(),
-            (Toolchain::Mix, None) => "run",
-            (Toolchain::Cargo, None) => return Ok(None),
+        let Some(task) = task.as_deref().or(toolchain.kit().default_task()) else {
+            return Ok(None);
         };
+        let allowed = run_tasks(&self.config, toolchain);
         if !allowed.iter().any(|t| t == task) {
             return Err(ToolchainError::InvalidArgument(format!(
-                "task `{task}` is not allowed; allowed tasks: {} (config key {key})",
-                allowed.join(", ")
+                "task `{task}` is not allowed; allowed tasks: {} (config key {}.tasks)",
+                allowed.join(", "),
+                toolchain.name()
             )));
         }
         Ok(Some(task))
+    }
+
+    /// A project of one of the toolchains inside the allowed roots; `toolchain` settles a
+    /// directory with the manifests of several.
+    pub fn resolve_project(
+        &self,
+        raw: &str,
+        toolchain: Option<Toolchain>,
+    ) -> Result<Project, WorkspaceError> {
+        self.workspace.resolve_project(raw, toolchain, TOOLCHAINS)
     }
 
     pub async fn format(
@@ -335,22 +371,16 @@ impl Toolchains {
         req: FormatRequest,
         call: &Call<'_>,
     ) -> Result<FormatReport, ToolchainError> {
-        let project = self
-            .workspace
-            .resolve_project(&req.project_path, req.toolchain)?;
-        options::check_format(project.kind, &req)?;
+        let project = self.resolve_project(&req.project_path, req.toolchain)?;
+        let kit = project.kind.kit();
+        kit.check_format(&req)?;
+        let member = kit.member(&project, &req.package)?;
         let runner = self
             .runner(&project, ToolName::Format, req.timeout_ms, call)
             .await;
         let _turn = self.wait_turn(&project, call).await?;
         let started = self.observe_start(&project);
-        let report = match project.kind {
-            Toolchain::Cargo => cargo::format(&project, &req, &runner, call).await,
-            Toolchain::Mix => {
-                let app = umbrella_app(project.clone(), &req.package)?;
-                mix::format(&app, &req, &runner, call).await
-            }
-        }?;
+        let report = kit.format(&member, &req, &runner, call).await?;
         // Applying formats what checking finds: both are the same check.
         let check = format!("format {:?}", req.package);
         let result = ObservedResult::Format(&report);
@@ -395,10 +425,7 @@ impl Toolchains {
         project: &Project,
         call: &Call<'_>,
     ) -> Result<queue::Turn, ToolchainError> {
-        let key = match project.kind {
-            Toolchain::Cargo => cargo::workspace_root(&project.root),
-            Toolchain::Mix => project.root.clone(),
-        };
+        let key = project.kind.kit().turn_key(project);
         self.queue
             .wait_turn(&key, call.progress, &call.cancel)
             .await
@@ -473,22 +500,4 @@ fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confin
         confinement.writable.push(Mount::same(target));
     }
     Some(Confined { bwrap, confinement })
-}
-
-/// For a mix umbrella, `package` names the child app (under `apps/`) to work in.
-fn umbrella_app(project: Project, package: &Option<String>) -> Result<Project, ToolchainError> {
-    let Some(app) = package else {
-        return Ok(project);
-    };
-    let dir = project.root.join("apps").join(app);
-    if !app.contains(['/', '\\']) && app != ".." && dir.join("mix.exs").is_file() {
-        return Ok(Project {
-            root: dir,
-            kind: project.kind,
-        });
-    }
-    Err(ToolchainError::InvalidArgument(format!(
-        "`package` {app:?} is not an app of the umbrella at {} (no apps/{app}/mix.exs)",
-        project.root.display()
-    )))
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use futures::future::BoxFuture;
 
+pub use super::Toolchain;
 use super::reports::{BuildReport, FormatReport, RunReport, SeenBefore, TestReport};
 use crate::catalog::ToolName;
-pub use crate::workspace::Toolchain;
 
 /// Keeps the build tools' results.
 pub trait Observer: Send + Sync {

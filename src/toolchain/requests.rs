@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::Toolchain;
 use crate::bounded::Bounded;
-use crate::workspace::Toolchain;
 
 /// A build tool call's timeout in milliseconds: a day at most, and never above the
 /// configured maximum (`timeouts.max_ms`).

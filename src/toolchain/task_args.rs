@@ -12,8 +12,8 @@
 
 use std::path::Path;
 
+use super::Toolchain;
 use super::arg_values::{self, NameKind, ValueError};
-use crate::workspace::Toolchain;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TaskArgError {
@@ -73,7 +73,7 @@ pub(crate) fn task_argv(
     project: &Path,
 ) -> Result<Vec<String>, TaskArgError> {
     check_task_name(task)?;
-    let spec = spec_for(tool, task);
+    let spec = tool.kit().task_spec(task).unwrap_or(TaskSpec::UNLISTED);
     let parser = Parser {
         spec: &spec,
         command: format!("{} {task}", tool.name()),
@@ -104,7 +104,7 @@ fn check_task_name(task: &str) -> Result<(), TaskArgError> {
 
 /// What an option's value must be.
 #[derive(Debug, Clone, Copy)]
-enum Value {
+pub(crate) enum Value {
     /// Any text; the hint names it in messages.
     Text(&'static str),
     Choice(&'static [&'static str]),
@@ -138,7 +138,7 @@ impl Value {
 
 /// Whether an option takes a value, and how it is passed on.
 #[derive(Debug, Clone, Copy)]
-enum Takes {
+pub(crate) enum Takes {
     Nothing,
     /// `--long=VALUE`, `--long VALUE` or `-s VALUE`; passed on as `--long=VALUE`.
     Value(Value),
@@ -150,13 +150,13 @@ enum Takes {
 }
 
 #[derive(Debug)]
-struct Opt {
-    long: &'static str,
-    short: Option<char>,
-    takes: Takes,
+pub(crate) struct Opt {
+    pub(crate) long: &'static str,
+    pub(crate) short: Option<char>,
+    pub(crate) takes: Takes,
 }
 
-const fn flag(long: &'static str, short: Option<char>) -> Opt {
+pub(crate) const fn flag(long: &'static str, short: Option<char>) -> Opt {
     Opt {
         long,
         short,
@@ -164,7 +164,7 @@ const fn flag(long: &'static str, short: Option<char>) -> Opt {
     }
 }
 
-const fn valued(long: &'static str, short: Option<char>, value: Value) -> Opt {
+pub(crate) const fn valued(long: &'static str, short: Option<char>, value: Value) -> Opt {
     Opt {
         long,
         short,
@@ -172,7 +172,7 @@ const fn valued(long: &'static str, short: Option<char>, value: Value) -> Opt {
     }
 }
 
-const fn optional(long: &'static str, short: Option<char>, value: Value) -> Opt {
+pub(crate) const fn optional(long: &'static str, short: Option<char>, value: Value) -> Opt {
     Opt {
         long,
         short,
@@ -195,7 +195,7 @@ impl Opt {
 
 /// The positional values a task takes.
 #[derive(Debug, Clone, Copy)]
-enum Positionals {
+pub(crate) enum Positionals {
     None,
     /// At most one value.
     One(Value, &'static str),
@@ -223,17 +223,25 @@ impl Positionals {
     }
 }
 
-struct TaskSpec {
+/// The arguments one task takes: a toolchain's table (`Kit::task_spec`).
+pub(crate) struct TaskSpec {
     /// Groups of options, so tables can share common ones.
-    options: &'static [&'static [Opt]],
-    positionals: Positionals,
+    pub(crate) options: &'static [&'static [Opt]],
+    pub(crate) positionals: Positionals,
     /// The tool reads `--` as the end of its options: positional values are passed after one.
-    dashes_end_options: bool,
-    /// A configured task without a table here: no options, only plain positional values.
-    unlisted: bool,
+    pub(crate) dashes_end_options: bool,
+    /// A configured task without a table: no options, only plain positional values.
+    pub(crate) unlisted: bool,
 }
 
 impl TaskSpec {
+    const UNLISTED: TaskSpec = TaskSpec {
+        options: &[],
+        positionals: Positionals::AnyText,
+        dashes_end_options: false,
+        unlisted: true,
+    };
+
     fn find(&self, matches: impl Fn(&Opt) -> bool) -> Option<&'static Opt> {
         self.options
             .iter()
@@ -533,217 +541,7 @@ impl Parser<'_> {
     }
 }
 
-const FILTER: &str = "one optional filter that does not start with `-`";
 const NOT_DASHED: &str = "a value that does not start with `-`";
-
-const CARGO_OUTPUT: &[Opt] = &[
-    flag("quiet", Some('q')),
-    flag("verbose", Some('v')),
-    valued("color", None, Value::Choice(&["auto", "always", "never"])),
-    flag("locked", None),
-    flag("offline", None),
-    flag("frozen", None),
-];
-
-const CARGO_PACKAGES: &[Opt] = &[
-    optional("package", Some('p'), Value::Name(NameKind::Package)),
-    flag("workspace", None),
-    valued("exclude", None, Value::Name(NameKind::Package)),
-];
-
-const CARGO_FEATURES: &[Opt] = &[
-    valued("features", Some('F'), Value::Features),
-    flag("all-features", None),
-    flag("no-default-features", None),
-];
-
-const CARGO_COMPILE: &[Opt] = &[
-    valued("jobs", Some('j'), Value::Integer),
-    valued("profile", None, Value::Name(NameKind::Target)),
-    flag("ignore-rust-version", None),
-    valued(
-        "message-format",
-        None,
-        Value::Choice(&["human", "short", "json"]),
-    ),
-    flag("lib", None),
-    flag("bins", None),
-    optional("bin", None, Value::Name(NameKind::Target)),
-    flag("examples", None),
-    optional("example", None, Value::Name(NameKind::Target)),
-];
-
-const CARGO_DOC: &[Opt] = &[
-    flag("no-deps", None),
-    flag("document-private-items", None),
-    flag("keep-going", None),
-    flag("release", Some('r')),
-];
-
-const CARGO_BENCH: &[Opt] = &[
-    flag("no-run", None),
-    flag("no-fail-fast", None),
-    flag("tests", None),
-    optional("test", None, Value::Name(NameKind::Target)),
-    flag("benches", None),
-    optional("bench", None, Value::Name(NameKind::Target)),
-    flag("all-targets", None),
-];
-
-const CARGO_TREE: &[Opt] = &[
-    valued("edges", Some('e'), Value::Text("KINDS")),
-    optional("invert", Some('i'), Value::Name(NameKind::Package)),
-    valued("prune", None, Value::Name(NameKind::Package)),
-    valued("depth", None, Value::Text("DEPTH")),
-    valued("prefix", None, Value::Choice(&["indent", "depth", "none"])),
-    flag("no-dedupe", None),
-    flag("duplicates", Some('d')),
-    valued("charset", None, Value::Choice(&["utf8", "ascii"])),
-    valued("format", Some('f'), Value::Text("FORMAT")),
-];
-
-const CARGO_METADATA: &[Opt] = &[
-    valued("format-version", None, Value::Choice(&["1"])),
-    flag("no-deps", None),
-];
-
-const MIX_RUN: &[Opt] = &[
-    valued("eval", Some('e'), Value::Text("EXPR")),
-    valued("require", Some('r'), Value::LiteralProjectFile),
-    valued("parallel-require", None, Value::LiteralProjectFile),
-    flag("parallel", Some('p')),
-    valued("config", Some('c'), Value::ProjectFile),
-    flag("no-compile", None),
-    flag("no-deps-check", None),
-    flag("no-archives-check", None),
-    flag("no-elixir-version-check", None),
-    flag("no-start", None),
-    flag("no-halt", None),
-    flag("preload-modules", None),
-];
-
-const MIX_TREE_FORMAT: Value = Value::Choice(&["pretty", "plain", "dot"]);
-
-const MIX_DEPS_TREE: &[Opt] = &[
-    valued("only", None, Value::Name(NameKind::Package)),
-    valued("target", None, Value::Name(NameKind::Package)),
-    valued("exclude", None, Value::Name(NameKind::Package)),
-    valued("format", None, MIX_TREE_FORMAT),
-];
-
-const MIX_APP_TREE: &[Opt] = &[
-    valued("exclude", None, Value::Name(NameKind::Package)),
-    valued("format", None, MIX_TREE_FORMAT),
-];
-
-const MIX_XREF: &[Opt] = &[
-    flag("no-compile", None),
-    flag("no-deps-check", None),
-    flag("no-archives-check", None),
-    flag("no-elixir-version-check", None),
-    valued("exclude", None, Value::Text("FILE")),
-    valued("fail-above", None, Value::Integer),
-    valued(
-        "format",
-        None,
-        Value::Choice(&["pretty", "plain", "stats", "cycles", "dot"]),
-    ),
-    valued("group", None, Value::Text("FILES")),
-    flag("include-siblings", None),
-    valued("label", None, Value::Text("LABEL")),
-    flag("only-nodes", None),
-    flag("only-direct", None),
-    valued("sink", None, Value::Text("FILE")),
-    valued("source", None, Value::Text("FILE")),
-    valued("min-cycle-size", None, Value::Integer),
-];
-
-const MIX_HELP: &[Opt] = &[
-    flag("names", None),
-    Opt {
-        long: "search",
-        short: None,
-        takes: Takes::Separate(Value::Text("PATTERN")),
-    },
-];
-
-const MIX_DOCS: &[Opt] = &[
-    valued("canonical", Some('n'), Value::Text("URL")),
-    valued(
-        "formatter",
-        Some('f'),
-        Value::Choice(&["html", "epub", "markdown"]),
-    ),
-    valued("language", None, Value::Text("LANGUAGE")),
-    valued("output", Some('o'), Value::ProjectOutput),
-    valued("proglang", None, Value::Choice(&["elixir", "erlang"])),
-    flag("warnings-as-errors", None),
-];
-
-fn spec_for(tool: Toolchain, task: &str) -> TaskSpec {
-    let cargo = |options, positionals| TaskSpec {
-        options,
-        positionals,
-        dashes_end_options: false,
-        unlisted: false,
-    };
-    let mix = |options, positionals| TaskSpec {
-        options,
-        positionals,
-        dashes_end_options: true,
-        unlisted: false,
-    };
-    let name = |what| Positionals::One(Value::Name(NameKind::Package), what);
-    match (tool, task) {
-        (Toolchain::Cargo, "doc") => cargo(
-            &[
-                CARGO_DOC,
-                CARGO_PACKAGES,
-                CARGO_FEATURES,
-                CARGO_COMPILE,
-                CARGO_OUTPUT,
-            ],
-            Positionals::None,
-        ),
-        (Toolchain::Cargo, "bench") => cargo(
-            &[
-                CARGO_BENCH,
-                CARGO_PACKAGES,
-                CARGO_FEATURES,
-                CARGO_COMPILE,
-                CARGO_OUTPUT,
-            ],
-            Positionals::One(Value::Text("FILTER"), FILTER),
-        ),
-        (Toolchain::Cargo, "tree") => cargo(
-            &[CARGO_TREE, CARGO_PACKAGES, CARGO_FEATURES, CARGO_OUTPUT],
-            Positionals::None,
-        ),
-        (Toolchain::Cargo, "metadata") => cargo(
-            &[CARGO_METADATA, CARGO_FEATURES, CARGO_OUTPUT],
-            Positionals::None,
-        ),
-        (Toolchain::Cargo, "version") => cargo(&[], Positionals::None),
-        (Toolchain::Mix, "run") => mix(&[MIX_RUN], Positionals::Script),
-        (Toolchain::Mix, "deps.tree") => {
-            mix(&[MIX_DEPS_TREE], name("one optional dependency name"))
-        }
-        (Toolchain::Mix, "app.tree") => mix(&[MIX_APP_TREE], name("one optional application name")),
-        (Toolchain::Mix, "xref") => mix(&[MIX_XREF], Positionals::XrefCommand),
-        (Toolchain::Mix, "help") => TaskSpec {
-            // `mix help` matches its argv literally: no `--`.
-            dashes_end_options: false,
-            ..mix(&[MIX_HELP], name("one optional task name (or `app:NAME`)"))
-        },
-        (Toolchain::Mix, "docs") => mix(&[MIX_DOCS], Positionals::None),
-        _ => TaskSpec {
-            options: &[],
-            positionals: Positionals::AnyText,
-            dashes_end_options: false,
-            unlisted: true,
-        },
-    }
-}
 
 #[cfg(test)]
 mod tests;

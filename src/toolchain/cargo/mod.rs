@@ -2,9 +2,12 @@
 
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
+mod kit;
 pub(crate) mod libtest;
 pub(crate) mod messages;
 pub(crate) mod rustfmt;
+
+pub(crate) use kit::TOOLCHAIN;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +33,7 @@ use crate::call::Call;
 use crate::millis::millis;
 use crate::process::{CommandSpec, Stream, Termination};
 use crate::project_facts::{CargoLock, CargoMetadata, CargoPackage};
-use crate::workspace::Project;
+use crate::toolchain::Project;
 use libtest::{LibtestEvent, LibtestParser, TestRun};
 use messages::{CargoEvent, CargoMessageParser};
 use rustfmt::parse_fmt_check;
@@ -949,7 +952,7 @@ mod tests {
         assert!(built.success());
         let project = Project {
             root: root.clone(),
-            kind: crate::workspace::Toolchain::Cargo,
+            kind: TOOLCHAIN,
         };
         let running = RunningBinary {
             executable: Some(root.join("t")),

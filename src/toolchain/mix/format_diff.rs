@@ -8,10 +8,10 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::call::Call;
 use crate::process::{CommandSpec, Stream};
+use crate::toolchain::Project;
 use crate::toolchain::endings::strip_ansi;
 use crate::toolchain::results::FormatFile;
 use crate::toolchain::runner::Runner;
-use crate::workspace::Project;
 
 const SCRIPT: &str = crate::exs::FORMAT_DIFF;
 const MARKER: &str = "\u{1e}DRYDOCK-FORMAT ";

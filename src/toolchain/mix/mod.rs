@@ -10,7 +10,10 @@ mod format_diff;
 mod formatter_cache;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
+mod kit;
 mod project;
+
+pub(crate) use kit::TOOLCHAIN;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -28,7 +31,7 @@ use super::{BuildKind, ToolchainError};
 use crate::call::Call;
 use crate::millis::millis;
 use crate::process::{CommandSpec, ProcessOutput, Stream, Termination};
-use crate::workspace::Project;
+use crate::toolchain::Project;
 use compiler::{MixDiagnosticParser, MixEvent};
 use exunit_events::{ExUnitEvents, ExUnitVerdict, Seen};
 

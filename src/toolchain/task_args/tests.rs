@@ -1,5 +1,8 @@
 use super::*;
 
+const CARGO: Toolchain = super::super::cargo::TOOLCHAIN;
+const MIX: Toolchain = super::super::mix::TOOLCHAIN;
+
 struct Fixture {
     _dir: tempfile::TempDir,
     project: std::path::PathBuf,
@@ -111,13 +114,13 @@ fn cargo_tasks_accept_their_options_in_one_form() {
     ];
     for (task, args, expected) in cases {
         assert_eq!(
-            argv(Toolchain::Cargo, task, args, &f.project),
+            argv(CARGO, task, args, &f.project),
             *expected,
             "{task} {args:?}"
         );
     }
     // A value that starts with `-` is taken only in the `=` form.
-    let error = refusal(Toolchain::Cargo, "doc", &["-j", "-1"], &f.project);
+    let error = refusal(CARGO, "doc", &["-j", "-1"], &f.project);
     assert_eq!(
         error.to_string(),
         "`--jobs` of `cargo doc` needs a value; write it as `--jobs=VALUE`"
@@ -162,13 +165,13 @@ fn cargo_tasks_refuse_what_picks_another_manifest_config_target_or_toolchain() {
             if task == "bench" && args == &["+nightly"] {
                 continue;
             }
-            refusal(Toolchain::Cargo, task, args, &f.project);
+            refusal(CARGO, task, args, &f.project);
         }
     }
     // `+name` picks a toolchain only as cargo's first argument; after the task name it
     // is a plain value, here a bench filter.
     assert_eq!(
-        argv(Toolchain::Cargo, "bench", &["+nightly"], &f.project),
+        argv(CARGO, "bench", &["+nightly"], &f.project),
         ["bench", "+nightly"]
     );
 }
@@ -176,13 +179,7 @@ fn cargo_tasks_refuse_what_picks_another_manifest_config_target_or_toolchain() {
 #[test]
 fn a_refusal_names_the_argument_the_task_and_what_it_accepts() {
     let f = fixture();
-    let error = refusal(
-        Toolchain::Cargo,
-        "doc",
-        &["--manifest-path=/x/Cargo.toml"],
-        &f.project,
-    )
-    .to_string();
+    let error = refusal(CARGO, "doc", &["--manifest-path=/x/Cargo.toml"], &f.project).to_string();
     assert!(
         error.starts_with(
             "`--manifest-path=/x/Cargo.toml` is not accepted by `cargo doc`; it accepts --no-deps, "
@@ -193,13 +190,13 @@ fn a_refusal_names_the_argument_the_task_and_what_it_accepts() {
     assert!(error.contains("-F/--features=FEATURES"), "{error}");
     assert!(error.ends_with("no positional arguments"), "{error}");
 
-    let plus = refusal(Toolchain::Cargo, "metadata", &["+nightly"], &f.project);
+    let plus = refusal(CARGO, "metadata", &["+nightly"], &f.project);
     assert!(
         plus.to_string()
             .starts_with("`+nightly` is one argument too many for `cargo metadata`; it accepts"),
         "{plus}"
     );
-    let version = refusal(Toolchain::Cargo, "version", &["-v"], &f.project);
+    let version = refusal(CARGO, "version", &["-v"], &f.project);
     assert!(
         version.to_string().ends_with("it takes no arguments"),
         "{version}"
@@ -212,7 +209,7 @@ fn task_names_cannot_be_flags_or_toolchains() {
     for task in ["+nightly", "-Zx", "--config", "", "a b", "doc/x"] {
         assert!(
             matches!(
-                refusal(Toolchain::Cargo, task, &[], &f.project),
+                refusal(CARGO, task, &[], &f.project),
                 TaskArgError::TaskName(_)
             ),
             "{task:?}"
@@ -224,17 +221,17 @@ fn task_names_cannot_be_flags_or_toolchains() {
 fn tasks_without_a_table_take_only_plain_positional_values() {
     let f = fixture();
     assert_eq!(
-        argv(Toolchain::Cargo, "outdated", &["serde", "x"], &f.project),
+        argv(CARGO, "outdated", &["serde", "x"], &f.project),
         ["outdated", "serde", "x"]
     );
-    let error = refusal(Toolchain::Mix, "hex.info", &["--config", "x"], &f.project);
+    let error = refusal(MIX, "hex.info", &["--config", "x"], &f.project);
     assert!(
         error
             .to_string()
             .contains("has no argument allowlist in drydock"),
         "{error}"
     );
-    refusal(Toolchain::Cargo, "outdated", &["--", "-x"], &f.project);
+    refusal(CARGO, "outdated", &["--", "-x"], &f.project);
 }
 
 #[test]
@@ -277,11 +274,7 @@ fn mix_run_passes_the_script_and_program_arguments_after_dashes() {
         ),
     ];
     for (args, expected) in cases {
-        assert_eq!(
-            argv(Toolchain::Mix, "run", args, &f.project),
-            *expected,
-            "{args:?}"
-        );
+        assert_eq!(argv(MIX, "run", args, &f.project), *expected, "{args:?}");
     }
 }
 
@@ -309,7 +302,7 @@ fn mix_run_refuses_files_outside_the_project() {
         &["-e", "--config"],
     ];
     for args in refused {
-        let error = refusal(Toolchain::Mix, "run", args, &f.project);
+        let error = refusal(MIX, "run", args, &f.project);
         if args.first() == Some(&evil) {
             assert!(error.to_string().contains("outside the project"), "{error}");
         }
@@ -319,7 +312,7 @@ fn mix_run_refuses_files_outside_the_project() {
 #[test]
 fn other_mix_tasks_take_their_own_options() {
     let f = fixture();
-    let mix = |task, args: &[&str]| argv(Toolchain::Mix, task, args, &f.project);
+    let mix = |task, args: &[&str]| argv(MIX, task, args, &f.project);
     assert_eq!(
         mix("deps.tree", &["--format", "plain", "jason"]),
         ["deps.tree", "--format=plain", "--", "jason"]
@@ -370,6 +363,6 @@ fn other_mix_tasks_take_their_own_options() {
         ("app.tree", &["--format", "svg"]),
     ];
     for (task, args) in refused {
-        refusal(Toolchain::Mix, task, args, &f.project);
+        refusal(MIX, task, args, &f.project);
     }
 }
