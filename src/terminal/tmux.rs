@@ -9,10 +9,18 @@
 //!
 //! Every session target is passed to tmux as `=NAME:` (exact match): a bare `-t NAME` lets
 //! tmux fall back to a prefix match, and `kill-session -t a` kills a session named `a b`.
+//!
+//! This file is the client ([`Tmux`]: sessions, panes, keys, captures); beside it `socket`
+//! (which server), `listing` (what tmux lists, parsed; addresses and names), `command`
+//! (running tmux, its failures), `control` (the control-mode client) and `changes` (one
+//! change to a server's sessions at a time).
 
 mod changes;
+mod command;
 pub(super) mod control;
+mod listing;
 mod procs;
+mod socket;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
@@ -20,24 +28,27 @@ mod tests;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::process::Command;
 
 use crate::process::env_policy;
 use crate::process::shell_quote::single_quoted;
+use command::{
+    SEPARATOR, classify_error, cmd, escape_arg, first_line, parse_lines, parse_one, run_tmux,
+    socket_suffix,
+};
 pub(super) use control::{ControlClient, ControlEvent};
+pub(super) use listing::{
+    PaneAddress, PaneInfo, SessionInfo, parse_address, session_target, validate_session_name,
+};
+pub(super) use socket::{SocketSpec, inside_tmux, user_socket_names};
 
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
 pub(super) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The session option drydock sets on the sessions it creates (`@drydock 1`).
 pub(super) const DRYDOCK_SESSION_OPTION: &str = "@drydock";
-
-/// Separates fields in `-F` formats. tmux escapes control characters in names (a window
-/// named `a\x1fb` is printed as `a\037b`), so this byte cannot come from a name.
-const FIELD_SEPARATOR: char = '\u{1f}';
 
 /// How long a kill waits for the control clients of a killed session to end.
 const DETACH_WITHIN: Duration = Duration::from_secs(2);
@@ -87,115 +98,6 @@ pub enum TmuxError {
     Io(#[from] std::io::Error),
 }
 
-fn socket_suffix(socket: &Option<String>) -> String {
-    socket
-        .as_ref()
-        .map(|s| format!(" on {s}"))
-        .unwrap_or_default()
-}
-
-/// Which tmux server to talk to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum SocketSpec {
-    /// drydock's own server at this socket path (`tmux -S PATH`): the tests' private servers.
-    #[cfg(test)]
-    Path(PathBuf),
-    /// drydock's own server by name (`tmux -L NAME`, under `$TMUX_TMPDIR/tmux-UID/`).
-    Name(String),
-    /// The user's server: the one this process runs inside (`$TMUX`) or else the default.
-    UserDefault,
-    /// Another server of the user's, by socket name (`tmux -L NAME`).
-    UserNamed(String),
-}
-
-impl SocketSpec {
-    /// Whether drydock owns this server (and may set global options on it).
-    pub(super) fn is_owned(&self) -> bool {
-        !matches!(self, SocketSpec::UserDefault | SocketSpec::UserNamed(_))
-    }
-
-    /// The socket name a pane address carries: only another server of the user's has one.
-    fn address_name(&self) -> Option<String> {
-        match self {
-            SocketSpec::UserNamed(name) => Some(name.clone()),
-            _ => None,
-        }
-    }
-
-    fn args(&self) -> Vec<OsString> {
-        match self {
-            #[cfg(test)]
-            SocketSpec::Path(path) => vec!["-S".into(), path.clone().into()],
-            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
-                vec!["-L".into(), name.into()]
-            }
-            // `$TMUX` is "SOCKET,PID,SESSION"; made explicit because `TMUX` is removed from
-            // the environment of every tmux drydock runs.
-            SocketSpec::UserDefault => match tmux_env_socket() {
-                Some(path) => vec!["-S".into(), path.into()],
-                None => Vec::new(),
-            },
-        }
-    }
-
-    /// The file every drydock that changes this server's sessions or attaches to it locks
-    /// first (see `changes`): beside its socket.
-    fn lock_file(&self) -> Option<PathBuf> {
-        let beside = |socket: PathBuf| {
-            let mut name = socket.into_os_string();
-            name.push(".drydock-lock");
-            PathBuf::from(name)
-        };
-        match self {
-            #[cfg(test)]
-            SocketSpec::Path(path) => Some(beside(path.clone())),
-            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
-                Some(beside(tmux_socket_dir()?.join(name)))
-            }
-            SocketSpec::UserDefault => match tmux_env_socket() {
-                Some(path) => Some(beside(PathBuf::from(path))),
-                None => Some(beside(tmux_socket_dir()?.join("default"))),
-            },
-        }
-    }
-
-    fn describe(&self) -> Option<String> {
-        match self {
-            #[cfg(test)]
-            SocketSpec::Path(path) => Some(path.display().to_string()),
-            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => Some(format!("-L {name}")),
-            SocketSpec::UserDefault => tmux_env_socket(),
-        }
-    }
-}
-
-fn tmux_env_socket() -> Option<String> {
-    let value = std::env::var("TMUX").ok()?;
-    let socket = value.split(',').next()?;
-    (!socket.is_empty()).then(|| socket.to_string())
-}
-
-/// A `-F` format printing `fields` separated by `FIELD_SEPARATOR`.
-fn format_of(fields: &[&str]) -> String {
-    fields
-        .iter()
-        .map(|f| format!("#{{{f}}}"))
-        .collect::<Vec<_>>()
-        .join(&FIELD_SEPARATOR.to_string())
-}
-
-/// A line printed with `format_of`, split into exactly `count` fields (the last keeps any
-/// separator it contains).
-fn fields_of(line: &str, count: usize) -> Option<Vec<&str>> {
-    let fields: Vec<&str> = line.splitn(count, FIELD_SEPARATOR).collect();
-    (fields.len() == count).then_some(fields)
-}
-
-/// Whether this process runs inside a tmux pane (`$TMUX` is set).
-pub(super) fn inside_tmux() -> bool {
-    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
-}
-
 /// The installed tmux's version, e.g. "3.3a": asked once (every terminal listing shows it).
 pub(super) async fn version() -> Result<String> {
     static VERSION: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
@@ -211,288 +113,6 @@ pub(super) async fn version() -> Result<String> {
         })
         .await
         .cloned()
-}
-
-/// A pane as `list-panes` reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct PaneInfo {
-    /// tmux's unique pane id, e.g. "%3": the most robust target.
-    pub id: String,
-    pub session: String,
-    pub window_index: u32,
-    pub window_name: String,
-    pub pane_index: u32,
-    /// `pane_current_command`: the foreground process's name.
-    pub command: String,
-    /// `pane_current_path`.
-    pub path: PathBuf,
-    /// The process the pane runs (its session leader).
-    pub pid: u32,
-    pub width: u16,
-    pub height: u16,
-    pub active: bool,
-    /// The pane's process has exited (only visible with `remain-on-exit`).
-    pub dead: bool,
-    /// Exit status of a dead pane's process, when it exited normally. tmux marks a pane dead
-    /// when its pty closes and learns the status a moment later, so briefly `dead` with `None`.
-    pub dead_status: Option<i32>,
-    /// The signal that killed a dead pane's process.
-    pub dead_signal: Option<i32>,
-    /// The socket name of a server of the user's other than the default one.
-    pub socket: Option<String>,
-}
-
-impl PaneInfo {
-    /// `tmux:SESSION:WINDOW.PANE`, with `@SOCKET` for a server other than the default one.
-    pub(super) fn address(&self) -> String {
-        PaneAddress {
-            session: self.session.clone(),
-            window_index: self.window_index,
-            pane_index: self.pane_index,
-            socket: self.socket.clone(),
-        }
-        .to_string()
-    }
-
-    /// Dead, but tmux has not (yet) learnt how the process ended.
-    fn exit_unknown(&self) -> bool {
-        self.dead && self.dead_status.is_none() && self.dead_signal.is_none()
-    }
-
-    const FORMAT_FIELDS: [&'static str; 14] = [
-        "pane_id",
-        "session_name",
-        "window_index",
-        "pane_index",
-        "pane_pid",
-        "pane_width",
-        "pane_height",
-        "pane_active",
-        "pane_dead",
-        "pane_dead_status",
-        "pane_dead_signal",
-        "window_name",
-        "pane_current_command",
-        // Last: a path is printed as it is and could hold any byte.
-        "pane_current_path",
-    ];
-
-    fn format() -> String {
-        format_of(&Self::FORMAT_FIELDS)
-    }
-
-    fn parse(line: &str) -> Option<PaneInfo> {
-        let f = fields_of(line, Self::FORMAT_FIELDS.len())?;
-        Some(PaneInfo {
-            id: f[0].to_string(),
-            session: f[1].to_string(),
-            window_index: f[2].parse().ok()?,
-            pane_index: f[3].parse().ok()?,
-            pid: f[4].parse().ok()?,
-            width: f[5].parse().ok()?,
-            height: f[6].parse().ok()?,
-            active: f[7] == "1",
-            dead: f[8] == "1",
-            dead_status: f[9].parse().ok(),
-            dead_signal: f[10].parse().ok(),
-            window_name: f[11].to_string(),
-            command: f[12].to_string(),
-            path: PathBuf::from(f[13]),
-            socket: None,
-        })
-    }
-}
-
-/// A session as `list-sessions` reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct SessionInfo {
-    /// e.g. "$2".
-    pub id: String,
-    pub name: String,
-    pub windows: u32,
-    /// Number of clients attached (a drydock control client counts).
-    pub attached: u32,
-    /// Unix time the session was created.
-    pub created: u64,
-    /// The session carries `@drydock 1`: drydock created it.
-    pub drydock: bool,
-}
-
-impl SessionInfo {
-    const FORMAT_FIELDS: [&'static str; 6] = [
-        "session_id",
-        "session_windows",
-        "session_attached",
-        "session_created",
-        "@drydock",
-        "session_name",
-    ];
-
-    fn format() -> String {
-        format_of(&Self::FORMAT_FIELDS)
-    }
-
-    fn parse(line: &str) -> Option<SessionInfo> {
-        let f = fields_of(line, Self::FORMAT_FIELDS.len())?;
-        Some(SessionInfo {
-            id: f[0].to_string(),
-            windows: f[1].parse().ok()?,
-            attached: f[2].parse().ok()?,
-            created: f[3].parse().ok()?,
-            drydock: f[4] == "1",
-            name: f[5].to_string(),
-        })
-    }
-}
-
-/// A parsed `tmux:SESSION:WINDOW.PANE[@SOCKET]`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) struct PaneAddress {
-    pub session: String,
-    pub window_index: u32,
-    pub pane_index: u32,
-    /// The user's server by socket name (`tmux -L SOCKET`); None for the default one.
-    pub socket: Option<String>,
-}
-
-impl PaneAddress {
-    /// The exact-match tmux target, `=SESSION:WINDOW.PANE`.
-    pub(super) fn target(&self) -> String {
-        format!(
-            "={}:{}.{}",
-            self.session, self.window_index, self.pane_index
-        )
-    }
-}
-
-impl std::fmt::Display for PaneAddress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "tmux:{}:{}.{}",
-            self.session, self.window_index, self.pane_index
-        )?;
-        match &self.socket {
-            Some(socket) => write!(f, "@{socket}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Parses `tmux:SESSION:WINDOW.PANE`. tmux itself turns `:` and `.` in session names into
-/// `_`, so a session name here never holds them, and the address splits unambiguously.
-pub(super) fn parse_address(address: &str) -> Result<PaneAddress> {
-    let bad = |reason: &str| TmuxError::InvalidAddress {
-        address: address.to_string(),
-        reason: reason.to_string(),
-    };
-    let rest = address
-        .strip_prefix("tmux:")
-        .ok_or_else(|| bad("expected tmux:SESSION:WINDOW.PANE (it must start with \"tmux:\")"))?;
-    let (session, window_pane) = rest
-        .rsplit_once(':')
-        .ok_or_else(|| bad("expected tmux:SESSION:WINDOW.PANE (no \":\" after the session)"))?;
-    validate_session_name(session).map_err(|e| match e {
-        TmuxError::InvalidSessionName { reason, .. } => bad(reason),
-        other => other,
-    })?;
-    // WINDOW.PANE are digits: an `@` after them starts the socket's name.
-    let (window_pane, socket) = match window_pane.split_once('@') {
-        Some((window_pane, socket)) if valid_socket_name(socket) => {
-            (window_pane, Some(socket.to_string()))
-        }
-        Some(_) => {
-            return Err(bad(
-                "the socket name after `@` may hold letters, digits, `-`, `_` and `.`",
-            ));
-        }
-        None => (window_pane, None),
-    };
-    let (window, pane) = window_pane
-        .split_once('.')
-        .ok_or_else(|| bad("expected WINDOW.PANE after the session, e.g. 0.1"))?;
-    let number = |s: &str, what: &str| {
-        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad(&format!(
-                "the {what} index {s:?} is not a non-negative number"
-            )));
-        }
-        s.parse::<u32>()
-            .map_err(|_| bad(&format!("the {what} index {s:?} is too large")))
-    };
-    Ok(PaneAddress {
-        session: session.to_string(),
-        window_index: number(window, "window")?,
-        pane_index: number(pane, "pane")?,
-        socket,
-    })
-}
-
-/// A tmux socket name as `-L` takes it (a file name under `$TMUX_TMPDIR/tmux-UID/`).
-pub(super) fn valid_socket_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "."
-        && name != ".."
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-}
-
-/// The sockets of the user's other tmux servers (`tmux -L NAME`): every socket in
-/// `$TMUX_TMPDIR/tmux-UID/` (default /tmp) but the default one and drydock's own (`drydock*`).
-pub(super) fn user_socket_names() -> Vec<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let Some(dir) = tmux_socket_dir() else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_socket()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| name != "default" && !name.starts_with("drydock"))
-        .filter(|name| valid_socket_name(name))
-        .collect();
-    names.sort();
-    names
-}
-
-/// Where tmux keeps the user's sockets: `$TMUX_TMPDIR/tmux-UID/` (default /tmp).
-fn tmux_socket_dir() -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self").ok()?.uid();
-    let base = std::env::var_os("TMUX_TMPDIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    Some(base.join(format!("tmux-{uid}")))
-}
-
-/// tmux's rules for session names, made strict: tmux silently replaces `:` and `.` with `_`
-/// (so the created session would not have the asked-for name) and rejects an empty name;
-/// control characters are escaped in its output. All of these are refused here.
-pub(super) fn validate_session_name(name: &str) -> Result<()> {
-    let invalid = |reason| TmuxError::InvalidSessionName {
-        name: name.to_string(),
-        reason,
-    };
-    if name.is_empty() {
-        return Err(invalid("it is empty"));
-    }
-    if name.contains([':', '.']) {
-        return Err(invalid("tmux does not allow ':' or '.' in session names"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(invalid("it contains control characters"));
-    }
-    if name.starts_with(['=', '$', '%', '@']) {
-        return Err(invalid(
-            "a leading '=', '$', '%' or '@' is read by tmux as a target prefix",
-        ));
-    }
-    Ok(())
 }
 
 /// What `capture` returns.
@@ -1071,31 +691,6 @@ impl Tmux {
     }
 }
 
-/// The exact-match target of a session: `=NAME:` (the trailing colon makes it a session
-/// target for commands that take a pane target, such as `set-option`).
-pub(super) fn session_target(session: &str) -> String {
-    format!("={session}:")
-}
-
-/// Separates commands in one tmux invocation: turned into a bare `;` argument when tmux is
-/// run. (A NUL cannot be in an argument, so no user argument can be mistaken for it.)
-const SEPARATOR: &str = "\0;";
-
-/// tmux reads an argument ending in `;` as the end of a command (and strips the `;`), even
-/// when it arrives as its own argv element; `\;` at the end stands for a literal `;`. So a
-/// trailing `;` gets a backslash; nothing else in an argument is special (no quoting,
-/// no `~` or `#{}` expansion: all verified on 3.3a).
-fn escape_arg(arg: &str) -> String {
-    match arg.strip_suffix(';') {
-        Some(head) => format!("{head}\\;"),
-        None => arg.to_string(),
-    }
-}
-
-fn cmd<const N: usize>(args: [&str; N]) -> Vec<String> {
-    args.iter().map(|a| a.to_string()).collect()
-}
-
 /// Appends `-c`, `-e` and the command. With one argument tmux runs the command through
 /// `sh -c`; with several it execs them directly. A single-element argv is therefore turned
 /// into `exec 'PROGRAM'` so it is never word-split either.
@@ -1143,128 +738,4 @@ fn with_start_path(mut pane: PaneInfo, spawn: &Spawn<'_>) -> PaneInfo {
         pane.path = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     }
     pane
-}
-
-fn first_line<'a>(out: &'a str, command: &str) -> Result<&'a str> {
-    out.lines()
-        .next()
-        .filter(|l| !l.is_empty())
-        .ok_or_else(|| TmuxError::UnexpectedOutput {
-            command: command.into(),
-            output: out.into(),
-        })
-}
-
-fn parse_lines<T>(out: &str, parse: impl Fn(&str) -> Option<T>, command: &str) -> Result<Vec<T>> {
-    out.lines()
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            parse(l).ok_or_else(|| TmuxError::UnexpectedOutput {
-                command: command.into(),
-                output: l.into(),
-            })
-        })
-        .collect()
-}
-
-fn parse_one<T>(out: &str, parse: impl Fn(&str) -> Option<T>, command: &str) -> Result<T> {
-    parse_lines(out, parse, command)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| TmuxError::UnexpectedOutput {
-            command: command.into(),
-            output: out.into(),
-        })
-}
-
-/// Runs `command` (a `tmux` with its socket arguments) with `args` and stdin at /dev/null;
-/// maps failures to [`TmuxError`]. `socket` is `Some(description)` for commands that talk to
-/// a server.
-async fn run_tmux(
-    mut command: Command,
-    args: Vec<String>,
-    timeout: Duration,
-    socket: Option<Option<String>>,
-) -> Result<String> {
-    let name = args.first().cloned().unwrap_or_default();
-    command
-        .args(args.iter().map(|a| {
-            if a == SEPARATOR {
-                ";".to_string()
-            } else {
-                escape_arg(a)
-            }
-        }))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // The client only, not its group or descendants: a client that starts drydock's
-        // server forks it off, and the server outlives every client.
-        .kill_on_drop(true);
-    let child = command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
-        _ => TmuxError::Io(e),
-    })?;
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(output) => output?,
-        Err(_) => {
-            return Err(TmuxError::Timeout {
-                command: name,
-                timeout,
-            });
-        }
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if output.status.success() {
-        return Ok(stdout);
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    let message = if stderr.is_empty() {
-        stdout.trim().to_string()
-    } else {
-        stderr
-    };
-    Err(classify_error(name, message, socket.flatten()))
-}
-
-fn classify_error(command: String, message: String, socket: Option<String>) -> TmuxError {
-    // "error connecting to SOCKET (No such file or directory)" for a socket that is not
-    // there, "(Connection refused)" for a server that just exited.
-    if [
-        "no server running",
-        "error connecting to",
-        "server exited",
-        "lost server",
-    ]
-    .iter()
-    .any(|m| message.starts_with(m))
-    {
-        return TmuxError::NoServer { socket };
-    }
-    if message == "no sessions" || message == "no current target" {
-        return TmuxError::UnknownTarget {
-            target: "session".into(),
-            message: "the server has no sessions".into(),
-        };
-    }
-    for (needle, target) in [
-        ("can't find session", "session"),
-        ("no such session", "session"),
-        ("session not found", "session"),
-        ("can't find window", "window"),
-        ("no such window", "window"),
-        ("can't find pane", "pane"),
-        ("no such pane", "pane"),
-    ] {
-        if message.contains(needle) {
-            return TmuxError::UnknownTarget {
-                target: target.to_string(),
-                message,
-            };
-        }
-    }
-    if let Some(name) = message.strip_prefix("duplicate session: ") {
-        return TmuxError::DuplicateSession(name.to_string());
-    }
-    TmuxError::Command { command, message }
 }

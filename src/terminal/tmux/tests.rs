@@ -9,6 +9,7 @@ use super::procs;
 use super::test_support::{OptionScope, validate_key_name};
 use super::*;
 use crate::process::procfs::ProcStat;
+use std::process::Stdio;
 
 /// Generous: these wait on real tmux, on a machine that may be busy with other tests.
 const WAIT: Duration = Duration::from_secs(30);

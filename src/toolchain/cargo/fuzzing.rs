@@ -5,8 +5,9 @@ use std::path::Path;
 
 use super::libtest::LibtestParser;
 use super::messages::CargoMessageParser;
+use super::run::built_binary;
 use super::rustfmt::parse_fmt_check;
-use super::{RunningBinary, built_binary, missing_component, output_tail};
+use super::{RunningBinary, missing_component, output_tail};
 use crate::process::Stream;
 use crate::toolchain::line_parser::LineParser;
 
