@@ -18,6 +18,7 @@
 //! configure, clear. Every change is checked against the legal transitions in the store and
 //! published on the event feed; running the agents is [`runner`]'s.
 
+mod briefing;
 pub mod clones;
 pub mod forecast;
 #[cfg(any(test, fuzzing))]

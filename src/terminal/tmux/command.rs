@@ -169,3 +169,16 @@ pub(super) fn classify_error(
     }
     TmuxError::Command { command, message }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_ending_in_a_semicolon_are_escaped() {
+        assert_eq!(escape_arg("ls;"), "ls\\;");
+        assert_eq!(escape_arg(";"), "\\;");
+        assert_eq!(escape_arg("a\\;"), "a\\\\;");
+        assert_eq!(escape_arg("a;b"), "a;b");
+    }
+}

@@ -271,3 +271,74 @@ pub(in crate::terminal) fn validate_session_name(name: &str) -> Result<()> {
 pub(in crate::terminal) fn session_target(session: &str) -> String {
     format!("={session}:")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_parsing() {
+        assert_eq!(
+            parse_address("tmux:my session:2.13").unwrap(),
+            PaneAddress {
+                session: "my session".into(),
+                window_index: 2,
+                pane_index: 13,
+                socket: None,
+            }
+        );
+        assert_eq!(parse_address("tmux:a:0.1").unwrap().target(), "=a:0.1");
+        let other = parse_address("tmux:a@b:0.1@work-2").unwrap();
+        assert_eq!(
+            other.session, "a@b",
+            "an @ in the session name is the session's"
+        );
+        assert_eq!(other.socket.as_deref(), Some("work-2"));
+        assert_eq!(other.to_string(), "tmux:a@b:0.1@work-2");
+        for (bad, why) in [
+            ("a:0.1", "must start with"),
+            ("tmux:", "no \":\""),
+            ("tmux:a", "no \":\""),
+            ("tmux::0.1", "empty"),
+            ("tmux:a:0", "WINDOW.PANE"),
+            ("tmux:a:x.1", "window index"),
+            ("tmux:a:1.-1", "pane index"),
+            ("tmux:a:1.", "pane index"),
+            ("tmux:a:99999999999.0", "too large"),
+            ("tmux:a.b:0.1", "':' or '.'"),
+            ("tmux:a:b:0.1", "':' or '.'"),
+            ("tmux:=a:0.1", "target prefix"),
+            ("tmux:a:0.1@", "socket name"),
+            ("tmux:a:0.1@../x", "socket name"),
+        ] {
+            let err = parse_address(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn pane_lines_parse_with_odd_names() {
+        let line = [
+            "%3",
+            "my session",
+            "1",
+            "0",
+            "4242",
+            "80",
+            "24",
+            "1",
+            "1",
+            "130",
+            "",
+            "a\\037b",
+            "vim",
+            "/tmp/a\u{1f}b c",
+        ]
+        .join("\u{1f}");
+        let pane = PaneInfo::parse(&line).unwrap();
+        assert_eq!(pane.path, std::path::Path::new("/tmp/a\u{1f}b c"));
+        assert_eq!((pane.dead_status, pane.dead_signal), (Some(130), None));
+        assert_eq!(pane.address(), "tmux:my session:1.0");
+        assert!(PaneInfo::parse("%3\u{1f}x").is_none());
+    }
+}

@@ -11,6 +11,8 @@ use super::*;
 use crate::process::procfs::ProcStat;
 use std::process::Stdio;
 
+mod control_client;
+
 /// Generous: these wait on real tmux, on a machine that may be busy with other tests.
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -439,193 +441,6 @@ async fn quick_exits_are_listed_with_their_status() {
 }
 
 #[tokio::test]
-async fn control_client_delivers_exact_bytes_without_resizing() {
-    let server = TestServer::new();
-    let pane = server.bash_session("drydock-ctl").await;
-    let client = ControlClient::attach(&server.tmux, "drydock-ctl")
-        .await
-        .unwrap();
-    let mut events = client.events();
-    let received = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let sink = received.clone();
-    client.subscribe(
-        &pane.id,
-        Arc::new(move |bytes| sink.lock().unwrap().extend_from_slice(bytes)),
-    );
-
-    run_line(&server.tmux, &pane.id, r"printf 'a\033[31mb\n'").await;
-    let expected = b"a\x1b[31mb\r\n";
-    wait_until("colored output", || {
-        let got = received.lock().unwrap().clone();
-        async move { got.windows(expected.len()).any(|w| w == expected) }
-    })
-    .await;
-    // A backslash and a byte above 0x7f survive the escaping too.
-    run_line(&server.tmux, &pane.id, r"printf '\\\303\251\001\n'").await;
-    let expected = b"\\\xc3\xa9\x01\r\n";
-    wait_until("backslash and utf-8", || {
-        let got = received.lock().unwrap().clone();
-        async move { got.windows(expected.len()).any(|w| w == expected) }
-    })
-    .await;
-
-    // The control client never changed the window's size.
-    assert_eq!(server.tmux.pane_size(&pane.id).await.unwrap(), (24, 80));
-
-    let lines = client
-        .command("display-message -p '#{pane_id}'")
-        .await
-        .unwrap();
-    assert_eq!(lines, vec![pane.id.clone()]);
-    let err = client.command("no-such-command").await;
-    assert!(matches!(err, Err(TmuxError::Command { .. })), "{err:?}");
-
-    // The shell exits: the pane stays (remain-on-exit) and is reported dead with its status.
-    run_line(&server.tmux, &pane.id, "exit 3").await;
-    let exited = next_event(&mut events, "pane exited", |e| {
-        matches!(e, ControlEvent::PaneExited { .. })
-    })
-    .await;
-    assert_eq!(
-        exited,
-        ControlEvent::PaneExited {
-            pane: pane.id.clone(),
-            status: Some(3),
-            signal: None
-        }
-    );
-
-    // A new window, then the exited pane is killed: reported closed.
-    let (argv, env) = TestServer::bash_spawn();
-    server
-        .tmux
-        .new_window(
-            "drydock-ctl",
-            None,
-            &Spawn {
-                cwd: None,
-                argv: &argv,
-                env: &env,
-            },
-        )
-        .await
-        .unwrap();
-    next_event(&mut events, "window added", |e| {
-        matches!(e, ControlEvent::WindowAdded { .. })
-    })
-    .await;
-    server.tmux.kill_pane(&pane.id).await.unwrap();
-    let closed = next_event(&mut events, "pane closed", |e| {
-        matches!(e, ControlEvent::PaneClosed { .. })
-    })
-    .await;
-    assert_eq!(
-        closed,
-        ControlEvent::PaneClosed {
-            pane: pane.id.clone()
-        }
-    );
-
-    // Dropping the client ends the tmux -C process.
-    drop(client);
-    wait_until("control client detached", || async {
-        server
-            .tmux
-            .run(strings(&["list-clients", "-F", "#{client_pid}"]))
-            .await
-            .unwrap()
-            .trim()
-            .is_empty()
-    })
-    .await;
-}
-
-/// The first event `wanted` accepts; on a timeout the panic names the events seen instead.
-async fn next_event(
-    events: &mut tokio::sync::broadcast::Receiver<ControlEvent>,
-    what: &str,
-    wanted: impl Fn(&ControlEvent) -> bool,
-) -> ControlEvent {
-    let mut seen = Vec::new();
-    let found = tokio::time::timeout(WAIT, async {
-        loop {
-            let event = events.recv().await.unwrap();
-            if wanted(&event) {
-                return event;
-            }
-            seen.push(event);
-        }
-    })
-    .await;
-    match found {
-        Ok(event) => event,
-        Err(_) => panic!("timed out: {what}; seen: {seen:?}"),
-    }
-}
-
-#[tokio::test]
-async fn control_client_reports_exit_when_the_session_dies() {
-    let server = TestServer::new();
-    let pane = server.bash_session("drydock-exit").await;
-    let client = ControlClient::attach(&server.tmux, "drydock-exit")
-        .await
-        .unwrap();
-    client.subscribe(&pane.id, Arc::new(|_| {}));
-    let mut events = client.events();
-    server.tmux.kill_session("drydock-exit").await.unwrap();
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(WAIT, events.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        let done = matches!(event, ControlEvent::Exited { .. });
-        seen.push(event);
-        if done {
-            break;
-        }
-    }
-    assert!(
-        seen.contains(&ControlEvent::PaneClosed {
-            pane: pane.id.clone()
-        }),
-        "{seen:?}"
-    );
-    assert!(
-        !client.is_alive()
-            || tokio::time::timeout(WAIT, async {
-                while client.is_alive() {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            })
-            .await
-            .is_ok()
-    );
-
-    let missing = ControlClient::attach(&server.tmux, "drydock-nope").await;
-    assert!(
-        matches!(
-            missing,
-            Err(TmuxError::UnknownTarget { .. }) | Err(TmuxError::NoServer { .. })
-        ),
-        "{:?}",
-        missing.err()
-    );
-    server.bash_session("drydock-other").await;
-    let missing = ControlClient::attach(&server.tmux, "drydock-nope").await;
-    assert!(
-        matches!(missing, Err(TmuxError::UnknownTarget { .. })),
-        "{:?}",
-        missing.err()
-    );
-    // And the command channel reports a gone client instead of hanging.
-    assert!(matches!(
-        client.command("list-windows").await,
-        Err(TmuxError::ControlClientGone)
-    ));
-}
-
-#[tokio::test]
 async fn resize_changes_what_the_program_sees() {
     let server = TestServer::new();
     let pane = server.bash_session("drydock-resize").await;
@@ -961,46 +776,6 @@ async fn capture_reaches_into_scrollback() {
 }
 
 #[test]
-fn address_parsing() {
-    assert_eq!(
-        parse_address("tmux:my session:2.13").unwrap(),
-        PaneAddress {
-            session: "my session".into(),
-            window_index: 2,
-            pane_index: 13,
-            socket: None,
-        }
-    );
-    assert_eq!(parse_address("tmux:a:0.1").unwrap().target(), "=a:0.1");
-    let other = parse_address("tmux:a@b:0.1@work-2").unwrap();
-    assert_eq!(
-        other.session, "a@b",
-        "an @ in the session name is the session's"
-    );
-    assert_eq!(other.socket.as_deref(), Some("work-2"));
-    assert_eq!(other.to_string(), "tmux:a@b:0.1@work-2");
-    for (bad, why) in [
-        ("a:0.1", "must start with"),
-        ("tmux:", "no \":\""),
-        ("tmux:a", "no \":\""),
-        ("tmux::0.1", "empty"),
-        ("tmux:a:0", "WINDOW.PANE"),
-        ("tmux:a:x.1", "window index"),
-        ("tmux:a:1.-1", "pane index"),
-        ("tmux:a:1.", "pane index"),
-        ("tmux:a:99999999999.0", "too large"),
-        ("tmux:a.b:0.1", "':' or '.'"),
-        ("tmux:a:b:0.1", "':' or '.'"),
-        ("tmux:=a:0.1", "target prefix"),
-        ("tmux:a:0.1@", "socket name"),
-        ("tmux:a:0.1@../x", "socket name"),
-    ] {
-        let err = parse_address(bad).unwrap_err().to_string();
-        assert!(err.contains(why), "{bad}: {err}");
-    }
-}
-
-#[test]
 fn key_names() {
     for good in [
         "Enter", "C-c", "Escape", "Up", "Tab", "BSpace", "F5", "F12", "M-x", "C-M-Left", "a", "^C",
@@ -1011,40 +786,6 @@ fn key_names() {
     for bad in ["", "Entr", "F13", "C-", "hello", "C-hello"] {
         assert!(validate_key_name(bad).is_err(), "{bad}");
     }
-}
-
-#[test]
-fn arguments_ending_in_a_semicolon_are_escaped() {
-    assert_eq!(escape_arg("ls;"), "ls\\;");
-    assert_eq!(escape_arg(";"), "\\;");
-    assert_eq!(escape_arg("a\\;"), "a\\\\;");
-    assert_eq!(escape_arg("a;b"), "a;b");
-}
-
-#[test]
-fn pane_lines_parse_with_odd_names() {
-    let line = [
-        "%3",
-        "my session",
-        "1",
-        "0",
-        "4242",
-        "80",
-        "24",
-        "1",
-        "1",
-        "130",
-        "",
-        "a\\037b",
-        "vim",
-        "/tmp/a\u{1f}b c",
-    ]
-    .join("\u{1f}");
-    let pane = PaneInfo::parse(&line).unwrap();
-    assert_eq!(pane.path, Path::new("/tmp/a\u{1f}b c"));
-    assert_eq!((pane.dead_status, pane.dead_signal), (Some(130), None));
-    assert_eq!(pane.address(), "tmux:my session:1.0");
-    assert!(PaneInfo::parse("%3\u{1f}x").is_none());
 }
 
 /// tmux before 3.6 crashes when it tells control clients of a change while one of them is
