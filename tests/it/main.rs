@@ -36,6 +36,7 @@ mod mcp_terminals;
 mod postgres;
 mod queue_outage;
 mod readme;
+mod release;
 mod retrieval_scores;
 mod sandbox;
 mod task_scope;
