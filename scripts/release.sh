@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the tarball a team installs on its hosts: drydock (release profile, its embedding
-# model built in), the ONNX Runtime library it loads (next to it, where drydock looks),
+# Builds the tarball a team installs on its hosts: drydock (the `dist` profile: fat LTO, one
+# codegen unit, stripped; its embedding model built in), the ONNX Runtime library it loads (next to it, where drydock looks),
 # the README, and SHA256SUMS of the three. The same commit gives the same bytes: file times
 # are the commit's, owners and order fixed, gzip without a name or time.
 #
 #   scripts/release.sh [--binary PATH] [--out DIR]
 #
-# --binary packages a drydock already built instead of running `cargo build --release`.
+# --binary packages a drydock already built instead of running `cargo build --profile dist`.
 # Writes DIR/drydock-VERSION-TARGET.tar.gz and its .sha256 beside it (DIR: dist/).
 # ONNX Runtime comes from scripts/setup-docs.sh's cache (run it first on a fresh machine).
 set -euo pipefail
@@ -29,8 +29,8 @@ ort_lib="${XDG_CACHE_HOME:-$HOME/.cache}/drydock/ort/libonnxruntime.so.$ort_vers
 [ -s "$ort_lib" ] || { echo "release: no ONNX Runtime at $ort_lib (run scripts/setup-docs.sh)" >&2; exit 1; }
 
 if [ -z "$binary" ]; then
-    cargo build --release --locked
-    binary="${CARGO_TARGET_DIR:-target}/release/drydock"
+    cargo build --profile dist --locked
+    binary="${CARGO_TARGET_DIR:-target}/dist/drydock"
 fi
 [ -x "$binary" ] || { echo "release: $binary is not an executable" >&2; exit 1; }
 

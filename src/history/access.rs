@@ -174,8 +174,9 @@ mod tests {
         let error = answer.expect_err("a locked file answered");
         assert!(error.is_busy(), "{error}");
         assert!(error.to_string().contains("is busy"), "{error}");
+        // At its deadline, not once SQLite's own wait for the lock (5 s) gave up.
         assert!(
-            took >= Duration::from_millis(300) && took < Duration::from_millis(800),
+            took >= Duration::from_millis(300) && took < Duration::from_secs(5),
             "answered after {took:?}"
         );
         let ticked = ticks.load(std::sync::atomic::Ordering::Relaxed);
@@ -208,12 +209,11 @@ mod tests {
         let holder = rusqlite::Connection::open(&path).unwrap();
         holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
 
-        let started = Instant::now();
         let read = slot
             .within(Duration::from_millis(300), |store| store.sizes())
             .await;
+        // Held up, the read would have answered busy at its deadline.
         assert_eq!(read.unwrap(), (0, 0, 0, 0));
-        assert!(started.elapsed() < Duration::from_millis(300));
         let written = slot
             .within(Duration::from_millis(300), |store| store.forget(None))
             .await;
