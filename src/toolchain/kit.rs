@@ -252,7 +252,7 @@ mod tests {
     #[test]
     fn the_argument_reads_a_name_and_its_schema_lists_every_toolchain() {
         let mix: Toolchain = serde_json::from_value(serde_json::json!("mix")).unwrap();
-        assert_eq!(mix, super::super::mix::TOOLCHAIN);
+        assert_eq!(mix, crate::toolchain::mix::TOOLCHAIN);
         assert_eq!(format!("{:?}", Some(mix)), "Some(Mix)");
         assert_eq!(serde_json::to_value(mix).unwrap(), "mix");
         let error = serde_json::from_value::<Toolchain>(serde_json::json!("go")).unwrap_err();
@@ -271,24 +271,24 @@ mod tests {
     #[test]
     fn a_config_section_names_a_toolchain_and_lists_its_tasks() {
         let defaults = config_with("");
-        let cargo = super::super::cargo::TOOLCHAIN;
+        let cargo = crate::toolchain::cargo::TOOLCHAIN;
         assert_eq!(
-            super::super::run_tasks(&defaults, cargo),
+            crate::toolchain::run_tasks(&defaults, cargo),
             ["bench", "doc", "tree", "metadata", "version"]
         );
         let narrowed = config_with("[cargo]\ntasks = [\"doc\"]");
-        assert_eq!(super::super::run_tasks(&narrowed, cargo), ["doc"]);
-        assert!(super::super::check_config(&narrowed).is_ok());
+        assert_eq!(crate::toolchain::run_tasks(&narrowed, cargo), ["doc"]);
+        assert!(crate::toolchain::check_config(&narrowed).is_ok());
         let typo = config_with("[crago]\ntasks = [\"doc\"]");
-        let refused = super::super::check_config(&typo).unwrap_err();
+        let refused = crate::toolchain::check_config(&typo).unwrap_err();
         assert!(
             refused.contains("[crago]") && refused.contains("cargo, mix"),
             "{refused}"
         );
         let example = config_with(include_str!("../../drydock.example.toml"));
         assert_eq!(
-            super::super::every_run_tasks(&example),
-            super::super::every_run_tasks(&defaults),
+            crate::toolchain::every_run_tasks(&example),
+            crate::toolchain::every_run_tasks(&defaults),
             "the example config lists the defaults"
         );
     }

@@ -54,11 +54,17 @@ fn the_tarball_holds_drydock_onnx_runtime_and_checksums_and_is_reproducible() {
     std::fs::copy("/bin/true", &binary).unwrap();
     let second = package(&binary, &cache, &dir.path().join("two"));
     assert_eq!(first.file_name(), second.file_name());
-    assert_eq!(std::fs::read(&first).unwrap(), std::fs::read(&second).unwrap());
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
 
     let name = first.file_name().unwrap().to_str().unwrap();
     let stem = name.strip_suffix(".tar.gz").unwrap();
-    assert!(stem.starts_with("drydock-0.") && stem.ends_with("-linux-gnu"), "{name}");
+    assert!(
+        stem.starts_with("drydock-0.") && stem.ends_with("-linux-gnu"),
+        "{name}"
+    );
     let out = first.parent().unwrap();
     assert!(run(out, "sha256sum", &["-c", &format!("{name}.sha256")]).contains(": OK"));
 
@@ -68,10 +74,16 @@ fn the_tarball_holds_drydock_onnx_runtime_and_checksums_and_is_reproducible() {
         .map(|l| l.rsplit(' ').next().unwrap())
         .collect();
     entries.sort();
-    let expected: Vec<String> = ["", "README.md", "SHA256SUMS", "drydock", "libonnxruntime.so"]
-        .iter()
-        .map(|f| format!("{stem}/{f}"))
-        .collect();
+    let expected: Vec<String> = [
+        "",
+        "README.md",
+        "SHA256SUMS",
+        "drydock",
+        "libonnxruntime.so",
+    ]
+    .iter()
+    .map(|f| format!("{stem}/{f}"))
+    .collect();
     assert_eq!(entries, expected, "{listing}");
     assert!(listing.lines().all(|l| l.contains(" 0/0 ")), "{listing}");
 

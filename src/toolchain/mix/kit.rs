@@ -2,21 +2,21 @@
 //! an umbrella's apps as the `package` a call works in, and the arguments each mix task that
 //! `run` may start takes.
 
-use super::super::arg_values::{self, NameKind};
-use super::super::kit::{Kit, Reply};
-use super::super::options::only_for;
-use super::super::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
-use super::super::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
-use super::super::runner::Runner;
-use super::super::task_args::{Opt, Positionals, Takes, TaskSpec, Value, flag, valued};
-use super::super::versions::VersionCache;
-use super::super::{BuildKind, Project, Toolchain, ToolchainError};
 use crate::call::Call;
+use crate::toolchain::arg_values::{self, NameKind};
+use crate::toolchain::kit::{Kit, Reply};
+use crate::toolchain::options::only_for;
+use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
+use crate::toolchain::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
+use crate::toolchain::runner::Runner;
+use crate::toolchain::task_args::{Opt, Positionals, Takes, TaskSpec, Value, flag, valued};
+use crate::toolchain::versions::VersionCache;
+use crate::toolchain::{BuildKind, Project, Toolchain, ToolchainError};
 
 /// The mix toolchain: projects with a mix.exs.
 pub(crate) struct Mix;
 
-/// Its line in [`TOOLCHAINS`](super::super::TOOLCHAINS).
+/// Its line in [`TOOLCHAINS`](crate::toolchain::TOOLCHAINS).
 pub(crate) const TOOLCHAIN: Toolchain = Toolchain(&Mix);
 
 impl Kit for Mix {

@@ -1,7 +1,7 @@
 use super::*;
 
-const CARGO: Toolchain = super::super::cargo::TOOLCHAIN;
-const MIX: Toolchain = super::super::mix::TOOLCHAIN;
+const CARGO: Toolchain = crate::toolchain::cargo::TOOLCHAIN;
+const MIX: Toolchain = crate::toolchain::mix::TOOLCHAIN;
 
 struct Fixture {
     _dir: tempfile::TempDir,
