@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
 # The tests read what children print; a login shell's backtrace setting must not leak in.
 unset RUST_BACKTRACE
+# The tests' terminals start the user's interactive shell, which reads ~/.bashrc. Where it
+# runs `pyenv init`, a shell the tests kill while pyenv rehashes leaves pyenv's lock behind,
+# and every later shell then waits 60 s for it before its first prompt: a second will do.
+export PYENV_REHASH_TIMEOUT=1
 
 scripts/ensure-deps.sh
 
