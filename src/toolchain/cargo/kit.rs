@@ -15,7 +15,7 @@ use crate::toolchain::versions::VersionCache;
 use crate::toolchain::{BuildKind, Project, Toolchain, ToolchainError};
 
 /// The cargo toolchain: projects with a Cargo.toml.
-pub(crate) struct Cargo;
+struct Cargo;
 
 /// Its line in [`TOOLCHAINS`](crate::toolchain::TOOLCHAINS).
 pub(crate) const TOOLCHAIN: Toolchain = Toolchain(&Cargo);

@@ -14,7 +14,7 @@ use crate::toolchain::versions::VersionCache;
 use crate::toolchain::{BuildKind, Project, Toolchain, ToolchainError};
 
 /// The mix toolchain: projects with a mix.exs.
-pub(crate) struct Mix;
+struct Mix;
 
 /// Its line in [`TOOLCHAINS`](crate::toolchain::TOOLCHAINS).
 pub(crate) const TOOLCHAIN: Toolchain = Toolchain(&Mix);
