@@ -229,12 +229,11 @@ impl JsonSchema for Toolchain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, Overrides};
+    use crate::config::{Config, resolve_file_text};
 
     fn config_with(text: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("drydock.toml"), text).unwrap();
-        Config::resolve(&Overrides::default(), &|_| None, dir.path()).unwrap()
+        resolve_file_text(text, dir.path()).unwrap()
     }
 
     #[test]
