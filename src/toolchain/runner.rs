@@ -11,6 +11,7 @@ use crate::call::Call;
 use crate::process::{self, CommandSpec, Policy, ProcessOutput, RunError};
 
 /// Runs a toolchain's child processes under one call's policy.
+#[derive(Clone)]
 pub(crate) struct Runner {
     pub(super) policy: Policy,
     pub(super) shutdown: CancellationToken,
@@ -107,11 +108,29 @@ impl Runner {
     pub(crate) fn quick(&self, timeout: Duration) -> Runner {
         Runner {
             policy: self.policy.within(timeout),
-            shutdown: self.shutdown.clone(),
-            runs: self.runs.clone(),
-            env_set: self.env_set.clone(),
-            confine: self.confine.clone(),
+            ..self.clone()
         }
+    }
+
+    /// `quick`, outside any sandbox: for drydock's own helpers, which run none of the
+    /// project's code (compiling drydock's ExUnit formatter into drydock's cache).
+    pub(crate) fn own_helper(&self, timeout: Duration) -> Runner {
+        Runner {
+            confine: None,
+            ..self.quick(timeout)
+        }
+    }
+
+    /// The same runner whose sandbox, if it has one, also sees `dir` (read-only).
+    pub(crate) fn seeing(&self, dir: &std::path::Path) -> Runner {
+        let mut runner = self.clone();
+        if let Some(confined) = &mut runner.confine {
+            confined
+                .confinement
+                .readable
+                .push(crate::sandbox::Mount::same(dir));
+        }
+        runner
     }
 }
 

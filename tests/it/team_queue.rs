@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use drydock::tasks::landing::{Landing, LandingState};
 use drydock::tasks::store::{
     self, Claimer, Heartbeat, HostEntry, LeaseClock, NewTask, PgStore, QueueMode, QueueSettings,
     Record, StoreError, StoreLocation,
@@ -384,6 +385,18 @@ fn a_host_that_lost_its_lease_changes_nothing_of_the_claim_that_followed() {
         (finished.state, finished.summary.as_deref()),
         (TaskState::Done, Some("b"))
     );
+    // A landing that waits for a person carries its why into the task's attention at once.
+    let mut landing = Landing::waiting("main", 1);
+    landing.state = LandingState::WaitsForPerson {
+        why: "its merged tree is red".into(),
+    };
+    store.set_landing(&id, &landing).unwrap();
+    let waits = store.get(&id).unwrap();
+    assert_eq!(waits.attention.as_deref(), Some("its merged tree is red"));
+    store
+        .set_landing(&id, &Landing::waiting("main", 2))
+        .unwrap();
+    assert_eq!(store.get(&id).unwrap().attention, None);
 
     // Left lost (not queued again) when the policy says so.
     let other = store.add(new_task("another", 0)).unwrap().id;

@@ -286,13 +286,12 @@ impl Tasks {
         };
         if landing.state != state {
             landing.state = state;
-            let _ = self
+            let stored = self
                 .persistently(|store| store.set_landing(&task.id, &landing))
                 .await;
-            let _ = self
-                .persistently(|store| store.set_attention(&task.id, Some(&why), None))
-                .await;
-            self.publish(task, Some(task.state));
+            if stored.is_ok() {
+                self.publish(task, Some(task.state));
+            }
         }
         Step::Held
     }
@@ -538,7 +537,6 @@ impl Tasks {
             store.set_review(&task.id, &review).await?;
             if let Some(landing) = &landing {
                 store.set_landing(&task.id, landing).await?;
-                store.set_attention(&task.id, None, None).await?;
             }
             Ok(())
         })
@@ -684,7 +682,6 @@ impl Tasks {
         let requeued = self
             .persistently(|store| async {
                 store.set_landing(&task.id, &landing).await?;
-                store.set_attention(&task.id, None, None).await?;
                 store
                     .transition(&task.id, Transition::SendBack, Record::default(), None)
                     .await
@@ -704,13 +701,7 @@ impl Tasks {
         tracing::info!("task {}: its result waits for a person: {why}", task.id);
         landing.state = state;
         let stored = self
-            .persistently(|store| async {
-                store.set_landing(&task.id, &landing).await?;
-                store
-                    .set_attention(&task.id, Some(&why), None)
-                    .await
-                    .map(drop)
-            })
+            .persistently(|store| store.set_landing(&task.id, &landing))
             .await;
         if stored.is_ok() {
             self.publish(task, Some(task.state));

@@ -136,6 +136,18 @@ impl Landing {
         }
     }
 
+    /// What a person must know of a done task whose result is here: why it is held or left
+    /// to them; nothing while it is on its way or landed.
+    pub fn attention(&self) -> Option<&str> {
+        match &self.state {
+            LandingState::Held { why, .. } | LandingState::WaitsForPerson { why } => Some(why),
+            LandingState::Waiting { .. }
+            | LandingState::Testing { .. }
+            | LandingState::Landed { .. }
+            | LandingState::SentBack { .. } => None,
+        }
+    }
+
     /// The attempt that was sent back last, while the task works on it again.
     pub fn last_sent_back(&self) -> Option<&SentBack> {
         match self.state {

@@ -349,7 +349,9 @@ pub trait Queue: Send + Sync {
 
     fn clear_review(&self, id: &str) -> Result<(), StoreError>;
 
-    /// Records where task `id`'s result is on its way to its branch.
+    /// Records where task `id`'s result is on its way to its branch, and with it the task's
+    /// attention (`Landing::attention`), in one statement: a reader never sees a result
+    /// that waits for a person without the why.
     fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError>;
 
     /// Applies `transition` to task `id` if it is legal from its stored state (and, with a

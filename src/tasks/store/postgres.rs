@@ -420,7 +420,23 @@ impl Queue for PgStore {
     }
 
     fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
-        self.set_json(id, "landing", landing)
+        let json = serde_json::to_string(landing).expect("task records serialize");
+        let attention = landing.attention().map(str::to_string);
+        let id = id.to_string();
+        let changed = self.transaction(move |tx| {
+            let changed = tx.execute(
+                "UPDATE drydock.tasks SET landing = $2, attention = $3 WHERE id = $1",
+                &[&id, &json, &attention],
+            )?;
+            if changed > 0 {
+                notify(tx)?;
+            }
+            Ok((changed, id))
+        })?;
+        match changed {
+            (0, id) => Err(StoreError::UnknownTask { id }),
+            _ => Ok(()),
+        }
     }
 
     fn clear_review(&self, id: &str) -> Result<(), StoreError> {

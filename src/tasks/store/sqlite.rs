@@ -322,7 +322,18 @@ impl Queue for SqliteStore {
     }
 
     fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
-        self.set_json(id, "landing", landing)
+        let json = serde_json::to_string(landing).expect("task records serialize");
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                "UPDATE tasks SET landing = ?2, attention = ?3 WHERE id = ?1",
+                params![id, json, landing.attention()],
+            )
+            .map_err(|e| self.error(e))?;
+        match changed {
+            0 => Err(StoreError::UnknownTask { id: id.to_string() }),
+            _ => Ok(()),
+        }
     }
 
     fn clear_review(&self, id: &str) -> Result<(), StoreError> {

@@ -17,24 +17,55 @@ const COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The modules the formatter's source defines, each compiled to its own .beam.
 const MODULES: [&str; 2] = ["DrydockJSON", FORMATTER_MODULE];
 
-/// The `elixir -e` code that makes the formatter available to `mix test`: loading the
-/// cached .beam files when they can be had, else compiling the source in place.
-pub(super) async fn loader(cache_root: Option<&Path>, runner: &Runner, call: &Call<'_>) -> String {
+/// How `mix test` gets drydock's formatter.
+pub(super) struct Formatter {
+    /// The `elixir -e` code that makes it available.
+    pub code: String,
+    /// The directory of the cached .beam files the code loads, when it loads them.
+    beams: Option<PathBuf>,
+}
+
+impl Formatter {
+    /// `runner`, whose sandbox (a task's build) sees the cached .beam files it must load.
+    pub(super) fn visible_to(&self, runner: &Runner) -> Runner {
+        match &self.beams {
+            Some(dir) => runner.seeing(dir),
+            None => runner.clone(),
+        }
+    }
+}
+
+/// The formatter: the cached .beam files loaded when they can be had (compiled on first
+/// use), else its source compiled in place.
+pub(super) async fn loader(
+    cache_root: Option<&Path>,
+    runner: &Runner,
+    call: &Call<'_>,
+) -> Formatter {
     let beams = match cache_root {
         Some(root) => cached_beams(root, runner, call).await,
         None => None,
     };
     match beams {
         // Loaded into memory before Mix starts, so no code path pruning can lose them.
-        Some(beams) => beams
-            .iter()
-            .map(|beam| {
-                let path = beam.with_extension("").display().to_string();
-                format!(":code.load_abs(~c\"{}\")", path.replace(['\\', '"'], ""))
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        None => FORMATTER_SOURCE.to_string(),
+        Some(beams) => Formatter {
+            code: beams
+                .iter()
+                .map(|beam| {
+                    let path = beam.with_extension("").display().to_string();
+                    format!(":code.load_abs(~c\"{}\")", path.replace(['\\', '"'], ""))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            beams: beams
+                .first()
+                .and_then(|beam| beam.parent())
+                .map(Path::to_path_buf),
+        },
+        None => Formatter {
+            code: FORMATTER_SOURCE.to_string(),
+            beams: None,
+        },
     }
 }
 
@@ -71,8 +102,10 @@ async fn compile_into(dir: &Path, runner: &Runner, call: &Call<'_>) -> Option<()
         ],
         &scratch.0,
     );
+    // drydock's own source, compiled into drydock's cache: outside a task's sandbox, which
+    // does not see that cache.
     let output = runner
-        .quick(COMPILE_TIMEOUT)
+        .own_helper(COMPILE_TIMEOUT)
         .run(spec, call, &mut |_, _| {})
         .await
         .ok()?;
@@ -130,7 +163,7 @@ mod tests {
         let cache = tempfile::tempdir().unwrap();
         let runner = Runner::for_tests();
         let call = Call::new(&Silent, Default::default());
-        let first = loader(Some(cache.path()), &runner, &call).await;
+        let first = loader(Some(cache.path()), &runner, &call).await.code;
         assert!(first.starts_with(":code.load_abs(~c\""), "{first}");
         let beams: Vec<_> = walkdir::WalkDir::new(cache.path())
             .into_iter()
@@ -138,7 +171,57 @@ mod tests {
             .filter(|e| e.path().extension() == Some("beam".as_ref()))
             .collect();
         assert_eq!(beams.len(), 2, "{beams:?}");
-        assert_eq!(loader(Some(cache.path()), &runner, &call).await, first);
-        assert_eq!(loader(None, &runner, &call).await, FORMATTER_SOURCE);
+        assert_eq!(loader(Some(cache.path()), &runner, &call).await.code, first);
+        assert_eq!(loader(None, &runner, &call).await.code, FORMATTER_SOURCE);
+    }
+
+    /// A task's build runs in a sandbox that does not see drydock's cache: the formatter is
+    /// compiled outside it, and the run that loads it is shown the cached .beam files.
+    #[tokio::test]
+    async fn a_sandboxed_run_loads_the_formatter_compiled_outside_its_sandbox() {
+        use crate::sandbox::{Confinement, confinement};
+        use crate::toolchain::runner::Confined;
+        let (cache, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let bwrap = crate::sandbox::support::host()
+            .bwrap()
+            .expect("bubblewrap works here");
+        let confinement = Confinement {
+            work: work.path().to_path_buf(),
+            readable: confinement::readable(
+                confinement::toolchain_dirs(),
+                dirs::home_dir().as_deref(),
+                &[cache.path()],
+            ),
+            ..Confinement::default()
+        };
+        let sandboxed = Runner {
+            confine: Some(Confined {
+                bwrap: bwrap.to_path_buf(),
+                confinement,
+            }),
+            ..Runner::for_tests()
+        };
+        let call = Call::new(&Silent, Default::default());
+        let formatter = loader(Some(cache.path()), &sandboxed, &call).await;
+        assert!(
+            formatter.code.starts_with(":code.load_abs"),
+            "{}",
+            formatter.code
+        );
+        let loaded = async |runner: &Runner| {
+            let check = format!(
+                "{}; IO.puts(Code.ensure_loaded?(DrydockJSON))",
+                formatter.code
+            );
+            let spec = CommandSpec::new("elixir", ["-e".to_string(), check], work.path());
+            let output = runner.run(spec, &call, &mut |_, _| {}).await.unwrap();
+            output.stdout.text.trim().to_string()
+        };
+        assert_eq!(loaded(&formatter.visible_to(&sandboxed)).await, "true");
+        assert_eq!(
+            loaded(&sandboxed).await,
+            "false",
+            "the cache is not seen otherwise"
+        );
     }
 }

@@ -413,9 +413,10 @@ pub(crate) async fn test(
     args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
     args.extend(test_args);
     let cache = dirs::cache_dir().map(|dir| dir.join("drydock"));
-    let loader = formatter_cache::loader(cache.as_deref(), runner, call).await;
-    let spec = elixir(project, &loader, args);
-    let (output, compiler, events) = run_test(project, runner, call, spec).await?;
+    let formatter = formatter_cache::loader(cache.as_deref(), runner, call).await;
+    let spec = elixir(project, &formatter.code, args);
+    let runner = formatter.visible_to(runner);
+    let (output, compiler, events) = run_test(project, &runner, call, spec).await?;
     check_deps(project, &output)?;
     let run = events.finish();
     let build = BuildDiagnostics::capped(compiler.finish());

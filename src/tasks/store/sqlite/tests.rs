@@ -350,8 +350,19 @@ fn a_done_task_sent_back_keeps_its_landing_and_waits_for_a_person_with_why() {
         },
         at_ms: 2,
     });
+    landing.state = LandingState::WaitsForPerson {
+        why: "its merged tree is red".into(),
+    };
+    store.set_landing(&id, &landing).unwrap();
+    let waits = store.get(&id).unwrap();
+    assert_eq!(waits.attention.as_deref(), Some("its merged tree is red"));
     landing.state = LandingState::SentBack { attempt: 2 };
     store.set_landing(&id, &landing).unwrap();
+    assert_eq!(
+        store.get(&id).unwrap().attention,
+        None,
+        "the why goes with it"
+    );
     assert!(store.set_attention(&id, Some("a note"), None).unwrap());
 
     let again = store
