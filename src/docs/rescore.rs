@@ -31,6 +31,8 @@ use super::search::Hit;
 
 /// Score factor of a passage from the other ecosystem than the question's.
 const OTHER_ECOSYSTEM: f32 = 0.5;
+/// Where rustup installs the Rust docs (`sources::rust_toolchain_root`), in their URLs.
+const RUST_DOCS: &str = "/share/doc/rust/html/";
 /// Which documentation a question or a passage belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ecosystem {
@@ -141,16 +143,21 @@ fn error_code(text: &str) -> bool {
 }
 
 /// The ecosystem a passage belongs to, from its file: Elixir sources (and the modules of
-/// Elixir's own apps) or Rust's docs and sources.
+/// Elixir's own apps), Rust sources, or the Rust docs rustup installs. Other pages (the
+/// Python docs, a project's HTML) belong to neither, and no question demotes them.
 pub fn passage_ecosystem(hit: &Hit) -> Option<Ecosystem> {
     let path = hit.file_path.as_str();
     if path.ends_with(".ex") || path.ends_with(".exs") {
         return Some(Ecosystem::Elixir);
     }
-    if path.ends_with(".html") || path.ends_with(".rs") || path.ends_with("Cargo.toml") {
+    if path.ends_with(".rs") || path.ends_with("Cargo.toml") {
         return Some(Ecosystem::Rust);
     }
-    None
+    let in_rust_docs = hit
+        .url
+        .as_deref()
+        .is_some_and(|url| url.contains(RUST_DOCS));
+    (path.ends_with(".html") && in_rust_docs).then_some(Ecosystem::Rust)
 }
 
 /// Re-scores `candidates` (fused, best first) for `query` and returns the best `limit`,
@@ -232,7 +239,9 @@ mod tests {
             anchor: None,
             line_start: 1,
             line_end: 1,
-            url: None,
+            url: Some(format!(
+                "file:///root/.rustup/toolchains/stable/share/doc/rust/html/{file}"
+            )),
             score,
         }
     }
@@ -291,6 +300,33 @@ mod tests {
         let ranked = rescore("stop a fold early", candidates, 3);
         assert_eq!(ranked[0].heading, "std::iter::Iterator > fold");
         assert_eq!(ranked[1].heading, "Enum > reduce_while/3");
+    }
+
+    #[test]
+    fn only_the_rust_docs_pages_are_rusts() {
+        let std_page = hit("std/fs/fn.read.html", "std::fs::read", 1.0);
+        assert_eq!(passage_ecosystem(&std_page), Some(Ecosystem::Rust));
+        let python_page = Hit {
+            url: Some("file:///usr/share/doc/python3/html/library/enum.html".into()),
+            ..hit(
+                "library/enum.html",
+                "`enum` — Support for enumerations",
+                1.0,
+            )
+        };
+        assert_eq!(passage_ecosystem(&python_page), None);
+        // "Enum" makes the question Elixir's; the Python page is not demoted as Rust's.
+        let ranked = rescore(
+            "Enum members with auto values",
+            vec![
+                python_page,
+                hit("lib/elixir/lib/enum.ex", "Enum > map/2", 0.9),
+            ],
+            2,
+        );
+        assert_eq!(ranked[0].file_path, "library/enum.html");
+        let source = hit("src/lib.rs", "mycrate > parse", 1.0);
+        assert_eq!(passage_ecosystem(&source), Some(Ecosystem::Rust));
     }
 
     #[test]

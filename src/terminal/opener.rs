@@ -20,7 +20,7 @@ use super::session::Session;
 use super::shell_integration::{self, ShellLaunch};
 use super::tmux::{
     self, CaptureOptions, ControlClient, ControlEvent, PaneInfo, SessionDefaults, SocketSpec,
-    Spawn, Tmux, TmuxError,
+    Spawn, Tmux, TmuxError, UNNAMED_OWNER,
 };
 use crate::config::Config;
 use crate::shared_reading::SharedReading;
@@ -59,6 +59,7 @@ impl Opener {
         let defaults = SessionDefaults {
             history_limit: u32::try_from(config.terminal.scrollback_lines).unwrap_or(u32::MAX),
             remain_on_exit: true,
+            owner: owner_of(config),
         };
         let tmux = Tmux::new(SocketSpec::Name(config.terminal.tmux_socket.clone()))
             .with_defaults(defaults.clone())
@@ -188,14 +189,23 @@ impl Opener {
         release_shell(session, shell)
     }
 
-    /// The names of the tmux sessions a drydock left on its server.
+    /// The names of the tmux sessions an earlier run of this drydock left on its server: not
+    /// those of the other drydocks that share it (the hosts of a team on one machine), whose
+    /// sessions are theirs to serve. Sessions of drydocks that did not name themselves are
+    /// taken up as before.
     pub(super) async fn leftover_sessions(&self) -> Vec<String> {
         let Ok(found) = self.tmux.list_sessions_with_prefix(TMUX_PREFIX).await else {
             return Vec::new();
         };
+        let own = &self.tmux.defaults().owner;
         found
             .into_iter()
-            .filter(|session| session.drydock)
+            .filter(|session| {
+                session
+                    .owner
+                    .as_deref()
+                    .is_some_and(|owner| owner == own || owner == UNNAMED_OWNER)
+            })
             .map(|session| session.name)
             .collect()
     }
@@ -305,6 +315,12 @@ impl Opener {
             marks,
         ))
     }
+}
+
+/// What marks the sessions this drydock creates as its own: its data directory, which a
+/// restart keeps and which no two running drydocks share.
+fn owner_of(config: &Config) -> String {
+    config.data_dir.display().to_string()
 }
 
 /// Tells `core` when the program of `pane` (on drydock's own server, where panes remain

@@ -47,8 +47,11 @@ pub(super) use socket::{SocketSpec, inside_tmux, user_socket_names};
 /// How long a single tmux command may take before it is reported as [`TmuxError::Timeout`].
 pub(super) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The session option drydock sets on the sessions it creates (`@drydock 1`).
+/// The session option drydock sets on the sessions it creates: `@drydock OWNER`.
 pub(super) const DRYDOCK_SESSION_OPTION: &str = "@drydock";
+/// The owner earlier drydocks wrote (`@drydock 1`), before sessions named the drydock that
+/// created them.
+pub(super) const UNNAMED_OWNER: &str = "1";
 
 /// How long a kill waits for the control clients of a killed session to end.
 const DETACH_WITHIN: Duration = Duration::from_secs(2);
@@ -137,6 +140,9 @@ pub(super) struct SessionDefaults {
     pub history_limit: u32,
     /// Keep a pane whose process exited, with its last screen (`remain-on-exit on`).
     pub remain_on_exit: bool,
+    /// Who created the session (`@drydock OWNER`): several drydocks of one machine share a
+    /// tmux server, and each takes up only its own sessions when it starts again.
+    pub owner: String,
 }
 
 impl Default for SessionDefaults {
@@ -144,6 +150,7 @@ impl Default for SessionDefaults {
         Self {
             history_limit: 10_000,
             remain_on_exit: true,
+            owner: UNNAMED_OWNER.to_string(),
         }
     }
 }
@@ -379,8 +386,8 @@ impl Tmux {
         }
     }
 
-    /// Creates a detached session of `cols` x `rows` running `spawn`, marks it `@drydock 1`
-    /// and returns its pane. On an owned server the [`SessionDefaults`] are set globally first,
+    /// Creates a detached session of `cols` x `rows` running `spawn`, marks it `@drydock
+    /// OWNER` and returns its pane. On an owned server the [`SessionDefaults`] are set globally first,
     /// in the same tmux invocation (so the very first pane gets the history limit).
     pub(super) async fn new_session(
         &self,
@@ -430,7 +437,7 @@ impl Tmux {
             "-t",
             &target,
             DRYDOCK_SESSION_OPTION,
-            "1",
+            &self.defaults.owner,
         ]));
         if !self.socket.is_owned() && self.defaults.remain_on_exit {
             args.push(SEPARATOR.into());

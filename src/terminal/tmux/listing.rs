@@ -127,8 +127,8 @@ pub(in crate::terminal) struct SessionInfo {
     pub attached: u32,
     /// Unix time the session was created.
     pub created: u64,
-    /// The session carries `@drydock 1`: drydock created it.
-    pub drydock: bool,
+    /// The drydock that created the session (`@drydock OWNER`); None for others' sessions.
+    pub owner: Option<String>,
 }
 
 impl SessionInfo {
@@ -152,7 +152,7 @@ impl SessionInfo {
             windows: f[1].parse().ok()?,
             attached: f[2].parse().ok()?,
             created: f[3].parse().ok()?,
-            drydock: f[4] == "1",
+            owner: (!f[4].is_empty()).then(|| f[4].to_string()),
             name: f[5].to_string(),
         })
     }

@@ -43,7 +43,7 @@ impl Tmux {
         Ok((!out.is_empty()).then(|| value.to_string()))
     }
 
-    /// Whether `session` carries `@drydock 1`, i.e. drydock created it.
+    /// Whether `session` carries `@drydock OWNER`, i.e. a drydock created it.
     pub(crate) async fn is_drydock_session(&self, session: &str) -> Result<bool> {
         let value = self
             .show_option(
@@ -52,7 +52,7 @@ impl Tmux {
                 DRYDOCK_SESSION_OPTION,
             )
             .await?;
-        Ok(value.as_deref() == Some("1"))
+        Ok(value.is_some_and(|owner| !owner.is_empty()))
     }
 
     /// Types `text` literally (`send-keys -l`): "C-c" in it is the three characters.

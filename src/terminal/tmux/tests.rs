@@ -32,7 +32,7 @@ impl TestServer {
             .with_config_file("/dev/null")
             .with_defaults(SessionDefaults {
                 history_limit: 5000,
-                remain_on_exit: true,
+                ..SessionDefaults::default()
             });
         Self { dir, tmux }
     }
@@ -617,13 +617,16 @@ async fn sessions_are_found_again_after_a_restart() {
     let tmux = Tmux::new(SocketSpec::Path(socket)).with_config_file("/dev/null");
     let mut sessions = tmux.list_sessions_with_prefix("drydock-").await.unwrap();
     sessions.sort_by(|a, b| a.name.cmp(&b.name));
-    let summary: Vec<(&str, bool)> = sessions
+    let summary: Vec<(&str, Option<&str>)> = sessions
         .iter()
-        .map(|s| (s.name.as_str(), s.drydock))
+        .map(|s| (s.name.as_str(), s.owner.as_deref()))
         .collect();
     assert_eq!(
         summary,
-        [("drydock-foreign", false), ("drydock-keep", true)]
+        [
+            ("drydock-foreign", None),
+            ("drydock-keep", Some(UNNAMED_OWNER))
+        ]
     );
     assert!(tmux.is_drydock_session("drydock-keep").await.unwrap());
     assert!(!tmux.is_drydock_session("drydock-foreign").await.unwrap());
