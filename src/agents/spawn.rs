@@ -85,6 +85,8 @@ pub struct Run {
     pub replace_shell: bool,
     /// The sandbox it runs in, if any.
     pub sandbox: Option<SandboxedRun>,
+    /// The niceness it runs at, with all it starts (0: drydock's own).
+    pub nice: u8,
 }
 
 /// A run's sandbox: bubblewrap with what the sandbox sees, and the loopback ports drydock's
@@ -179,6 +181,8 @@ impl Agents {
             mcp_token: None,
             replace_shell: false,
             sandbox: None,
+            // A person's agent, which they watch: at drydock's own priority.
+            nice: 0,
         };
         let launched = self.launch(run, call).await?;
         Ok(SpawnReport {
@@ -274,6 +278,9 @@ impl Agents {
         if let Some(sandbox) = &run.sandbox {
             let run_files = files.as_ref().and_then(|f| f.hooks.parent());
             argv = sandbox.wrap(&drydock, run_files, argv);
+        }
+        if run.nice > 0 {
+            argv.splice(0..0, ["nice".into(), "-n".into(), run.nice.to_string()]);
         }
         let mut command = argv
             .iter()

@@ -12,6 +12,9 @@ use super::remotes::RemoteRepositories;
 use super::values::{DAY, SECOND, duration, duration_from_zero, positive, scaled};
 use super::{ConfigError, EnvLookup};
 
+/// The niceness of tasks' agents when the file names none.
+const DEFAULT_NICE: u8 = 10;
+
 /// The task queue (`[tasks]` in the file).
 #[derive(Debug, Clone)]
 pub struct TasksConfig {
@@ -55,6 +58,9 @@ pub struct TasksConfig {
     pub sandbox_hosts: Vec<String>,
     /// More directories a sandboxed agent sees, read-only (toolchains in unusual places).
     pub sandbox_read: Vec<PathBuf>,
+    /// The niceness (0 to 19) a task's agent, and everything it starts, runs at: agents at
+    /// work yield the CPU to drydock and to the person's own work.
+    pub nice: u8,
     /// How results reach their branch.
     pub landing: LandingConfig,
 }
@@ -129,6 +135,7 @@ pub(super) struct FileQueue {
     sandbox: Option<bool>,
     sandbox_hosts: Option<Vec<String>>,
     sandbox_read: Option<Vec<PathBuf>>,
+    nice: Option<u8>,
     land: Option<LandMode>,
     land_checks: Option<Vec<String>>,
     land_commands: Option<BTreeMap<String, Vec<String>>>,
@@ -208,6 +215,14 @@ pub(super) fn resolve(
             .into_iter()
             .map(|dir| absolute(&dir, env, cwd))
             .collect(),
+        nice: match file.nice.unwrap_or(DEFAULT_NICE) {
+            nice @ 0..=19 => nice,
+            other => {
+                return Err(ConfigError::Invalid(format!(
+                    "tasks.nice is {other}: a niceness is 0 (as drydock) to 19 (the lowest priority)"
+                )));
+            }
+        },
         landing: landing::resolve(FileLanding {
             land: file.land,
             land_checks: file.land_checks,

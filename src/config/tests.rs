@@ -130,6 +130,20 @@ fn warm_starts_are_on_and_capped_unless_configured() {
 }
 
 #[test]
+fn tasks_agents_run_nice_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let defaults = Config::resolve(&Overrides::default(), &no_env, dir.path()).unwrap();
+    assert_eq!(defaults.tasks.nice, 10);
+    let as_drydock = resolve_with("[tasks]\nnice = 0\n", Overrides::default()).unwrap();
+    assert_eq!(as_drydock.tasks.nice, 0);
+    let error = resolve_with("[tasks]\nnice = 20\n", Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("tasks.nice is 20"), "{error}");
+    assert!(resolve_with("[tasks]\nnice = -1\n", Overrides::default()).is_err());
+}
+
+#[test]
 fn no_wait_or_age_is_longer_than_ten_years() {
     for (text, key) in [
         ("[tasks]\nlease_s = 18446744073709551615\n", "tasks.lease_s"),
@@ -396,6 +410,7 @@ fn the_example_config_is_valid_and_matches_the_defaults() {
         defaults.docs.rerank_candidates
     );
     assert_eq!(example.http, defaults.http);
+    assert_eq!(example.tasks.nice, defaults.tasks.nice);
     assert_eq!(example.terminal.output_cap, defaults.terminal.output_cap);
     for bad in [0, 1023, 262_145] {
         let file = format!("[terminal]\noutput_cap_bytes = {bad}");

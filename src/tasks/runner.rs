@@ -260,6 +260,7 @@ impl Tasks {
             mcp_token: Some(token),
             replace_shell: true,
             sandbox,
+            nice: self.config.tasks.nice,
         };
         let launched = self.agents.launch(run, &Call::silent(stop)).await;
         if !matches!(launched, Ok(Launched { agent: Some(_), .. })) {

@@ -152,6 +152,8 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         ));
     }
     escapes.push_str(&format!("echo planted >> '{home_text}/.bashrc'\n"));
+    // What the agent starts runs at the tasks' niceness, below drydock's.
+    escapes.push_str("cut -d' ' -f19 /proc/self/stat > niceness.txt\n");
     // The work, with a build script and a test that try to leave a mark outside.
     escapes.push_str(&format!(
         "printf 'pub fn two() -> u32 {{\\n    2\\n}}\\n' >> src/lib.rs\n\
@@ -205,6 +207,11 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         12,
         "every attempt was made: {report}\ntool results: {:#}",
         Value::from(tool_results(&fake))
+    );
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("niceness.txt")).unwrap_or_default(),
+        "10\n",
+        "the agent's commands run at the default [tasks] nice"
     );
     let through: Vec<&str> = report
         .lines()
