@@ -189,10 +189,10 @@ impl Opener {
         release_shell(session, shell)
     }
 
-    /// The names of the tmux sessions an earlier run of this drydock left on its server: not
-    /// those of the other drydocks that share it (the hosts of a team on one machine), whose
-    /// sessions are theirs to serve. Sessions of drydocks that did not name themselves are
-    /// taken up as before.
+    /// The names of the tmux sessions an earlier run of this drydock (this host) left on its
+    /// server: not those of the other hosts that share it (a team's hosts on one machine),
+    /// which are theirs to serve. Sessions of drydocks that did not name their host are taken
+    /// up as before.
     pub(super) async fn leftover_sessions(&self) -> Vec<String> {
         let Ok(found) = self.tmux.list_sessions_with_prefix(TMUX_PREFIX).await else {
             return Vec::new();
@@ -317,10 +317,11 @@ impl Opener {
     }
 }
 
-/// What marks the sessions this drydock creates as its own: its data directory, which a
-/// restart keeps and which no two running drydocks share.
+/// What marks the sessions this drydock creates as its own: its name as a host
+/// (`[tasks] host`, the machine's name by default), which a restart keeps and by which the
+/// hosts of a team on one machine tell their claims apart.
 fn owner_of(config: &Config) -> String {
-    config.data_dir.display().to_string()
+    config.tasks.host.name.clone()
 }
 
 /// Tells `core` when the program of `pane` (on drydock's own server, where panes remain

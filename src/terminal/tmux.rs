@@ -140,8 +140,9 @@ pub(super) struct SessionDefaults {
     pub history_limit: u32,
     /// Keep a pane whose process exited, with its last screen (`remain-on-exit on`).
     pub remain_on_exit: bool,
-    /// Who created the session (`@drydock OWNER`): several drydocks of one machine share a
-    /// tmux server, and each takes up only its own sessions when it starts again.
+    /// Who created the session (`@drydock OWNER`, its host name): several drydocks of one
+    /// machine share a tmux server, and each takes up only its own sessions when it starts
+    /// again.
     pub owner: String,
 }
 

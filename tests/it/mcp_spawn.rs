@@ -271,6 +271,10 @@ pub fn claude_processes(home: &AgentHome) -> Vec<String> {
         .iter()
         .filter_map(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            // An empty command line: the process is exiting (its memory already released).
+            if cmdline.is_empty() {
+                return None;
+            }
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             let ours = cmdline.contains("drydock serve")
                 || cmdline.contains("drydock.bashrc")

@@ -363,9 +363,7 @@ async fn killing_a_session_leaves_no_process_and_bad_input_gets_clear_errors() {
 #[tokio::test]
 async fn tmux_sessions_survive_a_restart_of_drydock() {
     let tmux = TmuxServers::new();
-    let data = tempfile::tempdir().unwrap();
-    let data_dir = [("DRYDOCK_DATA_DIR", data.path().to_str().unwrap())];
-    let mut first = server_with_env(tmux.dir(), &[], &data_dir);
+    let mut first = server(tmux.dir(), &[]);
     let client = modern_client(&first.url).await;
     let created = call_ok(
         &client,
@@ -384,7 +382,7 @@ async fn tmux_sessions_survive_a_restart_of_drydock() {
     client.cancel().await.ok();
     assert!(first.terminate(Duration::from_secs(10)));
 
-    let second = server_with_env(tmux.dir(), &[], &data_dir);
+    let second = server(tmux.dir(), &[]);
     let client = modern_client(&second.url).await;
     let listed = call_ok(&client, "terminal_list", json!({"session": "keep"})).await;
     assert_eq!(listed["sessions"][0]["backend"], "tmux", "{listed}");
@@ -414,15 +412,19 @@ async fn tmux_sessions_survive_a_restart_of_drydock() {
 }
 
 /// Two drydocks of one machine (a team's hosts) share its tmux server: one that starts again
-/// takes up its own sessions, not the other's, which go on undisturbed under their owner.
+/// takes up its own sessions, not the other's, which go on undisturbed under their host.
 #[tokio::test]
 async fn a_restarted_drydock_takes_up_only_its_own_sessions_of_a_shared_tmux_server() {
     let tmux = TmuxServers::new();
-    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let env_a = [("DRYDOCK_DATA_DIR", data_a.path().to_str().unwrap())];
-    let env_b = [("DRYDOCK_DATA_DIR", data_b.path().to_str().unwrap())];
-    let mut a = server_with_env(tmux.dir(), &[], &env_a);
-    let b = server_with_env(tmux.dir(), &[], &env_b);
+    let configs = tempfile::tempdir().unwrap();
+    let host = |name: &str| {
+        let file = configs.path().join(format!("{name}.toml"));
+        std::fs::write(&file, format!("[tasks]\nhost = \"{name}\"\n")).unwrap();
+        file.display().to_string()
+    };
+    let (config_a, config_b) = (host("a"), host("b"));
+    let mut a = server(tmux.dir(), &["--config", &config_a]);
+    let b = server(tmux.dir(), &["--config", &config_b]);
     let (client_a, client_b) = (modern_client(&a.url).await, modern_client(&b.url).await);
     for (client, name) in [(&client_a, "of-a"), (&client_b, "of-b")] {
         call_ok(
@@ -435,7 +437,7 @@ async fn a_restarted_drydock_takes_up_only_its_own_sessions_of_a_shared_tmux_ser
     client_a.cancel().await.ok();
     assert!(a.terminate(Duration::from_secs(10)));
 
-    let a = server_with_env(tmux.dir(), &[], &env_a);
+    let a = server(tmux.dir(), &["--config", &config_a]);
     let client_a = modern_client(&a.url).await;
     let listed = call_ok(&client_a, "terminal_list", json!({})).await;
     let own: Vec<&str> = listed["sessions"]
