@@ -209,3 +209,86 @@ fn a_page_with_a_character_across_its_first_kib_is_read() {
     assert!(!page.is_char_boundary(1024));
     assert!(!skip_html(&PathBuf::from("html/book/notes.html"), &page));
 }
+
+/// The Python docs' `json` page as Sphinx renders it (Debian's python3.11-doc).
+fn sphinx_json_page() -> Vec<Chunk> {
+    let content = std::fs::read_to_string("src/docs/testdata/sphinx-html/json.html").unwrap();
+    assert!(!skip_html(Path::new("html/library/json.html"), &content));
+    let chunks = chunk_html(
+        &content,
+        &FileMeta::new("python", SourceType::Guide, "library/json.html"),
+    );
+    assert_well_formed(&chunks);
+    chunks
+}
+
+#[test]
+fn sphinx_api_objects_are_sections_named_and_anchored_as_sphinx_does() {
+    let chunks = sphinx_json_page();
+    let dumps = chunks
+        .iter()
+        .find(|c| c.anchor.as_deref() == Some("json.dumps"))
+        .expect("json.dumps");
+    assert_eq!(
+        dumps.heading_path,
+        [
+            "`json` — JSON encoder and decoder",
+            "Basic Usage",
+            "json.dumps()"
+        ]
+    );
+    assert!(
+        dumps
+            .text
+            .starts_with("`json.dumps(obj, *, skipkeys=False, ensure_ascii=True,"),
+        "{}",
+        dumps.text
+    );
+    assert!(
+        dumps.text.contains("Serialize *obj* to a JSON formatted")
+            || dumps.text.contains("Serialize obj to a JSON formatted"),
+        "{}",
+        dumps.text
+    );
+    assert!(
+        !dumps.text.contains("json.load("),
+        "the next function is a section of its own: {}",
+        dumps.text
+    );
+    let decode = chunks
+        .iter()
+        .find(|c| c.anchor.as_deref() == Some("json.JSONDecoder.decode"))
+        .expect("a method under its class");
+    assert!(
+        decode
+            .heading_path
+            .ends_with(&["json.JSONDecoder".into(), "decode()".into()]),
+        "{:?}",
+        decode.heading_path
+    );
+    let intro = &chunks[0];
+    assert_eq!(intro.heading_path, ["`json` — JSON encoder and decoder"]);
+    assert_eq!(
+        intro.anchor.as_deref(),
+        Some("module-json"),
+        "its permalink's id"
+    );
+}
+
+#[test]
+fn sphinx_pages_leave_out_permalinks_and_the_sidebar() {
+    let chunks = sphinx_json_page();
+    for chunk in &chunks {
+        assert!(
+            !chunk.heading_path.iter().any(|h| h.contains('¶')) && !chunk.text.contains('¶'),
+            "{:?}: {}",
+            chunk.heading_path,
+            chunk.text
+        );
+        assert!(
+            !chunk.text.contains("Table of Contents") && !chunk.text.contains("Previous topic"),
+            "the sidebar is navigation: {}",
+            chunk.text
+        );
+    }
+}
