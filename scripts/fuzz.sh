@@ -12,13 +12,18 @@
 # A run starts from fuzz/corpus/TARGET and, when it ends clean, leaves there the smallest
 # corpus that covers what it found. A crash or a hang stops it: the input is kept in
 # fuzz/regressions/TARGET (the unit tests replay it until it is fixed) and the run fails.
-# Each run's figures go to stdout and to $FUZZ_WORK/runs.tsv.
+# A run stopped with SIGINT to fuzz_parsers (the CPU is needed elsewhere) keeps what it
+# found: its executions are recorded as interrupted and its corpus is merged, so the next
+# run on the same code goes on from there. Each run's figures go to stdout and to
+# $FUZZ_WORK/runs.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
 FUZZ_WORK="${FUZZ_WORK:-$HOME/.cache/drydock-fuzz}"
 BIN="$CARGO_TARGET_DIR/debug/fuzz_parsers"
 MAX_LEN=4096
+# libFuzzer's exit status after SIGINT.
+INTERRUPTED=72
 
 fuzz_cargo() {
     RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/fuzz-rustc" cargo "$1" --quiet -p drydock-fuzz
@@ -55,10 +60,18 @@ run() {
     local started=$SECONDS status=0
     FUZZ_TARGET="$target" "$BIN" "$work" "fuzz/corpus/$target" \
         -runs="$runs" -max_len=$MAX_LEN -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$found/" >"$log" 2>&1 || status=$?
+        -interrupt_exit_code=$INTERRUPTED -print_final_stats=1 -artifact_prefix="$found/" \
+        >"$log" 2>&1 || status=$?
     local seconds=$((SECONDS - started))
     local execs
     execs=$(stat number_of_executed_units "$log")
+    if [ "$status" -eq "$INTERRUPTED" ]; then
+        minimize "$target" "$work"
+        printf '%s\tinterrupted after %s executions in %ss, nothing found\tcorpus %s inputs\n' \
+            "$target" "${execs:-?}" "$seconds" "$(ls "fuzz/corpus/$target" | wc -l)" |
+            tee -a "$FUZZ_WORK/runs.tsv"
+        return 0
+    fi
     if [ "$status" -ne 0 ]; then
         mkdir -p "fuzz/regressions/$target"
         cp "$found"/* "fuzz/regressions/$target/" 2>/dev/null || true
@@ -87,7 +100,7 @@ minimize)
 campaign)
     build
     export -f run stat minimize
-    export BIN MAX_LEN FUZZ_WORK
+    export BIN MAX_LEN FUZZ_WORK INTERRUPTED
     targets | xargs -P "${3:-2}" -I{} bash -c 'run "$1" "$2"' _ {} "${2:-10000000}"
     ;;
 *)
