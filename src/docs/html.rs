@@ -16,14 +16,6 @@
 //! docs are the trait's, which the trait's page has), and small impls share chunks; auto
 //! trait, blanket and implementor listings and "Methods from Deref" (the target's page has
 //! them) are dropped. Translations (a page whose `<html lang>` is not English) are skipped.
-//!
-//! Sphinx pages (the Python docs, any Sphinx project's build) get their API objects: each
-//! documented object (`dl.py.function > dt#json.dumps`, a class and the methods in it) is a
-//! section of its own under the section it is in, named as Sphinx's table of contents names
-//! it (`json.dumps()`, `decode()` under `json.JSONDecoder`) and anchored by its id, as the
-//! reStructuredText chunker reads the same objects from the sources. A heading's anchor is
-//! its permalink's (Sphinx puts the id on the enclosing section), and the permalink's "¶"
-//! is chrome.
 
 mod lines;
 
@@ -114,7 +106,6 @@ pub(crate) fn chunk_html(content: &str, meta: &FileMeta) -> Vec<Chunk> {
 enum PageKind {
     Rustdoc,
     MdBook,
-    Sphinx,
     Plain,
 }
 
@@ -131,8 +122,6 @@ pub(crate) fn html_sections(content: &str) -> Vec<Section> {
         PageKind::Rustdoc
     } else if content.contains("id=\"mdbook-") || content.contains("class=\"menu-title\"") {
         PageKind::MdBook
-    } else if content.contains("class=\"sig sig-object") {
-        PageKind::Sphinx
     } else {
         PageKind::Plain
     };
@@ -147,11 +136,10 @@ pub(crate) fn html_sections(content: &str) -> Vec<Section> {
             .map(|h| squash(&h.text().collect::<String>()))
             .into_iter()
             .collect(),
-        PageKind::Sphinx | PageKind::Plain => Vec::new(),
+        PageKind::Plain => Vec::new(),
     };
     let body = match kind {
         PageKind::Rustdoc => first(root, |e| e.attr("id") == Some("main-content")),
-        PageKind::Sphinx => first(root, |e| e.attr("role") == Some("main")),
         _ => None,
     }
     .or_else(|| first(root, |e| e.name() == "main"))
@@ -163,8 +151,6 @@ pub(crate) fn html_sections(content: &str) -> Vec<Section> {
         kind,
         root_path: root_path.clone(),
         headings: Vec::new(),
-        heading_anchor: None,
-        objects: Vec::new(),
         sections: Vec::new(),
         current: Section {
             heading_path: root_path,
@@ -250,7 +236,6 @@ fn is_chrome(element: &Element) -> bool {
         "sidebar-resize-indicator",
         "skip-main-content",
         "doc-anchor",
-        "headerlink",
     ];
     const IDS: &[&str] = &[
         "mdbook-sidebar",
@@ -321,27 +306,6 @@ fn is_block(name: &str) -> bool {
     )
 }
 
-/// A Sphinx API object's list: `<dl class="py function">` whose `dt` is a signature.
-fn is_sphinx_object(dl: ElementRef) -> bool {
-    dl.children()
-        .filter_map(ElementRef::wrap)
-        .find(|c| c.value().name() == "dt")
-        .is_some_and(|dt| has_class(dt.value(), "sig-object"))
-}
-
-/// The id a Sphinx heading's permalink (`<a class="headerlink" href="#basic-usage">`) names.
-fn permalink(heading: ElementRef) -> Option<String> {
-    heading
-        .children()
-        .filter_map(ElementRef::wrap)
-        .find(|a| a.value().name() == "a" && has_class(a.value(), "headerlink"))?
-        .value()
-        .attr("href")?
-        .strip_prefix('#')
-        .filter(|id| !id.is_empty())
-        .map(str::to_string)
-}
-
 /// rustdoc member ids that start an item section.
 const ITEM_ID_PREFIXES: &[&str] = &[
     "method.",
@@ -358,10 +322,6 @@ struct Walker<'a> {
     kind: PageKind,
     root_path: Vec<String>,
     headings: Vec<(usize, String)>,
-    /// The anchor of the innermost heading.
-    heading_anchor: Option<String>,
-    /// The Sphinx API objects the walk is in: (id, heading), outermost first.
-    objects: Vec<(String, String)>,
     sections: Vec<Section>,
     current: Section,
     line: u32,
@@ -482,10 +442,6 @@ impl Walker<'_> {
         }
         self.enter(element);
         if self.kind == PageKind::Rustdoc && self.rustdoc_block(element) {
-            return;
-        }
-        if self.kind == PageKind::Sphinx && e.name() == "dl" && is_sphinx_object(element) {
-            self.sphinx_object(element, prefix);
             return;
         }
         let name = e.name();
@@ -621,80 +577,10 @@ impl Walker<'_> {
             self.headings.pop();
         }
         self.headings.push((level, title));
-        self.objects.clear();
-        self.heading_anchor = element
-            .value()
-            .attr("id")
-            .map(str::to_string)
-            .or_else(|| permalink(element));
-        let path = self.path_here();
-        self.start_section(path, self.heading_anchor.clone(), true);
-    }
-
-    /// The heading path at this point of the walk: the page's, its headings, the API objects.
-    fn path_here(&self) -> Vec<String> {
         let mut path = self.root_path.clone();
         path.extend(self.headings.iter().map(|(_, t)| t.clone()));
-        path.extend(self.objects.iter().map(|(_, heading)| heading.clone()));
-        path
-    }
-
-    /// A Sphinx API object (`dl.py.function`): its signatures (`dt`) open a section of its
-    /// own, its description (`dd`) fills it, objects inside it (a class's methods) nest;
-    /// what follows it is its parent's again.
-    fn sphinx_object(&mut self, dl: ElementRef, prefix: &str) {
-        let callable = dl
-            .value()
-            .classes()
-            .any(|c| c.ends_with("function") || c.ends_with("method") || c == "decorator");
-        let mut opened = false;
-        for child in dl.children().filter_map(ElementRef::wrap) {
-            self.enter(child);
-            match child.value().name() {
-                "dt" => {
-                    if let Some(id) = child.value().attr("id").filter(|_| !opened) {
-                        let shown = match self.objects.last() {
-                            Some((parent, _)) => {
-                                id.strip_prefix(&format!("{parent}.")).unwrap_or(id)
-                            }
-                            None => id,
-                        };
-                        let heading = if callable {
-                            format!("{shown}()")
-                        } else {
-                            shown.to_string()
-                        };
-                        self.objects.push((id.to_string(), heading));
-                        let path = self.path_here();
-                        self.start_section(path, Some(id.to_string()), false);
-                        opened = true;
-                    }
-                    let mut signature = String::new();
-                    inline_children(child, &mut signature);
-                    let signature = squash(&signature.replace('`', ""));
-                    if !signature.is_empty() {
-                        let line = self.line;
-                        self.push_line(format!("{prefix}`{signature}`"), line);
-                    }
-                }
-                "dd" => {
-                    self.blank();
-                    self.children(child, prefix);
-                    self.blank();
-                }
-                _ => {}
-            }
-        }
-        if opened {
-            self.objects.pop();
-            let path = self.path_here();
-            let anchor = match self.objects.last() {
-                Some((id, _)) => Some(id.clone()),
-                None => self.heading_anchor.clone(),
-            };
-            self.start_section(path, anchor, self.objects.is_empty());
-            self.current.heading_line = None;
-        }
+        let anchor = element.value().attr("id").map(str::to_string);
+        self.start_section(path, anchor, true);
     }
 
     fn code(&mut self, element: ElementRef, prefix: &str) {

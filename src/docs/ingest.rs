@@ -30,7 +30,7 @@ use super::store::{ChunkRecord, DocStore, FileChunks, IndexError};
 use crate::process::Policy;
 
 /// Bumped when chunking changes, so every file is chunked (not embedded) again.
-const CHUNKER_VERSION: &str = "6";
+const CHUNKER_VERSION: &str = "5";
 /// Chunks gathered before the embedding loop looks up known vectors and embeds the rest.
 const CHUNKS_PER_ROUND: usize = 4 * BATCH_SIZE;
 /// The writer commits when it holds this many rows or files, or after [`COMMIT_EVERY`].
