@@ -280,8 +280,7 @@ impl Agents {
             argv = sandbox.wrap(&drydock, run_files, argv);
         }
         if run.nice > 0 {
-            let niced = [&drydock, "niced", "--nice", &run.nice.to_string(), "--"];
-            argv.splice(0..0, niced.map(String::from));
+            argv.splice(0..0, ["nice".into(), "-n".into(), run.nice.to_string()]);
         }
         let mut command = argv
             .iter()

@@ -11,7 +11,6 @@ mod hook;
 mod hooks;
 mod index;
 mod local_client;
-mod niced;
 mod sandbox_run;
 mod serve;
 mod stdio;
@@ -76,10 +75,6 @@ enum Command {
     /// Inside a task's sandbox: serve the loopback ports that lead out, then run the agent.
     #[command(hide = true)]
     SandboxRun(sandbox_run::SandboxRunArgs),
-    /// What a task's agent starts behind: lower the priority of this process and of its
-    /// terminal session, then run the agent.
-    #[command(hide = true)]
-    Niced(niced::NicedArgs),
 }
 
 /// Where the config comes from and the docs index: every command reads them.
@@ -148,9 +143,7 @@ impl Command {
                 let (config, roots) = args.action.config();
                 (config, Some(roots))
             }
-            Command::Hook(_) | Command::SandboxRun(_) | Command::Niced(_) => {
-                return Overrides::default();
-            }
+            Command::Hook(_) | Command::SandboxRun(_) => return Overrides::default(),
         };
         let (bind, token) = match self {
             Command::Serve(args) => (args.bind.clone(), args.token.clone()),
@@ -184,7 +177,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Hook(args) => return hook::run(args),
         Command::SandboxRun(args) => return sandbox_run::run(args),
-        Command::Niced(args) => return niced::run(args),
         _ => {}
     }
     init_logging(&cli.command);
@@ -216,7 +208,7 @@ pub fn main() -> ExitCode {
             Command::Queue(args) => task::queue(&config, args),
             Command::Doctor(args) => doctor::run(&config, args).await,
             Command::History(args) => history::run(config, args).await,
-            Command::Hook(_) | Command::SandboxRun(_) | Command::Niced(_) => {
+            Command::Hook(_) | Command::SandboxRun(_) => {
                 unreachable!("run before the config is read")
             }
         }

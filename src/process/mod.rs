@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 mod capture;
 pub(crate) mod env_policy;
-pub(crate) mod priority;
 pub(crate) mod procfs;
 pub(crate) mod shell_quote;
 mod tree;

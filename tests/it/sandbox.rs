@@ -154,12 +154,6 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     escapes.push_str(&format!("echo planted >> '{home_text}/.bashrc'\n"));
     // What the agent starts runs at the tasks' niceness, below drydock's.
     escapes.push_str("cut -d' ' -f19 /proc/self/stat > niceness.txt\n");
-    // Its own session (Claude Code starts each command in one) yields too, once drydock saw
-    // it (it looks every second).
-    escapes.push_str(
-        "for i in $(seq 100); do grep -qs ' nice 10$' /proc/self/autogroup && break; sleep 0.2; done\n\
-         cat /proc/self/autogroup > autogroup.txt 2>/dev/null\n",
-    );
     // The work, with a build script and a test that try to leave a mark outside.
     escapes.push_str(&format!(
         "printf 'pub fn two() -> u32 {{\\n    2\\n}}\\n' >> src/lib.rs\n\
@@ -219,13 +213,6 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         "10\n",
         "the agent's commands run at the default [tasks] nice"
     );
-    // Where the kernel shares the CPU between sessions first, the sessions yield too.
-    let autogroup = std::fs::read_to_string(worktree.join("autogroup.txt")).unwrap_or_default();
-    if Path::new("/proc/self/autogroup").exists() {
-        assert!(autogroup.ends_with(" nice 10\n"), "{autogroup:?}");
-    } else {
-        assert_eq!(autogroup, "", "no autogroups on this kernel");
-    }
     let through: Vec<&str> = report
         .lines()
         .filter(|l| !l.ends_with(": refused"))
@@ -353,47 +340,4 @@ fn which(program: &str) -> std::path::PathBuf {
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
         .unwrap_or_else(|| panic!("{program} is not installed"))
-}
-
-/// `drydock niced`, what a task's agent starts behind, run as a task's terminal runs it: in a
-/// session of its own (never the tests' own session, which it would slow down).
-fn niced(args: &[&str]) -> std::process::Output {
-    std::process::Command::new("setsid")
-        .args(["--wait", drydock_bin(), "niced"])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn niced_lowers_the_program_and_its_whole_session_then_runs_it() {
-    let report = "cut -d' ' -f19 /proc/self/stat; cat /proc/self/autogroup 2>/dev/null; exit 3";
-    let ran = niced(&["--nice", "7", "--", "sh", "-c", report]);
-    assert_eq!(ran.status.code(), Some(3), "the program's own exit status");
-    let out = String::from_utf8_lossy(&ran.stdout);
-    let mut lines = out.lines();
-    assert_eq!(lines.next(), Some("7"), "{out}");
-    if Path::new("/proc/self/autogroup").exists() {
-        let autogroup = lines.next().unwrap_or_default();
-        assert!(
-            autogroup.ends_with(" nice 7"),
-            "the session yields too: {out}"
-        );
-    }
-    assert_eq!(String::from_utf8_lossy(&ran.stderr), "");
-
-    let refused = niced(&["--nice", "20", "--", "true"]);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("20 is not in 0..=19"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
-    let missing = niced(&["--nice", "3", "--", "/nonexistent/agent"]);
-    assert_eq!(missing.status.code(), Some(127));
-    assert!(
-        String::from_utf8_lossy(&missing.stderr).contains("cannot run /nonexistent/agent"),
-        "{}",
-        String::from_utf8_lossy(&missing.stderr)
-    );
 }
