@@ -15,12 +15,13 @@
 # A run stopped with SIGINT to fuzz_parsers (the CPU is needed elsewhere) keeps what it
 # found: its executions are recorded as interrupted and its corpus is merged, so the next
 # run on the same code goes on from there. Each run's figures go to stdout and to
-# $FUZZ_WORK/runs.tsv.
+# $FUZZ_WORK/runs.tsv. FUZZ_BIN names a fuzz_parsers built before, to run instead of building
+# one (a long campaign goes on while the sources change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
 FUZZ_WORK="${FUZZ_WORK:-$HOME/.cache/drydock-fuzz}"
-BIN="$CARGO_TARGET_DIR/debug/fuzz_parsers"
+BIN="${FUZZ_BIN:-$CARGO_TARGET_DIR/debug/fuzz_parsers}"
 MAX_LEN=4096
 # libFuzzer's exit status after SIGINT.
 INTERRUPTED=72
@@ -30,7 +31,7 @@ fuzz_cargo() {
 }
 
 build() {
-    fuzz_cargo build
+    [ -n "${FUZZ_BIN:-}" ] || fuzz_cargo build
 }
 
 targets() {

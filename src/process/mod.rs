@@ -24,6 +24,7 @@ pub(crate) mod env_policy;
 pub(crate) mod procfs;
 pub(crate) mod shell_quote;
 mod tree;
+pub(crate) mod yielding;
 
 #[cfg(test)]
 mod tests;

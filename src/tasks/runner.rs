@@ -38,6 +38,9 @@ const STARTS_WITHIN: Duration = Duration::from_secs(60);
 const ENDPOINT_WITHIN: Duration = Duration::from_secs(10);
 /// How Claude Code asks for folder trust (agent-lab.md).
 const TRUST_QUESTION: &str = "Is this a project you created or one you trust?";
+/// How often the processes of this host's task agents are looked at for sessions to hold at
+/// the agents' niceness (each command Claude Code runs is a session of its own).
+const YIELD_EVERY: Duration = Duration::from_secs(1);
 /// How often merged worktrees past their keeping time are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// How many startable tasks a host offers one claim.
@@ -422,6 +425,7 @@ impl Tasks {
         self.keep_tidy(stop.clone());
         self.keep_landing(stop.clone());
         self.keep_forecasting(stop.clone());
+        self.keep_agents_yielding(stop.clone());
         self.fill().await;
         let this = self.clone();
         let watching = stop.clone();
@@ -503,6 +507,46 @@ impl Tasks {
         let (this, tidying) = (self.clone(), stop.clone());
         spawn_supervised("the task results' upkeep", stop, move || {
             this.clone().tidy(tidying.clone())
+        });
+    }
+
+    /// Holds the autogroup of every process of this host's task agents at `[tasks] nice`, every
+    /// [`YIELD_EVERY`] until `stop` (`crate::process::yielding` says why `nice` alone is not
+    /// enough).
+    fn keep_agents_yielding(self: &Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let nice = self.config.tasks.nice;
+        if nice == 0 {
+            return;
+        }
+        let this = self.clone();
+        spawn_supervised("the task agents' yielding", stop.clone(), move || {
+            let (this, stop) = (this.clone(), stop.clone());
+            async move {
+                loop {
+                    let mut agents = Vec::new();
+                    for name in this.terminals.names() {
+                        if task_of_session(&name).is_some()
+                            && let Some(pid) = this.terminals.program_of(&name).await
+                        {
+                            agents.push(pid);
+                        }
+                    }
+                    if !agents.is_empty() {
+                        let held = tokio::task::spawn_blocking(move || {
+                            crate::process::yielding::hold_trees_at(&agents, nice)
+                        });
+                        if let Ok(lowered @ 1..) = held.await {
+                            tracing::debug!(
+                                "held {lowered} session(s) of task agents at nice {nice}"
+                            );
+                        }
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(YIELD_EVERY) => {}
+                        () = stop.cancelled() => return,
+                    }
+                }
+            }
         });
     }
 

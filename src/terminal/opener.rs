@@ -256,7 +256,11 @@ impl Opener {
     pub(super) async fn user_panes(&self) -> Vec<PaneInfo> {
         self.user_panes
             .get(|| async {
-                let mut panes = self.user_tmux.list_panes().await.unwrap_or_default();
+                // No socket, no server: not worth a tmux process each listing.
+                let mut panes = Vec::new();
+                if self.user_tmux.has_socket() {
+                    panes = self.user_tmux.list_panes().await.unwrap_or_default();
+                }
                 for name in tmux::user_socket_names() {
                     panes.extend(
                         self.users_named(&name)

@@ -52,6 +52,20 @@ impl Terminals {
         programs
     }
 
+    /// The process drydock's own terminal `name` runs (a PTY's program, a tmux pane's
+    /// process), if it is one and still there.
+    pub(crate) async fn program_of(&self, name: &str) -> Option<u32> {
+        let session = self.registry.get(name)?;
+        match session.backend.pid() {
+            Some(pid) => Some(pid),
+            None => {
+                let pane = session.backend.tmux_pane()?;
+                let own_panes = self.opener.own_panes().await;
+                own_panes.iter().find(|p| p.id == pane.pane).map(|p| p.pid)
+            }
+        }
+    }
+
     /// What terminal `name` shows and what its program reported; a pane of the user's tmux
     /// server is attached on first use, and then follows its output like drydock's own. It
     /// counts as using the session: a session an agent runs in is not idle.

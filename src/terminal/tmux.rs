@@ -215,6 +215,11 @@ impl Tmux {
         self
     }
 
+    /// Whether this server's socket is there (or cannot be told: then it may be).
+    pub(super) fn has_socket(&self) -> bool {
+        self.socket.path().is_none_or(|path| path.exists())
+    }
+
     pub(super) fn socket(&self) -> &SocketSpec {
         &self.socket
     }

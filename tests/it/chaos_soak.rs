@@ -70,6 +70,26 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
+/// How long a server's threads ran on a CPU and waited in its run queue, in seconds (each
+/// thread's `/proc/PID/task/TID/schedstat`): a server that waited much longer than it ran
+/// was starved, one that ran long was busy.
+fn cpu_run_and_wait(pid: u32) -> (f64, f64) {
+    let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0.0, 0.0);
+    };
+    threads
+        .flatten()
+        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
+        .map(|stat| {
+            let mut fields = stat
+                .split_whitespace()
+                .map(|f| f.parse::<f64>().unwrap_or(0.0));
+            let ran = fields.next().unwrap_or(0.0);
+            (ran / 1e9, fields.next().unwrap_or(0.0) / 1e9)
+        })
+        .fold((0.0, 0.0), |(r, w), (ran, waited)| (r + ran, w + waited))
+}
+
 /// One cheap call: the tool, the host it asked (0: a, 1: b), when it was made (since the
 /// soak began) and how long it took.
 struct CheapCall {
@@ -261,6 +281,10 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     )
     .await;
     running.store(false, Ordering::Relaxed);
+    let cpu: Vec<(f64, f64)> = servers[..2]
+        .iter()
+        .map(|s| cpu_run_and_wait(s.pid()))
+        .collect();
     let mut calls = callers.join().unwrap();
     sampler.await.unwrap();
 
@@ -323,6 +347,11 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
                 );
             }
         }
+    }
+    for (name, (ran, waited)) in ["a", "b"].iter().zip(&cpu) {
+        println!(
+            "  host {name}'s threads ran {ran:.1} s on a CPU and waited {waited:.1} s for one"
+        );
     }
     let shown: Vec<String> = chaos
         .iter()

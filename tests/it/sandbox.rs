@@ -154,6 +154,12 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     escapes.push_str(&format!("echo planted >> '{home_text}/.bashrc'\n"));
     // What the agent starts runs at the tasks' niceness, below drydock's.
     escapes.push_str("cut -d' ' -f19 /proc/self/stat > niceness.txt\n");
+    // And in a session of its own (Claude Code's commands are), its autogroup is held there
+    // too, within a few seconds (drydock looks every second).
+    escapes.push_str(
+        "for i in $(seq 100); do grep -q ' nice 10$' /proc/self/autogroup && break; sleep 0.1; done\n\
+         cut -d' ' -f3 /proc/self/autogroup > autogroup.txt\n",
+    );
     // The work, with a build script and a test that try to leave a mark outside.
     escapes.push_str(&format!(
         "printf 'pub fn two() -> u32 {{\\n    2\\n}}\\n' >> src/lib.rs\n\
@@ -213,6 +219,13 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         "10\n",
         "the agent's commands run at the default [tasks] nice"
     );
+    if Path::new("/proc/self/autogroup").exists() {
+        assert_eq!(
+            std::fs::read_to_string(worktree.join("autogroup.txt")).unwrap_or_default(),
+            "10\n",
+            "the agent's commands' session is held at the default [tasks] nice"
+        );
+    }
     let through: Vec<&str> = report
         .lines()
         .filter(|l| !l.ends_with(": refused"))

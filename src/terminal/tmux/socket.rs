@@ -48,25 +48,27 @@ impl SocketSpec {
         }
     }
 
+    /// Where this server's socket is.
+    pub(super) fn path(&self) -> Option<PathBuf> {
+        match self {
+            #[cfg(test)]
+            SocketSpec::Path(path) => Some(path.clone()),
+            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
+                Some(tmux_socket_dir()?.join(name))
+            }
+            SocketSpec::UserDefault => match tmux_env_socket() {
+                Some(path) => Some(PathBuf::from(path)),
+                None => Some(tmux_socket_dir()?.join("default")),
+            },
+        }
+    }
+
     /// The file every drydock that changes this server's sessions or attaches to it locks
     /// first (see `changes`): beside its socket.
     pub(super) fn lock_file(&self) -> Option<PathBuf> {
-        let beside = |socket: PathBuf| {
-            let mut name = socket.into_os_string();
-            name.push(".drydock-lock");
-            PathBuf::from(name)
-        };
-        match self {
-            #[cfg(test)]
-            SocketSpec::Path(path) => Some(beside(path.clone())),
-            SocketSpec::Name(name) | SocketSpec::UserNamed(name) => {
-                Some(beside(tmux_socket_dir()?.join(name)))
-            }
-            SocketSpec::UserDefault => match tmux_env_socket() {
-                Some(path) => Some(beside(PathBuf::from(path))),
-                None => Some(beside(tmux_socket_dir()?.join("default"))),
-            },
-        }
+        let mut name = self.path()?.into_os_string();
+        name.push(".drydock-lock");
+        Some(PathBuf::from(name))
     }
 
     pub(super) fn describe(&self) -> Option<String> {
