@@ -164,7 +164,12 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     repository(&home.project);
     let start = |index: usize| {
         let (name, cap) = HOSTS[index];
-        spawning_server(&home, &cli, tmux_dir.path(), &config(&url, name, cap))
+        spawning_server(
+            &home,
+            &cli,
+            tmux_dir.path(),
+            &format!("{}nice = 10\n", config(&url, name, cap)),
+        )
     };
     // Host c is killed and comes back as a restarted drydock does: at the address its agents
     // reach it at, with its data directory (its tasks' tokens, its hooks' endpoint).
@@ -176,7 +181,7 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
             &home,
             &cli,
             tmux_dir.path(),
-            &config(&url, name, cap),
+            &format!("{}nice = 10\n", config(&url, name, cap)),
             &[
                 "--bind",
                 &c_address,

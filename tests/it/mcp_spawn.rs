@@ -123,7 +123,7 @@ fn server_on(
     env.push(("TMUX".into(), String::new()));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let config_file = home.scratch().join("drydock.toml");
-    std::fs::write(&config_file, config).unwrap();
+    std::fs::write(&config_file, agents_at_full_priority(config)).unwrap();
     let mut args = vec![
         "--allow-root",
         home.project.to_str().unwrap(),
@@ -132,6 +132,28 @@ fn server_on(
     ];
     args.extend_from_slice(more);
     Server::start_with(&args, &env)
+}
+
+/// `config` with `[tasks] nice = 0` unless it sets a niceness. drydock holds a task's agent at
+/// `[tasks] nice` against every other session (docs/tasks.md), and the tests run many at
+/// once in the one session of the test run, their Chromiums and builds too: at the default
+/// 10, an agent then gets a tenth of what a test waits for. The tests of the niceness itself
+/// (`sandbox`, the chaos soak) set it.
+fn agents_at_full_priority(config: &str) -> String {
+    if config
+        .lines()
+        .any(|line| line.trim_start().starts_with("nice"))
+    {
+        return config.to_string();
+    }
+    match config.lines().position(|line| line.trim() == "[tasks]") {
+        Some(header) => {
+            let mut lines: Vec<&str> = config.lines().collect();
+            lines.insert(header + 1, "nice = 0");
+            lines.join("\n") + "\n"
+        }
+        None => format!("{config}\n[tasks]\nnice = 0\n"),
+    }
 }
 
 pub fn kill_tmux(tmux_dir: &Path) {

@@ -61,7 +61,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     let markers = tempfile::tempdir().unwrap();
     let marker = |name: &str| markers.path().join(name).display().to_string();
 
-    let config = "[terminal]\nshell = \"bash\"\n[tasks]\ngrace_s = 0\n[tasks.policies]\n\
+    let config = "[terminal]\nshell = \"bash\"\n[tasks]\ngrace_s = 0\nnice = 10\n[tasks.policies]\n\
                   with_bash = [\"Bash\", \"Read\", \"Edit\", \"Write\", \"mcp__drydock__compile\", \"mcp__drydock__test\"]\n";
     let server = spawning_server_with(&home, &cli, tmux_dir.path(), config, &[]);
     let client = modern_client(&server.url).await;
@@ -217,13 +217,13 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     assert_eq!(
         std::fs::read_to_string(worktree.join("niceness.txt")).unwrap_or_default(),
         "10\n",
-        "the agent's commands run at the default [tasks] nice"
+        "the agent's commands run at [tasks] nice"
     );
     if Path::new("/proc/self/autogroup").exists() {
         assert_eq!(
             std::fs::read_to_string(worktree.join("autogroup.txt")).unwrap_or_default(),
             "10\n",
-            "the agent's commands' session is held at the default [tasks] nice"
+            "the agent's commands' session is held at [tasks] nice"
         );
     }
     let through: Vec<&str> = report
