@@ -121,6 +121,12 @@ fn server_on(
         .collect();
     env.push(("TMUX_TMPDIR".into(), tmux_dir.display().to_string()));
     env.push(("TMUX".into(), String::new()));
+    // The lab project's own target, as cargo names it without the variable: not the test
+    // run's CARGO_TARGET_DIR, whose gigabytes a task's warm start would otherwise copy.
+    env.push((
+        "CARGO_TARGET_DIR".into(),
+        home.project.join("target").display().to_string(),
+    ));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let config_file = home.scratch().join("drydock.toml");
     std::fs::write(&config_file, agents_at_full_priority(config)).unwrap();
