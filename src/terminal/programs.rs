@@ -2,6 +2,8 @@
 //! each terminal's first process, and what a terminal shows at one moment.
 
 use super::core::Observed;
+use super::session::Session;
+use super::tmux::PaneInfo;
 use super::{Result, Terminals};
 
 /// A terminal and the process it runs: a PTY's program, a tmux pane's process.
@@ -26,10 +28,7 @@ impl Terminals {
             .into_iter()
             .filter(|(name, _)| !name.starts_with("tmux:"))
             .filter_map(|(name, session)| {
-                let pid = session.backend.pid().or_else(|| {
-                    let pane = session.backend.tmux_pane()?;
-                    own_panes.iter().find(|p| p.id == pane.pane).map(|p| p.pid)
-                })?;
+                let pid = program_pid(&session, &own_panes)?;
                 Some(TerminalProgram {
                     name,
                     pid,
@@ -58,11 +57,7 @@ impl Terminals {
         let session = self.registry.get(name)?;
         match session.backend.pid() {
             Some(pid) => Some(pid),
-            None => {
-                let pane = session.backend.tmux_pane()?;
-                let own_panes = self.opener.own_panes().await;
-                own_panes.iter().find(|p| p.id == pane.pane).map(|p| p.pid)
-            }
+            None => program_pid(&session, &self.opener.own_panes().await),
         }
     }
 
@@ -81,4 +76,12 @@ impl Terminals {
         session.write(bytes)?;
         Ok(())
     }
+}
+
+/// The process `session` runs: a PTY's program, or its pane's process among `own_panes`.
+fn program_pid(session: &Session, own_panes: &[PaneInfo]) -> Option<u32> {
+    session.backend.pid().or_else(|| {
+        let pane = session.backend.tmux_pane()?;
+        own_panes.iter().find(|p| p.id == pane.pane).map(|p| p.pid)
+    })
 }
