@@ -6,7 +6,7 @@
 //!   at 10k and 100k chunks, at 10 results and at its default size, in a fresh process (as a
 //!   server opens an index `drydock index` built); at 100k also through MCP, with docs_read
 //!   of the first result's section; at the default size (and at 100k through MCP) both on a
-//!   quiet machine and with one busy thread per core in the background, as while cargo
+//!   quiet machine and with one busy process per core in another session, as while cargo
 //!   builds, in the same run;
 //! - what the model choices cost: models of the catalogue's shapes with random weights
 //!   (size, embedding rate, a query's embedding, the lookup it makes), and what a reranker of
@@ -275,8 +275,8 @@ async fn lookups_of(dir: &Path) {
         let load = BusyLoad::start();
         let (loaded, _) = lookups(&store, &embedder, &questions, DEFAULT_LIMIT).await;
         println!(
-            "  {rows} chunks: docs_lookup at its default size with {} busy threads in the background p50 {:.1} ms, p99 {:.1} ms (quiet p50 {:.1} ms: ratio {:.2})",
-            load.threads(),
+            "  {rows} chunks: docs_lookup at its default size with {} busy processes (a session of their own) in the background p50 {:.1} ms, p99 {:.1} ms (quiet p50 {:.1} ms: ratio {:.2})",
+            load.processes(),
             percentile(&loaded, 50.0),
             percentile(&loaded, 99.0),
             percentile(&latencies, 50.0),
@@ -287,7 +287,10 @@ async fn lookups_of(dir: &Path) {
         over_mcp(dir, &questions, &latencies).await;
         {
             let load = BusyLoad::start();
-            println!("  with {} busy threads in the background:", load.threads());
+            println!(
+                "  with {} busy processes (a session of their own) in the background:",
+                load.processes()
+            );
             over_mcp(dir, &questions, &latencies).await;
         }
         let Root::Files(book_root) = book(&rust_html()) else {

@@ -22,7 +22,7 @@
 //! more: the returned passage holds the phrase). Prints Hit@1, Hit@5 and
 //! MRR@10 by category for vector, full-text and hybrid search, the hybrid misses, and the
 //! in-process latency of a lookup (query embedding included, no cache), quiet and with one
-//! busy thread per core in the background.
+//! busy process per core in another session (as a build in another terminal).
 
 // A test or bench crate is a binary: `pub` serves its own modules.
 #![allow(unreachable_pub)]
@@ -218,6 +218,8 @@ async fn main() {
         );
         std::process::exit(1);
     }
+    println!("== Rust and Elixir (the toolchain)");
+    evaluate(&embedder, &store, &dir, toolchain_questions()).await;
     let python_dir = index_dir("DRYDOCK_EVAL_PYTHON_INDEX", "python-index");
     let python = DocStore::open(&python_dir, embedder.model_name(), embedder.dimension())
         .await
@@ -234,8 +236,6 @@ async fn main() {
     .unwrap();
     println!("{}", report.render());
 
-    println!("== Rust and Elixir (the toolchain)");
-    evaluate(&embedder, &store, &dir, toolchain_questions()).await;
     println!("\n== Python (python3-doc), never tuned on");
     evaluate(
         &embedder,
@@ -246,8 +246,56 @@ async fn main() {
     .await;
 }
 
+/// Writes, for each question, its answers and the candidates of each half of a hybrid
+/// search (as many as it fetches at the default size, passages included) to
+/// `$DOCS_QUALITY_CANDIDATES/<index name>.jsonl`, when that variable names a directory: a
+/// re-ranking is tried on them offline in seconds, not by a run of this bench each.
+async fn dump_candidates(
+    embedder: &Embedder,
+    store: &DocStore,
+    dir: &Path,
+    questions: &[Question],
+) {
+    let Some(out) = std::env::var_os("DOCS_QUALITY_CANDIDATES") else {
+        return;
+    };
+    let half = |hits: Vec<Hit>| -> Vec<serde_json::Value> {
+        hits.into_iter()
+            .map(|hit| {
+                serde_json::json!({
+                    "id": hit.id, "file": hit.file_path, "heading": hit.heading,
+                    "url": hit.url, "source_type": hit.source_type, "library": hit.library,
+                    "content": hit.content, "score": hit.score,
+                })
+            })
+            .collect()
+    };
+    let mut lines = Vec::new();
+    let any = SearchFilter::default();
+    for question in questions {
+        let vector = embedder.embed_query(&question.text).await.unwrap();
+        let search = |mode| store.search(mode, &vector, &question.text, &any, TOP * 5);
+        let (by_vector, by_text) = (search(SearchMode::Vector), search(SearchMode::FullText));
+        let answer: Vec<(String, String)> = answers(store, question).await.into_iter().collect();
+        lines.push(
+            serde_json::json!({
+                "id": question.id, "set": question.set, "category": question.category,
+                "question": question.text, "answers": answer,
+                "phrases": question.targets.iter().map(|t| squash(&t.contains)).collect::<Vec<_>>(),
+                "vector": half(by_vector.await.unwrap()), "text": half(by_text.await.unwrap()),
+            })
+            .to_string(),
+        );
+    }
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let file = PathBuf::from(out).join(format!("{name}.jsonl"));
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    println!("candidates written to {}", file.display());
+}
+
 /// Asks `questions` of the index in `dir` and prints the scores, misses, tokens and latency.
 async fn evaluate(embedder: &Embedder, store: &DocStore, dir: &Path, questions: Vec<Question>) {
+    dump_candidates(embedder, store, dir, &questions).await;
     let store = store.clone();
     let rows = store.count_rows().await.unwrap();
     let mut unanswerable = Vec::new();
@@ -427,8 +475,8 @@ async fn evaluate(embedder: &Embedder, store: &DocStore, dir: &Path, questions: 
         loaded.push(started.elapsed());
     }
     println!(
-        "  the same with {} busy threads in the background: p50 {:.1} ms, p99 {:.1} ms (ratio of p50s {:.2})",
-        load.threads(),
+        "  the same with {} busy processes (a session of their own) in the background: p50 {:.1} ms, p99 {:.1} ms (ratio of p50s {:.2})",
+        load.processes(),
         percentile(&loaded, 50.0),
         percentile(&loaded, 99.0),
         percentile(&loaded, 50.0) / percentile(&latencies, 50.0)

@@ -1,50 +1,46 @@
-//! A background load like a cargo build's: one busy thread per core at normal priority,
-//! hashing, until dropped. The docs benches measure latency with and without it in one run.
+//! A background load like a cargo build started from another terminal: one busy process per
+//! core at normal priority, in a session of its own, until dropped. A terminal's commands run
+//! in its session, and on kernels with autogroups (this one, most distributions) the CPU is
+//! shared between sessions first: threads of the bench's own process would be a load no
+//! build is. The docs benches measure latency with and without it in one run.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-
-use sha2::{Digest, Sha256};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 
 pub struct BusyLoad {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    processes: Vec<Child>,
 }
 
 impl BusyLoad {
-    /// As many busy threads as the machine has cores.
+    /// As many busy processes as the machine has cores.
     pub fn start() -> BusyLoad {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..cores)
+        let processes = (0..cores)
             .map(|_| {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut digest = [0u8; 32];
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..1000 {
-                            let out = Sha256::digest(digest);
-                            digest.copy_from_slice(&out);
-                        }
-                    }
-                    std::hint::black_box(digest);
-                })
+                let mut command = Command::new("sh");
+                command
+                    .args(["-c", "while :; do :; done"])
+                    .stdin(Stdio::null());
+                // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+                unsafe {
+                    command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(Into::into));
+                }
+                command.spawn().expect("a busy sh")
             })
             .collect();
-        BusyLoad { stop, threads }
+        BusyLoad { processes }
     }
 
-    pub fn threads(&self) -> usize {
-        self.threads.len()
+    pub fn processes(&self) -> usize {
+        self.processes.len()
     }
 }
 
 impl Drop for BusyLoad {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
+        for process in &mut self.processes {
+            let _ = process.kill();
+            let _ = process.wait();
         }
     }
 }

@@ -33,6 +33,8 @@ pub const BATCH_SIZE: usize = 32;
 /// machine that takes the cores a lookup's search needs right after its query's embedding
 /// (p99 of a lookup 40 ms with spinning, 15 ms without, on 2 cores at 100k chunks).
 pub(super) const NO_SPINNING: (&str, &str) = ("session.intra_op.allow_spinning", "0");
+/// ONNX Runtime threads of the query session (see [`Embedder`]).
+const QUERY_THREADS: usize = 1;
 /// Word pieces per text, as the reference sentence-transformers model (longer is cut).
 pub const MAX_LENGTH: usize = 256;
 
@@ -78,16 +80,20 @@ pub enum EmbedError {
 
 pub type Result<T> = std::result::Result<T, EmbedError>;
 
-/// One model instance, cheap to clone and share: the model sits behind a mutex (fastembed's
-/// `embed` takes `&mut self`), and every call runs on tokio's blocking pool, one batch per
-/// lock, so a query waits for at most one batch of a running ingest.
+/// One model, cheap to clone and share, in two ONNX Runtime sessions: one for passages, on
+/// every core, and one for queries, on one thread. A query never waits behind a batch of a
+/// running ingest, and its embedding (about 20 word pieces) does not wait for a second core:
+/// on a machine a build keeps busy, a thread that must wait for another to be scheduled is
+/// what makes a lookup slow. Each session sits behind a mutex (fastembed's `embed` takes
+/// `&mut self`), and every call runs on tokio's blocking pool.
 #[derive(Clone)]
 pub struct Embedder {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    model: Mutex<TextEmbedding>,
+    passages: Mutex<TextEmbedding>,
+    queries: Mutex<TextEmbedding>,
     name: String,
     dimension: usize,
     query_prefix: String,
@@ -129,21 +135,28 @@ impl Embedder {
         let model = UserDefinedEmbeddingModel::new(source.file(&spec.onnx)?, source.tokenizer()?)
             // sentence-transformers pools the graph's last_hidden_state (mean for the shipped one).
             .with_pooling(spec.pooling.clone());
-        let options = InitOptionsUserDefined::new()
-            .with_max_length(MAX_LENGTH)
-            .with_session_config(NO_SPINNING.0, NO_SPINNING.1);
-        let model = TextEmbedding::try_new_from_user_defined(model, options)
-            .map_err(|e| EmbedError::Model(e.to_string()))?;
+        let session = |options: InitOptionsUserDefined| {
+            let options = options
+                .with_max_length(MAX_LENGTH)
+                .with_session_config(NO_SPINNING.0, NO_SPINNING.1);
+            TextEmbedding::try_new_from_user_defined(model.clone(), options)
+                .map_err(|e| EmbedError::Model(e.to_string()))
+        };
+        let passages = session(InitOptionsUserDefined::new())?;
+        let queries = session(InitOptionsUserDefined::new().with_intra_threads(QUERY_THREADS))?;
         let embedder = Embedder {
             inner: Arc::new(Inner {
-                model: Mutex::new(model),
+                passages: Mutex::new(passages),
+                queries: Mutex::new(queries),
                 name: spec.name.clone(),
                 dimension: spec.dimension,
                 query_prefix: spec.query_prefix.clone(),
                 passage_prefix: spec.passage_prefix.clone(),
             }),
         };
-        let probe = embedder.inner.embed_batch(&["drydock".to_string()])?;
+        let probe = embedder
+            .inner
+            .embed_batch(&embedder.inner.queries, &["drydock".to_string()])?;
         match probe.first().map(Vec::len) {
             Some(size) if size == spec.dimension => Ok(embedder),
             size => Err(EmbedError::Model(format!(
@@ -176,7 +189,7 @@ impl Embedder {
         tokio::task::spawn_blocking(move || {
             let mut vectors = Vec::with_capacity(passages.len());
             for batch in passages.chunks(BATCH_SIZE) {
-                vectors.extend(inner.embed_batch(batch)?);
+                vectors.extend(inner.embed_batch(&inner.passages, batch)?);
             }
             Ok(vectors)
         })
@@ -184,10 +197,14 @@ impl Embedder {
         .map_err(|e| EmbedError::Task(e.to_string()))?
     }
 
-    /// Embeds a search query, after the model's query prefix.
+    /// Embeds a search query, after the model's query prefix, in the query session.
     pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
         let query = format!("{}{query}", self.inner.query_prefix);
-        let mut vectors = self.embed(vec![query]).await?;
+        let inner = Arc::clone(&self.inner);
+        let mut vectors =
+            tokio::task::spawn_blocking(move || inner.embed_batch(&inner.queries, &[query]))
+                .await
+                .map_err(|e| EmbedError::Task(e.to_string()))??;
         vectors
             .pop()
             .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
@@ -202,8 +219,12 @@ fn prefixed(prefix: &str, texts: Vec<String>) -> Vec<String> {
 }
 
 impl Inner {
-    fn embed_batch(&self, batch: &[String]) -> Result<Vec<Vec<f32>>> {
-        let mut model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+    fn embed_batch(
+        &self,
+        session: &Mutex<TextEmbedding>,
+        batch: &[String],
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut model = session.lock().unwrap_or_else(PoisonError::into_inner);
         model
             .embed(batch, Some(BATCH_SIZE))
             .map_err(|e| EmbedError::Model(e.to_string()))

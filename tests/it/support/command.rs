@@ -5,8 +5,14 @@ use std::process::Command;
 
 use super::projects::test_projects_root;
 
+/// The drydock the tests start: the test build's, or the one `CHAOS_SOAK_BINARY` names
+/// (`scripts/chaos-soak.sh` runs the long soak on a release build, as performance is judged).
 pub fn drydock_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_drydock")
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("CHAOS_SOAK_BINARY")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_drydock").to_owned())
+    })
 }
 
 /// How a drydock the tests start differs from the tests' own environment: none of the
