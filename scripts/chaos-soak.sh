@@ -7,7 +7,8 @@
 # need (scripts/ensure-deps.sh).
 #
 # The hosts are a release build of drydock, as performance is judged (built here into
-# $CARGO_TARGET_DIR, an hour cold), or the binary CHAOS_SOAK_BINARY names.
+# $CARGO_TARGET_DIR, an hour cold), or the binary CHAOS_SOAK_BINARY names. CHAOS_SOAK_NICE
+# sets the agents' [tasks] nice (the plan's: 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"

@@ -39,7 +39,17 @@ struct Plan {
 }
 
 impl Plan {
+    /// The plan `CHAOS_SOAK` names, its agents at `CHAOS_SOAK_NICE` when that is set.
     fn chosen() -> Plan {
+        let plan = Plan::named();
+        match std::env::var("CHAOS_SOAK_NICE").map(|nice| nice.parse::<u8>()) {
+            Ok(Ok(nice)) => Plan { nice, ..plan },
+            Ok(Err(e)) => panic!("CHAOS_SOAK_NICE: {e}"),
+            Err(_) => plan,
+        }
+    }
+
+    fn named() -> Plan {
         match std::env::var("CHAOS_SOAK").as_deref() {
             Ok("full") => Plan {
                 name: "full",
