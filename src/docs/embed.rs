@@ -82,10 +82,10 @@ pub type Result<T> = std::result::Result<T, EmbedError>;
 
 /// One model, cheap to clone and share, in two ONNX Runtime sessions: one for passages, on
 /// every core, and one for queries, on one thread. A query never waits behind a batch of a
-/// running ingest, and its embedding (about 20 word pieces) does not wait for a second core:
-/// on a machine a build keeps busy, a thread that must wait for another to be scheduled is
-/// what makes a lookup slow. Each session sits behind a mutex (fastembed's `embed` takes
-/// `&mut self`), and every call runs on tokio's blocking pool.
+/// running ingest, and its embedding (about 20 word pieces) needs no second core, which a
+/// build may be holding (docs/retrieval.md has what was measured). Each session sits behind
+/// a mutex (fastembed's `embed` takes `&mut self`), and every call runs on tokio's blocking
+/// pool.
 #[derive(Clone)]
 pub struct Embedder {
     inner: Arc<Inner>,
