@@ -181,15 +181,20 @@ impl Embedder {
     /// passage, in order, L2-normalised.
     pub async fn embed_passages(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
         let passages = prefixed(&self.inner.passage_prefix, passages);
-        self.embed(passages).await
+        self.embed(|inner| &inner.passages, passages).await
     }
 
-    async fn embed(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
+    /// Embeds `texts` in batches in the session `session` picks, on a blocking thread.
+    async fn embed(
+        &self,
+        session: fn(&Inner) -> &Mutex<TextEmbedding>,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<f32>>> {
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
-            let mut vectors = Vec::with_capacity(passages.len());
-            for batch in passages.chunks(BATCH_SIZE) {
-                vectors.extend(inner.embed_batch(&inner.passages, batch)?);
+            let mut vectors = Vec::with_capacity(texts.len());
+            for batch in texts.chunks(BATCH_SIZE) {
+                vectors.extend(inner.embed_batch(session(&inner), batch)?);
             }
             Ok(vectors)
         })
@@ -200,11 +205,7 @@ impl Embedder {
     /// Embeds a search query, after the model's query prefix, in the query session.
     pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
         let query = format!("{}{query}", self.inner.query_prefix);
-        let inner = Arc::clone(&self.inner);
-        let mut vectors =
-            tokio::task::spawn_blocking(move || inner.embed_batch(&inner.queries, &[query]))
-                .await
-                .map_err(|e| EmbedError::Task(e.to_string()))??;
+        let mut vectors = self.embed(|inner| &inner.queries, vec![query]).await?;
         vectors
             .pop()
             .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
