@@ -8,7 +8,7 @@
 #
 # The hosts are a release build of drydock, as performance is judged (built here into
 # $CARGO_TARGET_DIR, an hour cold), or the binary CHAOS_SOAK_BINARY names. CHAOS_SOAK_NICE
-# sets the agents' [tasks] nice (the plan's: 10).
+# sets the agents' [tasks] nice (the plan's: 10), CHAOS_SOAK_TASKS the number of tasks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"

@@ -22,6 +22,9 @@ use crate::team_hosts::{config, count, tasks_now, tmux_sessions, until};
 
 const HOSTS: [(&str, u32); 3] = [("a", 2), ("b", 2), ("c", 3)];
 
+/// The time a task may take, on average, before the soak says the queue stalled.
+const PER_TASK: Duration = Duration::from_secs(30);
+
 /// What the soak does to the team.
 struct Plan {
     name: &'static str,
@@ -39,13 +42,14 @@ struct Plan {
 }
 
 impl Plan {
-    /// The plan `CHAOS_SOAK` names, its agents at `CHAOS_SOAK_NICE` when that is set.
+    /// The plan `CHAOS_SOAK` names, its agents at `CHAOS_SOAK_NICE` and its task count
+    /// `CHAOS_SOAK_TASKS` when those are set.
     fn chosen() -> Plan {
         let plan = Plan::named();
-        match std::env::var("CHAOS_SOAK_NICE").map(|nice| nice.parse::<u8>()) {
-            Ok(Ok(nice)) => Plan { nice, ..plan },
-            Ok(Err(e)) => panic!("CHAOS_SOAK_NICE: {e}"),
-            Err(_) => plan,
+        Plan {
+            nice: setting("CHAOS_SOAK_NICE").unwrap_or(plan.nice),
+            tasks: setting("CHAOS_SOAK_TASKS").unwrap_or(plan.tasks),
+            ..plan
         }
     }
 
@@ -73,6 +77,26 @@ impl Plan {
             },
         }
     }
+}
+
+/// The environment variable `name`, read as a `T`, if set.
+fn setting<T: std::str::FromStr<Err: std::fmt::Display>>(name: &str) -> Option<T> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|e| panic!("{name}={value}: {e}")),
+    )
+}
+
+/// How long a round of the chaos waits for its `tasks` to be done: as long as the whole run
+/// gives each task, and never less than 5 minutes. Agents held at a low priority while 50
+/// clients keep the hosts busy take longer, as they are meant to: the deadlines catch a
+/// stall, not slow agents.
+fn round_deadline(tasks: usize) -> Duration {
+    PER_TASK
+        .saturating_mul(tasks as u32)
+        .max(Duration::from_secs(300))
 }
 
 /// A server's resident memory, in KiB.
@@ -251,15 +275,17 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     // The chaos, spread over the run: each round waits for more tasks done, then does what
     // is left of the plan.
     let rounds = plan.pauses.max(plan.kills).max(plan.database_restarts);
+    let mut done_before = 0;
     for round in 0..rounds {
         let done_by = (round + 1) * plan.tasks / (rounds + 2);
         until(
             "tasks done before the next round of chaos",
-            Duration::from_secs(300),
+            round_deadline(done_by - done_before),
             &postgres,
             |now| count(now, "done") >= done_by.max(1),
         )
         .await;
+        done_before = done_by;
         if round < plan.pauses {
             chaos.push((began.elapsed(), "database paused"));
             postgres.pause();
@@ -285,7 +311,7 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     }
     until(
         "every task done",
-        Duration::from_secs(60 + 30 * plan.tasks as u64),
+        Duration::from_secs(60) + PER_TASK.saturating_mul(plan.tasks as u32),
         &postgres,
         |now| {
             assert_eq!(
