@@ -44,7 +44,9 @@ use drydock::docs::embed::Embedder;
 use drydock::docs::ingest::{IngestOptions, IngestProgress, ingest};
 use drydock::docs::reports::LookupReport;
 use drydock::docs::rescore::own_heading;
-use drydock::docs::search::{Hit, SearchFilter, SearchMode, reciprocal_rank_fusion};
+use drydock::docs::search::{
+    Hit, SearchFilter, SearchMode, hybrid_candidates, reciprocal_rank_fusion,
+};
 use drydock::docs::sources::{FileRoot, Library, PathFilter, Root};
 use drydock::docs::store::DocStore;
 use drydock::docs::{DEFAULT_EXCERPTS, DEFAULT_FULL, DEFAULT_LIMIT};
@@ -274,7 +276,8 @@ async fn dump_candidates(
     let any = SearchFilter::default();
     for question in questions {
         let vector = embedder.embed_query(&question.text).await.unwrap();
-        let search = |mode| store.search(mode, &vector, &question.text, &any, TOP * 5);
+        let search =
+            |mode| store.search(mode, &vector, &question.text, &any, hybrid_candidates(TOP));
         let (by_vector, by_text) = (search(SearchMode::Vector), search(SearchMode::FullText));
         let answer: Vec<(String, String)> = answers(store, question).await.into_iter().collect();
         lines.push(

@@ -25,6 +25,11 @@ pub const RRF_K: f32 = 60.0;
 /// [`super::rerank`] weighs them.
 const CANDIDATES_PER_HIT: usize = 5;
 const MIN_CANDIDATES: usize = 50;
+
+/// How many candidates each half of a hybrid search for `limit` hits fetches.
+pub fn hybrid_candidates(limit: usize) -> usize {
+    (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES)
+}
 /// A hybrid search reads the passages of this many fused candidates per requested hit: the
 /// rerank demotes some and folds copies, and the rest fill in.
 const READ_PER_HIT: usize = 2;
@@ -236,7 +241,7 @@ impl DocStore {
                 Ok((vector, found))
             }
             SearchMode::Hybrid => {
-                let candidates = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
+                let candidates = hybrid_candidates(limit);
                 let by_text = {
                     let (store, text, predicate) =
                         (self.clone(), query_text.to_string(), predicate.clone());
