@@ -30,6 +30,7 @@ const MIN_CANDIDATES: usize = 50;
 pub fn hybrid_candidates(limit: usize) -> usize {
     (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES)
 }
+
 /// A hybrid search reads the passages of this many fused candidates per requested hit: the
 /// rerank demotes some and folds copies, and the rest fill in.
 const READ_PER_HIT: usize = 2;
