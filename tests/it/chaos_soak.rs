@@ -275,17 +275,16 @@ async fn three_hosts_do_every_task_once_through_pauses_restarts_and_kills() {
     // The chaos, spread over the run: each round waits for more tasks done, then does what
     // is left of the plan.
     let rounds = plan.pauses.max(plan.kills).max(plan.database_restarts);
-    let mut done_before = 0;
+    let done_before = |round: usize| round * plan.tasks / (rounds + 2);
     for round in 0..rounds {
-        let done_by = (round + 1) * plan.tasks / (rounds + 2);
+        let done_by = done_before(round + 1);
         until(
             "tasks done before the next round of chaos",
-            round_deadline(done_by - done_before),
+            round_deadline(done_by - done_before(round)),
             &postgres,
             |now| count(now, "done") >= done_by.max(1),
         )
         .await;
-        done_before = done_by;
         if round < plan.pauses {
             chaos.push((began.elapsed(), "database paused"));
             postgres.pause();
