@@ -46,6 +46,7 @@ fn new_task(n: usize) -> NewTask {
         base: None,
         in_place: false,
         touches: Vec::new(),
+        key: None,
     }
 }
 

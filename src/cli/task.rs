@@ -104,6 +104,10 @@ pub(super) struct AddArgs {
     /// A file it is expected to change (a glob below the project; repeat for more).
     #[arg(long = "touches", value_name = "GLOB")]
     touches: Vec<String>,
+    /// A name of your own for the task, unique in the queue: the same command run again
+    /// (after a timeout) queues nothing twice.
+    #[arg(long)]
+    key: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -286,6 +290,7 @@ fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
             "touches",
             (!args.touches.is_empty()).then(|| Value::from(args.touches.clone())),
         ),
+        ("key", args.key.map(Value::from)),
     ] {
         if let Some(value) = value {
             task[key] = value;

@@ -140,6 +140,7 @@ mod tests {
             touches: Vec::new(),
             host: None,
             epoch: 0,
+            key: None,
         }
     }
 

@@ -43,7 +43,7 @@ pub use runner::session_of;
 pub use sandboxing::Door;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
 pub use store::{
-    HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
+    Added, HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
     TaskStore,
 };
 pub use tokens::{TaskScope, TaskTokens};
@@ -71,6 +71,8 @@ use crate::workspace::{PathArgument, Workspace};
 /// The database's file name in the data directory.
 const DATABASE: &str = "tasks.sqlite3";
 const LONGEST_TITLE: usize = 200;
+/// The longest key a task may have, in characters.
+const LONGEST_KEY: usize = 128;
 /// How long a write that must not be lost waits for the queue's database to come back.
 const STORE_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -78,6 +80,9 @@ const STORE_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
 pub enum TaskError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The queue did not answer in time, with what the caller can do about it.
+    #[error("{0}")]
+    NotAnswering(String),
     #[error("{0}")]
     InvalidArgument(String),
     #[error("{0}")]
@@ -228,19 +233,26 @@ impl Tasks {
             checked.push(new);
         }
         let store = self.store().await?;
-        let mut added = Vec::new();
-        for new in checked {
-            let task = store.add(new).await?;
-            self.publish(&task, None);
-            added.push(task.id);
+        let keyed = checked.iter().all(|new| new.key.is_some());
+        let added = store
+            .add_all(checked)
+            .await
+            .map_err(|error| retry_advice(error, keyed))?;
+        let mut known = Vec::new();
+        for added in &added {
+            match added {
+                Added::Queued(task) => self.publish(task, None),
+                Added::Known(task) => known.push(task.id.clone()),
+            }
         }
         self.fill().await;
         let mut lines = Vec::new();
-        for id in &added {
-            lines.push(TaskLine::from(&store.get(id).await?));
+        for added in &added {
+            lines.push(TaskLine::from(&store.get(&added.task().id).await?));
         }
         Ok(AddReport {
             added: lines,
+            known,
             queue: self.status().await?,
         })
     }
@@ -255,6 +267,9 @@ impl Tasks {
             return Err(invalid(format!(
                 "title: at most {LONGEST_TITLE} characters; put the details in description"
             )));
+        }
+        if let Some(key) = &req.key {
+            check_key(key).map_err(|why| invalid(format!("key: {why}")))?;
         }
         let (project, repository) = self.project_of(req).await?;
         let agent = req
@@ -328,6 +343,7 @@ impl Tasks {
             in_place,
             touches: forecast::checked_touches(req.touches.as_deref().unwrap_or_default())
                 .map_err(|why| invalid(format!("touches: {why}")))?,
+            key: req.key.clone(),
         })
     }
 
@@ -565,6 +581,33 @@ impl Tasks {
             session: task.session.clone(),
         }));
     }
+}
+
+/// A task's key as its author may write it.
+fn check_key(key: &str) -> Result<(), String> {
+    let length = key.chars().count();
+    if !(1..=LONGEST_KEY).contains(&length) {
+        return Err(format!("1 to {LONGEST_KEY} characters, not {length}"));
+    }
+    if key.chars().any(char::is_control) {
+        return Err("no control characters".into());
+    }
+    Ok(())
+}
+
+/// `error` of a task_add, with what to do about a queue that did not answer: a retry of
+/// keyed tasks is safe, one of tasks without keys may queue them twice.
+fn retry_advice(error: StoreError, keyed: bool) -> TaskError {
+    if !matches!(error, StoreError::NotAnswering { .. }) {
+        return TaskError::Store(error);
+    }
+    let advice = match keyed {
+        true => "call task_add again with the same keys: what was queued is not queued twice",
+        false => {
+            "task_list shows whether they were queued; give each task a key, and a retry never queues one twice"
+        }
+    };
+    TaskError::NotAnswering(format!("{error}; {advice}"))
 }
 
 /// Where the queue of `config` lives.

@@ -252,14 +252,28 @@ impl QueueStatus {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AddReport {
-    /// The tasks queued, in the order given.
+    /// The tasks given, in order, as the queue holds them now: each queued by this call, or
+    /// one of `known`.
     pub added: Vec<TaskLine>,
+    /// The tasks the queue held already under the keys given (an earlier call's, retried):
+    /// not queued again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub known: Vec<String>,
     pub queue: QueueStatus,
 }
 
 impl Render for AddReport {
     fn render(&self) -> String {
-        let mut lines = vec![format!("queued {} task(s)", self.added.len())];
+        let queued = self.added.len() - self.known.len();
+        let mut head = format!("queued {queued} task(s)");
+        if !self.known.is_empty() {
+            head.push_str(&format!(
+                "; {} queued before under the same key, not again: {}",
+                self.known.len(),
+                self.known.join(", ")
+            ));
+        }
+        let mut lines = vec![head];
         lines.extend(self.added.iter().map(TaskLine::line));
         lines.push(self.queue.line());
         lines.join("\n")

@@ -64,6 +64,11 @@ pub struct NewTaskRequest {
     /// any of them, and with `[tasks] hold_colliding` it starts only once none does.
     #[serde(default)]
     pub touches: Option<Vec<String>>,
+    /// A name of your own for this task, unique in the queue (1 to 128 characters): a
+    /// task_add retried after a timeout or a lost answer, with the same key and the same
+    /// title and description, queues nothing again and returns the task it queued.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

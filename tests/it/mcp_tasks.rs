@@ -161,6 +161,45 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
     assert_eq!(ids.len(), 5);
     assert_eq!(added["queue"]["queued"], 5, "{added:#}");
     assert_eq!(added["queue"]["running"], 0, "manual mode starts nothing");
+
+    // Keyed tasks: a retried call queues nothing twice; a key of other work, or a bad one,
+    // is refused with nothing queued.
+    let keyed = |n: usize| {
+        let mut task = add(&project, &format!("keyed {n}"), "lab:complete=done");
+        task["key"] = json!(format!("keyed-{n}"));
+        task
+    };
+    let first = call_ok(&client, "task_add", json!({"tasks": [keyed(0)]})).await;
+    let keyed_id = first["added"][0]["id"].clone();
+    let retried = call_ok(&client, "task_add", json!({"tasks": [keyed(0), keyed(1)]})).await;
+    assert_eq!(retried["known"], json!([keyed_id]), "{retried:#}");
+    assert_eq!(retried["added"][0]["id"], keyed_id);
+    assert_eq!(retried["queue"]["queued"], 7, "{retried:#}");
+    let mut other_work = keyed(2);
+    other_work["key"] = json!("keyed-0");
+    let taken = call_err(
+        &client,
+        "task_add",
+        json!({"tasks": [keyed(3), other_work]}),
+    )
+    .await;
+    assert!(
+        taken.contains("key \"keyed-0\"") && taken.contains("nothing was queued"),
+        "{taken}"
+    );
+    let mut empty = keyed(4);
+    empty["key"] = json!("");
+    let bad = call_err(&client, "task_add", json!({"tasks": [empty]})).await;
+    assert!(bad.contains("key: 1 to 128 characters"), "{bad}");
+    let listed = call_ok(&client, "task_list", json!({"state": "queued"})).await;
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 7, "{listed:#}");
+    let keyed_ids: Vec<Value> = listed["tasks"].as_array().unwrap()[5..]
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    for id in keyed_ids {
+        call_ok(&client, "task_cancel", json!({"task_id": id})).await;
+    }
     let configured = call_ok(
         &client,
         "queue_configure",
@@ -522,19 +561,31 @@ async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
         text.contains(&format!("{survivor} [done] outlive a restart")),
         "{listed:?}"
     );
-    let added = drydock(
-        data_dir.path(),
-        &[
-            "task",
-            "add",
-            "from the shell",
-            "--project",
-            home.project.to_str().unwrap(),
-        ],
-    );
+    let add_from_shell = || {
+        drydock(
+            data_dir.path(),
+            &[
+                "task",
+                "add",
+                "from the shell",
+                "--project",
+                home.project.to_str().unwrap(),
+                "--key",
+                "shell-1",
+            ],
+        )
+    };
+    let added = add_from_shell();
     assert!(added.status.success(), "{added:?}");
     let queued = call_ok(&client, "task_list", json!({"state": "queued"})).await;
     let id = queued["tasks"][0]["id"].as_str().unwrap().to_string();
+    let again = add_from_shell();
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains(&format!(
+            "queued 0 task(s); 1 queued before under the same key, not again: {id}"
+        )),
+        "{again:?}"
+    );
     let wrong = drydock(
         data_dir.path(),
         &[

@@ -35,6 +35,14 @@ fn new_task(title: &str, priority: i64) -> NewTask {
         base: None,
         in_place: false,
         touches: Vec::new(),
+        key: None,
+    }
+}
+
+fn keyed(title: &str, key: &str) -> NewTask {
+    NewTask {
+        key: Some(key.into()),
+        ..new_task(title, 0)
     }
 }
 
@@ -198,6 +206,60 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Four hosts add the same keyed task at the same instant, twenty times over: each time one
+/// of them queues it and the others get that task back; a key of other work is refused and
+/// its whole call rolled back.
+#[test]
+fn hosts_adding_the_same_key_at_once_queue_it_once() {
+    let postgres = Postgres::start();
+    let url = postgres.database("keys");
+    const HOSTS: usize = 4;
+    const ROUNDS: usize = 20;
+    let start = Arc::new(Barrier::new(HOSTS));
+    let adders: Vec<_> = (0..HOSTS)
+        .map(|_| {
+            let (url, start) = (url.clone(), start.clone());
+            std::thread::spawn(move || {
+                let store = open(&url);
+                (0..ROUNDS)
+                    .map(|round| {
+                        start.wait();
+                        let added = store
+                            .add_all(vec![keyed(&format!("round {round}"), &format!("k{round}"))])
+                            .unwrap();
+                        match &added[..] {
+                            [store::Added::Queued(task)] => (task.id.clone(), true),
+                            [store::Added::Known(task)] => (task.id.clone(), false),
+                            other => panic!("{other:?}"),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let answers: Vec<Vec<(String, bool)>> = adders.into_iter().map(|a| a.join().unwrap()).collect();
+
+    for round in 0..ROUNDS {
+        let ids: Vec<&String> = answers.iter().map(|host| &host[round].0).collect();
+        assert!(ids.iter().all(|id| *id == ids[0]), "round {round}: {ids:?}");
+        let queued = answers.iter().filter(|host| host[round].1).count();
+        assert_eq!(queued, 1, "round {round}");
+    }
+    let shared = open(&url);
+    assert_eq!(shared.list(None).unwrap().len(), ROUNDS);
+
+    let refused = shared.add_all(vec![new_task("fresh", 0), keyed("other work", "k0")]);
+    assert!(
+        matches!(&refused, Err(StoreError::KeyTaken { key, .. }) if key == "k0"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        shared.list(None).unwrap().len(),
+        ROUNDS,
+        "nothing of it queued"
+    );
 }
 
 /// Three hosts with caps 2/2/3 under a team cap of 6 take 30 tasks as fast as they can, each
@@ -491,7 +553,7 @@ fn a_machines_queue_moves_to_a_shared_one_without_losing_a_task() {
     let local = drydock::tasks::local_queue(data.path());
     let machine = store::SqliteStore::open(&local).unwrap();
     let queue: &dyn store::Queue = &machine;
-    let waiting = queue.add(new_task("waiting", 3)).unwrap();
+    let waiting = queue.add(keyed("waiting", "wait-1")).unwrap();
     let finished = queue.add(new_task("finished", 0)).unwrap();
     let dropped = queue.add(new_task("dropped", 0)).unwrap();
     let here = Claimer {
@@ -558,6 +620,8 @@ fn a_machines_queue_moves_to_a_shared_one_without_losing_a_task() {
     assert_eq!(shared.list(None).unwrap(), before, "every task as it was");
     assert_eq!(shared.get(&finished.id).unwrap(), done);
     assert_eq!(queued_ids(&shared), vec![waiting.id.clone()]);
+    let retried = shared.add(keyed("waiting", "wait-1")).unwrap();
+    assert_eq!(retried.id, waiting.id, "its key moved with it");
     assert_eq!(
         shared.settings().unwrap(),
         QueueSettings {

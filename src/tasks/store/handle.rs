@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::{
-    Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueSettings, Record,
+    Added, Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueSettings, Record,
     StoreError, StoreLocation, Task,
 };
 use crate::tasks::isolation::{Isolation, Review};
@@ -160,8 +160,8 @@ impl TaskStore {
         }
     }
 
-    pub async fn add(&self, new: NewTask) -> Result<Task, StoreError> {
-        self.call(move |q| q.add(new)).await
+    pub async fn add_all(&self, new: Vec<NewTask>) -> Result<Vec<Added>, StoreError> {
+        self.call(move |q| q.add_all(new)).await
     }
 
     pub async fn get(&self, id: &str) -> Result<Task, StoreError> {

@@ -96,6 +96,15 @@ pub enum StoreError {
     NotAnswering { path: String, waited_s: f64 },
     #[error("no task {id:?}")]
     UnknownTask { id: String },
+    /// A new task's key names a task of other work: nothing of that call was added.
+    #[error(
+        "key {key:?} is task {id}'s already ({title:?}), other work: give this task another key (nothing was queued)"
+    )]
+    KeyTaken {
+        key: String,
+        id: String,
+        title: String,
+    },
     #[error("task {id}: {source}")]
     Illegal {
         id: String,
@@ -179,6 +188,10 @@ pub struct Task {
     /// How many times it was claimed: each claim's writes carry it, so a host that lost the
     /// task can change nothing of the claim that followed.
     pub epoch: i64,
+    /// The name its author gave it, unique in the queue: adding a task under a key the queue
+    /// holds adds nothing and returns that task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 impl Task {
@@ -227,6 +240,44 @@ pub struct NewTask {
     pub base: Option<String>,
     pub in_place: bool,
     pub touches: Vec<String>,
+    pub key: Option<String>,
+}
+
+impl NewTask {
+    /// Whether `task` is this same work, as the queue holds it under this one's key.
+    fn is_same_work(&self, task: &Task) -> bool {
+        task.title == self.title && task.description == self.description
+    }
+}
+
+/// What adding a task did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// It is queued now.
+    Queued(Task),
+    /// The queue held a task of the same work under its key: that task, as it is now.
+    Known(Task),
+}
+
+impl Added {
+    pub fn task(&self) -> &Task {
+        match self {
+            Added::Queued(task) | Added::Known(task) => task,
+        }
+    }
+}
+
+/// What adding `new` does when the queue holds `holder` under its `key` already: nothing
+/// for the same work, a refusal for other work.
+fn known(new: &NewTask, key: &str, holder: Task) -> Result<Added, StoreError> {
+    if new.is_same_work(&holder) {
+        return Ok(Added::Known(holder));
+    }
+    Err(StoreError::KeyTaken {
+        key: key.to_string(),
+        id: holder.id,
+        title: holder.title,
+    })
 }
 
 /// What a transition records beside the new state.
@@ -330,8 +381,20 @@ pub trait Queue: Send + Sync {
     /// Where it lives, as a person reads it.
     fn location(&self) -> String;
 
-    /// Stores a new queued task; its id is 8 hex digits.
-    fn add(&self, new: NewTask) -> Result<Task, StoreError>;
+    /// Stores new queued tasks, all of them or none, in one transaction; each id is 8 hex
+    /// digits. A task with a key the queue holds already for the same work (title and
+    /// description) is not added again: that task comes back as [`Added::Known`]. A key the
+    /// queue holds for other work is refused ([`StoreError::KeyTaken`]).
+    fn add_all(&self, new: Vec<NewTask>) -> Result<Vec<Added>, StoreError>;
+
+    /// Stores one new queued task (or finds it by its key): [`Queue::add_all`] of one.
+    fn add(&self, new: NewTask) -> Result<Task, StoreError> {
+        let mut added = self.add_all(vec![new])?;
+        match added.pop() {
+            Some(Added::Queued(task) | Added::Known(task)) => Ok(task),
+            None => unreachable!("add_all answers each task it is given"),
+        }
+    }
 
     fn get(&self, id: &str) -> Result<Task, StoreError>;
 

@@ -15,8 +15,8 @@ use super::handle::CALL_DEADLINE;
 use super::lease_clock::LeaseClock;
 use super::pg_link::{CHANNEL, PgLink, error_of as sql};
 use super::{
-    Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode, QueueSettings,
-    Record, StoreError, Task, fenced, next_state,
+    Added, Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueMode,
+    QueueSettings, Record, StoreError, Task, fenced, known, next_state,
 };
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
@@ -33,7 +33,7 @@ const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -107,6 +107,10 @@ ALTER TABLE drydock.tasks ADD COLUMN landing TEXT;
     // The files it is expected to change (globs), as JSON.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN touches TEXT;
+"#,
+    // The name its author gave it: one task a key.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN request_key TEXT UNIQUE;
 "#,
 ];
 
@@ -243,9 +247,10 @@ impl PgStore {
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
                         attention, base, in_place, isolation, review, host, epoch, place,
-                        repository, landing, touches)
+                        repository, landing, touches, request_key)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)",
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
+                        $30)",
                     &[
                         &task.id,
                         &task.title,
@@ -276,6 +281,7 @@ impl PgStore {
                         &task.repository,
                         &task.landing.as_ref().map(to_json),
                         &touches_json(&task.touches),
+                        &task.key,
                     ],
                 )?;
             }
@@ -342,42 +348,18 @@ impl Queue for PgStore {
         self.shown.clone()
     }
 
-    fn add(&self, new: NewTask) -> Result<Task, StoreError> {
-        let now = unix_millis(SystemTime::now()) as i64;
+    fn add_all(&self, new: Vec<NewTask>) -> Result<Vec<Added>, StoreError> {
         let shown = self.shown.clone();
         self.checked(move |tx| {
-            let row = loop {
-                let id = crate::private::random_hex(4);
-                let inserted = tx.query_opt(
-                    "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
-                        state, priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                        repository, touches)
-                     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13,
-                        $14)
-                     ON CONFLICT (id) DO NOTHING RETURNING *",
-                    &[
-                        &id,
-                        &new.title,
-                        &new.description,
-                        &new.project_path,
-                        &new.agent_kind,
-                        &new.priority,
-                        &now,
-                        &new.timeout_s.map(|s| s as i64),
-                        &new.policy,
-                        &new.base,
-                        &new.in_place,
-                        &new.place.as_ref().map(to_json),
-                        &new.repository,
-                        &touches_json(&new.touches),
-                    ],
-                )?;
-                if let Some(row) = inserted {
-                    break row;
+            let mut added = Vec::with_capacity(new.len());
+            for new in new {
+                match add_in(tx, new, &shown)? {
+                    Ok(one) => added.push(one),
+                    Err(refusal) => return Ok(Err(refusal)),
                 }
-            };
+            }
             notify(tx)?;
-            Ok(task_of(&row, &shown))
+            Ok(Ok(added))
         })
     }
 
@@ -851,6 +833,55 @@ fn without_password_parameters(place: &str) -> String {
     format!("{before}?{}", parameters.join("&"))
 }
 
+/// Adds `new` inside `tx`, unless its key names a task already. Another host adding the same
+/// key at the same time waits for this one's commit at the insert (the key is unique), then
+/// finds the task.
+fn add_in(
+    tx: &mut Transaction<'_>,
+    new: NewTask,
+    shown: &str,
+) -> Result<Result<Added, StoreError>, ::postgres::Error> {
+    let now = unix_millis(SystemTime::now()) as i64;
+    loop {
+        if let Some(key) = &new.key
+            && let Some(row) =
+                tx.query_opt("SELECT * FROM drydock.tasks WHERE request_key = $1", &[key])?
+        {
+            return Ok(task_of(&row, shown).and_then(|holder| known(&new, key, holder)));
+        }
+        let id = crate::private::random_hex(4);
+        // A taken id or key inserts nothing: the loop looks again.
+        let inserted = tx.query_opt(
+            "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
+                state, priority, created_at_ms, timeout_s, policy, base, in_place, place,
+                repository, touches, request_key)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13,
+                $14, $15)
+             ON CONFLICT DO NOTHING RETURNING *",
+            &[
+                &id,
+                &new.title,
+                &new.description,
+                &new.project_path,
+                &new.agent_kind,
+                &new.priority,
+                &now,
+                &new.timeout_s.map(|s| s as i64),
+                &new.policy,
+                &new.base,
+                &new.in_place,
+                &new.place.as_ref().map(to_json),
+                &new.repository,
+                &touches_json(&new.touches),
+                &new.key,
+            ],
+        )?;
+        if let Some(row) = inserted {
+            return Ok(task_of(&row, shown).map(Added::Queued));
+        }
+    }
+}
+
 fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
     let corrupt = |message: String| StoreError::Corrupt {
         path: shown.to_string(),
@@ -892,6 +923,7 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
             .unwrap_or_default(),
         host: row.get("host"),
         epoch: row.get("epoch"),
+        key: row.get("request_key"),
     })
 }
 

@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
+};
 use serde::Serialize;
 
 use super::{
-    Claimer, Lease, NewTask, Queue, QueueMode, QueueSettings, Record, StoreError, Task, fenced,
-    next_state,
+    Added, Claimer, Lease, NewTask, Queue, QueueMode, QueueSettings, Record, StoreError, Task,
+    fenced, known, next_state,
 };
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
@@ -20,7 +22,7 @@ use crate::tasks::landing::Landing;
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 9] = [
+const MIGRATIONS: [&str; 10] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -89,6 +91,11 @@ ALTER TABLE tasks ADD COLUMN landing TEXT;
     // The files it is expected to change (globs), as JSON.
     r#"
 ALTER TABLE tasks ADD COLUMN touches TEXT;
+"#,
+    // The name its author gave it: one task a key.
+    r#"
+ALTER TABLE tasks ADD COLUMN request_key TEXT;
+CREATE UNIQUE INDEX tasks_by_key ON tasks (request_key);
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -205,6 +212,63 @@ impl SqliteStore {
             .ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })
     }
 
+    /// Adds `new` inside `transaction`, unless its key names a task already.
+    fn add_in(&self, transaction: &Transaction<'_>, new: NewTask) -> Result<Added, StoreError> {
+        if let Some(key) = &new.key {
+            let holder = transaction
+                .query_row("SELECT * FROM tasks WHERE request_key = ?1", [key], task_of)
+                .optional()
+                .map_err(|e| self.error(e))?;
+            if let Some(holder) = holder {
+                return known(&new, key, holder);
+            }
+        }
+        let id = loop {
+            let id = crate::private::random_hex(4);
+            let taken: bool = transaction
+                .query_row(
+                    "SELECT EXISTS(SELECT 1 FROM tasks WHERE id = ?1)",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.error(e))?;
+            if !taken {
+                break id;
+            }
+        };
+        let now = unix_millis(SystemTime::now());
+        transaction
+            .execute(
+                "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
+                    priority, created_at_ms, timeout_s, policy, base, in_place, place,
+                    repository, touches, request_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                    ?15)",
+                params![
+                    id,
+                    new.title,
+                    new.description,
+                    new.project_path,
+                    new.agent_kind,
+                    new.priority,
+                    now as i64,
+                    new.timeout_s.map(|s| s as i64),
+                    new.policy,
+                    new.base,
+                    new.in_place,
+                    new.place
+                        .as_ref()
+                        .map(|place| serde_json::to_string(place).expect("a place serializes")),
+                    new.repository,
+                    (!new.touches.is_empty())
+                        .then(|| { serde_json::to_string(&new.touches).expect("globs serialize") }),
+                    new.key,
+                ],
+            )
+            .map_err(|e| self.error(e))?;
+        self.state_in(transaction, &id).map(Added::Queued)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.connection.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -243,51 +307,17 @@ impl Queue for SqliteStore {
         self.path.display().to_string()
     }
 
-    fn add(&self, new: NewTask) -> Result<Task, StoreError> {
-        let connection = self.lock();
-        let now = unix_millis(SystemTime::now());
-        let id = loop {
-            let id = crate::private::random_hex(4);
-            let taken: bool = connection
-                .query_row(
-                    "SELECT EXISTS(SELECT 1 FROM tasks WHERE id = ?1)",
-                    [&id],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.error(e))?;
-            if !taken {
-                break id;
-            }
-        };
-        connection
-            .execute(
-                "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
-                    priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                    repository, touches)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                params![
-                    id,
-                    new.title,
-                    new.description,
-                    new.project_path,
-                    new.agent_kind,
-                    new.priority,
-                    now as i64,
-                    new.timeout_s.map(|s| s as i64),
-                    new.policy,
-                    new.base,
-                    new.in_place,
-                    new.place
-                        .as_ref()
-                        .map(|place| serde_json::to_string(place).expect("a place serializes")),
-                    new.repository,
-                    (!new.touches.is_empty())
-                        .then(|| { serde_json::to_string(&new.touches).expect("globs serialize") }),
-                ],
-            )
+    fn add_all(&self, new: Vec<NewTask>) -> Result<Vec<Added>, StoreError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
-        drop(connection);
-        self.get(&id)
+        let mut added = Vec::with_capacity(new.len());
+        for new in new {
+            added.push(self.add_in(&transaction, new)?);
+        }
+        transaction.commit().map_err(|e| self.error(e))?;
+        Ok(added)
     }
 
     fn get(&self, id: &str) -> Result<Task, StoreError> {
@@ -556,6 +586,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         touches: json_column(row, "touches")?.unwrap_or_default(),
         host: row.get("host")?,
         epoch: row.get("epoch")?,
+        key: row.get("request_key")?,
     })
 }
 

@@ -27,6 +27,7 @@ fn task(title: &str, priority: i64) -> NewTask {
         base: None,
         in_place: false,
         touches: Vec::new(),
+        key: None,
     }
 }
 
@@ -171,6 +172,94 @@ fn clearing_the_queue_cancels_queued_tasks_only() {
     assert!(cancelled.iter().all(|t| t.state == TaskState::Cancelled));
     assert_eq!(store.get(&running).unwrap().state, TaskState::Running);
     assert_eq!(store.queued_in_order().unwrap(), Vec::new());
+}
+
+fn keyed(title: &str, key: &str) -> NewTask {
+    NewTask {
+        key: Some(key.into()),
+        ..task(title, 0)
+    }
+}
+
+#[test]
+fn a_key_queues_its_work_once_whatever_became_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.sqlite3");
+    let store = SqliteStore::open(&path).unwrap();
+    let first = store.add_all(vec![keyed("fix the flaky test", "flaky-1")]);
+    let Ok([Added::Queued(first)]) = first.as_deref() else {
+        panic!("queued: {first:?}")
+    };
+    assert_eq!(first.key.as_deref(), Some("flaky-1"));
+
+    // The same call again (its answer was lost), in a batch with a new task.
+    let again = store
+        .add_all(vec![
+            keyed("fix the flaky test", "flaky-1"),
+            task("other", 0),
+        ])
+        .unwrap();
+    assert_eq!(again[0], Added::Known(first.clone()));
+    assert!(matches!(&again[1], Added::Queued(t) if t.title == "other"));
+
+    // Once it ran and ended, the key still names it: a late retry starts nothing again.
+    let running = start(&store, &first.id);
+    store
+        .transition(
+            &first.id,
+            Transition::Complete(Outcome::Done),
+            Record::default(),
+            running.lease().as_ref(),
+        )
+        .unwrap();
+    drop(store);
+    let store = SqliteStore::open(&path).unwrap();
+    let late = store.add(keyed("fix the flaky test", "flaky-1")).unwrap();
+    assert_eq!(
+        (late.id.as_str(), late.state),
+        (first.id.as_str(), TaskState::Done)
+    );
+    assert_eq!(store.list(None).unwrap().len(), 2);
+}
+
+#[test]
+fn a_key_of_other_work_refuses_the_whole_call_and_queues_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+    let holder = store.add(keyed("bump serde", "deps")).unwrap();
+
+    let refused = store.add_all(vec![task("fresh", 0), keyed("bump tokio", "deps")]);
+
+    let Err(StoreError::KeyTaken { key, id, title }) = &refused else {
+        panic!("refused: {refused:?}")
+    };
+    assert_eq!(
+        (key.as_str(), id, title.as_str()),
+        ("deps", &holder.id, "bump serde")
+    );
+    assert!(
+        refused
+            .unwrap_err()
+            .to_string()
+            .contains("nothing was queued")
+    );
+    assert_eq!(store.list(None).unwrap(), vec![holder]);
+}
+
+#[test]
+fn one_call_that_names_a_key_twice_queues_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("tasks.sqlite3")).unwrap();
+
+    let added = store
+        .add_all(vec![keyed("a", "k"), keyed("a", "k")])
+        .unwrap();
+
+    let Added::Queued(queued) = &added[0] else {
+        panic!("{added:?}")
+    };
+    assert_eq!(added[1], Added::Known(queued.clone()));
+    assert_eq!(store.list(None).unwrap().len(), 1);
 }
 
 #[test]
