@@ -11,7 +11,7 @@ use crate::catalog::ToolName;
 use crate::config::Config;
 use crate::docs::DocsError;
 use crate::events::{CallRecord, CallStatus};
-use crate::history::HistoryError;
+use crate::history::{HistoryError, Reach};
 use crate::render::Render;
 use crate::tasks::{TaskError, TaskScope};
 use crate::terminal::TerminalError;
@@ -146,7 +146,13 @@ async fn dispatch(
         ToolName::Test => outcome(toolchains.test(parse(tool, arguments)?, call).await),
         ToolName::Run => outcome(toolchains.run(parse(tool, arguments)?, call).await),
         ToolName::Format => outcome(toolchains.format(parse(tool, arguments)?, call).await),
-        ToolName::HistorySearch => outcome(app.history().search(parse(tool, arguments)?).await),
+        ToolName::HistorySearch => {
+            let reach = match scope {
+                Some(_) => Reach::BuildProblems,
+                None => Reach::Everything,
+            };
+            outcome(app.history().search(parse(tool, arguments)?, reach).await)
+        }
         ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?, call).await),
         ToolName::TerminalList => outcome(terminals.list(parse(tool, arguments)?).await),
         ToolName::TerminalManage => outcome(terminals.manage(parse(tool, arguments)?).await),

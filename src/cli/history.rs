@@ -11,8 +11,8 @@ use clap::{Args, Subcommand};
 use super::{ConfigArgs, Exit, Failure, RootArgs};
 use crate::config::Config;
 use crate::docs::Docs;
-use crate::history::History;
 use crate::history::requests::{Limit, ProjectRequest, SearchRequest};
+use crate::history::{History, Reach};
 use crate::render::Render;
 
 #[derive(Args, Clone)]
@@ -105,7 +105,10 @@ pub(super) async fn run(config: Arc<Config>, args: HistoryArgs) -> Exit {
                 until_ms: None,
                 limit: args.limit,
             };
-            let report = history.search(request).await.map_err(|e| failed(&e))?;
+            let report = history
+                .search(request, Reach::Everything)
+                .await
+                .map_err(|e| failed(&e))?;
             print(&report, args.json)
         }
         HistoryAction::Show(args) => {

@@ -19,6 +19,8 @@ mod search;
 pub mod snapshot;
 pub mod store;
 
+pub use self::search::Reach;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -831,6 +833,56 @@ mod tests {
             took >= SEEN_BEFORE_WITHIN && took < SEEN_BEFORE_WITHIN + Duration::from_millis(300),
             "seen_before answered after {took:?}"
         );
+    }
+
+    /// Under a task agent's reach a search's limit counts the problems it may see: terminals'
+    /// commands that match the query better take none of its places.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_within_build_problems_fills_its_limit_with_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        fixed_before(
+            &dir.path().join("data/history.sqlite3"),
+            &borrow_error("src/lib.rs"),
+        );
+        let history = history_in(dir.path());
+        let project = dir.path().canonicalize().unwrap();
+        for n in 0..6 {
+            history.note(NoteJob {
+                at_ms: 3000 + n,
+                kind: ProblemKind::Command,
+                project: project.clone(),
+                title: "cargo build: error[E0502]: cannot borrow `v` as mutable".into(),
+                text: "error[E0502]: cannot borrow `v` as mutable\ncannot borrow `v` as mutable"
+                    .into(),
+                status: "exit 101".into(),
+                duration_ms: 5,
+                by: "t1".into(),
+            });
+        }
+        let kinds = |reach: Reach, limit: u64| {
+            let history = history.clone();
+            async move {
+                let request = serde_json::from_value(serde_json::json!({
+                    "query": "error[E0502]: cannot borrow `v` as mutable",
+                    "limit": limit,
+                }))
+                .unwrap();
+                let found = history.search(request, reach).await.unwrap();
+                found
+                    .hits
+                    .into_iter()
+                    .map(|hit| hit.kind)
+                    .collect::<Vec<_>>()
+            }
+        };
+
+        let everything = kinds(Reach::Everything, 1).await;
+        assert_eq!(everything, ["command"], "the commands match best");
+        let problems = kinds(Reach::BuildProblems, 1).await;
+        assert_eq!(problems, ["error"]);
+        let all = kinds(Reach::Everything, 20).await;
+        assert_eq!(all.len(), 7, "{all:?}");
+        assert_eq!(kinds(Reach::BuildProblems, 20).await, ["error"]);
     }
 
     /// Notes handed over while another connection holds the write lock wait (a history tool

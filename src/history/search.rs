@@ -21,8 +21,32 @@ const EMBED_BATCH: usize = 64;
 /// The usual reciprocal-rank constant.
 const RRF_K: f64 = 60.0;
 
+/// The records a search may find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every record: problems, terminals' commands, tasks' ends.
+    Everything,
+    /// The problems builds meet (errors, warnings, failing tests): what a task's agent may
+    /// read, never the person's commands nor other agents' transcripts.
+    BuildProblems,
+}
+
+impl Reach {
+    fn admits(self, kind: ProblemKind) -> bool {
+        match self {
+            Reach::Everything => true,
+            Reach::BuildProblems => !matches!(kind, ProblemKind::Command | ProblemKind::Task),
+        }
+    }
+}
+
 impl History {
-    pub async fn search(&self, req: SearchRequest) -> Result<SearchReport, HistoryError> {
+    /// The best `limit` records within `reach` for the request.
+    pub async fn search(
+        &self,
+        req: SearchRequest,
+        reach: Reach,
+    ) -> Result<SearchReport, HistoryError> {
         if !self.config.history.enabled {
             return Err(HistoryError::Off);
         }
@@ -67,7 +91,8 @@ impl History {
                     let Some(remembered) = store.problem(id)? else {
                         continue;
                     };
-                    let wanted = project.as_ref().is_none_or(|p| remembered.project == *p)
+                    let wanted = reach.admits(remembered.problem.kind)
+                        && project.as_ref().is_none_or(|p| remembered.project == *p)
                         && kind.is_none_or(|k| remembered.problem.kind == k)
                         && since.is_none_or(|since| remembered.last_ms >= since)
                         && until.is_none_or(|until| remembered.first_ms <= until);

@@ -10,7 +10,6 @@ use serde_json::Value;
 use super::DrydockServer;
 use super::tools::respond;
 use crate::catalog::{ToolName, Toolset};
-use crate::history::reports::SearchReport;
 use crate::tasks::TaskScope;
 use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
 use crate::tasks::requests::{
@@ -75,16 +74,6 @@ fn confine_memory(scope: &TaskScope, arguments: &mut Arguments) -> Result<(), St
 
 /// The kinds of records a task's agent may search: problems its builds can meet.
 const AGENTS_KINDS: &[&str] = &["error", "warning", "test"];
-
-/// The hits of a search a session is shown: under a task's token, problems only.
-pub(super) fn hits_shown(scope: Option<&TaskScope>, mut report: SearchReport) -> SearchReport {
-    if scope.is_some() {
-        report
-            .hits
-            .retain(|hit| AGENTS_KINDS.contains(&hit.kind.as_str()));
-    }
-    report
-}
 
 fn confine_task(scope: &TaskScope, arguments: &Arguments) -> Result<(), String> {
     match arguments.get("task_id").and_then(Value::as_str) {
@@ -219,55 +208,5 @@ impl DrydockServer {
         Parameters(_req): Parameters<ClearRequest>,
     ) -> Result<CallToolResult, McpError> {
         respond(self.app.tasks().clear().await)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::history::reports::HistoryHit;
-
-    fn hit(kind: &str) -> HistoryHit {
-        HistoryHit {
-            id: 1,
-            project: "/p".into(),
-            toolchain: "cargo".into(),
-            kind: kind.into(),
-            code: None,
-            test: None,
-            message: format!("a {kind}"),
-            file: None,
-            line: None,
-            text: String::new(),
-            first_seen_ms: 0,
-            last_seen_ms: 0,
-            seen: 1,
-            by: None,
-            state: "open".into(),
-            resolved_ms: None,
-            fix: None,
-        }
-    }
-
-    /// The person's terminal commands and other tasks' ends recorded in the task's own
-    /// project are not shown to its agent, whichever query found them.
-    #[test]
-    fn an_agent_is_shown_problems_and_no_commands_or_task_ends() {
-        let kinds = ["error", "command", "warning", "task", "test"];
-        let report = || SearchReport {
-            hits: kinds.into_iter().map(hit).collect(),
-        };
-        let scope = TaskScope {
-            task_id: "t1".into(),
-            claim: 1,
-            project: "/p".into(),
-            dir: "/p".into(),
-        };
-        let shown = |scope: Option<&TaskScope>| -> Vec<String> {
-            let report = hits_shown(scope, report());
-            report.hits.into_iter().map(|hit| hit.kind).collect()
-        };
-        assert_eq!(shown(Some(&scope)), ["error", "warning", "test"]);
-        assert_eq!(shown(None), kinds);
     }
 }

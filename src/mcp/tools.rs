@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use super::DrydockServer;
 use crate::call::Call;
 use crate::call::Progress;
+use crate::history::Reach;
 use crate::history::reports::SearchReport;
 use crate::history::requests::SearchRequest;
 use crate::render::Render;
@@ -252,9 +253,12 @@ impl DrydockServer {
         Parameters(req): Parameters<SearchRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let scope = super::boundary::scope_of(&ctx.extensions);
-        let found = self.app.history().search(req).await;
-        respond(found.map(|report| super::task_tools::hits_shown(scope.as_ref(), report)))
+        // A task's agent finds its project's problems only (`task_tools::confine`).
+        let reach = match super::boundary::scope_of(&ctx.extensions) {
+            Some(_) => Reach::BuildProblems,
+            None => Reach::Everything,
+        };
+        respond(self.app.history().search(req, reach).await)
     }
 }
 
