@@ -19,6 +19,7 @@ mod search;
 pub mod snapshot;
 pub mod store;
 
+pub use self::problem::ProblemKind;
 pub use self::search::Reach;
 
 use std::collections::HashMap;
@@ -30,7 +31,7 @@ use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
 use self::access::{Deadline, StoreSlot};
-use self::problem::{Problem, ProblemKind};
+use self::problem::Problem;
 use self::scrub::Secrets;
 use self::snapshot::{Content, Manifest, SeenFiles};
 use self::store::{HistoryStore, HistoryStoreError, NewRun, Note, Remembered};

@@ -34,6 +34,12 @@ impl ProblemKind {
         }
     }
 
+    /// Whether it is a problem a build meets (an error, a warning, a failing test), not a
+    /// record of a terminal's command or a task's end.
+    pub fn is_build_problem(self) -> bool {
+        !matches!(self, ProblemKind::Command | ProblemKind::Task)
+    }
+
     pub fn parse(name: &str) -> Option<ProblemKind> {
         match name {
             "error" => Some(ProblemKind::Error),

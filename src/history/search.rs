@@ -35,7 +35,7 @@ impl Reach {
     fn admits(self, kind: ProblemKind) -> bool {
         match self {
             Reach::Everything => true,
-            Reach::BuildProblems => !matches!(kind, ProblemKind::Command | ProblemKind::Task),
+            Reach::BuildProblems => kind.is_build_problem(),
         }
     }
 }
@@ -119,7 +119,7 @@ impl History {
         let problems = self.project_problems(&project, 100).await?;
         let (fixed, open): (Vec<_>, Vec<_>) = problems
             .into_iter()
-            .filter(|p| !matches!(p.problem.kind, ProblemKind::Command | ProblemKind::Task))
+            .filter(|p| p.problem.kind.is_build_problem())
             .map(HistoryHit::from)
             .partition(|hit| hit.resolved_ms.is_some());
         Ok(ProjectReport {

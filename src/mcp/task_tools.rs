@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::DrydockServer;
 use super::tools::respond;
 use crate::catalog::{ToolName, Toolset};
+use crate::history::ProblemKind;
 use crate::tasks::TaskScope;
 use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
 use crate::tasks::requests::{
@@ -64,16 +65,12 @@ fn confine_memory(scope: &TaskScope, arguments: &mut Arguments) -> Result<(), St
     let project = scope.memory_of(raw)?;
     arguments.insert("project_path".into(), Value::String(project));
     match arguments.get("kind").and_then(Value::as_str) {
-        Some(kind) if !AGENTS_KINDS.contains(&kind) => Err(super::boundary::refusal(
-            scope,
-            &format!("history_search of kind {kind}"),
-        )),
+        Some(kind) if !ProblemKind::parse(kind).is_some_and(ProblemKind::is_build_problem) => Err(
+            super::boundary::refusal(scope, &format!("history_search of kind {kind}")),
+        ),
         _ => Ok(()),
     }
 }
-
-/// The kinds of records a task's agent may search: problems its builds can meet.
-const AGENTS_KINDS: &[&str] = &["error", "warning", "test"];
 
 fn confine_task(scope: &TaskScope, arguments: &Arguments) -> Result<(), String> {
     match arguments.get("task_id").and_then(Value::as_str) {
