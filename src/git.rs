@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::untrusted::{self, Refused};
+
 /// How long one git command may take (a worktree of a large repository, a submodule).
 const TIMEOUT: Duration = Duration::from_secs(600);
 /// Variables that would point git at another repository, index or work tree than `dir`.
@@ -32,6 +34,49 @@ const NO_REPOSITORY_CODE: [&str; 4] = [
     "core.fsmonitor=false",
 ];
 
+/// Signing runs the person's key (and `gpg.program`) on what an agent wrote.
+const NO_SIGNING: [&str; 4] = ["-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false"];
+
+/// Lists the drivers the config defines: content's attributes may name any of them.
+const DRIVERS: &[&str] = &[
+    "config",
+    "--get-regexp",
+    "--name-only",
+    r"^(filter|diff|merge)\.",
+];
+
+/// `-c` settings that switch off every program the config names for content: each filter,
+/// textconv, diff and merge driver `listing` (`git config --name-only`) defines, and the
+/// external diff. Empty, a command is no command.
+fn switched_off(listing: &str) -> Result<Vec<String>, String> {
+    let mut keys = vec!["diff.external".to_string()];
+    for name in listing.lines() {
+        let Some((section, rest)) = name.split_once('.') else {
+            continue;
+        };
+        let Some((driver, _)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        let programs: &[&str] = match section {
+            "filter" => &["clean", "smudge", "process"],
+            "diff" => &["command", "textconv"],
+            "merge" => &["driver"],
+            _ => &[],
+        };
+        keys.extend(programs.iter().map(|key| format!("{section}.{driver}.{key}")));
+    }
+    keys.sort();
+    keys.dedup();
+    // `-c` splits at the first `=`: a driver named with one could not be switched off.
+    if let Some(key) = keys.iter().find(|key| key.contains('=')) {
+        return Err(format!("its config names a driver git cannot switch off ({key})"));
+    }
+    Ok(keys
+        .into_iter()
+        .flat_map(|key| ["-c".to_string(), format!("{key}=")])
+        .collect())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("git could not be started ({0}); install git")]
@@ -44,6 +89,8 @@ pub enum GitError {
     },
     #[error("`git {args}` in {dir} took longer than {} s", TIMEOUT.as_secs())]
     Timeout { dir: PathBuf, args: String },
+    #[error("{0}")]
+    Content(#[from] Refused),
     #[error(
         "{dir} is not a worktree of the repository as git made it: {why}; drydock runs no git in it"
     )]
@@ -69,19 +116,43 @@ impl Output {
 pub(crate) struct Git {
     dir: PathBuf,
     env: Vec<(String, String)>,
+    /// Set on content a task or a repository wrote: see [`Git::on_content`].
+    content: Option<Content>,
+}
+
+/// How git runs on content someone else wrote.
+#[derive(Debug, Clone)]
+struct Content {
+    /// The git directory and work tree, named: never discovered from a directory the agent
+    /// can write (a `.git` of its own brings its config, `core.worktree`, `include.path`).
+    named: Option<(PathBuf, PathBuf)>,
 }
 
 impl Git {
+    /// git in the person's own repository at `dir` (its main work tree, a clone of
+    /// drydock's): its config and attributes are the person's.
     pub(crate) fn at(dir: &Path) -> Git {
         Git {
             dir: dir.to_path_buf(),
             env: Vec::new(),
+            content: None,
+        }
+    }
+
+    /// git in `dir`, whose files a task or a repository wrote: every program its config could
+    /// name for that content (filter, textconv and merge drivers, an external diff, a signing
+    /// key) is switched off for the call, as are hooks and the fsmonitor.
+    pub(crate) fn on_content(dir: &Path) -> Git {
+        Git {
+            content: Some(Content { named: None }),
+            ..Git::at(dir)
         }
     }
 
     /// git in `worktree`, a linked worktree of `repo`, once its `.git` is checked to be the
-    /// one git made for it (see [`linked_worktree_check`]): a `.git` put there by someone
-    /// else brings its own config, hooks and objects.
+    /// one git made for it (see [`linked_worktree_check`]), with the git directory that check
+    /// found named on every call: the agent may replace `.git` after the check, git never
+    /// reads it. Its content is the agent's ([`Git::on_content`]).
     pub(crate) async fn in_worktree(repo: &Path, worktree: &Path) -> Result<Git, GitError> {
         let common = Git::at(repo)
             .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
@@ -91,11 +162,16 @@ impl Git {
         let checked = tokio::task::spawn_blocking(move || linked_worktree_check(&dir, &common))
             .await
             .unwrap_or_else(|failed| Err(format!("checking its .git failed: {failed}")));
-        checked.map_err(|why| GitError::NotOurWorktree {
+        let admin = checked.map_err(|why| GitError::NotOurWorktree {
             dir: worktree.to_path_buf(),
             why,
         })?;
-        Ok(Git::at(worktree))
+        Ok(Git {
+            content: Some(Content {
+                named: Some((admin, worktree.to_path_buf())),
+            }),
+            ..Git::at(worktree)
+        })
     }
 
     /// The same git with `name=value` in its environment.
@@ -130,9 +206,42 @@ impl Git {
     /// Runs `git ARGS` whatever its exit code (for commands whose code is an answer:
     /// `merge-tree` exits 1 on a conflict, `diff --quiet` on a difference).
     pub(crate) async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
-        let mut command = tokio::process::Command::new("git");
+        let mut prefix: Vec<String> = NO_REPOSITORY_CODE.map(String::from).to_vec();
+        if let Some(content) = &self.content {
+            if let Some((git_dir, work_tree)) = &content.named {
+                prefix.push(format!("--git-dir={}", git_dir.display()));
+                prefix.push(format!("--work-tree={}", work_tree.display()));
+            }
+            prefix.extend(NO_SIGNING.map(String::from));
+            let drivers = self.spawn(&prefix, DRIVERS).await?;
+            let off = switched_off(&drivers.stdout).map_err(|message| GitError::Failed {
+                dir: self.dir.clone(),
+                args: args.join(" "),
+                message,
+            })?;
+            prefix.extend(off);
+        }
+        prefix.extend(args.iter().map(|arg| arg.to_string()));
+        self.spawn(&prefix, &[]).await
+    }
+
+    async fn spawn(&self, prefix: &[String], args: &[&str]) -> Result<Output, GitError> {
+        let shown = || {
+            let tail = prefix.iter().skip(NO_REPOSITORY_CODE.len()).map(String::as_str);
+            tail.chain(args.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // From PATH's absolute folders: `.` on PATH would run the worktree's own `git`.
+        let program = crate::process::find_program("git").ok_or_else(|| {
+            GitError::Missing(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no git in PATH's folders",
+            ))
+        })?;
+        let mut command = tokio::process::Command::new(program);
         command
-            .args(NO_REPOSITORY_CODE)
+            .args(prefix)
             .args(args)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
@@ -153,7 +262,7 @@ impl Git {
             .await
             .map_err(|_| GitError::Timeout {
                 dir: self.dir.clone(),
-                args: args.join(" "),
+                args: shown(),
             })?
             .map_err(GitError::Missing)?;
         Ok(Output {
@@ -223,17 +332,17 @@ impl Git {
 }
 
 /// Whether `worktree` is a linked worktree of the repository whose git directory is
-/// `common`: its `.git` is a file (not a directory, not a link) naming an entry of
-/// `common/worktrees`, and that entry's `gitdir` names `worktree/.git` back.
-pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<(), String> {
+/// `common`: its `.git` is a file (not a directory, not a link, not a FIFO) naming an entry of
+/// `common/worktrees`, and that entry's `gitdir` names `worktree/.git` back. The entry, when
+/// it is.
+pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, String> {
     let dot_git = worktree.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git)
-        .map_err(|e| format!("its .git cannot be read ({e})"))?;
-    if !meta.file_type().is_file() {
-        return Err("its .git is not the file git writes in a worktree".into());
-    }
-    let text =
-        std::fs::read_to_string(&dot_git).map_err(|e| format!("its .git cannot be read ({e})"))?;
+    let text = untrusted::read_text(&dot_git, untrusted::SMALL_FILE).map_err(|refused| {
+        match refused {
+            Refused::NotRegular(_) => "its .git is not the file git writes in a worktree".into(),
+            other => format!("its .git cannot be read ({other})"),
+        }
+    })?;
     let admin = text
         .strip_prefix("gitdir: ")
         .map(|rest| PathBuf::from(rest.trim_end_matches(['\n', '\r'])))
@@ -242,26 +351,32 @@ pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<()
     let admin = worktree.join(admin);
     let canonical = |path: &Path| path.canonicalize().ok();
     let entries = canonical(&common.join("worktrees"));
-    if entries.is_none() || canonical(admin.parent().unwrap_or(&admin)) != entries {
+    let entry = canonical(&admin).filter(|entry| entries.is_some() && entry.parent() == entries.as_deref());
+    let Some(admin) = entry else {
         return Err(format!(
             "its .git names {}, not a worktree of {}",
             admin.display(),
             common.display()
         ));
-    }
-    let back = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
-    if canonical(&admin.join(back.trim_end())) != canonical(&dot_git) {
+    };
+    let back = untrusted::read_text(&admin.join("gitdir"), untrusted::SMALL_FILE)
+        .unwrap_or_default();
+    let named = admin.join(back.trim_end());
+    let worktree_named = named.parent().and_then(canonical);
+    let dot_git_named = named.file_name() == Some(std::ffi::OsStr::new(".git"));
+    if !dot_git_named || worktree_named != canonical(worktree) {
         return Err(format!("{} belongs to another worktree", admin.display()));
     }
-    Ok(())
+    Ok(admin)
 }
 
 /// The work tree of the repository `dir` is a linked worktree of (`dir` or a folder above it
 /// being the worktree), when its `.git` checks out as [`linked_worktree_check`] wants.
-/// Read from the files git keeps, without running git.
+/// Read from the files git keeps, without running git, and bounded: a `.git` that is a FIFO or
+/// a link to `/dev/zero` is no worktree.
 pub(crate) fn main_work_tree_of(dir: &Path) -> Option<PathBuf> {
     let top = dir.ancestors().find(|d| d.join(".git").exists())?;
-    let text = std::fs::read_to_string(top.join(".git")).ok()?;
+    let text = untrusted::read_text(&top.join(".git"), untrusted::SMALL_FILE).ok()?;
     let admin = top.join(text.strip_prefix("gitdir: ")?.trim_end());
     let common = admin.parent()?.parent()?;
     linked_worktree_check(top, common).ok()?;
@@ -477,6 +592,110 @@ mod tests {
             None,
             "not in a repository"
         );
+    }
+
+    #[test]
+    fn a_git_file_that_never_ends_is_no_worktree_and_stalls_nothing() {
+        let repo = Repo::new();
+        let tree = repo.dir.path().join("tree");
+        repo.git(&["worktree", "add", "-q", &tree.display().to_string()]);
+        let common = repo.path.join(".git");
+        std::fs::remove_file(tree.join(".git")).unwrap();
+        nix::unistd::mkfifo(
+            &tree.join(".git"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        let refused = linked_worktree_check(&tree, &common).unwrap_err();
+        assert!(refused.contains("is not the file"), "{refused}");
+        assert_eq!(main_work_tree_of(&tree), None);
+        std::fs::remove_file(tree.join(".git")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", tree.join(".git")).unwrap();
+        let refused = linked_worktree_check(&tree, &common).unwrap_err();
+        assert!(refused.contains("is not the file"), "{refused}");
+        assert_eq!(main_work_tree_of(&tree), None);
+    }
+
+    /// A repository of the agent's own in place of the worktree's `.git`, made after drydock
+    /// checked it, with a filter, an external diff and a `core.worktree` elsewhere: git still
+    /// works on the worktree drydock made, through the git directory it checked.
+    #[tokio::test]
+    async fn a_git_swapped_after_the_check_is_never_read() {
+        let repo = Repo::new();
+        let tree = repo.dir.path().join("tree");
+        repo.git(&["worktree", "add", "-q", "-b", "task", &tree.display().to_string()]);
+        let here = Git::in_worktree(&repo.path, &tree).await.unwrap();
+
+        let marker = repo.dir.path().join("ran");
+        std::fs::remove_file(tree.join(".git")).unwrap();
+        git(&tree, &["init", "-q"]);
+        git(&tree, &["config", "filter.x.clean", &format!("touch {}; cat", marker.display())]);
+        git(&tree, &["config", "diff.external", &format!("touch {}", marker.display())]);
+        git(&tree, &["config", "core.worktree", "/"]);
+        std::fs::write(tree.join(".gitattributes"), "* filter=x\n").unwrap();
+        std::fs::write(tree.join("README.md"), "changed by the agent\n").unwrap();
+
+        assert_eq!(here.current_branch().await.as_deref(), Some("task"));
+        let diff = here.run(&["diff", "HEAD", "--", "README.md"]).await.unwrap();
+        assert!(diff.contains("+changed by the agent"), "{diff}");
+        assert!(!marker.exists(), "drydock ran the agent's git config");
+    }
+
+    /// The person's own filter and diff drivers (git-lfs, nbstripout) never run on what an
+    /// agent wrote, whatever its `.gitattributes` names; in the person's own checkout they do.
+    #[tokio::test]
+    async fn the_persons_drivers_do_not_run_on_content() {
+        let repo = Repo::new();
+        let marker = repo.dir.path().join("ran");
+        let touch = |what: &str| format!("touch {}-{what}; cat", marker.display());
+        repo.git(&["config", "filter.lfs.clean", &touch("clean")]);
+        repo.git(&["config", "filter.lfs.process", &touch("process")]);
+        repo.git(&["config", "diff.nb.textconv", &touch("textconv")]);
+        repo.git(&["config", "diff.nb.command", &touch("command")]);
+        repo.git(&["config", "commit.gpgSign", "true"]);
+        repo.write(".gitattributes", "* filter=lfs diff=nb\n");
+        repo.write("README.md", "an agent's\n");
+        let content = Git::on_content(&repo.path);
+        content.run(&["diff", "HEAD"]).await.unwrap();
+        content.run(&["add", "-A"]).await.unwrap();
+        content
+            .run(&["commit", "-q", "-m", "the agent's leftovers"])
+            .await
+            .unwrap();
+        let ran: Vec<_> = std::fs::read_dir(repo.dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with("ran"))
+            .collect();
+        assert!(ran.is_empty(), "drivers ran on content: {ran:?}");
+
+        repo.write("README.md", "the person's\n");
+        // The process filter here does not speak git's protocol: only that it ran counts.
+        let _ = Git::at(&repo.path).output(&["diff", "HEAD"]).await;
+        assert!(
+            std::fs::read_dir(repo.dir.path())
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().starts_with("ran")),
+            "the person's own checkout keeps its drivers"
+        );
+    }
+
+    #[test]
+    fn a_driver_git_cannot_switch_off_refuses_the_call() {
+        let listing = "filter.lfs.clean\ndiff.nb.textconv\nfilter.a.b.smudge\n";
+        let off = switched_off(listing).unwrap();
+        for key in [
+            "filter.lfs.clean=",
+            "filter.lfs.smudge=",
+            "filter.lfs.process=",
+            "diff.nb.textconv=",
+            "diff.nb.command=",
+            "filter.a.b.clean=",
+            "diff.external=",
+        ] {
+            assert!(off.iter().any(|arg| arg == key), "{key} in {off:?}");
+        }
+        assert!(switched_off("filter.x=y.clean\n").is_err());
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
 //! - [`private`]: random tokens and files only the user can read;
+//! - [`untrusted`]: the one door for what a task or a repository wrote: files beneath a root
+//!   through no link, bounded reads, printed paths kept inside;
 //! - [`digest`]: content hashes, and folders named after a path or a URL;
 //! - [`project_facts`]: what `cargo metadata`, Cargo.lock, mix.exs and mix.lock say, typed once
 //!   for the build tools and the docs;
@@ -70,4 +72,5 @@ pub mod terminal;
 pub(crate) mod text_budget;
 pub(crate) mod tool_call;
 pub mod toolchain;
+pub(crate) mod untrusted;
 pub(crate) mod workspace;

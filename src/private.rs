@@ -13,6 +13,25 @@ pub(crate) fn random_hex(bytes: usize) -> String {
     buffer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether the file at `relative` (a project's path) is one that holds secrets by its name:
+/// `.env` files, keys and certificates' private halves, credential files. drydock neither
+/// copies nor remembers one.
+pub(crate) fn holds_secrets(relative: &Path) -> bool {
+    relative.components().any(|part| {
+        let name = part.as_os_str().to_string_lossy();
+        let name = name.as_ref();
+        name == ".env"
+            || name.starts_with(".env.")
+            || matches!(
+                name,
+                ".netrc" | ".npmrc" | ".pypirc" | "credentials" | "credentials.toml" | "credentials.json"
+            )
+            || name.ends_with(".pem")
+            || name.ends_with(".key")
+            || (name.starts_with("id_") && ["rsa", "dsa", "ecdsa", "ed25519"].iter().any(|k| name == format!("id_{k}")))
+    })
+}
+
 /// Writes `bytes` to a file only the user can read (it may hold the MCP token).
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::OpenOptions::new()
@@ -24,10 +43,45 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .write_all(bytes)
 }
 
+/// Makes the SQLite database at `path` (created empty if missing) and its journal files
+/// readable by the user alone, before SQLite opens it with the umask's mode.
+pub(crate) fn make_private_database(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    let name = path.as_os_str().to_string_lossy();
+    for file in [
+        name.to_string(),
+        format!("{name}-wal"),
+        format!("{name}-shm"),
+        format!("{name}-journal"),
+    ] {
+        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn files_that_hold_secrets_are_known_by_name() {
+        for secret in [".env", "app/.env.local", ".netrc", "certs/server.key", "tls/key.pem", "keys/id_ed25519", ".cargo/credentials.toml"] {
+            assert!(holds_secrets(Path::new(secret)), "{secret}");
+        }
+        for plain in ["src/env.rs", "environment.md", "keys/id_ed25519.pub", "src/keyboard.rs", "lib/credential_store.ex"] {
+            assert!(!holds_secrets(Path::new(plain)), "{plain}");
+        }
+    }
 
     #[test]
     fn tokens_are_random_hex_and_private_files_are_the_users_alone() {

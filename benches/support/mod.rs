@@ -82,6 +82,8 @@ pub async fn serve(app: Arc<App>, shutdown: &CancellationToken) -> String {
         router,
         header_read_timeout,
         shutdown.clone(),
+        // As `drydock serve` without a token: each connection's owner is looked up.
+        drydock::http::Peers::own_user(),
     ));
     url
 }

@@ -59,6 +59,11 @@ pub struct SandboxNeeds {
     /// each start: its settings.
     #[serde(default)]
     pub home: Vec<String>,
+    /// Of `home`, JSON files that hold the person's settings for every project (Claude Code's
+    /// `.claude.json`): copied with the entries of `projects` for the task's folders alone,
+    /// and no `mcpServers` at any level (other servers' addresses and tokens).
+    #[serde(default)]
+    pub scoped: Vec<String>,
     /// Files of the person's home shown read-only in the private home: its credentials.
     #[serde(default)]
     pub credentials: Vec<String>,
@@ -68,6 +73,10 @@ pub struct SandboxNeeds {
     /// Variables that point it at another API: their URL's host is reached instead.
     #[serde(default)]
     pub base_url_env: Vec<String>,
+    /// drydock's variables it reads (names, or `PREFIX_*`): its API's address and its own
+    /// settings. Its sandbox starts with these and the basics alone.
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 fn default_settle_ms() -> u64 {

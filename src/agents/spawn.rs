@@ -100,12 +100,22 @@ pub struct SandboxedRun {
 
 impl SandboxedRun {
     /// `argv` run in the sandbox, which also sees `run_files` (the run's hooks settings and
-    /// MCP config).
-    fn wrap(&self, drydock: &str, run_files: Option<&Path>, argv: Vec<String>) -> Vec<String> {
+    /// MCP config) and has the run's variables `env` (the shell that starts it has them, but
+    /// the sandbox starts from nothing).
+    fn wrap(
+        &self,
+        drydock: &str,
+        run_files: Option<&Path>,
+        env: &BTreeMap<String, String>,
+        argv: Vec<String>,
+    ) -> Vec<String> {
         let mut confinement = self.confinement.clone();
         if let Some(dir) = run_files {
             confinement.readable.push(crate::sandbox::Mount::same(dir));
         }
+        confinement
+            .env
+            .extend(env.iter().map(|(name, value)| (name.clone(), value.clone())));
         let inside = [drydock.to_string(), "sandbox-run".into()]
             .into_iter()
             .chain(self.forwards.iter().cloned())
@@ -277,7 +287,7 @@ impl Agents {
         argv[0] = self.program_of(profile);
         if let Some(sandbox) = &run.sandbox {
             let run_files = files.as_ref().and_then(|f| f.hooks.parent());
-            argv = sandbox.wrap(&drydock, run_files, argv);
+            argv = sandbox.wrap(&drydock, run_files, &run.env, argv);
         }
         if run.nice > 0 {
             argv.splice(0..0, ["nice".into(), "-n".into(), run.nice.to_string()]);

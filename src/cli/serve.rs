@@ -34,6 +34,7 @@ pub(super) async fn run(config: Arc<Config>) -> Exit {
     config
         .check_servable()
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    raise_open_file_limit();
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", config.bind)))?;
@@ -66,8 +67,33 @@ pub(super) async fn run(config: Arc<Config>) -> Exit {
         local_endpoint,
         config.clone(),
     ));
-    crate::http::serve(listener, router, config.http.header_read_timeout, stop_http).await;
+    // Without a token a loopback port is its user's alone (a non-loopback bind needs one).
+    let peers = match &config.token {
+        Some(_) => crate::http::Peers::Anyone,
+        None => crate::http::Peers::own_user(),
+    };
+    let timeout = config.http.header_read_timeout;
+    crate::http::serve(listener, router, timeout, stop_http, peers).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Takes the open-file limit up to what the system allows for this user: every terminal,
+/// sandbox, proxied connection and client holds descriptors, and the default soft limit
+/// (1024) is what a busy host reaches first.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit write and read the one struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                tracing::debug!("the open-file limit stays at its soft value");
+            }
+        }
+    }
 }
 
 /// Tells `drydock hook` where this server takes hook events; without it agents' hooks do not

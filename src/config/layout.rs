@@ -35,6 +35,19 @@ impl TaskDirs {
         self.data_dir.join("clones")
     }
 
+    /// The scratch worktree where the landing queue checks what merging into branch `into`
+    /// of `repo` makes.
+    pub fn landing_worktree(&self, repo: &Path, into: &str) -> PathBuf {
+        let name: String = into
+            .chars()
+            .map(|c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                true => c,
+                false => '-',
+            })
+            .collect();
+        self.worktree(repo, &format!("{LANDING_PREFIX}{name}"))
+    }
+
     /// The worktree of task `task` on the repository at `repo`.
     pub fn worktree(&self, repo: &Path, task: &str) -> PathBuf {
         let name = repo
@@ -61,12 +74,16 @@ impl TaskDirs {
     pub fn cargo_target_for(&self, dir: &Path) -> Option<PathBuf> {
         let (_, task) = self.worktree_of(dir)?;
         let targets = self.data_dir.join("task-targets");
+        // A landing's checks never share a target with the tasks whose results they judge.
         Some(match self.cargo_target {
-            CargoTarget::PerTask => targets.join(task),
-            CargoTarget::Shared => targets.join("shared"),
+            CargoTarget::Shared if !task.starts_with(LANDING_PREFIX) => targets.join("shared"),
+            _ => targets.join(task),
         })
     }
 }
+
+/// How a landing's scratch worktree is named among the tasks' (whose ids are hex).
+const LANDING_PREFIX: &str = "landing-";
 
 #[cfg(test)]
 mod tests {
@@ -91,6 +108,13 @@ mod tests {
         assert_eq!(
             shared.cargo_target_for(&tree),
             Some(data.join("task-targets/shared"))
+        );
+        // Issue 48: a landing's checks build in a target of their own, even where tasks share.
+        let landing = shared.landing_worktree(Path::new("/src/my app"), "release/1.x");
+        assert!(landing.ends_with("landing-release-1.x"), "{}", landing.display());
+        assert_eq!(
+            shared.cargo_target_for(&landing),
+            Some(data.join("task-targets/landing-release-1.x"))
         );
 
         assert_eq!(dirs.worktree_of(&data.join("worktrees")), None);

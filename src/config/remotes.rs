@@ -81,6 +81,13 @@ fn normalised_url(raw: &str) -> Result<(String, String), String> {
     if url.password().is_some() {
         return Err("holds a password".into());
     }
+    // Over HTTP a user in the URL is a token more often than a name (`https://ghp_…@host`),
+    // and the URL is shown to every client: credentials come from git's helper instead.
+    if matches!(scheme, "http" | "https") && !url.username().is_empty() {
+        return Err(format!(
+            "names a user: over {scheme} git takes credentials from its credential helper, never from the URL"
+        ));
+    }
     // The raw path: the parser has already taken `..` out of it. The parser also takes
     // `ssh:/host` and `ssh:host`, which are not remotes.
     let after_scheme = match raw.trim().split_once("://") {

@@ -58,6 +58,13 @@ pub struct TasksConfig {
     pub sandbox_hosts: Vec<String>,
     /// More directories a sandboxed agent sees, read-only (toolchains in unusual places).
     pub sandbox_read: Vec<PathBuf>,
+    /// More of drydock's variables a sandbox starts with (names; `PREFIX_*` for a prefix),
+    /// besides the locale, toolchain and agent settings every sandbox gets: a provider key
+    /// named in an agent's own config, say.
+    pub sandbox_env: Vec<String>,
+    /// Whether an allowed host's name may lead to a loopback or private address (a model
+    /// gateway on the local network); off, a name is connected to public addresses alone.
+    pub sandbox_private_names: bool,
     /// The niceness (0 to 19) a task's agent, and everything it starts, runs at: agents at
     /// work yield the CPU to drydock and to the person's own work.
     pub nice: u8,
@@ -135,6 +142,8 @@ pub(super) struct FileQueue {
     sandbox: Option<bool>,
     sandbox_hosts: Option<Vec<String>>,
     sandbox_read: Option<Vec<PathBuf>>,
+    sandbox_env: Option<Vec<String>>,
+    sandbox_private_names: Option<bool>,
     nice: Option<u8>,
     land: Option<LandMode>,
     land_checks: Option<Vec<String>>,
@@ -215,6 +224,8 @@ pub(super) fn resolve(
             .into_iter()
             .map(|dir| absolute(&dir, env, cwd))
             .collect(),
+        sandbox_env: checked_env_names(file.sandbox_env.unwrap_or_default())?,
+        sandbox_private_names: file.sandbox_private_names.unwrap_or(false),
         nice: match file.nice.unwrap_or(DEFAULT_NICE) {
             nice @ 0..=19 => nice,
             other => {
@@ -242,4 +253,20 @@ fn machine_name() -> String {
         .ok()
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// `[tasks] sandbox_env` as given, once each is a variable's name or a prefix (`NAME_*`).
+fn checked_env_names(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    for name in &names {
+        let stem = name.strip_suffix('*').unwrap_or(name);
+        let valid = !stem.is_empty()
+            && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !stem.starts_with(|c: char| c.is_ascii_digit());
+        if !valid {
+            return Err(ConfigError::Invalid(format!(
+                "tasks.sandbox_env: {name:?} is not a variable's name (LETTERS_DIGITS_, or a prefix ending in `*`)"
+            )));
+        }
+    }
+    Ok(names)
 }

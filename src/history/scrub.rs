@@ -26,6 +26,11 @@ static FORMATS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             "${1}${2}***",
         ),
         (r"(://[^/\s:@]+:)[^@\s/]+@", "${1}***@"),
+        // A `.env` line of a key, token, secret or password, as `cat .env` prints it.
+        (
+            r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)[A-Z0-9_]*\s*=\s*)[^\s#]+",
+            "${1}***",
+        ),
     ]
     .into_iter()
     .map(|(pattern, with)| (Regex::new(pattern).expect("a valid pattern"), with))
@@ -124,6 +129,11 @@ mod tests {
                 "error[E0502]: cannot borrow `v` as mutable; see password_hash",
             ),
             ("ask-me-later and sk-short", "ask-me-later and sk-short"),
+            (
+                "STRIPE_SECRET_KEY=rk_live_51abc\nexport GH_AUTH=xyz123\nPORT=4000\n",
+                "STRIPE_SECRET_KEY=***\nexport GH_AUTH=***\nPORT=4000\n",
+            ),
+            ("keyboard = 3\n  api_key = fetch()", "keyboard = 3\n  api_key = fetch()"),
         ] {
             assert_eq!(secrets.scrub(text), kept, "{text}");
         }

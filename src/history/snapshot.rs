@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::git::Git;
+use crate::untrusted::Tree;
 
 /// Files larger than this are listed with a hash of their size and time, not kept.
 pub const LARGEST_FILE: u64 = 1024 * 1024;
@@ -39,7 +40,9 @@ pub struct SeenFiles {
 }
 
 /// The manifest of `paths` (relative to `project`), and the contents not in `known`. It
-/// reads up to [`MOST_FILES`] files: call it on a blocking thread.
+/// reads up to [`MOST_FILES`] files: call it on a blocking thread. A project may be a task's
+/// worktree, its files an agent's: each is read below the project through no link, regular
+/// files only (a link to a key outside is not kept, a FIFO not waited on).
 pub fn read(
     project: &Path,
     paths: Vec<String>,
@@ -48,16 +51,19 @@ pub fn read(
 ) -> (Manifest, Vec<Content>) {
     let mut manifest = Manifest::new();
     let mut new = Vec::new();
+    let Ok(tree) = Tree::open(project) else {
+        return (manifest, new);
+    };
     for relative in paths.into_iter().take(MOST_FILES) {
-        let path = project.join(&relative);
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if !meta.is_file() {
+        // A `.env` or a key is never kept, committed or not.
+        if crate::private::holds_secrets(Path::new(&relative)) {
             continue;
         }
-        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        let size = meta.len();
+        let path = project.join(&relative);
+        let Ok(file) = tree.open_file(Path::new(&relative)) else {
+            continue;
+        };
+        let (modified, size) = (file.modified, file.len);
         if size > LARGEST_FILE {
             let stamp = format!("{size}:{modified:?}");
             manifest.insert(relative, format!("large:{}", hash(stamp.as_bytes())));
@@ -70,7 +76,7 @@ pub fn read(
             manifest.insert(relative, hash.clone());
             continue;
         }
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Ok(bytes) = file.read(LARGEST_FILE) else {
             continue;
         };
         let digest = hash(&bytes);
@@ -89,7 +95,7 @@ pub fn read(
 /// The project's files, relative: git's tracked and untracked-but-not-ignored ones in a
 /// repository, else a walk that leaves build and dependency folders out.
 pub async fn files_of(project: &Path) -> Vec<String> {
-    let listed = Git::at(project)
+    let listed = Git::on_content(project)
         .run(&[
             "ls-files",
             "-z",
@@ -163,5 +169,27 @@ mod tests {
         let (again, new) = read(project, paths, &mut seen, |h| h == manifest["src/a.rs"]);
         assert_eq!(again, manifest);
         assert!(new.is_empty());
+    }
+
+    /// A worktree's link to a key outside, or a FIFO, as git lists them: neither is read.
+    #[test]
+    fn links_and_fifos_a_task_planted_are_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_ed25519"), "secret key").unwrap();
+        let project = dir.path();
+        std::fs::write(project.join("a.rs"), "code\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("id_ed25519"), project.join("key")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), project.join("out")).unwrap();
+        nix::unistd::mkfifo(
+            &project.join("pipe"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        let paths = ["a.rs", "key", "out/id_ed25519", "pipe", "../x"].map(String::from);
+        let (manifest, new) = read(project, paths.to_vec(), &mut SeenFiles::default(), |_| false);
+        assert_eq!(manifest.keys().collect::<Vec<_>>(), ["a.rs"]);
+        assert_eq!(new.len(), 1);
+        assert_eq!(new[0].bytes, b"code\n");
     }
 }

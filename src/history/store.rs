@@ -179,7 +179,7 @@ impl HistoryStore {
                 message: e.to_string(),
             })?;
         }
-        make_private(path).map_err(|e| HistoryStoreError::Sqlite {
+        crate::private::make_private_database(path).map_err(|e| HistoryStoreError::Sqlite {
             path: path.to_path_buf(),
             message: format!("cannot make it private: {e}"),
         })?;
@@ -792,28 +792,6 @@ fn reindex(
 
 /// The memory's file, and its write-ahead log and shared memory beside it when they exist,
 /// readable by the user alone (SQLite makes the latter two with the file's permissions).
-fn make_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(path)?;
-    let name = path.as_os_str().to_string_lossy();
-    for file in [
-        name.to_string(),
-        format!("{name}-wal"),
-        format!("{name}-shm"),
-    ] {
-        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 fn forget_in(
     tx: &rusqlite::Transaction<'_>,
     project: Option<&str>,

@@ -39,6 +39,37 @@ pub(super) async fn reject_foreign_origin(request: Request, next: Next) -> Respo
     }
 }
 
+/// On a loopback bind, every route answers to loopback names alone: a page whose site's name
+/// was rebound to 127.0.0.1 sends that name as `Host`. Requests without `Host` (HTTP/1.0
+/// clients) pass; no browser sends one.
+pub(super) async fn reject_foreign_host(request: Request, next: Next) -> Response {
+    match request.headers().get(header::HOST) {
+        Some(value) if !is_loopback_host(value) => (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host is not a loopback name (localhost, 127.0.0.1, [::1])",
+        )
+            .into_response(),
+        _ => next.run(request).await,
+    }
+}
+
+pub(super) fn is_loopback_host(value: &HeaderValue) -> bool {
+    let Ok(text) = value.to_str() else {
+        return false;
+    };
+    let host = match text.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, rest)) if rest.is_empty() || rest.starts_with(':') => host,
+            _ => return false,
+        },
+        None => text.split(':').next().unwrap_or_default(),
+    };
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "::1"
+    )
+}
+
 pub(super) fn is_loopback_origin(value: &HeaderValue) -> bool {
     let Ok(text) = value.to_str() else {
         return false;
@@ -383,6 +414,24 @@ fn sessions_full(sessions: &Sessions, id: Value) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_pass_and_others_do_not() {
+        for ok in ["localhost", "LOCALHOST:7878", "127.0.0.1:7878", "[::1]", "[::1]:7878"] {
+            assert!(is_loopback_host(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:7878",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:80",
+            "[::1].evil",
+            "[::2]:7878",
+            "",
+        ] {
+            assert!(!is_loopback_host(&HeaderValue::from_static(bad)), "{bad}");
+        }
+    }
 
     #[test]
     fn loopback_origins_pass_and_others_do_not() {

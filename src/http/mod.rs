@@ -5,11 +5,13 @@ mod fixture_sessions;
 pub(crate) mod fuzzing;
 mod guards;
 mod local;
+mod peer;
 mod sandbox;
 mod serve;
 mod sessions;
 
 pub use sandbox::serve as serve_sandbox;
+pub use peer::Peers;
 pub use serve::serve;
 pub use sessions::{SessionLimits, Sessions, SessionsError, TrackedStream};
 
@@ -101,10 +103,11 @@ pub fn router(
     if let Some(local_routes) = local_routes {
         router = router.merge(local_routes);
     }
-    Routers {
-        main: router.layer(middleware::from_fn(guards::reject_foreign_origin)),
-        sandbox,
+    let mut main = router.layer(middleware::from_fn(guards::reject_foreign_origin));
+    if config.bind.ip().is_loopback() {
+        main = main.layer(middleware::from_fn(guards::reject_foreign_host));
     }
+    Routers { main, sandbox }
 }
 
 async fn health() -> Json<serde_json::Value> {

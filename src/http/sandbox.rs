@@ -4,13 +4,18 @@
 //! its task, and refused once the task's token is withdrawn. Only MCP, the hooks and the task
 //! tools are there; the dashboard and the approvals are not.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::{Extension, Router};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::serve::{serve_accepted, serve_connection};
+
+/// How many connections one sandbox may hold open to drydock at once.
+const MOST_CONNECTIONS: usize = 64;
 
 /// Who is asking, as the socket says: the task's token, and the process that connected
 /// (in drydock's own process namespace: the kernel translates it).
@@ -30,13 +35,21 @@ pub async fn serve(
     stop: CancellationToken,
 ) {
     let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+    let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
     serve_accepted(accept, &stop, |stream: UnixStream| {
+        let slot = slots.clone().try_acquire_owned().ok();
         let caller = SandboxCaller {
             token: token.clone(),
             pid: stream.peer_cred().ok().and_then(|cred| cred.pid()),
         };
         let app = app.clone().layer(Extension(caller));
-        serve_connection(stream, app, header_read_timeout, stop.clone())
+        let served = serve_connection(stream, app, header_read_timeout, stop.clone());
+        async move {
+            // One more than the sandbox may hold is closed unserved.
+            if let Some(_slot) = slot {
+                served.await;
+            }
+        }
     })
     .await;
 }

@@ -8,6 +8,7 @@ use std::io;
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::StatusCode;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -16,21 +17,43 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::peer::Peers;
+
 /// Serves `app` on `listener` until `shutdown`, then waits for open connections to finish
-/// their responses.
+/// their responses. A connection `peers` does not serve gets a 403 for each request.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     header_read_timeout: Duration,
     shutdown: CancellationToken,
+    peers: Peers,
 ) {
-    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-    serve_accepted(accept, &shutdown, |stream| {
+    let refused = refusing(peers.refusal());
+    let accept = || async { listener.accept().await };
+    serve_accepted(accept, &shutdown, |(stream, peer)| {
         // Event streams send small messages that must not wait for more to fill a packet.
         let _ = stream.set_nodelay(true);
-        serve_connection(stream, app.clone(), header_read_timeout, shutdown.clone())
+        let served = stream
+            .local_addr()
+            .is_ok_and(|local| peers.serves(peer, local));
+        let app = match served {
+            true => app.clone(),
+            false => {
+                tracing::warn!("refused a connection from {peer}: its socket is another user's");
+                refused.clone()
+            }
+        };
+        serve_connection(stream, app, header_read_timeout, shutdown.clone())
     })
     .await;
+}
+
+/// Answers every request with a 403 that says why.
+fn refusing(why: String) -> Router {
+    Router::new().fallback(move || {
+        let why = why.clone();
+        async move { (StatusCode::FORBIDDEN, why) }
+    })
 }
 
 /// Takes connections from `accept` until `shutdown`, each served by `serve` on a task of its

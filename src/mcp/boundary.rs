@@ -35,7 +35,8 @@ fn refused(scope: &TaskScope, what: &str) -> McpError {
 }
 
 /// Ok when the session may read or subscribe to `uri`: any resource unscoped; under a scope
-/// its own task, the docs and its project's memory.
+/// its own task, passages of the docs by id and its project's memory (not the index's list of
+/// what is indexed, which names every project).
 pub(super) fn check_resource(scope: Option<&TaskScope>, uri: &str) -> Result<(), McpError> {
     match scope {
         Some(scope) if !reaches(scope, uri) => Err(refused(scope, uri)),
@@ -44,7 +45,7 @@ pub(super) fn check_resource(scope: Option<&TaskScope>, uri: &str) -> Result<(),
 }
 
 fn reaches(scope: &TaskScope, uri: &str) -> bool {
-    if resources::is_docs_uri(uri) || task_resources::is_one_task(uri, &scope.task_id) {
+    if resources::is_passage_uri(uri) || task_resources::is_one_task(uri, &scope.task_id) {
         return true;
     }
     resources::history_project(uri).is_some_and(|project| scope.memory_of(Some(&project)).is_ok())
@@ -144,7 +145,6 @@ mod tests {
         let project = scope.project.display().to_string().replace('/', "%2F");
         for uri in [
             "drydock://tasks/t1".to_string(),
-            "drydock://docs".into(),
             "drydock://docs/passage/abc".into(),
             format!("drydock://history/{project}"),
         ] {
@@ -153,6 +153,7 @@ mod tests {
         }
         for uri in [
             "drydock://tasks/t2".to_string(),
+            "drydock://docs".into(),
             "drydock://tasks/t1/".into(),
             "drydock://tasks".into(),
             "drydock://sessions/task-t1/screen".into(),
@@ -191,8 +192,7 @@ mod tests {
         assert_eq!(
             uris(resources_shown(Some(&scope), all.clone())),
             [
-                "drydock://docs".to_string(),
-                "drydock://tasks/t1".into(),
+                "drydock://tasks/t1".to_string(),
                 format!("drydock://history/{encoded}"),
             ]
         );

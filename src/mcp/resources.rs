@@ -140,7 +140,12 @@ pub(super) fn docs_templates() -> Vec<ResourceTemplate> {
 
 /// Whether `uri` (or a template) is one of the docs' resources: the index or a passage.
 pub(super) fn is_docs_uri(uri: &str) -> bool {
-    uri == DOCS_URI || uri.starts_with(PASSAGE_PREFIX)
+    uri == DOCS_URI || is_passage_uri(uri)
+}
+
+/// One passage by its id: what docs_lookup found, and nothing that lists the index.
+pub(super) fn is_passage_uri(uri: &str) -> bool {
+    uri.starts_with(PASSAGE_PREFIX)
 }
 
 /// The project whose memory `uri` names (`drydock://history/{project}`), as an absolute path.

@@ -37,7 +37,12 @@ pub(super) fn confine(
     let arguments = request.arguments.get_or_insert_with(Default::default);
     match tool {
         ToolName::HistorySearch => confine_memory(scope, arguments),
-        ToolName::DocsLookup => confine_path(arguments, |raw| scope.confine_to_project(raw)),
+        // Without a project the lookup would reach every indexed project's docs.
+        ToolName::DocsLookup => {
+            let dir = Value::String(scope.dir.display().to_string());
+            arguments.entry("project_path").or_insert(dir);
+            confine_path(arguments, |raw| scope.confine_to_project(raw))
+        }
         ToolName::TaskShow => confine_task(scope, arguments),
         _ if tool.toolset() == Toolset::Build => confine_path(arguments, |raw| scope.confine(raw)),
         _ => Ok(()),
@@ -205,5 +210,35 @@ impl DrydockServer {
         Parameters(_req): Parameters<ClearRequest>,
     ) -> Result<CallToolResult, McpError> {
         respond(self.app.tasks().clear().await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 48: a task's docs_lookup without a project reaches its project's docs alone, not
+    /// every indexed project's.
+    #[test]
+    fn a_tasks_docs_lookup_is_its_projects() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let (project, dir) = (base.join("project"), base.join("worktree/project"));
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        let scope = TaskScope {
+            task_id: "t1".into(),
+            claim: 1,
+            project: project.clone(),
+            dir,
+        };
+        let mut request = CallToolRequestParams::new("docs_lookup");
+        request.arguments = serde_json::json!({"query": "Vec", "library": "other-project"})
+            .as_object()
+            .cloned();
+        confine(&scope, ToolName::DocsLookup, &mut request).unwrap();
+        let arguments = request.arguments.unwrap();
+        assert_eq!(arguments["project_path"], project.display().to_string());
+        assert_eq!(arguments["library"], "other-project");
     }
 }

@@ -45,7 +45,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone)]
 pub struct CommandSpec {
-    /// e.g. "cargo"; resolved on PATH by the OS.
+    /// e.g. "cargo"; a bare name is looked up in PATH's absolute folders.
     pub program: String,
     pub args: Vec<String>,
     pub cwd: PathBuf,
@@ -56,6 +56,9 @@ pub struct CommandSpec {
     pub env_remove: Vec<String>,
     /// Written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
     pub stdin: Option<Vec<u8>>,
+    /// Starts from an empty environment instead of drydock's: the child gets `env_set` alone
+    /// (a sandbox, which must hold nothing of drydock's but what it is given).
+    pub clear_env: bool,
 }
 
 impl CommandSpec {
@@ -72,6 +75,7 @@ impl CommandSpec {
             env_set: Vec::new(),
             env_remove: Vec::new(),
             stdin: None,
+            clear_env: false,
         }
     }
 }
@@ -193,7 +197,9 @@ pub(crate) async fn run(
 }
 
 /// Where `program` is: itself when it names a path, else the first executable of that
-/// name on drydock's PATH.
+/// name in the absolute folders of drydock's PATH. A relative entry (`.`, `./bin`, an empty
+/// one) would name a folder of whatever directory a child starts in: a project's, an agent's
+/// worktree, where a program of theirs would run as the person.
 pub(crate) fn find_program(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |path: &Path| {
@@ -208,9 +214,19 @@ pub(crate) fn find_program(program: &str) -> Option<PathBuf> {
         return executable(&path).then_some(path);
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_in(program, &path, executable)
+}
+
+/// The first `program` in `path`'s absolute folders that `usable` takes.
+fn find_in(
+    program: &str,
+    path: &std::ffi::OsStr,
+    usable: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))
-        .find(|candidate| executable(candidate))
+        .find(|candidate| usable(candidate))
 }
 
 /// What every run of one caller shares: its limits and the secrets its children never see.
@@ -279,7 +295,15 @@ fn spawn(spec: &CommandSpec, tag: &RunTag) -> Result<Child, RunError> {
             source: io::Error::new(io::ErrorKind::NotFound, message),
         });
     }
-    let mut command = Command::new(&spec.program);
+    // A bare name is looked up here, in PATH's absolute folders alone, not by exec in the
+    // child's working directory.
+    let program = match spec.program.contains('/') {
+        true => PathBuf::from(&spec.program),
+        false => find_program(&spec.program).ok_or_else(|| RunError::NotFound {
+            program: spec.program.clone(),
+        })?,
+    };
+    let mut command = Command::new(program);
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)
@@ -292,6 +316,9 @@ fn spawn(spec: &CommandSpec, tag: &RunTag) -> Result<Child, RunError> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if spec.clear_env {
+        command.env_clear();
+    }
     env_policy::scrub(&mut command, &spec.env_remove);
     command.envs(spec.env_set.iter().map(|(name, value)| (name, value)));
     command.env(RUN_TAG_VAR, tag.value());

@@ -569,3 +569,21 @@ async fn the_environment_is_inherited_minus_removed_plus_set() {
         );
     }
 }
+
+/// Issue 48: `.`, an empty entry or `./bin` in PATH name the folder a child starts in (a
+/// project's, an agent's worktree): a program there is never the one drydock runs.
+#[test]
+fn a_relative_path_entry_is_never_searched() {
+    let here = tempfile::tempdir().unwrap();
+    let found = |path: &str| find_in("cargo", std::ffi::OsStr::new(path), |candidate| {
+        candidate == Path::new("cargo")
+            || candidate == Path::new("./cargo")
+            || candidate == Path::new("bin/cargo")
+            || candidate == here.path().join("cargo")
+    });
+    for relative in [".", "", "./", "bin", ":"] {
+        assert_eq!(found(relative), None, "{relative:?}");
+    }
+    let absolute = format!(".::bin:{}", here.path().display());
+    assert_eq!(found(&absolute), Some(here.path().join("cargo")));
+}

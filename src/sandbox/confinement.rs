@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 /// TIOCSTI is its own: nothing outside the sandbox reads from it.
 pub const NAMESPACES: &[&str] = &["--unshare-all", "--die-with-parent"];
 
+/// No user namespace made inside: a nested one would give the agent capabilities over mounts
+/// of its own, a way to reach kernel code a sandbox otherwise keeps away from it.
+pub const NO_NESTING: &[&str] = &["--unshare-user", "--disable-userns"];
+
 /// Top-level names that are links into `/usr` on a merged-`/usr` system, or directories.
 const SYSTEM_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
@@ -50,6 +54,130 @@ const ETC_FILES: &[&str] = &[
     "timezone",
 ];
 
+/// drydock's variables a sandbox starts with, when set: where the toolchains are, the
+/// locale, who the user is, the certificates to trust. A name ending in `*` is a prefix.
+/// Nothing else of drydock's environment enters a sandbox (its callers add what they need).
+pub const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "MIX_HOME",
+    "MIX_ARCHIVES",
+    "HEX_HOME",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "NO_COLOR",
+];
+
+/// Toolchain files that hold the person's registry tokens: an empty file is shown in their
+/// place, where they exist.
+const TOOLCHAIN_SECRETS: &[(&str, &str, &str)] = &[
+    ("CARGO_HOME", ".cargo", "credentials.toml"),
+    ("CARGO_HOME", ".cargo", "credentials"),
+    ("HEX_HOME", ".hex", "hex.config"),
+];
+
+/// Of drydock's environment, the variables named by [`PASSED_ENV`] or `more` (the same
+/// patterns: the agent's own settings, the config's additions).
+pub fn passed_env(more: &[String]) -> Vec<(String, String)> {
+    passed_from(std::env::vars(), more)
+}
+
+fn passed_from(
+    vars: impl Iterator<Item = (String, String)>,
+    more: &[String],
+) -> Vec<(String, String)> {
+    let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    };
+    vars.filter(|(name, _)| {
+        PASSED_ENV.iter().any(|p| matches(p, name)) || more.iter().any(|p| matches(p, name))
+    })
+    .collect()
+}
+
+/// The person's registry credentials of the toolchains a sandbox reads, where they exist.
+pub fn toolchain_secrets() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    TOOLCHAIN_SECRETS
+        .iter()
+        .filter_map(|(var, default, file)| {
+            let dir = std::env::var_os(var)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(default)))?;
+            Some(dir.join(file))
+        })
+        .filter(|file| file.exists())
+        .collect()
+}
+
+/// The person's cargo config without what logs in to a registry (`token`, a credential
+/// provider, which is a program to run): written to a file of `scratch` (a folder of
+/// drydock's), to be shown read-only over the original. None when it holds none.
+pub fn cargo_config_without_tokens(scratch: &Path) -> Option<Mount> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".cargo")))?;
+    let file = ["config.toml", "config"]
+        .into_iter()
+        .map(|name| cargo_home.join(name))
+        .find(|file| file.is_file())?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    let kept = without_tokens(&text)?;
+    let copy = scratch.join(format!("cargo-config-{}.toml", crate::digest::sha256_hex(kept.as_bytes())));
+    if !copy.is_file() {
+        std::fs::create_dir_all(scratch).ok()?;
+        crate::private::write_private(&copy, kept.as_bytes()).ok()?;
+    }
+    Some(Mount {
+        source: copy,
+        target: file,
+    })
+}
+
+/// `text` (a cargo config) without its registries' tokens and credential providers; None
+/// when it has none. A config that does not parse is shown as nothing at all.
+fn without_tokens(text: &str) -> Option<String> {
+    let Ok(mut config) = text.parse::<toml::Table>() else {
+        return Some(String::new());
+    };
+    let secret = |key: &str| matches!(key, "token" | "credential-provider" | "global-credential-providers" | "secret-key" | "secret-key-subject");
+    let mut removed = false;
+    let mut strip = |table: &mut toml::Table| {
+        let before = table.len();
+        table.retain(|key, _| !secret(key));
+        removed |= table.len() != before;
+    };
+    for section in ["registry", "registries"] {
+        match config.get_mut(section) {
+            Some(toml::Value::Table(table)) if section == "registry" => strip(table),
+            Some(toml::Value::Table(registries)) => {
+                for (_, registry) in registries.iter_mut() {
+                    if let toml::Value::Table(registry) = registry {
+                        strip(registry);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    removed.then(|| toml::to_string(&config).unwrap_or_default())
+}
+
 /// A path of the host shown at a path inside (most often the same).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
@@ -70,8 +198,10 @@ impl Mount {
 /// One sandbox: what it sees, what it may change, and its environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
-    /// Writable, and the working directory.
+    /// Writable (unless `work_read_only`), and the working directory.
     pub work: PathBuf,
+    /// The working directory is seen and not changed (a checkout a tool only reads).
+    pub work_read_only: bool,
     /// A private directory shown at the person's home path (`HOME` inside).
     pub home: Option<Mount>,
     /// Seen and not changed: toolchains, caches, the agent's CLI, drydock itself. A missing
@@ -82,16 +212,27 @@ pub struct Confinement {
     /// Read-only over what the lists above made writable (a file the agent must not
     /// rewrite inside a directory it may change); mounted last.
     pub protected: Vec<Mount>,
-    /// Set inside, over what the sandbox's starter passed on.
+    /// Shown empty: files of readable folders that hold secrets (registry tokens).
+    pub blanked: Vec<PathBuf>,
+    /// What bubblewrap starts with: its whole environment, seen by everything inside (by
+    /// `/proc/1/environ` too); see [`passed_env`].
+    pub passed: Vec<(String, String)>,
+    /// Set inside, over what was passed.
     pub env: Vec<(String, String)>,
     /// Removed inside.
     pub unset_env: Vec<String>,
 }
 
 impl Confinement {
-    /// The words that run `argv` in this sandbox with bubblewrap at `bwrap`.
+    /// The words that run `argv` in this sandbox with bubblewrap at `bwrap`, started by
+    /// `env -i` with the passed variables alone: bubblewrap's own process is seen inside.
     pub fn command(&self, bwrap: &Path, argv: impl IntoIterator<Item = String>) -> Vec<String> {
-        let mut words = vec![bwrap.display().to_string()];
+        let env = crate::process::find_program("env")
+            .map(|path| path.display().to_string())
+            .unwrap_or_else(|| "/usr/bin/env".into());
+        let mut words = vec![env, "-i".into()];
+        words.extend(self.passed.iter().map(|(name, value)| format!("{name}={value}")));
+        words.push(bwrap.display().to_string());
         words.extend(
             self.args()
                 .into_iter()
@@ -105,6 +246,7 @@ impl Confinement {
     /// bubblewrap's arguments for this sandbox, up to (not including) `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
+        args.extend(super::support::host().no_nesting().iter().map(OsString::from));
         args.extend(system_args().into_iter().map(OsString::from));
         if let Some(home) = &self.home {
             args.extend(mount("--bind", home));
@@ -115,9 +257,16 @@ impl Confinement {
         for writable in &self.writable {
             args.extend(mount("--bind", writable));
         }
-        args.extend(mount("--bind", &Mount::same(&self.work)));
+        let work_flag = match self.work_read_only {
+            true => "--ro-bind",
+            false => "--bind",
+        };
+        args.extend(mount(work_flag, &Mount::same(&self.work)));
         for protected in &self.protected {
             args.extend(mount("--ro-bind", protected));
+        }
+        for secret in &self.blanked {
+            args.extend(["--ro-bind-try".into(), "/dev/null".into(), secret.into()]);
         }
         // The root is bubblewrap's tmpfs, with the mount points made for the paths above:
         // read-only, nothing is written there as if it were the host's.
@@ -138,19 +287,29 @@ impl Confinement {
     }
 }
 
-/// `spec` run in the sandbox `confinement` by bubblewrap at `bwrap`: the same command, its
-/// environment passed on, its working directory the sandbox's.
+/// `spec` run in the sandbox `confinement` by bubblewrap at `bwrap`: the same command, with
+/// the passed variables and its own, its working directory the sandbox's.
 pub fn confine(
     spec: crate::process::CommandSpec,
     bwrap: &Path,
     confinement: &Confinement,
 ) -> crate::process::CommandSpec {
     let argv = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
-    let mut words = confinement.command(bwrap, argv);
-    let args = words.split_off(1);
+    let mut args: Vec<String> = confinement
+        .args()
+        .into_iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    args.push("--".into());
+    args.extend(argv);
+    // bubblewrap starts from the passed variables and the call's own, nothing else.
+    let mut env_set = confinement.passed.clone();
+    env_set.extend(spec.env_set.iter().cloned());
     crate::process::CommandSpec {
-        program: words.remove(0),
+        program: bwrap.display().to_string(),
         args,
+        env_set,
+        clear_env: true,
         ..spec
     }
 }

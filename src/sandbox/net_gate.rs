@@ -13,6 +13,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
+mod client_hello;
+mod relay;
+
+use client_hello::Opening;
+
 /// The most a request head may take, request line and headers.
 pub(super) const MAX_HEAD: usize = 16 * 1024;
 /// How long a client has to send its request head.
@@ -24,11 +29,18 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: u64 = 64 * 1024;
 
+/// How many connections one sandbox may have open through its proxy at once; one more is
+/// answered 503 and closed.
+const MOST_CONNECTIONS: usize = 64;
+
 /// The destinations the sandbox may reach: `host:port` each, the host an IP address, a DNS
-/// name, or `*.domain` for any name under the domain (not the domain itself).
+/// name, or `*.domain` for any name under the domain (not the domain itself). A name is
+/// connected to the public addresses it resolves to alone (see [`is_public`]) unless
+/// [`AllowList::with_private_names`]: a name is no way to loopback or the local network.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {
     entries: Vec<Destination>,
+    private_names: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +66,17 @@ impl AllowList {
                 parse_destination(entry).map_err(|why| format!("allowed host `{entry}`: {why}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(AllowList { entries })
+        Ok(AllowList {
+            entries,
+            private_names: false,
+        })
+    }
+
+    /// Names may also be connected to loopback and private addresses (a model gateway on
+    /// the local network, `[tasks] sandbox_private_names`).
+    pub fn with_private_names(mut self, allowed: bool) -> AllowList {
+        self.private_names = allowed;
+        self
     }
 
     /// Whether `host:port` may be reached. `host` as a request names it: a name (any case,
@@ -213,17 +235,28 @@ pub async fn serve(
     stop: CancellationToken,
 ) {
     let refused: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(refused);
+    let open = Arc::new(tokio::sync::Semaphore::new(MOST_CONNECTIONS));
     loop {
         let accepted = tokio::select! {
             _ = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((client, _)) => {
+            Ok((mut client, _)) => {
                 let (allow, refused, stop) = (allow.clone(), refused.clone(), stop.clone());
+                let Ok(slot) = open.clone().try_acquire_owned() else {
+                    let body = format!(
+                        "drydock's sandbox proxy has {MOST_CONNECTIONS} connections of this sandbox open already\n"
+                    );
+                    tokio::spawn(async move {
+                        reply(&mut client, 503, "Service Unavailable", &body).await;
+                    });
+                    continue;
+                };
                 tokio::spawn(async move {
                     stop.run_until_cancelled(handle(client, &allow, &*refused))
                         .await;
+                    drop(slot);
                 });
             }
             Err(error) => {
@@ -240,18 +273,15 @@ pub async fn serve(
 enum Request {
     /// `CONNECT host:port`: a tunnel.
     Connect { host: String, port: u16 },
-    /// `METHOD http://host[:port]/path`: the head to send the origin, in origin form.
-    Forward {
-        host: String,
-        port: u16,
-        head: Vec<u8>,
-    },
+    /// `METHOD http://host[:port]/path`: a request for an origin (its head is sent on in
+    /// origin form by [`relay`]).
+    Forward { host: String, port: u16 },
 }
 
 impl Request {
     fn host_port(&self) -> (&str, u16) {
         match self {
-            Request::Connect { host, port } | Request::Forward { host, port, .. } => (host, *port),
+            Request::Connect { host, port } | Request::Forward { host, port } => (host, *port),
         }
     }
 
@@ -314,45 +344,164 @@ async fn handle(mut client: UnixStream, allow: &AllowList, refused: &(dyn Fn(&st
         return reply(&mut client, 403, "Forbidden", &body).await;
     }
     tracing::debug!(%destination, "net gate: connecting");
-    let mut upstream = match connect(host, port).await {
+    let upstream = match connect(host, port, allow.private_names).await {
         Ok(upstream) => upstream,
-        Err(why) => {
+        Err(Unreachable::Private(why)) => {
+            refused(&destination);
+            let body = format!("drydock: {destination} is not reachable from this sandbox: {why}\n");
+            return reply(&mut client, 403, "Forbidden", &body).await;
+        }
+        Err(Unreachable::Failed(why)) => {
             let body = format!("drydock's sandbox proxy could not reach {destination}: {why}\n");
             return reply(&mut client, 502, "Bad Gateway", &body).await;
         }
     };
-    if let Err(error) = splice(&mut client, &mut upstream, &request, &early).await {
+    let (host, port) = (host.to_string(), port);
+    match request {
+        Request::Connect { .. } => {
+            let established = b"HTTP/1.1 200 Connection Established\r\n\r\n";
+            if client.write_all(established).await.is_ok() {
+                tunnel(client, upstream, &host, port, early, refused).await;
+            }
+        }
+        // The client speaks to its proxy: each of its requests is checked, the first too.
+        Request::Forward { .. } => {
+            let mut prefix = head;
+            prefix.extend_from_slice(&early);
+            relay::serve(client, prefix, upstream, &host, port).await;
+        }
+    }
+}
+
+/// A tunnel to `host:port` once its client's first bytes say what it carries: a TLS
+/// handshake goes on when it asks for `host` by name, HTTP request by request (see
+/// [`relay`]), another protocol as it is (as does one whose server speaks first).
+async fn tunnel(
+    mut client: UnixStream,
+    mut upstream: TcpStream,
+    host: &str,
+    port: u16,
+    early: Vec<u8>,
+    refused: &(dyn Fn(&str) + Send + Sync),
+) {
+    let destination = authority(host, port);
+    let mut first = early;
+    let opening = loop {
+        let opening = match first.is_empty() {
+            true => None,
+            false => Some(client_hello::opening(&first)),
+        };
+        if !matches!(opening, None | Some(Opening::TlsIncomplete)) {
+            break opening;
+        }
+        let mut chunk = [0u8; 4096];
+        let read = tokio::select! {
+            read = tokio::time::timeout(HEAD_DEADLINE, client.read(&mut chunk)) => read,
+            // A protocol whose server speaks first carries no name of the client's.
+            _ = upstream.readable(), if first.is_empty() => break None,
+        };
+        match read {
+            Ok(Ok(n)) if n > 0 => first.extend_from_slice(&chunk[..n]),
+            _ => return,
+        }
+    };
+    let by_name = host.parse::<IpAddr>().is_err();
+    let same_name = |name: &str| {
+        name.trim_end_matches('.')
+            .eq_ignore_ascii_case(host.trim_end_matches('.'))
+    };
+    let refusal = match &opening {
+        Some(Opening::Tls(Some(name))) if by_name && !same_name(name) => {
+            Some(format!("its TLS server name {name:?}"))
+        }
+        Some(Opening::Tls(Some(name))) if !by_name => {
+            Some(format!("its TLS server name {name:?} on a tunnel to an address"))
+        }
+        Some(Opening::Tls(None)) if by_name => Some("a TLS handshake that names no server".into()),
+        Some(Opening::TlsUnreadable) => Some("a TLS handshake that does not read".to_string()),
+        _ => None,
+    };
+    if let Some(refusal) = refusal {
+        tracing::debug!(%destination, %refusal, "net gate: refused in the tunnel");
+        refused(&format!("{destination} ({refusal})"));
+        return;
+    }
+    if opening == Some(Opening::Http) {
+        return relay::serve(client, first, upstream, host, port).await;
+    }
+    if upstream.write_all(&first).await.is_ok()
+        && let Err(error) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await
+    {
         tracing::debug!(%destination, %error, "net gate: connection ended");
     }
 }
 
-async fn splice(
-    client: &mut UnixStream,
-    upstream: &mut TcpStream,
-    request: &Request,
-    early: &[u8],
-) -> std::io::Result<()> {
-    match request {
-        Request::Connect { .. } => {
-            client
-                .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-                .await?
-        }
-        Request::Forward { head, .. } => upstream.write_all(head).await?,
-    }
-    upstream.write_all(early).await?;
-    tokio::io::copy_bidirectional(client, upstream).await?;
-    Ok(())
+/// Why an allowed destination was not connected.
+enum Unreachable {
+    /// A name that resolves to loopback or private addresses alone.
+    Private(String),
+    Failed(String),
 }
 
-async fn connect(host: &str, port: u16) -> Result<TcpStream, String> {
-    match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host, port))).await {
-        Ok(Ok(stream)) => Ok(stream),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!(
+/// A connection to `host:port`; a name to its public addresses alone unless `private_names`.
+async fn connect(host: &str, port: u16, private_names: bool) -> Result<TcpStream, Unreachable> {
+    let attempt = async {
+        let literal = host.parse::<IpAddr>().is_ok();
+        let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| Unreachable::Failed(e.to_string()))?
+            .collect();
+        let usable: Vec<_> = resolved
+            .iter()
+            .copied()
+            .filter(|address| literal || private_names || is_public(address.ip()))
+            .collect();
+        if usable.is_empty() {
+            let shown: Vec<String> = resolved.iter().map(|a| a.ip().to_string()).collect();
+            return Err(Unreachable::Private(format!(
+                "{host} resolves to loopback or private addresses only ({}); name its address, or set [tasks] sandbox_private_names",
+                shown.join(", ")
+            )));
+        }
+        TcpStream::connect(&usable[..])
+            .await
+            .map_err(|e| Unreachable::Failed(e.to_string()))
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
+        Ok(connected) => connected,
+        Err(_) => Err(Unreachable::Failed(format!(
             "no connection within {} s",
             CONNECT_TIMEOUT.as_secs()
-        )),
+        ))),
+    }
+}
+
+/// An address of the internet: not loopback, private, link-local, shared (carrier NAT),
+/// unique-local, unspecified, multicast or broadcast, nor an IPv4-mapped one of those.
+pub(super) fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)))
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_public(IpAddr::V4(v4)),
+            None => {
+                let first = v6.segments()[0];
+                !(v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || (first & 0xfe00) == 0xfc00
+                    || (first & 0xffc0) == 0xfe80)
+            }
+        },
     }
 }
 
@@ -429,37 +578,10 @@ fn parse_request(head: &[u8]) -> Option<Request> {
     if host.is_empty() {
         return None;
     }
-    let path = match path {
-        "" => "/".to_string(),
-        p if p.starts_with('?') => format!("/{p}"),
-        p => p.to_string(),
-    };
-    let origin_line = format!("{method} {path} {version}");
     Some(Request::Forward {
         host: host.to_string(),
         port,
-        head: origin_form_head(&origin_line, &head[line_end + 2..]),
     })
-}
-
-/// The head with `line` as its request line and without the headers meant for the proxy.
-fn origin_form_head(line: &str, headers: &[u8]) -> Vec<u8> {
-    let for_proxy = |header: &[u8]| {
-        let name = header.split(|&b| b == b':').next().unwrap_or_default();
-        name.eq_ignore_ascii_case(b"proxy-authorization")
-            || name.eq_ignore_ascii_case(b"proxy-connection")
-    };
-    let mut head = line.as_bytes().to_vec();
-    head.extend_from_slice(b"\r\n");
-    for header in headers.split(|&b| b == b'\n') {
-        let header = header.strip_suffix(b"\r").unwrap_or(header);
-        if !header.is_empty() && !for_proxy(header) {
-            head.extend_from_slice(header);
-            head.extend_from_slice(b"\r\n");
-        }
-    }
-    head.extend_from_slice(b"\r\n");
-    head
 }
 
 async fn reply(client: &mut UnixStream, status: u16, reason: &str, body: &str) {

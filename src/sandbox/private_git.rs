@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 
 use super::Mount;
 use crate::git::{Git, GitError};
+use crate::untrusted::{self, Refused, SMALL_FILE, Tree};
+
+/// The largest index copied into a private git (a repository of a million files has one of
+/// about 100 MB).
+const LARGEST_INDEX: u64 = 1 << 30;
 
 /// What the agent committed on, kept apart from the repository until brought back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,22 +91,20 @@ impl PrivateGit {
         written
             .await
             .map_err(|e| GitError::Missing(std::io::Error::other(e)))?
-            .map_err(GitError::Missing)?;
+            .map_err(GitError::Content)?;
         Ok(git)
     }
 
-    fn write(&self, tip: &str, refs: &str, config: &str) -> std::io::Result<()> {
+    /// Writes the private git. On a retry its folders hold what the agent left there (links to
+    /// files outside among them): every file is written through the door, replacing what was
+    /// there, never through it.
+    fn write(&self, tip: &str, refs: &str, config: &str) -> Result<(), Refused> {
         let branch_ref = format!("refs/heads/{}", self.branch);
-        std::fs::create_dir_all(self.common.join("objects/info"))?;
-        std::fs::create_dir_all(self.common.join("refs/tags"))?;
-        std::fs::create_dir_all(self.admin.join("logs"))?;
-        let loose = self.common.join(&branch_ref);
-        std::fs::create_dir_all(loose.parent().expect("a ref has a folder"))?;
+        for dir in [&self.common, &self.admin] {
+            std::fs::create_dir_all(dir).map_err(|e| Refused::Io(dir.clone(), e))?;
+        }
+        let (common, admin) = (Tree::open(&self.common)?, Tree::open(&self.admin)?);
         let objects = self.repo_common.join("objects");
-        std::fs::write(
-            self.common.join("objects/info/alternates"),
-            format!("{}\n", objects.display()),
-        )?;
         let copied: String = refs
             .lines()
             .filter(|line| {
@@ -110,22 +113,34 @@ impl PrivateGit {
             })
             .map(|line| format!("{line}\n"))
             .collect();
-        std::fs::write(self.common.join("packed-refs"), copied)?;
-        std::fs::write(&loose, format!("{tip}\n"))?;
-        std::fs::write(self.common.join("HEAD"), format!("ref: {branch_ref}\n"))?;
-        std::fs::write(self.common.join("config"), config)?;
-        std::fs::write(self.admin.join("HEAD"), format!("ref: {branch_ref}\n"))?;
-        std::fs::write(
-            self.admin.join("commondir"),
-            format!("{}\n", self.common.display()),
-        )?;
-        let worktree_git = std::fs::read_to_string(self.repo_admin.join("gitdir"))?;
-        std::fs::write(self.admin.join("gitdir"), worktree_git)?;
-        match std::fs::copy(self.repo_admin.join("index"), self.admin.join("index")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
+        let head = format!("ref: {branch_ref}\n");
+        for (file, text) in [
+            ("objects/info/alternates", format!("{}\n", objects.display())),
+            ("packed-refs", copied),
+            (branch_ref.as_str(), format!("{tip}\n")),
+            ("HEAD", head.clone()),
+            ("config", config.to_string()),
+        ] {
+            common.write(Path::new(file), text.as_bytes(), 0o644)?;
         }
-        Ok(())
+        for folder in ["refs/tags", "objects/pack"] {
+            common.write(&Path::new(folder).join(".keep"), b"", 0o644)?;
+        }
+        let settings = Tree::open(self.common.parent().unwrap_or(&self.common))?;
+        settings.write(Path::new(SETTINGS), config.as_bytes(), 0o600)?;
+        let worktree_git = untrusted::read_file(&self.repo_admin.join("gitdir"), SMALL_FILE)?;
+        for (file, bytes) in [
+            ("HEAD", head.into_bytes()),
+            ("commondir", format!("{}\n", self.common.display()).into_bytes()),
+            ("gitdir", worktree_git),
+            ("logs/.keep", Vec::new()),
+        ] {
+            admin.write(Path::new(file), &bytes, 0o644)?;
+        }
+        match admin.copy_in(&self.repo_admin.join("index"), Path::new("index"), LARGEST_INDEX, 0o644) {
+            Err(refused) if !refused.is_missing() => Err(refused),
+            _ => Ok(()),
+        }
     }
 
     /// The repository's objects, read-only.
@@ -173,18 +188,26 @@ impl PrivateGit {
 pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<String>, GitError> {
     let (common, admin) = (dir.join("common"), dir.join("admin"));
     let mut notes = Vec::new();
-    if !common.join("HEAD").is_file() {
+    let made = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    if !made(SETTINGS) && !made("common/HEAD") {
         return Ok(notes);
     }
     let branch_ref = format!("refs/heads/{branch}");
-    let admin_head = std::fs::read_to_string(admin.join("HEAD")).unwrap_or_default();
+    let admin_head = untrusted::read_text(&admin.join("HEAD"), SMALL_FILE).unwrap_or_default();
     if admin_head.trim() != format!("ref: {branch_ref}") {
+        let shown: String = admin_head.trim().chars().take(200).collect();
         notes.push(format!(
-            "the agent left its worktree on {} instead of {branch}: its commits there are not brought back",
-            admin_head.trim().trim_start_matches("ref: refs/heads/"),
+            "the agent left its worktree on {:?} instead of {branch}: its commits there are not brought back",
+            shown.trim_start_matches("ref: refs/heads/"),
         ));
     }
     let repo = Git::at(repo);
+    if let Err(why) = restore(&repo, dir).await {
+        notes.push(format!(
+            "what the agent committed was not brought back from its sandbox: {why}"
+        ));
+        return Ok(notes);
+    }
     let imported = format!("refs/drydock/sandboxed/{branch}");
     let source = common.display().to_string();
     let fetched = repo
@@ -213,6 +236,54 @@ pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<Str
     repo.run(&["update-ref", "-d", &imported]).await?;
     moved?;
     Ok(notes)
+}
+
+/// drydock's own copy of the private repository's settings, beside (not in) what the agent
+/// may change.
+const SETTINGS: &str = "settings";
+
+/// Puts back what drydock's fetch reads from the private repository before it reads it: the
+/// agent may have moved the read-only settings and `alternates` away with their folder, left
+/// a `.git` that git would take for the repository, or made `objects` a link.
+async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
+    let objects = repo
+        .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .await
+        .map_err(|e| e.to_string())?;
+    let objects = Path::new(&objects).join("objects");
+    // A private git made before drydock kept its settings beside it gets them anew.
+    let format = repo
+        .line(&["rev-parse", "--show-object-format"])
+        .await
+        .map_err(|e| e.to_string())?;
+    let fallback = private_config(&format, "drydock", "drydock@localhost");
+    let dir = dir.to_path_buf();
+    let restored = tokio::task::spawn_blocking(move || {
+        let common = Tree::open(&dir.join("common")).map_err(|e| e.to_string())?;
+        for (entry, want_dir) in [(".git", None), ("objects", Some(true)), ("refs", Some(true))] {
+            let kind = std::fs::symlink_metadata(common.path().join(entry)).ok();
+            let is_dir = kind.as_ref().map(|meta| meta.file_type().is_dir());
+            match (want_dir, is_dir) {
+                (None, None) | (Some(true), Some(true)) => {}
+                (None, Some(_)) => return Err(format!("its private git holds a {entry} of the agent's")),
+                _ => return Err(format!("its private git's {entry} is not a folder")),
+            }
+        }
+        let settings = match untrusted::read_file(&dir.join(SETTINGS), SMALL_FILE) {
+            Ok(settings) => settings,
+            Err(refused) if refused.is_missing() => fallback.into_bytes(),
+            Err(refused) => return Err(refused.to_string()),
+        };
+        common
+            .write(Path::new("config"), &settings, 0o644)
+            .and_then(|()| {
+                let alternates = format!("{}\n", objects.display());
+                common.write(Path::new("objects/info/alternates"), alternates.as_bytes(), 0o644)
+            })
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    restored.unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// The private repository's settings: drydock's, never the repository's own (no hooks, no

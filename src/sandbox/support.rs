@@ -9,7 +9,13 @@ use std::sync::OnceLock;
 /// What `bwrap` says of itself and of this kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
-    Ready { bwrap: PathBuf, version: String },
+    Ready {
+        bwrap: PathBuf,
+        version: String,
+        /// bubblewrap can keep what runs inside from making user namespaces of its own
+        /// (`--disable-userns`, bubblewrap 0.8), and does.
+        no_nesting: bool,
+    },
     Unavailable(String),
 }
 
@@ -21,11 +27,30 @@ impl Support {
         }
     }
 
+    /// The arguments that keep a sandbox from nesting user namespaces, where this bubblewrap
+    /// has them.
+    pub fn no_nesting(&self) -> &'static [&'static str] {
+        match self {
+            Support::Ready {
+                no_nesting: true, ..
+            } => super::confinement::NO_NESTING,
+            _ => &[],
+        }
+    }
+
     /// One line for `drydock doctor` and refusals.
     pub fn describe(&self) -> String {
         match self {
-            Support::Ready { bwrap, version } => {
-                format!("{version} at {} makes sandboxes here", bwrap.display())
+            Support::Ready {
+                bwrap,
+                version,
+                no_nesting,
+            } => {
+                let nesting = match no_nesting {
+                    true => "",
+                    false => " (this bubblewrap cannot stop namespaces inside them: 0.8 or later can)",
+                };
+                format!("{version} at {} makes sandboxes here{nesting}", bwrap.display())
             }
             Support::Unavailable(why) => why.clone(),
         }
@@ -52,16 +77,30 @@ fn probe() -> Support {
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
         .filter(|text| !text.is_empty())
         .unwrap_or_else(|| "bubblewrap".into());
-    let mut trial = Command::new(&bwrap);
-    trial
-        .args(super::confinement::NAMESPACES)
-        .args(super::confinement::system_args())
-        .args(["--", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    match trial.output() {
-        Ok(out) if out.status.success() => Support::Ready { bwrap, version },
+    let trial = |extra: &[&str]| {
+        Command::new(&bwrap)
+            .args(super::confinement::NAMESPACES)
+            .args(extra)
+            .args(super::confinement::system_args())
+            .args(["--", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+    };
+    if trial(super::confinement::NO_NESTING).is_ok_and(|out| out.status.success()) {
+        return Support::Ready {
+            bwrap,
+            version,
+            no_nesting: true,
+        };
+    }
+    match trial(&[]) {
+        Ok(out) if out.status.success() => Support::Ready {
+            bwrap,
+            version,
+            no_nesting: false,
+        },
         Ok(out) => Support::Unavailable(format!(
             "{version} at {} cannot make a sandbox on this host: {}",
             bwrap.display(),

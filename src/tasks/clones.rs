@@ -257,7 +257,12 @@ mod tests {
             let error = check_url(bad).unwrap_err();
             assert!(error.contains(why), "{bad}: {error}");
         }
-        assert!(check_url("https://me@github.com/team/app").is_ok());
+        // Issue 48: a token as the user would be shown to every client by task_list.
+        for user in ["https://me@github.com/team/app", "http://ghp_abc123@example.com/app"] {
+            let error = check_url(user).unwrap_err();
+            assert!(error.contains("names a user"), "{user}: {error}");
+        }
+        assert!(check_url("ssh://git@github.com/team/app").is_ok());
     }
 
     #[test]

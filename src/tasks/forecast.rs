@@ -425,7 +425,7 @@ impl Tasks {
         let (head, changes) = match (task.state, task.open_result()) {
             (TaskState::Running, _) if self.is_mine(task) && worktree.path().is_dir() => (
                 String::new(),
-                worktree_changes(worktree.path(), &worktree.base_sha).await?,
+                worktree_changes(repo, worktree.path(), &worktree.base_sha).await?,
             ),
             (TaskState::Done, Some((_, review))) => {
                 let changes = match known.remove(&review.head) {
@@ -508,9 +508,10 @@ async fn touched(task: &Task) -> Option<(std::path::PathBuf, GlobSet)> {
     Some((top, set.build().ok()?))
 }
 
-/// What worktree `dir` changes of `base`: commits, uncommitted edits and new files.
-async fn worktree_changes(dir: &Path, base: &str) -> Option<Changes> {
-    let git = quiet(Git::at(dir));
+/// What worktree `dir` of `repo` changes of `base`: commits, uncommitted edits and new
+/// files. Its content is the agent's: git runs on it through the git directory drydock made.
+async fn worktree_changes(repo: &Path, dir: &Path, base: &str) -> Option<Changes> {
+    let git = quiet(Git::in_worktree(repo, dir).await.ok()?);
     let diff = git.run(&diff_args(&[base])).await.ok()?;
     let added = git
         .run(&["ls-files", "--others", "--exclude-standard", "-z"])

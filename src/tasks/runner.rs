@@ -211,6 +211,19 @@ impl Tasks {
     }
 
     async fn start_agent(&self, task: &Task) -> Result<bool, TaskError> {
+        // Queued while its root was allowed; the server may have been started with others.
+        if self.project_here(task).is_none() {
+            return Err(TaskError::NotAllowed(format!(
+                "its project {} is not inside this drydock's allowed roots ({}) any more; nothing was started there",
+                task.project_path,
+                self.workspace
+                    .roots()
+                    .iter()
+                    .map(|root| root.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         let stop = self.running_until().cloned().unwrap_or_default();
         self.update_clone(task).await?;
         let isolation = self.isolate(task).await?;
@@ -806,6 +819,7 @@ impl Tasks {
                 .await
                 .ok()
                 .filter(|agent| agent.state != "exited");
+            // door: the task's token, in drydock's own task folder.
             let token = std::fs::read_to_string(self.task_dir(&task.id).join("token"));
             let why = match (agent, token) {
                 (Some(agent), Ok(token)) => {

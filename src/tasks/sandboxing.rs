@@ -17,6 +17,7 @@ use crate::agents::SandboxedRun;
 use crate::agents::profile::Profile;
 use crate::sandbox::net_gate::{self, AllowList};
 use crate::sandbox::{Confinement, Mount, PrivateGit, confinement, support};
+use crate::untrusted::{self, Refused, Tree};
 
 /// Serves drydock to one sandbox: its listener, its task's token, until the token's run ends.
 pub type Door = Arc<dyn Fn(UnixListener, String, CancellationToken) + Send + Sync>;
@@ -76,8 +77,16 @@ impl Gates {
         let net = UnixListener::bind(dir.join(NET_SOCKET))?;
         let stop = CancellationToken::new();
         let task = session.to_string();
+        let told = std::sync::atomic::AtomicU64::new(0);
+        // A sandbox that asks again and again must not fill drydock's log: the first few
+        // refusals, then one in a thousand with the count.
         let refused = move |destination: &str| {
-            tracing::warn!("the sandbox of {task} was refused {destination}: not an allowed host");
+            let count = told.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if count <= 10 || count % 1000 == 0 {
+                tracing::warn!(
+                    "the sandbox of {task} was refused {destination}: not an allowed host ({count} refusals so far)"
+                );
+            }
         };
         tokio::spawn(net_gate::serve(net, allow, refused, stop.clone()));
         let waiting = match self.door.get() {
@@ -150,13 +159,26 @@ impl Tasks {
         let work = PathBuf::from(isolation.dir(&task.project_path));
         let mut confinement = Confinement {
             work: work.clone(),
-            home: self.private_home(&profile, &dir).await?,
+            home: self.private_home(&profile, &dir, &work_folders(isolation, &work)).await?,
             readable: self.readable_for(task, &profile),
             ..Confinement::default()
         };
         if let Some(home) = &confinement.home {
             confinement.protected.extend(credentials(&profile, home));
         }
+        let mut wanted = profile.sandbox.env.clone();
+        wanted.extend(profile.sandbox.base_url_env.iter().cloned());
+        wanted.extend(self.config.tasks.sandbox_env.iter().cloned());
+        confinement.passed = confinement::passed_env(&wanted);
+        confinement.blanked = confinement::toolchain_secrets();
+        let scratch = self.config.data_dir.join("sandbox");
+        confinement
+            .protected
+            .extend(confinement::cargo_config_without_tokens(&scratch));
+        // As drydock's own terminals have it: the agent draws in a terminal of drydock's.
+        confinement
+            .env
+            .push(("TERM".into(), "xterm-256color".into()));
         if let Isolation::Worktree(worktree) = isolation {
             let author = Author::of_task(&task.id);
             let git = PrivateGit::prepare(
@@ -237,7 +259,6 @@ impl Tasks {
         confinement
             .env
             .push(("GIT_CONFIG_NOSYSTEM".into(), "1".into()));
-        confinement.unset_env.push("DRYDOCK_DATA_DIR".into());
         let described = describe(&confinement, &allow);
         Ok((
             Some(SandboxedRun {
@@ -327,15 +348,20 @@ impl Tasks {
         &self,
         profile: &Profile,
         dir: &Path,
+        work: &[PathBuf],
     ) -> Result<Option<Mount>, TaskError> {
         let Some(person) = dirs::home_dir() else {
             return Ok(None);
         };
         let private = dir.join("home");
-        let files = profile.sandbox.home.clone();
-        let credentials = profile.sandbox.credentials.clone();
+        let home = PrivateHome {
+            files: profile.sandbox.home.clone(),
+            scoped: profile.sandbox.scoped.clone(),
+            credentials: profile.sandbox.credentials.clone(),
+            folders: work.to_vec(),
+        };
         let (from, to) = (person.clone(), private.clone());
-        let made = tokio::task::spawn_blocking(move || copy_home(&from, &to, &files, &credentials))
+        let made = tokio::task::spawn_blocking(move || home.copy(&from, &to))
             .await
             .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
         made.map_err(|e| {
@@ -394,11 +420,13 @@ impl Tasks {
             }
         }
         hosts.extend(self.config.tasks.sandbox_hosts.iter().cloned());
-        let allow = AllowList::parse(&hosts).map_err(|e| {
-            TaskError::InvalidArgument(format!(
-                "the sandbox's hosts (profile and [tasks] sandbox_hosts): {e}"
-            ))
-        })?;
+        let allow = AllowList::parse(&hosts)
+            .map_err(|e| {
+                TaskError::InvalidArgument(format!(
+                    "the sandbox's hosts (profile and [tasks] sandbox_hosts): {e}"
+                ))
+            })?
+            .with_private_names(self.config.tasks.sandbox_private_names);
         Ok((allow, loopback))
     }
 }
@@ -416,33 +444,74 @@ fn credentials(profile: &Profile, home: &Mount) -> Vec<Mount> {
         .collect()
 }
 
-/// Copies `files` of `from` into `to`, and makes an empty stand-in for each of
-/// `credentials` (mounted over, read-only).
-fn copy_home(
-    from: &Path,
-    to: &Path,
-    files: &[String],
-    credentials: &[String],
-) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for file in files {
-        let source = from.join(file);
-        if !source.is_file() {
-            continue;
-        }
-        let target = to.join(file);
-        std::fs::create_dir_all(target.parent().unwrap_or(to))?;
-        std::fs::copy(&source, &target)?;
+/// The folders a task's agent works in: its worktree's top and its project's folder there.
+fn work_folders(isolation: &Isolation, work: &Path) -> Vec<PathBuf> {
+    let mut folders = vec![work.to_path_buf()];
+    if let Isolation::Worktree(worktree) = isolation {
+        folders.push(worktree.path().to_path_buf());
     }
-    for file in credentials {
-        if !from.join(file).is_file() {
-            continue;
+    folders
+}
+
+/// What the agent's private home gets of the person's.
+struct PrivateHome {
+    /// Copied.
+    files: Vec<String>,
+    /// Of `files`, copied scoped to `folders` (see [`scoped_settings`]).
+    scoped: Vec<String>,
+    /// An empty stand-in made for each, to be mounted over read-only.
+    credentials: Vec<String>,
+    folders: Vec<PathBuf>,
+}
+
+/// The largest settings file copied into a private home.
+const LARGEST_SETTINGS: u64 = 64 * 1024 * 1024;
+
+impl PrivateHome {
+    /// Writes the private home `to` from the person's home `from`. On a retry `to` holds what
+    /// the agent left there: every file is written through the door, replacing what was
+    /// there (a link to a file outside among it), never through it.
+    fn copy(&self, from: &Path, to: &Path) -> Result<(), Refused> {
+        std::fs::create_dir_all(to).map_err(|e| Refused::Io(to.to_path_buf(), e))?;
+        let home = Tree::open(to)?;
+        for file in &self.files {
+            let bytes = match untrusted::read_file(&from.join(file), LARGEST_SETTINGS) {
+                Ok(bytes) => bytes,
+                Err(refused) if refused.is_missing() => continue,
+                Err(refused) => return Err(refused),
+            };
+            let bytes = match self.scoped.contains(file) {
+                true => scoped_settings(&bytes, &self.folders),
+                false => bytes,
+            };
+            home.write(Path::new(file), &bytes, 0o600)?;
         }
-        let target = to.join(file);
-        std::fs::create_dir_all(target.parent().unwrap_or(to))?;
-        crate::private::write_private(&target, b"")?;
+        for file in &self.credentials {
+            if from.join(file).is_file() {
+                home.write(Path::new(file), b"", 0o600)?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// A settings file of every project cut to the task's: `projects` keeps the entries of
+/// `folders` alone, and no `mcpServers` is left at any level. What is not a JSON object is
+/// not copied at all.
+fn scoped_settings(bytes: &[u8], folders: &[PathBuf]) -> Vec<u8> {
+    let Ok(serde_json::Value::Object(mut settings)) = serde_json::from_slice(bytes) else {
+        return b"{}".to_vec();
+    };
+    settings.remove("mcpServers");
+    if let Some(serde_json::Value::Object(projects)) = settings.get_mut("projects") {
+        projects.retain(|path, _| folders.iter().any(|folder| Path::new(path) == folder));
+        for project in projects.values_mut() {
+            if let Some(project) = project.as_object_mut() {
+                project.remove("mcpServers");
+            }
+        }
+    }
+    serde_json::to_vec_pretty(&settings).unwrap_or_else(|_| b"{}".to_vec())
 }
 
 /// Where an installed CLI's files are: its npm package tree (`…/node_modules`'s parent), else
@@ -502,13 +571,13 @@ mod tests {
         std::fs::write(person.join(".claude.json"), "{}").unwrap();
         std::fs::write(person.join(".claude/.credentials.json"), "secret").unwrap();
         std::fs::write(person.join(".bash_history"), "private").unwrap();
-        copy_home(
-            &person,
-            &private,
-            &[".claude.json".into(), ".claude/settings.json".into()],
-            &[".claude/.credentials.json".into()],
-        )
-        .unwrap();
+        let home = PrivateHome {
+            files: vec![".claude.json".into(), ".claude/settings.json".into()],
+            scoped: Vec::new(),
+            credentials: vec![".claude/.credentials.json".into()],
+            folders: Vec::new(),
+        };
+        home.copy(&person, &private).unwrap();
         assert_eq!(
             std::fs::read_to_string(private.join(".claude.json")).unwrap(),
             "{}"
@@ -520,5 +589,49 @@ mod tests {
         assert!(!private.join(".bash_history").exists());
         assert!(!private.join(".claude/settings.json").exists());
         assert_eq!(port_of("http://127.0.0.1:7878"), Some(7878));
+    }
+
+    /// Issue 48: the private home gets the task's project settings alone, and what the agent
+    /// planted there on an earlier attempt (links to the person's files) is replaced, not
+    /// written through.
+    #[test]
+    fn the_private_home_is_scoped_to_the_task_and_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let (person, private) = (dir.path().join("person"), dir.path().join("private"));
+        std::fs::create_dir_all(person.join(".claude")).unwrap();
+        std::fs::create_dir_all(private.join(".claude")).unwrap();
+        let settings = serde_json::json!({
+            "theme": "dark",
+            "mcpServers": {"bank": {"headers": {"Authorization": "Bearer user-scope-token"}}},
+            "projects": {
+                "/work/task": {"hasTrustDialogAccepted": true, "mcpServers": {"x": {"env": {"T": "project-token"}}}},
+                "/home/person/other": {"mcpServers": {"y": {"env": {"T": "other-token"}}}}
+            }
+        });
+        std::fs::write(person.join(".claude.json"), settings.to_string()).unwrap();
+        std::fs::write(person.join(".claude/settings.json"), "{}").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "the person's").unwrap();
+        std::os::unix::fs::symlink(&victim, private.join(".claude/settings.json")).unwrap();
+        std::os::unix::fs::symlink(&victim, private.join(".claude.json")).unwrap();
+        let home = PrivateHome {
+            files: vec![".claude.json".into(), ".claude/settings.json".into()],
+            scoped: vec![".claude.json".into()],
+            credentials: Vec::new(),
+            folders: vec![PathBuf::from("/work/task")],
+        };
+        home.copy(&person, &private).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the person's");
+        let copied = std::fs::read_to_string(private.join(".claude.json")).unwrap();
+        for token in ["user-scope-token", "project-token", "other-token", "/home/person/other"] {
+            assert!(!copied.contains(token), "{token} in {copied}");
+        }
+        let copied: serde_json::Value = serde_json::from_str(&copied).unwrap();
+        assert_eq!(copied["theme"], "dark");
+        assert_eq!(copied["projects"]["/work/task"]["hasTrustDialogAccepted"], true);
+        assert_eq!(
+            std::fs::read_to_string(private.join(".claude/settings.json")).unwrap(),
+            "{}"
+        );
     }
 }

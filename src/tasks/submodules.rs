@@ -34,12 +34,21 @@ pub(super) async fn check_out(
         if level >= MOST_LEVELS || !dir.join(".gitmodules").is_file() {
             continue;
         }
-        let git = Git::at(&dir);
+        let git = Git::on_content(&dir);
         let mut sources = Vec::new();
-        for (name, entry) in entries(&git).await? {
+        let entries = entries(&git).await?;
+        let twice = named_twice(&entries);
+        for (name, entry) in entries {
             let (Some(path), Some(url)) = (entry.path, entry.url) else {
                 continue;
             };
+            // git would update every entry of a path: the one checked and the other.
+            if twice.contains(path.trim_end_matches('/')) {
+                notes.push(format!(
+                    "the submodule {path} was not checked out: .gitmodules names that path for more than one submodule"
+                ));
+                continue;
+            }
             match source_of(&git, &name, &url, allowed).await {
                 Ok(url) => sources.push((name, path, url)),
                 Err(why) => notes.push(format!("the submodule {path} was not checked out: {why}")),
@@ -80,6 +89,17 @@ async fn entries(git: &Git) -> Result<BTreeMap<String, Entry>, GitError> {
         }
     }
     Ok(entries)
+}
+
+/// The paths more than one entry names.
+fn named_twice(entries: &BTreeMap<String, Entry>) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    entries
+        .values()
+        .filter_map(|entry| entry.path.as_deref())
+        .map(|path| path.trim_end_matches('/').to_string())
+        .filter(|path| !seen.insert(path.clone()))
+        .collect()
 }
 
 /// The URL submodule `name` is fetched from, or why it is not.
@@ -156,6 +176,22 @@ async fn update(git: &Git, name: &str, path: &str, url: &str) -> Result<(), GitE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_named_by_two_entries_is_found() {
+        let entry = |path: &str, url: &str| Entry {
+            path: Some(path.into()),
+            url: Some(url.into()),
+        };
+        let entries: BTreeMap<String, Entry> = [
+            ("allowed".to_string(), entry("lib", "https://allowed.host/lib")),
+            ("refused".to_string(), entry("lib/", "file:///home/person/secrets")),
+            ("other".to_string(), entry("vendor/x", "https://allowed.host/x")),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(named_twice(&entries), ["lib".to_string()].into());
+    }
 
     #[test]
     fn relative_urls_are_resolved_against_the_remote() {

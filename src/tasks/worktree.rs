@@ -238,7 +238,7 @@ impl Worktrees {
             match copied {
                 Copied::Done => worktree.copied.push(entry),
                 Copied::Secret => worktree.notes.push(format!(
-                    "{entry} was not copied: .env files hold secrets an agent should not get"
+                    "{entry} was not copied: it holds secrets (.env files, keys, credentials) an agent should not get"
                 )),
                 Copied::Missing => worktree.notes.push(format!(
                     "{entry} was not copied: the project has no such file"
@@ -250,6 +250,33 @@ impl Worktrees {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a worktree that is not one drydock makes: a task's row (from a shared queue,
+    /// or an older drydock) names the branch deleted and the folder removed with it.
+    fn ours(&self, worktree: &Worktree) -> Result<(), WorktreeError> {
+        let branch_ok = worktree
+            .branch
+            .strip_prefix("drydock/task-")
+            .is_some_and(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+        let path = Path::new(&worktree.path);
+        let root = self.dirs.worktrees();
+        let under = |root: &Path| path.starts_with(root) && path != root;
+        let path_ok = path.is_absolute()
+            && (under(&root) || root.canonicalize().is_ok_and(|root| under(&root)))
+            && !path.components().any(|part| part == std::path::Component::ParentDir);
+        match (branch_ok, path_ok) {
+            (true, true) => Ok(()),
+            (false, _) => Err(WorktreeError::Io(format!(
+                "{} is not a task's branch (drydock/task-ID): drydock deletes no other",
+                worktree.branch
+            ))),
+            (_, false) => Err(WorktreeError::Io(format!(
+                "{} is not under drydock's worktrees ({}): drydock removes no other folder",
+                worktree.path,
+                self.dirs.worktrees().display()
+            ))),
+        }
     }
 
     async fn is_worktree_on(&self, git: &Git, path: &Path, branch: &str) -> Result<bool, GitError> {
@@ -332,6 +359,7 @@ impl Worktrees {
     /// Removes the task's worktree (with what it holds: the person discards it) and its
     /// branch; returns the branch's last commit.
     pub async fn discard(&self, worktree: &Worktree) -> Result<Option<String>, WorktreeError> {
+        self.ours(worktree)?;
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
@@ -361,6 +389,7 @@ impl Worktrees {
         worktree: &Worktree,
         merged_into: &str,
     ) -> Result<Result<(), String>, WorktreeError> {
+        self.ours(worktree)?;
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
@@ -394,24 +423,15 @@ impl Worktrees {
 
     /// The scratch worktree where the landing queue tests what merging a result onto
     /// branch `into` of `repo` makes, checked out (detached) at `commit`. One per branch,
-    /// kept between landings: its ignored build output stays warm, what else was left in it
-    /// is cleaned away. Also whether it was made just now.
+    /// kept between landings and cleaned of everything the last one left, ignored build
+    /// output included. Also whether it was made just now.
     pub async fn scratch(
         &self,
         repo: &Path,
         into: &str,
         commit: &str,
     ) -> Result<(PathBuf, bool), WorktreeError> {
-        let name: String = into
-            .chars()
-            .map(
-                |c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                    true => c,
-                    false => '-',
-                },
-            )
-            .collect();
-        let path = self.dirs.worktree(repo, &format!("landing-{name}"));
+        let path = self.dirs.landing_worktree(repo, into);
         let source = Git::at(repo);
         let _changing = self.lock(repo).await;
         source.run(&["worktree", "prune"]).await?;
@@ -420,7 +440,9 @@ impl Worktrees {
                 there
                     .run(&["checkout", "--quiet", "--force", "--detach", commit])
                     .await?;
-                there.run(&["clean", "--quiet", "-f", "-d"]).await?;
+                // Ignored files too (mix's _build and deps, an in-tree target): what the last
+                // result's checks built must not decide this one's.
+                there.run(&["clean", "--quiet", "-f", "-d", "-x"]).await?;
                 false
             }
             _ => {
@@ -629,11 +651,7 @@ fn copy_untracked(project: &Path, dir: &Path, entry: &str) -> Copied {
     {
         return Copied::Refused("give a path inside the project, without `..`".into());
     }
-    let is_secret = relative.components().any(|c| {
-        let name = c.as_os_str().to_string_lossy();
-        name == ".env" || name.starts_with(".env.")
-    });
-    if is_secret {
+    if crate::private::holds_secrets(relative) {
         return Copied::Secret;
     }
     let from = project.join(relative);
@@ -656,10 +674,12 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     }
     let meta = std::fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
+        // door: the person's project, copied before the agent starts.
         let target = std::fs::read_link(from)?;
         return std::os::unix::fs::symlink(target, to);
     }
     if !meta.is_dir() {
+        // door: the person's project, copied before the agent starts.
         return std::fs::copy(from, to).map(|_| ());
     }
     std::fs::create_dir_all(to)?;

@@ -31,7 +31,11 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::git::Git;
+use crate::process::{CommandSpec, Limits, Policy};
+use crate::sandbox::{Confinement, confinement};
 
 /// Free space a warm start always leaves on the filesystem it copies to.
 const RESERVE: u64 = 1024 * 1024 * 1024;
@@ -235,44 +239,126 @@ pub(crate) async fn warm_with(
 }
 
 /// The checkout's cargo target directory, as cargo itself names it (its config and
-/// `CARGO_TARGET_DIR` honoured).
+/// `CARGO_TARGET_DIR` honoured). cargo reads the repository's `rust-toolchain.toml` (whose
+/// `path` may name any program) and `.cargo/config.toml`: it runs in a sandbox that sees the
+/// checkout read-only and no network, and the directory it names is kept only when it lies
+/// in the checkout (through no link) or is the person's own `CARGO_TARGET_DIR`.
 pub(crate) async fn cargo_target_of(
     checkout: &Path,
     cargo_env: &[(&str, Option<&str>)],
 ) -> Result<PathBuf, String> {
-    let mut command = tokio::process::Command::new("cargo");
-    command
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(checkout)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    for (name, value) in cargo_env {
-        match value {
-            Some(value) => command.env(name, value),
-            None => command.env_remove(name),
-        };
-    }
-    let output = tokio::time::timeout(METADATA_TIMEOUT, command.output())
+    let bwrap = tokio::task::spawn_blocking(|| {
+        crate::sandbox::support::host()
+            .bwrap()
+            .map(Path::to_path_buf)
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or("cargo runs on a repository's files in a sandbox alone, and this host cannot make one (install bubblewrap)")?;
+    let mut env: Vec<(String, Option<String>)> = std::env::var("CARGO_TARGET_DIR")
+        .ok()
+        .map(|dir| ("CARGO_TARGET_DIR".to_string(), Some(dir)))
+        .into_iter()
+        .collect();
+    env.extend(
+        cargo_env
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.map(str::to_string))),
+    );
+    let persons_target = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "CARGO_TARGET_DIR")
+        .and_then(|(_, value)| value.clone())
+        .map(PathBuf::from);
+    let confinement = Confinement {
+        work: checkout.to_path_buf(),
+        work_read_only: true,
+        readable: confinement::readable(
+            confinement::toolchain_dirs(),
+            dirs::home_dir().as_deref(),
+            &[],
+        ),
+        blanked: confinement::toolchain_secrets(),
+        passed: confinement::passed_env(&[]),
+        env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
+        ..Confinement::default()
+    };
+    let spec = CommandSpec::new(
+        "cargo",
+        ["metadata", "--no-deps", "--format-version", "1", "--offline"],
+        checkout,
+    );
+    let mut spec = confinement::confine(spec, &bwrap, &confinement);
+    spec.env_set.retain(|(name, _)| !env.iter().any(|(changed, _)| changed == name));
+    spec.env_set.extend(
+        env.iter()
+            .filter_map(|(name, value)| Some((name.clone(), value.clone()?))),
+    );
+    let policy = Policy {
+        limits: Limits {
+            timeout: METADATA_TIMEOUT,
+            output_cap: 16 * 1024 * 1024,
+            kill_grace: Duration::from_secs(1),
+        },
+        env_remove: Vec::new(),
+    };
+    let output = policy
+        .run(spec, &CancellationToken::new(), &mut |_, _| {})
         .await
-        .map_err(|_| "`cargo metadata` did not answer in time".to_string())?
         .map_err(|e| format!("`cargo metadata` did not run: {e}"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if !output.termination.success() {
+        let first = output
+            .stderr
+            .text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_string();
         return Err(format!("`cargo metadata` failed in the checkout: {first}"));
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+    let metadata: serde_json::Value = serde_json::from_str(&output.stdout.text)
         .map_err(|e| format!("`cargo metadata` answered no JSON: {e}"))?;
-    metadata["target_directory"]
+    let named = metadata["target_directory"]
         .as_str()
         .map(PathBuf::from)
-        .ok_or_else(|| "`cargo metadata` named no target directory".into())
+        .ok_or("`cargo metadata` named no target directory")?;
+    let top = Git::at(checkout)
+        .top_level()
+        .await
+        .unwrap_or_else(|| checkout.to_path_buf());
+    kept_target(named, &top, persons_target.as_deref())
+}
+
+/// The target directory cargo named, when it is the person's own (`CARGO_TARGET_DIR`) or lies
+/// in the checkout at `top` with no link on the way: a repository's config that names a
+/// folder elsewhere (`target-dir = "../../.ssh"`) would have it copied to the agent.
+fn kept_target(named: PathBuf, top: &Path, persons: Option<&Path>) -> Result<PathBuf, String> {
+    if persons.is_some_and(|persons| persons == named) {
+        return Ok(named);
+    }
+    let below = named
+        .strip_prefix(top)
+        .ok()
+        .filter(|below| below.components().all(|part| matches!(part, Component::Normal(_))));
+    let linked = below.is_some_and(|below| {
+        below
+            .components()
+            .scan(top.to_path_buf(), |path, part| {
+                path.push(part);
+                Some(path.clone())
+            })
+            .any(|path| std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()))
+    });
+    match (below, linked) {
+        (Some(_), false) => Ok(named),
+        _ => Err(format!(
+            "the checkout's cargo target {} is not inside it ({}) nor the person's CARGO_TARGET_DIR: its build output is not copied",
+            named.display(),
+            top.display()
+        )),
+    }
 }
 
 /// Whether git ignores the folder `name` of `dir` (asked as `name/`: a pattern for folders
@@ -345,6 +431,7 @@ fn keep_times(same: &[(PathBuf, PathBuf)]) -> usize {
             let Ok(modified) = theirs.modified() else {
                 return false;
             };
+            // door: not a link (above), in a worktree whose agent has not started.
             File::open(worktree)
                 .and_then(|file| file.set_times(FileTimes::new().set_modified(modified)))
                 .is_ok()
@@ -588,6 +675,7 @@ fn copy_tree(
             std::fs::create_dir_all(&to)?;
         } else if metadata.is_symlink() {
             // mix links `priv` relatively; a link into the checkout would let a task write there.
+            // door: the checkout's build output, the person's.
             let link = std::fs::read_link(entry.path())?;
             let link = match link.strip_prefix(&part.from_root) {
                 Ok(inside) => part.to_root.join(inside),
@@ -610,6 +698,7 @@ fn copy_tree(
 
 /// One file, as a file of its own (clone or copy), with its permissions and times.
 fn copy_file(from: &Path, to: &Path, metadata: &Metadata, reflink: &mut Reflink) -> io::Result<()> {
+    // door: the checkout's build output, the person's.
     let mut source = File::open(from)?;
     let mut target = OpenOptions::new()
         .write(true)
@@ -667,6 +756,7 @@ fn forget_units_naming(target: &Path, paths: &[PathBuf]) -> Vec<String> {
             if info.extension().is_none_or(|e| e != "d") {
                 continue;
             }
+            // door: the task's copied target, before its agent starts.
             let Ok(text) = std::fs::read_to_string(&info) else {
                 continue;
             };

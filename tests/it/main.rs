@@ -24,6 +24,7 @@ mod doctor;
 mod forecast;
 mod history;
 mod landing;
+mod local_port;
 mod mcp_agents;
 mod mcp_build_tools;
 mod mcp_docs;

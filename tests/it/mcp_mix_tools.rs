@@ -455,6 +455,54 @@ async fn format_lists_and_diffs_then_applies() {
     client.cancel().await.ok();
 }
 
+/// Issue 48: the list of unformatted files is what the project's `mix.exs` let mix print. A
+/// project that names a file outside it (absolute, `../`, or through a link) gets no diff of
+/// it: the file, formattable Elixir holding a secret, is never read.
+#[tokio::test]
+async fn format_reads_no_file_the_project_names_outside_it() {
+    let _turn = mix_projects_turn().await;
+    let (dir, copy) = copy_project("mix-unformatted");
+    let secret = dir.path().join("secret.ex");
+    std::fs::write(&secret, "secret   =   \"lab-secret-material\"\n").unwrap();
+    std::os::unix::fs::symlink(&secret, copy.join("lib/linked.ex")).unwrap();
+    let mix_exs = std::fs::read_to_string(copy.join("mix.exs")).unwrap();
+    let lies = format!(
+        "The following files are not formatted:\\n\\n  * {}\\n  * ../secret.ex\\n  * lib/linked.ex\\n  * lib/messy.ex\\n",
+        secret.display()
+    );
+    let mix_exs = mix_exs
+        .replace(
+            "      deps: []\n",
+            "      deps: [],\n      aliases: [format: &__MODULE__.lie/1]\n",
+        )
+        .replace(
+            "  def application do",
+            &format!(
+                "  def lie(_args) do\n    IO.write(:stderr, \"{lies}\")\n    exit({{:shutdown, 1}})\n  end\n\n  def application do"
+            ),
+        );
+    std::fs::write(copy.join("mix.exs"), mix_exs).unwrap();
+    let server = Server::start_in(dir.path());
+    let client = modern_client(&server.url).await;
+    let check = call_ok(
+        &client,
+        "format",
+        json!({"project_path": copy.to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(check["status"], "needs_formatting", "{check}");
+    let files = check["files"].as_array().unwrap();
+    assert_eq!(files.len(), 4, "{check}");
+    assert!(!check.to_string().contains("lab-secret-material"), "{check}");
+    for file in files {
+        match file["file"].as_str().unwrap() {
+            "lib/messy.ex" => assert!(file["diff"].as_str().is_some(), "{file}"),
+            _ => assert!(file["diff"].is_null(), "{file}"),
+        }
+    }
+    client.cancel().await.ok();
+}
+
 #[tokio::test]
 async fn run_executes_allowed_tasks_with_exit_codes_and_stdin() {
     let _turn = mix_projects_turn().await;

@@ -610,3 +610,61 @@ async fn a_running_task_outlives_a_sigkill_of_drydock_and_still_completes() {
     );
     no_agent_left(&home, tmux_dir.path(), "no agent is left").await;
 }
+
+/// Issue 48: a task queued while its project's root was allowed does not start once drydock
+/// serves other roots: it fails with the reason, and nothing runs in the project.
+#[tokio::test]
+async fn a_task_whose_root_is_no_longer_allowed_does_not_start() {
+    let (cli, home, _fake, _tmux_dir) = claude_home("claude-root-gone");
+    repository(&home.project);
+    let data_dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = format!(
+        "{}:{}",
+        cli.program.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let data = data_dir.path().to_str().unwrap();
+    let serve = |root: &Path| {
+        Server::start_with(
+            &["--allow-root", root.to_str().unwrap(), "--data-dir", data],
+            &[("PATH", path.as_str())],
+        )
+    };
+    let first = serve(&home.project);
+    let client = modern_client(&first.url).await;
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [add(&path_arg(&home.project), "queued", "lab:complete=done")]}),
+    )
+    .await;
+    let id = added["added"][0]["id"].as_str().unwrap().to_string();
+    drop(client);
+    drop(first);
+
+    let second = serve(elsewhere.path());
+    let client = modern_client(&second.url).await;
+    let started = call_ok(&client, "task_start", json!({"task_id": id})).await;
+    let task = &started["task"];
+    assert_eq!(task["state"], "failed", "{started:#}");
+    let failure = task["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure.contains("not inside this drydock's allowed roots"),
+        "{started:#}"
+    );
+    assert_eq!(
+        git_status(&home.project),
+        "",
+        "nothing was made or changed in the project"
+    );
+}
+
+fn git_status(dir: &Path) -> String {
+    let out = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -18,6 +18,8 @@ use crate::support::*;
 use crate::task_worktrees::{repository, until_reviewed};
 
 const SECRET: &str = "lab-secret-key-material";
+/// A secret no command names: only a link the agent made leads to it.
+const PLANTED_SECRET: &str = "lab-planted-secret-material";
 
 fn encoded(script: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(script)
@@ -55,6 +57,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     repository(&project);
     std::fs::create_dir_all(home.home.join(".ssh")).unwrap();
     std::fs::write(home.home.join(".ssh/id_lab"), SECRET).unwrap();
+    std::fs::write(home.home.join(".ssh/id_planted"), PLANTED_SECRET).unwrap();
     std::fs::write(home.home.join(".bashrc"), "# the person's\n").unwrap();
     let forbidden = TcpListener::bind("127.0.0.1:0").unwrap();
     let forbidden_port = forbidden.local_addr().unwrap().port();
@@ -180,6 +183,29 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         marker("hook-2")
     );
     let breaker = format!("Break git. lab:run={} lab:complete=done", encoded(&breaker));
+    // Issue 48: what drydock reads and runs outside the sandbox, planted. A tracked link and
+    // a FIFO for the project memory's snapshot, the private git's HEAD made a link to the
+    // secret for the task's end, then a repository of the agent's own in place of the
+    // worktree's `.git` with a filter, an external diff and a textconv for the conflict
+    // forecast (which looks every 5 s: the agent waits 12 s), then drydock's build tools.
+    let planter = format!(
+        "ln -s '{home_text}/.ssh/id_planted' key.txt && mkfifo pipe.txt && git add key.txt && git commit -qm link \
+         && gitdir=$(git rev-parse --absolute-git-dir) && rm -f \"$gitdir/HEAD\" && ln -s '{home_text}/.ssh/id_planted' \"$gitdir/HEAD\" \
+         && rm .git && git init -q . && git config filter.x.clean 'touch {m}-filter; cat' \
+         && git config diff.external 'touch {m}-external' && git config diff.x.textconv 'touch {m}-textconv; cat' \
+         && git config core.worktree / && printf '* filter=x diff=x\\n' > .gitattributes \
+         && echo changed >> README.md && timeout 12 tail -f /dev/null; true",
+        m = marker("content")
+    );
+    let planter = format!(
+        "Plant. lab:run={} lab:build lab:complete=done",
+        encoded(&planter)
+    );
+    // A `.git` that is a FIFO, then drydock's build tools, which must still answer.
+    let fifo = format!(
+        "Stall drydock. lab:run={} lab:build lab:complete=done",
+        encoded("rm .git && mkfifo .git")
+    );
     let project_arg = path_arg(&project);
     let added = call_ok(
         &client,
@@ -187,13 +213,15 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         json!({"tasks": [
             {"title": "escape", "project_path": project_arg, "auto_approve": "with_bash", "description": work},
             {"title": "break git", "project_path": project_arg, "auto_approve": "with_bash", "description": breaker},
+            {"title": "plant", "project_path": project_arg, "auto_approve": "with_bash", "description": planter},
+            {"title": "stall", "project_path": project_arg, "auto_approve": "with_bash", "description": fifo},
         ]}),
     )
     .await;
     let id = |n: usize| added["added"][n]["id"].as_str().unwrap().to_string();
-    let (escape, breaker) = (id(0), id(1));
-    call_ok(&client, "queue_configure", json!({"max_concurrent": 2})).await;
-    for task in [&escape, &breaker] {
+    let (escape, breaker, planted, stalled) = (id(0), id(1), id(2), id(3));
+    call_ok(&client, "queue_configure", json!({"max_concurrent": 4})).await;
+    for task in [&escape, &breaker, &planted, &stalled] {
         let started = call_ok(&client, "task_start", json!({"task_id": task})).await;
         assert_eq!(started["task"]["state"], "running", "{started:#}");
         let confinement = started["task"]["isolation"]["confinement"]
@@ -270,6 +298,32 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
             .contains("not the file git writes in a worktree"),
         "drydock refused the .git the agent made: {broken:#}"
     );
+    let planted = until_reviewed(&client, &planted).await;
+    assert_eq!(planted["task"]["state"], "done", "{planted:#}");
+    let stalled = until_reviewed(&client, &stalled).await;
+    assert_eq!(stalled["task"]["state"], "done", "{stalled:#}");
+    assert!(
+        stalled.to_string().contains("not the file git writes in a worktree"),
+        "{stalled:#}"
+    );
+    // compile and test in three tasks (the escape's, the planter's, the FIFO's) answered
+    // with their results ("… in N ms"), none stalled by what the agent planted.
+    let answered = regex::Regex::new(r" in \d+ ms").unwrap();
+    let results = tool_results(&fake);
+    let built = results
+        .iter()
+        .filter(|result| answered.is_match(&result.to_string()))
+        .count();
+    assert!(built >= 6, "every build tool call answered: {results:#?}");
+    for (what, text) in [
+        ("the planting task", planted.to_string()),
+        ("what drydock keeps", kept_text(server.data_dir.path())),
+    ] {
+        assert!(
+            !text.contains(PLANTED_SECRET),
+            "{what} holds the secret the agent linked to"
+        );
+    }
     for name in [
         "hook",
         "fsmonitor",
@@ -277,6 +331,9 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         "test",
         "fsmonitor-2",
         "hook-2",
+        "content-filter",
+        "content-external",
+        "content-textconv",
     ] {
         assert!(
             !markers.path().join(name).exists(),
@@ -284,6 +341,17 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         );
     }
     no_agent_left(&home, tmux_dir.path(), "both tasks ended").await;
+}
+
+/// Every regular file under drydock's data directory, as text (links are not followed).
+fn kept_text(data: &Path) -> String {
+    walkdir::WalkDir::new(data)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .filter_map(|entry| std::fs::read(entry.path()).ok())
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .collect()
 }
 
 /// What the agent's tools answered, from the conversation the fake was sent.

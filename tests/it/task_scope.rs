@@ -127,7 +127,7 @@ async fn a_task_token_reaches_its_own_task_and_no_other_terminal_task_or_project
         format!("its task is not listed: {listed:?}"),
     );
     for uri in &listed {
-        let its = uri.starts_with("drydock://docs")
+        let its = uri.starts_with("drydock://docs/")
             || uri.starts_with("drydock://history/")
             || *uri == own_uri;
         held(its, format!("resources/list shows {uri}"));
@@ -162,6 +162,8 @@ async fn a_task_token_reaches_its_own_task_and_no_other_terminal_task_or_project
         "drydock://approvals".to_string(),
         "drydock://projects".to_string(),
         "drydock://server".to_string(),
+        // The list of what is indexed names every project.
+        "drydock://docs".to_string(),
         format!("drydock://history/{}", encoded(&elsewhere)),
     ] {
         let read = agent

@@ -68,6 +68,36 @@ fn the_source_keeps_every_rule_of_architecture_md() {
         "rmcp and axum only in the faces",
         rules::protocols_only_in_faces(&source, &architecture),
     );
+    assert_kept(
+        "task content only through the door",
+        rules::content_only_through_the_door(&source),
+    );
+}
+
+#[test]
+fn a_content_module_reading_a_file_on_its_own_fails() {
+    let source = Source {
+        files: vec![
+            (
+                "tasks/forecast.rs".into(),
+                "fn f(p: &Path) { let _ = std::fs::read_to_string(p.join(\".git\")); }".into(),
+            ),
+            (
+                "tasks/runner.rs".into(),
+                "// door: the task's token, drydock's own file\nlet t = std::fs::read_to_string(d);".into(),
+            ),
+            (
+                "history/snapshot.rs".into(),
+                "fn g() {}\n#[cfg(test)]\nmod tests { fn t() { std::fs::read(\"x\"); } }".into(),
+            ),
+            ("terminal/core.rs".into(), "let _ = std::fs::read(\"x\");".into()),
+            ("tasks/merge.rs".into(), "Command::new(\"git\").arg(\"merge\");".into()),
+        ],
+    };
+    let broken = rules::content_only_through_the_door(&source);
+    assert_eq!(broken.len(), 2, "{broken:?}");
+    assert!(broken[0].starts_with("src/tasks/forecast.rs:1: `fs::read_to_string(`"), "{broken:?}");
+    assert!(broken[1].starts_with("src/tasks/merge.rs:1: `Command::new(\"git\")`"), "{broken:?}");
 }
 
 /// A page like ARCHITECTURE.md, small: two foundation modules, two capabilities, a face.

@@ -292,3 +292,58 @@ fn group_items(group: &str) -> Vec<&str> {
 pub fn paths_of(line: &str) -> Vec<String> {
     paths_after(line, "crate::", "")
 }
+
+/// The modules that handle what a task or a repository wrote (worktrees, the private git and
+/// home, landing trees, tool output that names files): they read it through `untrusted` and
+/// run git on it through `git`.
+pub const CONTENT_MODULES: &[&str] = &[
+    "tasks/",
+    "sandbox/private_git",
+    "history/snapshot.rs",
+    "toolchain/warm_start.rs",
+    "toolchain/mix/format_diff.rs",
+];
+
+/// Calls that open, copy or follow a file, or start git, cargo or mix, on their own.
+const AROUND_THE_DOOR: &[&str] = &[
+    "fs::read(",
+    "fs::read_to_string(",
+    "fs::copy(",
+    "fs::read_link(",
+    "File::open(",
+    "Command::new(\"git\")",
+    "Command::new(\"cargo\")",
+    "Command::new(\"mix\")",
+];
+
+/// In the content modules, no file is read, copied or followed and no git, cargo or mix is
+/// started but through `untrusted`, `git` and `process`, unless the line (or the one above
+/// it) says `door:` and why the file is drydock's or the person's own. Tests are left out.
+pub fn content_only_through_the_door(source: &Source) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (path, text) in &source.files {
+        let content = CONTENT_MODULES.iter().any(|prefix| path.starts_with(prefix));
+        if !content || path.ends_with("tests.rs") || path.contains("/tests/") {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let excused = line.contains("door:") || i > 0 && lines[i - 1].contains("door:");
+            for call in AROUND_THE_DOOR {
+                if line.contains(call) && !excused {
+                    wrong.push(format!(
+                        "src/{path}:{}: `{call}` on content a task may have written: read it through `untrusted`, run git through `git` (or say `door:` and whose file it is)",
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    wrong
+}

@@ -29,6 +29,7 @@ impl Place {
     fn confinement(&self) -> Confinement {
         Confinement {
             work: self.root.join("work"),
+            work_read_only: false,
             home: Some(Mount {
                 source: self.root.join("private-home"),
                 target: self.root.join("home"),
@@ -36,6 +37,8 @@ impl Place {
             readable: vec![Mount::same(self.root.join("tools"))],
             writable: Vec::new(),
             protected: vec![Mount::same(self.root.join("work/settings"))],
+            blanked: Vec::new(),
+            passed: Vec::new(),
             env: vec![("CHOSEN".into(), "inside".into())],
             unset_env: vec!["SECRET_NAME".into()],
         }
@@ -205,4 +208,78 @@ fn merged_usr_links_are_links_and_real_directories_are_bound() {
     assert!(!args.contains("/sbin"), "{args}");
     assert!(args.contains("--ro-bind-try /etc/ssl /etc/ssl"), "{args}");
     assert!(!args.contains("shadow"), "{args}");
+}
+
+/// Issue 48: a sandbox started by its command holds the passed variables alone, in every
+/// process inside (bubblewrap's own, PID 1, included), and a blanked credential reads empty.
+#[test]
+fn the_environment_is_what_was_passed_and_credentials_read_empty() {
+    let place = Place::new();
+    let credentials = place.root.join("tools/credentials.toml");
+    std::fs::write(&credentials, "token = \"registry-secret\"").unwrap();
+    let confinement = Confinement {
+        passed: passed_from(
+            [
+                ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+                ("LC_ALL".into(), "C".into()),
+                ("AGENT_SETTING".into(), "on".into()),
+                ("AWS_SECRET".into(), "aws-secret".into()),
+            ]
+            .into_iter(),
+            &["AGENT_*".to_string()],
+        ),
+        blanked: vec![credentials.clone()],
+        ..place.confinement()
+    };
+    assert_eq!(confinement.passed.len(), 3, "{:?}", confinement.passed);
+    let bwrap = support::host().bwrap().expect("bubblewrap works here");
+    let script = format!(
+        "cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'; echo; cat '{}'; echo end",
+        credentials.display()
+    );
+    let words = confinement.command(bwrap, ["/bin/sh".to_string(), "-c".into(), script]);
+    let out = Command::new(&words[0])
+        .args(&words[1..])
+        .env("DRYDOCK_SECRET", "drydock-secret")
+        .env("AWS_SECRET", "aws-secret")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for secret in ["drydock-secret", "aws-secret", "registry-secret"] {
+        assert!(!text.contains(secret), "{secret} inside: {text}");
+    }
+    for seen in ["AGENT_SETTING=on", "LC_ALL=C", "CHOSEN=inside", "PATH=/usr/bin:/bin"] {
+        assert!(text.contains(seen), "{seen} missing: {text}");
+    }
+    assert!(text.trim_end().ends_with("end"), "{text}");
+}
+
+/// Issue 48: nothing inside makes a user namespace of its own (bubblewrap 0.8, as CI has).
+#[test]
+fn no_user_namespace_is_made_inside() {
+    let place = Place::new();
+    assert_eq!(support::host().no_nesting(), NO_NESTING, "{}", support::host().describe());
+    let (code, out) = inside(&place.confinement(), "unshare -U true && echo NESTED");
+    assert_ne!(code, 0, "{out}");
+    assert!(!out.contains("NESTED"), "{out}");
+}
+
+/// Issue 48: a cargo config's registry tokens and credential providers are not shown to a
+/// sandbox; the rest of it (a mirror, offline settings) is.
+#[test]
+fn a_cargo_config_loses_its_tokens_and_keeps_the_rest() {
+    let config = "[registry]\ntoken = \"cio-secret\"\ndefault = \"mine\"\n\
+                  [registries.mine]\nindex = \"sparse+https://example.com/\"\ntoken = \"mine-secret\"\n\
+                  credential-provider = \"cargo:token-from-stdout pass\"\n\
+                  [source.crates-io]\nreplace-with = \"mirror\"\n[net]\noffline = true\n";
+    let kept = without_tokens(config).unwrap();
+    for secret in ["cio-secret", "mine-secret", "token-from-stdout"] {
+        assert!(!kept.contains(secret), "{secret} in {kept}");
+    }
+    for setting in ["replace-with", "offline", "sparse+https://example.com/", "default"] {
+        assert!(kept.contains(setting), "{setting} lost: {kept}");
+    }
+    assert_eq!(without_tokens("[net]\noffline = true\n"), None);
+    assert_eq!(without_tokens("not = [toml").as_deref(), Some(""));
 }

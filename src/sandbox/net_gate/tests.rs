@@ -1,5 +1,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixListener, UnixStream};
@@ -26,10 +27,14 @@ impl Drop for Gate {
 }
 
 fn start_gate(allowed: &[String]) -> Gate {
+    start_gate_with(AllowList::parse(allowed).unwrap())
+}
+
+fn start_gate_with(allow: AllowList) -> Gate {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("net.sock");
     let listener = UnixListener::bind(&socket).unwrap();
-    let allow = Arc::new(AllowList::parse(allowed).unwrap());
+    let allow = Arc::new(allow);
     let refused = Arc::new(Mutex::new(Vec::new()));
     let stop = CancellationToken::new();
     let seen = refused.clone();
@@ -168,10 +173,11 @@ async fn an_absolute_form_request_reaches_the_origin_in_origin_form() {
 
     assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
     assert!(response.ends_with("\r\n\r\nok"), "{response}");
-    assert_eq!(
-        server.await.unwrap(),
-        format!("GET /path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n")
-    );
+    let head = server.await.unwrap().to_ascii_lowercase();
+    assert!(head.starts_with("get /path?q=1 http/1.1\r\n"), "{head}");
+    assert!(head.contains(&format!("host: 127.0.0.1:{port}\r\n")), "{head}");
+    assert!(head.contains("accept: */*\r\n"), "{head}");
+    assert!(!head.contains("proxy-authorization"), "{head}");
 }
 
 #[tokio::test]
@@ -298,11 +304,141 @@ fn requests_are_read_into_their_destination() {
             port: 443
         })
     );
-    let Some(Request::Forward { host, port, head }) =
-        parse_request(b"POST HTTP://Example.com?x=1 HTTP/1.0\r\nHost: example.com\r\n\r\n")
-    else {
-        panic!("not a forward");
-    };
-    assert_eq!((host.as_str(), port), ("Example.com", 80));
-    assert_eq!(head, b"POST /?x=1 HTTP/1.0\r\nHost: example.com\r\n\r\n");
+    assert_eq!(
+        parse_request(b"POST HTTP://Example.com?x=1 HTTP/1.0\r\nHost: example.com\r\n\r\n"),
+        Some(Request::Forward {
+            host: "Example.com".into(),
+            port: 80
+        })
+    );
+}
+
+/// A stand-in origin on loopback that answers every request on a connection with `ok` and
+/// records every byte it was sent; its port and what it saw.
+async fn recording_origin() -> (u16, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let mut pending = Vec::new();
+                while let Ok(n) = stream.read(&mut buffer).await {
+                    if n == 0 {
+                        break;
+                    }
+                    record.lock().unwrap().extend_from_slice(&buffer[..n]);
+                    pending.extend_from_slice(&buffer[..n]);
+                    while let Some(end) = head_end(&pending, 0) {
+                        pending.drain(..end);
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// Issue 48: a kept-alive connection to an allowed origin carries requests for that origin
+/// alone: a second request naming another site gets a 403 and never reaches the origin, in a
+/// tunnel as in absolute form.
+#[tokio::test]
+async fn every_request_on_a_connection_must_name_its_origin() {
+    let (port, seen) = recording_origin().await;
+    let gate = start_gate(&[format!("127.0.0.1:{port}")]);
+    let first = format!("GET /a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let forged = "GET /b HTTP/1.1\r\nHost: forged.example\r\nConnection: close\r\n\r\n";
+    let tunnel = format!(
+        "CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n{first}{forged}"
+    );
+    let answer = exchange(&gate.socket, tunnel.as_bytes()).await;
+    assert!(answer.contains(" 200 OK\r\n"), "{answer}");
+    assert!(answer.contains(" 403 Forbidden\r\n"), "{answer}");
+    assert!(answer.contains("forged.example"), "{answer}");
+
+    let absolute = format!(
+        "GET http://127.0.0.1:{port}/c HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n\
+         GET http://forged.example/d HTTP/1.1\r\nHost: forged.example\r\n\r\n\
+         GET http://127.0.0.1:{port}/e HTTP/1.1\r\nHost: forged.example\r\nConnection: close\r\n\r\n"
+    );
+    let answer = exchange(&gate.socket, absolute.as_bytes()).await;
+    assert_eq!(answer.matches(" 403 Forbidden\r\n").count(), 2, "{answer}");
+    let seen = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
+    assert!(seen.contains("get /a ") && seen.contains("get /c "), "{seen}");
+    assert!(!seen.contains("forged"), "the origin saw a forged request: {seen}");
+}
+
+/// Issue 48: a TLS handshake in a tunnel asks for the name the tunnel was opened to, or the
+/// tunnel ends before the origin sees a byte of it.
+#[tokio::test]
+async fn a_tls_server_name_other_than_the_tunnels_is_refused() {
+    let (port, seen) = recording_origin().await;
+    let allow = AllowList::parse(&[format!("localhost:{port}")])
+        .unwrap()
+        .with_private_names(true);
+    let gate = start_gate_with(allow);
+    let connect = format!("CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let mut forged = connect.clone().into_bytes();
+    forged.extend(client_hello::record_for(Some("fronted.example")));
+    let answer = exchange(&gate.socket, &forged).await;
+    assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\n");
+    assert!(seen.lock().unwrap().is_empty(), "the origin saw the forged handshake");
+    assert!(
+        gate.refused.lock().unwrap().iter().any(|r| r.contains("fronted.example")),
+        "{:?}",
+        gate.refused.lock().unwrap()
+    );
+
+    let mut client = UnixStream::connect(&gate.socket).await.unwrap();
+    let mut honest = connect.into_bytes();
+    let hello = client_hello::record_for(Some("localhost"));
+    honest.extend(&hello);
+    client.write_all(&honest).await.unwrap();
+    let mut established = [0u8; 39];
+    client.read_exact(&mut established).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().len() < hello.len() {
+        assert!(tokio::time::Instant::now() < deadline, "the handshake never arrived");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*seen.lock().unwrap(), hello);
+}
+
+/// Issue 48: an allowed name that resolves to loopback is not connected unless the list
+/// allows private names; an address named as such is.
+#[tokio::test]
+async fn a_name_is_no_way_to_loopback() {
+    let port = echo_server().await;
+    let gate = start_gate(&[format!("localhost:{port}")]);
+    let request = format!("CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let answer = exchange(&gate.socket, request.as_bytes()).await;
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+    assert!(answer.contains("loopback or private"), "{answer}");
+    assert!(is_public("93.184.216.34".parse().unwrap()));
+    for private in ["10.1.2.3", "192.168.0.1", "172.20.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"] {
+        assert!(!is_public(private.parse().unwrap()), "{private}");
+    }
+}
+
+/// Issue 48: one sandbox cannot hold the proxy's connections without end.
+#[tokio::test]
+async fn a_sandbox_has_a_bounded_number_of_connections() {
+    let gate = start_gate(&["127.0.0.1:9".to_string()]);
+    let mut held = Vec::new();
+    for _ in 0..MOST_CONNECTIONS {
+        let mut client = UnixStream::connect(&gate.socket).await.unwrap();
+        client.write_all(b"CONN").await.unwrap();
+        held.push(client);
+    }
+    // Accepted in order: the 64 above hold every slot (each waits for the rest of its head).
+    let answer = exchange(&gate.socket, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+    drop(held);
 }

@@ -215,3 +215,61 @@ fn the_private_settings_name_the_format_and_the_identity_and_nothing_else() {
     assert!(!config.contains("hooks"), "{config}");
     assert!(private_config("sha1", "n", "e").contains("repositoryformatversion = 0"));
 }
+
+/// Issue 48: what the agent plants in its private git (links to files outside, a `.git` of
+/// its own, its read-only files moved away with their folder) is neither read nor written
+/// through when drydock brings its work back and prepares the git again for a retry.
+#[tokio::test]
+async fn what_the_agent_planted_in_its_private_git_is_not_followed() {
+    let task = task();
+    let outside = tempfile::tempdir().unwrap();
+    let (victim, secret) = (outside.path().join("victim"), outside.path().join("secret"));
+    std::fs::write(&victim, "the person's").unwrap();
+    std::fs::write(&secret, "lab-secret-material").unwrap();
+    let git = prepared(&task).await;
+    let (admin, common) = (git.repo_admin.display(), git.common.display());
+    let (victim_text, secret_text, outside_text) = (
+        victim.display(),
+        secret.display(),
+        outside.path().display(),
+    );
+    let script = format!(
+        "echo work > work.txt && git add work.txt && git commit -q -m 'the agent commits' \
+         && cd '{admin}' && rm -f HEAD index && ln -s '{secret_text}' HEAD && ln -s '{victim_text}' index \
+         && cd '{common}' && rm -f packed-refs && ln -s '{victim_text}' packed-refs \
+         && rm -rf refs/tags && ln -s '{outside_text}' refs/tags \
+         && mv objects/info objects/moved && mkdir objects/info && echo / > objects/info/alternates \
+         && git init -q --bare .git"
+    );
+    let (code, out) = agent(&task, &git, &script);
+    assert_eq!(code, 0, "{out}");
+
+    let notes = git.bring_back().await.unwrap();
+    let said = notes.join("\n");
+    assert!(!said.contains("lab-secret-material"), "{said}");
+    assert!(said.contains("holds a .git of the agent's"), "{said}");
+
+    std::fs::remove_dir_all(git.common.join(".git")).unwrap();
+    let notes = git.bring_back().await.unwrap();
+    assert!(
+        !notes.iter().any(|n| n.contains("not brought back from")),
+        "alternates and settings put back, the fetch goes on: {notes:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(git.common.join("objects/info/alternates")).unwrap(),
+        format!("{}\n", git.repo_common.join("objects").display())
+    );
+
+    let again = prepared(&task).await;
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the person's");
+    let names: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing made outside: {names:?}");
+    assert_eq!(
+        std::fs::read_to_string(again.admin.join("HEAD")).unwrap(),
+        format!("ref: refs/heads/{BRANCH}\n")
+    );
+    assert!(!std::fs::symlink_metadata(again.common.join("refs/tags")).unwrap().is_symlink());
+}

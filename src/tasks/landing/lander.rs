@@ -463,7 +463,7 @@ impl Tasks {
         commit: &str,
     ) -> Result<Checks, LandError> {
         let repo = Path::new(&worktree.repo);
-        let (scratch, made) = self
+        let (scratch, _made) = self
             .worktrees
             .scratch(repo, into, commit)
             .await
@@ -475,9 +475,13 @@ impl Tasks {
             .strip_prefix(worktree.path())
             .unwrap_or(Path::new(""));
         let dir = scratch.join(below);
-        if made && self.config.tasks.warm_start {
-            // Its builds start from the project's own, as a task's do.
-            let target = self.config.task_dirs().cargo_target_for(&dir);
+        // Every landing's builds start from the project's own (as a task's do), never from
+        // what an earlier result's checks built.
+        let target = self.config.task_dirs().cargo_target_for(&dir);
+        if let Some(target) = &target {
+            remove_target(target).await?;
+        }
+        if self.config.tasks.warm_start {
             let limit = self.config.tasks.warm_start_limit;
             let project = repo.join(below);
             let warmed = warm_start::warm(&project, &dir, target.as_deref(), limit).await;
@@ -828,4 +832,21 @@ impl LandError {
         };
         TaskError::NotAllowed(format!("task {}: {why}", task.id))
     }
+}
+
+/// Empties a landing's cargo target (off the runtime: it can hold gigabytes).
+async fn remove_target(target: &Path) -> Result<(), LandError> {
+    let gone = target.to_path_buf();
+    let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&gone) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    removed.map_err(|e| {
+        LandError::Other(format!(
+            "its checks' cargo target {} could not be emptied: {e}",
+            target.display()
+        ))
+    })
 }

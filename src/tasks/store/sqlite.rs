@@ -120,6 +120,9 @@ impl SqliteStore {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
         }
+        // The queue holds tasks' prompts, notes and remote URLs: the user's alone.
+        crate::private::make_private_database(path)
+            .map_err(|e| open_error(format!("cannot make it private: {e}")))?;
         let connection = Connection::open(path).map_err(|e| open_error(e.to_string()))?;
         connection
             .busy_timeout(busy)

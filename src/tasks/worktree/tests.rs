@@ -412,3 +412,41 @@ fn numstat_and_statuses_are_joined() {
         ("added", None)
     );
 }
+
+/// Issue 48: a task's row names the branch and folder that discarding deletes. A row that
+/// names the person's own branch, or a folder outside drydock's worktrees, deletes nothing.
+#[tokio::test]
+async fn discarding_deletes_only_what_drydock_made() {
+    let repo = Repo::new();
+    repo.git(&["branch", "release"]);
+    let trees = worktrees(&repo);
+    let tree = trees
+        .create("d1", 1, &repo.path, &repo.path, None, &[])
+        .await
+        .unwrap();
+    let forged_branch = Worktree {
+        branch: "release".into(),
+        ..tree.clone()
+    };
+    let refused = trees.discard(&forged_branch).await.unwrap_err();
+    assert!(refused.to_string().contains("not a task's branch"), "{refused}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("keep.txt"), "the person's").unwrap();
+    for path in [
+        elsewhere.path().display().to_string(),
+        format!("{}/../../..", tree.path),
+    ] {
+        let forged_path = Worktree {
+            path,
+            ..tree.clone()
+        };
+        let refused = trees.discard(&forged_path).await.unwrap_err();
+        assert!(refused.to_string().contains("removes no other folder"), "{refused}");
+        assert!(trees.retire(&forged_path, "main").await.is_err());
+    }
+    assert!(elsewhere.path().join("keep.txt").is_file());
+    assert!(!repo.git(&["branch", "--list", "release"]).is_empty());
+    assert!(tree.path().is_dir());
+    trees.discard(&tree).await.unwrap();
+    assert!(!tree.path().exists());
+}

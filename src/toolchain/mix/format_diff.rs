@@ -2,6 +2,7 @@
 //! (mix prints no diff: we ask Mix for the formatted text and diff it here).
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
@@ -12,11 +13,14 @@ use crate::toolchain::Project;
 use crate::toolchain::endings::strip_ansi;
 use crate::toolchain::results::FormatFile;
 use crate::toolchain::runner::Runner;
+use crate::untrusted::{self, Tree};
 
 const SCRIPT: &str = crate::exs::FORMAT_DIFF;
 const MARKER: &str = "\u{1e}DRYDOCK-FORMAT ";
 const DIFF_CAP_LINES: usize = 40;
 const DIFFS_TIMEOUT: Duration = Duration::from_secs(60);
+/// A source file larger than this gets no diff.
+const LARGEST_SOURCE: u64 = 4 * 1024 * 1024;
 
 /// The `  * path` lines after "The following files are not formatted:", sorted.
 pub(super) fn unformatted_files(stderr: &str) -> Vec<String> {
@@ -32,20 +36,30 @@ pub(super) fn unformatted_files(stderr: &str) -> Vec<String> {
 }
 
 /// One entry per file, with a short diff where Mix could format it. Every file is read and
-/// diffed on a blocking thread (a project never formatted is all of its files).
+/// diffed on a blocking thread (a project never formatted is all of its files). The list is
+/// what the project's `mix.exs` let mix print: a file is read only when its path stays inside
+/// the project, below it through no link, and is a regular file.
 pub(super) async fn diffs(
     project: &Project,
     files: &[String],
     runner: &Runner,
     call: &Call<'_>,
 ) -> Vec<FormatFile> {
-    let formatted = formatted_texts(project, files, runner, call).await;
+    let inside: Vec<String> = files
+        .iter()
+        .filter(|file| inside_project(&project.root, file).is_some())
+        .cloned()
+        .collect();
+    let formatted = formatted_texts(project, &inside, runner, call).await;
     let (root, files) = (project.root.clone(), files.to_vec());
     tokio::task::spawn_blocking(move || {
+        let tree = Tree::open(&root).ok();
         files
             .iter()
             .map(|file| {
-                let before = std::fs::read_to_string(root.join(file)).ok();
+                let before = tree.as_ref().zip(inside_project(&root, file)).and_then(
+                    |(tree, path)| tree.read_text(&path, LARGEST_SOURCE).ok(),
+                );
                 match (before, formatted.iter().find(|(f, _)| f == file)) {
                     (Some(before), Some((_, after))) => file_diff(file, &before, after),
                     _ => FormatFile {
@@ -59,6 +73,15 @@ pub(super) async fn diffs(
     })
     .await
     .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// `printed` (relative to the project, or absolute below it) as a path below `root`.
+fn inside_project(root: &Path, printed: &str) -> Option<PathBuf> {
+    let relative = match Path::new(printed).strip_prefix(root) {
+        Ok(below) => below.to_str()?,
+        Err(_) => printed,
+    };
+    untrusted::printed_path(relative)
 }
 
 async fn formatted_texts(

@@ -192,6 +192,7 @@ mod tests {
                 dirs::home_dir().as_deref(),
                 &[cache.path()],
             ),
+            passed: confinement::passed_env(&[]),
             ..Confinement::default()
         };
         let sandboxed = Runner {

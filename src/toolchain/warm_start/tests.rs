@@ -404,3 +404,60 @@ async fn a_crate_compiled_with_the_checkout_s_path_in_it_rebuilds() {
     let home = format!("env-dep:CARGO_MANIFEST_DIR={}", task_dir.display());
     assert!(info.contains(&home), "{info}");
 }
+
+/// Issue 48: the repository's `.cargo/config.toml` names a target directory outside the
+/// checkout (the person's `~/.ssh`, say): nothing of it is copied for the agent.
+#[tokio::test]
+async fn a_target_the_repository_names_outside_the_checkout_is_not_copied() {
+    let root = tempfile::tempdir().unwrap();
+    let checkout = cargo_checkout(root.path());
+    let secrets = root.path().join("ssh");
+    write(&secrets.join("id_ed25519"), "the person's key");
+    write(
+        &checkout.join(".cargo/config.toml"),
+        "[build]\ntarget-dir = \"../ssh\"\n",
+    );
+    let tree = worktree(&checkout, root.path(), "outside");
+    let target = root.path().join("task-target");
+    // No CARGO_TARGET_DIR of the person's: the checkout's config decides.
+    let warmed = warm_with(&checkout, &tree, Some(&target), LOTS, &[("CARGO_TARGET_DIR", None)]).await;
+    assert_eq!(warmed.method, Method::None, "{}", warmed.note());
+    assert!(warmed.note().contains("is not inside it"), "{}", warmed.note());
+    assert!(!target.join("id_ed25519").exists());
+    assert!(
+        kept_target(checkout.join("target"), &checkout, None).is_ok(),
+        "the checkout's own target is kept"
+    );
+    let link = checkout.join("linked");
+    std::os::unix::fs::symlink(&secrets, &link).unwrap();
+    assert!(kept_target(link.join("debug"), &checkout, None).is_err());
+    assert!(kept_target(secrets.clone(), &checkout, Some(&secrets)).is_ok());
+}
+
+/// Issue 48: `cargo metadata` reads the repository's `rust-toolchain.toml`, whose `path` may
+/// name a program of the repository's: it runs in a sandbox, where it changes nothing outside.
+#[tokio::test]
+async fn a_toolchain_the_repository_names_runs_in_a_sandbox() {
+    let root = tempfile::tempdir().unwrap();
+    let checkout = cargo_checkout(root.path());
+    let marker = root.path().join("ran-outside");
+    let fake = checkout.join("evil-toolchain/bin");
+    write(
+        &fake.join("cargo"),
+        &format!("#!/bin/sh\necho ran > '{}'\nexit 1\n", marker.display()),
+    );
+    for program in ["cargo", "rustc"] {
+        let path = fake.join(program);
+        if !path.exists() {
+            std::fs::copy(fake.join("cargo"), &path).unwrap();
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    write(
+        &checkout.join("rust-toolchain.toml"),
+        &format!("[toolchain]\npath = \"{}\"\n", checkout.join("evil-toolchain").display()),
+    );
+    let refused = cargo_target_of(&checkout, &[]).await.unwrap_err();
+    assert!(refused.contains("`cargo metadata` failed"), "{refused}");
+    assert!(!marker.exists(), "the repository's toolchain ran outside the sandbox");
+}

@@ -486,3 +486,22 @@ fn a_database_locked_by_another_process_is_a_clear_error() {
     assert!(matches!(error, StoreError::Locked { .. }), "{error}");
     assert!(error.to_string().contains("locked by another process"));
 }
+
+/// Issue 48: the queue (prompts, notes, remote URLs) is readable by its user alone, the
+/// write-ahead log included, whatever the umask.
+#[test]
+fn the_queue_is_its_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.sqlite3");
+    std::fs::write(&path, "").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    store.add(task("private", 0)).unwrap();
+    for file in ["tasks.sqlite3", "tasks.sqlite3-wal"] {
+        let Ok(meta) = std::fs::metadata(dir.path().join(file)) else {
+            continue;
+        };
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file}");
+    }
+}
