@@ -45,11 +45,13 @@ const DRIVERS: &[&str] = &[
     r"^(filter|diff|merge)\.",
 ];
 
-/// `-c` settings that switch off every program the config names for content: each filter,
-/// textconv, diff and merge driver `listing` (`git config --name-only`) defines, and the
-/// external diff. Empty, a command is no command.
+/// `-c` settings that switch off every program the config names for content: each filter
+/// (empty, a filter's command is no command) and merge driver (git's own text merge instead)
+/// that `listing` (`git config --name-only`) defines. Diff drivers (textconv, a command) and
+/// the external diff are switched off by the diff's own options ([`with_internal_diff`]): an
+/// empty one would be run.
 fn switched_off(listing: &str) -> Result<Vec<String>, String> {
-    let mut keys = vec!["diff.external".to_string()];
+    let mut settings = Vec::new();
     for name in listing.lines() {
         let Some((section, rest)) = name.split_once('.') else {
             continue;
@@ -57,24 +59,49 @@ fn switched_off(listing: &str) -> Result<Vec<String>, String> {
         let Some((driver, _)) = rest.rsplit_once('.') else {
             continue;
         };
-        let programs: &[&str] = match section {
-            "filter" => &["clean", "smudge", "process"],
-            "diff" => &["command", "textconv"],
-            "merge" => &["driver"],
-            _ => &[],
-        };
-        keys.extend(programs.iter().map(|key| format!("{section}.{driver}.{key}")));
+        // `-c` splits at the first `=`: a driver named with one could not be switched off.
+        if driver.contains('=') {
+            return Err(format!("its config names a driver git cannot switch off ({name})"));
+        }
+        match section {
+            "filter" => settings.extend(
+                ["clean", "smudge", "process"].map(|key| format!("filter.{driver}.{key}=")),
+            ),
+            "merge" => settings.push(format!("merge.{driver}.driver={TEXT_MERGE}")),
+            _ => {}
+        }
     }
-    keys.sort();
-    keys.dedup();
-    // `-c` splits at the first `=`: a driver named with one could not be switched off.
-    if let Some(key) = keys.iter().find(|key| key.contains('=')) {
-        return Err(format!("its config names a driver git cannot switch off ({key})"));
-    }
-    Ok(keys
+    settings.sort();
+    settings.dedup();
+    Ok(settings
         .into_iter()
-        .flat_map(|key| ["-c".to_string(), format!("{key}=")])
+        .flat_map(|setting| ["-c".to_string(), setting])
         .collect())
+}
+
+/// git's own three-way text merge, as a merge driver: what a file without one gets.
+const TEXT_MERGE: &str = "git merge-file --marker-size=%L %A %O %B";
+
+/// `args` with `--no-ext-diff --no-textconv` after a `diff`, `log` or `show` subcommand: the
+/// config's external diff, a diff driver's command and its textconv are programs, run on
+/// content by the diffs these make.
+fn with_internal_diff(args: &[&str]) -> Vec<String> {
+    let mut words: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let mut at = 0;
+    while at < words.len() && words[at].starts_with('-') {
+        at += if words[at] == "-c" { 2 } else { 1 };
+    }
+    if words
+        .get(at)
+        .is_some_and(|sub| matches!(sub.as_str(), "diff" | "log" | "show"))
+    {
+        for flag in ["--no-textconv", "--no-ext-diff"] {
+            if !args.contains(&flag) {
+                words.insert(at + 1, flag.into());
+            }
+        }
+    }
+    words
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -221,7 +248,10 @@ impl Git {
             })?;
             prefix.extend(off);
         }
-        prefix.extend(args.iter().map(|arg| arg.to_string()));
+        match self.content {
+            Some(_) => prefix.extend(with_internal_diff(args)),
+            None => prefix.extend(args.iter().map(|arg| arg.to_string())),
+        }
         self.spawn(&prefix, &[]).await
     }
 
@@ -682,20 +712,28 @@ mod tests {
 
     #[test]
     fn a_driver_git_cannot_switch_off_refuses_the_call() {
-        let listing = "filter.lfs.clean\ndiff.nb.textconv\nfilter.a.b.smudge\n";
+        let listing = "filter.lfs.clean\ndiff.nb.textconv\nfilter.a.b.smudge\nmerge.union.driver\n";
         let off = switched_off(listing).unwrap();
-        for key in [
+        for setting in [
             "filter.lfs.clean=",
             "filter.lfs.smudge=",
             "filter.lfs.process=",
-            "diff.nb.textconv=",
-            "diff.nb.command=",
             "filter.a.b.clean=",
-            "diff.external=",
+            "merge.union.driver=git merge-file --marker-size=%L %A %O %B",
         ] {
-            assert!(off.iter().any(|arg| arg == key), "{key} in {off:?}");
+            assert!(off.iter().any(|arg| arg == setting), "{setting} in {off:?}");
         }
+        assert!(!off.iter().any(|arg| arg.starts_with("diff.")), "{off:?}");
         assert!(switched_off("filter.x=y.clean\n").is_err());
+        assert_eq!(
+            with_internal_diff(&["-c", "core.quotePath=false", "diff", "HEAD"]),
+            ["-c", "core.quotePath=false", "diff", "--no-ext-diff", "--no-textconv", "HEAD"]
+        );
+        assert_eq!(
+            with_internal_diff(&["diff", "--no-ext-diff", "--no-textconv"]),
+            ["diff", "--no-ext-diff", "--no-textconv"]
+        );
+        assert_eq!(with_internal_diff(&["status", "diff"]), ["status", "diff"]);
     }
 
     #[test]

@@ -195,9 +195,15 @@ pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<Str
     let branch_ref = format!("refs/heads/{branch}");
     let admin_head = untrusted::read_text(&admin.join("HEAD"), SMALL_FILE).unwrap_or_default();
     if admin_head.trim() != format!("ref: {branch_ref}") {
-        let shown: String = admin_head.trim().chars().take(200).collect();
+        // What the agent wrote there, as a line of a note: short, no control characters.
+        let shown: String = admin_head
+            .trim()
+            .chars()
+            .take(200)
+            .filter(|c| !c.is_control())
+            .collect();
         notes.push(format!(
-            "the agent left its worktree on {:?} instead of {branch}: its commits there are not brought back",
+            "the agent left its worktree on {} instead of {branch}: its commits there are not brought back",
             shown.trim_start_matches("ref: refs/heads/"),
         ));
     }

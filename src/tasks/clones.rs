@@ -252,7 +252,8 @@ mod tests {
             ("file:///srv/git/%2E%2e%2Fetc", "`..` segment"),
             ("https://allowed.host?x@evil/team/app", "`?` or `#`"),
             ("https://allowed.host/team/app#@evil/x", "`?` or `#`"),
-            ("https://allowed.host%2f@evil/team/app", "odd user name"),
+            ("https://allowed.host%2f@evil/team/app", "names a user"),
+            ("ssh://allowed.host%2f@evil/team/app", "odd user name"),
         ] {
             let error = check_url(bad).unwrap_err();
             assert!(error.contains(why), "{bad}: {error}");

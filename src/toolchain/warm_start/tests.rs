@@ -457,7 +457,10 @@ async fn a_toolchain_the_repository_names_runs_in_a_sandbox() {
         &checkout.join("rust-toolchain.toml"),
         &format!("[toolchain]\npath = \"{}\"\n", checkout.join("evil-toolchain").display()),
     );
-    let refused = cargo_target_of(&checkout, &[]).await.unwrap_err();
+    // As a drydock started outside cargo: no RUSTUP_TOOLCHAIN over the repository's file.
+    let refused = cargo_target_of(&checkout, &[("RUSTUP_TOOLCHAIN", None)])
+        .await
+        .unwrap_err();
     assert!(refused.contains("`cargo metadata` failed"), "{refused}");
     assert!(!marker.exists(), "the repository's toolchain ran outside the sandbox");
 }
