@@ -61,7 +61,9 @@ fn switched_off(listing: &str) -> Result<Vec<String>, String> {
         };
         // `-c` splits at the first `=`: a driver named with one could not be switched off.
         if driver.contains('=') {
-            return Err(format!("its config names a driver git cannot switch off ({name})"));
+            return Err(format!(
+                "its config names a driver git cannot switch off ({name})"
+            ));
         }
         match section {
             "filter" => settings.extend(
@@ -257,7 +259,10 @@ impl Git {
 
     async fn spawn(&self, prefix: &[String], args: &[&str]) -> Result<Output, GitError> {
         let shown = || {
-            let tail = prefix.iter().skip(NO_REPOSITORY_CODE.len()).map(String::as_str);
+            let tail = prefix
+                .iter()
+                .skip(NO_REPOSITORY_CODE.len())
+                .map(String::as_str);
             tail.chain(args.iter().copied())
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -367,12 +372,11 @@ impl Git {
 /// it is.
 pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, String> {
     let dot_git = worktree.join(".git");
-    let text = untrusted::read_text(&dot_git, untrusted::SMALL_FILE).map_err(|refused| {
-        match refused {
+    let text =
+        untrusted::read_text(&dot_git, untrusted::SMALL_FILE).map_err(|refused| match refused {
             Refused::NotRegular(_) => "its .git is not the file git writes in a worktree".into(),
             other => format!("its .git cannot be read ({other})"),
-        }
-    })?;
+        })?;
     let admin = text
         .strip_prefix("gitdir: ")
         .map(|rest| PathBuf::from(rest.trim_end_matches(['\n', '\r'])))
@@ -381,7 +385,8 @@ pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<Pa
     let admin = worktree.join(admin);
     let canonical = |path: &Path| path.canonicalize().ok();
     let entries = canonical(&common.join("worktrees"));
-    let entry = canonical(&admin).filter(|entry| entries.is_some() && entry.parent() == entries.as_deref());
+    let entry =
+        canonical(&admin).filter(|entry| entries.is_some() && entry.parent() == entries.as_deref());
     let Some(admin) = entry else {
         return Err(format!(
             "its .git names {}, not a worktree of {}",
@@ -389,8 +394,8 @@ pub(crate) fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<Pa
             common.display()
         ));
     };
-    let back = untrusted::read_text(&admin.join("gitdir"), untrusted::SMALL_FILE)
-        .unwrap_or_default();
+    let back =
+        untrusted::read_text(&admin.join("gitdir"), untrusted::SMALL_FILE).unwrap_or_default();
     let named = admin.join(back.trim_end());
     let worktree_named = named.parent().and_then(canonical);
     let dot_git_named = named.file_name() == Some(std::ffi::OsStr::new(".git"));
@@ -653,20 +658,44 @@ mod tests {
     async fn a_git_swapped_after_the_check_is_never_read() {
         let repo = Repo::new();
         let tree = repo.dir.path().join("tree");
-        repo.git(&["worktree", "add", "-q", "-b", "task", &tree.display().to_string()]);
+        repo.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "task",
+            &tree.display().to_string(),
+        ]);
         let here = Git::in_worktree(&repo.path, &tree).await.unwrap();
 
         let marker = repo.dir.path().join("ran");
         std::fs::remove_file(tree.join(".git")).unwrap();
         git(&tree, &["init", "-q"]);
-        git(&tree, &["config", "filter.x.clean", &format!("touch {}; cat", marker.display())]);
-        git(&tree, &["config", "diff.external", &format!("touch {}", marker.display())]);
+        git(
+            &tree,
+            &[
+                "config",
+                "filter.x.clean",
+                &format!("touch {}; cat", marker.display()),
+            ],
+        );
+        git(
+            &tree,
+            &[
+                "config",
+                "diff.external",
+                &format!("touch {}", marker.display()),
+            ],
+        );
         git(&tree, &["config", "core.worktree", "/"]);
         std::fs::write(tree.join(".gitattributes"), "* filter=x\n").unwrap();
         std::fs::write(tree.join("README.md"), "changed by the agent\n").unwrap();
 
         assert_eq!(here.current_branch().await.as_deref(), Some("task"));
-        let diff = here.run(&["diff", "HEAD", "--", "README.md"]).await.unwrap();
+        let diff = here
+            .run(&["diff", "HEAD", "--", "README.md"])
+            .await
+            .unwrap();
         assert!(diff.contains("+changed by the agent"), "{diff}");
         assert!(!marker.exists(), "drydock ran the agent's git config");
     }
@@ -703,9 +732,11 @@ mod tests {
         // The process filter here does not speak git's protocol: only that it ran counts.
         let _ = Git::at(&repo.path).output(&["diff", "HEAD"]).await;
         assert!(
-            std::fs::read_dir(repo.dir.path())
+            std::fs::read_dir(repo.dir.path()).unwrap().any(|e| e
                 .unwrap()
-                .any(|e| e.unwrap().file_name().to_string_lossy().starts_with("ran")),
+                .file_name()
+                .to_string_lossy()
+                .starts_with("ran")),
             "the person's own checkout keeps its drivers"
         );
     }
@@ -727,7 +758,14 @@ mod tests {
         assert!(switched_off("filter.x=y.clean\n").is_err());
         assert_eq!(
             with_internal_diff(&["-c", "core.quotePath=false", "diff", "HEAD"]),
-            ["-c", "core.quotePath=false", "diff", "--no-ext-diff", "--no-textconv", "HEAD"]
+            [
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "HEAD"
+            ]
         );
         assert_eq!(
             with_internal_diff(&["diff", "--no-ext-diff", "--no-textconv"]),

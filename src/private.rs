@@ -24,11 +24,19 @@ pub(crate) fn holds_secrets(relative: &Path) -> bool {
             || name.starts_with(".env.")
             || matches!(
                 name,
-                ".netrc" | ".npmrc" | ".pypirc" | "credentials" | "credentials.toml" | "credentials.json"
+                ".netrc"
+                    | ".npmrc"
+                    | ".pypirc"
+                    | "credentials"
+                    | "credentials.toml"
+                    | "credentials.json"
             )
             || name.ends_with(".pem")
             || name.ends_with(".key")
-            || (name.starts_with("id_") && ["rsa", "dsa", "ecdsa", "ed25519"].iter().any(|k| name == format!("id_{k}")))
+            || (name.starts_with("id_")
+                && ["rsa", "dsa", "ecdsa", "ed25519"]
+                    .iter()
+                    .any(|k| name == format!("id_{k}")))
     })
 }
 
@@ -75,10 +83,24 @@ mod tests {
 
     #[test]
     fn files_that_hold_secrets_are_known_by_name() {
-        for secret in [".env", "app/.env.local", ".netrc", "certs/server.key", "tls/key.pem", "keys/id_ed25519", ".cargo/credentials.toml"] {
+        for secret in [
+            ".env",
+            "app/.env.local",
+            ".netrc",
+            "certs/server.key",
+            "tls/key.pem",
+            "keys/id_ed25519",
+            ".cargo/credentials.toml",
+        ] {
             assert!(holds_secrets(Path::new(secret)), "{secret}");
         }
-        for plain in ["src/env.rs", "environment.md", "keys/id_ed25519.pub", "src/keyboard.rs", "lib/credential_store.ex"] {
+        for plain in [
+            "src/env.rs",
+            "environment.md",
+            "keys/id_ed25519.pub",
+            "src/keyboard.rs",
+            "lib/credential_store.ex",
+        ] {
             assert!(!holds_secrets(Path::new(plain)), "{plain}");
         }
     }

@@ -135,14 +135,23 @@ impl Tree {
         let staged = format!(".drydock-{}", crate::private::random_hex(8));
         let io = |e: Errno| Refused::Io(shown.clone(), e.into());
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC;
-        let fd = nix::fcntl::openat(&dir, staged.as_str(), flags | OFlag::O_NOFOLLOW, mode_of(mode))
-            .map_err(io)?;
+        let fd = nix::fcntl::openat(
+            &dir,
+            staged.as_str(),
+            flags | OFlag::O_NOFOLLOW,
+            mode_of(mode),
+        )
+        .map_err(io)?;
         let written = File::from(fd).write_all(bytes);
         let renamed = written
             .map_err(|e| Refused::Io(shown.clone(), e))
             .and_then(|()| nix::fcntl::renameat(&dir, staged.as_str(), &dir, name).map_err(io));
         if renamed.is_err() {
-            let _ = nix::unistd::unlinkat(&dir, staged.as_str(), nix::unistd::UnlinkatFlags::NoRemoveDir);
+            let _ = nix::unistd::unlinkat(
+                &dir,
+                staged.as_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
         }
         renamed
     }
@@ -164,7 +173,8 @@ impl Tree {
     fn make_dirs(&self, relative: &Path) -> Result<OwnedFd, Refused> {
         let shown = self.path.join(relative);
         let io = |e: Errno| Refused::Io(shown.clone(), e.into());
-        let mut dir = nix::fcntl::openat(&self.root, ".", dir_flags(), Mode::empty()).map_err(io)?;
+        let mut dir =
+            nix::fcntl::openat(&self.root, ".", dir_flags(), Mode::empty()).map_err(io)?;
         for part in relative.components() {
             let Component::Normal(name) = part else {
                 return Err(Refused::NotBelow(shown.clone()));

@@ -113,9 +113,10 @@ impl SandboxedRun {
         if let Some(dir) = run_files {
             confinement.readable.push(crate::sandbox::Mount::same(dir));
         }
-        confinement
-            .env
-            .extend(env.iter().map(|(name, value)| (name.clone(), value.clone())));
+        confinement.env.extend(
+            env.iter()
+                .map(|(name, value)| (name.clone(), value.clone())),
+        );
         let inside = [drydock.to_string(), "sandbox-run".into()]
             .into_iter()
             .chain(self.forwards.iter().cloned())

@@ -87,7 +87,8 @@ fn raise_open_file_limit() {
     };
     // SAFETY: getrlimit and setrlimit write and read the one struct given.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
             limit.rlim_cur = limit.rlim_max;
             if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                 tracing::debug!("the open-file limit stays at its soft value");

@@ -40,10 +40,12 @@ impl TaskDirs {
     pub fn landing_worktree(&self, repo: &Path, into: &str) -> PathBuf {
         let name: String = into
             .chars()
-            .map(|c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                true => c,
-                false => '-',
-            })
+            .map(
+                |c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                    true => c,
+                    false => '-',
+                },
+            )
             .collect();
         self.worktree(repo, &format!("{LANDING_PREFIX}{name}"))
     }
@@ -111,7 +113,11 @@ mod tests {
         );
         // Issue 48: a landing's checks build in a target of their own, even where tasks share.
         let landing = shared.landing_worktree(Path::new("/src/my app"), "release/1.x");
-        assert!(landing.ends_with("landing-release-1.x"), "{}", landing.display());
+        assert!(
+            landing.ends_with("landing-release-1.x"),
+            "{}",
+            landing.display()
+        );
         assert_eq!(
             shared.cargo_target_for(&landing),
             Some(data.join("task-targets/landing-release-1.x"))

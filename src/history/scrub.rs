@@ -133,7 +133,10 @@ mod tests {
                 "STRIPE_SECRET_KEY=rk_live_51abc\nexport GH_AUTH=xyz123\nPORT=4000\n",
                 "STRIPE_SECRET_KEY=***\nexport GH_AUTH=***\nPORT=4000\n",
             ),
-            ("keyboard = 3\n  api_key = fetch()", "keyboard = 3\n  api_key = fetch()"),
+            (
+                "keyboard = 3\n  api_key = fetch()",
+                "keyboard = 3\n  api_key = fetch()",
+            ),
         ] {
             assert_eq!(secrets.scrub(text), kept, "{text}");
         }

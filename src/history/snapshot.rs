@@ -187,7 +187,9 @@ mod tests {
         )
         .unwrap();
         let paths = ["a.rs", "key", "out/id_ed25519", "pipe", "../x"].map(String::from);
-        let (manifest, new) = read(project, paths.to_vec(), &mut SeenFiles::default(), |_| false);
+        let (manifest, new) = read(project, paths.to_vec(), &mut SeenFiles::default(), |_| {
+            false
+        });
         assert_eq!(manifest.keys().collect::<Vec<_>>(), ["a.rs"]);
         assert_eq!(new.len(), 1);
         assert_eq!(new[0].bytes, b"code\n");

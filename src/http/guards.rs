@@ -417,7 +417,13 @@ mod tests {
 
     #[test]
     fn loopback_hosts_pass_and_others_do_not() {
-        for ok in ["localhost", "LOCALHOST:7878", "127.0.0.1:7878", "[::1]", "[::1]:7878"] {
+        for ok in [
+            "localhost",
+            "LOCALHOST:7878",
+            "127.0.0.1:7878",
+            "[::1]",
+            "[::1]:7878",
+        ] {
             assert!(is_loopback_host(&HeaderValue::from_static(ok)), "{ok}");
         }
         for bad in [

@@ -10,8 +10,8 @@ mod sandbox;
 mod serve;
 mod sessions;
 
-pub use sandbox::serve as serve_sandbox;
 pub use peer::Peers;
+pub use sandbox::serve as serve_sandbox;
 pub use serve::serve;
 pub use sessions::{SessionLimits, Sessions, SessionsError, TrackedStream};
 

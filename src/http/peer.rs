@@ -42,10 +42,12 @@ impl Peers {
 
 /// The user id owning the socket at `peer` connected to `local`, from the kernel's tables.
 fn owner(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().find_map(|table| {
-        let text = std::fs::read_to_string(table).ok()?;
-        owner_in(&text, peer, local)
-    })
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let text = std::fs::read_to_string(table).ok()?;
+            owner_in(&text, peer, local)
+        })
 }
 
 /// The uid of the line of a `/proc/net/tcp` table whose local address is `peer` and whose
@@ -122,11 +124,18 @@ mod tests {
         assert_eq!(owner_in(TCP, at("127.0.0.1:45678"), server), Some(1001));
         assert_eq!(owner_in(TCP, at("127.0.0.1:45679"), server), None);
         assert_eq!(
-            owner_in(TCP, at("[::ffff:127.0.0.1]:45678"), at("[::ffff:127.0.0.1]:7878")),
+            owner_in(
+                TCP,
+                at("[::ffff:127.0.0.1]:45678"),
+                at("[::ffff:127.0.0.1]:7878")
+            ),
             Some(1001)
         );
         assert_eq!(owner_in(TCP6, at("[::1]:40000"), at("[::1]:7878")), Some(0));
-        assert_eq!(owner_in("garbage\n1: zz:zz", at("[::1]:40000"), server), None);
+        assert_eq!(
+            owner_in("garbage\n1: zz:zz", at("[::1]:40000"), server),
+            None
+        );
     }
 
     #[tokio::test]

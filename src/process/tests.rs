@@ -575,12 +575,14 @@ async fn the_environment_is_inherited_minus_removed_plus_set() {
 #[test]
 fn a_relative_path_entry_is_never_searched() {
     let here = tempfile::tempdir().unwrap();
-    let found = |path: &str| find_in("cargo", std::ffi::OsStr::new(path), |candidate| {
-        candidate == Path::new("cargo")
-            || candidate == Path::new("./cargo")
-            || candidate == Path::new("bin/cargo")
-            || candidate == here.path().join("cargo")
-    });
+    let found = |path: &str| {
+        find_in("cargo", std::ffi::OsStr::new(path), |candidate| {
+            candidate == Path::new("cargo")
+                || candidate == Path::new("./cargo")
+                || candidate == Path::new("bin/cargo")
+                || candidate == here.path().join("cargo")
+        })
+    };
     for relative in [".", "", "./", "bin", ":"] {
         assert_eq!(found(relative), None, "{relative:?}");
     }

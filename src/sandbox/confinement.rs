@@ -138,7 +138,10 @@ pub fn cargo_config_without_tokens(scratch: &Path) -> Option<Mount> {
         .find(|file| file.is_file())?;
     let text = std::fs::read_to_string(&file).ok()?;
     let kept = without_tokens(&text)?;
-    let copy = scratch.join(format!("cargo-config-{}.toml", crate::digest::sha256_hex(kept.as_bytes())));
+    let copy = scratch.join(format!(
+        "cargo-config-{}.toml",
+        crate::digest::sha256_hex(kept.as_bytes())
+    ));
     if !copy.is_file() {
         std::fs::create_dir_all(scratch).ok()?;
         crate::private::write_private(&copy, kept.as_bytes()).ok()?;
@@ -155,7 +158,16 @@ fn without_tokens(text: &str) -> Option<String> {
     let Ok(mut config) = text.parse::<toml::Table>() else {
         return Some(String::new());
     };
-    let secret = |key: &str| matches!(key, "token" | "credential-provider" | "global-credential-providers" | "secret-key" | "secret-key-subject");
+    let secret = |key: &str| {
+        matches!(
+            key,
+            "token"
+                | "credential-provider"
+                | "global-credential-providers"
+                | "secret-key"
+                | "secret-key-subject"
+        )
+    };
     let mut removed = false;
     let mut strip = |table: &mut toml::Table| {
         let before = table.len();
@@ -231,7 +243,11 @@ impl Confinement {
             .map(|path| path.display().to_string())
             .unwrap_or_else(|| "/usr/bin/env".into());
         let mut words = vec![env, "-i".into()];
-        words.extend(self.passed.iter().map(|(name, value)| format!("{name}={value}")));
+        words.extend(
+            self.passed
+                .iter()
+                .map(|(name, value)| format!("{name}={value}")),
+        );
         words.push(bwrap.display().to_string());
         words.extend(
             self.args()
@@ -246,7 +262,12 @@ impl Confinement {
     /// bubblewrap's arguments for this sandbox, up to (not including) `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
-        args.extend(super::support::host().no_nesting().iter().map(OsString::from));
+        args.extend(
+            super::support::host()
+                .no_nesting()
+                .iter()
+                .map(OsString::from),
+        );
         args.extend(system_args().into_iter().map(OsString::from));
         if let Some(home) = &self.home {
             args.extend(mount("--bind", home));

@@ -348,7 +348,8 @@ async fn handle(mut client: UnixStream, allow: &AllowList, refused: &(dyn Fn(&st
         Ok(upstream) => upstream,
         Err(Unreachable::Private(why)) => {
             refused(&destination);
-            let body = format!("drydock: {destination} is not reachable from this sandbox: {why}\n");
+            let body =
+                format!("drydock: {destination} is not reachable from this sandbox: {why}\n");
             return reply(&mut client, 403, "Forbidden", &body).await;
         }
         Err(Unreachable::Failed(why)) => {
@@ -414,9 +415,9 @@ async fn tunnel(
         Some(Opening::Tls(Some(name))) if by_name && !same_name(name) => {
             Some(format!("its TLS server name {name:?}"))
         }
-        Some(Opening::Tls(Some(name))) if !by_name => {
-            Some(format!("its TLS server name {name:?} on a tunnel to an address"))
-        }
+        Some(Opening::Tls(Some(name))) if !by_name => Some(format!(
+            "its TLS server name {name:?} on a tunnel to an address"
+        )),
         Some(Opening::Tls(None)) if by_name => Some("a TLS handshake that names no server".into()),
         Some(Opening::TlsUnreadable) => Some("a TLS handshake that does not read".to_string()),
         _ => None,

@@ -115,7 +115,10 @@ impl PrivateGit {
             .collect();
         let head = format!("ref: {branch_ref}\n");
         for (file, text) in [
-            ("objects/info/alternates", format!("{}\n", objects.display())),
+            (
+                "objects/info/alternates",
+                format!("{}\n", objects.display()),
+            ),
             ("packed-refs", copied),
             (branch_ref.as_str(), format!("{tip}\n")),
             ("HEAD", head.clone()),
@@ -131,13 +134,21 @@ impl PrivateGit {
         let worktree_git = untrusted::read_file(&self.repo_admin.join("gitdir"), SMALL_FILE)?;
         for (file, bytes) in [
             ("HEAD", head.into_bytes()),
-            ("commondir", format!("{}\n", self.common.display()).into_bytes()),
+            (
+                "commondir",
+                format!("{}\n", self.common.display()).into_bytes(),
+            ),
             ("gitdir", worktree_git),
             ("logs/.keep", Vec::new()),
         ] {
             admin.write(Path::new(file), &bytes, 0o644)?;
         }
-        match admin.copy_in(&self.repo_admin.join("index"), Path::new("index"), LARGEST_INDEX, 0o644) {
+        match admin.copy_in(
+            &self.repo_admin.join("index"),
+            Path::new("index"),
+            LARGEST_INDEX,
+            0o644,
+        ) {
             Err(refused) if !refused.is_missing() => Err(refused),
             _ => Ok(()),
         }
@@ -266,12 +277,18 @@ async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
     let dir = dir.to_path_buf();
     let restored = tokio::task::spawn_blocking(move || {
         let common = Tree::open(&dir.join("common")).map_err(|e| e.to_string())?;
-        for (entry, want_dir) in [(".git", None), ("objects", Some(true)), ("refs", Some(true))] {
+        for (entry, want_dir) in [
+            (".git", None),
+            ("objects", Some(true)),
+            ("refs", Some(true)),
+        ] {
             let kind = std::fs::symlink_metadata(common.path().join(entry)).ok();
             let is_dir = kind.as_ref().map(|meta| meta.file_type().is_dir());
             match (want_dir, is_dir) {
                 (None, None) | (Some(true), Some(true)) => {}
-                (None, Some(_)) => return Err(format!("its private git holds a {entry} of the agent's")),
+                (None, Some(_)) => {
+                    return Err(format!("its private git holds a {entry} of the agent's"));
+                }
                 _ => return Err(format!("its private git's {entry} is not a folder")),
             }
         }
@@ -284,7 +301,11 @@ async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
             .write(Path::new("config"), &settings, 0o644)
             .and_then(|()| {
                 let alternates = format!("{}\n", objects.display());
-                common.write(Path::new("objects/info/alternates"), alternates.as_bytes(), 0o644)
+                common.write(
+                    Path::new("objects/info/alternates"),
+                    alternates.as_bytes(),
+                    0o644,
+                )
             })
             .map_err(|e| e.to_string())
     })

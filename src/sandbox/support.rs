@@ -48,9 +48,14 @@ impl Support {
             } => {
                 let nesting = match no_nesting {
                     true => "",
-                    false => " (this bubblewrap cannot stop namespaces inside them: 0.8 or later can)",
+                    false => {
+                        " (this bubblewrap cannot stop namespaces inside them: 0.8 or later can)"
+                    }
                 };
-                format!("{version} at {} makes sandboxes here{nesting}", bwrap.display())
+                format!(
+                    "{version} at {} makes sandboxes here{nesting}",
+                    bwrap.display()
+                )
             }
             Support::Unavailable(why) => why.clone(),
         }

@@ -259,7 +259,10 @@ mod tests {
             assert!(error.contains(why), "{bad}: {error}");
         }
         // Issue 48: a token as the user would be shown to every client by task_list.
-        for user in ["https://me@github.com/team/app", "http://ghp_abc123@example.com/app"] {
+        for user in [
+            "https://me@github.com/team/app",
+            "http://ghp_abc123@example.com/app",
+        ] {
             let error = check_url(user).unwrap_err();
             assert!(error.contains("names a user"), "{user}: {error}");
         }

@@ -82,7 +82,7 @@ impl Gates {
         // refusals, then one in a thousand with the count.
         let refused = move |destination: &str| {
             let count = told.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if count <= 10 || count % 1000 == 0 {
+            if count <= 10 || count.is_multiple_of(1000) {
                 tracing::warn!(
                     "the sandbox of {task} was refused {destination}: not an allowed host ({count} refusals so far)"
                 );
@@ -159,7 +159,9 @@ impl Tasks {
         let work = PathBuf::from(isolation.dir(&task.project_path));
         let mut confinement = Confinement {
             work: work.clone(),
-            home: self.private_home(&profile, &dir, &work_folders(isolation, &work)).await?,
+            home: self
+                .private_home(&profile, &dir, &work_folders(isolation, &work))
+                .await?,
             readable: self.readable_for(task, &profile),
             ..Confinement::default()
         };
@@ -623,12 +625,20 @@ mod tests {
         home.copy(&person, &private).unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the person's");
         let copied = std::fs::read_to_string(private.join(".claude.json")).unwrap();
-        for token in ["user-scope-token", "project-token", "other-token", "/home/person/other"] {
+        for token in [
+            "user-scope-token",
+            "project-token",
+            "other-token",
+            "/home/person/other",
+        ] {
             assert!(!copied.contains(token), "{token} in {copied}");
         }
         let copied: serde_json::Value = serde_json::from_str(&copied).unwrap();
         assert_eq!(copied["theme"], "dark");
-        assert_eq!(copied["projects"]["/work/task"]["hasTrustDialogAccepted"], true);
+        assert_eq!(
+            copied["projects"]["/work/task"]["hasTrustDialogAccepted"],
+            true
+        );
         assert_eq!(
             std::fs::read_to_string(private.join(".claude/settings.json")).unwrap(),
             "{}"

@@ -184,9 +184,18 @@ mod tests {
             url: Some(url.into()),
         };
         let entries: BTreeMap<String, Entry> = [
-            ("allowed".to_string(), entry("lib", "https://allowed.host/lib")),
-            ("refused".to_string(), entry("lib/", "file:///home/person/secrets")),
-            ("other".to_string(), entry("vendor/x", "https://allowed.host/x")),
+            (
+                "allowed".to_string(),
+                entry("lib", "https://allowed.host/lib"),
+            ),
+            (
+                "refused".to_string(),
+                entry("lib/", "file:///home/person/secrets"),
+            ),
+            (
+                "other".to_string(),
+                entry("vendor/x", "https://allowed.host/x"),
+            ),
         ]
         .into_iter()
         .collect();

@@ -258,13 +258,17 @@ impl Worktrees {
         let branch_ok = worktree
             .branch
             .strip_prefix("drydock/task-")
-            .is_some_and(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+            .is_some_and(|id| {
+                !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            });
         let path = Path::new(&worktree.path);
         let root = self.dirs.worktrees();
         let under = |root: &Path| path.starts_with(root) && path != root;
         let path_ok = path.is_absolute()
             && (under(&root) || root.canonicalize().is_ok_and(|root| under(&root)))
-            && !path.components().any(|part| part == std::path::Component::ParentDir);
+            && !path
+                .components()
+                .any(|part| part == std::path::Component::ParentDir);
         match (branch_ok, path_ok) {
             (true, true) => Ok(()),
             (false, _) => Err(WorktreeError::Io(format!(

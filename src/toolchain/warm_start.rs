@@ -287,11 +287,18 @@ pub(crate) async fn cargo_target_of(
     };
     let spec = CommandSpec::new(
         "cargo",
-        ["metadata", "--no-deps", "--format-version", "1", "--offline"],
+        [
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ],
         checkout,
     );
     let mut spec = confinement::confine(spec, &bwrap, &confinement);
-    spec.env_set.retain(|(name, _)| !env.iter().any(|(changed, _)| changed == name));
+    spec.env_set
+        .retain(|(name, _)| !env.iter().any(|(changed, _)| changed == name));
     spec.env_set.extend(
         env.iter()
             .filter_map(|(name, value)| Some((name.clone(), value.clone()?))),
@@ -338,10 +345,11 @@ fn kept_target(named: PathBuf, top: &Path, persons: Option<&Path>) -> Result<Pat
     if persons.is_some_and(|persons| persons == named) {
         return Ok(named);
     }
-    let below = named
-        .strip_prefix(top)
-        .ok()
-        .filter(|below| below.components().all(|part| matches!(part, Component::Normal(_))));
+    let below = named.strip_prefix(top).ok().filter(|below| {
+        below
+            .components()
+            .all(|part| matches!(part, Component::Normal(_)))
+    });
     let linked = below.is_some_and(|below| {
         below
             .components()

@@ -101,18 +101,27 @@ fn a_write_replaces_a_planted_link_instead_of_writing_through_it() {
         std::fs::read_to_string(root.join("HEAD")).unwrap(),
         "ref: refs/heads/main\n"
     );
-    assert!(!std::fs::symlink_metadata(root.join("HEAD")).unwrap().is_symlink());
+    assert!(
+        !std::fs::symlink_metadata(root.join("HEAD"))
+            .unwrap()
+            .is_symlink()
+    );
 
     tree.write(Path::new("refs/heads/main"), b"abc\n", 0o644)
         .unwrap();
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
-    assert!(std::fs::symlink_metadata(root.join("refs/heads")).unwrap().is_dir());
+    assert!(
+        std::fs::symlink_metadata(root.join("refs/heads"))
+            .unwrap()
+            .is_dir()
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("refs/heads/main")).unwrap(),
         "abc\n"
     );
 
-    tree.write(Path::new("logs/refs/heads/x"), b"", 0o600).unwrap();
+    tree.write(Path::new("logs/refs/heads/x"), b"", 0o600)
+        .unwrap();
     let mode = std::fs::metadata(root.join("logs/refs/heads/x"))
         .unwrap()
         .permissions()
@@ -122,7 +131,10 @@ fn a_write_replaces_a_planted_link_instead_of_writing_through_it() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert!(!names.iter().any(|n| n.starts_with(".drydock-")), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with(".drydock-")),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -139,16 +151,17 @@ fn a_copy_in_reads_its_source_bounded_and_writes_below() {
         std::fs::read_to_string(home.join(".claude/settings.json")).unwrap(),
         "{}"
     );
-    let big = tree
-        .copy_in(&source, Path::new("x"), 1, 0o600)
-        .unwrap_err();
+    let big = tree.copy_in(&source, Path::new("x"), 1, 0o600).unwrap_err();
     assert!(matches!(big, Refused::TooLarge(..)), "{big}");
 }
 
 #[test]
 fn a_printed_path_is_kept_only_when_it_stays_below() {
     assert_eq!(printed_path("lib/a.ex"), Some(PathBuf::from("lib/a.ex")));
-    assert_eq!(printed_path("./lib/a b.ex"), Some(PathBuf::from("lib/a b.ex")));
+    assert_eq!(
+        printed_path("./lib/a b.ex"),
+        Some(PathBuf::from("lib/a b.ex"))
+    );
     for printed in ["/etc/passwd", "../secret", "lib/../../x", "", ".", "~/x/.."] {
         assert_eq!(printed_path(printed), None, "{printed:?}");
     }

@@ -28,9 +28,19 @@ async fn every_route_answers_to_loopback_names_alone() {
     let server = Server::start(&[]);
     let base = server.base_url();
     let authority = base.trim_start_matches("http://").to_string();
-    for path in ["/", "/health", "/hosts/anything/open", "/assets/app.js", "/mcp"] {
+    for path in [
+        "/",
+        "/health",
+        "/hosts/anything/open",
+        "/assets/app.js",
+        "/mcp",
+    ] {
         for forged in ["evil.example", "evil.example:80", "127.0.0.1.evil.example"] {
-            assert_eq!(status_with_host(&base, path, forged), 403, "{path} {forged}");
+            assert_eq!(
+                status_with_host(&base, path, forged),
+                403,
+                "{path} {forged}"
+            );
         }
     }
     assert_eq!(status_with_host(&base, "/health", &authority), 200);
@@ -39,10 +49,21 @@ async fn every_route_answers_to_loopback_names_alone() {
 
 /// The uid of the machine's second user, added once (the tests run as root, as CI does).
 fn other_user() -> u32 {
-    let id = || Command::new("id").args(["-u", OTHER_USER]).output().unwrap();
+    let id = || {
+        Command::new("id")
+            .args(["-u", OTHER_USER])
+            .output()
+            .unwrap()
+    };
     if !id().status.success() {
         let added = Command::new("useradd")
-            .args(["--system", "--no-create-home", "--shell", "/bin/sh", OTHER_USER])
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/sh",
+                OTHER_USER,
+            ])
             .output()
             .expect("useradd runs (the tests need root to add the second user)");
         let existed = String::from_utf8_lossy(&added.stderr).contains("already exists");
@@ -97,5 +118,8 @@ async fn another_local_user_gets_403_from_a_server_without_a_token() {
 
     let guarded = Server::start(&["--token", "lab-token"]);
     let served = as_user(other, &guarded.base_url(), Some("lab-token"));
-    assert!(served.lines().next().unwrap_or_default().contains(" 200 "), "{served}");
+    assert!(
+        served.lines().next().unwrap_or_default().contains(" 200 "),
+        "{served}"
+    );
 }

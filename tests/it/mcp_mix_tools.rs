@@ -493,7 +493,10 @@ async fn format_reads_no_file_the_project_names_outside_it() {
     assert_eq!(check["status"], "needs_formatting", "{check}");
     let files = check["files"].as_array().unwrap();
     assert_eq!(files.len(), 4, "{check}");
-    assert!(!check.to_string().contains("lab-secret-material"), "{check}");
+    assert!(
+        !check.to_string().contains("lab-secret-material"),
+        "{check}"
+    );
     for file in files {
         match file["file"].as_str().unwrap() {
             "lib/messy.ex" => assert!(file["diff"].as_str().is_some(), "{file}"),

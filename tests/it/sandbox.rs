@@ -303,7 +303,9 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     let stalled = until_reviewed(&client, &stalled).await;
     assert_eq!(stalled["task"]["state"], "done", "{stalled:#}");
     assert!(
-        stalled.to_string().contains("not the file git writes in a worktree"),
+        stalled
+            .to_string()
+            .contains("not the file git writes in a worktree"),
         "{stalled:#}"
     );
     // compile and test in three tasks (the escape's, the planter's, the FIFO's) answered

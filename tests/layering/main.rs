@@ -96,8 +96,14 @@ fn a_content_module_reading_a_file_on_its_own_fails() {
     };
     let broken = rules::content_only_through_the_door(&source);
     assert_eq!(broken.len(), 2, "{broken:?}");
-    assert!(broken[0].starts_with("src/tasks/forecast.rs:1: `fs::read_to_string(`"), "{broken:?}");
-    assert!(broken[1].starts_with("src/tasks/merge.rs:1: `Command::new(\"git\")`"), "{broken:?}");
+    assert!(
+        broken[0].starts_with("src/tasks/forecast.rs:1: `fs::read_to_string(`"),
+        "{broken:?}"
+    );
+    assert!(
+        broken[1].starts_with("src/tasks/merge.rs:1: `Command::new(\"git\")`"),
+        "{broken:?}"
+    );
 }
 
 /// A page like ARCHITECTURE.md, small: two foundation modules, two capabilities, a face.

@@ -322,7 +322,9 @@ const AROUND_THE_DOOR: &[&str] = &[
 pub fn content_only_through_the_door(source: &Source) -> Vec<String> {
     let mut wrong = Vec::new();
     for (path, text) in &source.files {
-        let content = CONTENT_MODULES.iter().any(|prefix| path.starts_with(prefix));
+        let content = CONTENT_MODULES
+            .iter()
+            .any(|prefix| path.starts_with(prefix));
         if !content || path.ends_with("tests.rs") || path.contains("/tests/") {
             continue;
         }

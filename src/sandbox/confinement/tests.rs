@@ -245,11 +245,20 @@ fn the_environment_is_what_was_passed_and_credentials_read_empty() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for secret in ["drydock-secret", "aws-secret", "registry-secret"] {
         assert!(!text.contains(secret), "{secret} inside: {text}");
     }
-    for seen in ["AGENT_SETTING=on", "LC_ALL=C", "CHOSEN=inside", "PATH=/usr/bin:/bin"] {
+    for seen in [
+        "AGENT_SETTING=on",
+        "LC_ALL=C",
+        "CHOSEN=inside",
+        "PATH=/usr/bin:/bin",
+    ] {
         assert!(text.contains(seen), "{seen} missing: {text}");
     }
     assert!(text.trim_end().ends_with("end"), "{text}");
@@ -259,7 +268,12 @@ fn the_environment_is_what_was_passed_and_credentials_read_empty() {
 #[test]
 fn no_user_namespace_is_made_inside() {
     let place = Place::new();
-    assert_eq!(support::host().no_nesting(), NO_NESTING, "{}", support::host().describe());
+    assert_eq!(
+        support::host().no_nesting(),
+        NO_NESTING,
+        "{}",
+        support::host().describe()
+    );
     let (code, out) = inside(&place.confinement(), "unshare -U true && echo NESTED");
     assert_ne!(code, 0, "{out}");
     assert!(!out.contains("NESTED"), "{out}");
@@ -277,7 +291,12 @@ fn a_cargo_config_loses_its_tokens_and_keeps_the_rest() {
     for secret in ["cio-secret", "mine-secret", "token-from-stdout"] {
         assert!(!kept.contains(secret), "{secret} in {kept}");
     }
-    for setting in ["replace-with", "offline", "sparse+https://example.com/", "default"] {
+    for setting in [
+        "replace-with",
+        "offline",
+        "sparse+https://example.com/",
+        "default",
+    ] {
         assert!(kept.contains(setting), "{setting} lost: {kept}");
     }
     assert_eq!(without_tokens("[net]\noffline = true\n"), None);

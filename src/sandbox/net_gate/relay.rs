@@ -130,7 +130,9 @@ fn names_origin(authority: &str, host: &str, port: u16) -> bool {
             None => (authority, None),
         },
     };
-    let same_host = named.trim_end_matches('.').eq_ignore_ascii_case(host.trim_end_matches('.'));
+    let same_host = named
+        .trim_end_matches('.')
+        .eq_ignore_ascii_case(host.trim_end_matches('.'));
     let same_port = match named_port {
         None => port == 80,
         Some(text) => text.parse::<u16>().ok() == Some(port),
@@ -207,7 +209,11 @@ mod tests {
         assert!(names_origin("[::1]:8080", "::1", 8080));
         assert!(!names_origin("127.0.0.1", "127.0.0.1", 8080));
         assert!(!names_origin("evil.example:8080", "127.0.0.1", 8080));
-        assert!(!names_origin("api.example.com.evil:80", "api.example.com", 80));
+        assert!(!names_origin(
+            "api.example.com.evil:80",
+            "api.example.com",
+            80
+        ));
         assert!(!names_origin("[::1]x", "::1", 80));
     }
 }

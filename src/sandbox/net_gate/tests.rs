@@ -175,7 +175,10 @@ async fn an_absolute_form_request_reaches_the_origin_in_origin_form() {
     assert!(response.ends_with("\r\n\r\nok"), "{response}");
     let head = server.await.unwrap().to_ascii_lowercase();
     assert!(head.starts_with("get /path?q=1 http/1.1\r\n"), "{head}");
-    assert!(head.contains(&format!("host: 127.0.0.1:{port}\r\n")), "{head}");
+    assert!(
+        head.contains(&format!("host: 127.0.0.1:{port}\r\n")),
+        "{head}"
+    );
     assert!(head.contains("accept: */*\r\n"), "{head}");
     assert!(!head.contains("proxy-authorization"), "{head}");
 }
@@ -371,8 +374,14 @@ async fn every_request_on_a_connection_must_name_its_origin() {
     let answer = exchange(&gate.socket, absolute.as_bytes()).await;
     assert_eq!(answer.matches(" 403 Forbidden\r\n").count(), 2, "{answer}");
     let seen = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
-    assert!(seen.contains("get /a ") && seen.contains("get /c "), "{seen}");
-    assert!(!seen.contains("forged"), "the origin saw a forged request: {seen}");
+    assert!(
+        seen.contains("get /a ") && seen.contains("get /c "),
+        "{seen}"
+    );
+    assert!(
+        !seen.contains("forged"),
+        "the origin saw a forged request: {seen}"
+    );
 }
 
 /// Issue 48: a TLS handshake in a tunnel asks for the name the tunnel was opened to, or the
@@ -389,9 +398,16 @@ async fn a_tls_server_name_other_than_the_tunnels_is_refused() {
     forged.extend(client_hello::record_for(Some("fronted.example")));
     let answer = exchange(&gate.socket, &forged).await;
     assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\n");
-    assert!(seen.lock().unwrap().is_empty(), "the origin saw the forged handshake");
     assert!(
-        gate.refused.lock().unwrap().iter().any(|r| r.contains("fronted.example")),
+        seen.lock().unwrap().is_empty(),
+        "the origin saw the forged handshake"
+    );
+    assert!(
+        gate.refused
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.contains("fronted.example")),
         "{:?}",
         gate.refused.lock().unwrap()
     );
@@ -405,7 +421,10 @@ async fn a_tls_server_name_other_than_the_tunnels_is_refused() {
     client.read_exact(&mut established).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while seen.lock().unwrap().len() < hello.len() {
-        assert!(tokio::time::Instant::now() < deadline, "the handshake never arrived");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the handshake never arrived"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(*seen.lock().unwrap(), hello);
@@ -422,7 +441,18 @@ async fn a_name_is_no_way_to_loopback() {
     assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
     assert!(answer.contains("loopback or private"), "{answer}");
     assert!(is_public("93.184.216.34".parse().unwrap()));
-    for private in ["10.1.2.3", "192.168.0.1", "172.20.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"] {
+    for private in [
+        "10.1.2.3",
+        "192.168.0.1",
+        "172.20.0.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "fd00::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+    ] {
         assert!(!is_public(private.parse().unwrap()), "{private}");
     }
 }

@@ -228,11 +228,8 @@ async fn what_the_agent_planted_in_its_private_git_is_not_followed() {
     std::fs::write(&secret, "lab-secret-material").unwrap();
     let git = prepared(&task).await;
     let (admin, common) = (git.repo_admin.display(), git.common.display());
-    let (victim_text, secret_text, outside_text) = (
-        victim.display(),
-        secret.display(),
-        outside.path().display(),
-    );
+    let (victim_text, secret_text, outside_text) =
+        (victim.display(), secret.display(), outside.path().display());
     let script = format!(
         "echo work > work.txt && git add work.txt && git commit -q -m 'the agent commits' \
          && cd '{admin}' && rm -f HEAD index && ln -s '{secret_text}' HEAD && ln -s '{victim_text}' index \
@@ -271,5 +268,9 @@ async fn what_the_agent_planted_in_its_private_git_is_not_followed() {
         std::fs::read_to_string(again.admin.join("HEAD")).unwrap(),
         format!("ref: refs/heads/{BRANCH}\n")
     );
-    assert!(!std::fs::symlink_metadata(again.common.join("refs/tags")).unwrap().is_symlink());
+    assert!(
+        !std::fs::symlink_metadata(again.common.join("refs/tags"))
+            .unwrap()
+            .is_symlink()
+    );
 }

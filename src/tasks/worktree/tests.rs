@@ -429,7 +429,10 @@ async fn discarding_deletes_only_what_drydock_made() {
         ..tree.clone()
     };
     let refused = trees.discard(&forged_branch).await.unwrap_err();
-    assert!(refused.to_string().contains("not a task's branch"), "{refused}");
+    assert!(
+        refused.to_string().contains("not a task's branch"),
+        "{refused}"
+    );
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(elsewhere.path().join("keep.txt"), "the person's").unwrap();
     for path in [
@@ -441,7 +444,10 @@ async fn discarding_deletes_only_what_drydock_made() {
             ..tree.clone()
         };
         let refused = trees.discard(&forged_path).await.unwrap_err();
-        assert!(refused.to_string().contains("removes no other folder"), "{refused}");
+        assert!(
+            refused.to_string().contains("removes no other folder"),
+            "{refused}"
+        );
         assert!(trees.retire(&forged_path, "main").await.is_err());
     }
     assert!(elsewhere.path().join("keep.txt").is_file());

@@ -57,9 +57,10 @@ pub(super) async fn diffs(
         files
             .iter()
             .map(|file| {
-                let before = tree.as_ref().zip(inside_project(&root, file)).and_then(
-                    |(tree, path)| tree.read_text(&path, LARGEST_SOURCE).ok(),
-                );
+                let before = tree
+                    .as_ref()
+                    .zip(inside_project(&root, file))
+                    .and_then(|(tree, path)| tree.read_text(&path, LARGEST_SOURCE).ok());
                 match (before, formatted.iter().find(|(f, _)| f == file)) {
                     (Some(before), Some((_, after))) => file_diff(file, &before, after),
                     _ => FormatFile {

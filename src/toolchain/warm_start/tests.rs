@@ -420,9 +420,20 @@ async fn a_target_the_repository_names_outside_the_checkout_is_not_copied() {
     let tree = worktree(&checkout, root.path(), "outside");
     let target = root.path().join("task-target");
     // No CARGO_TARGET_DIR of the person's: the checkout's config decides.
-    let warmed = warm_with(&checkout, &tree, Some(&target), LOTS, &[("CARGO_TARGET_DIR", None)]).await;
+    let warmed = warm_with(
+        &checkout,
+        &tree,
+        Some(&target),
+        LOTS,
+        &[("CARGO_TARGET_DIR", None)],
+    )
+    .await;
     assert_eq!(warmed.method, Method::None, "{}", warmed.note());
-    assert!(warmed.note().contains("is not inside it"), "{}", warmed.note());
+    assert!(
+        warmed.note().contains("is not inside it"),
+        "{}",
+        warmed.note()
+    );
     assert!(!target.join("id_ed25519").exists());
     assert!(
         kept_target(checkout.join("target"), &checkout, None).is_ok(),
@@ -455,12 +466,18 @@ async fn a_toolchain_the_repository_names_runs_in_a_sandbox() {
     }
     write(
         &checkout.join("rust-toolchain.toml"),
-        &format!("[toolchain]\npath = \"{}\"\n", checkout.join("evil-toolchain").display()),
+        &format!(
+            "[toolchain]\npath = \"{}\"\n",
+            checkout.join("evil-toolchain").display()
+        ),
     );
     // As a drydock started outside cargo: no RUSTUP_TOOLCHAIN over the repository's file.
     let refused = cargo_target_of(&checkout, &[("RUSTUP_TOOLCHAIN", None)])
         .await
         .unwrap_err();
     assert!(refused.contains("`cargo metadata` failed"), "{refused}");
-    assert!(!marker.exists(), "the repository's toolchain ran outside the sandbox");
+    assert!(
+        !marker.exists(),
+        "the repository's toolchain ran outside the sandbox"
+    );
 }
