@@ -1,5 +1,5 @@
-//! What a task's sandbox costs: starting one (bubblewrap's namespaces and mounts, `true`
-//! inside against `true` outside), and a build and a test run inside against outside, paired
+//! What a task's sandbox costs: starting one (`env -i` and bubblewrap's namespaces and
+//! mounts, `true` inside against `true` outside), and a build and a test run inside against outside, paired
 //! in one run on a copy of test-projects/cargo-clean with one warm target directory.
 
 // A test or bench crate is a binary: `pub` serves its own modules.
@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use drydock::sandbox::confinement::{readable, toolchain_dirs};
+use drydock::sandbox::confinement::{passed_env, readable, toolchain_dirs};
 use drydock::sandbox::{Confinement, Mount, support as sandbox_support};
 use support::{iterations, percentile, test_projects};
 
@@ -33,16 +33,23 @@ fn command(
     program: &str,
     args: &[&str],
 ) -> Command {
-    let mut command = match bwrap {
+    match bwrap {
+        // As a task's sandbox starts: `env -i` with the passed variables, then bubblewrap.
         Some((bwrap, confinement)) => {
-            let mut command = Command::new(bwrap);
-            command.args(confinement.args()).arg("--").arg(program);
+            let argv = std::iter::once(program)
+                .chain(args.iter().copied())
+                .map(String::from);
+            let words = confinement.command(bwrap, argv);
+            let mut command = Command::new(&words[0]);
+            command.args(&words[1..]).current_dir(dir);
             command
         }
-        None => Command::new(program),
-    };
-    command.args(args).current_dir(dir);
-    command
+        None => {
+            let mut command = Command::new(program);
+            command.args(args).current_dir(dir);
+            command
+        }
+    }
 }
 
 fn compare(
@@ -100,6 +107,7 @@ fn main() {
         work: project.clone(),
         readable: readable(toolchain_dirs(), None, &[]),
         writable: vec![Mount::same(&target)],
+        passed: passed_env(&[]),
         env: vec![
             ("CARGO_NET_OFFLINE".into(), "true".into()),
             ("CARGO_TARGET_DIR".into(), target.display().to_string()),

@@ -448,28 +448,37 @@ impl Recorder {
         let (mut recorded, mut grown) = (0u64, 0u64);
         let secrets = Secrets::of(&self.config);
         while let Some(work) = jobs.recv().await {
-            let job = match work {
+            match work {
                 Work::Flush(done) => {
                     let _ = done.send(());
                     continue;
                 }
                 Work::Note(note) => {
                     let kind = note.kind.name();
-                    if let Err(error) = self.note(*note, &secrets).await {
-                        tracing::warn!("the project memory did not record a {kind}: {error}");
+                    let bytes = (note.title.len() + note.text.len()) as u64;
+                    match self.note(*note, &secrets).await {
+                        // Notes count toward the limits as runs do: a terminal's commands alone
+                        // must not grow the file past them.
+                        Ok(_) => grown += bytes,
+                        Err(error) => {
+                            tracing::warn!("the project memory did not record a {kind}: {error}");
+                            continue;
+                        }
                     }
-                    continue;
                 }
-                Work::Record(job) => job,
+                Work::Record(job) => {
+                    let tool = job.tool;
+                    match self.record(*job, &secrets).await {
+                        Ok(bytes) => grown += bytes,
+                        Err(error) => {
+                            tracing::warn!(
+                                "the project memory did not record a {tool} run: {error}"
+                            );
+                            continue;
+                        }
+                    }
+                }
             };
-            let tool = job.tool;
-            match self.record(*job, &secrets).await {
-                Ok(bytes) => grown += bytes,
-                Err(error) => {
-                    tracing::warn!("the project memory did not record a {tool} run: {error}");
-                    continue;
-                }
-            }
             recorded += 1;
             if recorded.is_multiple_of(PRUNE_EVERY) || grown > self.config.history.max_bytes / 10 {
                 let config = self.config.clone();
@@ -884,6 +893,37 @@ mod tests {
         let all = kinds(Reach::Everything, 20).await;
         assert_eq!(all.len(), 7, "{all:?}");
         assert_eq!(kinds(Reach::BuildProblems, 20).await, ["error"]);
+    }
+
+    /// Issue 48: a terminal's commands alone (notes, no build runs) keep the memory within
+    /// `[history] max_mb`: they count toward its pruning as runs do.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn notes_alone_keep_the_memory_within_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("drydock.toml"), "[history]\nmax_mb = 1\n").unwrap();
+        let history = history_in(dir.path());
+        let project = dir.path().canonicalize().unwrap();
+        for n in 0..120 {
+            history.note(NoteJob {
+                at_ms: 1000 + n,
+                kind: ProblemKind::Command,
+                project: project.clone(),
+                title: format!("cat big-{n}.log"),
+                text: crate::private::random_hex(12 * 1024),
+                status: "exit 0".into(),
+                duration_ms: 5,
+                by: "person".into(),
+            });
+        }
+        history.flush().await;
+        let store = HistoryStore::open(&dir.path().join("data/history.sqlite3")).unwrap();
+        let size = store.file_bytes().unwrap();
+        // 120 notes of 24 KiB are about 3 MiB kept twice (text and index): the limit holds
+        // within the pruning's step (a tenth of it) and one note.
+        assert!(
+            size < 1024 * 1024 + 256 * 1024,
+            "{size} bytes for a limit of 1 MiB"
+        );
     }
 
     /// Notes handed over while another connection holds the write lock wait (a history tool
