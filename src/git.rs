@@ -741,6 +741,39 @@ mod tests {
         );
     }
 
+    /// A tree of the agent's checked out (the landing's scratch worktree, a clone): the
+    /// person's smudge filter, which git-lfs points at the tree's own `.lfsconfig`, does not
+    /// run; git itself would run it.
+    #[tokio::test]
+    async fn checking_out_content_runs_no_smudge_filter() {
+        let repo = Repo::new();
+        repo.write(".gitattributes", "*.bin filter=lfs\n");
+        repo.write("model.bin", "weights\n");
+        repo.commit_all("an agent's tree");
+        let marker = repo.dir.path().join("smudged");
+        let smudge = format!("touch {}; cat", marker.display());
+        repo.git(&["config", "filter.lfs.smudge", &smudge]);
+        let commit = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        let add = |name: &str| {
+            let path = repo.dir.path().join(name).display().to_string();
+            ["worktree", "add", "--quiet", "--detach", &path, &commit].map(String::from)
+        };
+        let args = add("content");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Git::on_content(&repo.path).run(&args).await.unwrap();
+        assert!(
+            !marker.exists(),
+            "the person's filter ran on the agent's tree"
+        );
+        let args = add("person");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Git::at(&repo.path).run(&args).await.unwrap();
+        assert!(
+            marker.exists(),
+            "the person's own checkout keeps its filter"
+        );
+    }
+
     #[test]
     fn a_driver_git_cannot_switch_off_refuses_the_call() {
         let listing = "filter.lfs.clean\ndiff.nb.textconv\nfilter.a.b.smudge\nmerge.union.driver\n";

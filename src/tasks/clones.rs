@@ -158,8 +158,11 @@ pub async fn base_in(clone: &Path, base: &str) -> String {
     }
 }
 
+/// git on a clone: the remote repository's files are content someone else wrote, so no
+/// filter or driver of the person's config runs on them (git-lfs's smudge would follow the
+/// repository's `.lfsconfig` anywhere).
 fn git_for(dir: &Path) -> Git {
-    Git::at(dir).with_env("GIT_ALLOW_PROTOCOL", PROTOCOLS)
+    Git::on_content(dir).with_env("GIT_ALLOW_PROTOCOL", PROTOCOLS)
 }
 
 /// `NAME-HASH`: the remote's last path segment without `.git`, and a hash of the whole URL.

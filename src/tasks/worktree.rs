@@ -457,7 +457,9 @@ impl Worktrees {
                     |e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())),
                 )?;
                 let path_text = path.display().to_string();
-                source
+                // The merged tree holds the agent's files: the person's filters (git-lfs's
+                // smudge, which follows the agent's `.lfsconfig`) do not run on them.
+                Git::on_content(repo)
                     .run(&[
                         "worktree", "add", "--quiet", "--force", "--detach", &path_text, commit,
                     ])
