@@ -79,6 +79,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         .parse()
         .unwrap();
     let data = server.data_dir.path().display().to_string();
+    let model_port = fake.url().rsplit(':').next().unwrap().trim_end_matches('/').to_string();
     let (project_text, home_text) = (
         project.display().to_string(),
         home.home.display().to_string(),
@@ -114,6 +115,14 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
             format!(
                 "exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT 127.0.0.1:{forbidden_port} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3 \
              && head -1 <&3 | grep -q ' 200 '"
+            ),
+        ),
+        (
+            // Issue 48: the model API's connection, allowed, asked for another site.
+            "reach another site through the model API's connection",
+            format!(
+                "exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.1\\r\\nHost: forged.example\\r\\nConnection: close\\r\\n\\r\\n' >&3 \
+                 && ! head -1 <&3 | grep -q ' 403 '"
             ),
         ),
         (
@@ -238,7 +247,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     let report = std::fs::read_to_string(worktree.join("escape.txt")).unwrap_or_default();
     assert_eq!(
         report.lines().count(),
-        12,
+        13,
         "every attempt was made: {report}\ntool results: {:#}",
         Value::from(tool_results(&fake))
     );
