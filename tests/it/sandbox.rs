@@ -79,7 +79,13 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         .parse()
         .unwrap();
     let data = server.data_dir.path().display().to_string();
-    let model_port = fake.url().rsplit(':').next().unwrap().trim_end_matches('/').to_string();
+    let model_port = fake
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
     let (project_text, home_text) = (
         project.display().to_string(),
         home.home.display().to_string(),
