@@ -109,8 +109,11 @@ async fn claude_in_a_drydock_pty_is_listed_with_its_osc_7501_states_and_its_prom
     // Once drydock answered its probe, Claude Code reports over OSC 7501 and drops the glyph
     // from its title (agent-lab §6.3). The deciding signal is whichever channel said idle
     // first: the screen or the report.
+    // Claude Code 2.1.330 steps into `~/.claude/plugins/marketplaces` for a moment while it
+    // syncs its plugin marketplace: its cwd is the project once it is back.
+    let project = json!(home.project.display().to_string());
     let idle = agent_until(&client, &session, STEP, |a| {
-        state(a) == "idle" && a["title"] == "Claude Code"
+        state(a) == "idle" && a["title"] == "Claude Code" && a["cwd"] == project
     })
     .await;
     assert_eq!(idle["kind"], "claude");
