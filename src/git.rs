@@ -89,13 +89,10 @@ const TEXT_MERGE: &str = "git merge-file --marker-size=%L %A %O %B";
 /// content by the diffs these make.
 fn with_internal_diff(args: &[&str]) -> Vec<String> {
     let mut words: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-    let mut at = 0;
-    while at < words.len() && words[at].starts_with('-') {
-        at += if words[at] == "-c" { 2 } else { 1 };
-    }
-    if words
+    let at = subcommand_at(args);
+    if args
         .get(at)
-        .is_some_and(|sub| matches!(sub.as_str(), "diff" | "log" | "show"))
+        .is_some_and(|sub| matches!(*sub, "diff" | "log" | "show"))
     {
         for flag in ["--no-textconv", "--no-ext-diff"] {
             if !args.contains(&flag) {
@@ -105,6 +102,27 @@ fn with_internal_diff(args: &[&str]) -> Vec<String> {
     }
     words
 }
+
+/// Where `args`'s subcommand is, after git's own options (`-c NAME=VALUE` among them).
+fn subcommand_at(args: &[&str]) -> usize {
+    let mut at = 0;
+    while at < args.len() && args[at].starts_with('-') {
+        at += if args[at] == "-c" { 2 } else { 1 };
+    }
+    at
+}
+
+/// Subcommands that read refs, names and config and never a file's content through a driver:
+/// on content they need no listing of the config's drivers (one git process fewer).
+const DRIVERLESS: &[&str] = &[
+    "rev-parse",
+    "symbolic-ref",
+    "for-each-ref",
+    "rev-list",
+    "merge-base",
+    "config",
+    "ls-files",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -236,12 +254,18 @@ impl Git {
     /// `merge-tree` exits 1 on a conflict, `diff --quiet` on a difference).
     pub(crate) async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
         let mut prefix: Vec<String> = NO_REPOSITORY_CODE.map(String::from).to_vec();
-        if let Some(content) = &self.content {
-            if let Some((git_dir, work_tree)) = &content.named {
-                prefix.push(format!("--git-dir={}", git_dir.display()));
-                prefix.push(format!("--work-tree={}", work_tree.display()));
-            }
-            prefix.extend(NO_SIGNING.map(String::from));
+        let Some(content) = &self.content else {
+            return self.spawn(&prefix, args).await;
+        };
+        if let Some((git_dir, work_tree)) = &content.named {
+            prefix.push(format!("--git-dir={}", git_dir.display()));
+            prefix.push(format!("--work-tree={}", work_tree.display()));
+        }
+        prefix.extend(NO_SIGNING.map(String::from));
+        let driverless = args
+            .get(subcommand_at(args))
+            .is_some_and(|sub| DRIVERLESS.contains(sub));
+        if !driverless {
             let drivers = self.spawn(&prefix, DRIVERS).await?;
             let off = switched_off(&drivers.stdout).map_err(|message| GitError::Failed {
                 dir: self.dir.clone(),
@@ -250,10 +274,7 @@ impl Git {
             })?;
             prefix.extend(off);
         }
-        match self.content {
-            Some(_) => prefix.extend(with_internal_diff(args)),
-            None => prefix.extend(args.iter().map(|arg| arg.to_string())),
-        }
+        prefix.extend(with_internal_diff(args));
         self.spawn(&prefix, &[]).await
     }
 

@@ -109,16 +109,9 @@ fn passed_from(
 
 /// The person's registry credentials of the toolchains a sandbox reads, where they exist.
 pub fn toolchain_secrets() -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
     TOOLCHAIN_SECRETS
         .iter()
-        .filter_map(|(var, default, file)| {
-            let dir = std::env::var_os(var)
-                .filter(|value| !value.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(default)))?;
-            Some(dir.join(file))
-        })
+        .filter_map(|(var, default, file)| Some(tool_home(var, default)?.join(file)))
         .filter(|file| file.exists())
         .collect()
 }
@@ -127,11 +120,7 @@ pub fn toolchain_secrets() -> Vec<PathBuf> {
 /// provider, which is a program to run): written to a file of `scratch` (a folder of
 /// drydock's), to be shown read-only over the original. None when it holds none.
 pub fn cargo_config_without_tokens(scratch: &Path) -> Option<Mount> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".cargo")))?;
+    let cargo_home = tool_home("CARGO_HOME", ".cargo")?;
     let file = ["config.toml", "config"]
         .into_iter()
         .map(|name| cargo_home.join(name))
@@ -259,6 +248,14 @@ impl Confinement {
         words
     }
 
+    /// Keeps the person's registry credentials out: the toolchains' credential files shown
+    /// empty, and cargo's config without its tokens (a copy kept in `scratch`, a folder of
+    /// drydock's).
+    pub fn hide_credentials(&mut self, scratch: &Path) {
+        self.blanked = toolchain_secrets();
+        self.protected.extend(cargo_config_without_tokens(scratch));
+    }
+
     /// bubblewrap's arguments for this sandbox, up to (not including) `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
@@ -339,17 +336,11 @@ pub fn confine(
 /// and the directories of `PATH`: what a sandbox reads to build (see [`readable`]).
 pub fn toolchain_dirs() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let env_or = |name: &str, default: &str| {
-        std::env::var_os(name)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(default)))
-    };
     let mut dirs: Vec<PathBuf> = [
-        env_or("CARGO_HOME", ".cargo"),
-        env_or("RUSTUP_HOME", ".rustup"),
-        env_or("MIX_HOME", ".mix"),
-        env_or("HEX_HOME", ".hex"),
+        tool_home("CARGO_HOME", ".cargo"),
+        tool_home("RUSTUP_HOME", ".rustup"),
+        tool_home("MIX_HOME", ".mix"),
+        tool_home("HEX_HOME", ".hex"),
         home.as_ref().map(|h| h.join(".cache/rebar3")),
     ]
     .into_iter()
@@ -359,6 +350,14 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
         dirs.extend(std::env::split_paths(&path));
     }
     dirs
+}
+
+/// Where a toolchain keeps its files: the variable `name` when set, else `default` in `HOME`.
+fn tool_home(name: &str, default: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(default)))
 }
 
 /// Of `dirs`, those a sandbox may read: absolute, existing, each once, never `/`, nothing

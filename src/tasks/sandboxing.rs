@@ -172,11 +172,7 @@ impl Tasks {
         wanted.extend(profile.sandbox.base_url_env.iter().cloned());
         wanted.extend(self.config.tasks.sandbox_env.iter().cloned());
         confinement.passed = confinement::passed_env(&wanted);
-        confinement.blanked = confinement::toolchain_secrets();
-        let scratch = self.config.data_dir.join("sandbox");
-        confinement
-            .protected
-            .extend(confinement::cargo_config_without_tokens(&scratch));
+        confinement.hide_credentials(&self.config.data_dir.join("sandbox"));
         // As drydock's own terminals have it: the agent draws in a terminal of drydock's.
         confinement
             .env

@@ -492,7 +492,6 @@ fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confin
         work: root.to_path_buf(),
         readable,
         writable: vec![Mount::same(&top)],
-        blanked: confinement::toolchain_secrets(),
         passed: confinement::passed_env(&config.tasks.sandbox_env),
         env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
         ..Confinement::default()
@@ -501,9 +500,6 @@ fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confin
         let _ = std::fs::create_dir_all(&target);
         confinement.writable.push(Mount::same(target));
     }
-    let scratch = config.data_dir.join("sandbox");
-    confinement
-        .protected
-        .extend(confinement::cargo_config_without_tokens(&scratch));
+    confinement.hide_credentials(&config.data_dir.join("sandbox"));
     Some(Confined { bwrap, confinement })
 }
