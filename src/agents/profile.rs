@@ -73,6 +73,12 @@ pub struct SandboxNeeds {
     /// Variables that point it at another API: their URL's host is reached instead.
     #[serde(default)]
     pub base_url_env: Vec<String>,
+    /// Its API's URL where no `base_url_env` is set.
+    pub base_url: Option<String>,
+    /// drydock's variables that hold its API's key: the sandbox gets a placeholder in each
+    /// and its API's URL at a stand-in of the proxy, which adds the key.
+    #[serde(default)]
+    pub keys: Vec<String>,
     /// drydock's variables it reads (names, or `PREFIX_*`): its API's address and its own
     /// settings. Its sandbox starts with these and the basics alone.
     #[serde(default)]
@@ -502,7 +508,7 @@ executables = ["codex"]
             let place = format!("codex.toml:{line}: ");
             assert!(message.contains(&place), "{message} lacks {place}");
             assert!(message.contains(needle), "{message} lacks {needle}");
-            assert_eq!(profiles.get("codex").unwrap().version, 3);
+            assert_eq!(profiles.get("codex").unwrap().version, 4);
         }
     }
 
@@ -511,6 +517,6 @@ executables = ["codex"]
         let dir = user_dir(&[("claude.toml", CODEX_V99)]);
         let (profiles, errors) = Profiles::load(Some(dir.path()));
         assert!(errors[0].to_string().contains("named \"codex\""));
-        assert_eq!(profiles.get("codex").unwrap().version, 3);
+        assert_eq!(profiles.get("codex").unwrap().version, 4);
     }
 }

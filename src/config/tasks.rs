@@ -62,6 +62,10 @@ pub struct TasksConfig {
     /// besides the locale, toolchain and agent settings every sandbox gets: a provider key
     /// named in an agent's own config, say.
     pub sandbox_env: Vec<String>,
+    /// Variables that hold a model API's key, each with the URL of the API it is for: the
+    /// sandbox gets a placeholder in each, and the proxy puts the key in the requests to that
+    /// API alone (the agent's profile names its own, `ANTHROPIC_API_KEY` and the like).
+    pub sandbox_keys: BTreeMap<String, url::Url>,
     /// Whether an allowed host's name may lead to a loopback or private address (a model
     /// gateway on the local network); off, a name is connected to public addresses alone.
     pub sandbox_private_names: bool,
@@ -143,6 +147,7 @@ pub(super) struct FileQueue {
     sandbox_hosts: Option<Vec<String>>,
     sandbox_read: Option<Vec<PathBuf>>,
     sandbox_env: Option<Vec<String>>,
+    sandbox_keys: Option<BTreeMap<String, String>>,
     sandbox_private_names: Option<bool>,
     nice: Option<u8>,
     land: Option<LandMode>,
@@ -225,6 +230,7 @@ pub(super) fn resolve(
             .map(|dir| absolute(&dir, env, cwd))
             .collect(),
         sandbox_env: checked_env_names(file.sandbox_env.unwrap_or_default())?,
+        sandbox_keys: checked_keys(file.sandbox_keys.unwrap_or_default())?,
         sandbox_private_names: file.sandbox_private_names.unwrap_or(false),
         nice: match file.nice.unwrap_or(DEFAULT_NICE) {
             nice @ 0..=19 => nice,
@@ -253,6 +259,31 @@ fn machine_name() -> String {
         .ok()
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// `[tasks] sandbox_keys` once each is a variable's name with the http(s) URL of an API.
+fn checked_keys(keys: BTreeMap<String, String>) -> Result<BTreeMap<String, url::Url>, ConfigError> {
+    keys.into_iter()
+        .map(|(name, url)| {
+            let named = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            if !named {
+                return Err(ConfigError::Invalid(format!(
+                    "tasks.sandbox_keys: {name:?} is not a variable's name (LETTERS_DIGITS_)"
+                )));
+            }
+            let parsed = url::Url::parse(&url)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+            match parsed {
+                Some(parsed) => Ok((name, parsed)),
+                None => Err(ConfigError::Invalid(format!(
+                    "tasks.sandbox_keys.{name}: {url:?} is not the http:// or https:// URL of the API its key is for"
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// `[tasks] sandbox_env` as given, once each is a variable's name or a prefix (`NAME_*`).

@@ -391,6 +391,38 @@ fn roots_must_exist() {
 }
 
 #[test]
+fn a_held_key_names_a_variable_and_the_http_url_of_its_api() {
+    let held = resolve_with(
+        "[tasks.sandbox_keys]\nLAB_KEY = \"http://127.0.0.1:4000/v1\"\n",
+        Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        held.tasks.sandbox_keys["LAB_KEY"].as_str(),
+        "http://127.0.0.1:4000/v1"
+    );
+    for (file, needle) in [
+        (
+            "[tasks.sandbox_keys]\n\"LAB-KEY\" = \"https://a.example\"\n",
+            "not a variable's name",
+        ),
+        (
+            "[tasks.sandbox_keys]\nLAB_KEY = \"ftp://a.example\"\n",
+            "tasks.sandbox_keys.LAB_KEY",
+        ),
+        (
+            "[tasks.sandbox_keys]\nLAB_KEY = \"a.example\"\n",
+            "http:// or https://",
+        ),
+    ] {
+        let error = resolve_with(file, Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(needle), "{file}: {error}");
+    }
+}
+
+#[test]
 fn the_example_config_is_valid_and_matches_the_defaults() {
     let example = resolve_with(
         include_str!("../../drydock.example.toml"),

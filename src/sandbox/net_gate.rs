@@ -14,9 +14,12 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 mod client_hello;
+mod keyed;
 mod relay;
 
 use client_hello::Opening;
+pub use keyed::{KeyedOrigin, public_tls, tls_with_roots};
+use relay::Origin;
 
 /// The most a request head may take, request line and headers.
 pub(super) const MAX_HEAD: usize = 16 * 1024;
@@ -228,9 +231,12 @@ fn parse_host(text: &str) -> Result<Host, String> {
 ///
 /// A plain-HTTP request's connection stays with its origin after the answer: a client that
 /// sends its next request there for another host only reaches the same allowed origin.
+/// Plain HTTP to one of `keyed` (an allowed destination too) is spoken on by the proxy itself,
+/// with the origin's keys (see [`KeyedOrigin`]).
 pub async fn serve(
     listener: UnixListener,
     allow: Arc<AllowList>,
+    keyed: Arc<[KeyedOrigin]>,
     refused: impl Fn(&str) + Send + Sync + 'static,
     stop: CancellationToken,
 ) {
@@ -243,7 +249,8 @@ pub async fn serve(
         };
         match accepted {
             Ok((mut client, _)) => {
-                let (allow, refused, stop) = (allow.clone(), refused.clone(), stop.clone());
+                let (allow, keyed, refused, stop) =
+                    (allow.clone(), keyed.clone(), refused.clone(), stop.clone());
                 let Ok(slot) = open.clone().try_acquire_owned() else {
                     let body = format!(
                         "drydock's sandbox proxy has {MOST_CONNECTIONS} connections of this sandbox open already\n"
@@ -254,7 +261,7 @@ pub async fn serve(
                     continue;
                 };
                 tokio::spawn(async move {
-                    stop.run_until_cancelled(handle(client, &allow, &*refused))
+                    stop.run_until_cancelled(handle(client, &allow, &keyed, &*refused))
                         .await;
                     drop(slot);
                 });
@@ -292,7 +299,7 @@ impl Request {
 }
 
 /// `host:port`, an IPv6 host in brackets.
-pub(super) fn authority(host: &str, port: u16) -> String {
+pub fn authority(host: &str, port: u16) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -300,7 +307,12 @@ pub(super) fn authority(host: &str, port: u16) -> String {
     }
 }
 
-async fn handle(mut client: UnixStream, allow: &AllowList, refused: &(dyn Fn(&str) + Send + Sync)) {
+async fn handle(
+    mut client: UnixStream,
+    allow: &AllowList,
+    keyed: &[KeyedOrigin],
+    refused: &(dyn Fn(&str) + Send + Sync),
+) {
     let (head, early) = match tokio::time::timeout(HEAD_DEADLINE, read_head(&mut client)).await {
         Ok(Ok(Some(read))) => read,
         Ok(Ok(None)) => {
@@ -357,19 +369,48 @@ async fn handle(mut client: UnixStream, allow: &AllowList, refused: &(dyn Fn(&st
             return reply(&mut client, 502, "Bad Gateway", &body).await;
         }
     };
+    let keyed = keyed.iter().find(|k| k.is(host, port));
     let (host, port) = (host.to_string(), port);
     match request {
         Request::Connect { .. } => {
             let established = b"HTTP/1.1 200 Connection Established\r\n\r\n";
             if client.write_all(established).await.is_ok() {
-                tunnel(client, upstream, &host, port, early, refused).await;
+                tunnel(client, upstream, &host, port, keyed, early, refused).await;
             }
         }
         // The client speaks to its proxy: each of its requests is checked, the first too.
         Request::Forward { .. } => {
             let mut prefix = head;
             prefix.extend_from_slice(&early);
-            relay::serve(client, prefix, upstream, &host, port).await;
+            relay_http(client, prefix, upstream, &host, port, keyed).await;
+        }
+    }
+}
+
+/// Plain HTTP from `client` to `host:port`, request by request; a keyed origin's spoken on
+/// by the proxy, in TLS where the origin speaks it.
+async fn relay_http(
+    client: UnixStream,
+    prefix: Vec<u8>,
+    upstream: TcpStream,
+    host: &str,
+    port: u16,
+    keyed: Option<&KeyedOrigin>,
+) {
+    let Some(keyed) = keyed else {
+        return relay::serve(client, prefix, upstream, Origin::Named(host.into(), port)).await;
+    };
+    let origin = Origin::Keyed(keyed.clone());
+    let Some(tls) = keyed.tls.clone() else {
+        return relay::serve(client, prefix, upstream, origin).await;
+    };
+    match keyed::tls_to(keyed, tls, upstream).await {
+        Ok(upstream) => relay::serve(client, prefix, upstream, origin).await,
+        Err(why) => {
+            tracing::warn!("the sandbox proxy could not reach {host}:{port}: {why}");
+            let mut client = client;
+            let body = format!("drydock's sandbox proxy could not reach {host}:{port}: {why}\n");
+            reply(&mut client, 502, "Bad Gateway", &body).await;
         }
     }
 }
@@ -382,6 +423,7 @@ async fn tunnel(
     mut upstream: TcpStream,
     host: &str,
     port: u16,
+    keyed: Option<&KeyedOrigin>,
     early: Vec<u8>,
     refused: &(dyn Fn(&str) + Send + Sync),
 ) {
@@ -428,7 +470,7 @@ async fn tunnel(
         return;
     }
     if opening == Some(Opening::Http) {
-        return relay::serve(client, first, upstream, host, port).await;
+        return relay_http(client, first, upstream, host, port, keyed).await;
     }
     if upstream.write_all(&first).await.is_ok()
         && let Err(error) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await

@@ -15,9 +15,11 @@ use super::worktree::Author;
 use super::{TaskError, Tasks};
 use crate::agents::SandboxedRun;
 use crate::agents::profile::Profile;
-use crate::sandbox::net_gate::{self, AllowList};
+use crate::sandbox::net_gate::{self, AllowList, KeyedOrigin};
 use crate::sandbox::{Confinement, Mount, PrivateGit, confinement, support};
 use crate::untrusted::{self, Refused, Tree};
+
+mod keys;
 
 /// Serves drydock to one sandbox: its listener, its task's token, until the token's run ends.
 pub type Door = Arc<dyn Fn(UnixListener, String, CancellationToken) + Send + Sync>;
@@ -57,13 +59,14 @@ impl Gates {
     }
 
     /// Opens `session`'s two sockets in `dir` (closing any earlier ones): drydock as the
-    /// task of `token`, and the proxy to `allow`.
+    /// task of `token`, and the proxy to `allow`, which holds the keys of `keyed`.
     fn open(
         &self,
         session: &str,
         dir: &Path,
         token: &str,
         allow: Arc<AllowList>,
+        keyed: Vec<KeyedOrigin>,
     ) -> std::io::Result<()> {
         self.close(session);
         std::fs::create_dir_all(dir)?;
@@ -88,7 +91,13 @@ impl Gates {
                 );
             }
         };
-        tokio::spawn(net_gate::serve(net, allow, refused, stop.clone()));
+        tokio::spawn(net_gate::serve(
+            net,
+            allow,
+            keyed.into(),
+            refused,
+            stop.clone(),
+        ));
         let waiting = match self.door.get() {
             Some(door) => {
                 door(drydock, token.to_string(), stop.clone());
@@ -171,7 +180,12 @@ impl Tasks {
         let mut wanted = profile.sandbox.env.clone();
         wanted.extend(profile.sandbox.base_url_env.iter().cloned());
         wanted.extend(self.config.tasks.sandbox_env.iter().cloned());
+        let held = self.held_keys(&profile)?;
         confinement.passed = confinement::passed_env(&wanted);
+        confinement
+            .passed
+            .retain(|(name, _)| !held.withheld.contains(name));
+        confinement.env.extend(held.placeholders.iter().cloned());
         confinement.hide_credentials(&self.config.data_dir.join("sandbox"));
         // As drydock's own terminals have it: the agent draws in a terminal of drydock's.
         confinement
@@ -203,7 +217,7 @@ impl Tasks {
         let allow = Arc::new(allow);
         let gate_dir = self.config.data_dir.join("sandbox").join(session);
         self.gates
-            .open(session, &gate_dir, token, allow.clone())
+            .open(session, &gate_dir, token, allow.clone(), held.origins)
             .map_err(|e| {
                 TaskError::InvalidArgument(format!(
                     "cannot open its sandbox's sockets in {}: {e}",
@@ -229,7 +243,26 @@ impl Tasks {
                 ),
             ]);
         }
-        let proxy_port = (PROXY_PORT..).find(|p| !taken.contains(p)).expect("a port");
+        let mut free_port = || {
+            let port = (PROXY_PORT..).find(|p| !taken.contains(p)).expect("a port");
+            taken.insert(port);
+            port
+        };
+        let proxy_port = free_port();
+        if let Some(stand_in) = &held.stand_in {
+            let port = free_port();
+            forwards.extend([
+                "--tunnel".to_string(),
+                format!(
+                    "{port}={}={}",
+                    gate_dir.join(NET_SOCKET).display(),
+                    stand_in.destination
+                ),
+            ]);
+            confinement
+                .env
+                .push((stand_in.var.clone(), stand_in.url_at(port)));
+        }
         forwards.extend([
             "--relay".to_string(),
             format!("{proxy_port}={}", gate_dir.join(NET_SOCKET).display()),
@@ -257,7 +290,7 @@ impl Tasks {
         confinement
             .env
             .push(("GIT_CONFIG_NOSYSTEM".into(), "1".into()));
-        let described = describe(&confinement, &allow);
+        let described = describe(&confinement, &allow, &held.placeholders);
         Ok((
             Some(SandboxedRun {
                 bwrap: bwrap.to_path_buf(),
@@ -285,8 +318,9 @@ impl Tasks {
             .launchable_profile(&task.agent_kind)
             .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
         let (allow, _) = self.destinations(profile)?;
+        let held = self.held_keys(profile)?;
         self.gates
-            .open(session, &gate_dir, token, Arc::new(allow))
+            .open(session, &gate_dir, token, Arc::new(allow), held.origins)
             .map_err(|e| {
                 TaskError::InvalidArgument(format!(
                     "cannot open its sandbox's sockets in {} again: {e}",
@@ -394,11 +428,20 @@ impl Tasks {
         confinement::readable(dirs, dirs::home_dir().as_deref(), &hidden)
     }
 
-    /// The hosts the agent may reach (its profile's, its base URL's, the config's), and the
-    /// loopback ports among them (a local API the sandbox's loopback must stand in for).
+    /// The keys of the agent's API (and the config's) that drydock holds for its sandbox.
+    fn held_keys(&self, profile: &Profile) -> Result<keys::HeldKeys, TaskError> {
+        let env = |name: &str| std::env::var(name).ok();
+        keys::held(&profile.sandbox, &self.config.tasks.sandbox_keys, &env)
+            .map_err(TaskError::InvalidArgument)
+    }
+
+    /// The hosts the agent may reach (its profile's, its base URL's, its keys' APIs', the
+    /// config's), and the loopback ports among them (a local API the sandbox's loopback must
+    /// stand in for).
     fn destinations(&self, profile: &Profile) -> Result<(AllowList, Vec<u16>), TaskError> {
         let mut hosts = profile.sandbox.hosts.clone();
         let mut loopback = Vec::new();
+        let mut urls = Vec::new();
         for name in &profile.sandbox.base_url_env {
             let Some(url) = std::env::var(name).ok().filter(|u| !u.is_empty()) else {
                 continue;
@@ -406,17 +449,22 @@ impl Tasks {
             let parsed = url::Url::parse(&url).map_err(|e| {
                 TaskError::InvalidArgument(format!("{name}={url} is not a URL: {e}"))
             })?;
-            let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default())
-            else {
+            urls.push(parsed);
+        }
+        urls.extend(self.config.tasks.sandbox_keys.values().cloned());
+        for url in &urls {
+            let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
                 continue;
             };
-            if matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+            if keys::is_loopback(url) {
                 loopback.push(port);
                 hosts.push(format!("127.0.0.1:{port}"));
             } else {
                 hosts.push(format!("{host}:{port}"));
             }
         }
+        loopback.sort_unstable();
+        loopback.dedup();
         hosts.extend(self.config.tasks.sandbox_hosts.iter().cloned());
         let allow = AllowList::parse(&hosts)
             .map_err(|e| {
@@ -531,13 +579,22 @@ fn port_of(base: &str) -> Option<u16> {
 }
 
 /// One line of what the sandbox allows.
-fn describe(confinement: &Confinement, allow: &AllowList) -> String {
+fn describe(
+    confinement: &Confinement,
+    allow: &AllowList,
+    placeholders: &[(String, String)],
+) -> String {
     let writable: Vec<String> = std::iter::once(&confinement.work)
         .chain(confinement.writable.iter().map(|m| &m.target))
         .map(|p| p.display().to_string())
         .collect();
+    let held: Vec<&str> = placeholders.iter().map(|(var, _)| var.as_str()).collect();
+    let keys = match held.is_empty() {
+        true => String::new(),
+        false => format!("; keys held by drydock: {}", held.join(", ")),
+    };
     format!(
-        "bubblewrap: writes {} and a private /tmp and home; reads the system, its toolchains and CLI; network: {allow} and drydock as this task",
+        "bubblewrap: writes {} and a private /tmp and home; reads the system, its toolchains and CLI; network: {allow} and drydock as this task{keys}",
         writable.join(", ")
     )
 }

@@ -496,6 +496,10 @@ fn confinement_of(config: &Config, root: &Path, for_task: bool) -> Option<Confin
         env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
         ..Confinement::default()
     };
+    // A model API's key is no build's business, even where sandbox_env names it.
+    confinement
+        .passed
+        .retain(|(name, _)| !config.tasks.sandbox_keys.contains_key(name));
     if let Some(target) = task_dirs.cargo_target_for(root) {
         let _ = std::fs::create_dir_all(&target);
         confinement.writable.push(Mount::same(target));

@@ -124,12 +124,21 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
             ),
         ),
         (
-            // Issue 48: the model API's connection, allowed, asked for another site.
+            // Issue 48: the model API's connection, allowed, asked for another site: the
+            // proxy speaks to the model API itself, whose requests name it alone (the fake's
+            // log is checked below: it never sees the forged name).
             "reach another site through the model API's connection",
             format!(
                 "exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.1\\r\\nHost: forged.example\\r\\nConnection: close\\r\\n\\r\\n' >&3 \
-                 && ! head -1 <&3 | grep -q ' 403 '"
+                 && head -1 <&3 >/dev/null; false"
             ),
+        ),
+        (
+            // Issue 48: the model API's key is drydock's; the agent has a placeholder. (The
+            // pattern does not match itself: the agent's transcript holds this command.)
+            "read the model API's key",
+            "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q 'lab-t[o]ken' || grep -rqs 'lab-t[o]ken' ~"
+                .to_string(),
         ),
         (
             "read the local endpoint's token",
@@ -253,7 +262,7 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
     let report = std::fs::read_to_string(worktree.join("escape.txt")).unwrap_or_default();
     assert_eq!(
         report.lines().count(),
-        13,
+        14,
         "every attempt was made: {report}\ntool results: {:#}",
         Value::from(tool_results(&fake))
     );
@@ -278,6 +287,22 @@ async fn an_agent_that_approves_bash_cannot_leave_its_sandbox_and_still_does_its
         "ways out of the sandbox: {through:?}\n{report}"
     );
     listener_saw_nobody(&forbidden);
+    // The key was the proxy's to add: every turn of every agent came with it.
+    let turns = fake.turns();
+    assert!(!turns.is_empty());
+    for turn in &turns {
+        assert_eq!(turn.header("authorization"), Some("Bearer lab-token"));
+    }
+    let forged: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("host") != Some(&format!("127.0.0.1:{model_port}")))
+        .map(|r| r.header("host").map(str::to_string))
+        .collect();
+    assert!(
+        forged.is_empty(),
+        "the model API heard of another site: {forged:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(project.join("README.md")).unwrap(),
         "a lab project\n"

@@ -103,6 +103,7 @@ fn start_gate(runtime: &tokio::runtime::Runtime, dir: &Path, allowed: &[String])
     runtime.spawn(net_gate::serve(
         listener,
         allow,
+        Vec::new().into(),
         |_: &str| {},
         CancellationToken::new(),
     ));

@@ -3,6 +3,9 @@
 //! client sends its proxy) must name the origin the connection was opened to; one that names
 //! another site gets a 403 and never reaches the origin, however many came before it on the
 //! same kept-alive connection.
+//!
+//! A keyed origin's connection (see [`super::keyed`]) is the proxy's own: every request on it
+//! goes to that origin whatever it names, its `Host` set and its placeholders filled.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -14,15 +17,26 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+
+use super::keyed::KeyedOrigin;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
+/// Whom the requests on a connection go to.
+#[derive(Clone)]
+pub(super) enum Origin {
+    /// `host:port`: each request must name it.
+    Named(String, u16),
+    /// A keyed origin: each request goes there, filled.
+    Keyed(KeyedOrigin),
+}
+
 /// Serves the HTTP requests of `client` (whose first bytes, already read, are `prefix`) to
-/// the origin `host:port` over `upstream`, each checked to be for that origin.
-pub(super) async fn serve<S>(client: S, prefix: Vec<u8>, upstream: TcpStream, host: &str, port: u16)
+/// `origin` over `upstream`.
+pub(super) async fn serve<S, U>(client: S, prefix: Vec<u8>, upstream: U, origin: Origin)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    U: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (sender, connection) =
         match hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await {
@@ -36,10 +50,9 @@ where
         let _ = connection.await;
     });
     let sender = std::sync::Arc::new(tokio::sync::Mutex::new(sender));
-    let origin = (host.to_string(), port);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let (sender, origin) = (sender.clone(), origin.clone());
-        async move { Ok::<_, Infallible>(forward(request, &sender, &origin.0, origin.1).await) }
+        async move { Ok::<_, Infallible>(forward(request, &sender, &origin).await) }
     });
     let client = Prefixed {
         prefix,
@@ -58,10 +71,13 @@ where
 async fn forward(
     mut request: Request<Incoming>,
     sender: &tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>,
-    host: &str,
-    port: u16,
+    origin: &Origin,
 ) -> Response<Body> {
-    if let Err(why) = for_origin(&request, host, port) {
+    let checked = match origin {
+        Origin::Named(host, port) => for_origin(&request, host, *port),
+        Origin::Keyed(keyed) => keyed.fill(request.headers_mut()),
+    };
+    if let Err(why) = checked {
         return refusal(StatusCode::FORBIDDEN, &why);
     }
     let path = request

@@ -31,6 +31,10 @@ fn start_gate(allowed: &[String]) -> Gate {
 }
 
 fn start_gate_with(allow: AllowList) -> Gate {
+    start_keyed_gate(allow, Vec::new())
+}
+
+fn start_keyed_gate(allow: AllowList, keyed: Vec<KeyedOrigin>) -> Gate {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("net.sock");
     let listener = UnixListener::bind(&socket).unwrap();
@@ -41,6 +45,7 @@ fn start_gate_with(allow: AllowList) -> Gate {
     tokio::spawn(serve(
         listener,
         allow,
+        keyed.into(),
         move |destination: &str| seen.lock().unwrap().push(destination.to_string()),
         stop.clone(),
     ));
@@ -471,4 +476,252 @@ async fn a_sandbox_has_a_bounded_number_of_connections() {
     let answer = exchange(&gate.socket, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n").await;
     assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
     drop(held);
+}
+
+fn keyed_origin(port: u16, tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>) -> KeyedOrigin {
+    KeyedOrigin {
+        host: "127.0.0.1".into(),
+        port,
+        tls,
+        secrets: vec![("drydock-placeholder-7".into(), "sk-lab-secret".into())],
+    }
+}
+
+/// Issue 48: the model API's key stays with the proxy. Plain HTTP to a keyed origin gets the
+/// key where the placeholder was and the origin's `Host`, whatever the request named; the same
+/// placeholder sent to another allowed origin stays a placeholder.
+#[tokio::test]
+async fn a_keyed_origin_gets_the_key_and_no_other_origin_does() {
+    let (keyed_port, keyed_saw) = recording_origin().await;
+    let (other_port, other_saw) = recording_origin().await;
+    let allow = list(&[
+        &format!("127.0.0.1:{keyed_port}"),
+        &format!("127.0.0.1:{other_port}"),
+    ])
+    .unwrap();
+    let gate = start_keyed_gate(allow, vec![keyed_origin(keyed_port, None)]);
+    let tunnel = format!(
+        "CONNECT 127.0.0.1:{keyed_port} HTTP/1.1\r\n\r\n\
+         POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:3129\r\nx-api-key: drydock-placeholder-7\r\n\
+         Content-Length: 0\r\n\r\n\
+         GET /b HTTP/1.1\r\nHost: forged.example\r\nAuthorization: Bearer drydock-placeholder-7\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let answer = exchange(&gate.socket, tunnel.as_bytes()).await;
+    assert_eq!(answer.matches(" 200 OK\r\n").count(), 2, "{answer}");
+    let absolute = format!(
+        "GET http://127.0.0.1:{keyed_port}/c HTTP/1.1\r\nHost: 127.0.0.1:{keyed_port}\r\n\
+         x-api-key: drydock-placeholder-7\r\nConnection: close\r\n\r\n"
+    );
+    let answer = exchange(&gate.socket, absolute.as_bytes()).await;
+    assert!(answer.contains(" 200 OK\r\n"), "{answer}");
+    let keyed = String::from_utf8_lossy(&keyed_saw.lock().unwrap()).to_ascii_lowercase();
+    assert_eq!(keyed.matches("sk-lab-secret").count(), 3, "{keyed}");
+    assert!(!keyed.contains("placeholder"), "{keyed}");
+    assert!(
+        !keyed.contains("forged") && !keyed.contains(":3129"),
+        "{keyed}"
+    );
+    assert_eq!(
+        keyed
+            .matches(&format!("host: 127.0.0.1:{keyed_port}\r\n"))
+            .count(),
+        3,
+        "{keyed}"
+    );
+
+    let other = format!(
+        "GET /d HTTP/1.1\r\nHost: 127.0.0.1:{other_port}\r\nx-api-key: drydock-placeholder-7\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let tunnel = format!("CONNECT 127.0.0.1:{other_port} HTTP/1.1\r\n\r\n{other}");
+    let answer = exchange(&gate.socket, tunnel.as_bytes()).await;
+    assert!(answer.contains(" 200 OK\r\n"), "{answer}");
+    let other = String::from_utf8_lossy(&other_saw.lock().unwrap()).into_owned();
+    assert!(other.contains("drydock-placeholder-7"), "{other}");
+    assert!(!other.contains("sk-lab-secret"), "{other}");
+}
+
+/// A CA and a certificate it signed for 127.0.0.1, made by openssl in `dir`: the CA's and
+/// the server's PEM files.
+fn lab_certificates(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=lab ca",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=lab",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    )
+}
+
+/// A TLS origin on 127.0.0.1 that records what it is sent (decrypted) and answers each
+/// request head with a 200.
+async fn recording_tls_origin(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> (u16, Arc<Mutex<Vec<u8>>>) {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_file(cert).unwrap()];
+    let key = PrivateKeyDer::from_pem_file(key).unwrap();
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (record, acceptor) = (record.clone(), acceptor.clone());
+            tokio::spawn(async move {
+                let Ok(mut stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let mut buffer = [0u8; 4096];
+                let mut pending = Vec::new();
+                while let Ok(n) = stream.read(&mut buffer).await {
+                    if n == 0 {
+                        break;
+                    }
+                    record.lock().unwrap().extend_from_slice(&buffer[..n]);
+                    pending.extend_from_slice(&buffer[..n]);
+                    while let Some(end) = head_end(&pending, 0) {
+                        pending.drain(..end);
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// Issue 48: a model API over TLS is reached by the proxy's own TLS, its certificate checked:
+/// the agent speaks plain HTTP with a placeholder, the origin hears the key in TLS; an origin
+/// whose certificate is not trusted gets no request, and the agent a 502 that says why.
+#[tokio::test]
+async fn a_keyed_tls_origin_is_reached_by_the_proxys_own_checked_tls() {
+    use tokio_rustls::rustls::RootCertStore;
+    use tokio_rustls::rustls::pki_types::CertificateDer;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = lab_certificates(dir.path());
+    let (port, saw) = recording_tls_origin(&cert, &key).await;
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_file(&ca).unwrap())
+        .unwrap();
+    let allow = list(&[&format!("127.0.0.1:{port}")]).unwrap();
+    let gate = start_keyed_gate(
+        allow.clone(),
+        vec![keyed_origin(port, Some(tls_with_roots(roots)))],
+    );
+    let request = format!(
+        "CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n\
+         POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:3129\r\n\
+         Authorization: Bearer drydock-placeholder-7\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
+    );
+    let answer = exchange(&gate.socket, request.as_bytes()).await;
+    assert!(answer.contains(" 200 OK\r\n"), "{answer}");
+    let heard = String::from_utf8_lossy(&saw.lock().unwrap()).to_ascii_lowercase();
+    assert!(
+        heard.starts_with("post /v1/messages http/1.1\r\n"),
+        "{heard}"
+    );
+    assert!(
+        heard.contains("authorization: bearer sk-lab-secret\r\n"),
+        "{heard}"
+    );
+    assert!(
+        heard.contains(&format!("host: 127.0.0.1:{port}\r\n")),
+        "{heard}"
+    );
+
+    saw.lock().unwrap().clear();
+    let untrusting = start_keyed_gate(
+        allow,
+        vec![keyed_origin(
+            port,
+            Some(tls_with_roots(RootCertStore::empty())),
+        )],
+    );
+    let answer = exchange(&untrusting.socket, request.as_bytes()).await;
+    assert!(answer.contains(" 502 Bad Gateway\r\n"), "{answer}");
+    assert!(answer.contains("TLS with 127.0.0.1"), "{answer}");
+    assert!(
+        saw.lock().unwrap().is_empty(),
+        "the untrusted origin heard the request"
+    );
 }
