@@ -52,6 +52,7 @@ pub mod requests;
 pub mod rules;
 mod spawn;
 pub mod trust;
+pub mod usage;
 
 #[cfg(test)]
 mod fixtures;

@@ -48,6 +48,8 @@ pub struct Profile {
     pub launch: Option<Launch>,
     #[serde(default)]
     pub sandbox: SandboxNeeds,
+    /// Where its CLI records the tokens it spends; None: its usage is unknown.
+    pub usage: Option<super::usage::UsageSource>,
 }
 
 /// What the agent's CLI needs in a sandbox: files of the person's home, and the hosts of its

@@ -208,6 +208,11 @@ impl Agents {
         })
     }
 
+    /// The profile of `kind`, launchable or not.
+    pub fn profile(&self, kind: &str) -> Option<&Profile> {
+        self.profiles.get(kind)
+    }
+
     /// The profile of `kind` if drydock can start it: it says how, and its CLI is installed.
     pub fn launchable_profile(&self, kind: &str) -> Result<&Profile, AgentError> {
         let profile = self.profiles.get(kind).filter(|p| p.launch.is_some());

@@ -44,6 +44,8 @@ pub(super) struct FileConfig {
     pub(super) http: FileHttp,
     #[serde(default)]
     pub(super) history: FileHistory,
+    #[serde(default)]
+    pub(super) prices: BTreeMap<String, super::prices::Price>,
     /// Every other key: a toolchain's section (`config::toolchain`).
     #[serde(flatten)]
     pub(super) other: BTreeMap<String, toml::Value>,

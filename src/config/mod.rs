@@ -14,6 +14,7 @@ mod landing;
 mod layout;
 mod limits;
 mod paths;
+pub mod prices;
 mod remotes;
 mod secrets;
 mod tasks;
@@ -116,6 +117,8 @@ pub struct Config {
     pub agents: AgentsConfig,
     pub tasks: TasksConfig,
     pub history: HistoryConfig,
+    /// What a model's tokens cost (`[prices]` over the defaults).
+    pub prices: prices::Prices,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -197,6 +200,7 @@ impl Config {
             agents: agents::resolve(file.agents, env, cwd)?,
             tasks: tasks::resolve(file.tasks, env, cwd)?,
             history: history::resolve(file.history, env, cwd)?,
+            prices: prices::resolve(file.prices)?,
             source,
         })
     }

@@ -137,6 +137,7 @@ mod tests {
             isolation: None,
             review: None,
             landing: None,
+            usage: None,
             touches: Vec::new(),
             host: None,
             epoch: 0,

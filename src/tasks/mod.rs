@@ -32,6 +32,7 @@ pub mod requests;
 mod review;
 mod runner;
 mod sandboxing;
+pub mod spending;
 pub mod state;
 pub mod store;
 mod submodules;

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::forecast::Collision;
 use super::isolation::{Checks, Disposition, Isolation, Review};
 use super::landing::Landing;
+use super::spending::Spending;
 use super::store::{HostStatus, QueueMode, QueueSettings, Task};
 use crate::render::Render;
 
@@ -58,6 +59,12 @@ pub struct TaskLine {
     /// How its agent was confined, once it started: its sandbox, or why it had none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confinement: Option<String>,
+    /// What its agent spent, once an attempt ended: tokens and dollars, or why unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
+    /// Its attempts' dollars together, when every model it used has a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// A task's change in a listing.
@@ -155,6 +162,8 @@ impl From<&Task> for TaskLine {
                 .as_ref()
                 .and_then(Isolation::confinement)
                 .map(str::to_string),
+            usage: task.usage.as_ref().map(Spending::line),
+            cost_usd: task.usage.as_ref().and_then(Spending::cost_usd),
         }
     }
 }
@@ -179,6 +188,9 @@ impl TaskLine {
         }
         if let Some(landing) = &self.landing {
             line.push_str(&format!(" [{landing}]"));
+        }
+        if let Some(usage) = &self.usage {
+            line.push_str(&format!(" [{usage}]"));
         }
         for collision in &self.collisions {
             line.push_str(&format!(" FORECAST: {collision}"));

@@ -413,6 +413,12 @@ impl Tasks {
                 };
                 let _ = this.terminals.manage(close).await;
             }
+            if let Ok(store) = this.store().await
+                && let Ok(ended) = store.get(&id).await
+                && this.is_mine(&ended)
+            {
+                this.count_spending(&ended).await;
+            }
             // Withdrawn once the session is closed: a finished task's session without a token
             // is one an earlier drydock left (see `let_go`).
             this.tokens.revoke(&id);

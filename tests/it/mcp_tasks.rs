@@ -86,7 +86,7 @@ fn drydock(data_dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
-    let (cli, home, _fake, tmux_dir) = claude_home("claude-tasks");
+    let (cli, home, fake, tmux_dir) = claude_home("claude-tasks");
     // A git project: its tasks work in worktrees of their own, two at a time.
     repository(&home.project);
     let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
@@ -247,7 +247,32 @@ async fn five_tasks_run_two_at_a_time_and_each_agent_signals_its_outcome() {
         assert_eq!(done["session"], format!("task-{id}"));
         assert_eq!(done["attempts"], 1);
         assert!(done["started_at_ms"].as_u64() <= done["finished_at_ms"].as_u64());
+        // What it spent is what the fake model returned to its conversation (the turns
+        // that name its worktree): 100 input and 20 output tokens each, at Opus's price.
+        let counted = until_task(&client, id, |t| t["usage"].is_object()).await;
+        let dir = counted["isolation"]["dir"].as_str().unwrap().to_string();
+        let turns = fake
+            .turns()
+            .iter()
+            .filter(|turn| turn.body["stream"] == true && turn.body.to_string().contains(&dir))
+            .count() as u64;
+        assert!(turns > 0, "{counted:#}");
+        let attempt = &counted["usage"]["attempts"][0];
+        assert_eq!(attempt["attempt"], 1, "{counted:#}");
+        assert_eq!(
+            attempt["tokens"],
+            json!({"claude-opus-5-5": {"input": 100 * turns, "output": 20 * turns, "cache_read": 0, "cache_write": 0}}),
+            "{counted:#}"
+        );
+        let usd = attempt["cost_usd"].as_f64().unwrap();
+        assert!((usd - turns as f64 * 0.0008).abs() < 1e-9, "{counted:#}");
     }
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    let line = listed["tasks"][0]["usage"].as_str().unwrap_or_default();
+    assert!(
+        line.contains(" tokens (") && line.contains(", $0.00"),
+        "{listed:#}"
+    );
 
     // Each task's end is in the project memory, with its summary and transcript.
     let mut remembered = Value::Null;

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
+use crate::tasks::spending::Spending;
 use crate::tasks::state::{TaskState, Transition};
 
 /// How long a queue call may take before its caller is told the database is not answering.
@@ -237,6 +238,11 @@ impl TaskStore {
         let (id, why, lease) = (id.to_string(), why.map(str::to_string), lease.cloned());
         self.call(move |q| q.set_attention(&id, why.as_deref(), lease.as_ref()))
             .await
+    }
+
+    pub async fn set_usage(&self, id: &str, usage: &Spending) -> Result<(), StoreError> {
+        let (id, usage) = (id.to_string(), usage.clone());
+        self.call(move |q| q.set_usage(&id, &usage)).await
     }
 
     pub async fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError> {

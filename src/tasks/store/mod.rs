@@ -192,6 +192,9 @@ pub struct Task {
     /// holds adds nothing and returns that task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// What its agent spent, attempt by attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::spending::Spending>,
 }
 
 impl Task {
@@ -411,6 +414,9 @@ pub trait Queue: Send + Sync {
     fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError>;
 
     fn clear_review(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Records what task `id`'s agent spent.
+    fn set_usage(&self, id: &str, usage: &super::spending::Spending) -> Result<(), StoreError>;
 
     /// Records where task `id`'s result is on its way to its branch, and with it the task's
     /// attention (`Landing::attention`), in one statement: a reader never sees a result

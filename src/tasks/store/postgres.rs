@@ -21,6 +21,7 @@ use super::{
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
+use crate::tasks::spending::Spending;
 use crate::tasks::state::{TaskState, Transition};
 
 /// Advisory lock keys: schema migrations, the team's claims (so two hosts never both take
@@ -33,7 +34,7 @@ const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 7] = [
+const MIGRATIONS: [&str; 8] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -111,6 +112,10 @@ ALTER TABLE drydock.tasks ADD COLUMN touches TEXT;
     // The name its author gave it: one task a key.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN request_key TEXT UNIQUE;
+"#,
+    // What its agent spent, attempt by attempt, as JSON.
+    r#"
+ALTER TABLE drydock.tasks ADD COLUMN usage TEXT;
 "#,
 ];
 
@@ -399,6 +404,10 @@ impl Queue for PgStore {
 
     fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
         self.set_json(id, "review", review)
+    }
+
+    fn set_usage(&self, id: &str, usage: &Spending) -> Result<(), StoreError> {
+        self.set_json(id, "usage", usage)
     }
 
     fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
@@ -918,6 +927,7 @@ fn task_of(row: &Row, shown: &str) -> Result<Task, StoreError> {
         isolation: json_column(row, "isolation").map_err(corrupt)?,
         review: json_column(row, "review").map_err(corrupt)?,
         landing: json_column(row, "landing").map_err(corrupt)?,
+        usage: json_column(row, "usage").map_err(corrupt)?,
         touches: json_column(row, "touches")
             .map_err(corrupt)?
             .unwrap_or_default(),

@@ -19,10 +19,11 @@ use super::{
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
+use crate::tasks::spending::Spending;
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 10] = [
+const MIGRATIONS: [&str; 11] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -96,6 +97,10 @@ ALTER TABLE tasks ADD COLUMN touches TEXT;
     r#"
 ALTER TABLE tasks ADD COLUMN request_key TEXT;
 CREATE UNIQUE INDEX tasks_by_key ON tasks (request_key);
+"#,
+    // What its agent spent, attempt by attempt, as JSON.
+    r#"
+ALTER TABLE tasks ADD COLUMN usage TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -354,6 +359,10 @@ impl Queue for SqliteStore {
         self.set_json(id, "review", review)
     }
 
+    fn set_usage(&self, id: &str, usage: &Spending) -> Result<(), StoreError> {
+        self.set_json(id, "usage", usage)
+    }
+
     fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
         let json = serde_json::to_string(landing).expect("task records serialize");
         let connection = self.lock();
@@ -586,6 +595,7 @@ fn task_of(row: &Row<'_>) -> rusqlite::Result<Task> {
         isolation: json_column(row, "isolation")?,
         review: json_column(row, "review")?,
         landing: json_column(row, "landing")?,
+        usage: json_column(row, "usage")?,
         touches: json_column(row, "touches")?.unwrap_or_default(),
         host: row.get("host")?,
         epoch: row.get("epoch")?,
