@@ -47,6 +47,7 @@ fn new_task(n: usize) -> NewTask {
         in_place: false,
         touches: Vec::new(),
         key: None,
+        budget: None,
     }
 }
 

@@ -28,7 +28,7 @@ pub(super) struct TaskArgs {
 #[derive(Subcommand, Clone)]
 pub(super) enum TaskAction {
     /// Queue a task: `drydock task add "fix the flaky test" --project DIR`.
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// The tasks, oldest first, and the queue.
     List(ListArgs),
     /// One task in full, with the end of its transcript.
@@ -37,8 +37,9 @@ pub(super) enum TaskAction {
     Start(IdArgs),
     /// Cancel a queued or running task (a running agent is interrupted, then killed).
     Cancel(IdArgs),
-    /// Queue a failed or cancelled task again.
-    Retry(IdArgs),
+    /// Queue a failed or cancelled task again (with --budget-tokens / --budget-usd: a new
+    /// budget, as a task stopped at its budget needs).
+    Retry(RetryArgs),
     /// Say how a task ended (for the agent working on it).
     Complete(CompleteArgs),
     /// Merge a finished task's branch into the project's branch (or --into another).
@@ -58,8 +59,8 @@ impl TaskAction {
             TaskAction::Show(args)
             | TaskAction::Start(args)
             | TaskAction::Cancel(args)
-            | TaskAction::Retry(args)
             | TaskAction::Discard(args) => &args.config,
+            TaskAction::Retry(args) => &args.config,
             TaskAction::Complete(args) => &args.config,
             TaskAction::Merge(args) => &args.config,
             TaskAction::Migrate(args) => &args.config,
@@ -108,6 +109,48 @@ pub(super) struct AddArgs {
     /// (after a timeout) queues nothing twice.
     #[arg(long)]
     key: Option<String>,
+    #[command(flatten)]
+    budget: BudgetArgs,
+}
+
+/// What a task may spend, all its attempts together.
+#[derive(Args, Clone)]
+struct BudgetArgs {
+    /// At most this many tokens (input, output and cache together).
+    #[arg(
+        long = "budget-tokens",
+        value_name = "TOKENS",
+        allow_negative_numbers = true
+    )]
+    tokens: Option<i64>,
+    /// At most this many US dollars, by drydock's price table.
+    #[arg(long = "budget-usd", value_name = "USD", allow_negative_numbers = true)]
+    usd: Option<f64>,
+}
+
+impl BudgetArgs {
+    fn value(&self) -> Option<Value> {
+        (self.tokens.is_some() || self.usd.is_some()).then(|| {
+            let mut budget = json!({});
+            if let Some(tokens) = self.tokens {
+                budget["tokens"] = json!(tokens);
+            }
+            if let Some(usd) = self.usd {
+                budget["usd"] = json!(usd);
+            }
+            budget
+        })
+    }
+}
+
+#[derive(Args, Clone)]
+pub(super) struct RetryArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The task's id.
+    id: String,
+    #[command(flatten)]
+    budget: BudgetArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -205,7 +248,7 @@ pub(super) struct QueueArgs {
 pub(super) fn run(config: &Config, args: TaskArgs) -> Exit {
     let (tool, arguments) = match args.action {
         TaskAction::Migrate(args) => return migrate(config, &args.to),
-        TaskAction::Add(args) => ("task_add", add_arguments(args)?),
+        TaskAction::Add(args) => ("task_add", add_arguments(*args)?),
         TaskAction::List(args) => {
             let mut arguments = json!({});
             if let Some(state) = args.state {
@@ -219,7 +262,13 @@ pub(super) fn run(config: &Config, args: TaskArgs) -> Exit {
         TaskAction::Show(args) => ("task_show", json!({"task_id": args.id})),
         TaskAction::Start(args) => ("task_start", json!({"task_id": args.id})),
         TaskAction::Cancel(args) => ("task_cancel", json!({"task_id": args.id})),
-        TaskAction::Retry(args) => ("task_retry", json!({"task_id": args.id})),
+        TaskAction::Retry(args) => {
+            let mut arguments = json!({"task_id": args.id});
+            if let Some(budget) = args.budget.value() {
+                arguments["budget"] = budget;
+            }
+            ("task_retry", arguments)
+        }
         TaskAction::Complete(args) => {
             let outcome = match args.outcome {
                 OutcomeArg::Done => "done",
@@ -291,6 +340,7 @@ fn add_arguments(args: AddArgs) -> Result<Value, Failure> {
             (!args.touches.is_empty()).then(|| Value::from(args.touches.clone())),
         ),
         ("key", args.key.map(Value::from)),
+        ("budget", args.budget.value()),
     ] {
         if let Some(value) = value {
             task[key] = value;

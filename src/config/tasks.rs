@@ -11,6 +11,7 @@ use super::paths::absolute;
 use super::remotes::RemoteRepositories;
 use super::values::{DAY, SECOND, duration, duration_from_zero, positive, scaled};
 use super::{ConfigError, EnvLookup};
+use crate::tasks::spending::Budget;
 
 /// The niceness of tasks' agents when the file names none.
 const DEFAULT_NICE: u8 = 10;
@@ -66,6 +67,10 @@ pub struct TasksConfig {
     /// sandbox gets a placeholder in each, and the proxy puts the key in the requests to that
     /// API alone (the agent's profile names its own, `ANTHROPIC_API_KEY` and the like).
     pub sandbox_keys: BTreeMap<String, url::Url>,
+    /// What a task may spend unless its task_add asks for another budget.
+    pub budget: Option<Budget>,
+    /// The most a task_add may ask for; None: no more than `budget`.
+    pub budget_max: Option<Budget>,
     /// Whether an allowed host's name may lead to a loopback or private address (a model
     /// gateway on the local network); off, a name is connected to public addresses alone.
     pub sandbox_private_names: bool,
@@ -148,6 +153,8 @@ pub(super) struct FileQueue {
     sandbox_read: Option<Vec<PathBuf>>,
     sandbox_env: Option<Vec<String>>,
     sandbox_keys: Option<BTreeMap<String, String>>,
+    budget: Option<FileBudget>,
+    budget_max: Option<FileBudget>,
     sandbox_private_names: Option<bool>,
     nice: Option<u8>,
     land: Option<LandMode>,
@@ -194,6 +201,25 @@ pub(super) fn resolve(
         lease: duration(file.lease_s.unwrap_or(30), SECOND, "tasks.lease_s")?,
         requeue_lost: file.requeue_lost.unwrap_or(true),
     };
+    let budget = file
+        .budget
+        .map(|b| Budget::checked(b.tokens, b.usd, "tasks.budget"))
+        .transpose()
+        .map_err(ConfigError::Invalid)?;
+    let budget_max = file
+        .budget_max
+        .map(|b| Budget::checked(b.tokens, b.usd, "tasks.budget_max"))
+        .transpose()
+        .map_err(ConfigError::Invalid)?;
+    if let (Some(budget), Some(max)) = (budget, budget_max)
+        && !budget.within(&max)
+    {
+        return Err(ConfigError::Invalid(format!(
+            "tasks.budget ({}) is over tasks.budget_max ({})",
+            budget.line(),
+            max.line()
+        )));
+    }
     Ok(TasksConfig {
         store,
         host,
@@ -231,6 +257,9 @@ pub(super) fn resolve(
             .collect(),
         sandbox_env: checked_env_names(file.sandbox_env.unwrap_or_default())?,
         sandbox_keys: checked_keys(file.sandbox_keys.unwrap_or_default())?,
+        // A default bounds what the most bounds, too.
+        budget: budget.map(|b| b.filled_from(budget_max)),
+        budget_max,
         sandbox_private_names: file.sandbox_private_names.unwrap_or(false),
         nice: match file.nice.unwrap_or(DEFAULT_NICE) {
             nice @ 0..=19 => nice,
@@ -259,6 +288,15 @@ fn machine_name() -> String {
         .ok()
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// A budget as the file writes it (`{ tokens = 2000000 }`, `{ usd = 5.0 }`), checked by
+/// [`Budget::checked`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileBudget {
+    tokens: Option<i64>,
+    usd: Option<f64>,
 }
 
 /// `[tasks] sandbox_keys` once each is a variable's name with the http(s) URL of an API.

@@ -391,6 +391,40 @@ fn roots_must_exist() {
 }
 
 #[test]
+fn budgets_and_prices_are_checked_where_they_are_read() {
+    let read = resolve_with(
+        "[tasks]\nbudget = { tokens = 2000000 }\nbudget_max = { tokens = 9000000, usd = 50.0 }\n\
+         [prices.gpt-lab]\ninput = 1.0\noutput = 2.0\ncache_read = 0.5\ncache_write = 0.0\n",
+        Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(read.tasks.budget.unwrap().tokens, Some(2_000_000));
+    assert_eq!(read.prices.price("gpt-lab").unwrap().output, 2.0);
+    assert!(read.prices.price("claude-opus-5-5").is_some());
+    for (file, needle) in [
+        (
+            "[tasks]\nbudget = { tokens = -1 }\n",
+            "tasks.budget.tokens is -1",
+        ),
+        ("[tasks]\nbudget = {}\n", "name tokens, usd, or both"),
+        (
+            "[tasks]\nbudget = { tokens = 10 }\nbudget_max = { tokens = 5 }\n",
+            "is over tasks.budget_max",
+        ),
+        (
+            "[prices.x]\ninput = -1.0\noutput = 1.0\ncache_read = 1.0\ncache_write = 1.0\n",
+            "prices.x.input is -1",
+        ),
+        ("[prices.x]\ninput = 1.0\n", "missing field"),
+    ] {
+        let error = resolve_with(file, Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(needle), "{file}: {error}");
+    }
+}
+
+#[test]
 fn a_held_key_names_a_variable_and_the_http_url_of_its_api() {
     let held = resolve_with(
         "[tasks.sandbox_keys]\nLAB_KEY = \"http://127.0.0.1:4000/v1\"\n",

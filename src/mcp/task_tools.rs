@@ -15,7 +15,7 @@ use crate::tasks::TaskScope;
 use crate::tasks::reports::{AddReport, ListReport, QueueReport, TaskReport};
 use crate::tasks::requests::{
     AddRequest, ClearRequest, CompleteRequest, ConfigureRequest, ListRequest, MergeRequest,
-    TaskRequest,
+    RetryRequest, TaskRequest,
 };
 
 /// Holds a task agent's call to what its token may do: the tools of
@@ -145,12 +145,12 @@ impl DrydockServer {
     }
 
     #[tool(
-        description = "Queue a failed, cancelled or lost task again (attempts + 1); a done task whose result did not land and waits for a person goes back to its agent for one more attempt, its last failure as its context.",
+        description = "Queue a failed, cancelled or lost task again (attempts + 1), in the same worktree; a done task whose result did not land and waits for a person goes back to its agent for one more attempt, its last failure as its context. A task stopped at its budget goes on only with a larger budget.",
         output_schema = schema_for_output::<TaskReport>()
     )]
     async fn task_retry(
         &self,
-        Parameters(req): Parameters<TaskRequest>,
+        Parameters(req): Parameters<RetryRequest>,
     ) -> Result<CallToolResult, McpError> {
         respond(self.app.tasks().retry(req).await)
     }

@@ -58,8 +58,10 @@ use tokio_util::sync::CancellationToken;
 use self::clones::Clones;
 use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use self::requests::{
-    AddRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest, TaskRequest,
+    AddRequest, BudgetRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest,
+    RetryRequest, TaskRequest,
 };
+use self::spending::Budget;
 use self::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
 use crate::config::{Config, QueueStore};
@@ -345,7 +347,30 @@ impl Tasks {
             touches: forecast::checked_touches(req.touches.as_deref().unwrap_or_default())
                 .map_err(|why| invalid(format!("touches: {why}")))?,
             key: req.key.clone(),
+            budget: self.budget_for(req.budget.as_ref()).map_err(invalid)?,
         })
+    }
+
+    /// The budget of a task that asks for `asked`: its bounds, the configured ones where it
+    /// names none, each no more than `[tasks] budget_max` allows (or, without one, `[tasks]
+    /// budget`).
+    fn budget_for(&self, asked: Option<&BudgetRequest>) -> Result<Option<Budget>, String> {
+        let tasks = &self.config.tasks;
+        let Some(asked) = asked else {
+            return Ok(tasks.budget);
+        };
+        let most = tasks.budget_max.or(tasks.budget);
+        let budget = Budget::checked(asked.tokens, asked.usd, "budget")?
+            .filled_from(tasks.budget)
+            .filled_from(most);
+        match most {
+            Some(most) if !budget.within(&most) => Err(format!(
+                "budget: {} is more than a task may ask for here ({}: [tasks] budget_max)",
+                budget.line(),
+                most.line()
+            )),
+            _ => Ok(Some(budget)),
+        }
     }
 
     pub async fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
@@ -446,9 +471,34 @@ impl Tasks {
 
     /// Queues a failed or cancelled task again; a done one whose result waits for a person
     /// goes back to its agent for one more attempt.
-    pub async fn retry(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+    pub async fn retry(self: &Arc<Self>, req: RetryRequest) -> Result<TaskReport, TaskError> {
         let store = self.store().await?;
         let before = store.get(&req.task_id).await?;
+        if let Some(asked) = &req.budget {
+            let budget = self
+                .budget_for(Some(asked))
+                .map_err(TaskError::InvalidArgument)?;
+            let mut usage = before.usage.clone().unwrap_or_default();
+            usage.budget = budget;
+            if let Some(why) = usage.exhausted() {
+                return Err(TaskError::InvalidArgument(format!(
+                    "budget: not enough to go on; {why}"
+                )));
+            }
+            if !before.state.is_finished() {
+                return Err(TaskError::InvalidArgument(format!(
+                    "task {} is {}: its budget changes with a retry once it ended",
+                    before.id,
+                    before.state.name()
+                )));
+            }
+            store.set_usage(&before.id, &usage).await?;
+        } else if let Some(why) = before.usage.as_ref().and_then(|u| u.exhausted()) {
+            return Err(TaskError::InvalidArgument(format!(
+                "task {} may spend no more: {why}",
+                before.id
+            )));
+        }
         if before.state == TaskState::Done {
             return self.once_more(before).await;
         }

@@ -69,6 +69,36 @@ pub struct NewTaskRequest {
     /// title and description, queues nothing again and returns the task it queued.
     #[serde(default)]
     pub key: Option<String>,
+    /// What it may spend, all its attempts together (default from drydock's config, `[tasks]
+    /// budget`; more only up to `[tasks] budget_max`). At 80 % the task is marked; at the
+    /// budget its agent is stopped and the task fails with the reason `budget`, its work kept:
+    /// task_retry with a larger budget goes on from its worktree.
+    #[serde(default)]
+    pub budget: Option<BudgetRequest>,
+}
+
+/// A bound on what a task spends: tokens of every kind together, US dollars by drydock's
+/// price table, or both (whichever comes first). A bound left out is the configured one.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetRequest {
+    /// Tokens: input, output and cache together (1 or more).
+    #[serde(default)]
+    pub tokens: Option<i64>,
+    /// US dollars (more than 0).
+    #[serde(default)]
+    pub usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryRequest {
+    /// The task's id (from task_add or task_list).
+    pub task_id: String,
+    /// A new budget for all its attempts together (a task stopped at its budget needs a
+    /// larger one to go on).
+    #[serde(default)]
+    pub budget: Option<BudgetRequest>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

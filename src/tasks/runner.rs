@@ -314,7 +314,12 @@ impl Tasks {
 
     /// Fails running `task` (if it still runs) with `failure`, stops its agent and frees its
     /// slot.
-    async fn fail(self: &Arc<Self>, task: &Task, failure: String, exit_code: Option<i32>) {
+    pub(super) async fn fail(
+        self: &Arc<Self>,
+        task: &Task,
+        failure: String,
+        exit_code: Option<i32>,
+    ) {
         let Ok(lease) = self.lease_here(task) else {
             return;
         };
@@ -413,6 +418,7 @@ impl Tasks {
                 };
                 let _ = this.terminals.manage(close).await;
             }
+            // Counted once the session is closed: its agent has written its last turn.
             if let Ok(store) = this.store().await
                 && let Ok(ended) = store.get(&id).await
                 && this.is_mine(&ended)
@@ -444,6 +450,7 @@ impl Tasks {
         self.keep_tidy(stop.clone());
         self.keep_landing(stop.clone());
         self.keep_forecasting(stop.clone());
+        self.keep_budgets(stop.clone());
         self.keep_agents_yielding(stop.clone());
         self.fill().await;
         let this = self.clone();

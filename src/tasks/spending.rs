@@ -5,17 +5,108 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 use super::Tasks;
 use super::isolation::Isolation;
 use super::store::Task;
 use crate::agents::usage::{self, ByModel, Run, Tokens};
 use crate::config::prices::Prices;
+use crate::supervise::spawn_supervised;
 
-/// A task's spending, one entry per attempt counted.
+/// How often a running task's spending is counted against its budget: an agent's turn takes
+/// longer, so it is stopped within a turn of its budget.
+const BUDGET_EVERY: Duration = Duration::from_secs(2);
+
+/// A task's spending, one entry per attempt counted, and the budget it runs under.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Spending {
     pub attempts: Vec<AttemptSpent>,
+    /// What all its attempts together may spend; None: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// A bound on what a task spends: tokens of every kind together, US dollars by the price
+/// table, or both (whichever is reached first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd: Option<f64>,
+}
+
+/// The share of a budget at which a task is marked as near it.
+pub const SOFT_SHARE: f64 = 0.8;
+/// The most tokens a budget may name (a larger one is a typo).
+const MOST_TOKENS: u64 = 1_000_000_000_000;
+/// The most dollars a budget may name.
+const MOST_USD: f64 = 1_000_000.0;
+
+impl Budget {
+    /// A budget from what a person wrote, or why it is none: at least one bound, each
+    /// positive and not absurd. `what` names it in the error.
+    pub fn checked(tokens: Option<i64>, usd: Option<f64>, what: &str) -> Result<Budget, String> {
+        let tokens = match tokens {
+            None => None,
+            Some(n) if n >= 1 && n as u64 <= MOST_TOKENS => Some(n as u64),
+            Some(n) => {
+                return Err(format!(
+                    "{what}.tokens is {n}: a budget is 1 to {MOST_TOKENS} tokens"
+                ));
+            }
+        };
+        let usd = match usd {
+            None => None,
+            Some(d) if d.is_finite() && d > 0.0 && d <= MOST_USD => Some(d),
+            Some(d) => {
+                return Err(format!(
+                    "{what}.usd is {d}: a budget is more than 0 and at most {MOST_USD} US dollars"
+                ));
+            }
+        };
+        if tokens.is_none() && usd.is_none() {
+            return Err(format!("{what}: name tokens, usd, or both"));
+        }
+        Ok(Budget { tokens, usd })
+    }
+
+    /// Whether each bound of `self` is within `max`'s of its kind.
+    pub fn within(&self, max: &Budget) -> bool {
+        let tokens = match (self.tokens, max.tokens) {
+            (Some(asked), Some(most)) => asked <= most,
+            _ => true,
+        };
+        let usd = match (self.usd, max.usd) {
+            (Some(asked), Some(most)) => asked <= most,
+            _ => true,
+        };
+        tokens && usd
+    }
+
+    /// `self` with the bounds it lacks taken from `other`.
+    pub fn filled_from(self, other: Option<Budget>) -> Budget {
+        Budget {
+            tokens: self.tokens.or(other.and_then(|o| o.tokens)),
+            usd: self.usd.or(other.and_then(|o| o.usd)),
+        }
+    }
+
+    pub fn line(&self) -> String {
+        let mut bounds = Vec::new();
+        if let Some(tokens) = self.tokens {
+            bounds.push(format!("{} tokens", thousands(tokens)));
+        }
+        if let Some(usd) = self.usd {
+            bounds.push(format!("${usd:.2}"));
+        }
+        bounds.join(" or ")
+    }
 }
 
 /// What one attempt spent.
@@ -87,8 +178,59 @@ impl Spending {
         self.attempts.iter().map(|a| a.cost_usd).sum()
     }
 
-    /// How it reads in a listing: `12,345 tokens, $0.12`.
+    /// The largest share of its budget spent (tokens or dollars), when it has one; an
+    /// unknown spending or price counts as none of a bound in it.
+    pub fn share_of_budget(&self) -> Option<f64> {
+        let budget = self.budget?;
+        let tokens = budget
+            .tokens
+            .zip(self.tokens())
+            .map(|(most, spent)| spent.total() as f64 / most as f64);
+        let usd = budget
+            .usd
+            .zip(self.cost_usd())
+            .map(|(most, spent)| spent / most);
+        tokens.into_iter().chain(usd).reduce(f64::max)
+    }
+
+    /// Why it may spend no more: its budget reached.
+    pub fn exhausted(&self) -> Option<String> {
+        let budget = self.budget?;
+        (self.share_of_budget()? >= 1.0).then(|| {
+            format!(
+                "budget: it spent {} of its budget of {}; task_retry with a larger budget goes on from its worktree",
+                self.spent_line(),
+                budget.line()
+            )
+        })
+    }
+
+    fn spent_line(&self) -> String {
+        let tokens = self
+            .tokens()
+            .map(|t| thousands(t.total()))
+            .unwrap_or_default();
+        match self.cost_usd() {
+            Some(usd) => format!("{tokens} tokens (${usd:.2})"),
+            None => format!("{tokens} tokens"),
+        }
+    }
+
+    /// How it reads in a listing: `12,345 tokens, $0.12`, and how near its budget it is.
     pub fn line(&self) -> String {
+        let spent = self.spent_text();
+        match (self.budget, self.share_of_budget()) {
+            (Some(budget), Some(share)) if share >= SOFT_SHARE => format!(
+                "{spent}; NEAR ITS BUDGET: {:.0}% of {}",
+                share * 100.0,
+                budget.line()
+            ),
+            (Some(budget), _) => format!("{spent}; budget {}", budget.line()),
+            (None, _) => spent,
+        }
+    }
+
+    fn spent_text(&self) -> String {
         let Some(tokens) = self.tokens() else {
             let why = self.attempts.iter().find_map(|a| a.unknown.as_deref());
             return format!("usage unknown: {}", why.unwrap_or("not counted"));
@@ -118,8 +260,9 @@ impl Spending {
 }
 
 impl Tasks {
-    /// Counts what `task`'s latest attempt spent, by its agent's records, and keeps it.
-    pub(super) async fn count_spending(&self, task: &Task) {
+    /// Counts what `task`'s latest attempt spent, by its agent's records, and keeps it;
+    /// returns its spending as kept.
+    pub(super) async fn count_spending(&self, task: &Task) -> Spending {
         let counted = self.spent_by(task).await;
         let mut spending = task.usage.clone().unwrap_or_default();
         spending.record(AttemptSpent::counted(
@@ -127,6 +270,9 @@ impl Tasks {
             counted,
             &self.config.prices,
         ));
+        if task.usage.as_ref() == Some(&spending) {
+            return spending;
+        }
         let kept = match self.store().await {
             Ok(store) => store
                 .set_usage(&task.id, &spending)
@@ -137,6 +283,35 @@ impl Tasks {
         if let Err(error) = kept {
             tracing::warn!("task {}: keeping what it spent: {error}", task.id);
         }
+        spending
+    }
+
+    /// Counts the spending of this host's running tasks that have a budget, every
+    /// [`BUDGET_EVERY`] until `stop`, and stops each that reached its budget: its agent is
+    /// interrupted and the task fails with the reason, its work kept for a retry.
+    pub(super) fn keep_budgets(self: &Arc<Self>, stop: CancellationToken) {
+        let (this, until) = (self.clone(), stop.clone());
+        spawn_supervised("the tasks' budgets", stop, move || {
+            let (this, until) = (this.clone(), until.clone());
+            async move {
+                loop {
+                    tokio::select! {
+                        () = tokio::time::sleep(BUDGET_EVERY) => {}
+                        () = until.cancelled() => return,
+                    }
+                    for task in this.running_tasks().await {
+                        if task.usage.as_ref().and_then(|u| u.budget).is_none() {
+                            continue;
+                        }
+                        let spending = this.count_spending(&task).await;
+                        if let Some(why) = spending.exhausted() {
+                            tracing::info!("task {}: {why}", task.id);
+                            this.fail(&task, why, None).await;
+                        }
+                    }
+                }
+            }
+        });
     }
 
     async fn spent_by(&self, task: &Task) -> Result<ByModel, String> {
@@ -215,6 +390,65 @@ mod tests {
             spending.line(),
             "1,100,000 tokens (1,000,000 in, 100,000 out, 0 cache read, 0 cache write), $6.00"
         );
+    }
+
+    #[test]
+    fn a_budget_is_reached_by_tokens_or_dollars_and_marked_near_it() {
+        let prices = Prices::default();
+        let mut spending = Spending {
+            budget: Some(Budget::checked(Some(1000), Some(1.0), "budget").unwrap()),
+            ..Spending::default()
+        };
+        spending.record(AttemptSpent::counted(1, Ok(opus(700, 100)), &prices));
+        assert!(spending.exhausted().is_none());
+        assert!(
+            spending
+                .line()
+                .contains("NEAR ITS BUDGET: 80% of 1,000 tokens or $1.00"),
+            "{}",
+            spending.line()
+        );
+        spending.record(AttemptSpent::counted(2, Ok(opus(150, 50)), &prices));
+        let why = spending.exhausted().unwrap();
+        assert!(
+            why.starts_with(
+                "budget: it spent 1,000 tokens ($0.01) of its budget of 1,000 tokens or $1.00"
+            ),
+            "{why}"
+        );
+        let dollars = Spending {
+            budget: Some(Budget::checked(None, Some(4.0), "budget").unwrap()),
+            attempts: vec![AttemptSpent::counted(1, Ok(opus(1_000_000, 0)), &prices)],
+        };
+        assert!(dollars.exhausted().is_some());
+    }
+
+    #[test]
+    fn a_budget_is_positive_bounded_and_names_a_bound() {
+        assert!(
+            Budget::checked(None, None, "b")
+                .unwrap_err()
+                .contains("name tokens, usd, or both")
+        );
+        assert!(
+            Budget::checked(Some(0), None, "b")
+                .unwrap_err()
+                .contains("b.tokens is 0")
+        );
+        assert!(Budget::checked(Some(-1), None, "b").is_err());
+        assert!(Budget::checked(Some(i64::MAX), None, "b").is_err());
+        assert!(
+            Budget::checked(None, Some(f64::NAN), "b")
+                .unwrap_err()
+                .contains("b.usd is NaN")
+        );
+        assert!(Budget::checked(None, Some(-2.0), "b").is_err());
+        let most = Budget::checked(Some(100), None, "b").unwrap();
+        assert!(Budget::checked(Some(50), None, "b").unwrap().within(&most));
+        assert!(!Budget::checked(Some(150), None, "b").unwrap().within(&most));
+        let dollars = Budget::checked(None, Some(1.0), "b").unwrap();
+        assert!(dollars.within(&most));
+        assert_eq!(dollars.filled_from(Some(most)).tokens, Some(100));
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod readme;
 mod release;
 mod retrieval_scores;
 mod sandbox;
+mod task_budgets;
 mod task_scope;
 mod task_worktrees;
 mod team_hosts;

@@ -36,6 +36,7 @@ fn new_task(title: &str, priority: i64) -> NewTask {
         in_place: false,
         touches: Vec::new(),
         key: None,
+        budget: None,
     }
 }
 

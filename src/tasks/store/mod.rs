@@ -244,9 +244,19 @@ pub struct NewTask {
     pub in_place: bool,
     pub touches: Vec<String>,
     pub key: Option<String>,
+    /// What it may spend, all its attempts together.
+    pub budget: Option<super::spending::Budget>,
 }
 
 impl NewTask {
+    /// Its spending as it is queued: nothing spent, its budget.
+    fn usage(&self) -> Option<super::spending::Spending> {
+        self.budget.map(|budget| super::spending::Spending {
+            attempts: Vec::new(),
+            budget: Some(budget),
+        })
+    }
+
     /// Whether `task` is this same work, as the queue holds it under this one's key.
     fn is_same_work(&self, task: &Task) -> bool {
         task.title == self.title && task.description == self.description

@@ -252,10 +252,10 @@ impl PgStore {
                         state, priority, created_at_ms, started_at_ms, finished_at_ms, session,
                         attempts, summary, failure, exit_code, transcript, timeout_s, policy,
                         attention, base, in_place, isolation, review, host, epoch, place,
-                        repository, landing, touches, request_key)
+                        repository, landing, touches, request_key, usage)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
                         $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
-                        $30)",
+                        $30, $31)",
                     &[
                         &task.id,
                         &task.title,
@@ -287,6 +287,7 @@ impl PgStore {
                         &task.landing.as_ref().map(to_json),
                         &touches_json(&task.touches),
                         &task.key,
+                        &task.usage.as_ref().map(to_json),
                     ],
                 )?;
             }
@@ -863,9 +864,9 @@ fn add_in(
         let inserted = tx.query_opt(
             "INSERT INTO drydock.tasks (id, title, description, project_path, agent_kind,
                 state, priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                repository, touches, request_key)
+                repository, touches, request_key, usage)
              VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13,
-                $14, $15)
+                $14, $15, $16)
              ON CONFLICT DO NOTHING RETURNING *",
             &[
                 &id,
@@ -883,6 +884,7 @@ fn add_in(
                 &new.repository,
                 &touches_json(&new.touches),
                 &new.key,
+                &new.usage().as_ref().map(to_json),
             ],
         )?;
         if let Some(row) = inserted {

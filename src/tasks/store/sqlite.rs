@@ -249,9 +249,9 @@ impl SqliteStore {
             .execute(
                 "INSERT INTO tasks (id, title, description, project_path, agent_kind, state,
                     priority, created_at_ms, timeout_s, policy, base, in_place, place,
-                    repository, touches, request_key)
+                    repository, touches, request_key, usage)
                  VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-                    ?15)",
+                    ?15, ?16)",
                 params![
                     id,
                     new.title,
@@ -271,6 +271,8 @@ impl SqliteStore {
                     (!new.touches.is_empty())
                         .then(|| { serde_json::to_string(&new.touches).expect("globs serialize") }),
                     new.key,
+                    new.usage()
+                        .map(|usage| serde_json::to_string(&usage).expect("a budget serializes")),
                 ],
             )
             .map_err(|e| self.error(e))?;

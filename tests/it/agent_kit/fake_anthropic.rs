@@ -16,6 +16,7 @@
 //!   padding);
 //! * `lab:fix=B64`: instead of `lab:run`'s, this command when the prompt says an earlier
 //!   attempt `did not land` (an agent that reads why: the failure is in its prompt);
+//! * `lab:repeat=N`: the calls above, N times over (an agent that keeps working);
 //! * `lab:build`: then calls of drydock's `compile` and `test` on the project;
 //! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
 //!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
@@ -201,6 +202,10 @@ fn plan(body: &Value, project: &Path) -> Reply {
     } else {
         Vec::new()
     };
+    if let Some(times) = lab_value(&tokens, "repeat").and_then(|n| n.parse::<usize>().ok()) {
+        let once = steps.len();
+        steps = steps.into_iter().cycle().take(once * times).collect();
+    }
     if has("build") {
         let project = json!({"project_path": project.display().to_string()});
         steps.push(("mcp__drydock__compile", project.clone()));

@@ -28,6 +28,7 @@ fn task(title: &str, priority: i64) -> NewTask {
         in_place: false,
         touches: Vec::new(),
         key: None,
+        budget: None,
     }
 }
 

@@ -1,0 +1,188 @@
+//! A task's budget on the real Claude Code against the scripted fake model API: an agent that
+//! keeps working is stopped within a turn of its budget, its commits kept, and the task fails
+//! with the reason; a retry with a larger budget goes on from its worktree and finishes.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::mcp_spawn::spawning_server;
+use crate::mcp_tasks::{claude_home, no_agent_left};
+use crate::support::*;
+use crate::task_worktrees::repository;
+
+/// What the fake model returns for each turn: 100 input and 20 output tokens.
+const PER_TURN: u64 = 120;
+
+async fn until_task(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let task = call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone();
+        if done(&task) {
+            return task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} never got there: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn spent_tokens(task: &Value) -> u64 {
+    task["usage"]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["tokens"].as_object().cloned().unwrap_or_default())
+        .map(|(_, t)| {
+            ["input", "output", "cache_read", "cache_write"]
+                .iter()
+                .map(|k| t[k].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+fn steps_in(worktree: &Path) -> usize {
+    std::fs::read_to_string(worktree.join("steps.txt"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_stops_at_its_budget_keeps_its_work_and_goes_on_with_a_larger_one() {
+    let (cli, home, fake, tmux_dir) = claude_home("claude-budget");
+    repository(&home.project);
+    let config = "[tasks]\ngrace_s = 1\nbudget_max = { tokens = 100000 }\n\
+                  [tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+    call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
+
+    // Bad budgets change nothing.
+    for (budget, needle) in [
+        (json!({}), "name tokens, usd, or both"),
+        (json!({"tokens": -5}), "budget.tokens is -5"),
+        (json!({"usd": 0.0}), "budget.usd is 0"),
+        (
+            json!({"tokens": 5_000_000}),
+            "more than a task may ask for here",
+        ),
+    ] {
+        let refused = call_err(
+            &client,
+            "task_add",
+            json!({"tasks": [{"title": "x", "project_path": project, "budget": budget}]}),
+        )
+        .await;
+        assert!(refused.contains(needle), "{budget}: {refused}");
+    }
+    let listed = call_ok(&client, "task_list", json!({})).await;
+    assert_eq!(listed["tasks"], json!([]), "{listed:#}");
+
+    // An agent that commits a step every four seconds, ten times, under a budget of about
+    // four turns.
+    let step = "timeout 4 tail -f /dev/null; date +%s%N >> steps.txt && git add steps.txt && git commit -qm step";
+    let description = format!(
+        "Keep at it lab:run={} lab:repeat=10 lab:complete=done",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(step)
+    );
+    let budget = 4 * PER_TURN + 20;
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "keeps at it", "project_path": project, "description": description,
+                          "auto_approve": "trusted", "budget": {"tokens": budget}}]}),
+    )
+    .await;
+    let id = added["added"][0]["id"].as_str().unwrap().to_string();
+    assert!(
+        added["added"][0]["usage"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("budget {budget} tokens")),
+        "{added:#}"
+    );
+
+    let stopped = until_task(&client, &id, |t| {
+        t["state"] != "queued" && t["state"] != "running"
+    })
+    .await;
+    assert_eq!(stopped["state"], "failed", "{stopped:#}");
+    let failure = stopped["failure"].as_str().unwrap();
+    assert!(failure.starts_with("budget: it spent "), "{failure}");
+    assert!(
+        failure.contains("task_retry with a larger budget"),
+        "{failure}"
+    );
+    let stopped = until_task(&client, &id, |t| spent_tokens(t) >= budget).await;
+    let spent = spent_tokens(&stopped);
+    assert!(
+        spent < budget + 2 * PER_TURN,
+        "stopped within a turn of its budget: {spent} of {budget}\n{stopped:#}"
+    );
+    let turns = fake
+        .turns()
+        .iter()
+        .filter(|t| t.body["stream"] == true)
+        .count() as u64;
+    assert_eq!(
+        spent,
+        turns * PER_TURN,
+        "what the fake returned: {turns} turns"
+    );
+    let worktree = Path::new(stopped["isolation"]["path"].as_str().unwrap()).to_path_buf();
+    let kept = steps_in(&worktree);
+    assert!((1..10).contains(&kept), "its steps are kept: {kept}");
+
+    // No retry without a larger budget; a larger one goes on from the same worktree.
+    let refused = call_err(&client, "task_retry", json!({"task_id": id})).await;
+    assert!(refused.contains("may spend no more"), "{refused}");
+    let refused = call_err(
+        &client,
+        "task_retry",
+        json!({"task_id": id, "budget": {"tokens": 1_000_000}}),
+    )
+    .await;
+    assert!(
+        refused.contains("more than a task may ask for"),
+        "{refused}"
+    );
+    call_ok(
+        &client,
+        "task_retry",
+        json!({"task_id": id, "budget": {"tokens": 100_000}}),
+    )
+    .await;
+    let finished = until_task(&client, &id, |t| t["state"] == "done").await;
+    assert_eq!(finished["attempts"], 2, "{finished:#}");
+    assert_eq!(finished["isolation"]["path"], stopped["isolation"]["path"]);
+    assert_eq!(steps_in(&worktree), kept + 10, "{finished:#}");
+    // Counted once more when its session closed: every turn the fake returned, both attempts.
+    let turns = || {
+        fake.turns()
+            .iter()
+            .filter(|t| t.body["stream"] == true)
+            .count() as u64
+    };
+    let finished = until_task(&client, &id, |t| {
+        t["usage"]["attempts"]
+            .as_array()
+            .is_some_and(|a| a.len() == 2)
+            && spent_tokens(t) == turns() * PER_TURN
+    })
+    .await;
+    assert!(
+        finished["usage"]["attempts"][1]["cost_usd"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+
+    no_agent_left(&home, tmux_dir.path(), "after the budget test").await;
+}
