@@ -318,6 +318,30 @@ async function refreshQueue() {
   $("queue-max").value = queue.max_concurrent;
   $("hosts").replaceChildren(...(queue.hosts || []).map(hostLine));
   $("tasks").replaceChildren(...listed.tasks.slice().reverse().map(taskLine));
+  $("spending").textContent = spendingToday(listed.tasks);
+}
+
+/// What the listed tasks (a team's, on a shared queue) that started today (this browser's
+/// day) spent, in all and per project.
+function spendingToday(tasks) {
+  const today = new Date().toDateString();
+  const projects = new Map();
+  const all = { tokens: 0, usd: 0, unpriced: false };
+  for (const task of tasks) {
+    if (task.tokens == null || !task.started_at_ms) continue;
+    if (new Date(task.started_at_ms).toDateString() !== today) continue;
+    const name = task.project_path.split("/").filter(Boolean).pop() || task.project_path;
+    const project = projects.get(name) || { tokens: 0, usd: 0, unpriced: false };
+    for (const sum of [project, all]) {
+      sum.tokens += task.tokens;
+      if (task.cost_usd == null) sum.unpriced = true; else sum.usd += task.cost_usd;
+    }
+    projects.set(name, project);
+  }
+  if (!projects.size) return "";
+  const said = (sum) => `${sum.tokens.toLocaleString("en")} tokens, $${sum.usd.toFixed(2)}${sum.unpriced ? " + unknown prices" : ""}`;
+  const each = [...projects].map(([name, sum]) => `${name}: ${said(sum)}`);
+  return `spent today: ${said(all)} · ${each.join(" · ")}`;
 }
 
 /// The queue's database does not answer: the status says so (the tasks shown are the last
@@ -362,6 +386,7 @@ function taskLine(task) {
     change ? el("div", { class: `meta change checks-${change.checks}` },
       `${change.branch}: ${change.files} file(s) +${change.insertions} −${change.deletions} · checks ${change.checks} · ${change.disposition}`) : "",
     task.landing ? el("div", { class: `meta landing`, "data-testid": "task-landing" }, task.landing) : "",
+    task.usage ? el("div", { class: task.usage.includes("NEAR ITS BUDGET") ? "needs" : "meta", "data-testid": "task-usage" }, task.usage) : "",
     ...(task.collisions || []).map((collision) =>
       el("div", { class: collision.startsWith("likely conflict") ? "needs" : "meta", "data-testid": "task-forecast" }, `forecast: ${collision}`)),
     task.overlaps_with && task.overlaps_with.length

@@ -62,6 +62,9 @@ pub struct TaskLine {
     /// What its agent spent, once an attempt ended: tokens and dollars, or why unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<String>,
+    /// Its attempts' tokens together, when its agent's records say them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
     /// Its attempts' dollars together, when every model it used has a price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
@@ -163,6 +166,11 @@ impl From<&Task> for TaskLine {
                 .and_then(Isolation::confinement)
                 .map(str::to_string),
             usage: task.usage.as_ref().map(Spending::line),
+            tokens: task
+                .usage
+                .as_ref()
+                .and_then(Spending::tokens)
+                .map(|t| t.total()),
             cost_usd: task.usage.as_ref().and_then(Spending::cost_usd),
         }
     }

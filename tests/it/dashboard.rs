@@ -970,6 +970,22 @@ async fn a_tasks_result_is_shown_merged_or_discarded_from_the_page() {
     )
     .await;
     assert_eq!(confined.trim(), "sandboxed");
+    // What it spent, and what today's tasks spent in all and per project.
+    let usage = text_at(
+        chromium,
+        &task_line(&merged, "[data-testid=task-usage]"),
+        "what the task spent",
+    )
+    .await;
+    assert!(
+        usage.contains(" tokens (") && usage.contains("), $"),
+        "{usage}"
+    );
+    let today = text_at(chromium, "[data-testid=spending]", "today's spending").await;
+    assert!(
+        today.starts_with("spent today: ") && today.contains(" tokens, $"),
+        "{today}"
+    );
     let change = text_at(
         chromium,
         &task_line(&merged, ".change"),
