@@ -323,32 +323,37 @@ fn requests_are_read_into_their_destination() {
 
 /// A stand-in origin on loopback that answers every request on a connection with `ok` and
 /// records every byte it was sent; its port and what it saw.
+/// Keeps what `stream` sends in `record` and answers each request head with a 200.
+async fn record_and_answer<S>(mut stream: S, record: Arc<Mutex<Vec<u8>>>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let mut buffer = [0u8; 4096];
+    let mut pending = Vec::new();
+    while let Ok(n) = stream.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        record.lock().unwrap().extend_from_slice(&buffer[..n]);
+        pending.extend_from_slice(&buffer[..n]);
+        while let Some(end) = head_end(&pending, 0) {
+            pending.drain(..end);
+            let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            if stream.write_all(answer).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
 async fn recording_origin() -> (u16, Arc<Mutex<Vec<u8>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let record = record.clone();
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let mut pending = Vec::new();
-                while let Ok(n) = stream.read(&mut buffer).await {
-                    if n == 0 {
-                        break;
-                    }
-                    record.lock().unwrap().extend_from_slice(&buffer[..n]);
-                    pending.extend_from_slice(&buffer[..n]);
-                    while let Some(end) = head_end(&pending, 0) {
-                        pending.drain(..end);
-                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if stream.write_all(answer).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(record_and_answer(stream, record.clone()));
         }
     });
     (port, seen)
@@ -643,24 +648,8 @@ async fn recording_tls_origin(
         while let Ok((stream, _)) = listener.accept().await {
             let (record, acceptor) = (record.clone(), acceptor.clone());
             tokio::spawn(async move {
-                let Ok(mut stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let mut buffer = [0u8; 4096];
-                let mut pending = Vec::new();
-                while let Ok(n) = stream.read(&mut buffer).await {
-                    if n == 0 {
-                        break;
-                    }
-                    record.lock().unwrap().extend_from_slice(&buffer[..n]);
-                    pending.extend_from_slice(&buffer[..n]);
-                    while let Some(end) = head_end(&pending, 0) {
-                        pending.drain(..end);
-                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if stream.write_all(answer).await.is_err() {
-                            return;
-                        }
-                    }
+                if let Ok(stream) = acceptor.accept(stream).await {
+                    record_and_answer(stream, record).await;
                 }
             });
         }
