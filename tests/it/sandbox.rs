@@ -468,3 +468,84 @@ fn which(program: &str) -> std::path::PathBuf {
         .find(|candidate| candidate.is_file())
         .unwrap_or_else(|| panic!("{program} is not installed"))
 }
+
+/// Issue 48: Codex in its sandbox against the Responses fake, its provider's key named in its
+/// own config (`env_key`) and held by drydock (`[tasks.sandbox_keys]`): the agent has a
+/// placeholder, the fake hears the key, and what the agent spent is counted from its rollout.
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_works_in_its_sandbox_through_the_proxy_without_its_key() {
+    use crate::agent_kit::fake_openai::FakeOpenAi;
+    use crate::agent_kit::home::{AgentHome, Cli};
+    let cli = Cli::codex();
+    let mut home = AgentHome::new("codex-sandbox");
+    let fake = FakeOpenAi::start();
+    home.prepare_codex(&fake.base_url());
+    let tmux_dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[tasks]\ngrace_s = 0\n[tasks.sandbox_keys]\nLAB_OPENAI_KEY = {:?}\n",
+        fake.base_url()
+    );
+    let server = crate::mcp_spawn::spawning_server(&home, &cli, tmux_dir.path(), &config);
+    let client = modern_client(&server.url).await;
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "hello", "project_path": path_arg(&home.project),
+                          "agent": "codex", "description": "Say hello from the sandbox"}]}),
+    )
+    .await;
+    let id = added["added"][0]["id"].as_str().unwrap().to_string();
+    let started = call_ok(&client, "task_start", json!({"task_id": id})).await;
+    let confinement = started["task"]["isolation"]["confinement"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(confinement.starts_with("bubblewrap"), "{started:#}");
+    assert!(
+        confinement.contains("keys held by drydock: LAB_OPENAI_KEY"),
+        "{confinement}"
+    );
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !fake
+        .prompts()
+        .iter()
+        .any(|p| p.contains("Say hello from the sandbox"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Codex never asked its model: {:#}\n{}",
+            call_ok(&client, "task_show", json!({"task_id": id})).await,
+            crate::mcp_spawn::screen_of(&client, &format!("task-{id}")).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    for turn in fake.turns() {
+        assert_eq!(turn.header("authorization"), Some("Bearer lab-key"));
+    }
+    // Its answer is in: the task is stopped, and what it spent counted once its session closed.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    call_ok(&client, "task_cancel", json!({"task_id": id})).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let task = loop {
+        let task = call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone();
+        if task["usage"].is_object() {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never counted: {task:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    let turns = fake.turns().len() as u64;
+    assert_eq!(
+        task["usage"]["attempts"][0]["tokens"],
+        json!({"gpt-lab": {"input": 100 * turns, "output": 20 * turns, "cache_read": 0, "cache_write": 0}}),
+        "{task:#}"
+    );
+    assert!(
+        task["usage"]["attempts"][0]["unpriced"] == json!(["gpt-lab"]),
+        "{task:#}"
+    );
+    crate::mcp_spawn::kill_tmux(tmux_dir.path());
+}
