@@ -313,7 +313,8 @@ async function refreshQueue() {
   if (!listed) return queueUnreachable(failure);
   const queue = listed.queue;
   $("queue-status").classList.remove("unreachable");
-  $("queue-status").textContent = `${queue.mode}, ${queue.running}/${queue.max_concurrent} running, ${queue.queued} queued`;
+  const held = (queue.held || []).map((why) => ` · HELD: ${why}`).join("");
+  $("queue-status").textContent = `${queue.mode}, ${queue.running}/${queue.max_concurrent} running, ${queue.queued} queued${held}`;
   $("queue-mode").value = queue.mode;
   $("queue-max").value = queue.max_concurrent;
   $("hosts").replaceChildren(...(queue.hosts || []).map(hostLine));

@@ -58,10 +58,10 @@ use tokio_util::sync::CancellationToken;
 use self::clones::Clones;
 use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use self::requests::{
-    AddRequest, BudgetRequest, CompleteRequest, ConfigureRequest, ListRequest, NewTaskRequest,
-    RetryRequest, TaskRequest,
+    AddRequest, BudgetRequest, CompleteRequest, ConfigureRequest, DailyBudgetRequest, ListRequest,
+    NewTaskRequest, RetryRequest, TaskRequest,
 };
-use self::spending::Budget;
+use self::spending::{Budget, DailyBudgets};
 use self::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
 use crate::config::{Config, QueueStore};
@@ -566,6 +566,12 @@ impl Tasks {
         req: ConfigureRequest,
     ) -> Result<QueueReport, TaskError> {
         let store = self.store().await?;
+        if let Some(daily) = &req.daily_budget {
+            let mut budgets = store.daily_budgets().await?;
+            self.set_daily_budget(&mut budgets, daily)
+                .map_err(TaskError::InvalidArgument)?;
+            store.set_daily_budgets(&budgets).await?;
+        }
         let before = store.settings().await?;
         let settings = QueueSettings {
             mode: req.mode.unwrap_or(before.mode),
@@ -586,6 +592,39 @@ impl Tasks {
         })
     }
 
+    /// `budgets` with `daily`'s change: the queue's daily budget, or a project's.
+    fn set_daily_budget(
+        &self,
+        budgets: &mut DailyBudgets,
+        daily: &DailyBudgetRequest,
+    ) -> Result<(), String> {
+        let budget = match daily.off {
+            Some(true) if daily.tokens.is_some() || daily.usd.is_some() => {
+                return Err("daily_budget: off removes it; give tokens or usd, or off".into());
+            }
+            Some(true) => None,
+            _ => Some(Budget::checked(daily.tokens, daily.usd, "daily_budget")?),
+        };
+        let Some(path) = &daily.project_path else {
+            budgets.team = budget;
+            return Ok(());
+        };
+        let dir = self
+            .workspace
+            .resolve_dir(PathArgument::ProjectPath, path)
+            .map_err(|e| format!("daily_budget.project_path: {e}"))?;
+        let key = match self.workspace.place_of(&dir) {
+            Some(place) if place.path.is_empty() => place.root,
+            Some(place) => format!("{}/{}", place.root, place.path),
+            None => dir.display().to_string(),
+        };
+        match budget {
+            Some(budget) => budgets.projects.insert(key, budget),
+            None => budgets.projects.remove(&key),
+        };
+        Ok(())
+    }
+
     /// Cancels every queued task; running ones go on.
     pub async fn clear(&self) -> Result<QueueReport, TaskError> {
         let cancelled = self.store().await?.clear_queue().await?;
@@ -603,14 +642,18 @@ impl Tasks {
     /// wait and one deadline, not four).
     pub(super) async fn status(&self) -> Result<QueueStatus, TaskError> {
         let status = self.store().await?.call(|queue| {
-            Ok(QueueStatus::new(
+            let mut status = QueueStatus::new(
                 queue.settings()?,
                 queue.count(TaskState::Running)?,
                 queue.count(TaskState::Queued)?,
                 queue.hosts()?,
-            ))
+            );
+            status.daily_budgets = queue.daily_budgets()?;
+            Ok(status)
         });
-        Ok(status.await?)
+        let mut status = status.await?;
+        status.held = self.daily_holds().await.lines();
+        Ok(status)
     }
 
     fn report(&self, task: Task) -> TaskReport {

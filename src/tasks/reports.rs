@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::forecast::Collision;
 use super::isolation::{Checks, Disposition, Isolation, Review};
 use super::landing::Landing;
-use super::spending::Spending;
+use super::spending::{DailyBudgets, Spending};
 use super::store::{HostStatus, QueueMode, QueueSettings, Task};
 use crate::render::Render;
 
@@ -224,6 +224,12 @@ pub struct QueueStatus {
     /// The hosts sharing the queue (a team's PostgreSQL queue; none on a machine's own).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostStatus>,
+    /// What the tasks starting in one day may spend, the queue's and each project's.
+    #[serde(skip_serializing_if = "DailyBudgets::is_empty")]
+    pub daily_budgets: DailyBudgets,
+    /// Why new starts wait: a daily budget spent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
 }
 
 impl QueueStatus {
@@ -239,6 +245,8 @@ impl QueueStatus {
             running,
             queued,
             hosts,
+            daily_budgets: DailyBudgets::default(),
+            held: Vec::new(),
         }
     }
 
@@ -265,6 +273,9 @@ impl QueueStatus {
                     .unwrap_or_default(),
                 host.entry.url
             ));
+        }
+        for held in &self.held {
+            line.push_str(&format!("\nHELD: {held}"));
         }
         line
     }

@@ -140,6 +140,28 @@ pub struct ConfigureRequest {
     /// How many tasks run at once (1-1000; to start none by itself, switch to manual mode).
     #[serde(default)]
     pub max_concurrent: Option<Bounded<1, 1000>>,
+    /// What the tasks starting in one day (UTC) may spend together: the whole queue's (every
+    /// host's, on a team's shared queue), or one project's. Once spent, new starts of the
+    /// queue or project wait for the next day, and queue_status says why.
+    #[serde(default)]
+    pub daily_budget: Option<DailyBudgetRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DailyBudgetRequest {
+    /// The project it bounds (a directory inside the allowed roots); without it, the queue.
+    #[serde(default)]
+    pub project_path: Option<String>,
+    /// Tokens: input, output and cache together (1 or more).
+    #[serde(default)]
+    pub tokens: Option<i64>,
+    /// US dollars (more than 0).
+    #[serde(default)]
+    pub usd: Option<f64>,
+    /// true: remove this daily budget.
+    #[serde(default)]
+    pub off: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -122,9 +122,11 @@ impl Tasks {
         let Ok(queued) = store.queued_in_order().await else {
             return Vec::new();
         };
+        let holds = self.daily_holds().await;
         let mut startable = Vec::new();
         for task in queued {
             if self.can_run(&task)
+                && holds.of(&task).is_none()
                 && matches!(self.blocked_in_place(&task).await, Ok(None))
                 && !self.held_by_collision(&task).await
             {

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,25 @@ pub struct Budget {
     pub tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usd: Option<f64>,
+}
+
+/// What the tasks that start in one day (UTC) may spend together: the whole queue's (a
+/// team's, on a shared queue), and each project's (by its place: the root's name and the
+/// path below it, as every host names it). Kept in the task store: every host holds to them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DailyBudgets {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<Budget>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub projects: BTreeMap<String, Budget>,
+}
+
+impl Eq for DailyBudgets {}
+
+impl DailyBudgets {
+    pub fn is_empty(&self) -> bool {
+        self.team.is_none() && self.projects.is_empty()
+    }
 }
 
 /// The share of a budget at which a task is marked as near it.
@@ -113,6 +133,9 @@ impl Budget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AttemptSpent {
     pub attempt: u32,
+    /// When the attempt started: the day its spending counts in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_ms: Option<u64>,
     /// Tokens by model; None when its agent's records do not say (then `unknown` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<ByModel>,
@@ -137,6 +160,7 @@ impl AttemptSpent {
                 let cost = prices.cost(&tokens);
                 AttemptSpent {
                     attempt,
+                    started_at_ms: None,
                     cost_usd: cost.unpriced.is_empty().then_some(cost.usd),
                     unpriced: cost.unpriced,
                     tokens: Some(tokens),
@@ -145,6 +169,7 @@ impl AttemptSpent {
             }
             Err(why) => AttemptSpent {
                 attempt,
+                started_at_ms: None,
                 tokens: None,
                 unknown: Some(why),
                 cost_usd: None,
@@ -265,11 +290,9 @@ impl Tasks {
     pub(super) async fn count_spending(&self, task: &Task) -> Spending {
         let counted = self.spent_by(task).await;
         let mut spending = task.usage.clone().unwrap_or_default();
-        spending.record(AttemptSpent::counted(
-            task.attempts,
-            counted,
-            &self.config.prices,
-        ));
+        let mut attempt = AttemptSpent::counted(task.attempts, counted, &self.config.prices);
+        attempt.started_at_ms = task.started_at_ms;
+        spending.record(attempt);
         if task.usage.as_ref() == Some(&spending) {
             return spending;
         }
@@ -284,6 +307,61 @@ impl Tasks {
             tracing::warn!("task {}: keeping what it spent: {error}", task.id);
         }
         spending
+    }
+
+    /// Why new starts wait for tomorrow (UTC): the queue's daily budget spent, and each
+    /// project's, by the attempts that started today.
+    pub(super) async fn daily_holds(&self) -> DailyHolds {
+        let Ok(store) = self.store().await else {
+            return DailyHolds::default();
+        };
+        let budgets = match store.daily_budgets().await {
+            Ok(budgets) if !budgets.is_empty() => budgets,
+            _ => return DailyHolds::default(),
+        };
+        let tasks = store.list(None).await.unwrap_or_default();
+        let today = day_of(crate::millis::unix_millis(std::time::SystemTime::now()));
+        let mut team = Spending {
+            budget: budgets.team,
+            ..Spending::default()
+        };
+        let mut projects: BTreeMap<String, Spending> = budgets
+            .projects
+            .iter()
+            .map(|(key, budget)| {
+                let spending = Spending {
+                    budget: Some(*budget),
+                    ..Spending::default()
+                };
+                (key.clone(), spending)
+            })
+            .collect();
+        for task in &tasks {
+            let attempts = task.usage.iter().flat_map(|u| &u.attempts);
+            for attempt in attempts.filter(|a| a.started_at_ms.map(day_of) == Some(today)) {
+                team.attempts.push(attempt.clone());
+                if let Some(project) = projects.get_mut(&project_key(task)) {
+                    project.attempts.push(attempt.clone());
+                }
+            }
+        }
+        let held = |spending: &Spending| {
+            let budget = spending.budget?;
+            (spending.share_of_budget()? >= 1.0).then(|| {
+                format!(
+                    "spent {} today of a daily budget of {}: new starts wait for tomorrow (UTC)",
+                    spending.spent_line(),
+                    budget.line()
+                )
+            })
+        };
+        DailyHolds {
+            team: held(&team),
+            projects: projects
+                .iter()
+                .filter_map(|(key, spending)| Some((key.clone(), held(spending)?)))
+                .collect(),
+        }
     }
 
     /// Counts the spending of this host's running tasks that have a budget, every
@@ -347,6 +425,51 @@ impl Tasks {
         .await
         .map_err(|e| e.to_string())?
     }
+}
+
+/// Why new starts wait: the queue's daily budget, and the projects' (by [`project_key`]).
+#[derive(Debug, Default)]
+pub(super) struct DailyHolds {
+    pub team: Option<String>,
+    pub projects: BTreeMap<String, String>,
+}
+
+impl DailyHolds {
+    /// Why `task` may not start today, if it may not.
+    pub(super) fn of(&self, task: &Task) -> Option<String> {
+        if let Some(why) = &self.team {
+            return Some(format!("the queue {why}"));
+        }
+        let key = project_key(task);
+        self.projects
+            .get(&key)
+            .map(|why| format!("project {key} {why}"))
+    }
+
+    /// Each hold, as `queue_status` says it.
+    pub(super) fn lines(&self) -> Vec<String> {
+        let team = self.team.iter().map(|why| format!("the queue {why}"));
+        let projects = self
+            .projects
+            .iter()
+            .map(|(key, why)| format!("project {key} {why}"));
+        team.chain(projects).collect()
+    }
+}
+
+/// A project as every host of a queue names it: its place (the allowed root's name and the
+/// path below it), or its path where it has none.
+pub(super) fn project_key(task: &Task) -> String {
+    match &task.place {
+        Some(place) if place.path.is_empty() => place.root.clone(),
+        Some(place) => format!("{}/{}", place.root, place.path),
+        None => task.project_path.clone(),
+    }
+}
+
+/// The day (UTC, since the epoch) of `ms`.
+fn day_of(ms: u64) -> u64 {
+    ms / 86_400_000
 }
 
 fn thousands(n: u64) -> String {

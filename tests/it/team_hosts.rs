@@ -672,3 +672,130 @@ async fn a_host_clones_a_task_named_by_its_remote_and_only_a_remote_it_may_clone
     drop(b);
     no_agent_left(&home, tmux_dir.path(), "after the tasks from a remote").await;
 }
+
+/// Issue 49: a project's daily budget is the queue's, so every host holds to it: once the
+/// project's tasks spent it, its new tasks wait on both hosts, with the reason in the queue's
+/// status, while another project's start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_daily_budget_spent_holds_its_new_starts_on_every_host_but_no_other() {
+    let postgres = Postgres::start();
+    let url = postgres.database("daily");
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-daily");
+    std::fs::create_dir_all(home.project.join("other")).unwrap();
+    std::fs::write(home.project.join("other/notes.md"), "another project\n").unwrap();
+    repository(&home.project);
+    let a = spawning_server(&home, &cli, tmux_dir.path(), &config(&url, "a", 1));
+    let b = spawning_server(&home, &cli, tmux_dir.path(), &config(&url, "b", 1));
+    let (on_a, on_b) = (modern_client(&a.url).await, modern_client(&b.url).await);
+    let (project, other) = (
+        path_arg(&home.project),
+        path_arg(&home.project.join("other")),
+    );
+
+    // Bad input changes nothing.
+    for (daily, needle) in [
+        (
+            json!({"project_path": project, "tokens": 0}),
+            "daily_budget.tokens is 0",
+        ),
+        (
+            json!({"project_path": "/", "tokens": 10}),
+            "daily_budget.project_path",
+        ),
+        (json!({"usd": -1.0}), "daily_budget.usd is -1"),
+    ] {
+        let refused = call_err(&on_a, "queue_configure", json!({"daily_budget": daily})).await;
+        assert!(refused.contains(needle), "{daily}: {refused}");
+    }
+    let listed = call_ok(&on_b, "task_list", json!({})).await;
+    assert!(listed["queue"]["daily_budgets"].is_null(), "{listed:#}");
+
+    call_ok(
+        &on_a,
+        "queue_configure",
+        json!({"mode": "auto", "max_concurrent": 2,
+               "daily_budget": {"project_path": project, "tokens": 100}}),
+    )
+    .await;
+    let listed = call_ok(&on_b, "task_list", json!({})).await;
+    assert_eq!(
+        listed["queue"]["daily_budgets"],
+        json!({"projects": {"project": {"tokens": 100}}}),
+        "host b holds to host a's budget: {listed:#}"
+    );
+
+    // The project's first task spends more than its day's budget.
+    let first = json!({"title": "first", "project_path": project,
+                       "description": "Finish lab:complete=done"});
+    let added = call_ok(&on_a, "task_add", json!({"tasks": [first]})).await;
+    let first = added["added"][0]["id"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let task = call_ok(&on_b, "task_show", json!({"task_id": first})).await["task"].clone();
+        if task["state"] == "done" && task["usage"]["attempts"][0]["tokens"].is_object() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first task never ended: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    // Its next task waits, on both hosts; another project's starts and ends.
+    let next = json!({"title": "next", "project_path": project, "description": "Finish lab:complete=done"});
+    let elsewhere = json!({"title": "elsewhere", "project_path": other, "description": "Finish lab:complete=done"});
+    let added = call_ok(&on_b, "task_add", json!({"tasks": [next, elsewhere]})).await;
+    let (next, elsewhere) = (
+        added["added"][0]["id"].as_str().unwrap().to_string(),
+        added["added"][1]["id"].as_str().unwrap().to_string(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let task = call_ok(&on_a, "task_show", json!({"task_id": elsewhere})).await["task"].clone();
+        if task["state"] == "done" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the other project's task never ended: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    for client in [&on_a, &on_b] {
+        let listed = call_ok(client, "task_list", json!({})).await;
+        let held = listed["queue"]["held"][0].as_str().unwrap_or_default();
+        assert!(
+            held.starts_with("project project spent ") && held.contains("wait for tomorrow"),
+            "{listed:#}"
+        );
+        let waiting = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == next.as_str())
+            .unwrap();
+        assert_eq!(waiting["state"], "queued", "{listed:#}");
+    }
+
+    // A larger budget lets it start.
+    call_ok(
+        &on_b,
+        "queue_configure",
+        json!({"daily_budget": {"project_path": project, "tokens": 1_000_000}}),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let task = call_ok(&on_a, "task_show", json!({"task_id": next})).await["task"].clone();
+        if task["state"] == "done" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the held task never ran: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    no_agent_left(&home, tmux_dir.path(), "after the daily budget").await;
+}

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
-use crate::tasks::spending::Spending;
+use crate::tasks::spending::{DailyBudgets, Spending};
 use crate::tasks::state::{TaskState, Transition};
 
 /// How long a queue call may take before its caller is told the database is not answering.
@@ -252,6 +252,15 @@ impl TaskStore {
 
     pub async fn count(&self, state: TaskState) -> Result<u32, StoreError> {
         self.call(move |q| q.count(state)).await
+    }
+
+    pub async fn daily_budgets(&self) -> Result<DailyBudgets, StoreError> {
+        self.call(|q| q.daily_budgets()).await
+    }
+
+    pub async fn set_daily_budgets(&self, budgets: &DailyBudgets) -> Result<(), StoreError> {
+        let budgets = budgets.clone();
+        self.call(move |q| q.set_daily_budgets(&budgets)).await
     }
 
     pub async fn settings(&self) -> Result<QueueSettings, StoreError> {

@@ -49,6 +49,7 @@ pub fn migrate(from: &SqliteStore, to: &PgStore) -> Result<Migrated, MigrateErro
             tasks: present,
         });
     }
+    to.set_daily_budgets(&from.daily_budgets()?)?;
     from.mark_moved(&to.location())?;
     let by_state = TaskState::ALL
         .iter()

@@ -473,6 +473,11 @@ pub trait Queue: Send + Sync {
 
     fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError>;
 
+    /// What the tasks starting in one day may spend, the queue's and each project's.
+    fn daily_budgets(&self) -> Result<super::spending::DailyBudgets, StoreError>;
+
+    fn set_daily_budgets(&self, budgets: &super::spending::DailyBudgets) -> Result<(), StoreError>;
+
     /// Cancels every queued task (running ones go on); returns the cancelled ones.
     fn clear_queue(&self) -> Result<Vec<Task>, StoreError> {
         let queued = self.list(Some(TaskState::Queued))?;

@@ -21,7 +21,7 @@ use super::{
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
-use crate::tasks::spending::Spending;
+use crate::tasks::spending::{DailyBudgets, Spending};
 use crate::tasks::state::{TaskState, Transition};
 
 /// Advisory lock keys: schema migrations, the team's claims (so two hosts never both take
@@ -34,7 +34,7 @@ const RESCUE_LOCK: i64 = 0x6472_7964_6f63_6b03;
 const IMPORT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 9] = [
     r#"
 CREATE TABLE drydock.tasks (
     seq BIGSERIAL UNIQUE,
@@ -116,6 +116,10 @@ ALTER TABLE drydock.tasks ADD COLUMN request_key TEXT UNIQUE;
     // What its agent spent, attempt by attempt, as JSON.
     r#"
 ALTER TABLE drydock.tasks ADD COLUMN usage TEXT;
+"#,
+    // What the tasks starting in one day may spend, as JSON.
+    r#"
+ALTER TABLE drydock.queue_settings ADD COLUMN daily_budgets TEXT;
 "#,
 ];
 
@@ -627,6 +631,33 @@ impl Queue for PgStore {
                 mode: QueueMode::parse(row.get(0)),
                 max_concurrent: row.get::<_, i32>(1) as u32,
             })
+        })
+    }
+
+    fn daily_budgets(&self) -> Result<DailyBudgets, StoreError> {
+        let shown = self.shown.clone();
+        self.link.run(move |client| {
+            let row = client
+                .query_one(
+                    "SELECT daily_budgets FROM drydock.queue_settings WHERE id = 1",
+                    &[],
+                )
+                .map_err(|e| sql(&shown, e))?;
+            let json: Option<String> = row.get(0);
+            Ok(json
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default())
+        })
+    }
+
+    fn set_daily_budgets(&self, budgets: &DailyBudgets) -> Result<(), StoreError> {
+        let json = serde_json::to_string(budgets).expect("budgets serialize");
+        self.transaction(move |tx| {
+            tx.execute(
+                "UPDATE drydock.queue_settings SET daily_budgets = $1 WHERE id = 1",
+                &[&json],
+            )?;
+            notify(tx)
         })
     }
 

@@ -19,11 +19,11 @@ use super::{
 use crate::millis::unix_millis;
 use crate::tasks::isolation::{Isolation, Review};
 use crate::tasks::landing::Landing;
-use crate::tasks::spending::Spending;
+use crate::tasks::spending::{DailyBudgets, Spending};
 use crate::tasks::state::{TaskState, Transition};
 
 /// The schema, one migration per version: version N is reached by running the first N.
-const MIGRATIONS: [&str; 11] = [
+const MIGRATIONS: [&str; 12] = [
     r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -101,6 +101,10 @@ CREATE UNIQUE INDEX tasks_by_key ON tasks (request_key);
     // What its agent spent, attempt by attempt, as JSON.
     r#"
 ALTER TABLE tasks ADD COLUMN usage TEXT;
+"#,
+    // What the tasks starting in one day may spend, as JSON.
+    r#"
+ALTER TABLE queue_settings ADD COLUMN daily_budgets TEXT;
 "#,
 ];
 /// How long a call waits for another process holding the file's lock.
@@ -545,6 +549,31 @@ impl Queue for SqliteStore {
             mode: QueueMode::parse(&mode),
             max_concurrent: max,
         })
+    }
+
+    fn daily_budgets(&self) -> Result<DailyBudgets, StoreError> {
+        let connection = self.lock();
+        let json: Option<String> = connection
+            .query_row(
+                "SELECT daily_budgets FROM queue_settings WHERE id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(json
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default())
+    }
+
+    fn set_daily_budgets(&self, budgets: &DailyBudgets) -> Result<(), StoreError> {
+        let json = serde_json::to_string(budgets).expect("budgets serialize");
+        self.lock()
+            .execute(
+                "UPDATE queue_settings SET daily_budgets = ?1 WHERE id = 1",
+                [json],
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(())
     }
 
     fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError> {
