@@ -614,8 +614,7 @@ impl Tasks {
             .resolve_dir(PathArgument::ProjectPath, path)
             .map_err(|e| format!("daily_budget.project_path: {e}"))?;
         let key = match self.workspace.place_of(&dir) {
-            Some(place) if place.path.is_empty() => place.root,
-            Some(place) => format!("{}/{}", place.root, place.path),
+            Some(place) => spending::place_key(&place),
             None => dir.display().to_string(),
         };
         match budget {

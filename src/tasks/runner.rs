@@ -397,7 +397,7 @@ impl Tasks {
     /// transcript, withdraws its token and closes the session (unless config keeps them).
     pub(super) fn after_run(self: &Arc<Self>, task: &Task, delay: Duration) {
         let this = self.clone();
-        let id = task.id.clone();
+        let (id, run) = (task.id.clone(), task.clone());
         let Some(session) = task.session.clone() else {
             return;
         };
@@ -421,15 +421,19 @@ impl Tasks {
                 let _ = this.terminals.manage(close).await;
             }
             // Counted once the session is closed: its agent has written its last turn.
-            if let Ok(store) = this.store().await
-                && let Ok(ended) = store.get(&id).await
-                && this.is_mine(&ended)
-            {
-                this.count_spending(&ended).await;
+            if this.is_mine(&run) {
+                this.count_spending(&run).await;
             }
             // Withdrawn once the session is closed: a finished task's session without a token
-            // is one an earlier drydock left (see `let_go`).
-            this.tokens.revoke(&id);
+            // is one an earlier drydock left (see `let_go`). Only this run's: a retry that
+            // started meanwhile holds a token of its own claim.
+            if this
+                .tokens
+                .claim_of(&id)
+                .is_none_or(|issued| issued <= run.epoch)
+            {
+                this.tokens.revoke(&id);
+            }
             this.gates.close(&session);
             this.review(&id).await;
         });

@@ -1,14 +1,13 @@
 //! What a task's agent spent, attempt by attempt, as its agent's own records say (see
 //! [`crate::agents::usage`]), and what that cost by the price table when it was counted.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::Tasks;
@@ -17,6 +16,7 @@ use super::store::Task;
 use crate::agents::usage::{self, ByModel, Run, Tokens};
 use crate::config::prices::Prices;
 use crate::supervise::spawn_supervised;
+use crate::workspace::ProjectPlace;
 
 /// How often a running task's spending is counted against its budget: an agent's turn takes
 /// longer, so it is stopped within a turn of its budget.
@@ -285,28 +285,33 @@ impl Spending {
 }
 
 impl Tasks {
-    /// Counts what `task`'s latest attempt spent, by its agent's records, and keeps it;
-    /// returns its spending as kept.
-    pub(super) async fn count_spending(&self, task: &Task) -> Spending {
-        let counted = self.spent_by(task).await;
-        let mut spending = task.usage.clone().unwrap_or_default();
-        let mut attempt = AttemptSpent::counted(task.attempts, counted, &self.config.prices);
-        attempt.started_at_ms = task.started_at_ms;
-        spending.record(attempt);
-        if task.usage.as_ref() == Some(&spending) {
-            return spending;
-        }
-        let kept = match self.store().await {
-            Ok(store) => store
-                .set_usage(&task.id, &spending)
-                .await
-                .map_err(|e| e.to_string()),
-            Err(error) => Err(error.to_string()),
+    /// Counts what `run` (a task as one of its attempts ran) spent, by its agent's records,
+    /// and keeps it as that attempt's in the task's spending as stored now (a retry may have
+    /// changed its budget, or counted a later attempt, meanwhile); returns the spending kept.
+    pub(super) async fn count_spending(&self, run: &Task) -> Spending {
+        let counted = self.spent_by(run).await;
+        let mut attempt = AttemptSpent::counted(run.attempts, counted, &self.config.prices);
+        attempt.started_at_ms = run.started_at_ms;
+        let kept = async {
+            let store = self.store().await.map_err(|e| e.to_string())?;
+            let now = store.get(&run.id).await.map_err(|e| e.to_string())?;
+            let mut spending = now.usage.clone().unwrap_or_default();
+            spending.record(attempt);
+            if now.usage.as_ref() != Some(&spending) {
+                store
+                    .set_usage(&run.id, &spending)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok::<_, String>(spending)
         };
-        if let Err(error) = kept {
-            tracing::warn!("task {}: keeping what it spent: {error}", task.id);
+        match kept.await {
+            Ok(spending) => spending,
+            Err(error) => {
+                tracing::warn!("task {}: keeping what it spent: {error}", run.id);
+                run.usage.clone().unwrap_or_default()
+            }
         }
-        spending
     }
 
     /// Why new starts wait for tomorrow (UTC): the queue's daily budget spent, and each
@@ -461,9 +466,16 @@ impl DailyHolds {
 /// path below it), or its path where it has none.
 pub(super) fn project_key(task: &Task) -> String {
     match &task.place {
-        Some(place) if place.path.is_empty() => place.root.clone(),
-        Some(place) => format!("{}/{}", place.root, place.path),
+        Some(place) => place_key(place),
         None => task.project_path.clone(),
+    }
+}
+
+/// A place as daily budgets name it: `root` or `root/path`.
+pub(super) fn place_key(place: &ProjectPlace) -> String {
+    match place.path.is_empty() {
+        true => place.root.clone(),
+        false => format!("{}/{}", place.root, place.path),
     }
 }
 

@@ -126,15 +126,20 @@ async fn a_task_stops_at_its_budget_keeps_its_work_and_goes_on_with_a_larger_one
         spent < budget + 2 * PER_TURN,
         "stopped within a turn of its budget: {spent} of {budget}\n{stopped:#}"
     );
-    let turns = fake
-        .turns()
-        .iter()
-        .filter(|t| t.body["stream"] == true)
-        .count() as u64;
-    assert_eq!(
-        spent,
-        turns * PER_TURN,
-        "what the fake returned: {turns} turns"
+    // What the fake returned is what the agent wrote down, but for a turn it was interrupted
+    // in (its tokens are in no record of the agent's; docs/tasks.md says so).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let streamed = || {
+        fake.turns()
+            .iter()
+            .filter(|t| t.body["stream"] == true)
+            .count() as u64
+    };
+    let unrecorded = streamed() - spent / PER_TURN;
+    assert!(
+        spent.is_multiple_of(PER_TURN) && unrecorded <= 1,
+        "spent {spent}, the fake returned {} turns",
+        streamed()
     );
     let worktree = Path::new(stopped["isolation"]["path"].as_str().unwrap()).to_path_buf();
     let kept = steps_in(&worktree);
@@ -163,18 +168,12 @@ async fn a_task_stops_at_its_budget_keeps_its_work_and_goes_on_with_a_larger_one
     assert_eq!(finished["attempts"], 2, "{finished:#}");
     assert_eq!(finished["isolation"]["path"], stopped["isolation"]["path"]);
     assert_eq!(steps_in(&worktree), kept + 10, "{finished:#}");
-    // Counted once more when its session closed: every turn the fake returned, both attempts.
-    let turns = || {
-        fake.turns()
-            .iter()
-            .filter(|t| t.body["stream"] == true)
-            .count() as u64
-    };
+    // Counted once more when its session closed: every turn the fake returned since.
     let finished = until_task(&client, &id, |t| {
         t["usage"]["attempts"]
             .as_array()
             .is_some_and(|a| a.len() == 2)
-            && spent_tokens(t) == turns() * PER_TURN
+            && spent_tokens(t) == (streamed() - unrecorded) * PER_TURN
     })
     .await;
     assert!(
