@@ -66,6 +66,7 @@ pub(crate) mod project_facts;
 pub mod render;
 pub mod sandbox;
 pub(crate) mod shared_reading;
+pub mod spend;
 pub(crate) mod supervise;
 pub mod tasks;
 pub mod terminal;

@@ -3,10 +3,10 @@
 //! them, so they are read through [`crate::untrusted`], bounded, and a line that does not
 //! parse is skipped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::untrusted::Tree;
@@ -16,33 +16,7 @@ const MOST_PER_FILE: u64 = 256 * 1024 * 1024;
 /// How deep below a usage folder session files are looked for (Codex: `sessions/Y/M/D/`).
 const DEPTH: usize = 5;
 
-/// Tokens of model calls, as the APIs count them apart: `input` is the input read neither
-/// from nor into the prompt cache.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
-    }
-
-    pub fn add(&mut self, other: &Tokens) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-    }
-}
-
-/// Tokens by the model that spent them.
-pub type ByModel = BTreeMap<String, Tokens>;
+pub use crate::spend::{ByModel, Tokens};
 
 /// How a profile's agent records what it spends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

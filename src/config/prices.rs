@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::ConfigError;
-use crate::agents::usage::{ByModel, Tokens};
+use crate::spend::{ByModel, Tokens};
 
 /// When the defaults were measured.
 pub const DEFAULTS_AS_OF: &str = "2026-11-29";

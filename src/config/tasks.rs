@@ -11,7 +11,7 @@ use super::paths::absolute;
 use super::remotes::RemoteRepositories;
 use super::values::{DAY, SECOND, duration, duration_from_zero, positive, scaled};
 use super::{ConfigError, EnvLookup};
-use crate::tasks::spending::Budget;
+use crate::spend::Budget;
 
 /// The niceness of tasks' agents when the file names none.
 const DEFAULT_NICE: u8 = 10;

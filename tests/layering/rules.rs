@@ -302,6 +302,7 @@ pub const CONTENT_MODULES: &[&str] = &[
     "history/snapshot.rs",
     "toolchain/warm_start.rs",
     "toolchain/mix/format_diff.rs",
+    "agents/usage.rs",
 ];
 
 /// Calls that open, copy or follow a file, or start git, cargo or mix, on their own.
