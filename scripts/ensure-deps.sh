@@ -16,6 +16,8 @@ command -v tmux >/dev/null || packages+=(tmux)
 command -v zsh >/dev/null || packages+=(zsh)
 command -v bwrap >/dev/null || packages+=(bubblewrap)
 command -v python3 >/dev/null || packages+=(python3)
+# The sandbox proxy's TLS test makes its certificate authority with it.
+command -v openssl >/dev/null || packages+=(openssl)
 # libFuzzer (scripts/fuzz.sh, which the tests type-check) is C++.
 command -v c++ >/dev/null || packages+=(g++)
 command -v chromium >/dev/null || packages+=(chromium)
