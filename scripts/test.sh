@@ -22,5 +22,16 @@ cargo clippy --lib --features conformance-fixtures --profile test -- -D warnings
 cargo test --lib --features conformance-fixtures -- mcp::conformance
 # The fuzz targets still build as the fuzzers build them (their corpora replay in `cargo test`).
 scripts/fuzz.sh check
-cargo test
+# A failed test's own words come again at the very end, where a report cut to its tail keeps
+# them: each failure's first lines after its panic.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! cargo test 2>&1 | tee "$log"; then
+  echo "== the failed tests and what they said =="
+  awk '/^---- .* stdout ----$/ { name = $2; shown = 0; next }
+       /panicked at/ && name != "" { print "# " name; shown = 8 }
+       shown > 0 && !/^stack backtrace:/ { print "  " substr($0, 1, 400); shown-- }
+       /^stack backtrace:/ { shown = 0 }' "$log"
+  exit 101
+fi
 scripts/conformance.sh

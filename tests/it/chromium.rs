@@ -5,11 +5,11 @@
 //! Both programs are found on PATH (`chromedriver`; `chromium`, `chromium-browser`,
 //! `google-chrome`), or where `IT_CHROMEDRIVER` and `IT_CHROMIUM` name them.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Lines, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -52,6 +52,48 @@ fn program(variable: &str, names: &[&str]) -> PathBuf {
         })
 }
 
+/// Starts chromedriver on a port of its choosing and reads that port from what it prints;
+/// `None` (the driver stopped) when it exits first, its stderr kept in `chromedriver.log`.
+fn start_driver(
+    program: &Path,
+    home: &Path,
+) -> Option<(Child, Lines<BufReader<ChildStdout>>, u16)> {
+    let log = std::fs::File::create(home.join("chromedriver.log")).unwrap();
+    let mut driver = Command::new(program)
+        .arg("--port=0")
+        .env("HOME", home)
+        .env("TMPDIR", home)
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
+    let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let port = lines.by_ref().find_map(|line| {
+        let line = line.ok()?;
+        said.push(line.clone());
+        line.split("started successfully on port ")
+            .nth(1)?
+            .trim_end_matches('.')
+            .parse::<u16>()
+            .ok()
+    });
+    match port {
+        Some(port) => Some((driver, lines, port)),
+        None => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", driver.id())])
+                .status();
+            let status = driver.wait();
+            eprintln!(
+                "chromedriver stopped before saying its port ({status:?}); it printed {said:?}"
+            );
+            None
+        }
+    }
+}
+
 impl Chromium {
     pub fn start() -> Chromium {
         let home = tempfile::tempdir().unwrap();
@@ -60,26 +102,12 @@ impl Chromium {
             "IT_CHROMIUM",
             &["chromium", "chromium-browser", "google-chrome"],
         );
-        let mut driver = Command::new(&driver_program)
-            .arg("--port=0")
-            .env("HOME", home.path())
-            .env("TMPDIR", home.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} does not start: {e}", driver_program.display()));
-        let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
-        let port = lines
-            .find_map(|line| {
-                let line = line.ok()?;
-                line.split("started successfully on port ")
-                    .nth(1)?
-                    .trim_end_matches('.')
-                    .parse::<u16>()
-                    .ok()
-            })
-            .expect("chromedriver says its port");
+        let (driver, lines, port) = (1..=3)
+            .find_map(|_| start_driver(&driver_program, home.path()))
+            .unwrap_or_else(|| {
+                let said = std::fs::read_to_string(home.path().join("chromedriver.log"));
+                panic!("chromedriver never said its port in 3 starts; it last said: {said:?}")
+            });
         std::thread::spawn(move || lines.for_each(drop));
         let profile = home.path().join("profile");
         let mut chromium = Chromium {

@@ -70,18 +70,57 @@ pub async fn until(
     postgres: &Postgres,
     check: impl Fn(&BTreeMap<String, (String, String, i64)>) -> bool,
 ) {
+    until_showing(what, limit, postgres, None, check).await
+}
+
+/// [`until`], and when it never comes, the screens of the tasks still running on the tmux
+/// server under `tmux_dir`.
+pub async fn until_showing(
+    what: &str,
+    limit: Duration,
+    postgres: &Postgres,
+    tmux_dir: Option<&Path>,
+    check: impl Fn(&BTreeMap<String, (String, String, i64)>) -> bool,
+) {
     let deadline = Instant::now() + limit;
     loop {
         let now = tasks_now(postgres, "team");
         if check(&now) {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: never; the tasks: {now:?}"
-        );
+        if Instant::now() >= deadline {
+            let screens = tmux_dir.map(|dir| running_screens(dir, &now));
+            panic!("{what}: never; the tasks: {now:?}; their screens: {screens:#?}");
+        }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// What the sessions of the running tasks show, by session.
+fn running_screens(
+    tmux_dir: &Path,
+    tasks: &BTreeMap<String, (String, String, i64)>,
+) -> BTreeMap<String, String> {
+    let running: Vec<&String> = tasks
+        .iter()
+        .filter(|(_, (state, _, _))| state == "running")
+        .map(|(id, _)| id)
+        .collect();
+    tmux_sessions(tmux_dir)
+        .into_iter()
+        .filter(|session| running.iter().any(|id| session.ends_with(id.as_str())))
+        .map(|session| {
+            let output = std::process::Command::new("tmux")
+                .args(["-L", "drydock", "capture-pane", "-p", "-t", &session])
+                .env("TMUX_TMPDIR", tmux_dir)
+                .output()
+                .unwrap();
+            (
+                session,
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+            )
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -217,10 +256,11 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
 
     // Host c comes back: it stops its old agents and completes nothing of theirs.
     servers[2] = start(2);
-    until(
+    until_showing(
         "every task done",
         Duration::from_secs(420),
         &postgres,
+        Some(tmux_dir.path()),
         |now| {
             assert_eq!(count(now, "failed"), 0, "no task fails: {now:?}");
             count(now, "done") == TASKS
