@@ -69,6 +69,7 @@ pub(crate) mod shared_reading;
 pub mod spend;
 pub(crate) mod supervise;
 pub mod tasks;
+pub mod telemetry;
 pub mod terminal;
 pub(crate) mod text_budget;
 pub(crate) mod tool_call;

@@ -179,7 +179,6 @@ pub fn main() -> ExitCode {
         Command::SandboxRun(args) => return sandbox_run::run(args),
         _ => {}
     }
-    init_logging(&cli.command);
     let config = Config::load(&cli.command.overrides())
         .map_err(|e| e.to_string())
         .and_then(|config| crate::toolchain::check_config(&config).map(|()| config))
@@ -193,6 +192,7 @@ pub fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    let exporting = init_logging(&cli.command, config.as_deref().ok(), runtime.handle());
     let result = runtime.block_on(async move {
         let config = config?;
         match cli.command {
@@ -213,6 +213,8 @@ pub fn main() -> ExitCode {
             }
         }
     });
+    // The last traces are sent while the runtime that sends them still runs.
+    drop(exporting);
     // Do not wait for blocking tasks (e.g. a stdin reader) at exit.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.unwrap_or_else(|failure| {
@@ -221,19 +223,45 @@ pub fn main() -> ExitCode {
     })
 }
 
-fn init_logging(command: &Command) {
-    let default_log = match command {
-        Command::Serve(_) => "drydock=info",
-        _ => "drydock=warn",
+/// drydock's log on stderr and, for the servers when `[telemetry]` names a collector, its
+/// traces; the traces' exporter is returned, to be dropped (its last spans sent) at exit.
+fn init_logging(
+    command: &Command,
+    config: Option<&Config>,
+    runtime: &tokio::runtime::Handle,
+) -> Option<crate::telemetry::Exporting> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let (default_log, serves) = match command {
+        Command::Serve(_) => ("drydock=info", true),
+        Command::Mcp(_) => ("drydock=warn", true),
+        _ => ("drydock=warn", false),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| default_log.into()),
-        )
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| default_log.into())
+        // The traces' spans are not log lines.
+        .add_directive(
+            format!("{}=off", crate::telemetry::TARGET)
+                .parse()
+                .expect("a valid directive"),
+        );
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_filter(filter);
+    let exporting = match config.filter(|_| serves) {
+        Some(config) => crate::telemetry::Exporting::start(&config.telemetry, runtime.clone())
+            .unwrap_or_else(|error| {
+                eprintln!("drydock: traces are not exported: {error}");
+                None
+            }),
+        None => None,
+    };
+    let traces = exporting.as_ref().map(|exporting| exporting.layer());
+    tracing_subscriber::registry().with(log).with(traces).init();
+    exporting
 }
 
 /// SIGINT or SIGTERM.

@@ -13,6 +13,7 @@ use super::limits::{FileLimits, FileTimeouts};
 use super::paths::user_dir;
 use super::secrets::FileEnv;
 use super::tasks::FileQueue;
+use super::telemetry::FileTelemetry;
 use super::terminal::FileTerminal;
 use super::{ConfigError, EnvLookup, Overrides};
 
@@ -46,6 +47,8 @@ pub(super) struct FileConfig {
     pub(super) history: FileHistory,
     #[serde(default)]
     pub(super) prices: BTreeMap<String, super::prices::Price>,
+    #[serde(default)]
+    pub(super) telemetry: FileTelemetry,
     /// Every other key: a toolchain's section (`config::toolchain`).
     #[serde(flatten)]
     pub(super) other: BTreeMap<String, toml::Value>,

@@ -18,6 +18,7 @@ pub mod prices;
 mod remotes;
 mod secrets;
 mod tasks;
+mod telemetry;
 mod terminal;
 mod toolchain;
 mod values;
@@ -46,6 +47,7 @@ pub use paths::resolve_data_dir;
 pub use remotes::{RemoteRepositories, normalised_remote};
 pub use secrets::SecretValues;
 pub use tasks::{CargoTarget, HostConfig, QueueStore, TasksConfig};
+pub use telemetry::TelemetryConfig;
 pub use terminal::{TERMINAL_OUTPUT_CAP_MAX, TERMINAL_OUTPUT_CAP_MIN, TerminalConfig};
 pub use toolchain::ToolchainConfig;
 
@@ -119,6 +121,8 @@ pub struct Config {
     pub history: HistoryConfig,
     /// What a model's tokens cost (`[prices]` over the defaults).
     pub prices: prices::Prices,
+    /// Where drydock's traces go (`[telemetry]`).
+    pub telemetry: TelemetryConfig,
     /// Where the configuration was read from, for the banner.
     pub source: Option<PathBuf>,
 }
@@ -201,6 +205,7 @@ impl Config {
             tasks: tasks::resolve(file.tasks, env, cwd)?,
             history: history::resolve(file.history, env, cwd)?,
             prices: prices::resolve(file.prices)?,
+            telemetry: telemetry::resolve(file.telemetry)?,
             source,
         })
     }

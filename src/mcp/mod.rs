@@ -34,12 +34,14 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
+use tracing::Instrument;
 
 use std::sync::Arc;
 
 use crate::app::App;
 use crate::catalog::{ToolName, Toolset};
 use crate::events::{CallRecord, CallStatus};
+use crate::telemetry;
 use logging::ClientLogging;
 
 /// The MCP annotations of `tool`: what the catalog says of its effects.
@@ -169,12 +171,24 @@ impl ServerHandler for DrydockServer {
             .peer
             .peer_info()
             .map(|info| info.client_info.name.clone());
+        let caller = telemetry::CallerTrace {
+            traceparent: context.meta.get_traceparent(),
+            tracestate: context.meta.get_tracestate(),
+        };
+        let span = telemetry::tool_call_span(tool.name(), client.as_deref(), caller);
         let record = CallRecord::started(self.app.events().clone(), tool, &arguments, client);
         let response = self
             .tool_router
             .call(ToolCallContext::new(self, request, context))
+            .instrument(span.clone())
             .await;
         let status = call_status(&response, cancel.is_cancelled());
+        let ended = match &status {
+            CallStatus::Completed { .. } => "ok",
+            CallStatus::Error { .. } => "error",
+            CallStatus::Cancelled => "cancelled",
+        };
+        telemetry::end_tool_call(&span, ended);
         match kept_result(&response) {
             Some(result) => record.finish_with(status, &result),
             None => record.finish(status),

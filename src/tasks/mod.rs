@@ -38,6 +38,7 @@ pub mod store;
 mod submodules;
 mod team;
 pub mod tokens;
+mod traces;
 pub mod worktree;
 
 pub use runner::session_of;

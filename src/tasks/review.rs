@@ -75,7 +75,9 @@ impl Tasks {
         }
         self.publish(&task, Some(task.state));
         if review.checks == Checks::Running {
+            let started = SystemTime::now();
             review.checks = self.checks(&worktree.dir()).await;
+            super::traces::checks_ended(&task, started, &review.checks);
             if store.set_review(id, &review).await.is_ok() {
                 self.publish(&task, Some(task.state));
             }

@@ -422,7 +422,11 @@ impl Tasks {
             }
             // Counted once the session is closed: its agent has written its last turn.
             if this.is_mine(&run) {
-                this.count_spending(&run).await;
+                let spending = this.count_spending(&run).await;
+                super::traces::attempt_ended(&run, &spending);
+                if let Ok(now) = this.task(&id).await {
+                    super::traces::task_so_far(&now);
+                }
             }
             // Withdrawn once the session is closed: a finished task's session without a token
             // is one an earlier drydock left (see `let_go`). Only this run's: a retry that

@@ -45,4 +45,5 @@ mod task_scope;
 mod task_worktrees;
 mod team_hosts;
 mod team_queue;
+mod telemetry;
 mod toolchain_versions;

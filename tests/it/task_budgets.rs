@@ -8,16 +8,17 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+use crate::landing::task;
 use crate::mcp_spawn::spawning_server;
 use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
-use crate::task_worktrees::repository;
+use crate::task_worktrees::{lab_crate, repository};
 
 /// What the fake model returns for each turn: 100 input and 20 output tokens.
 const PER_TURN: u64 = 120;
 
 async fn until_task(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(180);
+    let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let task = call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone();
         if done(&task) {
@@ -184,4 +185,60 @@ async fn a_task_stops_at_its_budget_keeps_its_work_and_goes_on_with_a_larger_one
     );
 
     no_agent_left(&home, tmux_dir.path(), "after the budget test").await;
+}
+
+/// A result sent back by the landing queue is one more attempt of the same task, on the same
+/// budget: the first attempt's red result goes back, and the attempt that fixes it is
+/// stopped at the budget the two spend together; a retry with a larger budget lands it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_landings_send_back_spends_the_same_budget() {
+    let (cli, home, _fake, tmux_dir) = claude_home("claude-budget-landing");
+    lab_crate(&home.project, "pub fn one() -> u32 {\n    1\n}\n", &[]);
+    let config = "[tasks]\ngrace_s = 1\nland = \"when_green\"\nland_batch = 1\n\
+                  budget_max = { tokens = 100000 }\n[tasks.policies]\ntrusted = [\"Bash\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
+    let client = modern_client(&server.url).await;
+    let project = path_arg(&home.project);
+
+    // Eight steps an attempt: a failing test written, then (sent back) fixed, a step every
+    // two seconds; the budget holds one attempt and a half.
+    let add = "mkdir -p tests && printf '#[test]\\nfn two() {\\n    assert_eq!(1 + 1, 3);\\n}\\n' > tests/two.rs";
+    let fix = "timeout 2 tail -f /dev/null; sed -i 's/1 + 1, 3/1 + 1, 2/' tests/two.rs";
+    let mut spec = task("adds a test", &project, add, Some(fix));
+    let description = spec["description"]
+        .as_str()
+        .unwrap()
+        .replace(" lab:complete=done", " lab:repeat=8 lab:complete=done");
+    spec["description"] = json!(description);
+    spec["budget"] = json!({"tokens": 15 * PER_TURN});
+    let added = call_ok(&client, "task_add", json!({"tasks": [spec]})).await;
+    let id = added["added"][0]["id"].as_str().unwrap().to_string();
+    call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
+
+    let stopped = until_task(&client, &id, |t| {
+        t["state"] == "failed" || t["landing"]["state"]["state"] == "landed"
+    })
+    .await;
+    assert_eq!(stopped["state"], "failed", "{stopped:#}");
+    assert_eq!(stopped["attempts"], 2, "{stopped:#}");
+    let failure = stopped["failure"].as_str().unwrap();
+    assert!(failure.starts_with("budget: it spent "), "{failure}");
+    let sent_back = stopped["landing"]["sent_back"].as_array().unwrap();
+    assert_eq!(sent_back.len(), 1, "{stopped:#}");
+    let first = &stopped["usage"]["attempts"][0];
+    assert_eq!(first["attempt"], 1, "{stopped:#}");
+    assert!(
+        spent_tokens(&stopped) >= 15 * PER_TURN,
+        "both attempts count: {stopped:#}"
+    );
+
+    call_ok(
+        &client,
+        "task_retry",
+        json!({"task_id": id, "budget": {"tokens": 100_000}}),
+    )
+    .await;
+    let landed = until_task(&client, &id, |t| t["landing"]["state"]["state"] == "landed").await;
+    assert!(landed["attempts"].as_u64().unwrap() >= 3, "{landed:#}");
+    no_agent_left(&home, tmux_dir.path(), "after the landing's budget test").await;
 }

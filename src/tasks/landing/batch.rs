@@ -21,6 +21,7 @@ use crate::tasks::Tasks;
 use crate::tasks::isolation::Checks;
 use crate::tasks::merge::{self, Merged};
 use crate::tasks::store::Task;
+use crate::tasks::traces;
 
 /// What became of a batch.
 enum Batch {
@@ -74,11 +75,15 @@ impl Tasks {
             if green && held {
                 continue;
             }
+            let started = SystemTime::now();
             if group.len() == 1 {
                 held |= matches!(self.land(&group[0]).await, Step::Held);
+                self.trace_landings(&group, started).await;
                 continue;
             }
-            match self.land_together(&group).await {
+            let batch = self.land_together(&group).await;
+            self.trace_landings(&group, started).await;
+            match batch {
                 Batch::Landed => {}
                 Batch::Split => {
                     let second = group.split_off(group.len() / 2);
@@ -101,6 +106,16 @@ impl Tasks {
                     self.landings.wake();
                     return;
                 }
+            }
+        }
+    }
+
+    /// Each of `group`'s landing pass since `started`, in its task's trace.
+    async fn trace_landings(&self, group: &[Task], started: SystemTime) {
+        for task in group {
+            if let Ok(now) = self.task(&task.id).await {
+                traces::landing_ended(&now, started);
+                traces::task_so_far(&now);
             }
         }
     }

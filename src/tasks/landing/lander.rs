@@ -580,6 +580,12 @@ impl Tasks {
             );
             return self.to_person(task, landing, why).await;
         }
+        // A send-back is one more attempt: it counts against the task's budget.
+        if let Some(why) = task.usage.as_ref().and_then(|usage| usage.exhausted()) {
+            return self
+                .to_person(task, landing, format!("{headline}, and {why}"))
+                .await;
+        }
         if !worktree.path().is_dir() {
             let why = format!(
                 "{headline}, and its worktree {} is gone, so its agent cannot take it up again",

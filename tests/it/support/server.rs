@@ -52,6 +52,11 @@ impl Server {
     }
 
     pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
+        Self::start_with_stderr(args, env, Stdio::inherit())
+    }
+
+    /// `start_with`, its log (stderr) going to `stderr`.
+    pub fn start_with_stderr(args: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
         let marker = unique_marker();
         let scratch = tempfile::tempdir().unwrap();
         let data_dir = tempfile::tempdir().unwrap();
@@ -72,7 +77,7 @@ impl Server {
             )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         for (key, value) in env {
             command.env(key, value);
         }
