@@ -269,18 +269,13 @@ fn serve(root: &Path, fakes: &Path) -> (Child, String) {
         fakes.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
-        .arg(root)
-        .arg("--data-dir")
-        .arg(root.join("data"))
-        .env("PATH", path)
-        .env("RUST_LOG", "drydock=warn")
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("drydock serve starts");
-    let url = served_url(&mut child);
-    (child, url)
+    drydock_serve(|command| {
+        command
+            .arg("--allow-root")
+            .arg(root)
+            .arg("--data-dir")
+            .arg(root.join("data"))
+            .env("PATH", path)
+            .current_dir(root);
+    })
 }

@@ -8,7 +8,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -38,20 +38,15 @@ async fn collector(taken: Arc<AtomicUsize>) -> String {
 fn serve(dir: &Path, name: &str, config: &str) -> (Child, String) {
     let file = dir.join(format!("{name}.toml"));
     std::fs::write(&file, config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
-        .arg(test_projects())
-        .arg("--config")
-        .arg(&file)
-        .arg("--data-dir")
-        .arg(dir.join(name))
-        .env("RUST_LOG", "drydock=warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("drydock serve starts");
-    let url = served_url(&mut child);
-    (child, url)
+    drydock_serve(|command| {
+        command
+            .arg("--allow-root")
+            .arg(test_projects())
+            .arg("--config")
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(dir.join(name));
+    })
 }
 
 async fn timed(client: &Client, tool: &str, arguments: &Value) -> Duration {

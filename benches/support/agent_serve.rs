@@ -3,7 +3,7 @@
 //! benches that also include the kit.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use crate::agent_kit::home::{AgentHome, Cli};
 
@@ -20,33 +20,28 @@ pub fn serve(
     let bin = cli.program.parent().unwrap().display().to_string();
     let config_file = home.scratch().join("drydock.toml");
     std::fs::write(&config_file, config).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_drydock"));
-    command
-        .args(["serve", "--bind", "127.0.0.1:0", "--allow-root"])
-        .arg(&home.project)
-        .arg("--config")
-        .arg(&config_file)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("TMUX_TMPDIR", tmux_dir)
-        .env("TMUX", "")
-        .env("RUST_LOG", "drydock=warn")
-        .current_dir(home.scratch())
-        .stdout(Stdio::piped());
     let cargo = std::env::var("CARGO").expect("run by cargo");
     let toolchain = Path::new(&cargo).parent().unwrap().display().to_string();
     let cargo_home = std::env::var("CARGO_HOME")
         .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
-    command
-        .env("CARGO_HOME", cargo_home)
-        .env("CARGO_NET_OFFLINE", "true");
-    for (key, value) in home.launch(cli, &[]).env {
-        match key.as_str() {
-            "PATH" => command.env(key, format!("{bin}:{value}:{toolchain}")),
-            _ => command.env(key, value),
-        };
-    }
-    let mut child = command.spawn().expect("drydock serve starts");
-    let url = crate::support::served_url(&mut child);
-    (child, url)
+    crate::support::drydock_serve(|command| {
+        command
+            .arg("--allow-root")
+            .arg(&home.project)
+            .arg("--config")
+            .arg(&config_file)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .env("TMUX_TMPDIR", tmux_dir)
+            .env("TMUX", "")
+            .env("CARGO_HOME", cargo_home)
+            .env("CARGO_NET_OFFLINE", "true")
+            .current_dir(home.scratch());
+        for (key, value) in home.launch(cli, &[]).env {
+            match key.as_str() {
+                "PATH" => command.env(key, format!("{bin}:{value}:{toolchain}")),
+                _ => command.env(key, value),
+            };
+        }
+    })
 }

@@ -186,10 +186,21 @@ pub async fn run_tasks(client: &Client, tasks: Value, max_concurrent: u32) -> Ve
         .collect()
 }
 
-/// The URL a `drydock serve` child prints in its banner (its first line); the rest of its
+/// A `drydock serve` child on a free port of 127.0.0.1, logging warnings only, with what
+/// `configure` adds (roots, config, environment); the child and its URL. The rest of its
 /// output is read and dropped on a thread of its own so that it never blocks on a full pipe.
-pub fn served_url(child: &mut std::process::Child) -> String {
+pub fn drydock_serve(
+    configure: impl FnOnce(&mut std::process::Command),
+) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_drydock"));
+    command
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("RUST_LOG", "drydock=warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped());
+    configure(&mut command);
+    let mut child = command.spawn().expect("drydock serve starts");
     let mut stdout = BufReader::new(child.stdout.take().expect("a piped stdout"));
     let mut banner = String::new();
     stdout.read_line(&mut banner).unwrap();
@@ -204,5 +215,5 @@ pub fn served_url(child: &mut std::process::Child) -> String {
             sink.clear();
         }
     });
-    url
+    (child, url)
 }
