@@ -104,9 +104,10 @@ impl TaskSpan {
                     tokens.cache_write as i64,
                 ),
             ]),
+            // Not a count of another type under the same key: a backend sums `drydock.tokens`.
             None => self
                 .attributes
-                .push(KeyValue::new("drydock.tokens", "unknown")),
+                .push(KeyValue::new("drydock.usage", "unknown")),
         }
         if let Some(usd) = cost_usd {
             self.attributes.push(KeyValue::new("drydock.cost_usd", usd));
