@@ -1,6 +1,7 @@
-//! What traces cost a tool call: `project_info` (a cheap call, where a span weighs most) on a
-//! `drydock serve` exporting its traces to a collector beside one with traces off (the
-//! baseline), paired in one run, and `compile` on an up-to-date project the same way.
+//! What traces cost a tool call: on a `drydock serve` exporting its traces to a collector,
+//! beside one with traces off (the baseline), paired in one run: `terminal_list` (the
+//! cheapest call, where a span weighs most), `project_info` and `compile` on an up-to-date
+//! project.
 
 // A test or bench crate is a binary: `pub` serves its own modules.
 #![allow(unreachable_pub)]
@@ -98,6 +99,7 @@ fn main() {
         let project = test_projects().join("cargo-clean");
         let arguments = json!({"project_path": project.to_str().unwrap()});
 
+        paired(&off, &on, "terminal_list", &json!({}), iterations(1000)).await;
         paired(&off, &on, "project_info", &arguments, iterations(400)).await;
         paired(&off, &on, "compile", &arguments, iterations(30)).await;
 
