@@ -32,6 +32,13 @@ impl Tokens {
 /// Tokens by the model that spent them.
 pub type ByModel = BTreeMap<String, Tokens>;
 
+/// The tokens of every model in `spent` together.
+pub fn all_models(spent: &ByModel) -> Tokens {
+    let mut total = Tokens::default();
+    spent.values().for_each(|tokens| total.add(tokens));
+    total
+}
+
 /// A bound on what a task spends: tokens of every kind together, US dollars by the price
 /// table, or both (whichever is reached first).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -424,7 +424,9 @@ impl Tasks {
             if this.is_mine(&run) {
                 let spending = this.count_spending(&run).await;
                 super::traces::attempt_ended(&run, &spending);
-                if let Ok(now) = this.task(&id).await {
+                if crate::telemetry::on()
+                    && let Ok(now) = this.task(&id).await
+                {
                     super::traces::task_so_far(&now);
                 }
             }

@@ -116,9 +116,7 @@ impl Spending {
     pub fn tokens(&self) -> Option<Tokens> {
         let mut total = Tokens::default();
         for attempt in &self.attempts {
-            for tokens in attempt.tokens.as_ref()?.values() {
-                total.add(tokens);
-            }
+            total.add(&crate::spend::all_models(attempt.tokens.as_ref()?));
         }
         Some(total)
     }

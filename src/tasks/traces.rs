@@ -72,17 +72,14 @@ pub(super) fn attempt_ended(run: &Task, spending: &Spending) {
     }
     ended.failure = run.failure.clone();
     let attempt = spending.attempts.iter().find(|a| a.attempt == run.attempts);
-    let tokens = attempt.and_then(|a| a.tokens.as_ref()).map(|by_model| {
-        let mut total = crate::spend::Tokens::default();
-        by_model.values().for_each(|tokens| total.add(tokens));
-        total
-    });
-    if let Some(models) = attempt.and_then(|a| a.tokens.as_ref()) {
-        let models: Vec<String> = models.keys().cloned().collect();
+    let by_model = attempt.and_then(|a| a.tokens.as_ref());
+    if let Some(by_model) = by_model {
+        let models: Vec<&str> = by_model.keys().map(String::as_str).collect();
         ended
             .attributes
             .push(KeyValue::new("gen_ai.request.model", models.join(",")));
     }
+    let tokens = by_model.map(crate::spend::all_models);
     record_task_span(ended.with_usage(tokens, attempt.and_then(|a| a.cost_usd)));
 }
 

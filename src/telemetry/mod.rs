@@ -26,7 +26,8 @@ pub const TARGET: &str = "drydock::trace";
 /// Whether traces are exported: nothing is spent on them otherwise.
 static ON: AtomicBool = AtomicBool::new(false);
 
-fn on() -> bool {
+/// Whether traces are exported; what is read only for them is left unread when not.
+pub fn on() -> bool {
     ON.load(Ordering::Relaxed)
 }
 

@@ -112,6 +112,9 @@ impl Tasks {
 
     /// Each of `group`'s landing pass since `started`, in its task's trace.
     async fn trace_landings(&self, group: &[Task], started: SystemTime) {
+        if !crate::telemetry::on() {
+            return;
+        }
         for task in group {
             if let Ok(now) = self.task(&task.id).await {
                 traces::landing_ended(&now, started);
