@@ -49,10 +49,42 @@ async fn until_landed(client: &Client, id: &str) -> Value {
         }
         assert!(
             Instant::now() < deadline,
-            "task {id} never landed: {task:#}"
+            "task {id} never landed ({}): {task:#}",
+            landing_story(&task)
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// A task's state, attempts and why each attempt went back, on one line: what a failure
+/// report cut to its first lines must still say.
+fn landing_story(task: &Value) -> String {
+    let sent_back: Vec<String> = task["landing"]["sent_back"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|sent| {
+            let failure = &sent["failure"];
+            let detail: String = failure["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .chars()
+                .take(300)
+                .collect();
+            format!(
+                "{} (merged tree: {}): {detail}",
+                failure["check"], failure["on_merged_tree"]
+            )
+        })
+        .collect();
+    format!(
+        "{} after {} attempts, landing {}; sent back: {}",
+        task["state"],
+        task["attempts"],
+        task["landing"]["state"],
+        sent_back.join(" | ")
+    )
 }
 
 /// Queues `tasks` and runs them one at a time, so they are done (and land) in order; their

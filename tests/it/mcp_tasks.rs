@@ -497,16 +497,22 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
     assert_eq!(timed_out["state"], "failed", "{timed_out:#}");
     assert_eq!(timed_out["failure"], "timed out after 8 s");
 
-    // A running task is cancelled: its agent interrupted, then killed.
+    // A running task is cancelled: its agent interrupted, then killed. Its transcript keeps
+    // what its agent showed, so the agent is first seen at work on its prompt.
+    until_screen_shows(
+        &client,
+        &format!("task-{cancelled}"),
+        "Think for a while",
+        STEP,
+    )
+    .await;
     let stopped = call_ok(&client, "task_cancel", json!({"task_id": cancelled})).await;
     assert_eq!(stopped["task"]["state"], "cancelled", "{stopped:#}");
     let kept = until_task(&client, &cancelled, |t| t["transcript"].is_string()).await;
+    let transcript = kept["transcript"].as_str().unwrap();
     assert!(
-        kept["transcript"]
-            .as_str()
-            .unwrap()
-            .contains("Think for a while"),
-        "{kept:#}"
+        transcript.contains("Think for a while"),
+        "the transcript lacks the prompt: {transcript}"
     );
     let retried = call_ok(&client, "task_retry", json!({"task_id": cancelled})).await;
     assert_eq!(retried["task"]["state"], "queued");
