@@ -17,6 +17,7 @@ use crate::docs::Docs;
 use crate::events::{EventKind, Events, Received};
 use crate::history::problem::ProblemKind;
 use crate::history::{History, NoteJob};
+use crate::long_calls::LongCalls;
 use crate::supervise::supervised;
 use crate::tasks::Tasks;
 use crate::tasks::requests::TaskRequest;
@@ -46,6 +47,8 @@ pub struct App {
     agents: Arc<Agents>,
     tasks: Arc<Tasks>,
     events: Arc<Events>,
+    /// The calls that became MCP tasks, where this run serves MCP clients.
+    long_calls: Option<Arc<LongCalls>>,
     /// Cancelled by `shutdown`: every call in flight and every background task sees it.
     shutdown: CancellationToken,
     /// Tool calls in flight and background tasks, so `shutdown` can wait for them.
@@ -55,7 +58,11 @@ pub struct App {
 impl App {
     /// The capabilities, ready; with the background work `mode` calls for.
     pub async fn start(config: Arc<Config>, mode: Mode) -> Arc<App> {
-        let app = Arc::new(App::new(config));
+        let mut app = App::new(config);
+        if matches!(mode, Mode::Server | Mode::Stdio) {
+            app.long_calls = app.open_long_calls();
+        }
+        let app = Arc::new(app);
         if app.serves(Toolset::Terminal, mode) {
             let adopted = app.terminals.reconcile().await;
             if adopted > 0 && mode == Mode::Server {
@@ -126,8 +133,27 @@ impl App {
             history,
             events,
             config,
+            long_calls: None,
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
+        }
+    }
+
+    /// The store of MCP tasks, or None (and a warning) when its file cannot be opened: calls
+    /// then answer as plain calls.
+    fn open_long_calls(&self) -> Option<Arc<LongCalls>> {
+        let http = &self.config.http;
+        match LongCalls::open(
+            &self.config.data_dir,
+            http.task_ttl,
+            http.task_after,
+            self.events.clone(),
+        ) {
+            Ok(calls) => Some(Arc::new(calls)),
+            Err(error) => {
+                tracing::warn!("long calls will not become MCP tasks: {error}");
+                None
+            }
         }
     }
 
@@ -204,6 +230,10 @@ impl App {
 
     pub fn tasks(&self) -> &Arc<Tasks> {
         &self.tasks
+    }
+
+    pub fn long_calls(&self) -> Option<&Arc<LongCalls>> {
+        self.long_calls.as_ref()
     }
 
     pub fn events(&self) -> &Arc<Events> {

@@ -41,6 +41,12 @@ pub enum EventKind {
         status: CallStatus,
         duration_ms: u64,
     },
+    /// A call in flight became an MCP task (`message` None), or its task made progress.
+    ToolCallTask {
+        call_id: u64,
+        task_id: String,
+        message: Option<String>,
+    },
     TerminalSessionCreated {
         session: String,
         /// "pty", "tmux" or "user_tmux".
@@ -217,6 +223,11 @@ impl CallRecord {
         }
     }
 
+    /// The id the feed shows this call under.
+    pub fn call_id(&self) -> Option<u64> {
+        self.call.as_ref().map(|call| call.call_id)
+    }
+
     pub fn finish(mut self, status: CallStatus) {
         self.publish_finished(status);
     }
@@ -299,7 +310,9 @@ impl Events {
         };
         if matches!(
             event.kind,
-            EventKind::ToolCallStarted(_) | EventKind::ToolCallFinished { .. }
+            EventKind::ToolCallStarted(_)
+                | EventKind::ToolCallFinished { .. }
+                | EventKind::ToolCallTask { message: None, .. }
         ) {
             let mut recent = self
                 .recent_calls

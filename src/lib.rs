@@ -5,6 +5,7 @@
 //! - [`app`]: one running drydock: config, the capabilities, the event feed, shutdown;
 //! - [`catalog`]: the one list of tools, with their toolsets and annotations;
 //! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
+//! - [`long_calls`]: tool calls that became MCP tasks, kept across reconnects and restarts;
 //! - [`call`] and [`render`]: what every capability's long operations take (progress,
 //!   cancellation) and how every report renders as text;
 //! - [`supervise`]: background loops started again after a panic;
@@ -58,6 +59,7 @@ pub(crate) mod git;
 pub mod history;
 pub mod http;
 pub mod local_endpoint;
+pub mod long_calls;
 pub mod mcp;
 pub(crate) mod millis;
 pub(crate) mod private;

@@ -12,6 +12,7 @@ pub(crate) mod fixtures;
 pub(crate) mod fuzzing;
 mod instructions;
 mod logging;
+mod long_calls;
 mod prompts;
 pub(crate) mod request_params;
 mod resources;
@@ -26,11 +27,11 @@ use rmcp::handler::server::tool::ToolCallContext;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    CustomRequest, CustomResult, ErrorCode, Implementation, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, ToolAnnotations,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CompletionInfo, CustomRequest, CustomResult, ErrorCode, GetTaskParams,
+    GetTaskResult, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
@@ -94,6 +95,48 @@ impl DrydockServer {
         }
         router
     }
+
+    /// Runs a served tool under `context.ct`: traced, and published on the event feed when it
+    /// starts and when it ends.
+    async fn run_tool(
+        &self,
+        tool: ToolName,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let cancel = context.ct.clone();
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let client = tools::client_name(&context);
+        let caller = telemetry::CallerTrace {
+            traceparent: context.meta.get_traceparent(),
+            tracestate: context.meta.get_tracestate(),
+        };
+        let span = telemetry::tool_call_span(tool.name(), client.as_deref(), caller);
+        let record = CallRecord::started(self.app.events().clone(), tool, &arguments, client);
+        if let (Some(watch), Some(id)) = (
+            context.extensions.get::<Arc<long_calls::CallWatch>>(),
+            record.call_id(),
+        ) {
+            watch.set_call_id(id);
+        }
+        let response = self
+            .tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .instrument(span.clone())
+            .await;
+        let status = call_status(&response, cancel.is_cancelled());
+        let ended = match &status {
+            CallStatus::Completed { .. } => "ok",
+            CallStatus::Error { .. } => "error",
+            CallStatus::Cancelled => "cancelled",
+        };
+        telemetry::end_tool_call(&span, ended);
+        match kept_result(&response) {
+            Some(result) => record.finish_with(status, &result),
+            None => record.finish(status),
+        }
+        response
+    }
 }
 
 /// The session resources one MCP session watches; their watchers stop with it.
@@ -136,8 +179,12 @@ impl ServerHandler for DrydockServer {
             .enable_resources()
             .enable_resources_subscribe()
             .enable_logging()
-            .enable_completions()
-            .build();
+            .enable_completions();
+        // The tasks extension where this drydock keeps tasks (`serve` and `mcp`).
+        let capabilities = match self.app.long_calls() {
+            Some(_) => capabilities.enable_tasks().build(),
+            None => capabilities.build(),
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("drydock", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions::instructions(&self.app.config().toolsets))
@@ -164,36 +211,36 @@ impl ServerHandler for DrydockServer {
                 rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(refused)]),
             ));
         }
-        let (cancel, _tracked) = self.app.call_token(&context.ct);
-        context.ct = cancel.clone();
-        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        let client = context
-            .peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone());
-        let caller = telemetry::CallerTrace {
-            traceparent: context.meta.get_traceparent(),
-            tracestate: context.meta.get_tracestate(),
-        };
-        let span = telemetry::tool_call_span(tool.name(), client.as_deref(), caller);
-        let record = CallRecord::started(self.app.events().clone(), tool, &arguments, client);
-        let response = self
-            .tool_router
-            .call(ToolCallContext::new(self, request, context))
-            .instrument(span.clone())
-            .await;
-        let status = call_status(&response, cancel.is_cancelled());
-        let ended = match &status {
-            CallStatus::Completed { .. } => "ok",
-            CallStatus::Error { .. } => "error",
-            CallStatus::Cancelled => "cancelled",
-        };
-        telemetry::end_tool_call(&span, ended);
-        match kept_result(&response) {
-            Some(result) => record.finish_with(status, &result),
-            None => record.finish(status),
+        if long_calls::offered(&self.app, tool, &context) {
+            return self.call_as_task(tool, request, context).await;
         }
-        response
+        let (cancel, _tracked) = self.app.call_token(&context.ct);
+        context.ct = cancel;
+        self.run_tool(tool, request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.get_long_call(&request.task_id, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.cancel_long_call(&request.task_id, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.update_long_call(&request.task_id, &context).await
     }
 
     /// Every served tool; for a task's agent, only those its token may call.

@@ -17,6 +17,7 @@ use crate::call::Progress;
 use crate::history::Reach;
 use crate::history::reports::SearchReport;
 use crate::history::requests::SearchRequest;
+use crate::long_calls::CallWatch;
 use crate::render::Render;
 use crate::text_budget;
 use crate::toolchain::BuildKind;
@@ -61,8 +62,16 @@ impl ProgressNotifier {
         let peer = ctx.peer.clone();
         let logging = server.logging.clone();
         let steps = Arc::new(AtomicU64::new(0));
+        // A call that may become an MCP task keeps its latest step for `tasks/get`.
+        let watch = ctx.extensions.get::<Arc<CallWatch>>().cloned();
         let forwarder = tokio::spawn(async move {
             while let Some(step) = receiver.recv().await {
+                if let Some(watch) = &watch {
+                    watch.report(match step.count {
+                        Some((done, total)) => format!("{done}/{total} {}", step.message),
+                        None => step.message.clone(),
+                    });
+                }
                 if let Some(token) = &token {
                     let param = match step.count {
                         Some((done, total)) => {
@@ -105,12 +114,18 @@ macro_rules! serve_call {
 
 pub(super) use serve_call;
 
+/// The name the client gives itself: in the request's `_meta` (2026-07-28, where the
+/// session's own peer info is a stand-in), else at `initialize`.
+pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.meta
+        .client_info()
+        .map(|info| info.name)
+        .or_else(|| ctx.peer.peer_info().map(|info| info.client_info.name.clone()))
+}
+
 /// Who makes a request: "task ID" for a task's agent, else the client's name.
 pub(super) fn client_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    let name = ctx
-        .peer
-        .peer_info()
-        .map(|info| info.client_info.name.clone());
+    let name = client_name(ctx);
     match super::boundary::scope_of(&ctx.extensions) {
         Some(scope) => Some(format!("task {}", scope.task_id)),
         None => name,

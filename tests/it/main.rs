@@ -28,6 +28,7 @@ mod local_port;
 mod mcp_agents;
 mod mcp_build_tools;
 mod mcp_docs;
+mod mcp_long_calls;
 mod mcp_mix_tools;
 mod mcp_protocol;
 mod mcp_run_and_cancel;

@@ -1,0 +1,252 @@
+//! Long builds as MCP tasks (the 2026-07-28 tasks extension), with a real client over HTTP:
+//! a client that declares the extension gets a task for a build that is not done within the
+//! window and a plain result for one that is; it reads the task again after reconnecting,
+//! cancels it (no process is left), and after a restart learns why it ended. A client that
+//! does not declare the extension sees no change.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    GetTaskParams, GetTaskResult, Implementation, TaskPayload, TaskStatus, UpdateTaskParams,
+};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+type TasksClient = RunningService<RoleClient, ClientConfig>;
+
+/// A 2026-07-28 client named `name` that declares the tasks extension.
+async fn tasks_client(url: &str, name: &str) -> TasksClient {
+    let config = ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new(name, "1.0"),
+    );
+    connect(
+        url,
+        rmcp::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+        config,
+    )
+    .await
+}
+
+/// A crate whose build script waits until `go` exists in it (and writes its pid first).
+fn slow_crate(dir: &Path) -> String {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"slow\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "pub fn slow() -> u32 {\n    1\n}\n").unwrap();
+    std::fs::write(
+        dir.join("build.rs"),
+        r#"use std::path::Path;
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let dir = Path::new(&dir);
+    std::fs::write(dir.join("build.pid"), std::process::id().to_string()).unwrap();
+    while !dir.join("go").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+"#,
+    )
+    .unwrap();
+    dir.display().to_string()
+}
+
+fn compile(project: &str) -> CallToolRequestParams {
+    let arguments = json!({"project_path": project});
+    CallToolRequestParams::new("compile").with_arguments(arguments.as_object().unwrap().clone())
+}
+
+/// The id of the task `compile` of `project` became.
+async fn compile_as_task(client: &TasksClient, project: &str) -> String {
+    match client.call_tool_once(compile(project)).await.unwrap() {
+        CallToolResponse::Task(created) => {
+            assert_eq!(created.task.status, TaskStatus::Working, "{created:?}");
+            assert!(
+                created.task.ttl_ms.is_some_and(|ttl| ttl > 0),
+                "{created:?}"
+            );
+            created.task.task_id
+        }
+        other => panic!("a build waiting on its script should become a task: {other:?}"),
+    }
+}
+
+async fn get(client: &TasksClient, id: &str) -> Result<GetTaskResult, String> {
+    client
+        .get_task(GetTaskParams::new(id))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The task once it is no longer working.
+async fn until_ended(client: &TasksClient, id: &str) -> GetTaskResult {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let task = get(client, id).await.unwrap();
+        if task.task.status() != TaskStatus::Working {
+            return task;
+        }
+        assert!(Instant::now() < deadline, "task {id} never ended: {task:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn completed_report(task: &GetTaskResult) -> Value {
+    let TaskPayload::Completed { result } = &task.task.payload else {
+        panic!("not completed: {task:?}");
+    };
+    result["structuredContent"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_build_becomes_a_task_that_is_read_again_after_reconnecting() {
+    let root = tempfile::tempdir().unwrap();
+    let project = slow_crate(&root.path().join("slow"));
+    let server = Server::start_in(root.path());
+
+    let client = tasks_client(&server.url, "tasks-test").await;
+    let id = compile_as_task(&client, &project).await;
+    let working = get(&client, &id).await.unwrap();
+    assert_eq!(working.task.status(), TaskStatus::Working, "{working:?}");
+    assert!(working.task.task.poll_interval_ms.is_some(), "{working:?}");
+
+    // Nobody else reads it: another client, an unknown id; the extension undeclared.
+    let other = tasks_client(&server.url, "another-client").await;
+    let refused = get(&other, &id).await.unwrap_err();
+    assert!(refused.contains("is not this client's"), "{refused}");
+    let unknown = get(&client, "0123456789abcdef").await.unwrap_err();
+    assert!(unknown.contains("no task `0123456789abcdef`"), "{unknown}");
+    let plain = modern_client(&server.url).await;
+    let undeclared = plain
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        undeclared.contains("-32021") || undeclared.contains("capabilit"),
+        "{undeclared}"
+    );
+    other
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap_err();
+    // tasks/update: nothing is asked, the answer is acknowledged and changes nothing.
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), Default::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&client, &id).await.unwrap().task.status(),
+        TaskStatus::Working
+    );
+
+    // The client goes away while the build runs; the same client, back, finds the result.
+    client.cancel().await.unwrap();
+    std::fs::write(Path::new(&project).join("go"), "").unwrap();
+    let back = tasks_client(&server.url, "tasks-test").await;
+    let ended = until_ended(&back, &id).await;
+    assert_eq!(ended.task.status(), TaskStatus::Completed, "{ended:?}");
+    let report = completed_report(&ended);
+    assert_eq!(report["status"], "ok", "{report:#}");
+
+    // A build with nothing to do answers within the window: a plain result.
+    match back.call_tool_once(compile(&project)).await.unwrap() {
+        CallToolResponse::Complete(result) => {
+            assert_eq!(result.structured_content.unwrap()["status"], "ok");
+        }
+        other => panic!("a no-change build answers directly: {other:?}"),
+    }
+
+    // A client without the extension waits for its result, exactly as before.
+    std::fs::remove_file(Path::new(&project).join("go")).unwrap();
+    let source = Path::new(&project).join("build.rs");
+    let script = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, format!("{script}// again\n")).unwrap();
+    let go = Path::new(&project).join("go");
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        std::fs::write(go, "").unwrap();
+    });
+    let waited = call_ok(&plain, "compile", json!({"project_path": project})).await;
+    assert_eq!(waited["status"], "ok", "{waited:#}");
+    release.await.unwrap();
+    for client in [back, other] {
+        client.cancel().await.ok();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_task_stops_its_build_and_leaves_no_process() {
+    let root = tempfile::tempdir().unwrap();
+    let project = slow_crate(&root.path().join("slow"));
+    let server = Server::start_in(root.path());
+    let client = tasks_client(&server.url, "tasks-test").await;
+    let id = compile_as_task(&client, &project).await;
+    assert!(
+        eventually(Duration::from_secs(120), || Path::new(&project)
+            .join("build.pid")
+            .exists())
+        .await,
+        "the build script started"
+    );
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let ended = get(&client, &id).await.unwrap();
+    assert_eq!(ended.task.status(), TaskStatus::Cancelled, "{ended:?}");
+    server.assert_no_descendants_within(
+        Duration::from_secs(15),
+        "a cancelled task left processes behind",
+    );
+    // Cancelling again changes nothing.
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let still = get(&client, &id).await.unwrap();
+    assert_eq!(still.task.status(), TaskStatus::Cancelled);
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_restart_a_task_that_was_running_says_why_it_ended() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let project = slow_crate(&root.path().join("slow"));
+    let args = [
+        "--allow-root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+    ];
+    let first = Server::start_with(&args, &[]);
+    let client = tasks_client(&first.url, "tasks-test").await;
+    let id = compile_as_task(&client, &project).await;
+    client.cancel().await.ok();
+    drop(first);
+
+    let second = Server::start_with(&args, &[]);
+    let client = tasks_client(&second.url, "tasks-test").await;
+    let ended = get(&client, &id).await.unwrap();
+    assert_eq!(ended.task.status(), TaskStatus::Failed, "{ended:?}");
+    let TaskPayload::Failed { error } = &ended.task.payload else {
+        panic!("{ended:?}");
+    };
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("drydock stopped while this call ran"),
+        "{message}"
+    );
+    client.cancel().await.ok();
+}
