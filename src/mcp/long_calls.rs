@@ -83,6 +83,13 @@ impl DrydockServer {
                 return self.wait_plain(running, &request_cancel, &cancel).await;
             }
         };
+        tracing::info!(
+            "{} of {} became MCP task {} (still running after {} ms)",
+            tool.name(),
+            record.owner.client,
+            record.id,
+            calls.after().as_millis()
+        );
         let id = record.id.clone();
         let app = self.app.clone();
         tokio::spawn(async move {

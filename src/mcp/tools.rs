@@ -117,10 +117,11 @@ pub(super) use serve_call;
 /// The name the client gives itself: in the request's `_meta` (2026-07-28, where the
 /// session's own peer info is a stand-in), else at `initialize`.
 pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    ctx.meta
-        .client_info()
-        .map(|info| info.name)
-        .or_else(|| ctx.peer.peer_info().map(|info| info.client_info.name.clone()))
+    ctx.meta.client_info().map(|info| info.name).or_else(|| {
+        ctx.peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+    })
 }
 
 /// Who makes a request: "task ID" for a task's agent, else the client's name.

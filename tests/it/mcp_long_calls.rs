@@ -2,7 +2,8 @@
 //! a client that declares the extension gets a task for a build that is not done within the
 //! window and a plain result for one that is; it reads the task again after reconnecting,
 //! cancels it (no process is left), and after a restart learns why it ended. A client that
-//! does not declare the extension sees no change.
+//! does not declare the extension sees no change. And the real Claude Code gets a long
+//! compile back as a task.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -14,6 +15,10 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
+use crate::agent_kit::fake_anthropic::FakeAnthropic;
+use crate::agent_kit::lab_crate::lab_crate;
+use crate::mcp_spawn::{screen_of, spawning_server};
+use crate::mcp_tasks::{claude_home, no_agent_left};
 use crate::support::*;
 
 type TasksClient = RunningService<RoleClient, ClientConfig>;
@@ -249,4 +254,111 @@ async fn after_a_restart_a_task_that_was_running_says_why_it_ended() {
         "{message}"
     );
     client.cancel().await.ok();
+}
+
+/// Every tool_result text Claude Code sent the fake model for a call of `tool`.
+fn tool_results(fake: &FakeAnthropic, tool: &str) -> Vec<String> {
+    let mut results = Vec::new();
+    let turns = fake.turns();
+    let Some(last) = turns.last() else {
+        return results;
+    };
+    let messages = last.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut ids = Vec::new();
+    for block in messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+    {
+        if block["type"] == "tool_use" && block["name"] == tool {
+            ids.push(block["id"].clone());
+        }
+        if block["type"] == "tool_result" && ids.contains(&block["tool_use_id"]) {
+            results.push(match &block["content"] {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            });
+        }
+    }
+    results
+}
+
+/// The real Claude Code 2.1.330, in its TUI as a task's agent (its main conversation),
+/// calls `compile` on a crate whose build script takes 6 s: drydock answers with a task,
+/// Claude Code polls it, and the model gets the build's result as the tool's result.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_codes_long_compile_comes_back_as_a_task() {
+    let (cli, mut home, fake, tmux_dir) = claude_home("claude-long-calls");
+    // The task's result inline, as the tool's result (by default Claude Code moves a task to
+    // the background at once and tells the model later).
+    home.set_env("CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS", "0");
+    let build = "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    \
+                 std::thread::sleep(std::time::Duration::from_secs(6));\n}\n";
+    lab_crate(
+        &home.project,
+        "pub fn one() -> u32 {\n    1\n}\n",
+        &[("build.rs", build)],
+    );
+    let server = spawning_server(
+        &home,
+        &cli,
+        tmux_dir.path(),
+        "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"mcp__drydock__compile\", \"mcp__drydock__test\"]\n",
+    );
+    let client = modern_client(&server.url).await;
+    let added = call_ok(
+        &client,
+        "task_add",
+        json!({"tasks": [{"title": "build", "project_path": path_arg(&home.project), "auto_approve": "trusted",
+                          "description": "Build the crate lab:build lab:complete=done"}]}),
+    )
+    .await;
+    let id = added["added"][0]["id"].as_str().unwrap().to_string();
+    call_ok(&client, "task_start", json!({"task_id": id})).await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let task = loop {
+        let task = call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone();
+        if !matches!(task["state"].as_str(), Some("queued" | "running")) {
+            break task;
+        }
+        if Instant::now() > deadline {
+            let screen = screen_of(&client, &format!("task-{id}")).await;
+            let store = server.data_dir.path().join("long-calls.sqlite3");
+            panic!(
+                "the task never ended: {task:#}\n{screen}\nthe fake heard: {:#?}\ndrydock's long calls: {:?}",
+                fake.prompts(),
+                std::fs::metadata(store).map(|m| m.len())
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(task["state"], "done", "{task:#}");
+
+    // drydock made the compile a task of this agent's, and it completed.
+    let store =
+        rusqlite::Connection::open(server.data_dir.path().join("long-calls.sqlite3")).unwrap();
+    let (client_name, scope, status): (String, String, String) = store
+        .query_row(
+            "SELECT client, scope, status FROM long_calls WHERE tool = 'compile'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(client_name, "claude-code");
+    assert_eq!(scope, format!("task {id}"));
+    assert_eq!(status, "completed");
+
+    // What Claude Code sent the model next: the build's own result, not a task handle.
+    let results = tool_results(&fake, "mcp__drydock__compile");
+    assert_eq!(results.len(), 1, "{results:?}");
+    // The report of the whole build, its 6 s script included (Claude Code gives the model the
+    // structured content).
+    let report: Value = serde_json::from_str(&results[0])
+        .unwrap_or_else(|_| panic!("not a build's report: {}", results[0]));
+    assert_eq!(report["status"], "ok", "{report}");
+    assert!(report["duration_ms"].as_u64().unwrap() >= 6000, "{report}");
+    no_agent_left(&home, tmux_dir.path(), "the task ended").await;
 }
