@@ -256,44 +256,53 @@ async fn after_a_restart_a_task_that_was_running_says_why_it_ended() {
     client.cancel().await.ok();
 }
 
-/// Every tool_result text Claude Code sent the fake model for a call of `tool`.
+/// Every tool_result Claude Code sent the fake model for a call of `tool`, in any turn (the
+/// main conversation's or a subagent's), once each.
 fn tool_results(fake: &FakeAnthropic, tool: &str) -> Vec<String> {
-    let mut results = Vec::new();
-    let turns = fake.turns();
-    let Some(last) = turns.last() else {
-        return results;
-    };
-    let messages = last.body["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut ids = Vec::new();
-    for block in messages
-        .iter()
-        .filter_map(|m| m["content"].as_array())
-        .flatten()
-    {
-        if block["type"] == "tool_use" && block["name"] == tool {
-            ids.push(block["id"].clone());
-        }
-        if block["type"] == "tool_result" && ids.contains(&block["tool_use_id"]) {
-            results.push(match &block["content"] {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            });
+    let (mut ids, mut seen, mut results) = (Vec::new(), Vec::new(), Vec::new());
+    for turn in fake.turns() {
+        let messages = turn.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for block in messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+        {
+            if block["type"] == "tool_use" && block["name"] == tool {
+                ids.push(block["id"].clone());
+            }
+            let id = &block["tool_use_id"];
+            if block["type"] == "tool_result" && ids.contains(id) && !seen.contains(id) {
+                seen.push(id.clone());
+                results.push(match &block["content"] {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                });
+            }
         }
     }
     results
 }
 
-/// The real Claude Code 2.1.330, in its TUI as a task's agent (its main conversation),
-/// calls `compile` on a crate whose build script takes 6 s: drydock answers with a task,
-/// Claude Code polls it, and the model gets the build's result as the tool's result.
-#[tokio::test(flavor = "multi_thread")]
-async fn claude_codes_long_compile_comes_back_as_a_task() {
-    let (cli, mut home, fake, tmux_dir) = claude_home("claude-long-calls");
-    // The task's result inline, as the tool's result (by default Claude Code moves a task to
-    // the background at once and tells the model later).
+/// A finished run of the real Claude Code 2.1.330 in its TUI, as a task's agent, on a crate
+/// whose build script takes 6 s.
+struct ClaudeRun {
+    fake: FakeAnthropic,
+    server: Server,
+    task: Value,
+    /// The long calls drydock kept: (tool, client, scope, status).
+    long_calls: Vec<(String, String, String, String)>,
+}
+
+async fn claude_task(name: &str, description: &str, env: &[(&str, &str)]) -> ClaudeRun {
+    let (cli, mut home, fake, tmux_dir) = claude_home(name);
+    for (key, value) in env {
+        home.set_env(key, value);
+    }
+    // A task's result inline, as the tool's result (by default Claude Code moves a task to the
+    // background at once and tells the model later).
     home.set_env("CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS", "0");
     let build = "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    \
                  std::thread::sleep(std::time::Duration::from_secs(6));\n}\n";
@@ -302,23 +311,20 @@ async fn claude_codes_long_compile_comes_back_as_a_task() {
         "pub fn one() -> u32 {\n    1\n}\n",
         &[("build.rs", build)],
     );
-    let server = spawning_server(
-        &home,
-        &cli,
-        tmux_dir.path(),
-        "[tasks]\ngrace_s = 1\n[tasks.policies]\ntrusted = [\"mcp__drydock__compile\", \"mcp__drydock__test\"]\n",
-    );
+    let config = "[tasks]\ngrace_s = 1\n[tasks.policies]\n\
+                  trusted = [\"mcp__drydock__compile\", \"mcp__drydock__test\"]\n";
+    let server = spawning_server(&home, &cli, tmux_dir.path(), config);
     let client = modern_client(&server.url).await;
     let added = call_ok(
         &client,
         "task_add",
-        json!({"tasks": [{"title": "build", "project_path": path_arg(&home.project), "auto_approve": "trusted",
-                          "description": "Build the crate lab:build lab:complete=done"}]}),
+        json!({"tasks": [{"title": "build", "project_path": path_arg(&home.project),
+                          "auto_approve": "trusted", "description": description}]}),
     )
     .await;
     let id = added["added"][0]["id"].as_str().unwrap().to_string();
     call_ok(&client, "task_start", json!({"task_id": id})).await;
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(180);
     let task = loop {
         let task = call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone();
         if !matches!(task["state"].as_str(), Some("queued" | "running")) {
@@ -326,39 +332,129 @@ async fn claude_codes_long_compile_comes_back_as_a_task() {
         }
         if Instant::now() > deadline {
             let screen = screen_of(&client, &format!("task-{id}")).await;
-            let store = server.data_dir.path().join("long-calls.sqlite3");
             panic!(
-                "the task never ended: {task:#}\n{screen}\nthe fake heard: {:#?}\ndrydock's long calls: {:?}",
-                fake.prompts(),
-                std::fs::metadata(store).map(|m| m.len())
+                "the task never ended: {task:#}\n{screen}\nthe fake heard: {:#?}",
+                fake.prompts()
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
-    assert_eq!(task["state"], "done", "{task:#}");
-
-    // drydock made the compile a task of this agent's, and it completed.
     let store =
         rusqlite::Connection::open(server.data_dir.path().join("long-calls.sqlite3")).unwrap();
-    let (client_name, scope, status): (String, String, String) = store
-        .query_row(
-            "SELECT client, scope, status FROM long_calls WHERE tool = 'compile'",
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-        )
+    let long_calls = store
+        .prepare("SELECT tool, client, scope, status FROM long_calls ORDER BY created_ms")
+        .unwrap()
+        .query_map([], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
         .unwrap();
-    assert_eq!(client_name, "claude-code");
-    assert_eq!(scope, format!("task {id}"));
-    assert_eq!(status, "completed");
+    client.cancel().await.ok();
+    no_agent_left(&home, tmux_dir.path(), "the task ended").await;
+    ClaudeRun {
+        fake,
+        server,
+        task,
+        long_calls,
+    }
+}
 
-    // What Claude Code sent the model next: the build's own result, not a task handle.
-    let results = tool_results(&fake, "mcp__drydock__compile");
-    assert_eq!(results.len(), 1, "{results:?}");
-    // The report of the whole build, its 6 s script included (Claude Code gives the model the
-    // structured content).
+/// The one report the model got for `compile`, checked to be the whole 6 s build's (Claude
+/// Code gives the model the structured content).
+fn compile_report(run: &ClaudeRun) -> Value {
+    let results = tool_results(&run.fake, "mcp__drydock__compile");
+    if results.len() != 1 {
+        let ends: Vec<String> = run
+            .fake
+            .turns()
+            .iter()
+            .map(|turn| {
+                let messages = turn.body["messages"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let end: String = Value::Array(messages.iter().rev().take(2).cloned().collect())
+                    .to_string()
+                    .chars()
+                    .take(1500)
+                    .collect();
+                end
+            })
+            .collect();
+        panic!(
+            "{} results for compile: {results:?}; each turn ended with {ends:#?}",
+            results.len()
+        );
+    }
     let report: Value = serde_json::from_str(&results[0])
         .unwrap_or_else(|_| panic!("not a build's report: {}", results[0]));
     assert_eq!(report["status"], "ok", "{report}");
     assert!(report["duration_ms"].as_u64().unwrap() >= 6000, "{report}");
-    no_agent_left(&home, tmux_dir.path(), "the task ended").await;
+    report
+}
+
+/// In its main conversation, Claude Code declares the tasks extension: drydock answers the
+/// long compile with a task, Claude Code polls it and gives the model the build's report.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_codes_long_compile_comes_back_as_a_task() {
+    let run = claude_task(
+        "claude-long-calls",
+        "Build the crate lab:build lab:complete=done",
+        &[],
+    )
+    .await;
+    assert_eq!(run.task["state"], "done", "{:#}", run.task);
+    let id = run.task["id"].as_str().unwrap();
+    let compiled: Vec<_> = run
+        .long_calls
+        .iter()
+        .filter(|call| call.0 == "compile")
+        .collect();
+    assert_eq!(
+        compiled,
+        [&(
+            "compile".to_string(),
+            "claude-code".to_string(),
+            format!("task {id}"),
+            "completed".to_string()
+        )],
+        "{:?}",
+        run.long_calls
+    );
+    compile_report(&run);
+    drop(run.server);
+}
+
+/// A subagent's calls never declare the extension (Claude Code withholds it there and has
+/// no background for them): drydock answers the same long compile with its plain result,
+/// which reaches the subagent's model; the main conversation then ends the task.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_codes_subagent_gets_its_long_compile_as_a_plain_result() {
+    use base64::Engine;
+    let subagent =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("Build the crate lab:build");
+    let run = claude_task(
+        "claude-long-calls-subagent",
+        &format!("Have a subagent build lab:subagent={subagent} lab:complete=done"),
+        // The subagent in the foreground, so that the task ends after it.
+        &[("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS", "1")],
+    )
+    .await;
+    assert_eq!(run.task["state"], "done", "{:#}", run.task);
+    assert!(
+        run.fake
+            .prompts()
+            .iter()
+            .any(|p| p == "Build the crate lab:build"),
+        "the subagent worked: {:#?}",
+        run.fake.prompts()
+    );
+    assert!(
+        !run.long_calls.iter().any(|call| call.0 == "compile"),
+        "no task was made for the subagent's compile: {:?}",
+        run.long_calls
+    );
+    compile_report(&run);
+    drop(run.server);
 }

@@ -17,6 +17,8 @@
 //! * `lab:fix=B64`: instead of `lab:run`'s, this command when the prompt says an earlier
 //!   attempt `did not land` (an agent that reads why: the failure is in its prompt);
 //! * `lab:repeat=N`: the calls above, N times over (an agent that keeps working);
+//! * `lab:subagent=B64`: then a subagent (Claude Code's `Agent` tool) whose prompt B64 encodes
+//!   (its own turns are scripted by that prompt's `lab:` tokens);
 //! * `lab:build`: then calls of drydock's `compile` and `test` on the project;
 //! * `lab:complete=OUTCOME`: then a call of drydock's `task_complete` for the task whose id
 //!   the prompt names (`task_id "…"`), with that outcome and the summary `LAB-SUMMARY OUTCOME`;
@@ -206,6 +208,18 @@ fn plan(body: &Value, project: &Path) -> Reply {
         let once = steps.len();
         steps = steps.into_iter().cycle().take(once * times).collect();
     }
+    if let Some(encoded) = lab_value(&tokens, "subagent") {
+        use base64::Engine;
+        let prompt = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&encoded)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_else(|e| format!("lab:subagent is not base64: {e}"));
+        steps.push((
+            SUBAGENT_TOOL,
+            json!({"description": "The lab's subagent", "prompt": prompt,
+                   "subagent_type": "general-purpose", "run_in_background": false}),
+        ));
+    }
     if has("build") {
         let project = json!({"project_path": project.display().to_string()});
         steps.push(("mcp__drydock__compile", project.clone()));
@@ -233,6 +247,8 @@ fn plan(body: &Value, project: &Path) -> Reply {
 }
 
 pub const COMPLETE_TOOL: &str = "mcp__drydock__task_complete";
+/// Claude Code's tool that starts a subagent.
+pub const SUBAGENT_TOOL: &str = "Agent";
 
 fn lab_value(tokens: &[(String, Option<String>)], name: &str) -> Option<String> {
     tokens
