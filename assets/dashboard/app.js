@@ -495,7 +495,25 @@ function toolCall(event) {
   line.className = `status-${event.status ? event.status.outcome : "running"}`;
   line.dataset.arguments = event.arguments;
   line.dataset.message = (event.status && event.status.message) || "";
-  line.replaceChildren(el("b", {}, event.tool), ` ${status}${took} · ${event.client || "?"}${event.project ? " · " + event.project : ""}`);
+  line.dataset.status = `${status}${took}`;
+  line.dataset.who = ` · ${event.client || "?"}${event.project ? " · " + event.project : ""}`;
+  showCallLine(line);
+}
+
+/// A call that became an MCP task: its task id, then its progress, on its line until it ends.
+function toolCallTask(event) {
+  const line = document.getElementById(`call-${event.call_id}`);
+  if (!line) return;
+  line.dataset.task = event.task_id;
+  if (event.message) line.dataset.progress = event.message;
+  showCallLine(line);
+}
+
+function showCallLine(line) {
+  const task = line.dataset.task ? ` · MCP task ${line.dataset.task.slice(0, 8)}` : "";
+  const running = line.className === "status-running";
+  const progress = running && line.dataset.progress ? ` · ${line.dataset.progress}` : "";
+  line.replaceChildren(el("b", {}, line.dataset.tool), ` ${line.dataset.status}${task}${progress}${line.dataset.who}`);
   applyFeedFilter(line);
 }
 
@@ -579,6 +597,8 @@ function event(event) {
   switch (event.type) {
     case "tool_call_started":
       return toolCall(event);
+    case "tool_call_task":
+      return toolCallTask(event);
     case "tool_call_finished":
       if (CHECKS.includes(event.tool) && event.project) {
         projectSeen(event.project);

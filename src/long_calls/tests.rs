@@ -184,3 +184,49 @@ async fn an_expired_task_says_so() {
     let expired = again.get(&record.id, &owner("c")).await.unwrap_err();
     assert!(expired.to_string().contains("expired at"), "{expired}");
 }
+
+#[tokio::test]
+async fn the_event_feed_hears_a_call_become_a_task_and_its_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = Arc::new(Events::default());
+    let calls = Arc::new(
+        LongCalls::open(
+            dir.path(),
+            Duration::from_secs(60),
+            Duration::from_secs(2),
+            events.clone(),
+        )
+        .unwrap(),
+    );
+    let mut feed = events.subscribe();
+    let watch = Arc::new(CallWatch::default());
+    watch.set_call_id(41);
+    let record = calls
+        .begin(
+            owner("c"),
+            ToolName::Test,
+            CancellationToken::new(),
+            watch.clone(),
+        )
+        .await
+        .unwrap();
+    watch.report("2/5 tests".into());
+    let mut heard = Vec::new();
+    while heard.len() < 2 {
+        let Some(crate::events::Received::Event(event)) = feed.recv().await else {
+            continue;
+        };
+        heard.push(serde_json::to_value(&event).unwrap());
+    }
+    for (event, message) in heard.iter().zip([Value::Null, json!("2/5 tests")]) {
+        assert_eq!(event["type"], "tool_call_task", "{event}");
+        assert_eq!(event["call_id"], 41);
+        assert_eq!(event["task_id"], record.id.as_str());
+        assert_eq!(event["message"], message);
+    }
+    assert_eq!(
+        events.recent_calls().len(),
+        1,
+        "the dashboard's history keeps the call's becoming a task, not its progress"
+    );
+}
