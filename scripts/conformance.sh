@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, every server
-# scenario) against a drydock built with the test-only `conformance-fixtures` feature.
+# scenario, and the tasks extension's scenarios of its 0.2 pre-release) against a drydock
+# built with the test-only `conformance-fixtures` feature.
 #
 # Needs only node + npm: the suite wants Node >= 22, which is installed from the npm registry
 # into the cache when `node` is older. Quiet on success except one summary line; exits with
@@ -15,6 +16,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly SUITE_VERSION=0.1.16
+# The scenarios of the MCP tasks extension (2026-07-28) are only in the 0.2 pre-releases;
+# alpha.12 is the first whose wire check accepts a task handle. Each runs on its own.
+readonly TASKS_SUITE_VERSION=0.2.0-alpha.12
+readonly TASKS_SCENARIOS=(lifecycle capability-negotiation wire-fields request-state-removal
+    mrtr-input request-headers dispatch-and-envelope status-notifications required-task-error
+    mrtr-composition)
 readonly NODE_MAJOR=22
 cache="${DRYDOCK_CACHE:-$HOME/.cache/drydock}"
 export CARGO_TARGET_DIR="${CONFORMANCE_TARGET_DIR:-${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}}"
@@ -72,16 +79,22 @@ if [[ -z "$node_bin" || "$(node_major "$node_bin")" -lt "$NODE_MAJOR" ]]; then
     fi
 fi
 
-# 2. The suite.
-suite_dir="$cache/conformance-$SUITE_VERSION"
-suite_pkg="$suite_dir/node_modules/@modelcontextprotocol/conformance"
-if ! grep -q "\"version\": \"$SUITE_VERSION\"" "$suite_pkg/package.json" 2>/dev/null; then
-    mkdir -p "$suite_dir"
-    # (Its `engines` asks for Node 22; npm on an older Node only warns.)
-    quietly "installing @modelcontextprotocol/conformance@$SUITE_VERSION" \
-        npm install --prefix "$suite_dir" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/conformance@$SUITE_VERSION"
-fi
+# 2. The suites: the released one, and the pre-release with the tasks scenarios.
+suite() {
+    local version="$1"
+    local dir="$cache/conformance-$version"
+    local pkg="$dir/node_modules/@modelcontextprotocol/conformance"
+    if ! grep -q "\"version\": \"$version\"" "$pkg/package.json" 2>/dev/null; then
+        mkdir -p "$dir"
+        # (Its `engines` asks for Node 22; npm on an older Node only warns.)
+        quietly "installing @modelcontextprotocol/conformance@$version" \
+            npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+            "@modelcontextprotocol/conformance@$version"
+    fi
+    echo "$pkg"
+}
+suite_pkg="$(suite "$SUITE_VERSION")"
+tasks_suite_pkg="$(suite "$TASKS_SUITE_VERSION")"
 
 # 3. drydock with the fixtures. Built the way `cargo test` builds it (dev-dependencies take
 # part in feature unification), so the dependencies compiled for the tests are reused and
@@ -93,8 +106,9 @@ cp "$CARGO_TARGET_DIR/debug/drydock" "$drydock"
 quietly "cargo test --no-run" cargo test --no-run --test it
 
 # 4. The server, on a free port, with a config of its own (no user config, token or roots).
+# A call becomes a task after 300 ms: the task fixtures that end on their own take 1 s.
 mkdir -p "$work/root"
-: >"$work/drydock.toml"
+printf '[http]\ntask_after_ms = 300\n' >"$work/drydock.toml"
 (
     cd "$work"
     exec env -u DRYDOCK_TOKEN -u DRYDOCK_BIND -u DRYDOCK_ALLOW_ROOTS -u DRYDOCK_CONFIG \
@@ -118,13 +132,17 @@ if [[ -z "$url" ]]; then
     exit 1
 fi
 
-# 5. The suite, every scenario.
+# 5. The suite, every scenario; then each tasks scenario of the pre-release.
 rm -rf "$out"
 mkdir -p "$out"
 args=(server --url "$url" --suite all -o "$out")
 [[ -f "$baseline" ]] && args+=(--expected-failures "$baseline")
 status=0
 "$node_bin" "$suite_pkg/dist/index.js" "${args[@]}" >"$out/suite.log" 2>&1 || status=$?
+for scenario in "${TASKS_SCENARIOS[@]}"; do
+    "$node_bin" "$tasks_suite_pkg/dist/index.js" server --url "$url" \
+        --scenario "tasks-$scenario" -o "$out" >>"$out/suite.log" 2>&1 || status=$?
+done
 cp "$work/server.err" "$out/server.log"
 
 # 6. One line: scenarios with no failed check, and the others (listed on stderr).
@@ -132,23 +150,30 @@ summary="$("$node_bin" - "$out" 2>"$work/failures" <<'EOF'
 const fs = require("fs"), path = require("path");
 const dir = process.argv[2];
 let passed = 0, failed = 0, warnings = 0;
+const skipped = [];
 for (const entry of fs.readdirSync(dir).sort()) {
   const file = path.join(dir, entry, "checks.json");
   if (!fs.existsSync(file)) continue;
   const checks = JSON.parse(fs.readFileSync(file, "utf8"));
   const bad = checks.filter((c) => c.status === "FAILURE");
+  const scenario = entry.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
   warnings += checks.filter((c) => c.status === "WARNING").length;
+  // A scenario the suite itself skips (all its checks SKIPPED) is said, not counted passed.
+  if (checks.length > 0 && checks.every((c) => c.status === "SKIPPED")) {
+    skipped.push(scenario);
+    continue;
+  }
   if (bad.length === 0) {
     passed++;
     continue;
   }
   failed++;
-  const scenario = entry.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
   for (const c of bad) console.error(`  FAILED ${scenario}: ${c.id}: ${c.errorMessage ?? ""}`);
 }
 if (warnings) console.error(`conformance: ${warnings} warning(s), see ${dir}`);
 if (passed + failed === 0) process.exitCode = 1;
-console.log(`conformance: ${passed} passed, ${failed} failed`);
+const skips = skipped.length ? `, ${skipped.length} skipped by the suite (${skipped.join(", ")})` : "";
+console.log(`conformance: ${passed} passed, ${failed} failed${skips}`);
 EOF
 )" || {
     echo "conformance: the suite produced no results (exit $status):" >&2

@@ -67,6 +67,9 @@ pub enum Ending {
 #[derive(Debug, Clone, PartialEq)]
 pub enum State {
     Working,
+    /// Working, and waiting for the client's answers to these requests (by key); only ever
+    /// in memory, while its call waits.
+    InputRequired(Map<String, Value>),
     Ended(Ending),
     /// Ended, and its outcome dropped after its time to live.
     Expired,
@@ -116,11 +119,21 @@ pub enum LongCallError {
     Store(#[from] StoreError),
 }
 
-/// What one call in flight shows while it works: its feed id and its latest progress.
+/// What one call in flight shows while it works: its feed id, its latest progress, and what
+/// it asks its client.
 #[derive(Default)]
 pub struct CallWatch {
     call_id: OnceLock<u64>,
     progress: Mutex<Progress>,
+    input: Mutex<Input>,
+    answered: tokio::sync::Notify,
+}
+
+/// The requests a call made of its client that wait for an answer, and the answers so far.
+#[derive(Default)]
+struct Input {
+    asked: Map<String, Value>,
+    answers: Map<String, Value>,
 }
 
 #[derive(Default)]
@@ -143,6 +156,42 @@ impl CallWatch {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .message = Some(message);
+    }
+
+    /// Asks the client, through its task, for `requests` (each a server-to-client request
+    /// under a key of its own) and waits until every one is answered; the answers by key.
+    pub async fn ask(&self, requests: Map<String, Value>) -> Map<String, Value> {
+        self.inputs().asked.extend(requests);
+        loop {
+            let answered = self.answered.notified();
+            {
+                let mut input = self.inputs();
+                if input.asked.is_empty() {
+                    return std::mem::take(&mut input.answers);
+                }
+            }
+            answered.await;
+        }
+    }
+
+    /// Takes the client's answers to the requests asked; an answer to no request is ignored.
+    fn answer(&self, responses: Map<String, Value>) {
+        let mut input = self.inputs();
+        for (key, answer) in responses {
+            if input.asked.remove(&key).is_some() {
+                input.answers.insert(key, answer);
+            }
+        }
+        drop(input);
+        self.answered.notify_waiters();
+    }
+
+    fn asked(&self) -> Map<String, Value> {
+        self.inputs().asked.clone()
+    }
+
+    fn inputs(&self) -> std::sync::MutexGuard<'_, Input> {
+        self.input.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn latest(&self) -> Option<String> {
@@ -244,7 +293,7 @@ impl LongCalls {
     pub async fn begin(
         self: &Arc<Self>,
         owner: Owner,
-        tool: ToolName,
+        tool: &str,
         cancel: CancellationToken,
         watch: Arc<CallWatch>,
     ) -> Result<Record, StoreError> {
@@ -252,7 +301,7 @@ impl LongCalls {
         let record = Record {
             id: crate::private::random_hex(16),
             owner,
-            tool: tool.name().to_string(),
+            tool: tool.to_string(),
             created_ms: now,
             updated_ms: now,
             ttl_ms: millis(self.ttl),
@@ -378,8 +427,13 @@ impl LongCalls {
     fn live_record(&self, id: &str) -> Option<Record> {
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         let call = live.get(id)?;
+        let asked = call.watch.asked();
         Some(Record {
             message: call.watch.latest(),
+            state: match asked.is_empty() {
+                true => State::Working,
+                false => State::InputRequired(asked),
+            },
             ..call.record.clone()
         })
     }
@@ -392,11 +446,32 @@ impl LongCalls {
         }
     }
 
+    /// Gives task `id` of `owner` its client's answers to what it asked (answers to nothing it
+    /// asked are ignored).
+    pub async fn answer(
+        self: &Arc<Self>,
+        id: &str,
+        owner: &Owner,
+        responses: Map<String, Value>,
+    ) -> Result<(), LongCallError> {
+        self.get(id, owner).await?;
+        let watch = self
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .map(|live| live.watch.clone());
+        if let Some(watch) = watch {
+            watch.answer(responses);
+        }
+        Ok(())
+    }
+
     /// Cancels task `id` of `owner`: its call is cancelled (its process tree stopped) and the
     /// task ends cancelled. A task that already ended stays as it ended.
     pub async fn cancel(self: &Arc<Self>, id: &str, owner: &Owner) -> Result<(), LongCallError> {
         let record = self.get(id, owner).await?;
-        if record.state != State::Working {
+        if !matches!(record.state, State::Working | State::InputRequired(_)) {
             return Ok(());
         }
         let cancel = self

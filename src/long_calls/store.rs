@@ -211,7 +211,7 @@ impl CallStore {
 
 fn columns(state: &State) -> (&'static str, Option<String>) {
     match state {
-        State::Working => ("working", None),
+        State::Working | State::InputRequired(_) => ("working", None),
         State::Ended(Ending::Completed(result)) => (
             "completed",
             Some(serde_json::Value::Object(result.clone()).to_string()),

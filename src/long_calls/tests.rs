@@ -35,7 +35,7 @@ async fn a_task_is_read_by_its_owner_only_and_ends_once() {
     let record = calls
         .begin(
             owner("claude-code"),
-            ToolName::Compile,
+            "compile",
             cancel.clone(),
             watch.clone(),
         )
@@ -88,7 +88,7 @@ async fn a_cancelled_task_stays_cancelled_when_its_call_ends_afterwards() {
     let calls = open(dir.path(), Duration::from_secs(3600));
     let cancel = CancellationToken::new();
     let record = calls
-        .begin(owner("c"), ToolName::Test, cancel.clone(), Arc::default())
+        .begin(owner("c"), "test", cancel.clone(), Arc::default())
         .await
         .unwrap();
     calls.cancel(&record.id, &owner("c")).await.unwrap();
@@ -107,7 +107,7 @@ async fn a_restart_fails_the_tasks_a_stopped_drydock_left_and_keeps_ended_ones()
     let left = first
         .begin(
             owner("c"),
-            ToolName::Compile,
+            "compile",
             CancellationToken::new(),
             Arc::default(),
         )
@@ -116,7 +116,7 @@ async fn a_restart_fails_the_tasks_a_stopped_drydock_left_and_keeps_ended_ones()
     let done = first
         .begin(
             owner("c"),
-            ToolName::Lint,
+            "lint",
             CancellationToken::new(),
             Arc::default(),
         )
@@ -163,7 +163,7 @@ async fn an_expired_task_says_so() {
     let record = calls
         .begin(
             owner("c"),
-            ToolName::Compile,
+            "compile",
             CancellationToken::new(),
             Arc::default(),
         )
@@ -204,7 +204,7 @@ async fn the_event_feed_hears_a_call_become_a_task_and_its_progress() {
     let record = calls
         .begin(
             owner("c"),
-            ToolName::Test,
+            "test",
             CancellationToken::new(),
             watch.clone(),
         )

@@ -466,6 +466,7 @@ pub(crate) fn extend_routers(
     prompts: &mut PromptRouter<DrydockServer>,
 ) {
     tools.merge(DrydockServer::fixture_tool_router());
+    super::conformance_tasks::extend(tools);
     prompts.merge(DrydockServer::fixture_prompt_router());
 }
 

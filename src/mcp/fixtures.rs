@@ -7,6 +7,8 @@
 pub(crate) use super::conformance::{
     RequestStream, extend_routers, read, resource_templates, resources,
 };
+#[cfg(feature = "conformance-fixtures")]
+pub(crate) use super::conformance_tasks::task_support;
 
 #[cfg(not(feature = "conformance-fixtures"))]
 pub(crate) use none::*;
@@ -28,6 +30,11 @@ mod none {
 
     pub(crate) fn resources() -> Vec<Resource> {
         Vec::new()
+    }
+
+    /// Whether the fixture tool `name` may become an MCP task: none is served.
+    pub(crate) fn task_support(_name: &str) -> crate::mcp::long_calls::TaskSupport {
+        crate::mcp::long_calls::TaskSupport::Forbidden
     }
 
     pub(crate) fn resource_templates() -> Vec<ResourceTemplate> {

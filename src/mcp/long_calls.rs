@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult, Task,
     TaskPayload, TaskStatus,
@@ -21,12 +22,53 @@ use crate::catalog::ToolName;
 pub(super) use crate::long_calls::CallWatch;
 use crate::long_calls::{Ending, LongCallError, LongCalls, Owner, Record, State, iso};
 
-/// Whether a call of `tool` in `context` may become a task: a long tool, a client that
-/// declared the extension, and a drydock that keeps tasks.
-pub(super) fn offered(app: &App, tool: ToolName, context: &RequestContext<RoleServer>) -> bool {
-    app.long_calls().is_some()
-        && crate::long_calls::may_become_task(tool)
-        && declares_tasks(context)
+/// Whether a call of `tool` may become a task, and must.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskSupport {
+    Forbidden,
+    Optional,
+    /// Only as a task: a client that did not declare the extension is refused (`-32021`).
+    /// Only the conformance suite's fixtures need one.
+    #[cfg_attr(not(feature = "conformance-fixtures"), allow(dead_code))]
+    Required,
+}
+
+/// What a call routes to: a tool of the catalog, or a test fixture.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Routed {
+    Catalog(ToolName),
+    Fixture,
+}
+
+impl TaskSupport {
+    /// The catalog's long tools may become tasks; the others never do.
+    pub(super) fn of(tool: ToolName) -> TaskSupport {
+        match crate::long_calls::may_become_task(tool) {
+            true => TaskSupport::Optional,
+            false => TaskSupport::Forbidden,
+        }
+    }
+}
+
+/// Whether a call with `support` in `context` runs as a task (a client that declared the
+/// extension, and a drydock that keeps tasks), runs plain, or is refused (`-32021`: it may
+/// only run as a task).
+pub(super) fn as_task(
+    support: TaskSupport,
+    app: &App,
+    context: &RequestContext<RoleServer>,
+) -> Result<bool, McpError> {
+    let offered = app.long_calls().is_some() && declares_tasks(context);
+    match support {
+        TaskSupport::Forbidden => Ok(false),
+        TaskSupport::Optional => Ok(offered),
+        TaskSupport::Required if offered => Ok(true),
+        TaskSupport::Required => Err(McpError::missing_required_client_capability(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build(),
+        )),
+    }
 }
 
 fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
@@ -51,12 +93,13 @@ impl DrydockServer {
     /// or shutdown).
     pub(super) async fn call_as_task(
         &self,
-        tool: ToolName,
+        routed: Routed,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let calls = self.long_calls()?;
         let owner = owner_of(&context);
+        let name = request.name.to_string();
         let watch = Arc::new(CallWatch::default());
         context.extensions.insert(watch.clone());
         let request_cancel = context.ct.clone();
@@ -66,7 +109,13 @@ impl DrydockServer {
         let server = self.clone();
         let mut running = tokio::spawn(async move {
             let _tracked = tracked;
-            server.run_tool(tool, request, context).await
+            match routed {
+                Routed::Catalog(tool) => server.run_tool(tool, request, context).await,
+                Routed::Fixture => {
+                    let call = ToolCallContext::new(&server, request, context);
+                    server.tool_router.call(call).await
+                }
+            }
         });
         tokio::select! {
             ended = &mut running => return joined(ended),
@@ -76,16 +125,15 @@ impl DrydockServer {
             }
             () = tokio::time::sleep(calls.after()) => {}
         }
-        let record = match calls.begin(owner, tool, cancel.clone(), watch).await {
+        let record = match calls.begin(owner, &name, cancel.clone(), watch).await {
             Ok(record) => record,
             Err(error) => {
-                tracing::warn!("{} goes on as a plain call: {error}", tool.name());
+                tracing::warn!("{name} goes on as a plain call: {error}");
                 return self.wait_plain(running, &request_cancel, &cancel).await;
             }
         };
         tracing::info!(
-            "{} of {} became MCP task {} (still running after {} ms)",
-            tool.name(),
+            "{name} of {} became MCP task {} (still running after {} ms)",
             record.owner.client,
             record.id,
             calls.after().as_millis()
@@ -149,17 +197,18 @@ impl DrydockServer {
             .map_err(refused)
     }
 
-    /// `tasks/update`: drydock's tasks never ask for input, so every answer is acknowledged
-    /// and changes nothing (as the extension asks of answers to no request).
+    /// `tasks/update`: the client's answers to what the task asked; answers to nothing it
+    /// asked are acknowledged and change nothing.
     pub(super) async fn update_long_call(
         &self,
         id: &str,
+        responses: rmcp::model::InputResponses,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let responses = responses.into_iter().collect();
         self.long_calls()?
-            .get(id, &owner_of(context))
+            .answer(id, &owner_of(context), responses)
             .await
-            .map(drop)
             .map_err(refused)
     }
 }
@@ -212,6 +261,7 @@ fn refused(error: LongCallError) -> McpError {
 fn task_of(record: &Record) -> Task {
     let status = match &record.state {
         State::Working => TaskStatus::Working,
+        State::InputRequired(_) => TaskStatus::InputRequired,
         State::Ended(Ending::Completed(_)) => TaskStatus::Completed,
         State::Ended(Ending::Failed(_)) | State::Expired => TaskStatus::Failed,
         State::Ended(Ending::Cancelled) => TaskStatus::Cancelled,
@@ -233,6 +283,15 @@ fn task_of(record: &Record) -> Task {
 fn detailed(record: Record) -> DetailedTask {
     let payload = match &record.state {
         State::Working => TaskPayload::Working,
+        State::InputRequired(asked) => match serde_json::from_value(Value::Object(asked.clone())) {
+            Ok(input_requests) => TaskPayload::InputRequired { input_requests },
+            Err(error) => TaskPayload::Failed {
+                error: object(serde_json::json!({
+                    "code": -32603,
+                    "message": format!("the call asked for input no client can read: {error}"),
+                })),
+            },
+        },
         State::Ended(Ending::Completed(result)) => TaskPayload::Completed {
             result: result.clone(),
         },

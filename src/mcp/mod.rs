@@ -6,6 +6,8 @@ mod agent_tools;
 mod boundary;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance;
+#[cfg(feature = "conformance-fixtures")]
+mod conformance_tasks;
 mod docs_tools;
 pub(crate) mod fixtures;
 #[cfg(any(test, fuzzing))]
@@ -44,6 +46,7 @@ use crate::catalog::{ToolName, Toolset};
 use crate::events::{CallRecord, CallStatus};
 use crate::telemetry;
 use logging::ClientLogging;
+use long_calls::{Routed, TaskSupport};
 
 /// The MCP annotations of `tool`: what the catalog says of its effects.
 fn annotations(tool: ToolName) -> ToolAnnotations {
@@ -200,6 +203,10 @@ impl ServerHandler for DrydockServer {
         let served = ToolName::parse(&request.name).filter(|t| self.app.config().tool_enabled(*t));
         let Some(tool) = served else {
             // Not a tool of the catalog: the router answers (a fixture, or "tool not found").
+            let support = fixtures::task_support(&request.name);
+            if long_calls::as_task(support, &self.app, &context)? {
+                return self.call_as_task(Routed::Fixture, request, context).await;
+            }
             let call = ToolCallContext::new(self, request, context);
             return self.tool_router.call(call).await;
         };
@@ -211,8 +218,10 @@ impl ServerHandler for DrydockServer {
                 rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(refused)]),
             ));
         }
-        if long_calls::offered(&self.app, tool, &context) {
-            return self.call_as_task(tool, request, context).await;
+        if long_calls::as_task(TaskSupport::of(tool), &self.app, &context)? {
+            return self
+                .call_as_task(Routed::Catalog(tool), request, context)
+                .await;
         }
         let (cancel, _tracked) = self.app.call_token(&context.ct);
         context.ct = cancel;
@@ -240,7 +249,8 @@ impl ServerHandler for DrydockServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.update_long_call(&request.task_id, &context).await
+        self.update_long_call(&request.task_id, request.input_responses, &context)
+            .await
     }
 
     /// Every served tool; for a task's agent, only those its token may call.
