@@ -114,12 +114,7 @@ async fn a_restart_fails_the_tasks_a_stopped_drydock_left_and_keeps_ended_ones()
         .await
         .unwrap();
     let done = first
-        .begin(
-            owner("c"),
-            "lint",
-            CancellationToken::new(),
-            Arc::default(),
-        )
+        .begin(owner("c"), "lint", CancellationToken::new(), Arc::default())
         .await
         .unwrap();
     first
@@ -202,12 +197,7 @@ async fn the_event_feed_hears_a_call_become_a_task_and_its_progress() {
     let watch = Arc::new(CallWatch::default());
     watch.set_call_id(41);
     let record = calls
-        .begin(
-            owner("c"),
-            "test",
-            CancellationToken::new(),
-            watch.clone(),
-        )
+        .begin(owner("c"), "test", CancellationToken::new(), watch.clone())
         .await
         .unwrap();
     watch.report("2/5 tests".into());
