@@ -233,7 +233,30 @@ pub struct LongCalls {
     ttl: Duration,
     after: Duration,
     live: Mutex<HashMap<String, Live>>,
+    /// Tasks that ended here lately: reading one needs no trip to the file.
+    ended: Mutex<Recent>,
     events: Arc<Events>,
+}
+
+/// At most [`RECENT`] records, the oldest dropped first.
+#[derive(Default)]
+struct Recent {
+    records: HashMap<String, Record>,
+    order: std::collections::VecDeque<String>,
+}
+
+const RECENT: usize = 256;
+
+impl Recent {
+    fn keep(&mut self, record: Record) {
+        if self.order.len() == RECENT
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.records.remove(&oldest);
+        }
+        self.order.push_back(record.id.clone());
+        self.records.insert(record.id.clone(), record);
+    }
 }
 
 impl LongCalls {
@@ -258,6 +281,7 @@ impl LongCalls {
             ttl,
             after,
             live: Mutex::default(),
+            ended: Mutex::default(),
             events,
         };
         calls.fail_orphans(&instances)?;
@@ -363,30 +387,32 @@ impl LongCalls {
 
     /// Records how task `id` ended (nothing when a cancel already ended it).
     pub async fn end(self: &Arc<Self>, id: &str, ending: Ending) {
-        let Some(live) = self
-            .live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id)
-        else {
-            return;
-        };
-        let now = unix_millis(SystemTime::now());
-        let took = Duration::from_millis(now.saturating_sub(live.record.created_ms));
-        let message = match &ending {
-            Ending::Completed(_) => format!("done after {} s as a task", took.as_secs()),
-            Ending::Failed(error) => error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("failed")
-                .to_string(),
-            Ending::Cancelled => "cancelled".to_string(),
-        };
-        let record = Record {
-            state: State::Ended(ending),
-            message: Some(message),
-            updated_ms: now,
-            ..live.record
+        let record = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(call) = live.get(id) else {
+                return;
+            };
+            let now = unix_millis(SystemTime::now());
+            let took = Duration::from_millis(now.saturating_sub(call.record.created_ms));
+            let message = match &ending {
+                Ending::Completed(_) => format!("done after {} s as a task", took.as_secs()),
+                Ending::Failed(error) => error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("failed")
+                    .to_string(),
+                Ending::Cancelled => "cancelled".to_string(),
+            };
+            let record = Record {
+                state: State::Ended(ending),
+                message: Some(message),
+                updated_ms: now,
+                ..call.record.clone()
+            };
+            // Kept among the ended before it leaves the live ones: a reader finds it in one.
+            self.recent().keep(record.clone());
+            live.remove(id);
+            record
         };
         let this = self.clone();
         if let Err(error) = blocking(move || this.store.end(&record)).await {
@@ -394,25 +420,27 @@ impl LongCalls {
         }
     }
 
+    fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Task `id` as `owner` may see it: live ones with their latest progress.
     pub async fn get(self: &Arc<Self>, id: &str, owner: &Owner) -> Result<Record, LongCallError> {
         if let Some(record) = self.live_record(id) {
             return self.owned(record, owner);
         }
-        let this = self.clone();
-        let key = id.to_string();
-        let stored = blocking(move || this.store.get(&key)).await?;
-        let Some((mut record, instance)) = stored else {
-            return Err(LongCallError::Unknown { id: id.to_string() });
-        };
-        if record.state == State::Working && instance == self.instance {
-            // Ended between the two looks: read again.
-            let this = self.clone();
-            let key = id.to_string();
-            if let Some((again, _)) = blocking(move || this.store.get(&key)).await? {
-                record = again;
+        let recent = self.recent().records.get(id).cloned();
+        let record = match recent {
+            Some(record) => record,
+            None => {
+                let this = self.clone();
+                let key = id.to_string();
+                match blocking(move || this.store.get(&key)).await? {
+                    Some(record) => record,
+                    None => return Err(LongCallError::Unknown { id: id.to_string() }),
+                }
             }
-        }
+        };
         let record = self.owned(record, owner)?;
         if unix_millis(SystemTime::now()) > record.expires_ms() || record.state == State::Expired {
             return Err(LongCallError::Expired {

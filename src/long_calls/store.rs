@@ -127,32 +127,29 @@ impl CallStore {
             .map_err(|e| self.error(e))
     }
 
-    pub(super) fn get(&self, id: &str) -> Result<Option<(Record, String)>, StoreError> {
+    pub(super) fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
         self.connection()
             .query_row(
                 "SELECT id, scope, client, tool, created_ms, updated_ms, ttl_ms, status, message,
-                     outcome, instance
+                     outcome
                  FROM long_calls WHERE id = ?1",
                 [id],
                 |row| {
                     let status: String = row.get(7)?;
                     let outcome: Option<String> = row.get(9)?;
-                    Ok((
-                        Record {
-                            id: row.get(0)?,
-                            owner: Owner {
-                                scope: row.get(1)?,
-                                client: row.get(2)?,
-                            },
-                            tool: row.get(3)?,
-                            created_ms: row.get::<_, i64>(4)? as u64,
-                            updated_ms: row.get::<_, i64>(5)? as u64,
-                            ttl_ms: row.get::<_, i64>(6)? as u64,
-                            state: state_of(&status, outcome.as_deref()),
-                            message: row.get(8)?,
+                    Ok(Record {
+                        id: row.get(0)?,
+                        owner: Owner {
+                            scope: row.get(1)?,
+                            client: row.get(2)?,
                         },
-                        row.get::<_, String>(10)?,
-                    ))
+                        tool: row.get(3)?,
+                        created_ms: row.get::<_, i64>(4)? as u64,
+                        updated_ms: row.get::<_, i64>(5)? as u64,
+                        ttl_ms: row.get::<_, i64>(6)? as u64,
+                        state: state_of(&status, outcome.as_deref()),
+                        message: row.get(8)?,
+                    })
                 },
             )
             .optional()
