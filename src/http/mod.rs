@@ -76,7 +76,10 @@ pub fn router(
         sessions: sessions.clone(),
     });
     let mcp: StreamableHttpService<DrydockServer, SessionManager> = StreamableHttpService::new(
-        move || Ok(DrydockServer::new(app.clone())),
+        {
+            let prototype = DrydockServer::new(app.clone());
+            move || Ok(prototype.for_session())
+        },
         session_manager(sessions),
         mcp_config,
     );

@@ -84,6 +84,18 @@ impl DrydockServer {
         }
     }
 
+    /// A server for one more session, or one more stateless request (every 2026-07-28 call):
+    /// this one's routers, whose schemas are built once, and state of its own.
+    pub fn for_session(&self) -> Self {
+        Self {
+            app: self.app.clone(),
+            subscriptions: Arc::default(),
+            logging: ClientLogging::default(),
+            tool_router: self.tool_router.clone(),
+            prompt_router: self.prompt_router.clone(),
+        }
+    }
+
     /// Every tool of the catalog, with the annotations the catalog gives it.
     fn catalog_router() -> ToolRouter<Self> {
         let mut router = Self::tool_router();
