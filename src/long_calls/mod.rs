@@ -379,10 +379,16 @@ impl LongCalls {
     }
 
     fn is_live(&self, id: &str) -> bool {
+        self.of_live(id, |_| ()).is_some()
+    }
+
+    /// What `part` takes of live task `id`, when it is live here.
+    fn of_live<T>(&self, id: &str, part: impl FnOnce(&Live) -> T) -> Option<T> {
         self.live
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains_key(id)
+            .get(id)
+            .map(part)
     }
 
     /// Records how task `id` ended (nothing when a cancel already ended it).
@@ -483,13 +489,7 @@ impl LongCalls {
         responses: Map<String, Value>,
     ) -> Result<(), LongCallError> {
         self.get(id, owner).await?;
-        let watch = self
-            .live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .map(|live| live.watch.clone());
-        if let Some(watch) = watch {
+        if let Some(watch) = self.of_live(id, |live| live.watch.clone()) {
             watch.answer(responses);
         }
         Ok(())
@@ -502,13 +502,7 @@ impl LongCalls {
         if !matches!(record.state, State::Working | State::InputRequired(_)) {
             return Ok(());
         }
-        let cancel = self
-            .live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .map(|live| live.cancel.clone());
-        match cancel {
+        match self.of_live(id, |live| live.cancel.clone()) {
             Some(cancel) => {
                 cancel.cancel();
                 self.end(id, Ending::Cancelled).await;

@@ -19,6 +19,14 @@ fn open(dir: &Path, ttl: Duration) -> Arc<LongCalls> {
     )
 }
 
+/// A task of client "c" that nothing cancels and nothing watches.
+async fn begun(calls: &Arc<LongCalls>, tool: &str) -> Record {
+    calls
+        .begin(owner("c"), tool, CancellationToken::new(), Arc::default())
+        .await
+        .unwrap()
+}
+
 fn result(text: &str) -> Map<String, Value> {
     match json!({"content": [{"type": "text", "text": text}], "isError": false}) {
         Value::Object(object) => object,
@@ -104,19 +112,8 @@ async fn a_cancelled_task_stays_cancelled_when_its_call_ends_afterwards() {
 async fn a_restart_fails_the_tasks_a_stopped_drydock_left_and_keeps_ended_ones() {
     let dir = tempfile::tempdir().unwrap();
     let first = open(dir.path(), Duration::from_secs(3600));
-    let left = first
-        .begin(
-            owner("c"),
-            "compile",
-            CancellationToken::new(),
-            Arc::default(),
-        )
-        .await
-        .unwrap();
-    let done = first
-        .begin(owner("c"), "lint", CancellationToken::new(), Arc::default())
-        .await
-        .unwrap();
+    let left = begun(&first, "compile").await;
+    let done = begun(&first, "lint").await;
     first
         .end(&done.id, Ending::Completed(result("clean")))
         .await;
@@ -155,15 +152,7 @@ async fn a_restart_fails_the_tasks_a_stopped_drydock_left_and_keeps_ended_ones()
 async fn an_expired_task_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let calls = open(dir.path(), Duration::from_millis(1));
-    let record = calls
-        .begin(
-            owner("c"),
-            "compile",
-            CancellationToken::new(),
-            Arc::default(),
-        )
-        .await
-        .unwrap();
+    let record = begun(&calls, "compile").await;
     calls
         .end(&record.id, Ending::Completed(result("built")))
         .await;
