@@ -63,7 +63,7 @@ async fn timed_compile(client: &Client, project: &Path) -> Duration {
 fn report(what: &str, samples: &[Duration]) -> f64 {
     let p50 = percentile(samples, 50.0);
     println!(
-        "  {what:<12} p50 {p50:7.2} ms  p90 {:7.2} ms",
+        "  {what:<15} p50 {p50:7.2} ms  p90 {:7.2} ms",
         percentile(samples, 90.0)
     );
     p50
@@ -97,6 +97,41 @@ async fn get_round_trips(client: &Client, id: &str, n: usize, status: TaskStatus
             .expect("tasks/get");
         samples.push(started.elapsed());
         assert_eq!(task.task.status(), status);
+    }
+    samples
+}
+
+/// `tasks/get` of `id` as raw HTTP, the body read whole and not parsed: the server's round
+/// trip without the typed client's decoding (rmcp tries each result shape in turn).
+async fn raw_round_trips(url: &str, id: &str, n: usize) -> Vec<Duration> {
+    let client = reqwest::Client::new();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+        "params": {"taskId": id, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities":
+                {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        }}
+    })
+    .to_string();
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let response = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tasks/get")
+            .header("mcp-name", id)
+            .body(body.clone())
+            .send()
+            .await
+            .expect("tasks/get");
+        let text = response.text().await.expect("its body");
+        samples.push(started.elapsed());
+        assert!(text.contains("\"taskId\""), "{text}");
     }
     samples
 }
@@ -144,6 +179,7 @@ fn main() {
             "working",
             &get_round_trips(&tasks, &id, gets, TaskStatus::Working).await,
         );
+        report("working, raw", &raw_round_trips(&url, &id, gets).await);
         std::fs::write(scratch.path().join("go"), "").unwrap();
         while tasks
             .get_task(GetTaskParams::new(&id))
@@ -159,6 +195,7 @@ fn main() {
             "completed",
             &get_round_trips(&tasks, &id, gets, TaskStatus::Completed).await,
         );
+        report("completed, raw", &raw_round_trips(&url, &id, gets).await);
         shutdown.cancel();
     });
 }
