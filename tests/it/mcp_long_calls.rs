@@ -124,6 +124,17 @@ async fn a_long_build_becomes_a_task_that_is_read_again_after_reconnecting() {
     let working = get(&client, &id).await.unwrap();
     assert_eq!(working.task.status(), TaskStatus::Working, "{working:?}");
     assert!(working.task.task.poll_interval_ms.is_some(), "{working:?}");
+    // Its progress shows: the build script compiled, the build waiting on it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let task = get(&client, &id).await.unwrap();
+        let message = task.task.task.status_message.clone().unwrap_or_default();
+        if message.contains("build-script-build") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no progress shown: {task:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     // Nobody else reads it: another client, an unknown id; the extension undeclared.
     let other = tasks_client(&server.url, "another-client").await;
