@@ -60,7 +60,7 @@ impl App {
     pub async fn start(config: Arc<Config>, mode: Mode) -> Arc<App> {
         let mut app = App::new(config);
         if matches!(mode, Mode::Server | Mode::Stdio) {
-            app.long_calls = app.open_long_calls();
+            app.long_calls = app.open_long_calls().await;
         }
         let app = Arc::new(app);
         if app.serves(Toolset::Terminal, mode) {
@@ -140,15 +140,21 @@ impl App {
     }
 
     /// The store of MCP tasks, or None (and a warning) when its file cannot be opened: calls
-    /// then answer as plain calls.
-    fn open_long_calls(&self) -> Option<Arc<LongCalls>> {
-        let http = &self.config.http;
-        match LongCalls::open(
-            &self.config.data_dir,
-            http.task_ttl,
-            http.task_after,
+    /// then answer as plain calls. Opened off the runtime: the file may be held by another
+    /// drydock for as long as SQLite waits.
+    async fn open_long_calls(&self) -> Option<Arc<LongCalls>> {
+        let (dir, http, events) = (
+            self.config.data_dir.clone(),
+            self.config.http.clone(),
             self.events.clone(),
-        ) {
+        );
+        let opened = tokio::task::spawn_blocking(move || {
+            LongCalls::open(&dir, http.task_ttl, http.task_after, events)
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|opened| opened.map_err(|e| e.to_string()));
+        match opened {
             Ok(calls) => Some(Arc::new(calls)),
             Err(error) => {
                 tracing::warn!("long calls will not become MCP tasks: {error}");

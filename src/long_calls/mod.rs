@@ -25,7 +25,7 @@ pub use store::StoreError;
 /// How long an expired call's id still says "expired" rather than "unknown".
 const TOMBSTONE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The poll interval a task suggests to its client.
-const POLL_INTERVAL: Duration = Duration::from_secs(1);
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// Progress reaches the event feed at most this often per call.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -92,10 +92,6 @@ pub struct Record {
 impl Record {
     pub fn expires_ms(&self) -> u64 {
         self.created_ms + self.ttl_ms
-    }
-
-    pub fn poll_interval(&self) -> Duration {
-        POLL_INTERVAL
     }
 }
 

@@ -209,14 +209,10 @@ impl CallStore {
 fn columns(state: &State) -> (&'static str, Option<String>) {
     match state {
         State::Working | State::InputRequired(_) => ("working", None),
-        State::Ended(Ending::Completed(result)) => (
-            "completed",
-            Some(serde_json::Value::Object(result.clone()).to_string()),
-        ),
-        State::Ended(Ending::Failed(error)) => (
-            "failed",
-            Some(serde_json::Value::Object(error.clone()).to_string()),
-        ),
+        State::Ended(Ending::Completed(result)) => {
+            ("completed", serde_json::to_string(result).ok())
+        }
+        State::Ended(Ending::Failed(error)) => ("failed", serde_json::to_string(error).ok()),
         State::Ended(Ending::Cancelled) => ("cancelled", None),
         State::Expired => ("expired", None),
     }

@@ -273,7 +273,7 @@ fn task_of(record: &Record) -> Task {
         iso(record.updated_ms),
     )
     .with_ttl_ms(record.ttl_ms)
-    .with_poll_interval_ms(record.poll_interval().as_millis() as u64);
+    .with_poll_interval_ms(crate::long_calls::POLL_INTERVAL.as_millis() as u64);
     match &record.message {
         Some(message) => task.with_status_message(message.clone()),
         None => task,
