@@ -39,7 +39,18 @@ async fn tasks_client(url: &str, name: &str) -> TasksClient {
     .await
 }
 
-/// A crate whose build script waits until `go` exists in it (and writes its pid first).
+/// A server whose only allowed root is `root`, whose builds go to `root/target`: each test's
+/// slow build waits on its own, not on the cargo lock of a target every test shares (the
+/// tests' `CARGO_TARGET_DIR`).
+fn server_in(root: &Path, more: &[&str]) -> Server {
+    let target = root.join("target").display().to_string();
+    let mut args = vec!["--allow-root", root.to_str().unwrap()];
+    args.extend_from_slice(more);
+    Server::start_with(&args, &[("CARGO_TARGET_DIR", &target)])
+}
+
+/// A crate whose build script waits until `go` exists in it (and writes its pid first), a
+/// few minutes at most.
 fn slow_crate(dir: &Path) -> String {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(
@@ -56,7 +67,8 @@ fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
     let dir = Path::new(&dir);
     std::fs::write(dir.join("build.pid"), std::process::id().to_string()).unwrap();
-    while !dir.join("go").exists() {
+    let started = std::time::Instant::now();
+    while !dir.join("go").exists() && started.elapsed().as_secs() < 300 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
@@ -117,7 +129,7 @@ fn completed_report(task: &GetTaskResult) -> Value {
 async fn a_long_build_becomes_a_task_that_is_read_again_after_reconnecting() {
     let root = tempfile::tempdir().unwrap();
     let project = slow_crate(&root.path().join("slow"));
-    let server = Server::start_in(root.path());
+    let server = server_in(root.path(), &[]);
 
     let client = tasks_client(&server.url, "tasks-test").await;
     let id = compile_as_task(&client, &project).await;
@@ -205,7 +217,7 @@ async fn a_long_build_becomes_a_task_that_is_read_again_after_reconnecting() {
 async fn a_cancelled_task_stops_its_build_and_leaves_no_process() {
     let root = tempfile::tempdir().unwrap();
     let project = slow_crate(&root.path().join("slow"));
-    let server = Server::start_in(root.path());
+    let server = server_in(root.path(), &[]);
     let client = tasks_client(&server.url, "tasks-test").await;
     let id = compile_as_task(&client, &project).await;
     assert!(
@@ -240,19 +252,15 @@ async fn after_a_restart_a_task_that_was_running_says_why_it_ended() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let project = slow_crate(&root.path().join("slow"));
-    let args = [
-        "--allow-root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().to_str().unwrap(),
-    ];
-    let first = Server::start_with(&args, &[]);
+    let data_dir = data.path().to_str().unwrap();
+    let args = ["--data-dir", data_dir];
+    let first = server_in(root.path(), &args);
     let client = tasks_client(&first.url, "tasks-test").await;
     let id = compile_as_task(&client, &project).await;
     client.cancel().await.ok();
     drop(first);
 
-    let second = Server::start_with(&args, &[]);
+    let second = server_in(root.path(), &args);
     let client = tasks_client(&second.url, "tasks-test").await;
     let ended = get(&client, &id).await.unwrap();
     assert_eq!(ended.task.status(), TaskStatus::Failed, "{ended:?}");
