@@ -355,11 +355,13 @@ impl Tasks {
             agent: session.clone(),
             force: false,
         };
+        // Read before the agent is stopped: a TUI erases what it drew as it exits.
+        let shown = self.terminals.read_text(&session, true).await.ok();
         let call = Call::silent(Default::default());
         if let Err(error) = self.agents.kill(kill, &call).await {
             tracing::debug!("task {}: {error}", task.id);
         }
-        self.after_run(task, Duration::ZERO);
+        self.after_run_from(task, Duration::ZERO, shown);
     }
 
     /// Kills the agent in `session` and closes the session, keeping nothing of it: its task
@@ -393,17 +395,28 @@ impl Tasks {
         let _ = self.terminals.manage(close).await;
     }
 
-    /// After `delay`, keeps the session's final screen and scrollback as the task's
-    /// transcript, withdraws its token and closes the session (unless config keeps them).
+    /// After `delay`, keeps what the session showed as the task's transcript, withdraws its
+    /// token and closes the session (unless config keeps them).
     pub(super) fn after_run(self: &Arc<Self>, task: &Task, delay: Duration) {
+        self.after_run_from(task, delay, None);
+    }
+
+    /// `after_run`, where `shown` is what the session showed before its agent was stopped
+    /// (read now when not given): the transcript is that, then what the agent left after it.
+    fn after_run_from(self: &Arc<Self>, task: &Task, delay: Duration, shown: Option<String>) {
         let this = self.clone();
         let (id, run) = (task.id.clone(), task.clone());
         let Some(session) = task.session.clone() else {
             return;
         };
         tokio::spawn(async move {
+            let shown = match shown {
+                Some(shown) => Some(shown),
+                None => this.terminals.read_text(&session, true).await.ok(),
+            };
             tokio::time::sleep(delay).await;
-            if let Ok(text) = this.terminals.read_text(&session, true).await
+            let left = this.terminals.read_text(&session, true).await.ok();
+            if let Some(text) = transcript_of(shown, left)
                 && let Ok(store) = this.store().await
                 && store.get(&id).await.is_ok_and(|task| this.is_mine(&task))
                 && let Err(error) = store.set_transcript(&id, text.trim_end()).await
@@ -1017,6 +1030,24 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// What a session holds after its agent ended (`left`), then the screen the agent showed
+/// while it ran (`shown`) past the lines the two share from the top. A TUI on the alternate
+/// screen (Claude Code) or one that erases what it drew as it exits leaves nothing of its
+/// last screen but its last words below the command that started it.
+fn transcript_of(shown: Option<String>, left: Option<String>) -> Option<String> {
+    let (shown, left) = match (shown, left) {
+        (Some(shown), Some(left)) => (shown, left),
+        (one, other) => return one.or(other),
+    };
+    let shared = shown
+        .lines()
+        .zip(left.lines())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let lines: Vec<&str> = left.lines().chain(shown.lines().skip(shared)).collect();
+    Some(lines.join("\n").trim_end().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1032,5 +1063,32 @@ mod tests {
         assert_eq!(task_of_session("agent-x"), None);
         assert_eq!(task_of_session("task-0a1b2c3d-x"), None);
         assert_eq!(task_of_session("task-0a1b2c3d-1"), None);
+    }
+
+    #[test]
+    fn a_transcript_keeps_what_the_agent_left_then_its_last_screen() {
+        let tui = "> Think\n  thinking...\n\n".to_string();
+        let left = "$ claude 'Think'\nResume this session with:\nclaude --resume 1".to_string();
+        assert_eq!(
+            transcript_of(Some(tui.clone()), Some(left.clone())).unwrap(),
+            format!("{left}\n> Think\n  thinking...")
+        );
+        let erased = "$ claude 'Think'\n> Think\n".to_string();
+        assert_eq!(
+            transcript_of(Some(erased), Some(left.clone())).unwrap(),
+            format!("{left}\n> Think")
+        );
+        let shown = "$ cargo test\nrunning 1 test\n".to_string();
+        let more = format!("{shown}ok\n");
+        assert_eq!(
+            transcript_of(Some(shown.clone()), Some(more)).unwrap(),
+            "$ cargo test\nrunning 1 test\nok"
+        );
+        assert_eq!(
+            transcript_of(Some(shown.clone()), Some(shown.clone())).unwrap(),
+            shown.trim_end()
+        );
+        assert_eq!(transcript_of(None, Some("x\n".into())).unwrap(), "x\n");
+        assert_eq!(transcript_of(None, None), None);
     }
 }

@@ -498,21 +498,23 @@ async fn tasks_whose_agent_exits_hangs_or_is_cancelled_end_so_and_leave_no_proce
     assert_eq!(timed_out["failure"], "timed out after 8 s");
 
     // A running task is cancelled: its agent interrupted, then killed. Its transcript keeps
-    // what its agent showed, so the agent is first seen at work on its prompt.
-    until_screen_shows(
+    // the screen its agent showed (Claude Code's, on the alternate screen, leaves nothing
+    // behind), so the agent is first seen at work on its prompt.
+    let working = call_ok(
         &client,
-        &format!("task-{cancelled}"),
-        "Think for a while",
-        STEP,
+        "agent_wait",
+        json!({"agents": [format!("task-{cancelled}")], "states": ["working"], "timeout_ms": 90000}),
     )
     .await;
+    assert_eq!(working["matched"], true, "{working:#}");
     let stopped = call_ok(&client, "task_cancel", json!({"task_id": cancelled})).await;
     assert_eq!(stopped["task"]["state"], "cancelled", "{stopped:#}");
     let kept = until_task(&client, &cancelled, |t| t["transcript"].is_string()).await;
     let transcript = kept["transcript"].as_str().unwrap();
+    let prompt = format!("❯ Task {cancelled} from drydock's queue: think long. Think for a while");
     assert!(
-        transcript.contains("Think for a while"),
-        "the transcript lacks the prompt: {transcript}"
+        transcript.contains(&prompt),
+        "the transcript lacks the agent's screen: {transcript}"
     );
     let retried = call_ok(&client, "task_retry", json!({"task_id": cancelled})).await;
     assert_eq!(retried["task"]["state"], "queued");
