@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the fuzzers' seed inputs (fuzz/corpus/<target>/seed-*) from what the tests
-recorded of the real tools and from drydock's own files, in each target's input shape
-(src/fuzz_targets.rs). Run once per new kind of recording; the campaign grows the corpus
-from there (scripts/fuzz.sh)."""
+"""Writes seed inputs into the fuzzers' corpora ($FUZZ_WORK/corpus/<target>/seed-*, outside
+the repository) from what the tests recorded of the real tools and from drydock's own files,
+in each target's input shape (src/fuzz_targets.rs). Run once per new kind of recording; the
+campaign grows the corpus from there (scripts/fuzz.sh), and the few worth keeping for good
+go in fuzz/seeds/<target>."""
 
 import glob
 import hashlib
@@ -11,6 +12,9 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(
+    os.environ.get("FUZZ_WORK", os.path.expanduser("~/.cache/drydock-fuzz")), "corpus"
+)
 PROJECT = "/fuzz/odd päth/project".encode()
 MAX = 4096  # the campaign's -max_len: longer seeds are cut there anyway
 
@@ -21,7 +25,7 @@ def read(path):
 
 
 def write(target, name, data):
-    folder = os.path.join(ROOT, "fuzz", "corpus", target)
+    folder = os.path.join(CORPUS, target)
     os.makedirs(folder, exist_ok=True)
     digest = hashlib.sha1(data).hexdigest()[:12]
     with open(os.path.join(folder, f"seed-{name}-{digest}"), "wb") as f:

@@ -7,10 +7,15 @@
 #                                          dependencies shared with the test build)
 #   scripts/fuzz.sh run TARGET [RUNS]      fuzz one target for RUNS executions (10 million)
 #   scripts/fuzz.sh campaign [RUNS] [JOBS] every target, JOBS at a time (2)
-#   scripts/fuzz.sh minimize TARGET        shrink fuzz/corpus/TARGET to a minimal cover
+#   scripts/fuzz.sh minimize TARGET        shrink TARGET's corpus to a minimal cover
+#   scripts/fuzz.sh corpus [TARGET]        make TARGET's corpus (every target's) afresh
 #
-# A run starts from fuzz/corpus/TARGET and, when it ends clean, leaves there the smallest
-# corpus that covers what it found. A crash or a hang stops it: the input is kept in
+# The corpora live outside the repository, in $FUZZ_WORK/corpus/TARGET. The repository keeps
+# a dozen seeds a target (fuzz/seeds/TARGET) and every input that ever crashed
+# (fuzz/regressions/TARGET); a corpus is made from them, and from the corpus the campaigns
+# had grown by commit $CORPUS_AT when this clone's history holds it, the first time a target
+# runs (or by `corpus`). A run starts from its corpus and, when it ends clean, leaves there
+# the smallest corpus that covers what it found. A crash or a hang stops it: the input is kept in
 # fuzz/regressions/TARGET (the unit tests replay it until it is fixed) and the run fails.
 # A run stopped with SIGINT to fuzz_parsers (the CPU is needed elsewhere) keeps what it
 # found: its executions are recorded as interrupted and its corpus is merged, so the next
@@ -22,6 +27,9 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/drydock-target}"
 FUZZ_WORK="${FUZZ_WORK:-$HOME/.cache/drydock-fuzz}"
 BIN="${FUZZ_BIN:-$CARGO_TARGET_DIR/debug/fuzz_parsers}"
+CORPUS="$FUZZ_WORK/corpus"
+# The last commit whose tree held the campaigns' corpora (fuzz/corpus/, 19,000 inputs).
+CORPUS_AT=c7383fce933627024507c2f41cbdd3e426c69aa1
 MAX_LEN=4096
 # libFuzzer's exit status after SIGINT.
 INTERRUPTED=72
@@ -35,7 +43,27 @@ build() {
 }
 
 targets() {
-    ls fuzz/corpus
+    ls fuzz/seeds
+}
+
+# Makes $CORPUS/TARGET afresh: the seeds, the regressions, and the corpus at $CORPUS_AT.
+corpus() {
+    local target="$1" dir="$CORPUS/$1"
+    [ -d "fuzz/seeds/$target" ] || { echo "no target $target (fuzz/seeds/)" >&2; return 1; }
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp fuzz/seeds/"$target"/* "$dir/"
+    cp fuzz/regressions/"$target"/* "$dir/" 2>/dev/null || true
+    if git cat-file -e "$CORPUS_AT:fuzz/corpus/$target" 2>/dev/null; then
+        git archive "$CORPUS_AT" "fuzz/corpus/$target" | tar -x --strip-components=3 -C "$dir"
+    else
+        echo "$target: this clone's history lacks $CORPUS_AT; its corpus starts from the seeds" >&2
+    fi
+    echo "$target: corpus of $(ls "$dir" | wc -l) inputs in $dir"
+}
+
+# The corpus of TARGET, made the first time.
+ensure_corpus() {
+    [ -d "$CORPUS/$1" ] || corpus "$1" >&2
 }
 
 # The value of libFuzzer's final `stat::NAME:` line in LOG.
@@ -43,14 +71,15 @@ stat() {
     sed -n "s/^stat::$1: *//p" "$2" | tail -1
 }
 
-# Leaves in fuzz/corpus/TARGET the fewest inputs that cover what it and DIRS cover.
+# Leaves in TARGET's corpus the fewest inputs that cover what it and DIRS cover.
 minimize() {
     local target="$1" merged="$FUZZ_WORK/$1.merged"
     shift
+    ensure_corpus "$target"
     rm -rf "$merged" && mkdir -p "$merged"
     FUZZ_TARGET="$target" "$BIN" -set_cover_merge=1 -max_len=$MAX_LEN "$merged" \
-        "fuzz/corpus/$target" "$@" >"$FUZZ_WORK/$target.merge.log" 2>&1
-    rm -rf "fuzz/corpus/$target" && mv "$merged" "fuzz/corpus/$target"
+        "$CORPUS/$target" "$@" >"$FUZZ_WORK/$target.merge.log" 2>&1
+    rm -rf "${CORPUS:?}/$target" && mv "$merged" "$CORPUS/$target"
 }
 
 run() {
@@ -58,8 +87,9 @@ run() {
     local work="$FUZZ_WORK/$target" found="$FUZZ_WORK/$target.found"
     local log="$FUZZ_WORK/$target.log"
     mkdir -p "$work" "$found"
+    ensure_corpus "$target"
     local started=$SECONDS status=0
-    FUZZ_TARGET="$target" "$BIN" "$work" "fuzz/corpus/$target" \
+    FUZZ_TARGET="$target" "$BIN" "$work" "$CORPUS/$target" \
         -runs="$runs" -max_len=$MAX_LEN -timeout=10 -rss_limit_mb=2048 \
         -interrupt_exit_code=$INTERRUPTED -print_final_stats=1 -artifact_prefix="$found/" \
         >"$log" 2>&1 || status=$?
@@ -69,7 +99,7 @@ run() {
     if [ "$status" -eq "$INTERRUPTED" ]; then
         minimize "$target" "$work"
         printf '%s\tinterrupted after %s executions in %ss, nothing found\tcorpus %s inputs\n' \
-            "$target" "${execs:-?}" "$seconds" "$(ls "fuzz/corpus/$target" | wc -l)" |
+            "$target" "${execs:-?}" "$seconds" "$(ls "$CORPUS/$target" | wc -l)" |
             tee -a "$FUZZ_WORK/runs.tsv"
         return 0
     fi
@@ -83,7 +113,7 @@ run() {
     fi
     minimize "$target" "$work"
     printf '%s\t%s executions\t%s s\t%s/s\tcorpus %s inputs\tpeak RSS %s MB\n' "$target" "$execs" \
-        "$seconds" "$(stat average_exec_per_sec "$log")" "$(ls "fuzz/corpus/$target" | wc -l)" \
+        "$seconds" "$(stat average_exec_per_sec "$log")" "$(ls "$CORPUS/$target" | wc -l)" \
         "$(stat peak_rss_mb "$log")" | tee -a "$FUZZ_WORK/runs.tsv"
 }
 
@@ -98,14 +128,17 @@ minimize)
     build
     minimize "${2:?which target}"
     ;;
+corpus)
+    for target in ${2:-$(targets)}; do corpus "$target"; done
+    ;;
 campaign)
     build
-    export -f run stat minimize
-    export BIN MAX_LEN FUZZ_WORK INTERRUPTED
+    export -f run stat minimize corpus ensure_corpus
+    export BIN MAX_LEN FUZZ_WORK INTERRUPTED CORPUS CORPUS_AT
     targets | xargs -P "${3:-2}" -I{} bash -c 'run "$1" "$2"' _ {} "${2:-10000000}"
     ;;
 *)
-    sed -n '2,15p' "$0"
+    sed -n '2,21p' "$0"
     exit 2
     ;;
 esac

@@ -1,6 +1,6 @@
 //! The fuzz targets: every parser of text drydock did not write, each reached as drydock
 //! reaches it, from one input of bytes. `fuzz/` drives them under libFuzzer
-//! (`scripts/fuzz.sh`); the unit tests replay their corpora on every test run.
+//! (`scripts/fuzz.sh`); the unit tests replay their seeds and past crashes on every test run.
 //!
 //! Built only for the tests and for fuzzing (`--cfg fuzzing`, which `scripts/fuzz-rustc`
 //! adds): drydock itself carries none of it.

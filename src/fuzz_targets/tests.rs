@@ -1,5 +1,6 @@
-//! Every input the fuzzers kept (`fuzz/corpus/<target>`) and every one that once crashed
-//! drydock (`fuzz/regressions/<target>`), replayed.
+//! The fuzzers' seeds (`fuzz/seeds/<target>`) and every input that once crashed drydock
+//! (`fuzz/regressions/<target>`), replayed. The corpora the campaigns grow stay outside the
+//! repository (`scripts/fuzz.sh corpus`).
 
 use std::path::{Path, PathBuf};
 
@@ -35,12 +36,12 @@ fn replay(kind: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_target_has_a_corpus_and_every_corpus_a_target() {
+fn every_target_has_seeds_and_every_seed_folder_a_target() {
     for target in TARGETS {
-        let seeds = inputs(&fuzz_dir("corpus").join(target.name));
-        assert!(!seeds.is_empty(), "fuzz/corpus/{} is empty", target.name);
+        let seeds = inputs(&fuzz_dir("seeds").join(target.name));
+        assert!(!seeds.is_empty(), "fuzz/seeds/{} is empty", target.name);
     }
-    for kind in ["corpus", "regressions"] {
+    for kind in ["seeds", "regressions"] {
         for dir in inputs(&fuzz_dir(kind)) {
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
             assert!(
@@ -52,8 +53,8 @@ fn every_target_has_a_corpus_and_every_corpus_a_target() {
 }
 
 #[test]
-fn the_corpora_replay_without_a_panic() {
-    let failed = replay("corpus");
+fn the_seeds_replay_without_a_panic() {
+    let failed = replay("seeds");
     assert!(failed.is_empty(), "panicked on {failed:#?}");
 }
 

@@ -22,6 +22,7 @@ mod docs_index;
 mod docs_models;
 mod doctor;
 mod forecast;
+mod fuzz_corpus;
 mod history;
 mod landing;
 mod local_port;
