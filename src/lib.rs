@@ -5,10 +5,13 @@
 //! - [`app`]: one running drydock: config, the capabilities, the event feed, shutdown;
 //! - [`catalog`]: the one list of tools, with their toolsets and annotations;
 //! - [`events`]: the event feed (tool calls, terminal sessions, docs ingests);
+//! - [`millis`]: time as drydock reports and stores it, whole milliseconds;
 //! - [`long_calls`]: tool calls that became MCP tasks, kept across reconnects and restarts;
 //! - [`call`] and [`render`]: what every capability's long operations take (progress,
 //!   cancellation) and how every report renders as text;
 //! - [`supervise`]: background loops started again after a panic;
+//! - [`shared_reading`]: a reading of the outside (a tmux server's panes, `/proc`) that callers
+//!   arriving together share;
 //! - [`toolchain`]: cargo and mix for the build tools, each toolchain with its parsers;
 //! - [`exs`]: every Elixir script drydock runs;
 //! - [`terminal`]: PTY and tmux sessions, their screens and shell marks;
@@ -20,6 +23,10 @@
 //! - [`history`]: the project memory: build and test results, their problems and the changes
 //!   that fixed them;
 //! - [`process`]: how every child process is started, limited and stopped;
+//! - [`sandbox`]: the bubblewrap sandbox of a task's agent, its network gate and its private
+//!   git;
+//! - [`spend`] and [`telemetry`]: what model calls spend and a budget on it; drydock's traces
+//!   over OTLP;
 //! - [`git`]: git as a child process, for tasks' worktrees, commits and merges;
 //! - [`workspace`]: the allowed roots, and paths resolved inside them;
 //! - [`private`]: random tokens and files only the user can read;

@@ -146,13 +146,11 @@ async fn dispatch(
         ToolName::Test => outcome(toolchains.test(parse(tool, arguments)?, call).await),
         ToolName::Run => outcome(toolchains.run(parse(tool, arguments)?, call).await),
         ToolName::Format => outcome(toolchains.format(parse(tool, arguments)?, call).await),
-        ToolName::HistorySearch => {
-            let reach = match scope {
-                Some(_) => Reach::BuildProblems,
-                None => Reach::Everything,
-            };
-            outcome(app.history().search(parse(tool, arguments)?, reach).await)
-        }
+        ToolName::HistorySearch => outcome(
+            app.history()
+                .search(parse(tool, arguments)?, history_reach(scope))
+                .await,
+        ),
         ToolName::TerminalCreate => outcome(terminals.create(parse(tool, arguments)?, call).await),
         ToolName::TerminalList => outcome(terminals.list(parse(tool, arguments)?).await),
         ToolName::TerminalManage => outcome(terminals.manage(parse(tool, arguments)?).await),
@@ -186,6 +184,15 @@ async fn dispatch(
             parse::<crate::tasks::requests::ClearRequest>(tool, arguments)?;
             outcome(tasks.clear().await)
         }
+    }
+}
+
+/// What `history_search` reaches for a caller: a task's agent finds its project's build
+/// problems only (its other tools are held in `mcp::task_tools::confine`).
+pub(crate) fn history_reach(scope: Option<&TaskScope>) -> Reach {
+    match scope {
+        Some(_) => Reach::BuildProblems,
+        None => Reach::Everything,
     }
 }
 

@@ -46,6 +46,7 @@ pub mod launch;
 mod observe;
 pub mod osc7501;
 pub mod profile;
+mod profile_dir;
 pub mod prompt;
 pub mod reports;
 pub mod requests;
@@ -163,7 +164,7 @@ impl Agents {
     /// programs config names, watched by quiet time.
     pub fn new(terminals: Arc<Terminals>, config: Arc<Config>) -> Arc<Agents> {
         let dir = config.agents.profile_dir.as_deref().filter(|d| d.is_dir());
-        let (mut profiles, errors) = Profiles::load(dir);
+        let (mut profiles, errors) = profile_dir::load(dir);
         for program in &config.agents.programs {
             profiles.add_generic(program);
         }

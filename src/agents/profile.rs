@@ -4,8 +4,9 @@
 //!
 //! The profiles for claude, codex and gemini and a quiet-time-only generic one are embedded
 //! (`profiles/*.toml`). A user's `<dir>/<name>.toml` replaces the embedded profile of the
-//! same name when its `version` is at least the embedded one's. A broken user file is
-//! reported with its file and line and leaves the embedded profile in force.
+//! same name when its `version` is at least the embedded one's (`profile_dir` reads them). A
+//! broken user file is reported with its file and line and leaves the embedded profile in
+//! force.
 //!
 //! Regexes, key strings and states are checked while the TOML is read, so every mistake
 //! carries the span of the value that caused it.
@@ -197,21 +198,6 @@ pub struct Profiles {
 }
 
 impl Profiles {
-    /// The embedded profiles overridden from `user_dir`, and every problem met on the way.
-    pub fn load(user_dir: Option<&Path>) -> (Profiles, Vec<ProfileError>) {
-        let mut profiles = Profiles::embedded();
-        let mut errors = Vec::new();
-        if let Some(dir) = user_dir {
-            for file in user_files(dir, &mut errors) {
-                match read_profile(&file).and_then(|p| profiles.accept(&file, p)) {
-                    Ok(()) => {}
-                    Err(error) => errors.push(error),
-                }
-            }
-        }
-        (profiles, errors)
-    }
-
     pub fn embedded() -> Profiles {
         let by_name = EMBEDDED
             .iter()
@@ -262,6 +248,13 @@ impl Profiles {
         })
     }
 
+    /// Puts the profile a user's `file` holds (`text`) in force, unless it is broken, is not
+    /// named after its file or is older than the embedded profile of its name.
+    pub fn accept_text(&mut self, file: &Path, text: &str) -> Result<(), ProfileError> {
+        let profile = parse_profile(file, text)?;
+        self.accept(file, profile)
+    }
+
     fn accept(&mut self, file: &Path, profile: Profile) -> Result<(), ProfileError> {
         let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         if profile.name != stem {
@@ -287,34 +280,6 @@ impl Profiles {
         self.by_name.insert(profile.name.clone(), profile);
         Ok(())
     }
-}
-
-fn user_files(dir: &Path, errors: &mut Vec<ProfileError>) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(source) => {
-            errors.push(ProfileError::Read {
-                file: dir.to_path_buf(),
-                source,
-            });
-            return Vec::new();
-        }
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn read_profile(file: &Path) -> Result<Profile, ProfileError> {
-    let text = std::fs::read_to_string(file).map_err(|source| ProfileError::Read {
-        file: file.to_path_buf(),
-        source,
-    })?;
-    parse_profile(file, &text)
 }
 
 pub(crate) fn parse_profile(file: &Path, text: &str) -> Result<Profile, ProfileError> {
@@ -431,94 +396,5 @@ mod tests {
         assert!(profile.recognise.matches(&process));
         assert_eq!(profile.name, "aider");
         assert!(profile.state.screen.is_empty() && profile.keys.is_none());
-    }
-
-    fn user_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            std::fs::write(dir.path().join(name), text).unwrap();
-        }
-        dir
-    }
-
-    const CODEX_V99: &str = r#"
-name = "codex"
-version = 99
-settle_ms = 1000
-
-[recognise]
-executables = ["codex"]
-"#;
-
-    #[test]
-    fn a_newer_user_profile_replaces_the_embedded_one() {
-        let dir = user_dir(&[("codex.toml", CODEX_V99), ("notes.txt", "not toml")]);
-        let (profiles, errors) = Profiles::load(Some(dir.path()));
-        assert!(errors.is_empty(), "{errors:?}");
-        let codex = profiles.get("codex").unwrap();
-        assert_eq!((codex.version, codex.settle_ms), (99, 1000));
-    }
-
-    #[test]
-    fn a_user_profile_may_add_an_agent() {
-        let aider = CODEX_V99
-            .replace("\"codex\"", "\"aider\"")
-            .replace("version = 99", "version = 1");
-        let dir = user_dir(&[("aider.toml", &aider)]);
-        let (profiles, errors) = Profiles::load(Some(dir.path()));
-        assert!(errors.is_empty(), "{errors:?}");
-        let args = argv(&["aider"]);
-        let process = ProcessInfo {
-            executable: "/usr/bin/aider",
-            argv: &args,
-        };
-        assert_eq!(profiles.recognise(&[process]).unwrap().0.name, "aider");
-    }
-
-    #[test]
-    fn an_older_user_profile_is_reported_and_ignored() {
-        let old = CODEX_V99.replace("version = 99", "version = 0");
-        let dir = user_dir(&[("codex.toml", &old)]);
-        let (profiles, errors) = Profiles::load(Some(dir.path()));
-        assert!(matches!(
-            errors[..],
-            [ProfileError::Outdated { found: 0, .. }]
-        ));
-        assert_eq!(profiles.get("codex").unwrap().settle_ms, 300);
-    }
-
-    #[test]
-    fn a_broken_user_profile_names_file_and_line_and_the_embedded_one_stays() {
-        let bad_regex = CODEX_V99.replace(
-            "executables = [\"codex\"]",
-            "executables = [\"codex\"]\nargv = ['(unclosed']",
-        );
-        let bad_state = format!(
-            "{CODEX_V99}\n[[state.screen]]\nid = \"x\"\nregion = \"footer\"\nregex = 'x'\n\
-             state = \"waiting:forever\"\n"
-        );
-        let unknown_key = CODEX_V99.replace("settle_ms = 1000", "settle_ms = 1000\ncolour = 1");
-        for (text, line, needle) in [
-            (bad_regex, 8, "bad regex"),
-            (bad_state, 13, "unknown state"),
-            (unknown_key, 5, "colour"),
-        ] {
-            let dir = user_dir(&[("codex.toml", &text)]);
-            let (profiles, errors) = Profiles::load(Some(dir.path()));
-            assert_eq!(errors.len(), 1, "{errors:?}");
-            let message = errors[0].to_string();
-            let place = format!("codex.toml:{line}: ");
-            assert!(message.contains(&place), "{message} lacks {place}");
-            assert!(message.contains(needle), "{message} lacks {needle}");
-            assert_eq!(profiles.get("codex").unwrap().version, 4);
-        }
-    }
-
-    #[test]
-    fn a_user_file_must_carry_its_own_name() {
-        let dir = user_dir(&[("claude.toml", CODEX_V99)]);
-        let (profiles, errors) = Profiles::load(Some(dir.path()));
-        assert!(errors[0].to_string().contains("named \"codex\""));
-        assert_eq!(profiles.get("codex").unwrap().version, 4);
     }
 }

@@ -3,17 +3,21 @@
 //! Each source format has its own module that produces [`Chunk`]s through the shared rules
 //! of [`chunk`] (budget, code fences, merges, hashes):
 //!
-//! - [`markdown::chunk_markdown`]: heading-aware Markdown;
+//! - [`markdown::chunk_markdown`]: heading-aware Markdown, its [`front_matter`] read first;
+//!   [`mdx::chunk_mdx`]: MDX pages, their JSX taken out;
+//! - [`rst::chunk_rst`] and [`asciidoc::chunk_asciidoc`]: reStructuredText and AsciiDoc;
 //! - [`html::chunk_html`] and [`html::skip_html`]: rustdoc and mdBook output;
 //! - [`rust_source::chunk_rust_source`]: doc comments with the item they document;
 //! - [`elixir_docs::chunk_elixir_beams`] (compiled modules, via `Code.fetch_docs`) and
 //!   [`elixir_docs::chunk_elixir_source`] (`.ex` files).
 //!
 //! [`sources`] says which files are read and how, [`project`] finds a project's dependencies
-//! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally),
-//! [`embed`] turns chunks into vectors with the shipped model, [`store`] keeps them in LanceDB
-//! next to a full-text index, [`search`] fuses vector and full-text results and [`rerank`]
-//! re-scores the fused candidates.
+//! and the toolchain docs, [`ingest`] runs the pipeline (chunk, embed, write, incrementally)
+//! and [`under_way`] shows an ingest in progress to other readers, [`models`] says which
+//! models the config names and [`embed`] loads the embedding model, [`store`] keeps the
+//! vectors in LanceDB next to a full-text index, [`search`] fuses vector and full-text
+//! results, [`rescore`] re-scores the fused candidates and the optional [`cross_encoder`]
+//! puts the first ones in its order; [`excerpt`] picks the sentences a later result shows.
 //!
 //! [`Docs`], the facade, is the docs index as the server and the command line use it: one
 //! model and one open index per process, lookups, ingests (one at a time) and a summary of

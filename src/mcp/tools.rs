@@ -14,12 +14,12 @@ use tokio::sync::mpsc;
 use super::DrydockServer;
 use crate::call::Call;
 use crate::call::Progress;
-use crate::history::Reach;
 use crate::history::reports::SearchReport;
 use crate::history::requests::SearchRequest;
 use crate::long_calls::CallWatch;
 use crate::render::Render;
 use crate::text_budget;
+use crate::tool_call::history_reach;
 use crate::toolchain::BuildKind;
 use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use crate::toolchain::requests::{
@@ -269,11 +269,7 @@ impl DrydockServer {
         Parameters(req): Parameters<SearchRequest>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        // A task's agent finds its project's problems only (`task_tools::confine`).
-        let reach = match super::boundary::scope_of(&ctx.extensions) {
-            Some(_) => Reach::BuildProblems,
-            None => Reach::Everything,
-        };
+        let reach = history_reach(super::boundary::scope_of(&ctx.extensions).as_ref());
         respond(self.app.history().search(req, reach).await)
     }
 }

@@ -3,15 +3,22 @@
 //!
 //! - [`state`]: a task's states and the only legal transitions between them;
 //! - [`store`]: the queue in an SQLite file in drydock's data directory, or in PostgreSQL
-//!   shared by a team's hosts, with migrations;
+//!   shared by a team's hosts, with migrations, behind async calls with a deadline;
 //! - [`team`]: this drydock as one host of a shared queue: its registration and lease, the
 //!   rescue of other hosts' lost tasks, wake-ups when the queue changes;
 //! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
-//!   restart;
-//! - [`isolate`] and [`worktree`]: where a task's agent works: a git worktree and branch of
-//!   its own, or the project itself (one task at a time there);
-//! - [`review`] and [`merge`]: a finished task's branch as a result to review (its diff and
-//!   the project's checks), merged or discarded, and conflicts seen before a merge;
+//!   restart; [`briefing`]: what a task's agent is told;
+//! - [`placement`], [`worktree`], [`submodules`] and [`clones`]: where a task's agent works: a
+//!   git worktree and branch of its own (its submodules from allowed remotes only, its project
+//!   cloned from a remote when this host has none), or the project itself;
+//! - [`sandboxing`]: the sandbox a task's agent runs in, and its two ways out;
+//! - [`isolation`], [`review`] and [`merge`]: a finished task's branch as a result to review
+//!   (its diff and the project's checks), merged or discarded;
+//! - [`landing`]: the landing queue, which merges a done task's result only once the project's
+//!   checks pass on the merged tree, and sends a failure back to its agent;
+//! - [`forecast`]: the conflicts running tasks are heading for, and queued tasks held by them;
+//! - [`spending`] and [`traces`]: what each attempt's agent spent against the task's and the
+//!   day's budgets, and the task's trace;
 //! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task and directory.
 //!
 //! [`Tasks`] is the task queue as the tools see it: add, list, show, start, cancel, retry, complete,

@@ -567,7 +567,7 @@ impl Render for BuildReport {
     fn render(&self) -> String {
         let mut out = format!(
             "{}: {} in {} ms",
-            status_word(&self.status),
+            status_name(self.status),
             diagnostic_counts(&self.diagnostics),
             self.duration_ms
         );
@@ -653,8 +653,8 @@ impl Render for RunReport {
 /// The status, with the stage a timeout or cancel stopped in (`timeout (build)`).
 fn end_word<S: Serialize, T: Serialize>(status: S, stopped_in: Option<T>) -> String {
     match stopped_in {
-        Some(stage) => format!("{} ({})", status_word(&status), status_word(&stage)),
-        None => status_word(&status),
+        Some(stage) => format!("{} ({})", status_name(status), status_name(stage)),
+        None => status_name(status),
     }
 }
 
@@ -662,7 +662,7 @@ impl Render for FormatReport {
     fn render(&self) -> String {
         let mut out = format!(
             "{}: {} file(s) in {} ms",
-            status_word(&self.status),
+            status_name(self.status),
             self.files.len(),
             self.duration_ms
         );
@@ -701,13 +701,6 @@ impl Render for ProjectInfo {
         let _ = write!(out, "\ntest files: {}", self.test_files.join(", "));
         out
     }
-}
-
-fn status_word<T: Serialize>(status: &T) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

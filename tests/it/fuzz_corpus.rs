@@ -76,7 +76,10 @@ fn a_clone_without_the_history_starts_from_the_seeds_and_says_so() {
     let target = "json_rpc";
     let said = make_corpus(&clone, &work, target);
     let stderr = String::from_utf8_lossy(&said.stderr);
-    assert!(stderr.contains("its corpus starts from the seeds"), "{stderr}");
+    assert!(
+        stderr.contains("its corpus starts from the seeds"),
+        "{stderr}"
+    );
     let corpus = names(&work.join("corpus").join(target));
     let seeds = names(&clone.join("fuzz/seeds").join(target));
     assert_eq!(corpus, seeds);

@@ -227,6 +227,51 @@ fn an_import_up_a_layer_or_across_a_row_without_an_arrow_fails() {
 }
 
 #[test]
+fn an_import_up_in_a_use_group_rustfmt_wrapped_fails() {
+    let wrapped = "use std::path::Path;\n\nuse crate::{\n    digest::hash,\n    terminal::{\n        self,\n        core::Screen,\n    },\n};";
+    let broken = rules::no_import_goes_up(
+        &small_source(&[("config.rs", wrapped)]),
+        &small_architecture(),
+    );
+    assert_eq!(
+        broken,
+        ["src/config.rs:3: `config` uses `crate::terminal`, which its row does not allow"]
+    );
+}
+
+#[test]
+fn super_in_a_top_level_module_is_the_crates_root() {
+    let architecture = small_architecture();
+    for (path, text, line) in [
+        (
+            "terminal/mod.rs",
+            "pub mod requests;\nuse super::agents::Agents;",
+            2,
+        ),
+        ("digest.rs", "fn f() { super::config::load(); }", 1),
+    ] {
+        let broken = rules::no_import_goes_up(&small_source(&[(path, text)]), &architecture);
+        assert_eq!(broken.len(), 1, "{text}: {broken:?}");
+        assert!(
+            broken[0].starts_with(&format!("src/{path}:{line}:")),
+            "{broken:?}"
+        );
+    }
+    // Below the top level `super::` is the parent module; in a top-level module's tests it
+    // is that module.
+    for (path, text) in [
+        ("terminal/core.rs", "use super::requests::Open;"),
+        (
+            "digest.rs",
+            "fn f() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n}",
+        ),
+    ] {
+        let kept = rules::no_import_goes_up(&small_source(&[(path, text)]), &architecture);
+        assert!(kept.is_empty(), "{text}: {kept:?}");
+    }
+}
+
+#[test]
 fn a_path_that_climbs_twice_fails() {
     let broken = rules::no_path_climbs_twice(&small_source(&[(
         "agents/rules.rs",
@@ -272,7 +317,10 @@ fn rmcp_or_axum_outside_the_faces_fails() {
 #[test]
 fn crate_paths_are_read_from_groups_and_nested_groups() {
     assert_eq!(
-        rules::paths_of("use crate::{events::{Events, Kind}, process::{self, Policy}};"),
+        rules::paths_of(
+            "x/y.rs",
+            "use crate::{events::{Events, Kind}, process::{self, Policy}};"
+        ),
         [
             "events::Events",
             "events::Kind",
@@ -281,8 +329,8 @@ fn crate_paths_are_read_from_groups_and_nested_groups() {
         ]
     );
     assert_eq!(
-        rules::paths_of("let t = crate::terminal::Terminals::new();"),
+        rules::paths_of("x/y.rs", "let t = crate::terminal::Terminals::new();"),
         ["terminal::Terminals::new"]
     );
-    assert!(rules::paths_of("use mycrate::x;").is_empty());
+    assert!(rules::paths_of("x/y.rs", "use mycrate::x;").is_empty());
 }

@@ -96,7 +96,7 @@ pub fn no_import_goes_up(source: &Source, architecture: &Architecture) -> Vec<St
             continue;
         }
         let allowed = architecture.allowed_uses(&module);
-        let targets: BTreeSet<(usize, String)> = crate_paths(text)
+        let targets: BTreeSet<(usize, String)> = crate_paths(path, text)
             .into_iter()
             .map(|(line, used)| {
                 (
@@ -141,19 +141,16 @@ pub fn faces_stay_at_the_facades(source: &Source, architecture: &Architecture) -
         if !faces.contains(&top_level_of(path)) {
             continue;
         }
-        let whole = whole_capability_imports(text, &capabilities);
+        let whole = whole_capability_imports(path, text, &capabilities);
         // A path can be read both ways (`use crate::{docs::{self, store}}`): once is enough.
-        let reached: BTreeSet<(usize, String)> = crate_paths(text)
+        let code = code_text(text);
+        let reached: BTreeSet<(usize, String)> = crate_paths(path, text)
             .into_iter()
             .chain(
                 // `use crate::{docs, ..}` then `docs::store::DocStore`.
-                code_lines(text).flat_map(|(n, line)| {
-                    whole
-                        .iter()
-                        .flat_map(|cap| paths_after(line, &format!("{cap}::"), cap))
-                        .map(move |p| (n, p))
-                        .collect::<Vec<_>>()
-                }),
+                whole
+                    .iter()
+                    .flat_map(|cap| paths_after(&code, &format!("{cap}::"), cap)),
             )
             .collect();
         for (line, used) in reached {
@@ -200,41 +197,72 @@ pub fn protocols_only_in_faces(source: &Source, architecture: &Architecture) -> 
 }
 
 /// The capabilities `text` imports whole (`use crate::{docs, tasks}`, `use crate::docs;`).
-fn whole_capability_imports(text: &str, capabilities: &BTreeSet<String>) -> BTreeSet<String> {
-    crate_paths(text)
+fn whole_capability_imports(
+    path: &str,
+    text: &str,
+    capabilities: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    crate_paths(path, text)
         .into_iter()
         .map(|(_, path)| path.trim_end_matches("::self").to_string())
         .filter(|path| capabilities.contains(path))
         .collect()
 }
 
-/// Every path `text` names from `crate::`, with its line: in paths and in `use crate::{..}`
-/// groups (nested groups flattened to each of their paths), comment lines left out.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    code_lines(text)
-        .flat_map(|(n, line)| {
-            paths_after(line, "crate::", "")
-                .into_iter()
-                .map(move |p| (n, p))
-        })
-        .collect()
+/// Every path the file at `path` (its `text`) names from the crate's root, with its line:
+/// after `crate::`, and in a top-level module's own code (its tests left out) after
+/// `super::`, which there is the crate's root too. A `use` group is read whole however
+/// rustfmt wrapped it, nested groups flattened to each of their paths; comment lines are left
+/// out.
+fn crate_paths(path: &str, text: &str) -> Vec<(usize, String)> {
+    let code = code_text(text);
+    let mut paths = paths_after(&code, "crate::", "");
+    if is_top_level(path) {
+        let own = code
+            .find("#[cfg(test)]")
+            .map_or(&code[..], |at| &code[..at]);
+        paths.extend(paths_after(own, "super::", ""));
+    }
+    paths
 }
 
-/// The paths that follow each `marker` in `line`, each prefixed with `prefix` (and `::`).
-fn paths_after(line: &str, marker: &str, prefix: &str) -> Vec<String> {
+/// `x.rs` or `x/mod.rs`: a module whose parent is the crate's root.
+fn is_top_level(path: &str) -> bool {
+    !path.contains('/') || path.split('/').count() == 2 && path.ends_with("/mod.rs")
+}
+
+/// `text` with its comment lines blanked, so offsets keep their line numbers.
+fn code_text(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.trim_start().starts_with("//") {
+            true => "",
+            false => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The paths that follow each `marker` in `text`, each prefixed with `prefix` (and `::`),
+/// with the line of their marker.
+fn paths_after(text: &str, marker: &str, prefix: &str) -> Vec<(usize, String)> {
     let mut paths = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find(marker) {
-        let before = rest[..at].chars().next_back();
-        rest = &rest[at + marker.len()..];
+    let mut searched = 0;
+    while let Some(found) = text[searched..].find(marker) {
+        let at = searched + found;
+        searched = at + marker.len();
+        let before = text[..at].chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
             continue;
         }
-        for path in expand(rest) {
-            paths.push(match prefix {
-                "" => path,
-                prefix => format!("{prefix}::{path}"),
-            });
+        let line = text[..at].matches('\n').count() + 1;
+        for path in expand(&text[searched..]) {
+            paths.push((
+                line,
+                match prefix {
+                    "" => path,
+                    prefix => format!("{prefix}::{path}"),
+                },
+            ));
         }
     }
     paths
@@ -288,9 +316,12 @@ fn group_items(group: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The paths `line` names from `crate::`.
-pub fn paths_of(line: &str) -> Vec<String> {
-    paths_after(line, "crate::", "")
+/// The paths the file at `path` names from the crate's root (see `crate_paths`).
+pub fn paths_of(path: &str, text: &str) -> Vec<String> {
+    crate_paths(path, text)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
 }
 
 /// The modules that handle what a task or a repository wrote (worktrees, the private git and
