@@ -15,11 +15,11 @@ export PYENV_REHASH_TIMEOUT=1
 
 scripts/ensure-deps.sh
 
-cargo fmt --check
+cargo fmt --all --check
 cargo clippy --all-targets -- -D warnings
 # The conformance suite's fixtures are a test-only feature: linted and unit-tested here too.
-cargo clippy --lib --features conformance-fixtures --profile test -- -D warnings
-cargo test --lib --features conformance-fixtures -- mcp::conformance
+cargo clippy -p drydock-server --lib --features conformance-fixtures --profile test -- -D warnings
+cargo test -p drydock-server --lib --features conformance-fixtures -- mcp::conformance
 # The fuzz targets still build as the fuzzers build them (their corpora replay in `cargo test`).
 scripts/fuzz.sh check
 # A failed test's own words come again at the very end, where a report cut to its tail keeps

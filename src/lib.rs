@@ -1,6 +1,9 @@
 //! drydock: a developer toolbox served to coding agents over MCP.
 //!
-//! Layout:
+//! drydock is a workspace of crates, one per layer (ARCHITECTURE.md): `drydock-base` (the
+//! foundation), the capabilities (`drydock-terminal`, `-toolchain`, `-docs`, `-history`,
+//! `-agents`, `-tasks`), `drydock-server` (the running drydock and its faces) and this one,
+//! the command line. Their modules are re-exported here under their own names:
 //!
 //! - [`app`]: one running drydock: config, the capabilities, the event feed, shutdown;
 //! - [`catalog`]: the one list of tools, with their toolsets and annotations;
@@ -47,41 +50,20 @@
 //! - `fuzz_targets`: every parser of foreign text as the fuzzers and their corpora reach it
 //!   (tests and `--cfg fuzzing` builds only).
 
-pub mod agents;
-pub mod app;
-pub mod bounded;
-pub mod call;
-pub mod catalog;
+pub use drydock_agents::agents;
+pub use drydock_base::{
+    bounded, call, catalog, config, digest, events, exs, git, local_endpoint, long_calls, millis,
+    private, process, project_facts, render, sandbox, shared_reading, spend, supervise, telemetry,
+    text_budget, untrusted, workspace,
+};
+pub use drydock_docs::docs;
+pub use drydock_history::history;
+pub use drydock_server::{app, dashboard, http, mcp, tool_call};
+pub use drydock_tasks::tasks;
+pub use drydock_terminal::terminal;
+pub use drydock_toolchain::toolchain;
+
 pub mod cli;
-pub mod config;
-pub mod dashboard;
-pub mod digest;
-pub mod docs;
-pub mod events;
-pub(crate) mod exs;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzz_targets;
-pub(crate) mod git;
-pub mod history;
-pub mod http;
-pub mod local_endpoint;
-pub mod long_calls;
-pub mod mcp;
-pub(crate) mod millis;
-pub(crate) mod private;
-pub(crate) mod process;
-pub(crate) mod project_facts;
-pub mod render;
-pub mod sandbox;
-pub(crate) mod shared_reading;
-pub mod spend;
-pub(crate) mod supervise;
-pub mod tasks;
-pub mod telemetry;
-pub mod terminal;
-pub(crate) mod text_budget;
-pub(crate) mod tool_call;
-pub mod toolchain;
-pub(crate) mod untrusted;
-pub(crate) mod workspace;

@@ -1,0 +1,741 @@
+//! Tasks for agents: a persistent queue of work that drydock runs coding agents on, a few at
+//! a time, each in a tmux session of its own, with the agent's own signal of how it ended.
+//!
+//! - [`state`]: a task's states and the only legal transitions between them;
+//! - [`store`]: the queue in an SQLite file in drydock's data directory, or in PostgreSQL
+//!   shared by a team's hosts, with migrations, behind async calls with a deadline;
+//! - [`team`]: this drydock as one host of a shared queue: its registration and lease, the
+//!   rescue of other hosts' lost tasks, wake-ups when the queue changes;
+//! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
+//!   restart; [`briefing`]: what a task's agent is told;
+//! - [`placement`], [`worktree`], [`submodules`] and [`clones`]: where a task's agent works: a
+//!   git worktree and branch of its own (its submodules from allowed remotes only, its project
+//!   cloned from a remote when this host has none), or the project itself;
+//! - [`sandboxing`]: the sandbox a task's agent runs in, and its two ways out;
+//! - [`isolation`], [`review`] and [`merge`]: a finished task's branch as a result to review
+//!   (its diff and the project's checks), merged or discarded;
+//! - [`landing`]: the landing queue, which merges a done task's result only once the project's
+//!   checks pass on the merged tree, and sends a failure back to its agent;
+//! - [`forecast`]: the conflicts running tasks are heading for, and queued tasks held by them;
+//! - [`spending`] and [`traces`]: what each attempt's agent spent against the task's and the
+//!   day's budgets, and the task's trace;
+//! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task and directory.
+//!
+//! [`Tasks`] is the task queue as the tools see it: add, list, show, start, cancel, retry, complete,
+//! configure, clear. Every change is checked against the legal transitions in the store and
+//! published on the event feed; running the agents is [`runner`]'s.
+
+mod briefing;
+pub mod clones;
+pub mod forecast;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod isolation;
+pub mod landing;
+pub mod merge;
+mod placement;
+pub mod reports;
+pub mod requests;
+mod review;
+mod runner;
+mod sandboxing;
+pub mod spending;
+pub mod state;
+pub mod store;
+mod submodules;
+mod team;
+pub mod tokens;
+mod traces;
+pub mod worktree;
+
+pub use runner::session_of;
+pub use sandboxing::Door;
+pub use state::{IllegalTransition, Outcome, TaskState, Transition};
+pub use store::{
+    Added, HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
+    TaskStore,
+};
+pub use tokens::{TaskScope, TaskTokens};
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use self::clones::Clones;
+use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
+use self::requests::{
+    AddRequest, BudgetRequest, CompleteRequest, ConfigureRequest, DailyBudgetRequest, ListRequest,
+    NewTaskRequest, RetryRequest, TaskRequest,
+};
+use self::spending::{Budget, DailyBudgets};
+use self::worktree::Worktrees;
+use crate::agents::{AgentError, Agents};
+use crate::config::{Config, QueueStore};
+use crate::events::{EventKind, Events, TaskChange};
+use crate::git::Git;
+use crate::terminal::Terminals;
+use crate::toolchain::Toolchains;
+use crate::workspace::{PathArgument, Workspace};
+
+/// The database's file name in the data directory.
+const DATABASE: &str = "tasks.sqlite3";
+const LONGEST_TITLE: usize = 200;
+/// The longest key a task may have, in characters.
+const LONGEST_KEY: usize = 128;
+/// How long a write that must not be lost waits for the queue's database to come back.
+const STORE_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The queue did not answer in time, with what the caller can do about it.
+    #[error("{0}")]
+    NotAnswering(String),
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    NotAllowed(String),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// The task queue of this drydock.
+pub struct Tasks {
+    pub(super) config: Arc<Config>,
+    workspace: Workspace,
+    /// Opened on first use (a one-shot `drydock call` of another tool never touches it);
+    /// a failed opening is tried again at the next use (a database that was away).
+    store: store::LazyStore,
+    pub(super) agents: Arc<Agents>,
+    pub(super) terminals: Arc<Terminals>,
+    pub(super) events: Arc<Events>,
+    /// The build tools, for the checks on tasks' results.
+    pub(super) toolchains: Toolchains,
+    pub(super) worktrees: Worktrees,
+    /// This host's clones of tasks' remotes.
+    pub(super) clones: Clones,
+    pub(super) tokens: TaskTokens,
+    /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
+    runs: OnceLock<CancellationToken>,
+    /// Held while choosing and starting tasks, so the cap holds.
+    pub(super) starting: tokio::sync::Mutex<()>,
+    /// Wakes the monitor: a task started, so a new deadline.
+    pub(super) wake: Notify,
+    /// This drydock as a host of its queue.
+    host: team::Host,
+    /// It took up what an earlier drydock of this host left running: it claims nothing
+    /// new, and judges none of its running tasks' sessions, before that.
+    adopted: std::sync::atomic::AtomicBool,
+    /// The sessions of adopted agents that have not come to rest under this drydock yet
+    /// (see `Tasks::remind`).
+    taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The ways out of its agents' sandboxes.
+    gates: sandboxing::Gates,
+    /// Results on their way to their branches.
+    landings: landing::Landings,
+    /// The running tasks' likely conflicts.
+    forecasts: forecast::Forecasts,
+}
+
+impl Tasks {
+    pub fn new(
+        config: Arc<Config>,
+        agents: Arc<Agents>,
+        terminals: Arc<Terminals>,
+        events: Arc<Events>,
+        toolchains: Toolchains,
+    ) -> Arc<Tasks> {
+        Arc::new(Tasks {
+            host: team::Host::new(&config.tasks),
+            workspace: Workspace::new(config.allowed_roots.clone()),
+            worktrees: Worktrees::new(config.task_dirs())
+                .with_remotes(config.tasks.repositories.clone()),
+            clones: Clones::new(
+                config.task_dirs().clones(),
+                config.tasks.repositories.clone(),
+            ),
+            toolchains,
+            store: store::LazyStore::new(location_of(&config)),
+            config,
+            agents,
+            terminals,
+            events,
+            tokens: TaskTokens::default(),
+            runs: OnceLock::new(),
+            starting: tokio::sync::Mutex::new(()),
+            wake: Notify::new(),
+            adopted: Default::default(),
+            taken_up: Default::default(),
+            gates: Default::default(),
+            landings: Default::default(),
+            forecasts: Default::default(),
+        })
+    }
+
+    /// The tokens the HTTP guard honours for tasks' agents.
+    pub fn tokens(&self) -> &TaskTokens {
+        &self.tokens
+    }
+
+    /// From now on this drydock runs tasks, until `stop`.
+    /// From now on tasks' sandboxes reach drydock through `door` (the HTTP server's).
+    pub fn open_sandbox_door(&self, door: Door) {
+        self.gates.open_door(door);
+    }
+
+    pub(super) fn run_until(&self, stop: CancellationToken) {
+        let _ = self.runs.set(stop);
+    }
+
+    /// Cancelled when this drydock stops; None when it does not run tasks.
+    pub(super) fn running_until(&self) -> Option<&CancellationToken> {
+        self.runs.get()
+    }
+
+    /// Where the queue lives, as configured.
+    pub fn location(&self) -> StoreLocation {
+        location_of(&self.config)
+    }
+
+    /// The queue, opened on its first use; every call on it answers within its deadline.
+    pub(super) async fn store(&self) -> Result<&TaskStore, StoreError> {
+        self.store.get().await
+    }
+
+    /// `work` on the store, tried again while its database cannot be reached (a shared
+    /// queue's server restarting), for up to a minute: an agent's word on its task, or its
+    /// failure, outlasts a short outage instead of being lost to it.
+    pub(super) async fn persistently<'s, T, F>(
+        &'s self,
+        work: impl Fn(&'s TaskStore) -> F,
+    ) -> Result<T, TaskError>
+    where
+        F: Future<Output = Result<T, StoreError>>,
+    {
+        let deadline = tokio::time::Instant::now() + STORE_OUTAGE;
+        loop {
+            let result = async { work(self.store().await?).await }.await;
+            match result {
+                Err(error) if error.is_unavailable() && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                result => return Ok(result?),
+            }
+        }
+    }
+
+    pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
+        if req.tasks.is_empty() {
+            return Err(TaskError::InvalidArgument(
+                "tasks: give at least one task".into(),
+            ));
+        }
+        let mut checked = Vec::new();
+        for (index, task) in req.tasks.iter().enumerate() {
+            let new = self.check_new(task).await.map_err(|e| match e {
+                TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
+                    TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
+                }
+                other => other,
+            })?;
+            checked.push(new);
+        }
+        let store = self.store().await?;
+        let keyed = checked.iter().all(|new| new.key.is_some());
+        let added = store
+            .add_all(checked)
+            .await
+            .map_err(|error| retry_advice(error, keyed))?;
+        let mut known = Vec::new();
+        for added in &added {
+            match added {
+                Added::Queued(task) => self.publish(task, None),
+                Added::Known(task) => known.push(task.id.clone()),
+            }
+        }
+        self.fill().await;
+        let mut lines = Vec::new();
+        for added in &added {
+            lines.push(TaskLine::from(&store.get(&added.task().id).await?));
+        }
+        Ok(AddReport {
+            added: lines,
+            known,
+            queue: self.status().await?,
+        })
+    }
+
+    async fn check_new(&self, req: &NewTaskRequest) -> Result<NewTask, TaskError> {
+        let invalid = |m: String| TaskError::InvalidArgument(m);
+        let title = req.title.trim();
+        if title.is_empty() {
+            return Err(invalid("title: a task needs a title".into()));
+        }
+        if title.chars().count() > LONGEST_TITLE {
+            return Err(invalid(format!(
+                "title: at most {LONGEST_TITLE} characters; put the details in description"
+            )));
+        }
+        if let Some(key) = &req.key {
+            check_key(key).map_err(|why| invalid(format!("key: {why}")))?;
+        }
+        let (project, repository) = self.project_of(req).await?;
+        let agent = req
+            .agent
+            .clone()
+            .unwrap_or_else(|| self.config.tasks.default_agent.clone());
+        self.agents
+            .launchable_profile(&agent)
+            .map_err(|e| match e {
+                AgentError::InvalidArgument(why) => invalid(format!("agent: {why}")),
+                other => TaskError::Agent(other),
+            })?;
+        if let Some(policy) = &req.auto_approve
+            && !self.config.tasks.policies.contains_key(policy)
+        {
+            let known: Vec<&str> = self
+                .config
+                .tasks
+                .policies
+                .keys()
+                .map(String::as_str)
+                .collect();
+            return Err(invalid(format!(
+                "auto_approve: no policy {policy:?} in drydock's config ([tasks.policies]); known: {}",
+                match known.is_empty() {
+                    true => "none".to_string(),
+                    false => known.join(", "),
+                }
+            )));
+        }
+        self.refuse_unsandboxed_commands(req.auto_approve.as_deref())
+            .await
+            .map_err(|why| invalid(format!("auto_approve: {why}")))?;
+        let in_place = req.in_place.unwrap_or(false);
+        if let Some(base) = &req.base {
+            if in_place {
+                return Err(invalid(
+                    "base: a task in place works on the project as it is; give base or in_place, not both".into(),
+                ));
+            }
+            // A remote alone is not looked at here: the host that clones it finds the base.
+            if let Some(project) = &project
+                && Git::at(project).commit_of(base).await.is_none()
+            {
+                return Err(invalid(format!(
+                    "base: {base:?} names no commit of the project's repository"
+                )));
+            }
+        }
+        let description = req
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .unwrap_or(title);
+        Ok(NewTask {
+            title: title.to_string(),
+            description: description.to_string(),
+            // A remote alone stands for its project until a host's claim puts it in its clone.
+            project_path: match &project {
+                Some(project) => project.display().to_string(),
+                None => repository.clone().expect("a project or a remote"),
+            },
+            place: project.as_ref().and_then(|p| self.workspace.place_of(p)),
+            repository,
+            agent_kind: agent,
+            priority: req.priority.map_or(0, |p| p.get()),
+            timeout_s: req.timeout_s.map(|s| s.get()),
+            policy: req.auto_approve.clone(),
+            base: req.base.clone(),
+            in_place,
+            touches: forecast::checked_touches(req.touches.as_deref().unwrap_or_default())
+                .map_err(|why| invalid(format!("touches: {why}")))?,
+            key: req.key.clone(),
+            budget: self.budget_for(req.budget.as_ref()).map_err(invalid)?,
+        })
+    }
+
+    /// The budget of a task that asks for `asked`: its bounds, the configured ones where it
+    /// names none, each no more than `[tasks] budget_max` allows (or, without one, `[tasks]
+    /// budget`).
+    fn budget_for(&self, asked: Option<&BudgetRequest>) -> Result<Option<Budget>, String> {
+        let tasks = &self.config.tasks;
+        let Some(asked) = asked else {
+            return Ok(tasks.budget);
+        };
+        let most = tasks.budget_max.or(tasks.budget);
+        let budget = Budget::checked(asked.tokens, asked.usd, "budget")?
+            .filled_from(tasks.budget)
+            .filled_from(most);
+        match most {
+            Some(most) if !budget.within(&most) => Err(format!(
+                "budget: {} is more than a task may ask for here ({}: [tasks] budget_max)",
+                budget.line(),
+                most.line()
+            )),
+            _ => Ok(Some(budget)),
+        }
+    }
+
+    pub async fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
+        let project = match &req.project_path {
+            Some(path) => Some(
+                self.workspace
+                    .resolve_dir(PathArgument::ProjectPath, path)
+                    .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
+                    .display()
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let all = self.store().await?.list(None).await?;
+        let tasks = all
+            .iter()
+            .filter(|t| req.state.is_none_or(|state| t.state == state))
+            .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
+            .map(|task| TaskLine {
+                overlaps_with: overlapping(task, &all),
+                collisions: self
+                    .forecasts
+                    .of(&task.id)
+                    .iter()
+                    .map(forecast::Collision::line)
+                    .collect(),
+                ..TaskLine::from(task)
+            })
+            .collect();
+        Ok(ListReport {
+            tasks,
+            queue: self.status().await?,
+        })
+    }
+
+    /// One task in full, with what its open result would meet if merged now.
+    pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let task = self.store().await?.get(&req.task_id).await?;
+        let (target, overlaps) = self.conflicts(&task).await;
+        let mut report = self.report(task);
+        report.target = target;
+        report.overlaps = overlaps;
+        report.forecast = self.forecasts.of(&report.task.id);
+        Ok(report)
+    }
+
+    /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
+    pub async fn start(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        if self.running_until().is_none() {
+            return Err(TaskError::NotAllowed(
+                "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
+            ));
+        }
+        let store = self.store().await?;
+        let task = {
+            let _choosing = self.starting.lock().await;
+            let task = store.get(&req.task_id).await?;
+            task.state
+                .after(Transition::Start)
+                .map_err(|source| StoreError::Illegal {
+                    id: task.id.clone(),
+                    source,
+                })?;
+            if let Some(other) = self.blocked_in_place(&task).await? {
+                return Err(TaskError::NotAllowed(format!(
+                    "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
+                    other.id, task.project_path
+                )));
+            }
+            match self.claim(std::slice::from_ref(&task.id)).await? {
+                Some(task) => task,
+                None => return Err(self.why_not_started(&task.id).await?),
+            }
+        };
+        self.launch(task.clone()).await;
+        Ok(self.report(store.get(&task.id).await?))
+    }
+
+    /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
+    pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store().await?;
+        let before = store.get(&req.task_id).await?;
+        let record = Record {
+            failure: Some("cancelled".into()),
+            ..Record::default()
+        };
+        let task = store
+            .transition(&req.task_id, Transition::Cancel, record, None)
+            .await?;
+        self.publish(&task, Some(before.state));
+        // A task running on another host is stopped there, when that host hears of it.
+        if before.state == TaskState::Running && self.is_mine(&before) {
+            self.stop_agent(&task).await;
+            self.fill().await;
+        }
+        Ok(self.report(store.get(&task.id).await?))
+    }
+
+    /// Queues a failed or cancelled task again; a done one whose result waits for a person
+    /// goes back to its agent for one more attempt.
+    pub async fn retry(self: &Arc<Self>, req: RetryRequest) -> Result<TaskReport, TaskError> {
+        let store = self.store().await?;
+        let before = store.get(&req.task_id).await?;
+        if let Some(asked) = &req.budget {
+            let budget = self
+                .budget_for(Some(asked))
+                .map_err(TaskError::InvalidArgument)?;
+            let mut usage = before.usage.clone().unwrap_or_default();
+            usage.budget = budget;
+            if let Some(why) = usage.exhausted() {
+                return Err(TaskError::InvalidArgument(format!(
+                    "budget: not enough to go on; {why}"
+                )));
+            }
+            if !before.state.is_finished() {
+                return Err(TaskError::InvalidArgument(format!(
+                    "task {} is {}: its budget changes with a retry once it ended",
+                    before.id,
+                    before.state.name()
+                )));
+            }
+            store.set_usage(&before.id, &usage).await?;
+        } else if let Some(why) = before.usage.as_ref().and_then(|u| u.exhausted()) {
+            return Err(TaskError::InvalidArgument(format!(
+                "task {} may spend no more: {why}",
+                before.id
+            )));
+        }
+        if before.state == TaskState::Done {
+            return self.once_more(before).await;
+        }
+        let task = store
+            .transition(&req.task_id, Transition::Retry, Record::default(), None)
+            .await?;
+        self.publish(&task, Some(before.state));
+        self.fill().await;
+        Ok(self.report(store.get(&task.id).await?))
+    }
+
+    /// The agent's own word on how its task ended. A task's token may only complete its own
+    /// task.
+    pub async fn complete(
+        self: &Arc<Self>,
+        req: CompleteRequest,
+        scope: Option<&TaskScope>,
+    ) -> Result<TaskReport, TaskError> {
+        if let Some(scope) = scope
+            && scope.task_id != req.task_id
+        {
+            return Err(TaskError::NotAllowed(format!(
+                "this agent works on task {}, not {}: it may only complete its own",
+                scope.task_id, req.task_id
+            )));
+        }
+        if req.summary.trim().is_empty() {
+            return Err(TaskError::InvalidArgument(
+                "summary: say in a few words what was done, or why not".into(),
+            ));
+        }
+        let id = &req.task_id;
+        let lease = self.lease_here(&self.persistently(|store| store.get(id)).await?)?;
+        let record = Record {
+            summary: Some(req.summary.trim().to_string()),
+            ..Record::default()
+        };
+        let complete = Transition::Complete(req.outcome);
+        let completed = self
+            .persistently(|store| store.transition(id, complete, record.clone(), lease.as_ref()))
+            .await;
+        let task = match completed {
+            Ok(task) => task,
+            // An attempt that got no answer may have been made all the same: then the
+            // attempt after it found the task already ended, as this word said.
+            Err(TaskError::Store(StoreError::Illegal { .. })) => {
+                let task = self.task(id).await?;
+                let said = TaskState::Running.after(complete).ok();
+                if Some(task.state) != said || task.summary != record.summary {
+                    return Err(completed.unwrap_err());
+                }
+                task
+            }
+            Err(error) => return Err(error),
+        };
+
+        self.publish(&task, Some(TaskState::Running));
+        self.fill().await;
+        self.after_run(&task, self.config.tasks.grace);
+        Ok(self.report(task))
+    }
+
+    pub async fn configure(
+        self: &Arc<Self>,
+        req: ConfigureRequest,
+    ) -> Result<QueueReport, TaskError> {
+        let store = self.store().await?;
+        if let Some(daily) = &req.daily_budget {
+            let mut budgets = store.daily_budgets().await?;
+            self.set_daily_budget(&mut budgets, daily)
+                .map_err(TaskError::InvalidArgument)?;
+            store.set_daily_budgets(&budgets).await?;
+        }
+        let before = store.settings().await?;
+        let settings = QueueSettings {
+            mode: req.mode.unwrap_or(before.mode),
+            max_concurrent: req
+                .max_concurrent
+                .map_or(before.max_concurrent, |n| n.get() as u32),
+        };
+        store.set_settings(settings).await?;
+        self.events.publish(EventKind::QueueConfigured {
+            mode: settings.mode.name(),
+            max_concurrent: settings.max_concurrent,
+        });
+        let started = self.fill().await;
+        Ok(QueueReport {
+            queue: self.status().await?,
+            started,
+            cancelled: Vec::new(),
+        })
+    }
+
+    /// `budgets` with `daily`'s change: the queue's daily budget, or a project's.
+    fn set_daily_budget(
+        &self,
+        budgets: &mut DailyBudgets,
+        daily: &DailyBudgetRequest,
+    ) -> Result<(), String> {
+        let budget = match daily.off {
+            Some(true) if daily.tokens.is_some() || daily.usd.is_some() => {
+                return Err("daily_budget: off removes it; give tokens or usd, or off".into());
+            }
+            Some(true) => None,
+            _ => Some(Budget::checked(daily.tokens, daily.usd, "daily_budget")?),
+        };
+        let Some(path) = &daily.project_path else {
+            budgets.team = budget;
+            return Ok(());
+        };
+        let dir = self
+            .workspace
+            .resolve_dir(PathArgument::ProjectPath, path)
+            .map_err(|e| format!("daily_budget.project_path: {e}"))?;
+        let key = match self.workspace.place_of(&dir) {
+            Some(place) => spending::place_key(&place),
+            None => dir.display().to_string(),
+        };
+        match budget {
+            Some(budget) => budgets.projects.insert(key, budget),
+            None => budgets.projects.remove(&key),
+        };
+        Ok(())
+    }
+
+    /// Cancels every queued task; running ones go on.
+    pub async fn clear(&self) -> Result<QueueReport, TaskError> {
+        let cancelled = self.store().await?.clear_queue().await?;
+        for task in &cancelled {
+            self.publish(task, Some(TaskState::Queued));
+        }
+        Ok(QueueReport {
+            queue: self.status().await?,
+            started: Vec::new(),
+            cancelled: cancelled.into_iter().map(|t| t.id).collect(),
+        })
+    }
+
+    /// The queue's settings, counts and hosts, read in one call on the store's thread (one
+    /// wait and one deadline, not four).
+    pub(super) async fn status(&self) -> Result<QueueStatus, TaskError> {
+        let status = self.store().await?.call(|queue| {
+            let mut status = QueueStatus::new(
+                queue.settings()?,
+                queue.count(TaskState::Running)?,
+                queue.count(TaskState::Queued)?,
+                queue.hosts()?,
+            );
+            status.daily_budgets = queue.daily_budgets()?;
+            Ok(status)
+        });
+        let mut status = status.await?;
+        status.held = self.daily_holds().await.lines();
+        Ok(status)
+    }
+
+    fn report(&self, task: Task) -> TaskReport {
+        let attach = (task.state == TaskState::Running)
+            .then(|| self.terminals.attach_command(task.session.as_deref()?))
+            .flatten();
+        TaskReport::new(task, attach)
+    }
+
+    /// Tells the event feed about `task`, which was in state `from` before.
+    pub(super) fn publish(&self, task: &Task, from: Option<TaskState>) {
+        self.events.publish(EventKind::TaskChanged(TaskChange {
+            task_id: task.id.clone(),
+            title: task.title.clone(),
+            project_path: task.project_path.clone(),
+            state: task.state.name().to_string(),
+            from: from.map(|s| s.name().to_string()),
+            attention: task.attention.clone(),
+            session: task.session.clone(),
+        }));
+    }
+}
+
+/// A task's key as its author may write it.
+fn check_key(key: &str) -> Result<(), String> {
+    let length = key.chars().count();
+    if !(1..=LONGEST_KEY).contains(&length) {
+        return Err(format!("1 to {LONGEST_KEY} characters, not {length}"));
+    }
+    if key.chars().any(char::is_control) {
+        return Err("no control characters".into());
+    }
+    Ok(())
+}
+
+/// `error` of a task_add, with what to do about a queue that did not answer: a retry of
+/// keyed tasks is safe, one of tasks without keys may queue them twice.
+fn retry_advice(error: StoreError, keyed: bool) -> TaskError {
+    if !matches!(error, StoreError::NotAnswering { .. }) {
+        return TaskError::Store(error);
+    }
+    let advice = match keyed {
+        true => "call task_add again with the same keys: what was queued is not queued twice",
+        false => {
+            "task_list shows whether they were queued; give each task a key, and a retry never queues one twice"
+        }
+    };
+    TaskError::NotAnswering(format!("{error}; {advice}"))
+}
+
+/// Where the queue of `config` lives.
+fn location_of(config: &Config) -> StoreLocation {
+    match &config.tasks.store {
+        QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&config.data_dir)),
+        QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
+    }
+}
+
+/// The SQLite file of a machine's own queue in `data_dir`.
+pub fn local_queue(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join(DATABASE)
+}
+
+/// The other tasks whose open result changed a file `task`'s open result changed.
+fn overlapping(task: &Task, all: &[Task]) -> Vec<String> {
+    let Some((worktree, review)) = task.open_result() else {
+        return Vec::new();
+    };
+    all.iter()
+        .filter(|other| other.id != task.id)
+        .filter(|other| {
+            other.open_result().is_some_and(|(theirs, their_review)| {
+                theirs.repo == worktree.repo && !review.shared_files(their_review).is_empty()
+            })
+        })
+        .map(|other| other.id.clone())
+        .collect()
+}
