@@ -17,6 +17,8 @@ scripts/ensure-deps.sh
 
 cargo fmt --all --check
 cargo clippy --all-targets -- -D warnings
+# The layers are crates: an import up a layer does not compile (tried on a copy).
+scripts/layers-hold.sh
 # The conformance suite's fixtures are a test-only feature: linted and unit-tested here too.
 cargo clippy -p drydock-server --lib --features conformance-fixtures --profile test -- -D warnings
 cargo test -p drydock-server --lib --features conformance-fixtures -- mcp::conformance

@@ -253,7 +253,9 @@ fn every_drydock_variable_the_pages_name_is_read_by_drydock() {
         .flat_map(|(_, text)| text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
         .filter(|w| w.starts_with("DRYDOCK_") && w.len() > "DRYDOCK_".len())
         .collect();
-    let source = source_text(&repo_root().join("src")) + &source_text(&repo_root().join("benches"));
+    let source = ["src", "crates", "benches"]
+        .map(|folder| source_text(&repo_root().join(folder)))
+        .concat();
     let unknown: Vec<&&str> = named
         .iter()
         .filter(|name| !source.contains(&format!("\"{name}\"")))

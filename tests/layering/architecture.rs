@@ -74,7 +74,7 @@ fn backticked(cell: &str) -> Vec<String> {
     word.captures_iter(cell).map(|c| c[1].to_string()).collect()
 }
 
-/// The rows of the table under `## Layers`.
+/// The rows of the layers table under `## Layers`.
 fn table_rows(text: &str) -> Result<Vec<Row>, String> {
     let section = text
         .split("\n## Layers")
@@ -83,7 +83,12 @@ fn table_rows(text: &str) -> Result<Vec<Row>, String> {
     let section = section.split("\n## ").next().unwrap_or_default();
     let arrow = Regex::new(r"((?:`\w+`,?\s*)+)→\s*((?:`\w+`(?:,\s*)?)+)").unwrap();
     let mut rows = Vec::new();
-    for line in section.lines().filter(|l| l.starts_with('|')) {
+    // The table whose header is `| layer | modules | may use |` (the crates' table is not it).
+    let table = section
+        .lines()
+        .skip_while(|line| !line.starts_with("| layer |"))
+        .take_while(|line| line.starts_with('|'));
+    for line in table {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         if cells.len() != 3 || cells[0] == "layer" || cells[0].starts_with("---") {
             continue;

@@ -24,18 +24,72 @@ fn real_architecture() -> Architecture {
     Architecture::parse(&text).unwrap()
 }
 
-fn real_source() -> Source {
-    let src = repository().join("src");
-    let files = walkdir::WalkDir::new(&src)
-        .into_iter()
-        .map(|entry| entry.unwrap().into_path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
-        .map(|path| {
-            let relative = path.strip_prefix(&src).unwrap().display().to_string();
-            (relative, std::fs::read_to_string(&path).unwrap())
-        })
+/// The `src/` folders of this package and of every crate under `crates/`.
+fn source_folders() -> Vec<String> {
+    let mut crates: Vec<String> = std::fs::read_dir(repository().join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|name| format!("crates/{name}/src"))
         .collect();
-    Source { files }
+    crates.sort();
+    [vec!["src".to_string()], crates].concat()
+}
+
+/// Every crate of the workspace with its modules and the drydock crates it depends on.
+fn real_crates() -> Vec<rules::Crate> {
+    source_folders()
+        .into_iter()
+        .map(|folder| {
+            let root = repository().join(folder.trim_end_matches("/src").trim_end_matches("src"));
+            let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let modules = std::fs::read_dir(repository().join(&folder))
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .map(|name| name.trim_end_matches(".rs").to_string())
+                .filter(|name| !["lib", "main"].contains(&name.as_str()))
+                .collect();
+            let depends_on = manifest["dependencies"]
+                .as_table()
+                .unwrap()
+                .keys()
+                .filter(|name| name.starts_with("drydock-"))
+                .cloned()
+                .collect();
+            rules::Crate {
+                name: manifest["package"]["name"].as_str().unwrap().to_string(),
+                modules,
+                depends_on,
+            }
+        })
+        .collect()
+}
+
+fn real_source() -> Source {
+    let mut source = Source {
+        files: Vec::new(),
+        homes: BTreeMap::new(),
+    };
+    for folder in source_folders() {
+        let src = repository().join(&folder);
+        for entry in walkdir::WalkDir::new(&src) {
+            let path = entry.unwrap().into_path();
+            if path.extension().is_none_or(|ext| ext != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap().display().to_string();
+            let module = relative.split('/').next().unwrap().trim_end_matches(".rs");
+            if !["lib", "main"].contains(&module) && folder != "src" {
+                source.homes.insert(module.to_string(), folder.clone());
+            }
+            source
+                .files
+                .push((relative, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    source
 }
 
 fn assert_kept(rule: &str, broken: Vec<String>) {
@@ -50,6 +104,12 @@ fn assert_kept(rule: &str, broken: Vec<String>) {
 fn the_source_keeps_every_rule_of_architecture_md() {
     let (source, architecture) = (real_source(), real_architecture());
     assert!(architecture.rows.len() >= 4, "{:?}", architecture.rows);
+    let crates = real_crates();
+    assert!(crates.len() >= 9, "the root and the crates under crates/");
+    assert_kept(
+        "crates follow the layers",
+        rules::crates_follow_the_layers(&crates, &architecture),
+    );
     assert_kept(
         "every module has its place",
         rules::every_module_has_its_place(&source, &architecture),
@@ -93,15 +153,16 @@ fn a_content_module_reading_a_file_on_its_own_fails() {
             ("terminal/core.rs".into(), "let _ = std::fs::read(\"x\");".into()),
             ("tasks/merge.rs".into(), "Command::new(\"git\").arg(\"merge\");".into()),
         ],
+        homes: [("tasks".to_string(), "crates/tasks/src".to_string())].into(),
     };
     let broken = rules::content_only_through_the_door(&source);
     assert_eq!(broken.len(), 2, "{broken:?}");
     assert!(
-        broken[0].starts_with("src/tasks/forecast.rs:1: `fs::read_to_string(`"),
+        broken[0].starts_with("crates/tasks/src/tasks/forecast.rs:1: `fs::read_to_string(`"),
         "{broken:?}"
     );
     assert!(
-        broken[1].starts_with("src/tasks/merge.rs:1: `Command::new(\"git\")`"),
+        broken[1].starts_with("crates/tasks/src/tasks/merge.rs:1: `Command::new(\"git\")`"),
         "{broken:?}"
     );
 }
@@ -150,6 +211,7 @@ fn small_source(extra: &[(&str, &str)]) -> Source {
     .collect();
     Source {
         files: files.into_iter().collect(),
+        homes: BTreeMap::new(),
     }
 }
 
@@ -169,6 +231,32 @@ fn the_small_tree_keeps_every_rule() {
 }
 
 #[test]
+fn a_crate_depending_on_a_layer_above_or_beside_it_fails() {
+    let architecture = small_architecture();
+    let krate = |name: &str, modules: &[&str], depends_on: &[&str]| rules::Crate {
+        name: name.into(),
+        modules: modules.iter().map(|m| m.to_string()).collect(),
+        depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+    };
+    let layered = [
+        krate("base", &["digest", "config"], &[]),
+        krate("terminal", &["terminal"], &["base"]),
+        krate("agents", &["agents"], &["base", "terminal"]),
+        krate("root", &["cli"], &["base", "terminal", "agents"]),
+    ];
+    assert!(rules::crates_follow_the_layers(&layered, &architecture).is_empty());
+    let upward = [
+        krate("base", &["digest", "config"], &[]),
+        krate("terminal", &["terminal"], &["base", "agents"]),
+        krate("agents", &["agents"], &["base"]),
+    ];
+    assert_eq!(
+        rules::crates_follow_the_layers(&upward, &architecture),
+        ["`terminal` depends on `agents`, whose `agents` none of its modules may use"]
+    );
+}
+
+#[test]
 fn a_module_with_no_row_or_a_row_with_no_module_fails() {
     let architecture = small_architecture();
     let broken =
@@ -180,11 +268,12 @@ fn a_module_with_no_row_or_a_row_with_no_module_fails() {
             .into_iter()
             .filter(|(path, _)| path != "config.rs")
             .collect(),
+        homes: BTreeMap::new(),
     };
     let broken = rules::every_module_has_its_place(&without_config, &architecture);
     assert_eq!(
         broken,
-        ["the layers table lists `config`, which src/ does not have"]
+        ["the layers table lists `config`, which the source does not have"]
     );
 }
 

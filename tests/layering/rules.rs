@@ -1,16 +1,27 @@
 //! The rules ARCHITECTURE.md states, checked on a source tree: each returns what breaks it,
 //! one line each, empty when the tree keeps it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::architecture::Architecture;
 
-/// `src/`'s Rust files: each path relative to `src/`, with its text.
+/// The layers' Rust files: each path relative to the `src/` of its crate, with its text.
 pub struct Source {
     pub files: Vec<(String, String)>,
+    /// The `src/` folder of each top-level module's crate, where it is not the root's.
+    pub homes: BTreeMap<String, String>,
 }
 
 impl Source {
+    /// Where the file at `path` is, from the repository's root.
+    pub fn shown(&self, path: &str) -> String {
+        let home = self
+            .homes
+            .get(&top_level_of(path))
+            .map_or("src", String::as_str);
+        format!("{home}/{path}")
+    }
+
     /// The top-level modules: `x.rs` and `x/` for every x but `lib` and `main`.
     pub fn top_level_modules(&self) -> BTreeSet<String> {
         self.files
@@ -59,11 +70,12 @@ pub fn every_module_has_its_place(source: &Source, architecture: &Architecture) 
         .map(|m| format!("`{m}` has no place in the layers table"));
     let missing = listed
         .difference(&modules)
-        .map(|m| format!("the layers table lists `{m}`, which src/ does not have"));
+        .map(|m| format!("the layers table lists `{m}`, which the source does not have"));
     let no_entry = listed
         .iter()
-        .filter(|m| !architecture.text.contains(&format!("`src/{m}")))
-        .map(|m| format!("the code map has no entry for `src/{m}`"));
+        .map(|m| source.shown(m))
+        .filter(|shown| !architecture.text.contains(&format!("`{shown}")))
+        .map(|shown| format!("the code map has no entry for `{shown}`"));
     unlisted.chain(missing).chain(no_entry).collect()
 }
 
@@ -80,6 +92,39 @@ pub fn arrows_point_back(architecture: &Architecture) -> Vec<String> {
                     "{}: `{from}` → `{to}` does not point to a module listed before `{from}` in its row",
                     row.layer
                 )),
+            }
+        }
+    }
+    wrong
+}
+
+/// A crate of the workspace: its package name, the top-level modules its `src/` holds, and
+/// the drydock crates its `Cargo.toml` depends on.
+pub struct Crate {
+    pub name: String,
+    pub modules: BTreeSet<String>,
+    pub depends_on: Vec<String>,
+}
+
+/// A crate depends on another only when each module of the other is one a module of its own
+/// may name: then the compiler refuses an import the table does not allow.
+pub fn crates_follow_the_layers(crates: &[Crate], architecture: &Architecture) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for krate in crates {
+        let may_use: BTreeSet<String> = krate
+            .modules
+            .iter()
+            .flat_map(|module| architecture.allowed_uses(module))
+            .collect();
+        for dependency in &krate.depends_on {
+            let Some(other) = crates.iter().find(|c| &c.name == dependency) else {
+                continue;
+            };
+            for module in other.modules.difference(&may_use) {
+                wrong.push(format!(
+                    "`{}` depends on `{dependency}`, whose `{module}` none of its modules may use",
+                    krate.name
+                ));
             }
         }
     }
@@ -108,7 +153,8 @@ pub fn no_import_goes_up(source: &Source, architecture: &Architecture) -> Vec<St
         for (line, target) in targets {
             if target != module && modules.contains(&target) && !allowed.contains(&target) {
                 wrong.push(format!(
-                    "src/{path}:{line}: `{module}` uses `crate::{target}`, which its row does not allow"
+                    "{}:{line}: `{module}` uses `crate::{target}`, which its row does not allow",
+                    source.shown(path)
                 ));
             }
         }
@@ -125,7 +171,10 @@ pub fn no_path_climbs_twice(source: &Source) -> Vec<String> {
             code_lines(text)
                 .filter(|(_, line)| line.contains("super::super::"))
                 .map(move |(n, _)| {
-                    format!("src/{path}:{n}: `super::super::` (name it from `crate::`)")
+                    format!(
+                        "{}:{n}: `super::super::` (name it from `crate::`)",
+                        source.shown(path)
+                    )
                 })
         })
         .collect()
@@ -168,7 +217,8 @@ pub fn faces_stay_at_the_facades(source: &Source, architecture: &Architecture) -
                 continue;
             }
             wrong.push(format!(
-                "src/{path}:{line}: a face reaches `{capability}::{inner}`, inside the capability (its facade, requests, reports or a published module only)"
+                "{}:{line}: a face reaches `{capability}::{inner}`, inside the capability (its facade, requests, reports or a published module only)",
+                source.shown(path)
             ));
         }
     }
@@ -188,7 +238,10 @@ pub fn protocols_only_in_faces(source: &Source, architecture: &Architecture) -> 
                 let named = line.contains(&format!("{protocol}::"))
                     || line.trim_start().starts_with(&format!("use {protocol}"));
                 if named {
-                    wrong.push(format!("src/{path}:{n}: `{protocol}` outside the faces"));
+                    wrong.push(format!(
+                        "{}:{n}: `{protocol}` outside the faces",
+                        source.shown(path)
+                    ));
                 }
             }
         }
@@ -374,7 +427,8 @@ pub fn content_only_through_the_door(source: &Source) -> Vec<String> {
             for call in AROUND_THE_DOOR {
                 if line.contains(call) && !excused {
                     wrong.push(format!(
-                        "src/{path}:{}: `{call}` on content a task may have written: read it through `untrusted`, run git through `git` (or say `// door:` and whose file it is)",
+                        "{}:{}: `{call}` on content a task may have written: read it through `untrusted`, run git through `git` (or say `// door:` and whose file it is)",
+                        source.shown(path),
                         i + 1
                     ));
                 }
