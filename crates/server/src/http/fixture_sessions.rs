@@ -30,7 +30,7 @@ mod fixtures {
     use crate::http::{Sessions, SessionsError};
     use crate::mcp::fixtures::RequestStream;
 
-    pub fn session_manager(sessions: Arc<Sessions>) -> Arc<FixtureSessions> {
+    pub(crate) fn session_manager(sessions: Arc<Sessions>) -> Arc<FixtureSessions> {
         Arc::new(FixtureSessions { inner: sessions })
     }
 
@@ -38,7 +38,7 @@ mod fixtures {
     /// gets a stream of its own. Use it in place of `Sessions` under the `conformance-fixtures`
     /// feature.
     #[derive(Debug)]
-    pub struct FixtureSessions {
+    pub(crate) struct FixtureSessions {
         inner: Arc<Sessions>,
     }
 

@@ -42,19 +42,19 @@ const STEP: Duration = Duration::from_millis(50);
 const RECONNECT_RETRY: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SamplingArgs {
+pub(super) struct SamplingArgs {
     /// The prompt to send to the LLM.
     pub prompt: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ElicitationArgs {
+pub(super) struct ElicitationArgs {
     /// The message to show the user.
     pub message: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct PromptArgs {
+pub(super) struct PromptArgs {
     /// First test argument.
     pub arg1: String,
     /// Second test argument.
@@ -62,7 +62,7 @@ pub struct PromptArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EmbeddedResourceArgs {
+pub(super) struct EmbeddedResourceArgs {
     /// URI of the resource to embed.
     #[serde(rename = "resourceUri")]
     pub resource_uri: String,

@@ -23,13 +23,13 @@ use crate::mcp::DrydockServer;
 const JOB: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GreetArgs {
+pub(super) struct GreetArgs {
     /// Who to greet.
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SlowArgs {
+pub(super) struct SlowArgs {
     /// How long to compute, in seconds.
     pub seconds: u64,
     /// A label to say back.
@@ -38,7 +38,7 @@ pub struct SlowArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct DeleteArgs {
+pub(super) struct DeleteArgs {
     /// The file to (pretend to) delete.
     pub filename: String,
 }
@@ -195,6 +195,6 @@ async fn ask<const N: usize>(
 }
 
 /// The task fixtures, beside the other fixtures.
-pub fn extend(tools: &mut ToolRouter<DrydockServer>) {
+pub(super) fn extend(tools: &mut ToolRouter<DrydockServer>) {
     tools.merge(DrydockServer::task_fixture_router());
 }
