@@ -1,7 +1,9 @@
 //! The project memory's cost: an up-to-date `compile` of `test-projects/history-rust` with
 //! recording on against the same call with it off (the baseline), alternated in one run; and
 //! what a thousand recorded calls take on disk (each with three errors, one source file
-//! changed per call, as an agent's edit-compile loop does).
+//! changed per call, as an agent's edit-compile loop does); and the same compile with the
+//! memory's file write-locked by another connection against it free (a held memory stalls
+//! no call: `tests/it/blocked_memory.rs` shows nothing is lost, this measures the wait).
 
 // A test or bench crate is a binary: `pub` serves its own modules.
 #![allow(unreachable_pub)]
@@ -132,6 +134,25 @@ async fn main() {
         percentile(&without, 99.0),
         p50_on - p50_off,
         p50_on / p50_off
+    );
+
+    // The memory's file held by a neighbour in a write transaction (as `sqlite3` holds it):
+    // the build answers as it does with the file free, its run recorded once the lock goes.
+    let holder = rusqlite::Connection::open(on_dir.join("history.sqlite3")).unwrap();
+    let (mut held, mut free) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        free.push(compile(&recording, &project).await);
+        holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+        held.push(compile(&recording, &project).await);
+        holder.execute_batch("ROLLBACK;").unwrap();
+        history.flush().await;
+    }
+    let (p50_held, p50_free) = (percentile(&held, 50.0), percentile(&free, 50.0));
+    println!(
+        "up-to-date compile of history-rust, {n} each, recording on: the memory write-locked by another connection p50 {p50_held:.2} ms, p99 {:.2} ms; free p50 {p50_free:.2} ms, p99 {:.2} ms ({:.3}x)",
+        percentile(&held, 99.0),
+        percentile(&free, 99.0),
+        p50_held / p50_free
     );
 
     // A thousand recorded calls, each after one edit of one file.

@@ -297,11 +297,9 @@ async fn a_hung_elixir_times_out_and_its_group_dies_while_docs_index_reports_it(
     let server = toolchain.server(index.path(), config);
     let client = client_with_token(&Era::Legacy, &server.url, TOKEN).await;
 
-    let started = Instant::now();
     let report = call_ok(&client, "docs_index", json!({"toolchain_docs": true})).await;
     client.cancel().await.unwrap();
 
-    assert!(started.elapsed() < Duration::from_secs(60), "{report}");
     assert_eq!(report["error_count"], 1, "{report}");
     let error = report["errors"][0].as_str().unwrap();
     assert!(error.contains("within 3 s"), "{error}");

@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -90,18 +90,16 @@ async fn resized_from(
     session: &str,
     before: (u64, u64),
 ) -> (u64, u64) {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let (drydock, page) = sizes(client, chromium, session).await;
-        if drydock != before && drydock == page {
-            return drydock;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{session} never left {before:?}: drydock {drydock:?}, page {page:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (drydock, _page) = until_read(
+        WITHIN,
+        || sizes(client, chromium, session),
+        |(drydock, page)| *drydock != before && drydock == page,
+    )
+    .await
+    .unwrap_or_else(|(drydock, page)| {
+        panic!("{session} never left {before:?}: drydock {drydock:?}, page {page:?}")
+    });
+    drydock
 }
 
 /// What the tests of one page share: the user's own tmux server (one window, 90x25), a
@@ -455,20 +453,19 @@ async fn a_command_typed_into_a_panel_is_remembered_with_its_output_and_exit_cod
     desk.type_into_panel("echo hello-$((6*7))\n");
     desk.panel_shows("hello-42", "the command's output in the panel")
         .await;
-    let deadline = Instant::now() + WITHIN;
-    let commands = loop {
-        let found = call_ok(
-            &desk.client,
-            "history_search",
-            json!({"query": "echo hello", "kind": "command"}),
-        )
-        .await;
-        if found["hits"][0].is_object() {
-            break found;
-        }
-        assert!(Instant::now() < deadline, "never recorded: {found:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let commands = until_read(
+        WITHIN,
+        || {
+            call_ok(
+                &desk.client,
+                "history_search",
+                json!({"query": "echo hello", "kind": "command"}),
+            )
+        },
+        |found| found["hits"][0].is_object(),
+    )
+    .await
+    .unwrap_or_else(|found| panic!("never recorded: {found:#}"));
     let typed = &commands["hits"][0];
     assert_eq!(typed["state"], "recorded", "{commands:#}");
     assert!(
@@ -567,21 +564,13 @@ async fn stop_ends_the_session() {
         .click(&format!("{} [data-testid=stop]", desk.panel));
     let client = &desk.client;
     let session = &desk.session;
-    let ended = async {
-        let deadline = Instant::now() + WITHIN;
-        loop {
-            let names = session_names(client).await;
-            if !names.contains(session) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "stop never ended {session}: {names:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
-    ended.await;
+    until_read(
+        WITHIN,
+        || session_names(client),
+        |names| !names.contains(session),
+    )
+    .await
+    .unwrap_or_else(|names| panic!("stop never ended {session}: {names:?}"));
     desk.assert_no_page_errors();
 }
 

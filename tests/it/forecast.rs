@@ -26,15 +26,13 @@ async fn until_shown(
     what: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(300);
-    loop {
-        let shown = call_ok(client, "task_show", json!({"task_id": id})).await;
-        if done(&shown) {
-            return shown;
-        }
-        assert!(std::time::Instant::now() < deadline, "{what}: {shown:#}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    until_read(
+        Duration::from_secs(300),
+        || call_ok(client, "task_show", json!({"task_id": id})),
+        done,
+    )
+    .await
+    .unwrap_or_else(|shown| panic!("{what}: {shown:#}"))
 }
 
 /// The `collisions` of task `id` in `task_list`.

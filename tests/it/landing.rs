@@ -8,7 +8,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -41,19 +41,18 @@ async fn landing_of(client: &Client, id: &str) -> Value {
 
 /// task_show's task until its result landed.
 async fn until_landed(client: &Client, id: &str) -> Value {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let task = landing_of(client, id).await;
-        if task["landing"]["state"]["state"] == "landed" {
-            return task;
-        }
-        assert!(
-            Instant::now() < deadline,
+    until_read(
+        WITHIN,
+        || landing_of(client, id),
+        |task| task["landing"]["state"]["state"] == "landed",
+    )
+    .await
+    .unwrap_or_else(|task| {
+        panic!(
             "task {id} never landed ({}): {task:#}",
             landing_story(&task)
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+        )
+    })
 }
 
 /// A task's state, attempts and why each attempt went back, on one line: what a failure
@@ -691,15 +690,9 @@ async fn waiting_results_are_tested_together_and_a_red_batch_is_split_until_the_
 
 /// task_show's task until `done(task)` holds (`what` says what is awaited).
 async fn until_task(client: &Client, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let task = landing_of(client, id).await;
-        if done(&task) {
-            return task;
-        }
-        assert!(Instant::now() < deadline, "{what}: {task:#}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_read(WITHIN, || landing_of(client, id), done)
+        .await
+        .unwrap_or_else(|task| panic!("{what}: {task:#}"))
 }
 
 fn landing_state(task: &Value) -> &str {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::service::{Peer, RoleClient};
 use serde_json::{Value, json};
@@ -24,24 +24,27 @@ async fn agent_until(
     limit: Duration,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let listing = call_ok(client, "agent_list", json!({})).await;
-        let entry = listing["agents"]
+    let entry_of = |listing: &Value| {
+        listing["agents"]
             .as_array()
             .and_then(|agents| agents.iter().find(|a| a["name"] == agent))
-            .cloned();
-        if let Some(entry) = entry.filter(&done) {
-            return entry;
-        }
-        if Instant::now() >= deadline {
+            .cloned()
+    };
+    match until_read(
+        limit,
+        || call_ok(client, "agent_list", json!({})),
+        |listing| entry_of(listing).is_some_and(|entry| done(&entry)),
+    )
+    .await
+    {
+        Ok(listing) => entry_of(&listing).unwrap(),
+        Err(listing) => {
             let screen = call_ok(client, "terminal_screen", json!({"session": agent})).await;
             panic!(
                 "agent {agent} never got there: {listing:#}\nscreen:\n{}",
                 screen["text"].as_str().unwrap_or_default()
             );
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -417,15 +420,13 @@ async fn claude_in_the_users_own_tmux_pane_is_found_and_its_menu_read_off_the_sc
     })
     .await;
     // The Stop hook can arrive before Claude Code redraws its answer: wait for the screen.
-    let deadline = Instant::now() + STEP;
-    loop {
-        let screen = call_ok(&client, "terminal_screen", json!({"session": pane})).await;
-        if screen["text"].as_str().unwrap().contains("→ Blue") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{screen:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_read(
+        STEP,
+        || call_ok(&client, "terminal_screen", json!({"session": pane})),
+        |screen| screen["text"].as_str().unwrap().contains("→ Blue"),
+    )
+    .await
+    .unwrap_or_else(|screen| panic!("{screen:#}"));
 
     // An option that asks to type: chosen, then the text typed into it.
     call_ok(

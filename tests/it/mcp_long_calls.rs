@@ -6,7 +6,7 @@
 //! compile back as a task.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
@@ -107,15 +107,13 @@ async fn get(client: &TasksClient, id: &str) -> Result<GetTaskResult, String> {
 
 /// The task once it is no longer working.
 async fn until_ended(client: &TasksClient, id: &str) -> GetTaskResult {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let task = get(client, id).await.unwrap();
-        if task.task.status() != TaskStatus::Working {
-            return task;
-        }
-        assert!(Instant::now() < deadline, "task {id} never ended: {task:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_read(
+        Duration::from_secs(180),
+        || async { get(client, id).await.unwrap() },
+        |task| task.task.status() != TaskStatus::Working,
+    )
+    .await
+    .unwrap_or_else(|task| panic!("task {id} never ended: {task:?}"))
 }
 
 fn completed_report(task: &GetTaskResult) -> Value {
@@ -137,16 +135,20 @@ async fn a_long_build_becomes_a_task_that_is_read_again_after_reconnecting() {
     assert_eq!(working.task.status(), TaskStatus::Working, "{working:?}");
     assert!(working.task.task.poll_interval_ms.is_some(), "{working:?}");
     // Its progress shows: the build script compiled, the build waiting on it.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let task = get(&client, &id).await.unwrap();
-        let message = task.task.task.status_message.clone().unwrap_or_default();
-        if message.contains("build-script-build") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no progress shown: {task:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_read(
+        Duration::from_secs(60),
+        || async { get(&client, &id).await.unwrap() },
+        |task| {
+            task.task
+                .task
+                .status_message
+                .as_deref()
+                .unwrap_or_default()
+                .contains("build-script-build")
+        },
+    )
+    .await
+    .unwrap_or_else(|task| panic!("no progress shown: {task:?}"));
 
     // Nobody else reads it: another client, an unknown id; the extension undeclared.
     let other = tasks_client(&server.url, "another-client").await;
@@ -343,20 +345,21 @@ async fn claude_task(name: &str, description: &str, env: &[(&str, &str)]) -> Cla
     .await;
     let id = added["added"][0]["id"].as_str().unwrap().to_string();
     call_ok(&client, "task_start", json!({"task_id": id})).await;
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let task = loop {
-        let task = call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone();
-        if !matches!(task["state"].as_str(), Some("queued" | "running")) {
-            break task;
-        }
-        if Instant::now() > deadline {
+    let ended = until_read(
+        Duration::from_secs(180),
+        || async { call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone() },
+        |task| !matches!(task["state"].as_str(), Some("queued" | "running")),
+    )
+    .await;
+    let task = match ended {
+        Ok(task) => task,
+        Err(task) => {
             let screen = screen_of(&client, &format!("task-{id}")).await;
             panic!(
                 "the task never ended: {task:#}\n{screen}\nthe fake heard: {:#?}",
                 fake.prompts()
             );
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
     };
     let store =
         rusqlite::Connection::open(server.data_dir.path().join("long-calls.sqlite3")).unwrap();

@@ -35,17 +35,12 @@ async fn until_task(
     id: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = Instant::now() + STEP;
-    loop {
-        let now = task(client, id).await;
-        if done(&now) {
-            return now;
-        }
-        if Instant::now() > deadline {
+    match until_read(STEP, || task(client, id), done).await {
+        Ok(now) => now,
+        Err(now) => {
             let screen = screen_of(client, &format!("task-{id}")).await;
             panic!("task {id} never got there: {now:#}\n{screen}");
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

@@ -126,15 +126,15 @@ async fn a_stopped_database_stalls_only_the_calls_that_need_it() {
 
     postgres.resume();
     queue_health(&mut page, true).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let listing = loop {
-        let listed = call(&client, "task_list", json!({})).await;
-        if listed.is_error == Some(false) {
-            break listed.structured_content.unwrap();
-        }
-        assert!(Instant::now() < deadline, "{}", text_of(&listed));
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let listing = until_read(
+        Duration::from_secs(30),
+        || call(&client, "task_list", json!({})),
+        |listed| listed.is_error == Some(false),
+    )
+    .await
+    .unwrap_or_else(|listed| panic!("{}", text_of(&listed)))
+    .structured_content
+    .unwrap();
     assert!(
         listing["tasks"]
             .as_array()

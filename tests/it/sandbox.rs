@@ -505,38 +505,31 @@ async fn codex_works_in_its_sandbox_through_the_proxy_without_its_key() {
         "{confinement}"
     );
 
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !fake
-        .prompts()
-        .iter()
-        .any(|p| p.contains("Say hello from the sandbox"))
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "Codex never asked its model: {:#}\n{}",
-            call_ok(&client, "task_show", json!({"task_id": id})).await,
-            crate::mcp_spawn::screen_of(&client, &format!("task-{id}")).await
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
+    let asked = eventually(std::time::Duration::from_secs(120), || {
+        fake.prompts()
+            .iter()
+            .any(|p| p.contains("Say hello from the sandbox"))
+    })
+    .await;
+    assert!(
+        asked,
+        "Codex never asked its model: {:#}\n{}",
+        call_ok(&client, "task_show", json!({"task_id": id})).await,
+        crate::mcp_spawn::screen_of(&client, &format!("task-{id}")).await
+    );
     for turn in fake.turns() {
         assert_eq!(turn.header("authorization"), Some("Bearer lab-key"));
     }
     // Its answer is in: the task is stopped, and what it spent counted once its session closed.
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     call_ok(&client, "task_cancel", json!({"task_id": id})).await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let task = loop {
-        let task = call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone();
-        if task["usage"].is_object() {
-            break task;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never counted: {task:#}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    };
+    let task = until_read(
+        std::time::Duration::from_secs(60),
+        || async { call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone() },
+        |task| task["usage"].is_object(),
+    )
+    .await
+    .unwrap_or_else(|task| panic!("never counted: {task:#}"));
     let turns = fake.turns().len() as u64;
     assert_eq!(
         task["usage"]["attempts"][0]["tokens"],

@@ -3,7 +3,7 @@
 //! with the reason; a retry with a larger budget goes on from its worktree and finishes.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -18,18 +18,13 @@ use crate::task_worktrees::{lab_crate, repository};
 const PER_TURN: u64 = 120;
 
 async fn until_task(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let task = call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone();
-        if done(&task) {
-            return task;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id} never got there: {task:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        Duration::from_secs(300),
+        || async { call_ok(client, "task_show", json!({"task_id": id})).await["task"].clone() },
+        done,
+    )
+    .await
+    .unwrap_or_else(|task| panic!("task {id} never got there: {task:#}"))
 }
 
 fn spent_tokens(task: &Value) -> u64 {

@@ -4,7 +4,7 @@
 //! whichever method it asks through; `drydock task complete` inside a task is its own token.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, PromptReference,
@@ -21,21 +21,17 @@ const WITHIN: Duration = Duration::from_secs(90);
 
 /// `query` found in the project memory by `client`.
 async fn until_recorded(client: &Client, query: &str) {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let found = call_ok(client, "history_search", json!({"query": query})).await;
-        if found["hits"]
-            .as_array()
-            .is_some_and(|hits| !hits.is_empty())
-        {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{query} was never recorded: {found:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        WITHIN,
+        || call_ok(client, "history_search", json!({"query": query})),
+        |found| {
+            found["hits"]
+                .as_array()
+                .is_some_and(|hits| !hits.is_empty())
+        },
+    )
+    .await
+    .unwrap_or_else(|found| panic!("{query} was never recorded: {found:#}"));
 }
 
 fn drydock_in_task(data_dir: &Path, task_id: &str, args: &[&str]) -> std::process::Output {

@@ -41,19 +41,16 @@ async fn task(client: &Client, id: &str) -> Value {
 
 /// task_show until the task's checks are done (or skipped); its report.
 pub async fn until_reviewed(client: &Client, id: &str) -> Value {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let report = task(client, id).await;
-        let checks = &report["task"]["review"]["checks"]["state"];
-        if checks == "done" || checks == "skipped" {
-            return report;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id} was never reviewed: {report:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        WITHIN,
+        || task(client, id),
+        |report| {
+            let checks = &report["task"]["review"]["checks"]["state"];
+            checks == "done" || checks == "skipped"
+        },
+    )
+    .await
+    .unwrap_or_else(|report| panic!("task {id} was never reviewed: {report:#}"))
 }
 
 fn changed_paths(report: &Value) -> Vec<String> {
@@ -418,18 +415,13 @@ async fn discarded_results_leave_no_worktree_branch_target_or_trust_entry() {
 
 /// task_show's task until `done(task)`.
 async fn until(client: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let now = task(client, id).await["task"].clone();
-        if done(&now) {
-            return now;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id} never got there: {now:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_read(
+        WITHIN,
+        || async { task(client, id).await["task"].clone() },
+        done,
+    )
+    .await
+    .unwrap_or_else(|now| panic!("task {id} never got there: {now:#}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -82,17 +82,10 @@ pub async fn until_showing(
     tmux_dir: Option<&Path>,
     check: impl Fn(&BTreeMap<String, (String, String, i64)>) -> bool,
 ) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let now = tasks_now(postgres, "team");
-        if check(&now) {
-            return;
-        }
-        if Instant::now() >= deadline {
-            let screens = tmux_dir.map(|dir| running_screens(dir, &now));
-            panic!("{what}: never; the tasks: {now:?}; their screens: {screens:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+    let read = || async { tasks_now(postgres, "team") };
+    if let Err(now) = until_read(limit, read, check).await {
+        let screens = tmux_dir.map(|dir| running_screens(dir, &now));
+        panic!("{what}: never; the tasks: {now:?}; their screens: {screens:#?}");
     }
 }
 
@@ -138,18 +131,19 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
     let project = path_arg(&home.project);
 
     // Every host registered, with its cap and its dashboard.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let hosts = loop {
-        let listing = call_ok(&client, "task_list", json!({})).await;
-        let hosts = listing["queue"]["hosts"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if hosts.len() == HOSTS.len() || Instant::now() > deadline {
-            break hosts;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    // After 30 s, the hosts listed then: the assertions below say what is missing.
+    let (Ok(hosts) | Err(hosts)) = until_read(
+        Duration::from_secs(30),
+        || async {
+            let listing = call_ok(&client, "task_list", json!({})).await;
+            listing["queue"]["hosts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        },
+        |hosts| hosts.len() == HOSTS.len(),
+    )
+    .await;
     let seen: Vec<(&str, u64, bool)> = hosts
         .iter()
         .map(|h| {
@@ -305,19 +299,17 @@ async fn three_hosts_run_thirty_tasks_through_a_killed_host_and_a_restarted_data
     }
     // The killed host's agents (its tasks' first claims, `drydock-task-ID`) were stopped;
     // the claims that took the tasks over ran beside them in sessions of their own.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while on_c.iter().any(|id| {
-        tmux_sessions(tmux_dir.path())
-            .iter()
-            .any(|s| s.ends_with(id.as_str()))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "c's old sessions {c_sessions:?} still there: {:?}",
-            tmux_sessions(tmux_dir.path())
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    until_read(
+        Duration::from_secs(60),
+        || async { tmux_sessions(tmux_dir.path()) },
+        |sessions| {
+            !on_c
+                .iter()
+                .any(|id| sessions.iter().any(|s| s.ends_with(id.as_str())))
+        },
+    )
+    .await
+    .unwrap_or_else(|sessions| panic!("c's old sessions {c_sessions:?} still there: {sessions:?}"));
 
     // Every agent ends with its task: finished ones when their session closes after the
     // grace period, the killed host's when it came back.
@@ -376,19 +368,19 @@ async fn a_hosts_dashboard_opens_another_hosts_terminals_with_a_one_time_code() 
     let a = Server::start_with_config(&config("a"));
     let b = Server::start_with_config(&config("b"));
     let client = client_with_token(&Era::Modern, &a.url, "token-a").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let listing = call_ok(&client, "task_list", json!({})).await;
-        let names: Vec<&str> = listing["queue"]["hosts"]
-            .as_array()
-            .map(|hosts| hosts.iter().filter_map(|h| h["name"].as_str()).collect())
-            .unwrap_or_default();
-        if names == ["a", "b"] {
-            break;
-        }
-        assert!(Instant::now() < deadline, "both hosts listed: {listing:#}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_read(
+        Duration::from_secs(30),
+        || call_ok(&client, "task_list", json!({})),
+        |listing| {
+            let names: Vec<&str> = listing["queue"]["hosts"]
+                .as_array()
+                .map(|hosts| hosts.iter().filter_map(|h| h["name"].as_str()).collect())
+                .unwrap_or_default();
+            names == ["a", "b"]
+        },
+    )
+    .await
+    .unwrap_or_else(|listing| panic!("both hosts listed: {listing:#}"));
 
     let base_a = a.base_url();
     assert_eq!(
@@ -433,16 +425,13 @@ async fn a_host_started_while_the_database_is_down_joins_once_it_is_back() {
         Server::start_with_config(&config)
     });
     let client = modern_client(&server.url).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let listing = call(&client, "task_list", json!({})).await;
-        let text = text_of(&listing);
-        if text.contains("host late: up") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the host never joined: {text}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    until_read(
+        Duration::from_secs(30),
+        || async { text_of(&call(&client, "task_list", json!({})).await) },
+        |text| text.contains("host late: up"),
+    )
+    .await
+    .unwrap_or_else(|text| panic!("the host never joined: {text}"));
 }
 
 /// A task queued on one machine names its project by its root's name and its path below it;
@@ -512,20 +501,20 @@ async fn a_host_runs_a_task_queued_elsewhere_in_its_own_copy_of_the_project() {
 
     let client = modern_client(&b.url).await;
     call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let task = loop {
-        let shown = call_ok(&client, "task_show", json!({"task_id": id})).await;
-        let task = shown["task"].clone();
-        if task["state"] == "done" {
-            break task;
-        }
-        assert!(
-            matches!(task["state"].as_str(), Some("queued" | "running")),
-            "{task:#}"
-        );
-        assert!(Instant::now() < deadline, "never done: {task:#}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let task = until_read(
+        Duration::from_secs(120),
+        || async { call_ok(&client, "task_show", json!({"task_id": id})).await["task"].clone() },
+        |task| {
+            // Any state but these on the way is a failure at once.
+            assert!(
+                matches!(task["state"].as_str(), Some("queued" | "running" | "done")),
+                "{task:#}"
+            );
+            task["state"] == "done"
+        },
+    )
+    .await
+    .unwrap_or_else(|task| panic!("never done: {task:#}"));
     assert_eq!(task["host"], "b");
     assert_eq!(
         task["project_path"],
@@ -629,23 +618,24 @@ async fn a_host_clones_a_task_named_by_its_remote_and_only_a_remote_it_may_clone
     let done = |id: String| {
         let client = &client;
         async move {
-            let deadline = Instant::now() + Duration::from_secs(120);
-            loop {
-                let shown = call_ok(client, "task_show", json!({"task_id": id})).await;
-                let checks = &shown["task"]["review"]["checks"]["state"];
-                if shown["task"]["state"] == "done" && (checks == "done" || checks == "skipped") {
-                    break shown;
-                }
-                assert!(
-                    matches!(
-                        shown["task"]["state"].as_str(),
-                        Some("queued" | "running" | "done")
-                    ),
-                    "{shown:#}"
-                );
-                assert!(Instant::now() < deadline, "never done: {shown:#}");
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
+            until_read(
+                Duration::from_secs(120),
+                || call_ok(client, "task_show", json!({"task_id": id})),
+                |shown| {
+                    // Any state but these on the way is a failure at once.
+                    assert!(
+                        matches!(
+                            shown["task"]["state"].as_str(),
+                            Some("queued" | "running" | "done")
+                        ),
+                        "{shown:#}"
+                    );
+                    let checks = &shown["task"]["review"]["checks"]["state"];
+                    shown["task"]["state"] == "done" && (checks == "done" || checks == "skipped")
+                },
+            )
+            .await
+            .unwrap_or_else(|shown| panic!("never done: {shown:#}"))
         }
     };
     let shown = done(first.clone()).await;
@@ -769,18 +759,13 @@ async fn a_projects_daily_budget_spent_holds_its_new_starts_on_every_host_but_no
                        "description": "Finish lab:complete=done"});
     let added = call_ok(&on_a, "task_add", json!({"tasks": [first]})).await;
     let first = added["added"][0]["id"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let task = call_ok(&on_b, "task_show", json!({"task_id": first})).await["task"].clone();
-        if task["state"] == "done" && task["usage"]["attempts"][0]["tokens"].is_object() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the first task never ended: {task:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        Duration::from_secs(120),
+        || async { call_ok(&on_b, "task_show", json!({"task_id": first})).await["task"].clone() },
+        |task| task["state"] == "done" && task["usage"]["attempts"][0]["tokens"].is_object(),
+    )
+    .await
+    .unwrap_or_else(|task| panic!("the first task never ended: {task:#}"));
 
     // Its next task waits, on both hosts; another project's starts and ends.
     let next = json!({"title": "next", "project_path": project, "description": "Finish lab:complete=done"});
@@ -790,18 +775,15 @@ async fn a_projects_daily_budget_spent_holds_its_new_starts_on_every_host_but_no
         added["added"][0]["id"].as_str().unwrap().to_string(),
         added["added"][1]["id"].as_str().unwrap().to_string(),
     );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let task = call_ok(&on_a, "task_show", json!({"task_id": elsewhere})).await["task"].clone();
-        if task["state"] == "done" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the other project's task never ended: {task:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        Duration::from_secs(120),
+        || async {
+            call_ok(&on_a, "task_show", json!({"task_id": elsewhere})).await["task"].clone()
+        },
+        |task| task["state"] == "done",
+    )
+    .await
+    .unwrap_or_else(|task| panic!("the other project's task never ended: {task:#}"));
     for client in [&on_a, &on_b] {
         let listed = call_ok(client, "task_list", json!({})).await;
         let held = listed["queue"]["held"][0].as_str().unwrap_or_default();
@@ -825,17 +807,12 @@ async fn a_projects_daily_budget_spent_holds_its_new_starts_on_every_host_but_no
         json!({"daily_budget": {"project_path": project, "tokens": 1_000_000}}),
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let task = call_ok(&on_a, "task_show", json!({"task_id": next})).await["task"].clone();
-        if task["state"] == "done" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the held task never ran: {task:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    until_read(
+        Duration::from_secs(120),
+        || async { call_ok(&on_a, "task_show", json!({"task_id": next})).await["task"].clone() },
+        |task| task["state"] == "done",
+    )
+    .await
+    .unwrap_or_else(|task| panic!("the held task never ran: {task:#}"));
     no_agent_left(&home, tmux_dir.path(), "after the daily budget").await;
 }

@@ -107,18 +107,9 @@ impl Collector {
         limit: Duration,
         enough: impl Fn(&[Received]) -> bool,
     ) -> Vec<Received> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let spans = self.spans();
-            if enough(&spans) {
-                return spans;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: never; the collector received {spans:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        until_read(limit, || async { self.spans() }, |spans| enough(spans))
+            .await
+            .unwrap_or_else(|spans| panic!("{what}: never; the collector received {spans:#?}"))
     }
 }
 
@@ -340,15 +331,14 @@ async fn a_tasks_trace_holds_its_attempts_with_their_usage_its_checks_and_its_la
     let id = added["added"][0]["id"].as_str().unwrap().to_string();
     call_ok(&client, "queue_configure", json!({"mode": "auto"})).await;
 
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let landed = loop {
-        let shown = call_ok(&client, "task_show", json!({"task_id": id})).await;
-        if shown["task"]["landing"]["state"]["state"] == "landed" {
-            break shown["task"].clone();
-        }
-        assert!(Instant::now() < deadline, "never landed: {shown:#}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let shown = until_read(
+        Duration::from_secs(600),
+        || call_ok(&client, "task_show", json!({"task_id": id})),
+        |shown| shown["task"]["landing"]["state"]["state"] == "landed",
+    )
+    .await
+    .unwrap_or_else(|shown| panic!("never landed: {shown:#}"));
+    let landed = shown["task"].clone();
     assert_eq!(landed["attempts"], 2, "{landed:#}");
     let usage = landed["usage"]["attempts"].as_array().unwrap().clone();
 

@@ -50,6 +50,26 @@ pub async fn until_some<T, F: Future<Output = Option<T>>>(
     }
 }
 
+/// Reads with `read` every 200 ms until a reading satisfies `done` (Ok with it) or `limit`
+/// passes (Err with the last reading, for the failure to show).
+pub async fn until_read<T, F: Future<Output = T>>(
+    limit: Duration,
+    mut read: impl FnMut() -> F,
+    done: impl Fn(&T) -> bool,
+) -> Result<T, T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let reading = read().await;
+        if done(&reading) {
+            return Ok(reading);
+        }
+        if Instant::now() >= deadline {
+            return Err(reading);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Poll the async `check` every 50 ms until it holds or `limit` passes.
 pub async fn until_true<F: Future<Output = bool>>(
     limit: Duration,

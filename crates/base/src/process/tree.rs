@@ -514,10 +514,13 @@ mod tests {
         let tree = ProcessTree::of_sessions([leader]);
         wait_for_members(&tree, 2);
 
-        let started = Instant::now();
-        tree.end(Escalation::sigterm(Duration::from_secs(30))).await;
-
-        assert!(started.elapsed() < Duration::from_secs(10));
+        // A grace of an hour: only a tree ended by its first signal ends within the limit.
+        let ended = tokio::time::timeout(
+            Duration::from_secs(600),
+            tree.end(Escalation::sigterm(Duration::from_secs(3600))),
+        )
+        .await;
+        assert!(ended.is_ok(), "the member waited for the grace period");
         child.wait().unwrap();
     }
 

@@ -533,14 +533,12 @@ mod tests {
         let (elixir, pid_file) = hung_elixir(dir.path());
         let policy = short_policy(Duration::from_secs(1));
 
-        let started = Instant::now();
         let result = fetch_docs_output(&policy, &elixir, &[dir.path().into()], &Default::default());
 
         assert!(
             matches!(result, Err(ElixirDocsError::TimedOut { seconds: 1, .. })),
             "{result:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(10));
         assert!(!is_running(&pid_file), "the helper's child survived");
     }
 
@@ -561,7 +559,6 @@ mod tests {
             })
         };
 
-        let started = Instant::now();
         let result = fetch_docs_output(&policy, &elixir, &[dir.path().into()], &cancel);
         canceller.join().unwrap();
 
@@ -569,7 +566,6 @@ mod tests {
             matches!(result, Err(ElixirDocsError::Cancelled { .. })),
             "{result:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(10));
         assert!(!is_running(&pid_file), "the helper's child survived");
     }
 

@@ -679,7 +679,6 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
             canceller.cancel();
         });
-        let started = Instant::now();
         let waited = core
             .wait(
                 WaitFor {
@@ -691,7 +690,6 @@ mod tests {
             )
             .await;
         assert_eq!(waited, Err(Cancelled));
-        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[tokio::test]

@@ -563,7 +563,6 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
             canceller.cancel();
         });
-        let started = Instant::now();
         let cancelled = core
             .run(
                 &input,
@@ -575,7 +574,6 @@ mod tests {
             )
             .await;
         assert!(matches!(cancelled, Err(RunError::Cancelled(Cancelled))));
-        assert!(started.elapsed() < Duration::from_secs(2));
         assert!(
             core.lock().capture.is_none(),
             "the capture ends with the run"
