@@ -70,7 +70,12 @@ impl Tasks {
                 why: format!("the task ended {}, not done", task.state),
             };
         }
-        if store.set_review(id, &review).await.is_err() {
+        // A retry may have started while this attempt was captured: its result is not the
+        // new attempt's, and a review kept for it would keep the new one from being made.
+        let same_attempt = store.get(id).await.is_ok_and(|now| {
+            now.attempts == task.attempts && now.state == task.state && now.review.is_none()
+        });
+        if !same_attempt || store.set_review(id, &review).await.is_err() {
             return;
         }
         self.publish(&task, Some(task.state));
