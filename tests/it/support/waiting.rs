@@ -32,24 +32,6 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
     check()
 }
 
-/// Poll the async `check` every 50 ms until it gives a value or `limit` passes; the value,
-/// or None when it never gave one.
-pub async fn until_some<T, F: Future<Output = Option<T>>>(
-    limit: Duration,
-    mut check: impl FnMut() -> F,
-) -> Option<T> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = check().await {
-            return Some(value);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Reads with `read` every 200 ms until a reading satisfies `done` (Ok with it) or `limit`
 /// passes (Err with the last reading, for the failure to show).
 pub async fn until_read<T, F: Future<Output = T>>(
@@ -70,17 +52,12 @@ pub async fn until_read<T, F: Future<Output = T>>(
     }
 }
 
-/// Poll the async `check` every 50 ms until it holds or `limit` passes.
+/// Reads the async `check` every 200 ms until it holds or `limit` passes.
 pub async fn until_true<F: Future<Output = bool>>(
     limit: Duration,
-    mut check: impl FnMut() -> F,
+    check: impl FnMut() -> F,
 ) -> bool {
-    until_some(limit, || {
-        let holds = check();
-        async move { holds.await.then_some(()) }
-    })
-    .await
-    .is_some()
+    until_read(limit, check, |holds| *holds).await.is_ok()
 }
 
 /// Waits (terminal_wait, up to `limit`) until the screen of terminal `session` matches the
