@@ -233,8 +233,9 @@ fn contention(backend: Backend, direct: bool) -> (Vec<Duration>, Vec<Duration>) 
                             backend.list(None).unwrap();
                             backend.get(&id).unwrap();
                         } else {
-                            store.list(None).await.unwrap();
-                            store.get(&id).await.unwrap();
+                            store.call(|q| q.list(None)).await.unwrap();
+                            let id = id.clone();
+                            store.call(move |q| q.get(&id)).await.unwrap();
                         }
                         took.push(asked.elapsed());
                         tokio::task::yield_now().await;

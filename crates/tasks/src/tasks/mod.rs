@@ -57,7 +57,6 @@ pub use store::{
 };
 pub use tokens::{TaskScope, TaskTokens};
 
-use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Notify;
@@ -208,16 +207,15 @@ impl Tasks {
     /// `work` on the store, tried again while its database cannot be reached (a shared
     /// queue's server restarting), for up to a minute: an agent's word on its task, or its
     /// failure, outlasts a short outage instead of being lost to it.
-    pub(super) async fn persistently<'s, T, F>(
-        &'s self,
-        work: impl Fn(&'s TaskStore) -> F,
-    ) -> Result<T, TaskError>
-    where
-        F: Future<Output = Result<T, StoreError>>,
-    {
+    pub(super) async fn persistently<T: Send + 'static>(
+        &self,
+        work: impl Fn(&dyn store::Queue) -> Result<T, StoreError> + Send + Sync + 'static,
+    ) -> Result<T, TaskError> {
         let deadline = tokio::time::Instant::now() + STORE_OUTAGE;
+        let work = Arc::new(work);
         loop {
-            let result = async { work(self.store().await?).await }.await;
+            let work = work.clone();
+            let result = async { self.store().await?.call(move |q| work(q)).await }.await;
             match result {
                 Err(error) if error.is_unavailable() && tokio::time::Instant::now() < deadline => {
                     tokio::time::sleep(std::time::Duration::from_millis(250)).await;
@@ -246,7 +244,7 @@ impl Tasks {
         let store = self.store().await?;
         let keyed = checked.iter().all(|new| new.key.is_some());
         let added = store
-            .add_all(checked)
+            .call(|q| q.add_all(checked))
             .await
             .map_err(|error| retry_advice(error, keyed))?;
         let mut known = Vec::new();
@@ -257,10 +255,14 @@ impl Tasks {
             }
         }
         self.fill().await;
-        let mut lines = Vec::new();
-        for added in &added {
-            lines.push(TaskLine::from(&store.get(&added.task().id).await?));
-        }
+        let ids: Vec<String> = added.iter().map(|added| added.task().id.clone()).collect();
+        let lines = store
+            .call(move |q| {
+                ids.iter()
+                    .map(|id| Ok(TaskLine::from(&q.get(id)?)))
+                    .collect()
+            })
+            .await?;
         Ok(AddReport {
             added: lines,
             known,
@@ -392,7 +394,7 @@ impl Tasks {
             ),
             None => None,
         };
-        let all = self.store().await?.list(None).await?;
+        let all = self.store().await?.call(|q| q.list(None)).await?;
         let tasks = all
             .iter()
             .filter(|t| req.state.is_none_or(|state| t.state == state))
@@ -416,7 +418,7 @@ impl Tasks {
 
     /// One task in full, with what its open result would meet if merged now.
     pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.store().await?.get(&req.task_id).await?;
+        let task = self.task(&req.task_id).await?;
         let (target, overlaps) = self.conflicts(&task).await;
         let mut report = self.report(task);
         report.target = target;
@@ -432,10 +434,9 @@ impl Tasks {
                 "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
             ));
         }
-        let store = self.store().await?;
         let task = {
             let _choosing = self.starting.lock().await;
-            let task = store.get(&req.task_id).await?;
+            let task = self.task(&req.task_id).await?;
             task.state
                 .after(Transition::Start)
                 .map_err(|source| StoreError::Illegal {
@@ -454,19 +455,21 @@ impl Tasks {
             }
         };
         self.launch(task.clone()).await;
-        Ok(self.report(store.get(&task.id).await?))
+        Ok(self.report(self.task(&task.id).await?))
     }
 
     /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
     pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store().await?;
-        let before = store.get(&req.task_id).await?;
+        let before = self.task(&req.task_id).await?;
         let record = Record {
             failure: Some("cancelled".into()),
             ..Record::default()
         };
-        let task = store
-            .transition(&req.task_id, Transition::Cancel, record, None)
+        let id = req.task_id.clone();
+        let task = self
+            .store()
+            .await?
+            .call(move |q| q.transition(&id, Transition::Cancel, record, None))
             .await?;
         self.publish(&task, Some(before.state));
         // A task running on another host is stopped there, when that host hears of it.
@@ -474,14 +477,14 @@ impl Tasks {
             self.stop_agent(&task).await;
             self.fill().await;
         }
-        Ok(self.report(store.get(&task.id).await?))
+        Ok(self.report(self.task(&task.id).await?))
     }
 
     /// Queues a failed or cancelled task again; a done one whose result waits for a person
     /// goes back to its agent for one more attempt.
     pub async fn retry(self: &Arc<Self>, req: RetryRequest) -> Result<TaskReport, TaskError> {
         let store = self.store().await?;
-        let before = store.get(&req.task_id).await?;
+        let before = self.task(&req.task_id).await?;
         if let Some(asked) = &req.budget {
             let budget = self
                 .budget_for(Some(asked))
@@ -500,7 +503,8 @@ impl Tasks {
                     before.state.name()
                 )));
             }
-            store.set_usage(&before.id, &usage).await?;
+            let id = before.id.clone();
+            store.call(move |q| q.set_usage(&id, &usage)).await?;
         } else if let Some(why) = before.usage.as_ref().and_then(|u| u.exhausted()) {
             return Err(TaskError::InvalidArgument(format!(
                 "task {} may spend no more: {why}",
@@ -510,12 +514,13 @@ impl Tasks {
         if before.state == TaskState::Done {
             return self.once_more(before).await;
         }
+        let id = req.task_id.clone();
         let task = store
-            .transition(&req.task_id, Transition::Retry, Record::default(), None)
+            .call(move |q| q.transition(&id, Transition::Retry, Record::default(), None))
             .await?;
         self.publish(&task, Some(before.state));
         self.fill().await;
-        Ok(self.report(store.get(&task.id).await?))
+        Ok(self.report(self.task(&task.id).await?))
     }
 
     /// The agent's own word on how its task ended. A task's token may only complete its own
@@ -539,15 +544,16 @@ impl Tasks {
             ));
         }
         let id = &req.task_id;
-        let lease = self.lease_here(&self.persistently(|store| store.get(id)).await?)?;
+        let lease = {
+            let id = id.clone();
+            self.lease_here(&self.persistently(move |q| q.get(&id)).await?)?
+        };
         let record = Record {
             summary: Some(req.summary.trim().to_string()),
             ..Record::default()
         };
         let complete = Transition::Complete(req.outcome);
-        let completed = self
-            .persistently(|store| store.transition(id, complete, record.clone(), lease.as_ref()))
-            .await;
+        let completed = self.change(id, complete, record.clone(), lease).await;
         let task = match completed {
             Ok(task) => task,
             // An attempt that got no answer may have been made all the same: then the
@@ -575,19 +581,24 @@ impl Tasks {
     ) -> Result<QueueReport, TaskError> {
         let store = self.store().await?;
         if let Some(daily) = &req.daily_budget {
-            let mut budgets = store.daily_budgets().await?;
+            let mut budgets = store.call(|q| q.daily_budgets()).await?;
             self.set_daily_budget(&mut budgets, daily)
                 .map_err(TaskError::InvalidArgument)?;
-            store.set_daily_budgets(&budgets).await?;
+            store.call(move |q| q.set_daily_budgets(&budgets)).await?;
         }
-        let before = store.settings().await?;
-        let settings = QueueSettings {
-            mode: req.mode.unwrap_or(before.mode),
-            max_concurrent: req
-                .max_concurrent
-                .map_or(before.max_concurrent, |n| n.get() as u32),
-        };
-        store.set_settings(settings).await?;
+        let settings = store
+            .call(move |q| {
+                let before = q.settings()?;
+                let settings = QueueSettings {
+                    mode: req.mode.unwrap_or(before.mode),
+                    max_concurrent: req
+                        .max_concurrent
+                        .map_or(before.max_concurrent, |n| n.get() as u32),
+                };
+                q.set_settings(settings)?;
+                Ok(settings)
+            })
+            .await?;
         self.events.publish(EventKind::QueueConfigured {
             mode: settings.mode.name(),
             max_concurrent: settings.max_concurrent,
@@ -634,7 +645,7 @@ impl Tasks {
 
     /// Cancels every queued task; running ones go on.
     pub async fn clear(&self) -> Result<QueueReport, TaskError> {
-        let cancelled = self.store().await?.clear_queue().await?;
+        let cancelled = self.store().await?.call(|q| q.clear_queue()).await?;
         for task in &cancelled {
             self.publish(task, Some(TaskState::Queued));
         }

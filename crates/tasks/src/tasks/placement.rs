@@ -128,10 +128,11 @@ impl Tasks {
                 Isolation::Worktree(worktree)
             }
         };
-        self.persistently(|store| async {
-            store.set_isolation(&task.id, &isolation).await?;
+        let (id, placed) = (task.id.clone(), isolation.clone());
+        self.persistently(move |q| {
+            q.set_isolation(&id, &placed)?;
             // An earlier attempt's result no longer says what the branch holds.
-            store.clear_review(&task.id).await
+            q.clear_review(&id)
         })
         .await?;
         Ok(isolation)

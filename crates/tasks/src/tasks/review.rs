@@ -32,7 +32,7 @@ impl Tasks {
         let Ok(store) = self.store().await else {
             return;
         };
-        let Ok(task) = store.get(id).await else {
+        let Ok(task) = self.task(id).await else {
             return;
         };
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
@@ -72,10 +72,20 @@ impl Tasks {
         }
         // A retry may have started while this attempt was captured: its result is not the
         // new attempt's, and a review kept for it would keep the new one from being made.
-        let same_attempt = store.get(id).await.is_ok_and(|now| {
-            now.attempts == task.attempts && now.state == task.state && now.review.is_none()
-        });
-        if !same_attempt || store.set_review(id, &review).await.is_err() {
+        let kept = {
+            let (id, attempt, kept) = (task.id.clone(), task.clone(), review.clone());
+            store.call(move |q| {
+                let now = q.get(&id)?;
+                let same_attempt = now.attempts == attempt.attempts
+                    && now.state == attempt.state
+                    && now.review.is_none();
+                if same_attempt {
+                    q.set_review(&id, &kept)?;
+                }
+                Ok(same_attempt)
+            })
+        };
+        if !kept.await.unwrap_or(false) {
             return;
         }
         self.publish(&task, Some(task.state));
@@ -83,7 +93,12 @@ impl Tasks {
             let started = SystemTime::now();
             review.checks = self.checks(&worktree.dir()).await;
             super::traces::checks_ended(&task, started, &review.checks);
-            if store.set_review(id, &review).await.is_ok() {
+            let (id, checked) = (task.id.clone(), review.clone());
+            if store
+                .call(move |q| q.set_review(&id, &checked))
+                .await
+                .is_ok()
+            {
                 self.publish(&task, Some(task.state));
             }
         }
@@ -279,8 +294,8 @@ impl Tasks {
                 notes: Vec::new(),
             },
         };
-        self.persistently(|store| store.set_review(&task.id, &review))
-            .await?;
+        let (id, kept) = (task.id.clone(), review.clone());
+        self.persistently(move |q| q.set_review(&id, &kept)).await?;
         self.publish(&task, Some(task.state));
         self.show(TaskRequest { task_id: task.id }).await
     }

@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use super::briefing::{context, prompt};
 use super::isolation::Isolation;
 use super::state::{TaskState, Transition};
-use super::store::{Health, QueueMode, Record, StoreError, Task};
+use super::store::{Health, Lease, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::requests::{
@@ -88,7 +88,7 @@ impl Tasks {
             return started;
         };
         while store
-            .settings()
+            .call(|q| q.settings())
             .await
             .is_ok_and(|settings| settings.mode == QueueMode::Auto)
         {
@@ -119,7 +119,7 @@ impl Tasks {
         let Ok(store) = self.store().await else {
             return Vec::new();
         };
-        let Ok(queued) = store.queued_in_order().await else {
+        let Ok(queued) = store.call(|q| q.queued_in_order()).await else {
             return Vec::new();
         };
         let holds = self.daily_holds().await;
@@ -149,7 +149,9 @@ impl Tasks {
         }
         let claimer = self.host.claimer(self.config.tasks.host.cap);
         let store = self.store().await?;
-        let Some(mut running) = store.claim(candidates, &claimer).await? else {
+        let candidates = candidates.to_vec();
+        let claimed = store.call(move |q| q.claim(&candidates, &claimer));
+        let Some(mut running) = claimed.await? else {
             return Ok(None);
         };
         // Claimed from another host's queue entry: its project is this host's copy.
@@ -157,9 +159,8 @@ impl Tasks {
             && here.display().to_string() != running.project_path
             && self.is_mine(&running)
         {
-            running = store
-                .relocate(&running.id, &lease, &here.display().to_string())
-                .await?;
+            let (id, here) = (running.id.clone(), here.display().to_string());
+            running = store.call(move |q| q.relocate(&id, &lease, &here)).await?;
         }
         self.publish(&running, Some(TaskState::Queued));
         self.wake.notify_one();
@@ -168,8 +169,7 @@ impl Tasks {
 
     /// Why queued task `id` could not be claimed just now.
     pub(super) async fn why_not_started(&self, id: &str) -> Result<TaskError, TaskError> {
-        let store = self.store().await?;
-        let task = store.get(id).await?;
+        let task = self.task(id).await?;
         if let Err(source) = task.state.after(Transition::Start) {
             return Ok(StoreError::Illegal {
                 id: id.to_string(),
@@ -188,8 +188,11 @@ impl Tasks {
                 self.host.name
             )));
         }
-        let running = store.count(TaskState::Running).await?;
-        let cap = store.settings().await?.max_concurrent;
+        let counted = self.store().await?.call(|q| {
+            let running = q.count(TaskState::Running)?;
+            Ok((running, q.settings()?.max_concurrent))
+        });
+        let (running, cap) = counted.await?;
         Ok(TaskError::NotAllowed(match running >= cap {
             true => format!(
                 "{running} task(s) run already, the queue's cap; raise it with queue_configure (max_concurrent) or wait for one to end"
@@ -253,7 +256,8 @@ impl Tasks {
         let (sandbox, confinement) = self.sandbox_for(task, &isolation, &session, &token).await?;
         let mut isolation = isolation;
         isolation.confine(confinement);
-        self.persistently(|store| store.set_isolation(&task.id, &isolation))
+        let (id, placed) = (task.id.clone(), isolation.clone());
+        self.persistently(move |q| q.set_isolation(&id, &placed))
             .await?;
         let mut env = BTreeMap::new();
         if sandbox.is_none() {
@@ -330,11 +334,7 @@ impl Tasks {
             exit_code,
             ..Record::default()
         };
-        let failed = self
-            .persistently(|store| {
-                store.transition(&task.id, Transition::Fail, record.clone(), lease.as_ref())
-            })
-            .await;
+        let failed = self.change(&task.id, Transition::Fail, record, lease).await;
         match failed {
             Ok(failed) => {
                 self.publish(&failed, Some(TaskState::Running));
@@ -417,9 +417,8 @@ impl Tasks {
             tokio::time::sleep(delay).await;
             let left = this.terminals.read_text(&session, true).await.ok();
             if let Some(text) = transcript_of(shown, left)
-                && let Ok(store) = this.store().await
-                && store.get(&id).await.is_ok_and(|task| this.is_mine(&task))
-                && let Err(error) = store.set_transcript(&id, text.trim_end()).await
+                && this.task(&id).await.is_ok_and(|task| this.is_mine(&task))
+                && let Err(error) = this.keep_transcript(&id, text.trim_end()).await
             {
                 tracing::warn!("task {id}: keeping its transcript: {error}");
             }
@@ -686,10 +685,7 @@ impl Tasks {
                 None => format!("its agent waits for {what}"),
             }
         });
-        let Ok(store) = self.store().await else {
-            return;
-        };
-        let Ok(task) = store.get(id).await else {
+        let Ok(task) = self.task(id).await else {
             return;
         };
         let Ok(lease) = self.lease_here(&task) else {
@@ -698,11 +694,18 @@ impl Tasks {
         if task.epoch != claim {
             return;
         }
-        if let Ok(true) = store
-            .set_attention(id, why.as_deref(), lease.as_ref())
-            .await
-            && let Ok(task) = store.get(id).await
-        {
+        let Ok(store) = self.store().await else {
+            return;
+        };
+        let id = id.to_string();
+        let marked =
+            store.call(
+                move |q| match q.set_attention(&id, why.as_deref(), lease.as_ref())? {
+                    true => q.get(&id).map(Some),
+                    false => Ok(None),
+                },
+            );
+        if let Ok(Some(task)) = marked.await {
             self.publish(&task, Some(TaskState::Running));
         }
     }
@@ -753,7 +756,8 @@ impl Tasks {
                     yes.label, task.project_path
                 ));
                 if let Ok(store) = self.store().await {
-                    let _ = store.set_isolation(id, &Isolation::Worktree(tree)).await;
+                    let (id, noted) = (id.to_string(), Isolation::Worktree(tree));
+                    let _ = store.call(move |q| q.set_isolation(&id, &noted)).await;
                 }
             }
             Err(error) => tracing::warn!("task {id}: answering the trust question: {error}"),
@@ -774,20 +778,47 @@ impl Tasks {
 
     /// Every task (none when the store cannot be read).
     pub(super) async fn all_tasks(&self) -> Vec<Task> {
-        async { self.store().await?.list(None).await }
+        async { self.store().await?.call(|q| q.list(None)).await }
             .await
             .unwrap_or_default()
     }
 
     /// Task `id` as stored.
     pub(super) async fn task(&self, id: &str) -> Result<Task, TaskError> {
-        Ok(self.store().await?.get(id).await?)
+        let id = id.to_string();
+        Ok(self.store().await?.call(move |q| q.get(&id)).await?)
+    }
+
+    /// Keeps `text` as task `id`'s transcript.
+    async fn keep_transcript(&self, id: &str, text: &str) -> Result<(), StoreError> {
+        let (id, text) = (id.to_string(), text.to_string());
+        self.store()
+            .await?
+            .call(move |q| q.set_transcript(&id, &text))
+            .await
+    }
+
+    /// Moves task `id` through `transition`, held by `lease`, through a short outage of the
+    /// queue too.
+    pub(super) async fn change(
+        &self,
+        id: &str,
+        transition: Transition,
+        record: Record,
+        lease: Option<Lease>,
+    ) -> Result<Task, TaskError> {
+        let id = id.to_string();
+        self.persistently(move |q| q.transition(&id, transition, record.clone(), lease.as_ref()))
+            .await
     }
 
     /// The tasks running on this host (none when the store cannot be read: nothing runs
     /// then).
     pub(super) async fn running_tasks(&self) -> Vec<Task> {
-        let running = async { self.store().await?.list(Some(TaskState::Running)).await };
+        let running = async {
+            let running = self.store().await?;
+            running.call(|q| q.list(Some(TaskState::Running))).await
+        };
         running
             .await
             .unwrap_or_default()
@@ -845,7 +876,8 @@ impl Tasks {
     /// shared one they go back to the team as a lost host's do ([`Self::hand_back`]), for
     /// this host or another to do.
     async fn adopt(self: &Arc<Self>) -> Result<(), TaskError> {
-        let running = self.store().await?.list(Some(TaskState::Running)).await?;
+        let running = self.store().await?;
+        let running = running.call(|q| q.list(Some(TaskState::Running))).await?;
         for task in running.into_iter().filter(|t| self.is_mine(t)) {
             let session = task
                 .session
@@ -953,9 +985,7 @@ impl Tasks {
             ..Record::default()
         };
         let lost = self
-            .persistently(|store| {
-                store.transition(&task.id, Transition::Lose, record.clone(), lease.as_ref())
-            })
+            .change(&task.id, Transition::Lose, record.clone(), lease)
             .await;
         let mut now = match lost {
             Ok(lost) => lost,
@@ -966,12 +996,7 @@ impl Tasks {
         };
         tracing::warn!("task {}: {why}; handed back to the queue", task.id);
         if self.config.tasks.host.requeue_lost {
-            match self
-                .persistently(|store| {
-                    store.transition(&task.id, Transition::Retry, record.clone(), None)
-                })
-                .await
-            {
+            match self.change(&task.id, Transition::Retry, record, None).await {
                 Ok(queued) => now = queued,
                 Err(error) => tracing::debug!("task {}: queueing it again: {error}", task.id),
             }

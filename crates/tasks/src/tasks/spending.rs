@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tasks;
 use super::isolation::Isolation;
-use super::store::Task;
+use super::store::{Queue, Task};
 use crate::agents::usage::{self, Run};
 use crate::config::prices::Prices;
 pub use crate::spend::Budget;
@@ -215,18 +215,18 @@ impl Tasks {
         let counted = self.spent_by(run).await;
         let mut attempt = AttemptSpent::counted(run.attempts, counted, &self.config.prices);
         attempt.started_at_ms = run.started_at_ms;
+        let id = run.id.clone();
         let kept = async {
-            let store = self.store().await.map_err(|e| e.to_string())?;
-            let now = store.get(&run.id).await.map_err(|e| e.to_string())?;
-            let mut spending = now.usage.clone().unwrap_or_default();
-            spending.record(attempt);
-            if now.usage.as_ref() != Some(&spending) {
-                store
-                    .set_usage(&run.id, &spending)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            Ok::<_, String>(spending)
+            let keep = move |q: &dyn Queue| {
+                let now = q.get(&id)?;
+                let mut spending = now.usage.clone().unwrap_or_default();
+                spending.record(attempt);
+                if now.usage.as_ref() != Some(&spending) {
+                    q.set_usage(&id, &spending)?;
+                }
+                Ok(spending)
+            };
+            self.store().await?.call(keep).await
         };
         match kept.await {
             Ok(spending) => spending,
@@ -243,11 +243,18 @@ impl Tasks {
         let Ok(store) = self.store().await else {
             return DailyHolds::default();
         };
-        let budgets = match store.daily_budgets().await {
-            Ok(budgets) if !budgets.is_empty() => budgets,
+        let read = store.call(|q| {
+            let budgets = q.daily_budgets()?;
+            let tasks = match budgets.is_empty() {
+                true => Vec::new(),
+                false => q.list(None)?,
+            };
+            Ok((budgets, tasks))
+        });
+        let (budgets, tasks) = match read.await {
+            Ok((budgets, tasks)) if !budgets.is_empty() => (budgets, tasks),
             _ => return DailyHolds::default(),
         };
-        let tasks = store.list(None).await.unwrap_or_default();
         let today = day_of(crate::millis::unix_millis(std::time::SystemTime::now()));
         let mut team = Spending {
             budget: budgets.team,

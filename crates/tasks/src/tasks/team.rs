@@ -269,9 +269,10 @@ impl Tasks {
     async fn register(&self) {
         let lease_ms = crate::millis::millis(self.host.lease);
         let registered = async {
+            let (entry, session) = (self.entry(), self.host.session.clone());
             self.store()
                 .await?
-                .register_host(&self.entry(), &self.host.session, lease_ms)
+                .call(move |q| q.register_host(&entry, &session, lease_ms))
                 .await
         }
         .await;
@@ -338,9 +339,10 @@ impl Tasks {
     async fn beat(&self) -> bool {
         let lease_ms = crate::millis::millis(self.host.lease);
         let renewed = async {
+            let (name, session) = (self.host.name.clone(), self.host.session.clone());
             self.store()
                 .await?
-                .heartbeat(&self.host.name, &self.host.session, lease_ms)
+                .call(move |q| q.heartbeat(&name, &session, lease_ms))
                 .await
         }
         .await;
@@ -374,7 +376,13 @@ impl Tasks {
     /// Takes back the running tasks of hosts whose lease ran out.
     async fn rescue(&self) {
         let requeue = self.config.tasks.host.requeue_lost;
-        let rescued = async { self.store().await?.rescue_lost(requeue).await }.await;
+        let rescued = async {
+            self.store()
+                .await?
+                .call(move |q| q.rescue_lost(requeue))
+                .await
+        };
+        let rescued = rescued.await;
         match rescued {
             Ok(rescued) => {
                 for task in rescued {
@@ -395,14 +403,11 @@ impl Tasks {
     /// the lease of their host; and of this host's tasks cancelled by a person on another
     /// host. The current claims of other hosts are theirs to look after.
     async fn let_go(self: &Arc<Self>) {
-        let Ok(store) = self.store().await else {
-            return;
-        };
         for session in self.terminals.names() {
             let Some((id, claim)) = task_of_session(&session) else {
                 continue;
             };
-            let Ok(task) = store.get(id).await else {
+            let Ok(task) = self.task(id).await else {
                 continue;
             };
             let lost = matches!(task.state, TaskState::Queued | TaskState::Lost);
@@ -440,7 +445,7 @@ impl Tasks {
     /// one-time login code when it is another host of the shared queue.
     pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
         let store = self.store().await?;
-        let hosts = store.hosts().await?;
+        let hosts = store.call(|q| q.hosts()).await?;
         let Some(host) = hosts.iter().find(|h| h.entry.name == name) else {
             return Err(TaskError::InvalidArgument(format!(
                 "no host {name:?} shares this queue; its hosts: {}",
@@ -461,19 +466,23 @@ impl Tasks {
             )));
         }
         let url = host.entry.url.trim_end_matches('/');
-        Ok(match store.issue_viewer_code(name).await? {
-            Some(code) => format!("{url}/login?code={code}"),
-            None => format!("{url}/"),
-        })
+        let host = name.to_string();
+        Ok(
+            match store.call(move |q| q.issue_viewer_code(&host)).await? {
+                Some(code) => format!("{url}/login?code={code}"),
+                None => format!("{url}/"),
+            },
+        )
     }
 
     /// Whether `code` is a one-time code another host of the queue issued for this one.
     pub async fn admits_viewer(&self, code: &str) -> bool {
         match self.store().await {
-            Ok(store) => store
-                .take_viewer_code(&self.host.name, code)
-                .await
-                .unwrap_or(false),
+            Ok(store) => {
+                let (host, code) = (self.host.name.clone(), code.to_string());
+                let taken = store.call(move |q| q.take_viewer_code(&host, &code));
+                taken.await.unwrap_or(false)
+            }
             Err(_) => false,
         }
     }

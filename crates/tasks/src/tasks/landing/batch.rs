@@ -245,11 +245,7 @@ impl Tasks {
             since_ms: unix_millis(SystemTime::now()),
             together,
         };
-        if self
-            .persistently(|store| store.set_landing(&task.id, &landing))
-            .await
-            .is_ok()
-        {
+        if self.store_landing(task, &landing).await.is_ok() {
             self.publish(task, Some(task.state));
         }
     }

@@ -109,11 +109,7 @@ impl Tasks {
             }
             None => Landing::waiting(&into, now),
         };
-        if self
-            .persistently(|store| store.set_landing(&task.id, &landing))
-            .await
-            .is_ok()
-        {
+        if self.store_landing(task, &landing).await.is_ok() {
             self.publish(task, Some(task.state));
             self.landings.wake();
         }
@@ -209,9 +205,7 @@ impl Tasks {
                     since_ms: unix_millis(SystemTime::now()),
                     together: Vec::new(),
                 };
-                let stored = self
-                    .persistently(|store| store.set_landing(&task.id, &landing))
-                    .await;
+                let stored = self.store_landing(task, &landing).await;
                 if stored.is_ok() {
                     self.publish(task, Some(task.state));
                 }
@@ -261,9 +255,7 @@ impl Tasks {
                     into,
                     since_ms: now,
                 };
-                let _ = self
-                    .persistently(|store| store.set_landing(&task.id, &landing))
-                    .await;
+                let _ = self.store_landing(task, &landing).await;
                 self.landings.wake();
                 Step::Settled
             }
@@ -286,9 +278,7 @@ impl Tasks {
         };
         if landing.state != state {
             landing.state = state;
-            let stored = self
-                .persistently(|store| store.set_landing(&task.id, &landing))
-                .await;
+            let stored = self.store_landing(task, &landing).await;
             if stored.is_ok() {
                 self.publish(task, Some(task.state));
             }
@@ -537,12 +527,13 @@ impl Tasks {
             ..landing
         });
         // The branch moved: its record must follow, through a short outage too.
-        self.persistently(|store| async {
-            store.set_review(&task.id, &review).await?;
-            if let Some(landing) = &landing {
-                store.set_landing(&task.id, landing).await?;
+        let (id, review) = (task.id.clone(), review.clone());
+        self.persistently(move |q| {
+            q.set_review(&id, &review)?;
+            match &landing {
+                Some(landing) => q.set_landing(&id, landing),
+                None => Ok(()),
             }
-            Ok(())
         })
         .await?;
         self.publish(task, Some(task.state));
@@ -603,14 +594,7 @@ impl Tasks {
         landing.state = LandingState::SentBack {
             attempt: failed + 1,
         };
-        let sent = self
-            .persistently(|store| async {
-                store.set_landing(&task.id, &landing).await?;
-                store
-                    .transition(&task.id, Transition::SendBack, Record::default(), None)
-                    .await
-            })
-            .await;
+        let sent = self.send_back_with(&task.id, landing).await;
         let requeued = match sent {
             Ok(requeued) => requeued,
             Err(error) => {
@@ -689,17 +673,31 @@ impl Tasks {
             },
             ..landing
         };
-        let requeued = self
-            .persistently(|store| async {
-                store.set_landing(&task.id, &landing).await?;
-                store
-                    .transition(&task.id, Transition::SendBack, Record::default(), None)
-                    .await
-            })
-            .await?;
+        let requeued = self.send_back_with(&task.id, landing).await?;
         self.publish(&requeued, Some(TaskState::Done));
         self.fill().await;
         self.show(TaskRequest { task_id: task.id }).await
+    }
+
+    /// Records `landing` as `task`'s, through a short outage of the queue too.
+    pub(super) async fn store_landing(
+        &self,
+        task: &Task,
+        landing: &Landing,
+    ) -> Result<(), TaskError> {
+        let (id, landing) = (task.id.clone(), landing.clone());
+        self.persistently(move |q| q.set_landing(&id, &landing))
+            .await
+    }
+
+    /// Records `landing` and sends task `id` back to its agent, through a short outage too.
+    async fn send_back_with(&self, id: &str, landing: Landing) -> Result<Task, TaskError> {
+        let id = id.to_string();
+        self.persistently(move |q| {
+            q.set_landing(&id, &landing)?;
+            q.transition(&id, Transition::SendBack, Record::default(), None)
+        })
+        .await
     }
 
     /// Leaves `task`'s result to a person, saying why.
@@ -710,9 +708,7 @@ impl Tasks {
         }
         tracing::info!("task {}: its result waits for a person: {why}", task.id);
         landing.state = state;
-        let stored = self
-            .persistently(|store| store.set_landing(&task.id, &landing))
-            .await;
+        let stored = self.store_landing(task, &landing).await;
         if stored.is_ok() {
             self.publish(task, Some(task.state));
         }

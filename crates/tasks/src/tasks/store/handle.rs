@@ -12,14 +12,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{
-    Added, Claimer, Heartbeat, HostEntry, HostStatus, Lease, NewTask, Queue, QueueSettings, Record,
-    StoreError, StoreLocation, Task,
-};
-use crate::tasks::isolation::{Isolation, Review};
-use crate::tasks::landing::Landing;
-use crate::tasks::spending::{DailyBudgets, Spending};
-use crate::tasks::state::{TaskState, Transition};
+use super::{Queue, StoreError, StoreLocation};
 
 /// How long a queue call may take before its caller is told the database is not answering.
 pub(super) const CALL_DEADLINE: Duration = Duration::from_secs(5);
@@ -126,7 +119,8 @@ impl TaskStore {
     }
 
     /// Runs `work` on the backend on a blocking thread; the caller's answer comes within the
-    /// deadline whatever the database does.
+    /// deadline whatever the database does. This is the one way to the store: `work` calls
+    /// the [`Queue`] methods it needs, on values it owns.
     pub async fn call<T: Send + 'static>(
         &self,
         work: impl FnOnce(&dyn Queue) -> Result<T, StoreError> + Send + 'static,
@@ -159,160 +153,6 @@ impl TaskStore {
             }),
             Err(_) => Err(timed_out()),
         }
-    }
-
-    pub async fn add_all(&self, new: Vec<NewTask>) -> Result<Vec<Added>, StoreError> {
-        self.call(move |q| q.add_all(new)).await
-    }
-
-    pub async fn get(&self, id: &str) -> Result<Task, StoreError> {
-        let id = id.to_string();
-        self.call(move |q| q.get(&id)).await
-    }
-
-    pub async fn list(&self, state: Option<TaskState>) -> Result<Vec<Task>, StoreError> {
-        self.call(move |q| q.list(state)).await
-    }
-
-    pub async fn queued_in_order(&self) -> Result<Vec<Task>, StoreError> {
-        self.call(|q| q.queued_in_order()).await
-    }
-
-    pub async fn set_isolation(&self, id: &str, isolation: &Isolation) -> Result<(), StoreError> {
-        let (id, isolation) = (id.to_string(), isolation.clone());
-        self.call(move |q| q.set_isolation(&id, &isolation)).await
-    }
-
-    pub async fn set_review(&self, id: &str, review: &Review) -> Result<(), StoreError> {
-        let (id, review) = (id.to_string(), review.clone());
-        self.call(move |q| q.set_review(&id, &review)).await
-    }
-
-    pub async fn set_landing(&self, id: &str, landing: &Landing) -> Result<(), StoreError> {
-        let (id, landing) = (id.to_string(), landing.clone());
-        self.call(move |q| q.set_landing(&id, &landing)).await
-    }
-
-    pub async fn clear_review(&self, id: &str) -> Result<(), StoreError> {
-        let id = id.to_string();
-        self.call(move |q| q.clear_review(&id)).await
-    }
-
-    pub async fn transition(
-        &self,
-        id: &str,
-        transition: Transition,
-        record: Record,
-        lease: Option<&Lease>,
-    ) -> Result<Task, StoreError> {
-        let (id, lease) = (id.to_string(), lease.cloned());
-        self.call(move |q| q.transition(&id, transition, record, lease.as_ref()))
-            .await
-    }
-
-    pub async fn claim(
-        &self,
-        candidates: &[String],
-        claimer: &Claimer,
-    ) -> Result<Option<Task>, StoreError> {
-        let (candidates, claimer) = (candidates.to_vec(), claimer.clone());
-        self.call(move |q| q.claim(&candidates, &claimer)).await
-    }
-
-    pub async fn relocate(
-        &self,
-        id: &str,
-        lease: &Lease,
-        project_path: &str,
-    ) -> Result<Task, StoreError> {
-        let (id, lease, path) = (id.to_string(), lease.clone(), project_path.to_string());
-        self.call(move |q| q.relocate(&id, &lease, &path)).await
-    }
-
-    pub async fn set_attention(
-        &self,
-        id: &str,
-        why: Option<&str>,
-        lease: Option<&Lease>,
-    ) -> Result<bool, StoreError> {
-        let (id, why, lease) = (id.to_string(), why.map(str::to_string), lease.cloned());
-        self.call(move |q| q.set_attention(&id, why.as_deref(), lease.as_ref()))
-            .await
-    }
-
-    pub async fn set_usage(&self, id: &str, usage: &Spending) -> Result<(), StoreError> {
-        let (id, usage) = (id.to_string(), usage.clone());
-        self.call(move |q| q.set_usage(&id, &usage)).await
-    }
-
-    pub async fn set_transcript(&self, id: &str, transcript: &str) -> Result<(), StoreError> {
-        let (id, transcript) = (id.to_string(), transcript.to_string());
-        self.call(move |q| q.set_transcript(&id, &transcript)).await
-    }
-
-    pub async fn count(&self, state: TaskState) -> Result<u32, StoreError> {
-        self.call(move |q| q.count(state)).await
-    }
-
-    pub async fn daily_budgets(&self) -> Result<DailyBudgets, StoreError> {
-        self.call(|q| q.daily_budgets()).await
-    }
-
-    pub async fn set_daily_budgets(&self, budgets: &DailyBudgets) -> Result<(), StoreError> {
-        let budgets = budgets.clone();
-        self.call(move |q| q.set_daily_budgets(&budgets)).await
-    }
-
-    pub async fn settings(&self) -> Result<QueueSettings, StoreError> {
-        self.call(|q| q.settings()).await
-    }
-
-    pub async fn set_settings(&self, settings: QueueSettings) -> Result<(), StoreError> {
-        self.call(move |q| q.set_settings(settings)).await
-    }
-
-    pub async fn clear_queue(&self) -> Result<Vec<Task>, StoreError> {
-        self.call(|q| q.clear_queue()).await
-    }
-
-    pub async fn register_host(
-        &self,
-        entry: &HostEntry,
-        session: &str,
-        lease_ms: u64,
-    ) -> Result<(), StoreError> {
-        let (entry, session) = (entry.clone(), session.to_string());
-        self.call(move |q| q.register_host(&entry, &session, lease_ms))
-            .await
-    }
-
-    pub async fn heartbeat(
-        &self,
-        name: &str,
-        session: &str,
-        lease_ms: u64,
-    ) -> Result<Heartbeat, StoreError> {
-        let (name, session) = (name.to_string(), session.to_string());
-        self.call(move |q| q.heartbeat(&name, &session, lease_ms))
-            .await
-    }
-
-    pub async fn rescue_lost(&self, requeue: bool) -> Result<Vec<Task>, StoreError> {
-        self.call(move |q| q.rescue_lost(requeue)).await
-    }
-
-    pub async fn hosts(&self) -> Result<Vec<HostStatus>, StoreError> {
-        self.call(|q| q.hosts()).await
-    }
-
-    pub async fn issue_viewer_code(&self, host: &str) -> Result<Option<String>, StoreError> {
-        let host = host.to_string();
-        self.call(move |q| q.issue_viewer_code(&host)).await
-    }
-
-    pub async fn take_viewer_code(&self, host: &str, code: &str) -> Result<bool, StoreError> {
-        let (host, code) = (host.to_string(), code.to_string());
-        self.call(move |q| q.take_viewer_code(&host, &code)).await
     }
 }
 
@@ -363,7 +203,7 @@ mod tests {
         let calls: Vec<_> = (0..2 * IN_FLIGHT)
             .map(|_| {
                 let store = store.clone();
-                tokio::spawn(async move { store.list(None).await })
+                tokio::spawn(async move { store.call(|q| q.list(None)).await })
             })
             .collect();
         let ticks = tokio::spawn(async {
@@ -388,7 +228,7 @@ mod tests {
 
         holder.execute_batch("COMMIT").unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while store.list(None).await.is_err() {
+        while store.call(|q| q.list(None)).await.is_err() {
             assert!(
                 Instant::now() < deadline,
                 "the queue answers once the lock is gone"
@@ -401,7 +241,7 @@ mod tests {
     async fn a_refusal_is_an_answer_and_an_opening_failure_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(&dir.path().join("tasks.sqlite3"), CALL_DEADLINE);
-        let error = store.get("nothing").await.unwrap_err();
+        let error = store.call(|q| q.get("nothing")).await.unwrap_err();
         assert!(matches!(error, StoreError::UnknownTask { .. }), "{error}");
         assert_eq!(*store.health.borrow(), Health::Answering);
 
