@@ -271,7 +271,7 @@ impl Tasks {
 
     /// Each running task's collisions with the other tasks' changes and with its branch.
     async fn forecast(&self) {
-        let tasks = self.all_tasks().await;
+        let tasks = self.ledger.all_tasks().await;
         let running = tasks.iter().any(|t| t.state == TaskState::Running);
         // A finished result's commits do not change: its changes are read once.
         let mut known = std::mem::take(&mut *self.forecasts.results.lock().expect("not poisoned"));
@@ -344,7 +344,7 @@ impl Tasks {
         }
         for id in self.forecasts.replace(now) {
             if let Some(task) = tasks.iter().find(|t| t.id == id) {
-                self.publish(task, Some(task.state));
+                self.ledger.publish(task, Some(task.state));
             }
         }
     }
@@ -355,7 +355,7 @@ impl Tasks {
         if !self.config.tasks.hold_colliding || task.touches.is_empty() {
             return false;
         }
-        let tasks = self.all_tasks().await;
+        let tasks = self.ledger.all_tasks().await;
         self.meets_running(task, &tasks).await.is_some()
     }
 
@@ -423,7 +423,7 @@ impl Tasks {
         };
         let repo = Path::new(&worktree.repo);
         let (head, changes) = match (task.state, task.open_result()) {
-            (TaskState::Running, _) if self.is_mine(task) && worktree.path().is_dir() => (
+            (TaskState::Running, _) if self.ledger.is_mine(task) && worktree.path().is_dir() => (
                 String::new(),
                 worktree_changes(repo, worktree.path(), &worktree.base_sha).await?,
             ),

@@ -27,12 +27,17 @@
 
 mod briefing;
 pub mod clones;
+mod error;
+mod files;
 pub mod forecast;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod isolation;
 pub mod landing;
+mod ledger;
 pub mod merge;
+#[cfg(test)]
+mod parts_for_tests;
 mod placement;
 pub mod reports;
 pub mod requests;
@@ -48,6 +53,7 @@ pub mod tokens;
 mod traces;
 pub mod worktree;
 
+pub use error::TaskError;
 pub use runner::session_of;
 pub use sandboxing::Door;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
@@ -72,7 +78,7 @@ use self::spending::{Budget, DailyBudgets};
 use self::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
 use crate::config::{Config, QueueStore};
-use crate::events::{EventKind, Events, TaskChange};
+use crate::events::{EventKind, Events};
 use crate::git::Git;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
@@ -83,31 +89,13 @@ const DATABASE: &str = "tasks.sqlite3";
 const LONGEST_TITLE: usize = 200;
 /// The longest key a task may have, in characters.
 const LONGEST_KEY: usize = 128;
-/// How long a write that must not be lost waits for the queue's database to come back.
-const STORE_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
-
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The queue did not answer in time, with what the caller can do about it.
-    #[error("{0}")]
-    NotAnswering(String),
-    #[error("{0}")]
-    InvalidArgument(String),
-    #[error("{0}")]
-    NotAllowed(String),
-    #[error(transparent)]
-    Agent(#[from] AgentError),
-}
 
 /// The task queue of this drydock.
 pub struct Tasks {
     pub(super) config: Arc<Config>,
     workspace: Workspace,
-    /// Opened on first use (a one-shot `drydock call` of another tool never touches it);
-    /// a failed opening is tried again at the next use (a database that was away).
-    store: store::LazyStore,
+    /// The queue, this host's standing in it, and its changes' feed.
+    ledger: Arc<ledger::Ledger>,
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
@@ -123,16 +111,14 @@ pub struct Tasks {
     pub(super) starting: tokio::sync::Mutex<()>,
     /// Wakes the monitor: a task started, so a new deadline.
     pub(super) wake: Notify,
-    /// This drydock as a host of its queue.
-    host: team::Host,
     /// It took up what an earlier drydock of this host left running: it claims nothing
     /// new, and judges none of its running tasks' sessions, before that.
     adopted: std::sync::atomic::AtomicBool,
     /// The sessions of adopted agents that have not come to rest under this drydock yet
     /// (see `Tasks::remind`).
     taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
-    /// The ways out of its agents' sandboxes.
-    gates: sandboxing::Gates,
+    /// Its agents' sandboxes.
+    sandboxes: sandboxing::Sandboxes,
     /// Results on their way to their branches.
     landings: landing::Landings,
     /// The running tasks' likely conflicts.
@@ -148,7 +134,11 @@ impl Tasks {
         toolchains: Toolchains,
     ) -> Arc<Tasks> {
         Arc::new(Tasks {
-            host: team::Host::new(&config.tasks),
+            ledger: Arc::new(ledger::Ledger::new(
+                location_of(&config),
+                &config.tasks,
+                events.clone(),
+            )),
             workspace: Workspace::new(config.allowed_roots.clone()),
             worktrees: Worktrees::new(config.task_dirs())
                 .with_remotes(config.tasks.repositories.clone()),
@@ -157,7 +147,7 @@ impl Tasks {
                 config.tasks.repositories.clone(),
             ),
             toolchains,
-            store: store::LazyStore::new(location_of(&config)),
+            sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
             config,
             agents,
             terminals,
@@ -168,7 +158,6 @@ impl Tasks {
             wake: Notify::new(),
             adopted: Default::default(),
             taken_up: Default::default(),
-            gates: Default::default(),
             landings: Default::default(),
             forecasts: Default::default(),
         })
@@ -179,10 +168,9 @@ impl Tasks {
         &self.tokens
     }
 
-    /// From now on this drydock runs tasks, until `stop`.
     /// From now on tasks' sandboxes reach drydock through `door` (the HTTP server's).
     pub fn open_sandbox_door(&self, door: Door) {
-        self.gates.open_door(door);
+        self.sandboxes.open_door(door);
     }
 
     pub(super) fn run_until(&self, stop: CancellationToken) {
@@ -197,32 +185,6 @@ impl Tasks {
     /// Where the queue lives, as configured.
     pub fn location(&self) -> StoreLocation {
         location_of(&self.config)
-    }
-
-    /// The queue, opened on its first use; every call on it answers within its deadline.
-    pub(super) async fn store(&self) -> Result<&TaskStore, StoreError> {
-        self.store.get().await
-    }
-
-    /// `work` on the store, tried again while its database cannot be reached (a shared
-    /// queue's server restarting), for up to a minute: an agent's word on its task, or its
-    /// failure, outlasts a short outage instead of being lost to it.
-    pub(super) async fn persistently<T: Send + 'static>(
-        &self,
-        work: impl Fn(&dyn store::Queue) -> Result<T, StoreError> + Send + Sync + 'static,
-    ) -> Result<T, TaskError> {
-        let deadline = tokio::time::Instant::now() + STORE_OUTAGE;
-        let work = Arc::new(work);
-        loop {
-            let work = work.clone();
-            let result = async { self.store().await?.call(move |q| work(q)).await }.await;
-            match result {
-                Err(error) if error.is_unavailable() && tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-                }
-                result => return Ok(result?),
-            }
-        }
     }
 
     pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
@@ -241,7 +203,7 @@ impl Tasks {
             })?;
             checked.push(new);
         }
-        let store = self.store().await?;
+        let store = self.ledger.store().await?;
         let keyed = checked.iter().all(|new| new.key.is_some());
         let added = store
             .call(|q| q.add_all(checked))
@@ -250,7 +212,7 @@ impl Tasks {
         let mut known = Vec::new();
         for added in &added {
             match added {
-                Added::Queued(task) => self.publish(task, None),
+                Added::Queued(task) => self.ledger.publish(task, None),
                 Added::Known(task) => known.push(task.id.clone()),
             }
         }
@@ -313,7 +275,8 @@ impl Tasks {
                 }
             )));
         }
-        self.refuse_unsandboxed_commands(req.auto_approve.as_deref())
+        self.sandboxes
+            .refuse_unsandboxed_commands(req.auto_approve.as_deref())
             .await
             .map_err(|why| invalid(format!("auto_approve: {why}")))?;
         let in_place = req.in_place.unwrap_or(false);
@@ -394,7 +357,7 @@ impl Tasks {
             ),
             None => None,
         };
-        let all = self.store().await?.call(|q| q.list(None)).await?;
+        let all = self.ledger.store().await?.call(|q| q.list(None)).await?;
         let tasks = all
             .iter()
             .filter(|t| req.state.is_none_or(|state| t.state == state))
@@ -418,7 +381,7 @@ impl Tasks {
 
     /// One task in full, with what its open result would meet if merged now.
     pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.task(&req.task_id).await?;
+        let task = self.ledger.task(&req.task_id).await?;
         let (target, overlaps) = self.conflicts(&task).await;
         let mut report = self.report(task);
         report.target = target;
@@ -436,7 +399,7 @@ impl Tasks {
         }
         let task = {
             let _choosing = self.starting.lock().await;
-            let task = self.task(&req.task_id).await?;
+            let task = self.ledger.task(&req.task_id).await?;
             task.state
                 .after(Transition::Start)
                 .map_err(|source| StoreError::Illegal {
@@ -455,36 +418,37 @@ impl Tasks {
             }
         };
         self.launch(task.clone()).await;
-        Ok(self.report(self.task(&task.id).await?))
+        Ok(self.report(self.ledger.task(&task.id).await?))
     }
 
     /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
     pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let before = self.task(&req.task_id).await?;
+        let before = self.ledger.task(&req.task_id).await?;
         let record = Record {
             failure: Some("cancelled".into()),
             ..Record::default()
         };
         let id = req.task_id.clone();
         let task = self
+            .ledger
             .store()
             .await?
             .call(move |q| q.transition(&id, Transition::Cancel, record, None))
             .await?;
-        self.publish(&task, Some(before.state));
+        self.ledger.publish(&task, Some(before.state));
         // A task running on another host is stopped there, when that host hears of it.
-        if before.state == TaskState::Running && self.is_mine(&before) {
+        if before.state == TaskState::Running && self.ledger.is_mine(&before) {
             self.stop_agent(&task).await;
             self.fill().await;
         }
-        Ok(self.report(self.task(&task.id).await?))
+        Ok(self.report(self.ledger.task(&task.id).await?))
     }
 
     /// Queues a failed or cancelled task again; a done one whose result waits for a person
     /// goes back to its agent for one more attempt.
     pub async fn retry(self: &Arc<Self>, req: RetryRequest) -> Result<TaskReport, TaskError> {
-        let store = self.store().await?;
-        let before = self.task(&req.task_id).await?;
+        let store = self.ledger.store().await?;
+        let before = self.ledger.task(&req.task_id).await?;
         if let Some(asked) = &req.budget {
             let budget = self
                 .budget_for(Some(asked))
@@ -518,9 +482,9 @@ impl Tasks {
         let task = store
             .call(move |q| q.transition(&id, Transition::Retry, Record::default(), None))
             .await?;
-        self.publish(&task, Some(before.state));
+        self.ledger.publish(&task, Some(before.state));
         self.fill().await;
-        Ok(self.report(self.task(&task.id).await?))
+        Ok(self.report(self.ledger.task(&task.id).await?))
     }
 
     /// The agent's own word on how its task ended. A task's token may only complete its own
@@ -546,20 +510,24 @@ impl Tasks {
         let id = &req.task_id;
         let lease = {
             let id = id.clone();
-            self.lease_here(&self.persistently(move |q| q.get(&id)).await?)?
+            self.ledger
+                .lease_here(&self.ledger.persistently(move |q| q.get(&id)).await?)?
         };
         let record = Record {
             summary: Some(req.summary.trim().to_string()),
             ..Record::default()
         };
         let complete = Transition::Complete(req.outcome);
-        let completed = self.change(id, complete, record.clone(), lease).await;
+        let completed = self
+            .ledger
+            .change(id, complete, record.clone(), lease)
+            .await;
         let task = match completed {
             Ok(task) => task,
             // An attempt that got no answer may have been made all the same: then the
             // attempt after it found the task already ended, as this word said.
             Err(TaskError::Store(StoreError::Illegal { .. })) => {
-                let task = self.task(id).await?;
+                let task = self.ledger.task(id).await?;
                 let said = TaskState::Running.after(complete).ok();
                 if Some(task.state) != said || task.summary != record.summary {
                     return Err(completed.unwrap_err());
@@ -569,7 +537,7 @@ impl Tasks {
             Err(error) => return Err(error),
         };
 
-        self.publish(&task, Some(TaskState::Running));
+        self.ledger.publish(&task, Some(TaskState::Running));
         self.fill().await;
         self.after_run(&task, self.config.tasks.grace);
         Ok(self.report(task))
@@ -579,7 +547,7 @@ impl Tasks {
         self: &Arc<Self>,
         req: ConfigureRequest,
     ) -> Result<QueueReport, TaskError> {
-        let store = self.store().await?;
+        let store = self.ledger.store().await?;
         if let Some(daily) = &req.daily_budget {
             let mut budgets = store.call(|q| q.daily_budgets()).await?;
             self.set_daily_budget(&mut budgets, daily)
@@ -645,9 +613,9 @@ impl Tasks {
 
     /// Cancels every queued task; running ones go on.
     pub async fn clear(&self) -> Result<QueueReport, TaskError> {
-        let cancelled = self.store().await?.call(|q| q.clear_queue()).await?;
+        let cancelled = self.ledger.store().await?.call(|q| q.clear_queue()).await?;
         for task in &cancelled {
-            self.publish(task, Some(TaskState::Queued));
+            self.ledger.publish(task, Some(TaskState::Queued));
         }
         Ok(QueueReport {
             queue: self.status().await?,
@@ -659,7 +627,7 @@ impl Tasks {
     /// The queue's settings, counts and hosts, read in one call on the store's thread (one
     /// wait and one deadline, not four).
     pub(super) async fn status(&self) -> Result<QueueStatus, TaskError> {
-        let status = self.store().await?.call(|queue| {
+        let status = self.ledger.store().await?.call(|queue| {
             let mut status = QueueStatus::new(
                 queue.settings()?,
                 queue.count(TaskState::Running)?,
@@ -679,19 +647,6 @@ impl Tasks {
             .then(|| self.terminals.attach_command(task.session.as_deref()?))
             .flatten();
         TaskReport::new(task, attach)
-    }
-
-    /// Tells the event feed about `task`, which was in state `from` before.
-    pub(super) fn publish(&self, task: &Task, from: Option<TaskState>) {
-        self.events.publish(EventKind::TaskChanged(TaskChange {
-            task_id: task.id.clone(),
-            title: task.title.clone(),
-            project_path: task.project_path.clone(),
-            state: task.state.name().to_string(),
-            from: from.map(|s| s.name().to_string()),
-            attention: task.attention.clone(),
-            session: task.session.clone(),
-        }));
     }
 }
 

@@ -49,7 +49,7 @@ impl Tasks {
         if let Placement::Worktree(_) = self.placement(task).await {
             return Ok(None);
         }
-        for running in self.running_tasks().await {
+        for running in self.ledger.running_tasks().await {
             if running.id != task.id
                 && running.project_path == task.project_path
                 && matches!(self.placement(&running).await, Placement::InPlace(_))
@@ -129,12 +129,13 @@ impl Tasks {
             }
         };
         let (id, placed) = (task.id.clone(), isolation.clone());
-        self.persistently(move |q| {
-            q.set_isolation(&id, &placed)?;
-            // An earlier attempt's result no longer says what the branch holds.
-            q.clear_review(&id)
-        })
-        .await?;
+        self.ledger
+            .persistently(move |q| {
+                q.set_isolation(&id, &placed)?;
+                // An earlier attempt's result no longer says what the branch holds.
+                q.clear_review(&id)
+            })
+            .await?;
         Ok(isolation)
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use super::files;
 use super::isolation::{CheckResult, Checks, Disposition, Isolation, Review, Worktree};
 use super::merge;
 use super::reports::{Overlap, TargetCheck, TaskReport};
@@ -29,22 +30,22 @@ impl Tasks {
     /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
     /// checks on it; recorded with the task and published at each step.
     pub(super) async fn review(self: &Arc<Self>, id: &str) {
-        let Ok(store) = self.store().await else {
+        let Ok(store) = self.ledger.store().await else {
             return;
         };
-        let Ok(task) = self.task(id).await else {
+        let Ok(task) = self.ledger.task(id).await else {
             return;
         };
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
             return;
         };
-        if task.review.is_some() || !task.state.is_finished() || !self.is_mine(&task) {
+        if task.review.is_some() || !task.state.is_finished() || !self.ledger.is_mine(&task) {
             return;
         }
         let brought = crate::sandbox::private_git::bring_back(
             Path::new(&worktree.repo),
             &worktree.branch,
-            &self.task_dir(&task.id).join("git"),
+            &files::task_dir(&self.config, &task.id).join("git"),
         )
         .await;
         let brought = brought.unwrap_or_else(|error| {
@@ -88,7 +89,7 @@ impl Tasks {
         if !kept.await.unwrap_or(false) {
             return;
         }
-        self.publish(&task, Some(task.state));
+        self.ledger.publish(&task, Some(task.state));
         if review.checks == Checks::Running {
             let started = SystemTime::now();
             review.checks = self.checks(&worktree.dir()).await;
@@ -99,7 +100,7 @@ impl Tasks {
                 .await
                 .is_ok()
             {
-                self.publish(&task, Some(task.state));
+                self.ledger.publish(&task, Some(task.state));
             }
         }
         let task = Task {
@@ -170,7 +171,7 @@ impl Tasks {
 
     /// Merges finished task `req.task_id`'s branch into the project's branch.
     pub async fn merge(self: &Arc<Self>, req: MergeRequest) -> Result<TaskReport, TaskError> {
-        let task = self.task(&req.task_id).await?;
+        let task = self.ledger.task(&req.task_id).await?;
         let (worktree, review) = reviewable(&task)?;
         if let Some(url) = &task.repository
             && self.clones.holds(Path::new(&task.project_path))
@@ -238,7 +239,7 @@ impl Tasks {
     /// Removes finished task `req.task_id`'s worktree and branch (what they held is thrown
     /// away: the person's choice), its folder trust and its cargo target.
     pub async fn discard(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.task(&req.task_id).await?;
+        let task = self.ledger.task(&req.task_id).await?;
         let worktree = worktree_of(&task)?;
         if let Some(Review {
             disposition: Disposition::Discarded { .. },
@@ -295,8 +296,10 @@ impl Tasks {
             },
         };
         let (id, kept) = (task.id.clone(), review.clone());
-        self.persistently(move |q| q.set_review(&id, &kept)).await?;
-        self.publish(&task, Some(task.state));
+        self.ledger
+            .persistently(move |q| q.set_review(&id, &kept))
+            .await?;
+        self.ledger.publish(&task, Some(task.state));
         self.show(TaskRequest { task_id: task.id }).await
     }
 
@@ -332,7 +335,7 @@ impl Tasks {
             None => None,
         };
         let mut overlaps = Vec::new();
-        let others = self.all_tasks().await;
+        let others = self.ledger.all_tasks().await;
         for other in others.iter().filter(|o| o.id != task.id) {
             let Some((theirs, their_review)) = other.open_result() else {
                 continue;
@@ -358,8 +361,8 @@ impl Tasks {
     pub(super) async fn sweep(&self) {
         let keep = self.config.tasks.keep_merged;
         let now = unix_millis(SystemTime::now());
-        let tasks = self.all_tasks().await;
-        for task in tasks.into_iter().filter(|task| self.is_mine(task)) {
+        let tasks = self.ledger.all_tasks().await;
+        for task in tasks.into_iter().filter(|task| self.ledger.is_mine(task)) {
             let (Some(Isolation::Worktree(worktree)), Some(review)) =
                 (&task.isolation, &task.review)
             else {

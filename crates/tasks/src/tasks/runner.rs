@@ -12,9 +12,10 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::future::BoxFuture;
 
 use super::briefing::{context, prompt};
+use super::files;
 use super::isolation::Isolation;
 use super::state::{TaskState, Transition};
-use super::store::{Health, Lease, QueueMode, Record, StoreError, Task};
+use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::requests::{
@@ -84,7 +85,7 @@ impl Tasks {
         }
         let mut started = Vec::new();
         let _choosing = self.starting.lock().await;
-        let Ok(store) = self.store().await else {
+        let Ok(store) = self.ledger.store().await else {
             return started;
         };
         while store
@@ -116,7 +117,7 @@ impl Tasks {
     /// here and whose agent it has, passing over those that would work in a project's own
     /// directory while another task does.
     async fn startable(&self) -> Vec<String> {
-        let Ok(store) = self.store().await else {
+        let Ok(store) = self.ledger.store().await else {
             return Vec::new();
         };
         let Ok(queued) = store.call(|q| q.queued_in_order()).await else {
@@ -144,11 +145,11 @@ impl Tasks {
     /// Claims the first of `candidates` this host may start under the caps, and marks it
     /// running in its session (the agent is started next, by `launch`).
     pub(super) async fn claim(&self, candidates: &[String]) -> Result<Option<Task>, TaskError> {
-        if !self.host.may_claim() || !self.has_adopted() {
+        if !self.ledger.host().may_claim() || !self.has_adopted() {
             return Ok(None);
         }
-        let claimer = self.host.claimer(self.config.tasks.host.cap);
-        let store = self.store().await?;
+        let claimer = self.ledger.host().claimer(self.config.tasks.host.cap);
+        let store = self.ledger.store().await?;
         let candidates = candidates.to_vec();
         let claimed = store.call(move |q| q.claim(&candidates, &claimer));
         let Some(mut running) = claimed.await? else {
@@ -157,19 +158,19 @@ impl Tasks {
         // Claimed from another host's queue entry: its project is this host's copy.
         if let (Some(here), Some(lease)) = (self.project_here(&running), running.lease())
             && here.display().to_string() != running.project_path
-            && self.is_mine(&running)
+            && self.ledger.is_mine(&running)
         {
             let (id, here) = (running.id.clone(), here.display().to_string());
             running = store.call(move |q| q.relocate(&id, &lease, &here)).await?;
         }
-        self.publish(&running, Some(TaskState::Queued));
+        self.ledger.publish(&running, Some(TaskState::Queued));
         self.wake.notify_one();
         Ok(Some(running))
     }
 
     /// Why queued task `id` could not be claimed just now.
     pub(super) async fn why_not_started(&self, id: &str) -> Result<TaskError, TaskError> {
-        let task = self.task(id).await?;
+        let task = self.ledger.task(id).await?;
         if let Err(source) = task.state.after(Transition::Start) {
             return Ok(StoreError::Illegal {
                 id: id.to_string(),
@@ -182,13 +183,13 @@ impl Tasks {
                 "this drydock is still taking up the tasks it ran before it was restarted (it waits for the task queue to answer)".into(),
             ));
         }
-        if !self.host.may_claim() {
+        if !self.ledger.host().may_claim() {
             return Ok(TaskError::NotAllowed(format!(
                 "this host ({}) has no current lease on the shared queue (its database is unreachable, or another drydock took its name); another host can start it",
-                self.host.name
+                self.ledger.host().name
             )));
         }
-        let counted = self.store().await?.call(|q| {
+        let counted = self.ledger.store().await?.call(|q| {
             let running = q.count(TaskState::Running)?;
             Ok((running, q.settings()?.max_concurrent))
         });
@@ -199,7 +200,7 @@ impl Tasks {
             ),
             false => format!(
                 "this host runs {} task(s) already, its own cap ([tasks] host_cap); wait for one to end, or let another host start it",
-                self.running_tasks().await.len()
+                self.ledger.running_tasks().await.len()
             ),
         }))
     }
@@ -233,7 +234,7 @@ impl Tasks {
         self.update_clone(task).await?;
         let isolation = self.isolate(task).await?;
         let work_dir = PathBuf::from(isolation.dir(&task.project_path));
-        let dir = self.task_dir(&task.id);
+        let dir = files::task_dir(&self.config, &task.id);
         let token = self.tokens.issue(self.scope_of(task, &work_dir));
         let drydock = std::env::current_exe()
             .map(|p| p.display().to_string())
@@ -253,11 +254,15 @@ impl Tasks {
             .session
             .clone()
             .unwrap_or_else(|| session_of(&task.id, task.epoch));
-        let (sandbox, confinement) = self.sandbox_for(task, &isolation, &session, &token).await?;
+        let (sandbox, confinement) = self
+            .sandboxes
+            .sandbox_for(task, &isolation, &session, &token)
+            .await?;
         let mut isolation = isolation;
         isolation.confine(confinement);
         let (id, placed) = (task.id.clone(), isolation.clone());
-        self.persistently(move |q| q.set_isolation(&id, &placed))
+        self.ledger
+            .persistently(move |q| q.set_isolation(&id, &placed))
             .await?;
         let mut env = BTreeMap::new();
         if sandbox.is_none() {
@@ -286,7 +291,7 @@ impl Tasks {
         };
         let launched = self.agents.launch(run, &Call::silent(stop)).await;
         if !matches!(launched, Ok(Launched { agent: Some(_), .. })) {
-            self.gates.close(&session);
+            self.sandboxes.close(&session);
         }
         Ok(launched?.agent.is_some())
     }
@@ -299,10 +304,6 @@ impl Tasks {
             project: PathBuf::from(&task.project_path),
             dir: work_dir.to_path_buf(),
         }
-    }
-
-    pub(super) fn task_dir(&self, id: &str) -> PathBuf {
-        self.config.data_dir.join("tasks").join(id)
     }
 
     /// task_complete, and the tools of the task's approval policy.
@@ -326,7 +327,7 @@ impl Tasks {
         failure: String,
         exit_code: Option<i32>,
     ) {
-        let Ok(lease) = self.lease_here(task) else {
+        let Ok(lease) = self.ledger.lease_here(task) else {
             return;
         };
         let record = Record {
@@ -334,10 +335,13 @@ impl Tasks {
             exit_code,
             ..Record::default()
         };
-        let failed = self.change(&task.id, Transition::Fail, record, lease).await;
+        let failed = self
+            .ledger
+            .change(&task.id, Transition::Fail, record, lease)
+            .await;
         match failed {
             Ok(failed) => {
-                self.publish(&failed, Some(TaskState::Running));
+                self.ledger.publish(&failed, Some(TaskState::Running));
                 self.stop_agent(&failed).await;
                 self.fill().await;
             }
@@ -417,8 +421,12 @@ impl Tasks {
             tokio::time::sleep(delay).await;
             let left = this.terminals.read_text(&session, true).await.ok();
             if let Some(text) = transcript_of(shown, left)
-                && this.task(&id).await.is_ok_and(|task| this.is_mine(&task))
-                && let Err(error) = this.keep_transcript(&id, text.trim_end()).await
+                && this
+                    .ledger
+                    .task(&id)
+                    .await
+                    .is_ok_and(|task| this.ledger.is_mine(&task))
+                && let Err(error) = this.ledger.keep_transcript(&id, text.trim_end()).await
             {
                 tracing::warn!("task {id}: keeping its transcript: {error}");
             }
@@ -433,11 +441,11 @@ impl Tasks {
                 let _ = this.terminals.manage(close).await;
             }
             // Counted once the session is closed: its agent has written its last turn.
-            if this.is_mine(&run) {
+            if this.ledger.is_mine(&run) {
                 let spending = this.count_spending(&run).await;
                 super::traces::attempt_ended(&run, &spending);
                 if crate::telemetry::on()
-                    && let Ok(now) = this.task(&id).await
+                    && let Ok(now) = this.ledger.task(&id).await
                 {
                     super::traces::task_so_far(&now);
                 }
@@ -452,7 +460,7 @@ impl Tasks {
             {
                 this.tokens.revoke(&id);
             }
-            this.gates.close(&session);
+            this.sandboxes.close(&session);
             this.review(&id).await;
         });
     }
@@ -497,7 +505,7 @@ impl Tasks {
             self.check_sessions().await;
         }
         loop {
-            if self.running_tasks().await.is_empty() {
+            if self.ledger.running_tasks().await.is_empty() {
                 feed = None;
                 tokio::select! {
                     () = self.wake.notified() => continue,
@@ -521,7 +529,7 @@ impl Tasks {
 
     /// Publishes each change of the queue database's health on the event feed, until `stop`.
     fn report_health(&self, stop: tokio_util::sync::CancellationToken) {
-        let health = self.store.health();
+        let health = self.ledger.health();
         let events = self.events.clone();
         spawn_supervised("the queue's health report", stop.clone(), move || {
             let (mut health, events, stop) = (health.clone(), events.clone(), stop.clone());
@@ -602,10 +610,10 @@ impl Tasks {
 
     /// Reviews what no drydock reviewed, then sweeps, now and every hour until `stop`.
     async fn tidy(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
-        let finished = self.all_tasks().await;
+        let finished = self.ledger.all_tasks().await;
         for task in finished
             .iter()
-            .filter(|t| t.state.is_finished() && t.review.is_none() && self.is_mine(t))
+            .filter(|t| t.state.is_finished() && t.review.is_none() && self.ledger.is_mine(t))
         {
             self.review(&task.id).await;
         }
@@ -637,10 +645,10 @@ impl Tasks {
     /// The session of task `id` ended: if the task still runs, its agent exited without
     /// saying how the task ended.
     async fn session_ended(self: &Arc<Self>, id: &str, claim: i64, exit_code: Option<i32>) {
-        let Ok(task) = self.task(id).await else {
+        let Ok(task) = self.ledger.task(id).await else {
             return;
         };
-        if task.state != TaskState::Running || !self.is_mine(&task) || task.epoch != claim {
+        if task.state != TaskState::Running || !self.ledger.is_mine(&task) || task.epoch != claim {
             return;
         }
         if exit_code.is_none()
@@ -685,16 +693,16 @@ impl Tasks {
                 None => format!("its agent waits for {what}"),
             }
         });
-        let Ok(task) = self.task(id).await else {
+        let Ok(task) = self.ledger.task(id).await else {
             return;
         };
-        let Ok(lease) = self.lease_here(&task) else {
+        let Ok(lease) = self.ledger.lease_here(&task) else {
             return;
         };
         if task.epoch != claim {
             return;
         }
-        let Ok(store) = self.store().await else {
+        let Ok(store) = self.ledger.store().await else {
             return;
         };
         let id = id.to_string();
@@ -706,7 +714,7 @@ impl Tasks {
                 },
             );
         if let Ok(Some(task)) = marked.await {
-            self.publish(&task, Some(TaskState::Running));
+            self.ledger.publish(&task, Some(TaskState::Running));
         }
     }
 
@@ -715,7 +723,7 @@ impl Tasks {
     /// into `.claude.json` before the agent started; another Claude Code exiting meanwhile can
     /// write its own older copy of the file over it, and the agent then asks.
     async fn confirm_trust(self: &Arc<Self>, id: &str, session: &str) {
-        let Ok(task) = self.task(id).await else {
+        let Ok(task) = self.ledger.task(id).await else {
             return;
         };
         let Some(Isolation::Worktree(worktree)) = &task.isolation else {
@@ -755,7 +763,7 @@ impl Tasks {
                     "Claude Code asked for folder trust all the same (its .claude.json was written over meanwhile); drydock answered \"{}\" as Claude Code trusts {}",
                     yes.label, task.project_path
                 ));
-                if let Ok(store) = self.store().await {
+                if let Ok(store) = self.ledger.store().await {
                     let (id, noted) = (id.to_string(), Isolation::Worktree(tree));
                     let _ = store.call(move |q| q.set_isolation(&id, &noted)).await;
                 }
@@ -768,63 +776,13 @@ impl Tasks {
     /// `Instant` reaches (a timeout from the config, or stored by another host, can be).
     async fn next_deadline(&self) -> Option<Instant> {
         let soonest = self
+            .ledger
             .running_tasks()
             .await
             .iter()
             .map(|task| self.time_left(task))
             .min()?;
         Instant::now().checked_add(soonest)
-    }
-
-    /// Every task (none when the store cannot be read).
-    pub(super) async fn all_tasks(&self) -> Vec<Task> {
-        async { self.store().await?.call(|q| q.list(None)).await }
-            .await
-            .unwrap_or_default()
-    }
-
-    /// Task `id` as stored.
-    pub(super) async fn task(&self, id: &str) -> Result<Task, TaskError> {
-        let id = id.to_string();
-        Ok(self.store().await?.call(move |q| q.get(&id)).await?)
-    }
-
-    /// Keeps `text` as task `id`'s transcript.
-    async fn keep_transcript(&self, id: &str, text: &str) -> Result<(), StoreError> {
-        let (id, text) = (id.to_string(), text.to_string());
-        self.store()
-            .await?
-            .call(move |q| q.set_transcript(&id, &text))
-            .await
-    }
-
-    /// Moves task `id` through `transition`, held by `lease`, through a short outage of the
-    /// queue too.
-    pub(super) async fn change(
-        &self,
-        id: &str,
-        transition: Transition,
-        record: Record,
-        lease: Option<Lease>,
-    ) -> Result<Task, TaskError> {
-        let id = id.to_string();
-        self.persistently(move |q| q.transition(&id, transition, record.clone(), lease.as_ref()))
-            .await
-    }
-
-    /// The tasks running on this host (none when the store cannot be read: nothing runs
-    /// then).
-    pub(super) async fn running_tasks(&self) -> Vec<Task> {
-        let running = async {
-            let running = self.store().await?;
-            running.call(|q| q.list(Some(TaskState::Running))).await
-        };
-        running
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|t| self.is_mine(t))
-            .collect()
     }
 
     fn time_left(&self, task: &Task) -> Duration {
@@ -841,7 +799,7 @@ impl Tasks {
 
     /// Fails the running tasks whose time is up.
     async fn expire(self: &Arc<Self>) {
-        for task in self.running_tasks().await {
+        for task in self.ledger.running_tasks().await {
             if self.time_left(&task).is_zero() {
                 let failure = format!("timed out after {} s", self.timeout_of(&task).as_secs());
                 self.fail(&task, failure, None).await;
@@ -876,9 +834,9 @@ impl Tasks {
     /// shared one they go back to the team as a lost host's do ([`Self::hand_back`]), for
     /// this host or another to do.
     async fn adopt(self: &Arc<Self>) -> Result<(), TaskError> {
-        let running = self.store().await?;
+        let running = self.ledger.store().await?;
         let running = running.call(|q| q.list(Some(TaskState::Running))).await?;
-        for task in running.into_iter().filter(|t| self.is_mine(t)) {
+        for task in running.into_iter().filter(|t| self.ledger.is_mine(t)) {
             let session = task
                 .session
                 .clone()
@@ -890,12 +848,14 @@ impl Tasks {
                 .ok()
                 .filter(|agent| agent.state != "exited");
             // door: the task's token, in drydock's own task folder.
-            let token = std::fs::read_to_string(self.task_dir(&task.id).join("token"));
+            let token =
+                std::fs::read_to_string(files::task_dir(&self.config, &task.id).join("token"));
             let why = match (agent, token) {
                 (Some(agent), Ok(token)) => {
                     let scope = self.scope_of(&task, Path::new(task.work_dir()));
                     self.tokens.restore(token.trim(), scope);
-                    if let Err(error) = self.reopen_sandbox(&task, &session, token.trim()) {
+                    if let Err(error) = self.sandboxes.reopen_sandbox(&task, &session, token.trim())
+                    {
                         tracing::warn!("task {}: {error}", task.id);
                     }
                     self.agents.adopt_run(&session, self.allowed_tools(&task));
@@ -914,7 +874,7 @@ impl Tasks {
                 }
                 (None, _) => "session lost while drydock was down",
             };
-            match self.host_is_shared() {
+            match self.ledger.host().shared {
                 true => self.hand_back(&task, &session, why).await,
                 false => self.fail(&task, why.to_string(), None).await,
             }
@@ -936,11 +896,11 @@ impl Tasks {
     /// the task ended: a `task_complete` it called while no drydock answered at this
     /// address was lost. Its task's prompt again, after a word on why.
     async fn remind(self: &Arc<Self>, id: &str, session: &str) {
-        let Ok(task) = self.task(id).await else {
+        let Ok(task) = self.ledger.task(id).await else {
             return;
         };
         if task.state != TaskState::Running
-            || !self.is_mine(&task)
+            || !self.ledger.is_mine(&task)
             || task.session.as_deref() != Some(session)
         {
             return;
@@ -971,7 +931,7 @@ impl Tasks {
     /// claim of a host whose lease ran out is (see `team`): its agent stopped if it runs, the
     /// task lost, and queued again unless `[tasks.host] requeue_lost = false`.
     async fn hand_back(self: &Arc<Self>, task: &Task, session: &str, why: &str) {
-        let Ok(lease) = self.lease_here(task) else {
+        let Ok(lease) = self.ledger.lease_here(task) else {
             return;
         };
         if self.terminals.names().iter().any(|s| s == session) {
@@ -980,11 +940,12 @@ impl Tasks {
         let record = Record {
             failure: Some(format!(
                 "lost: its host {} was restarted and could not take it up ({why})",
-                self.host_name()
+                self.ledger.host().name
             )),
             ..Record::default()
         };
         let lost = self
+            .ledger
             .change(&task.id, Transition::Lose, record.clone(), lease)
             .await;
         let mut now = match lost {
@@ -996,12 +957,16 @@ impl Tasks {
         };
         tracing::warn!("task {}: {why}; handed back to the queue", task.id);
         if self.config.tasks.host.requeue_lost {
-            match self.change(&task.id, Transition::Retry, record, None).await {
+            match self
+                .ledger
+                .change(&task.id, Transition::Retry, record, None)
+                .await
+            {
                 Ok(queued) => now = queued,
                 Err(error) => tracing::debug!("task {}: queueing it again: {error}", task.id),
             }
         }
-        self.publish(&now, Some(TaskState::Running));
+        self.ledger.publish(&now, Some(TaskState::Running));
         self.fill().await;
     }
 
@@ -1011,7 +976,7 @@ impl Tasks {
         if !self.has_adopted() {
             return;
         }
-        for task in self.running_tasks().await {
+        for task in self.ledger.running_tasks().await {
             let Some(session) = task.session.clone() else {
                 continue;
             };

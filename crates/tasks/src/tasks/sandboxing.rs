@@ -9,12 +9,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
+use super::error::TaskError;
+use super::files;
 use super::isolation::Isolation;
 use super::store::Task;
 use super::worktree::Author;
-use super::{TaskError, Tasks};
-use crate::agents::SandboxedRun;
 use crate::agents::profile::Profile;
+use crate::agents::{Agents, SandboxedRun};
+use crate::config::Config;
 use crate::sandbox::net_gate::{self, AllowList, KeyedOrigin};
 use crate::sandbox::{Confinement, Mount, PrivateGit, confinement, support};
 use crate::untrusted::{self, Refused, Tree};
@@ -135,7 +137,33 @@ pub(super) fn unconfined(why: &str) -> String {
     format!("none: {why}")
 }
 
-impl Tasks {
+/// The sandboxes of this host's agents: what each may read and reach, and its two ways
+/// out (drydock's MCP endpoint and the allowed hosts).
+pub(super) struct Sandboxes {
+    config: Arc<Config>,
+    agents: Arc<Agents>,
+    gates: Gates,
+}
+
+impl Sandboxes {
+    pub(super) fn new(config: Arc<Config>, agents: Arc<Agents>) -> Sandboxes {
+        Sandboxes {
+            config,
+            agents,
+            gates: Gates::default(),
+        }
+    }
+
+    /// From now on the sandboxes reach drydock through `door` (the HTTP server's).
+    pub(super) fn open_door(&self, door: Door) {
+        self.gates.open_door(door);
+    }
+
+    /// Closes the ways out of `session`'s sandbox.
+    pub(super) fn close(&self, session: &str) {
+        self.gates.close(session);
+    }
+
     /// The sandbox `task`'s agent runs in, or None (and why) where the config turned it off or
     /// the host cannot make one; a task whose policy lets its agent run commands without a
     /// person is refused then, unless the config turned the sandbox off by name.
@@ -164,7 +192,7 @@ impl Tasks {
             .launchable_profile(&task.agent_kind)
             .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
             .clone();
-        let dir = self.task_dir(&task.id);
+        let dir = files::task_dir(&self.config, &task.id);
         let work = PathBuf::from(isolation.dir(&task.project_path));
         let mut confinement = Confinement {
             work: work.clone(),
@@ -602,6 +630,40 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Events;
+    use crate::tasks::parts_for_tests::Setting;
+    use crate::terminal::Terminals;
+
+    fn sandboxes_of(setting: &Setting) -> Sandboxes {
+        let config = setting.config.clone();
+        let terminals = Terminals::new(config.clone(), Arc::new(Events::default()));
+        Sandboxes::new(config.clone(), Agents::new(terminals, config))
+    }
+
+    /// Built alone: a policy runs commands when it approves Bash in any form; a session
+    /// whose sandbox was never made has no ways out to open again.
+    #[tokio::test]
+    async fn sandboxes_alone_tell_a_policy_that_runs_commands_and_open_nothing_unasked() {
+        let setting = Setting::new(
+            "[tasks.policies]\nreads = [\"Read\", \"Edit\"]\nruns = [\"Read\", \"Bash(cargo test:*)\"]\nall = [\"*\"]\n",
+        );
+        let sandboxes = sandboxes_of(&setting);
+        for (policy, runs) in [
+            (None, false),
+            (Some("reads"), false),
+            (Some("runs"), true),
+            (Some("all"), true),
+            (Some("unknown"), false),
+        ] {
+            assert_eq!(sandboxes.policy_runs_commands(policy), runs, "{policy:?}");
+        }
+        let task = setting.queued_task("tidy the imports");
+        sandboxes
+            .reopen_sandbox(&task, "task-x-1", "token")
+            .unwrap();
+        assert!(!setting.config.data_dir.join("sandbox/task-x-1").exists());
+        sandboxes.close("task-x-1");
+    }
 
     #[test]
     fn an_npm_cli_is_seen_with_its_whole_package_tree() {

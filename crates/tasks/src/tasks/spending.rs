@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::Tasks;
+use super::files;
 use super::isolation::Isolation;
 use super::store::{Queue, Task};
 use crate::agents::usage::{self, Run};
@@ -226,7 +227,7 @@ impl Tasks {
                 }
                 Ok(spending)
             };
-            self.store().await?.call(keep).await
+            self.ledger.store().await?.call(keep).await
         };
         match kept.await {
             Ok(spending) => spending,
@@ -240,7 +241,7 @@ impl Tasks {
     /// Why new starts wait for tomorrow (UTC): the queue's daily budget spent, and each
     /// project's, by the attempts that started today.
     pub(super) async fn daily_holds(&self) -> DailyHolds {
-        let Ok(store) = self.store().await else {
+        let Ok(store) = self.ledger.store().await else {
             return DailyHolds::default();
         };
         let read = store.call(|q| {
@@ -312,7 +313,7 @@ impl Tasks {
                         () = tokio::time::sleep(BUDGET_EVERY) => {}
                         () = until.cancelled() => return,
                     }
-                    for task in this.running_tasks().await {
+                    for task in this.ledger.running_tasks().await {
                         if task.usage.as_ref().and_then(|u| u.budget).is_none() {
                             continue;
                         }
@@ -340,7 +341,7 @@ impl Tasks {
             .and_then(Isolation::confinement)
             .is_some_and(|how| how.starts_with("bubblewrap"));
         let home = match sandboxed {
-            true => self.task_dir(&task.id).join("home"),
+            true => files::task_dir(&self.config, &task.id).join("home"),
             false => person.clone(),
         };
         let cwd = match &task.isolation {

@@ -7,19 +7,18 @@
 //! holds: cancelled elsewhere, or taken over while it was away.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::clones;
 use super::requests::NewTaskRequest;
 use super::runner::task_of_session;
-use super::store::{Claimer, Heartbeat, HostEntry, Lease, Task, listen};
+use super::store::{Heartbeat, HostEntry, Task, listen};
 use super::{TaskError, TaskState, Tasks};
-use crate::config::{QueueStore, TasksConfig};
+use crate::config::QueueStore;
 use crate::events::EventKind;
 use crate::git::Git;
 use crate::supervise::{spawn_supervised, supervised};
@@ -28,111 +27,12 @@ use crate::workspace::PathArgument;
 /// How often a host looks at the queue when nothing woke it.
 const POLL_EVERY: Duration = Duration::from_secs(2);
 
-/// This drydock's identity and standing among the hosts of its queue.
-pub(super) struct Host {
-    pub(super) name: String,
-    /// Its registration: a claim is refused once another process registers under its name.
-    session: String,
-    shared: bool,
-    lease: Duration,
-    /// When its lease was last renewed (None: not registered, or superseded).
-    renewed: Mutex<Option<Instant>>,
-    /// It registered once (a database that was away at its start may delay that).
-    registered: AtomicBool,
-    /// When it last became reachable to the queue (registered, or back after an outage).
-    back_at: Mutex<Option<Instant>>,
-    /// Wakes its loop: another host changed the queue.
-    poke: Arc<Notify>,
-}
-
-impl Host {
-    pub(super) fn new(config: &TasksConfig) -> Host {
-        Host {
-            name: config.host.name.clone(),
-            session: crate::private::random_hex(8),
-            shared: matches!(config.store, QueueStore::Postgres(_)),
-            lease: config.host.lease,
-            renewed: Mutex::new(None),
-            registered: AtomicBool::new(false),
-            back_at: Mutex::new(None),
-            poke: Arc::new(Notify::new()),
-        }
-    }
-
-    /// Whether it may start tasks now: always on its own queue; on a shared one while its
-    /// lease is current by its own clock, with a margin (it stops before others may rescue).
-    pub(super) fn may_claim(&self) -> bool {
-        !self.shared
-            || self
-                .renewed()
-                .is_some_and(|at| at.elapsed() < self.lease * 2 / 3)
-    }
-
-    pub(super) fn claimer(&self, cap: Option<u32>) -> Claimer {
-        Claimer {
-            host: self.name.clone(),
-            session: self.session.clone(),
-            cap,
-        }
-    }
-
-    fn renewed(&self) -> Option<Instant> {
-        *self.renewed.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn set_renewed(&self, at: Option<Instant>) {
-        *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = at;
-    }
-
-    fn back_at(&self) -> Option<Instant> {
-        *self.back_at.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn set_back_at(&self, at: Instant) {
-        *self.back_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
-    }
-}
-
 impl Tasks {
-    /// Whether this drydock is a host of a shared queue.
-    pub(super) fn host_is_shared(&self) -> bool {
-        self.host.shared
-    }
-
-    /// This host's name.
-    pub(super) fn host_name(&self) -> &str {
-        &self.host.name
-    }
-
-    /// Whether `task` is (or was last) run by this host. On a machine's own queue, all are.
-    pub(super) fn is_mine(&self, task: &Task) -> bool {
-        !self.host.shared || task.host.as_deref() == Some(self.host.name.as_str())
-    }
-
-    /// The claim a write about running `task` is made under: none on a machine's own queue;
-    /// on a shared one this host's, refused when the task runs elsewhere or not at all.
-    pub(super) fn lease_here(&self, task: &Task) -> Result<Option<Lease>, TaskError> {
-        if !self.host.shared {
-            return Ok(None);
-        }
-        match task.lease() {
-            Some(lease) if lease.host == self.host.name => Ok(Some(lease)),
-            Some(lease) => Err(TaskError::NotAllowed(format!(
-                "task {} runs on host {}, not on this one ({})",
-                task.id, lease.host, self.host.name
-            ))),
-            None => Err(TaskError::NotAllowed(format!(
-                "task {} is {}, not running",
-                task.id, task.state
-            ))),
-        }
-    }
-
     /// Whether this host can run `task`: on a shared queue, its project is here and its
     /// agent's CLI is installed (on a machine's own queue `task_add` checked both, and a
     /// start that fails says why).
     pub(super) fn can_run(&self, task: &Task) -> bool {
-        !self.host.shared
+        !self.ledger.host().shared
             || (self.project_here(task).is_some()
                 && self.agents.launchable_profile(&task.agent_kind).is_ok())
     }
@@ -202,7 +102,7 @@ impl Tasks {
             (None, Some(_)) if req.in_place == Some(true) => Some(
                 "in_place: a task from a remote works in a worktree of a host's clone, never in the clone itself".to_string(),
             ),
-            (None, Some(url)) if !self.host.shared => self.why_not_clone(url),
+            (None, Some(url)) if !self.ledger.host().shared => self.why_not_clone(url),
             _ => None,
         };
         match refusal {
@@ -222,7 +122,7 @@ impl Tasks {
             .or_else(|| self.agents.base_url().map(str::to_string))
             .unwrap_or_else(|| format!("http://{}", self.config.bind));
         HostEntry {
-            name: self.host.name.clone(),
+            name: self.ledger.host().name.clone(),
             url,
             roots: self
                 .config
@@ -242,7 +142,7 @@ impl Tasks {
         let QueueStore::Postgres(url) = &self.config.tasks.store else {
             return;
         };
-        let poke = self.host.poke.clone();
+        let poke = self.ledger.host().poke.clone();
         let stopped = Arc::new(AtomicBool::new(false));
         let wake = move || poke.notify_one();
         let shown = self.location().display();
@@ -267,10 +167,11 @@ impl Tasks {
     }
 
     async fn register(&self) {
-        let lease_ms = crate::millis::millis(self.host.lease);
+        let lease_ms = crate::millis::millis(self.ledger.host().lease);
         let registered = async {
-            let (entry, session) = (self.entry(), self.host.session.clone());
-            self.store()
+            let (entry, session) = (self.entry(), self.ledger.host().session.clone());
+            self.ledger
+                .store()
                 .await?
                 .call(move |q| q.register_host(&entry, &session, lease_ms))
                 .await
@@ -278,11 +179,11 @@ impl Tasks {
         .await;
         match registered {
             Ok(()) => {
-                self.host.registered.store(true, Ordering::Relaxed);
-                self.host.set_renewed(Some(Instant::now()));
-                self.host.set_back_at(Instant::now());
+                self.ledger.host().registered.store(true, Ordering::Relaxed);
+                self.ledger.host().set_renewed(Some(Instant::now()));
+                self.ledger.host().set_back_at(Instant::now());
             }
-            Err(error) => tracing::warn!("registering host {}: {error}", self.host.name),
+            Err(error) => tracing::warn!("registering host {}: {error}", self.ledger.host().name),
         }
     }
 
@@ -292,18 +193,22 @@ impl Tasks {
     /// renew theirs too), the tasks it no longer holds stopped, its tasks' sessions checked,
     /// and what it can start started.
     async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
-        let lease = self.host.lease;
+        let lease = self.ledger.host().lease;
         let mut rescue_at = Instant::now() + lease;
         loop {
             tokio::select! {
-                () = self.host.poke.notified() => {
+                () = self.ledger.host().poke.notified() => {
                     self.events.publish(EventKind::QueueChanged);
                 }
                 () = tokio::time::sleep(POLL_EVERY.min(lease / 5)) => {}
                 () = stop.cancelled() => return,
             }
-            let settled = self.host.back_at().is_some_and(|at| at.elapsed() >= lease);
-            if settled && self.host.may_claim() && Instant::now() >= rescue_at {
+            let settled = self
+                .ledger
+                .host()
+                .back_at()
+                .is_some_and(|at| at.elapsed() >= lease);
+            if settled && self.ledger.host().may_claim() && Instant::now() >= rescue_at {
                 rescue_at = Instant::now() + lease / 3;
                 self.rescue().await;
             }
@@ -317,18 +222,18 @@ impl Tasks {
     /// Renews the lease every fifth of it until `stop`, noting when the queue is reachable
     /// again after it was not.
     async fn beat_until(self: &Arc<Self>, stop: CancellationToken) {
-        let mut was_up = self.host.renewed().is_some();
+        let mut was_up = self.ledger.host().renewed().is_some();
         loop {
             tokio::select! {
-                () = tokio::time::sleep(self.host.lease / 5) => {}
+                () = tokio::time::sleep(self.ledger.host().lease / 5) => {}
                 () = stop.cancelled() => return,
             }
             let up = self.beat().await;
             if up && !was_up {
-                self.host.set_back_at(Instant::now());
+                self.ledger.host().set_back_at(Instant::now());
                 tracing::info!(
                     "host {}: the shared queue is reachable again",
-                    self.host.name
+                    self.ledger.host().name
                 );
             }
             was_up = up;
@@ -337,10 +242,14 @@ impl Tasks {
 
     /// Renews the lease; true when it is current.
     async fn beat(&self) -> bool {
-        let lease_ms = crate::millis::millis(self.host.lease);
+        let lease_ms = crate::millis::millis(self.ledger.host().lease);
         let renewed = async {
-            let (name, session) = (self.host.name.clone(), self.host.session.clone());
-            self.store()
+            let (name, session) = (
+                self.ledger.host().name.clone(),
+                self.ledger.host().session.clone(),
+            );
+            self.ledger
+                .store()
                 .await?
                 .call(move |q| q.heartbeat(&name, &session, lease_ms))
                 .await
@@ -348,27 +257,30 @@ impl Tasks {
         .await;
         match renewed {
             Ok(Heartbeat::Renewed) => {
-                self.host.set_renewed(Some(Instant::now()));
+                self.ledger.host().set_renewed(Some(Instant::now()));
                 true
             }
             // Not registered yet (the database was away at its start): now.
-            Ok(Heartbeat::Superseded) if !self.host.registered.load(Ordering::Relaxed) => {
+            Ok(Heartbeat::Superseded) if !self.ledger.host().registered.load(Ordering::Relaxed) => {
                 self.register().await;
-                self.host.may_claim()
+                self.ledger.host().may_claim()
             }
             Ok(Heartbeat::Superseded) => {
-                if self.host.renewed().is_some() {
+                if self.ledger.host().renewed().is_some() {
                     tracing::error!(
                         "host {}: another drydock registered under this name; this one starts no more tasks",
-                        self.host.name
+                        self.ledger.host().name
                     );
                 }
-                self.host.set_renewed(None);
+                self.ledger.host().set_renewed(None);
                 false
             }
             Err(error) => {
-                tracing::debug!("host {}: renewing its lease: {error}", self.host.name);
-                self.host.may_claim()
+                tracing::debug!(
+                    "host {}: renewing its lease: {error}",
+                    self.ledger.host().name
+                );
+                self.ledger.host().may_claim()
             }
         }
     }
@@ -377,7 +289,8 @@ impl Tasks {
     async fn rescue(&self) {
         let requeue = self.config.tasks.host.requeue_lost;
         let rescued = async {
-            self.store()
+            self.ledger
+                .store()
                 .await?
                 .call(move |q| q.rescue_lost(requeue))
                 .await
@@ -391,7 +304,7 @@ impl Tasks {
                         task.id,
                         task.failure.as_deref().unwrap_or("lost")
                     );
-                    self.publish(&task, Some(TaskState::Running));
+                    self.ledger.publish(&task, Some(TaskState::Running));
                 }
             }
             Err(error) => tracing::debug!("rescuing lost tasks: {error}"),
@@ -407,11 +320,11 @@ impl Tasks {
             let Some((id, claim)) = task_of_session(&session) else {
                 continue;
             };
-            let Ok(task) = self.task(id).await else {
+            let Ok(task) = self.ledger.task(id).await else {
                 continue;
             };
             let lost = matches!(task.state, TaskState::Queued | TaskState::Lost);
-            if claim < task.epoch || (!self.is_mine(&task) && lost) {
+            if claim < task.epoch || (!self.ledger.is_mine(&task) && lost) {
                 tracing::warn!(
                     "task {id}: claim {claim} is over ({}); stopping the agent it left running",
                     match &task.host {
@@ -422,7 +335,7 @@ impl Tasks {
                 self.abandon(&session).await;
                 continue;
             }
-            if !self.is_mine(&task) {
+            if !self.ledger.is_mine(&task) {
                 continue;
             }
 
@@ -444,7 +357,7 @@ impl Tasks {
     /// Where a person who may see this host's dashboard opens host `name`'s: its URL, with a
     /// one-time login code when it is another host of the shared queue.
     pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
-        let store = self.store().await?;
+        let store = self.ledger.store().await?;
         let hosts = store.call(|q| q.hosts()).await?;
         let Some(host) = hosts.iter().find(|h| h.entry.name == name) else {
             return Err(TaskError::InvalidArgument(format!(
@@ -456,7 +369,7 @@ impl Tasks {
                     .join(", ")
             )));
         };
-        if name == self.host.name {
+        if name == self.ledger.host().name {
             return Ok("/".into());
         }
         if !host.up {
@@ -477,9 +390,9 @@ impl Tasks {
 
     /// Whether `code` is a one-time code another host of the queue issued for this one.
     pub async fn admits_viewer(&self, code: &str) -> bool {
-        match self.store().await {
+        match self.ledger.store().await {
             Ok(store) => {
-                let (host, code) = (self.host.name.clone(), code.to_string());
+                let (host, code) = (self.ledger.host().name.clone(), code.to_string());
                 let taken = store.call(move |q| q.take_viewer_code(&host, &code));
                 taken.await.unwrap_or(false)
             }

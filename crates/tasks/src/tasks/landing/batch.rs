@@ -116,7 +116,7 @@ impl Tasks {
             return;
         }
         for task in group {
-            if let Ok(now) = self.task(&task.id).await {
+            if let Ok(now) = self.ledger.task(&task.id).await {
                 traces::landing_ended(&now, started);
                 traces::task_so_far(&now);
             }
@@ -129,7 +129,7 @@ impl Tasks {
         // A person may have merged or discarded one meanwhile.
         let mut tasks = Vec::with_capacity(group.len());
         for task in group {
-            if let Ok(task) = self.task(&task.id).await
+            if let Ok(task) = self.ledger.task(&task.id).await
                 && waits_to_land(&task)
             {
                 tasks.push(task);
@@ -246,7 +246,7 @@ impl Tasks {
             together,
         };
         if self.store_landing(task, &landing).await.is_ok() {
-            self.publish(task, Some(task.state));
+            self.ledger.publish(task, Some(task.state));
         }
     }
 }

@@ -110,7 +110,7 @@ impl Tasks {
             None => Landing::waiting(&into, now),
         };
         if self.store_landing(task, &landing).await.is_ok() {
-            self.publish(task, Some(task.state));
+            self.ledger.publish(task, Some(task.state));
             self.landings.wake();
         }
     }
@@ -120,11 +120,14 @@ impl Tasks {
     /// were done.
     async fn land_waiting(self: &Arc<Self>, stop: &CancellationToken) {
         let mut done: Vec<Task> = self
+            .ledger
             .all_tasks()
             .await
             .into_iter()
             .filter(|task| {
-                self.is_mine(task) && task.state == TaskState::Done && task.open_result().is_some()
+                self.ledger.is_mine(task)
+                    && task.state == TaskState::Done
+                    && task.open_result().is_some()
             })
             .collect();
         done.sort_by_key(|task| (task.finished_at_ms, task.created_at_ms));
@@ -207,7 +210,7 @@ impl Tasks {
                 };
                 let stored = self.store_landing(task, &landing).await;
                 if stored.is_ok() {
-                    self.publish(task, Some(task.state));
+                    self.ledger.publish(task, Some(task.state));
                 }
             }
         };
@@ -280,7 +283,7 @@ impl Tasks {
             landing.state = state;
             let stored = self.store_landing(task, &landing).await;
             if stored.is_ok() {
-                self.publish(task, Some(task.state));
+                self.ledger.publish(task, Some(task.state));
             }
         }
         Step::Held
@@ -528,15 +531,16 @@ impl Tasks {
         });
         // The branch moved: its record must follow, through a short outage too.
         let (id, review) = (task.id.clone(), review.clone());
-        self.persistently(move |q| {
-            q.set_review(&id, &review)?;
-            match &landing {
-                Some(landing) => q.set_landing(&id, landing),
-                None => Ok(()),
-            }
-        })
-        .await?;
-        self.publish(task, Some(task.state));
+        self.ledger
+            .persistently(move |q| {
+                q.set_review(&id, &review)?;
+                match &landing {
+                    Some(landing) => q.set_landing(&id, landing),
+                    None => Ok(()),
+                }
+            })
+            .await?;
+        self.ledger.publish(task, Some(task.state));
         Ok(())
     }
 
@@ -607,7 +611,7 @@ impl Tasks {
             task.id,
             failed + 1
         );
-        self.publish(&requeued, Some(TaskState::Done));
+        self.ledger.publish(&requeued, Some(TaskState::Done));
         let (this, id) = (self.clone(), task.id.clone());
         tokio::spawn(async move {
             if let Err(error) = this
@@ -674,7 +678,7 @@ impl Tasks {
             ..landing
         };
         let requeued = self.send_back_with(&task.id, landing).await?;
-        self.publish(&requeued, Some(TaskState::Done));
+        self.ledger.publish(&requeued, Some(TaskState::Done));
         self.fill().await;
         self.show(TaskRequest { task_id: task.id }).await
     }
@@ -686,18 +690,20 @@ impl Tasks {
         landing: &Landing,
     ) -> Result<(), TaskError> {
         let (id, landing) = (task.id.clone(), landing.clone());
-        self.persistently(move |q| q.set_landing(&id, &landing))
+        self.ledger
+            .persistently(move |q| q.set_landing(&id, &landing))
             .await
     }
 
     /// Records `landing` and sends task `id` back to its agent, through a short outage too.
     async fn send_back_with(&self, id: &str, landing: Landing) -> Result<Task, TaskError> {
         let id = id.to_string();
-        self.persistently(move |q| {
-            q.set_landing(&id, &landing)?;
-            q.transition(&id, Transition::SendBack, Record::default(), None)
-        })
-        .await
+        self.ledger
+            .persistently(move |q| {
+                q.set_landing(&id, &landing)?;
+                q.transition(&id, Transition::SendBack, Record::default(), None)
+            })
+            .await
     }
 
     /// Leaves `task`'s result to a person, saying why.
@@ -710,7 +716,7 @@ impl Tasks {
         landing.state = state;
         let stored = self.store_landing(task, &landing).await;
         if stored.is_ok() {
-            self.publish(task, Some(task.state));
+            self.ledger.publish(task, Some(task.state));
         }
         Step::Settled
     }
