@@ -15,10 +15,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::Tasks;
 use super::isolation::Isolation;
+use super::ledger::Ledger;
 use super::state::TaskState;
 use super::store::Task;
+use crate::config::Config;
 use crate::git::Git;
 use crate::supervise::spawn_supervised;
 
@@ -251,7 +252,27 @@ struct Active<'t> {
     changes: Changes,
 }
 
-impl Tasks {
+/// Reads what running tasks change, and says which collisions they head for.
+pub(super) struct Forecaster {
+    ledger: Arc<Ledger>,
+    config: Arc<Config>,
+    forecasts: Forecasts,
+}
+
+impl Forecaster {
+    pub(super) fn new(ledger: Arc<Ledger>, config: Arc<Config>) -> Forecaster {
+        Forecaster {
+            ledger,
+            config,
+            forecasts: Forecasts::default(),
+        }
+    }
+
+    /// Task `id`'s collisions, as last forecast.
+    pub(super) fn of(&self, id: &str) -> Vec<Collision> {
+        self.forecasts.of(id)
+    }
+
     /// Reads the running tasks' changes every few seconds until `stop`.
     pub(super) fn keep_forecasting(self: &Arc<Self>, stop: CancellationToken) {
         let (this, until) = (self.clone(), stop.clone());
@@ -445,7 +466,10 @@ impl Tasks {
             head,
             repo: worktree.repo.clone(),
             base: worktree.base_sha.clone(),
-            into: self.target_of(task, worktree).await.ok(),
+            into: worktree
+                .landing_branch(Path::new(&task.project_path))
+                .await
+                .ok(),
             changes,
         })
     }

@@ -81,7 +81,29 @@ pub struct Worktree {
     pub confinement: Option<String>,
 }
 
+/// A result with no branch to land on.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "it started from commit {} and its project is on a detached HEAD, so no branch is there to land on: merge it with task_merge and `into`",
+    base_sha.get(..12).unwrap_or(base_sha)
+)]
+pub struct DetachedHead {
+    base_sha: String,
+}
+
 impl Worktree {
+    /// The branch the result of the task working here lands on: the one this worktree
+    /// started from, else the one `project` has checked out.
+    pub async fn landing_branch(&self, project: &Path) -> Result<String, DetachedHead> {
+        if let Some(base) = &self.base_ref {
+            return Ok(base.clone());
+        }
+        let current = crate::git::Git::at(project).current_branch().await;
+        current.ok_or_else(|| DetachedHead {
+            base_sha: self.base_sha.clone(),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         Path::new(&self.path)
     }

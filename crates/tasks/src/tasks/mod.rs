@@ -26,6 +26,7 @@
 //! published on the event feed; running the agents is [`runner`]'s.
 
 mod briefing;
+mod budgets;
 pub mod clones;
 mod error;
 mod files;
@@ -117,12 +118,14 @@ pub struct Tasks {
     /// The sessions of adopted agents that have not come to rest under this drydock yet
     /// (see `Tasks::remind`).
     taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// What its agents spent, against their budgets.
+    budgets: budgets::Budgets,
     /// Its agents' sandboxes.
     sandboxes: sandboxing::Sandboxes,
     /// Results on their way to their branches.
     landings: landing::Landings,
     /// The running tasks' likely conflicts.
-    forecasts: forecast::Forecasts,
+    forecaster: Arc<forecast::Forecaster>,
 }
 
 impl Tasks {
@@ -133,12 +136,12 @@ impl Tasks {
         events: Arc<Events>,
         toolchains: Toolchains,
     ) -> Arc<Tasks> {
+        let ledger = Arc::new(ledger::Ledger::new(
+            location_of(&config),
+            &config.tasks,
+            events.clone(),
+        ));
         Arc::new(Tasks {
-            ledger: Arc::new(ledger::Ledger::new(
-                location_of(&config),
-                &config.tasks,
-                events.clone(),
-            )),
             workspace: Workspace::new(config.allowed_roots.clone()),
             worktrees: Worktrees::new(config.task_dirs())
                 .with_remotes(config.tasks.repositories.clone()),
@@ -148,6 +151,9 @@ impl Tasks {
             ),
             toolchains,
             sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
+            budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
+            forecaster: Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone())),
+            ledger,
             config,
             agents,
             terminals,
@@ -159,7 +165,6 @@ impl Tasks {
             adopted: Default::default(),
             taken_up: Default::default(),
             landings: Default::default(),
-            forecasts: Default::default(),
         })
     }
 
@@ -365,7 +370,7 @@ impl Tasks {
             .map(|task| TaskLine {
                 overlaps_with: overlapping(task, &all),
                 collisions: self
-                    .forecasts
+                    .forecaster
                     .of(&task.id)
                     .iter()
                     .map(forecast::Collision::line)
@@ -386,7 +391,7 @@ impl Tasks {
         let mut report = self.report(task);
         report.target = target;
         report.overlaps = overlaps;
-        report.forecast = self.forecasts.of(&report.task.id);
+        report.forecast = self.forecaster.of(&report.task.id);
         Ok(report)
     }
 
@@ -638,7 +643,7 @@ impl Tasks {
             Ok(status)
         });
         let mut status = status.await?;
-        status.held = self.daily_holds().await.lines();
+        status.held = self.budgets.daily_holds().await.lines();
         Ok(status)
     }
 

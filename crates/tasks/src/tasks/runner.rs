@@ -32,6 +32,9 @@ use crate::terminal::requests::{ManageAction, ManageRequest};
 /// Terminal sessions of tasks are `task-ID` for a task's first claim and `task-ID-N` for
 /// its Nth (the tmux session `drydock-task-…`): an agent a lost claim left running never
 /// stands in the way of the claim that took its task over.
+/// How often a running task's spending is counted against its budget: an agent's turn takes
+/// longer, so it is stopped within a turn of its budget.
+const BUDGET_EVERY: Duration = Duration::from_secs(2);
 const SESSION_PREFIX: &str = "task-";
 /// How long starting a task's agent may take (agent supervision waits 30 s for it to show).
 const STARTS_WITHIN: Duration = Duration::from_secs(60);
@@ -123,13 +126,13 @@ impl Tasks {
         let Ok(queued) = store.call(|q| q.queued_in_order()).await else {
             return Vec::new();
         };
-        let holds = self.daily_holds().await;
+        let holds = self.budgets.daily_holds().await;
         let mut startable = Vec::new();
         for task in queued {
             if self.can_run(&task)
                 && holds.of(&task).is_none()
                 && matches!(self.blocked_in_place(&task).await, Ok(None))
-                && !self.held_by_collision(&task).await
+                && !self.forecaster.held_by_collision(&task).await
             {
                 startable.push(task.id);
             }
@@ -442,7 +445,7 @@ impl Tasks {
             }
             // Counted once the session is closed: its agent has written its last turn.
             if this.ledger.is_mine(&run) {
-                let spending = this.count_spending(&run).await;
+                let spending = this.budgets.count_spending(&run).await;
                 super::traces::attempt_ended(&run, &spending);
                 if crate::telemetry::on()
                     && let Ok(now) = this.ledger.task(&id).await
@@ -481,7 +484,7 @@ impl Tasks {
         self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
         self.keep_landing(stop.clone());
-        self.keep_forecasting(stop.clone());
+        self.forecaster.keep_forecasting(stop.clone());
         self.keep_budgets(stop.clone());
         self.keep_agents_yielding(stop.clone());
         self.fill().await;
@@ -565,6 +568,28 @@ impl Tasks {
         let (this, tidying) = (self.clone(), stop.clone());
         spawn_supervised("the task results' upkeep", stop, move || {
             this.clone().tidy(tidying.clone())
+        });
+    }
+
+    /// Every [`BUDGET_EVERY`] until `stop`, stops each of this host's running tasks that
+    /// reached its budget: its agent is interrupted and the task fails with the reason, its
+    /// work kept for a retry.
+    fn keep_budgets(self: &Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let (this, until) = (self.clone(), stop.clone());
+        spawn_supervised("the tasks' budgets", stop, move || {
+            let (this, until) = (this.clone(), until.clone());
+            async move {
+                loop {
+                    tokio::select! {
+                        () = tokio::time::sleep(BUDGET_EVERY) => {}
+                        () = until.cancelled() => return,
+                    }
+                    for (task, why) in this.budgets.exhausted().await {
+                        tracing::info!("task {}: {why}", task.id);
+                        this.fail(&task, why, None).await;
+                    }
+                }
+            }
         });
     }
 

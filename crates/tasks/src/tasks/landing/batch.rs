@@ -143,7 +143,10 @@ impl Tasks {
         };
         let repo = Path::new(&worktree.repo);
         let git = Git::at(repo);
-        let Ok(into) = self.target_of(&tasks[0], &worktree).await else {
+        let Ok(into) = worktree
+            .landing_branch(Path::new(&tasks[0].project_path))
+            .await
+        else {
             return Batch::OneByOne;
         };
         let Some(tip) = git.commit_of(&format!("refs/heads/{into}")).await else {

@@ -95,7 +95,10 @@ impl Tasks {
             return;
         }
         let into = match task.isolation.as_ref().and_then(|i| i.worktree()) {
-            Some(worktree) => self.target_of(task, worktree).await.unwrap_or_default(),
+            Some(worktree) => worktree
+                .landing_branch(Path::new(&task.project_path))
+                .await
+                .unwrap_or_default(),
             None => return,
         };
         let now = unix_millis(SystemTime::now());
@@ -137,7 +140,10 @@ impl Tasks {
             let Some((worktree, review)) = task.open_result() else {
                 continue;
             };
-            let into = self.target_of(&task, worktree).await.unwrap_or_default();
+            let into = worktree
+                .landing_branch(Path::new(&task.project_path))
+                .await
+                .unwrap_or_default();
             let lane = (worktree.repo.clone(), into);
             if held.contains(&lane) {
                 continue;
@@ -170,9 +176,9 @@ impl Tasks {
         };
         let now = unix_millis(SystemTime::now());
         let mut landing = landing_of(task);
-        let into = match self.target_of(task, worktree).await {
+        let into = match worktree.landing_branch(Path::new(&task.project_path)).await {
             Ok(into) => into,
-            Err(why) => return self.to_person(task, landing, why).await,
+            Err(why) => return self.to_person(task, landing, why.to_string()).await,
         };
         let tip_before = Git::at(Path::new(&worktree.repo))
             .commit_of(&format!("refs/heads/{into}"))
@@ -394,7 +400,10 @@ impl Tasks {
     /// person's checkout of it is dirty), so that nothing is tested until it can.
     pub(super) async fn held_back(&self, task: &Task) -> Option<(String, String)> {
         let (worktree, _) = task.open_result()?;
-        let into = self.target_of(task, worktree).await.ok()?;
+        let into = worktree
+            .landing_branch(Path::new(&task.project_path))
+            .await
+            .ok()?;
         let repo = Path::new(&worktree.repo);
         match merge::held_back(repo, &Git::at(repo), &into).await {
             Ok(Some(dirty)) => match LandError::from(dirty) {
@@ -481,27 +490,6 @@ impl Tasks {
             tracing::info!("the scratch worktree of {into}: {}", warmed.note());
         }
         Ok(self.checks(&dir).await)
-    }
-
-    /// The branch `task`'s result lands on: the one its worktree started from, else the one
-    /// its project has checked out.
-    pub(in crate::tasks) async fn target_of(
-        &self,
-        task: &Task,
-        worktree: &Worktree,
-    ) -> Result<String, String> {
-        if let Some(base) = &worktree.base_ref {
-            return Ok(base.clone());
-        }
-        Git::at(Path::new(&task.project_path))
-            .current_branch()
-            .await
-            .ok_or_else(|| {
-                format!(
-                    "it started from commit {} and its project is on a detached HEAD, so no branch is there to land on: merge it with task_merge and `into`",
-                    worktree.base_sha.get(..12).unwrap_or(&worktree.base_sha)
-                )
-            })
     }
 
     /// Records `task`'s result as merged, and its landing, when it has one, as landed.
