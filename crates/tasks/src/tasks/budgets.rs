@@ -208,3 +208,86 @@ impl DailyHolds {
 fn day_of(ms: u64) -> u64 {
     ms / 86_400_000
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+    use crate::events::Events;
+    use crate::millis::unix_millis;
+    use crate::spend::{Budget, Tokens};
+    use crate::tasks::parts_for_tests::Setting;
+    use crate::tasks::spending::{AttemptSpent, DailyBudgets};
+    use crate::tasks::store::StoreLocation;
+    use crate::terminal::Terminals;
+
+    fn budgets_of(setting: &Setting) -> (Arc<Ledger>, Budgets) {
+        let config = setting.config.clone();
+        let location = StoreLocation::Sqlite(config.data_dir.join("tasks.sqlite3"));
+        let events = Arc::new(Events::default());
+        let ledger = Arc::new(Ledger::new(location, &config.tasks, events.clone()));
+        let agents = Agents::new(Terminals::new(config.clone(), events), config.clone());
+        (ledger.clone(), Budgets::new(ledger, config, agents))
+    }
+
+    fn spent_today(
+        attempt: u32,
+        tokens: u64,
+        prices: &crate::config::prices::Prices,
+    ) -> AttemptSpent {
+        let used = ByModel::from([(
+            "claude-opus-5-5".to_string(),
+            Tokens {
+                input: tokens,
+                ..Tokens::default()
+            },
+        )]);
+        AttemptSpent {
+            started_at_ms: Some(unix_millis(SystemTime::now())),
+            ..AttemptSpent::counted(attempt, Ok(used), prices)
+        }
+    }
+
+    /// Built alone: with no daily budget nothing holds; once the attempts that started
+    /// today spent the queue's, every task waits for tomorrow, and says so.
+    #[tokio::test]
+    async fn the_days_spending_holds_new_starts_once_it_reaches_the_daily_budget() {
+        let setting = Setting::new("");
+        let (ledger, budgets) = budgets_of(&setting);
+        let task = setting.queued_task("tidy the imports");
+        assert!(budgets.daily_holds().await.of(&task).is_none());
+
+        let daily = DailyBudgets {
+            team: Some(Budget::checked(Some(1_000), None, "daily_budget").unwrap()),
+            ..DailyBudgets::default()
+        };
+        let mut spending = Spending::default();
+        spending.record(spent_today(1, 600, &setting.config.prices));
+        let id = task.id.clone();
+        let kept = spending.clone();
+        ledger
+            .persistently(move |q| {
+                q.set_daily_budgets(&daily)?;
+                q.set_usage(&id, &kept)
+            })
+            .await
+            .unwrap();
+        assert!(
+            budgets.daily_holds().await.of(&task).is_none(),
+            "600 of 1,000"
+        );
+
+        spending.record(spent_today(2, 500, &setting.config.prices));
+        let id = task.id.clone();
+        ledger
+            .persistently(move |q| q.set_usage(&id, &spending))
+            .await
+            .unwrap();
+        let holds = budgets.daily_holds().await;
+        let why = holds.of(&task).expect("1,100 of 1,000 holds it");
+        assert!(why.starts_with("the queue spent 1,100 tokens"), "{why}");
+        assert!(why.ends_with("new starts wait for tomorrow (UTC)"), "{why}");
+        assert_eq!(holds.lines(), vec![why]);
+    }
+}

@@ -585,6 +585,81 @@ fn quiet(git: Git) -> Git {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Events;
+    use crate::git::test_repo::Repo;
+    use crate::tasks::isolation::Worktree;
+    use crate::tasks::parts_for_tests::{Setting, new_task};
+    use crate::tasks::store::{Claimer, NewTask, StoreLocation};
+
+    /// Built alone, on a real repository: a running task's worktree changes a file that a
+    /// queued task is to touch, so the forecast holds the queued one, and says with whom.
+    #[tokio::test]
+    async fn a_queued_task_touching_what_a_running_one_changes_is_held_and_told() {
+        let setting = Setting::new("[tasks]\nhold_colliding = true\n");
+        let repo = Repo::new();
+        repo.write("src/parser.rs", "fn parse() {}\n");
+        repo.commit_all("a parser");
+        let base_sha = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        let tree = repo.dir.path().join("tree");
+        let branch = "drydock/task-running";
+        repo.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            branch,
+            tree.to_str().unwrap(),
+        ]);
+        std::fs::write(tree.join("src/parser.rs"), "fn parse() { todo!() }\n").unwrap();
+        let worktree = Worktree {
+            repo: repo.path.display().to_string(),
+            path: tree.display().to_string(),
+            dir: tree.display().to_string(),
+            branch: branch.into(),
+            base_ref: Some("main".into()),
+            base_sha,
+            copied: Vec::new(),
+            notes: Vec::new(),
+            confinement: None,
+        };
+
+        let config = setting.config.clone();
+        let location = StoreLocation::Sqlite(config.data_dir.join("tasks.sqlite3"));
+        let ledger = Arc::new(Ledger::new(
+            location,
+            &config.tasks,
+            Arc::new(Events::default()),
+        ));
+        let forecaster = Forecaster::new(ledger.clone(), config);
+        let running = new_task("rewrite the parser", &repo.path);
+        let queued = NewTask {
+            touches: vec!["src/**".into()],
+            ..new_task("document the parser", &repo.path)
+        };
+        let (running, queued) = ledger
+            .persistently(move |q| {
+                let added = q.add(running.clone())?;
+                let here = Claimer {
+                    host: "here".into(),
+                    session: "s".into(),
+                    cap: None,
+                };
+                let running = q.claim(&[added.id], &here)?.expect("claimed");
+                q.set_isolation(&running.id, &Isolation::Worktree(worktree.clone()))?;
+                Ok((running, q.add(queued.clone())?))
+            })
+            .await
+            .unwrap();
+        assert!(forecaster.of(&queued.id).is_empty());
+
+        forecaster.forecast().await;
+        let told = forecaster.of(&queued.id);
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].with, running.id);
+        assert_eq!(told[0].files, vec!["src/parser.rs".to_string()]);
+        assert_eq!(told[0].waiting, Some(Waiting::Held));
+        assert!(forecaster.held_by_collision(&queued).await);
+    }
 
     const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs\n\
 index 1..2 100644\n\
