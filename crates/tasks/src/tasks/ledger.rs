@@ -4,10 +4,11 @@
 //! it reaches nothing of theirs.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
 use super::state::{TaskState, Transition};
@@ -27,6 +28,8 @@ pub(super) struct Ledger {
     store: LazyStore,
     host: Host,
     events: Arc<Events>,
+    /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
+    runs: OnceLock<CancellationToken>,
 }
 
 impl Ledger {
@@ -39,12 +42,23 @@ impl Ledger {
             store: LazyStore::new(location),
             host: Host::new(config),
             events,
+            runs: OnceLock::new(),
         }
     }
 
     /// This drydock as a host of the queue.
     pub(super) fn host(&self) -> &Host {
         &self.host
+    }
+
+    /// From now on this drydock runs tasks, until `stop`.
+    pub(super) fn run_until(&self, stop: CancellationToken) {
+        let _ = self.runs.set(stop);
+    }
+
+    /// Cancelled when this drydock stops; None when it does not run tasks.
+    pub(super) fn running_until(&self) -> Option<&CancellationToken> {
+        self.runs.get()
     }
 
     /// The queue, opened on its first use; every call on it answers within its deadline.

@@ -27,6 +27,7 @@
 
 mod briefing;
 mod budgets;
+mod checks;
 pub mod clones;
 mod error;
 mod files;
@@ -64,10 +65,9 @@ pub use store::{
 };
 pub use tokens::{TaskScope, TaskTokens};
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 use self::clones::Clones;
 use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
@@ -100,14 +100,12 @@ pub struct Tasks {
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
-    /// The build tools, for the checks on tasks' results.
-    pub(super) toolchains: Toolchains,
+    /// The project's checks on tasks' results.
+    checker: checks::Checker,
     pub(super) worktrees: Worktrees,
     /// This host's clones of tasks' remotes.
     pub(super) clones: Clones,
     pub(super) tokens: TaskTokens,
-    /// Whether this drydock runs tasks (`drydock serve`: agents need its HTTP endpoint).
-    runs: OnceLock<CancellationToken>,
     /// Held while choosing and starting tasks, so the cap holds.
     pub(super) starting: tokio::sync::Mutex<()>,
     /// Wakes the monitor: a task started, so a new deadline.
@@ -149,7 +147,7 @@ impl Tasks {
                 config.task_dirs().clones(),
                 config.tasks.repositories.clone(),
             ),
-            toolchains,
+            checker: checks::Checker::new(ledger.clone(), config.clone(), toolchains),
             sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
             budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
             forecaster: Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone())),
@@ -159,7 +157,6 @@ impl Tasks {
             terminals,
             events,
             tokens: TaskTokens::default(),
-            runs: OnceLock::new(),
             starting: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             adopted: Default::default(),
@@ -176,15 +173,6 @@ impl Tasks {
     /// From now on tasks' sandboxes reach drydock through `door` (the HTTP server's).
     pub fn open_sandbox_door(&self, door: Door) {
         self.sandboxes.open_door(door);
-    }
-
-    pub(super) fn run_until(&self, stop: CancellationToken) {
-        let _ = self.runs.set(stop);
-    }
-
-    /// Cancelled when this drydock stops; None when it does not run tasks.
-    pub(super) fn running_until(&self) -> Option<&CancellationToken> {
-        self.runs.get()
     }
 
     /// Where the queue lives, as configured.
@@ -397,7 +385,7 @@ impl Tasks {
 
     /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
     pub async fn start(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        if self.running_until().is_none() {
+        if self.ledger.running_until().is_none() {
             return Err(TaskError::NotAllowed(
                 "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
             ));

@@ -83,7 +83,7 @@ impl Tasks {
     }
 
     async fn fill_now(self: &Arc<Self>) -> Vec<String> {
-        if self.running_until().is_none() {
+        if self.ledger.running_until().is_none() {
             return Vec::new();
         }
         let mut started = Vec::new();
@@ -233,7 +233,7 @@ impl Tasks {
                     .join(", ")
             )));
         }
-        let stop = self.running_until().cloned().unwrap_or_default();
+        let stop = self.ledger.running_until().cloned().unwrap_or_default();
         self.update_clone(task).await?;
         let isolation = self.isolate(task).await?;
         let work_dir = PathBuf::from(isolation.dir(&task.project_path));
@@ -473,7 +473,7 @@ impl Tasks {
     /// deadlines, and starts queued tasks as slots free up. It listens to the feed only while
     /// a task runs: a listener makes agent supervision look at every terminal change.
     pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
-        self.run_until(stop.clone());
+        self.ledger.run_until(stop.clone());
         // An agent started before the server publishes its endpoint would get no MCP config
         // (no task_complete): the server publishes it right after the app starts, before it
         // takes requests, so only the monitor's own first starts wait for it.
@@ -780,7 +780,7 @@ impl Tasks {
             text: None,
             seen: waiting.prompt_id.clone(),
         };
-        let stop = self.running_until().cloned().unwrap_or_default();
+        let stop = self.ledger.running_until().cloned().unwrap_or_default();
         match self.agents.answer(answer, &Call::silent(stop)).await {
             Ok(_) => {
                 let mut tree = worktree.clone();
@@ -945,7 +945,7 @@ impl Tasks {
             agent: session.to_string(),
             text,
         };
-        let stop = self.running_until().cloned().unwrap_or_default();
+        let stop = self.ledger.running_until().cloned().unwrap_or_default();
         match self.agents.send(send, &Call::silent(stop)).await {
             Ok(_) => tracing::info!("task {id}: its adopted agent was reminded of task_complete"),
             Err(error) => tracing::warn!("task {id}: reminding its adopted agent: {error}"),

@@ -489,7 +489,7 @@ impl Tasks {
             let warmed = warm_start::warm(&project, &dir, target.as_deref(), limit).await;
             tracing::info!("the scratch worktree of {into}: {}", warmed.note());
         }
-        Ok(self.checks(&dir).await)
+        Ok(self.checker.run(&dir).await)
     }
 
     /// Records `task`'s result as merged, and its landing, when it has one, as landed.
