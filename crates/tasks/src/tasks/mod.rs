@@ -102,9 +102,11 @@ pub struct Tasks {
     pub(super) events: Arc<Events>,
     /// The project's checks on tasks' results.
     checker: checks::Checker,
-    pub(super) worktrees: Worktrees,
+    /// Where its tasks work.
+    placement: placement::Placement,
+    pub(super) worktrees: Arc<Worktrees>,
     /// This host's clones of tasks' remotes.
-    pub(super) clones: Clones,
+    pub(super) clones: Arc<Clones>,
     pub(super) tokens: TaskTokens,
     /// Held while choosing and starting tasks, so the cap holds.
     pub(super) starting: tokio::sync::Mutex<()>,
@@ -139,14 +141,25 @@ impl Tasks {
             &config.tasks,
             events.clone(),
         ));
+        let worktrees = Arc::new(
+            Worktrees::new(config.task_dirs()).with_remotes(config.tasks.repositories.clone()),
+        );
+        let clones = Arc::new(Clones::new(
+            config.task_dirs().clones(),
+            config.tasks.repositories.clone(),
+        ));
+        let placement = placement::Placement::new(
+            ledger.clone(),
+            config.clone(),
+            agents.clone(),
+            worktrees.clone(),
+            clones.clone(),
+        );
         Arc::new(Tasks {
             workspace: Workspace::new(config.allowed_roots.clone()),
-            worktrees: Worktrees::new(config.task_dirs())
-                .with_remotes(config.tasks.repositories.clone()),
-            clones: Clones::new(
-                config.task_dirs().clones(),
-                config.tasks.repositories.clone(),
-            ),
+            placement,
+            worktrees,
+            clones,
             checker: checks::Checker::new(ledger.clone(), config.clone(), toolchains),
             sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
             budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
@@ -239,7 +252,7 @@ impl Tasks {
         if let Some(key) = &req.key {
             check_key(key).map_err(|why| invalid(format!("key: {why}")))?;
         }
-        let (project, repository) = self.project_of(req).await?;
+        let (project, repository) = self.placement.project_of(req).await?;
         let agent = req
             .agent
             .clone()
@@ -399,7 +412,7 @@ impl Tasks {
                     id: task.id.clone(),
                     source,
                 })?;
-            if let Some(other) = self.blocked_in_place(&task).await? {
+            if let Some(other) = self.placement.blocked_in_place(&task).await? {
                 return Err(TaskError::NotAllowed(format!(
                     "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
                     other.id, task.project_path

@@ -129,9 +129,9 @@ impl Tasks {
         let holds = self.budgets.daily_holds().await;
         let mut startable = Vec::new();
         for task in queued {
-            if self.can_run(&task)
+            if self.placement.can_run(&task)
                 && holds.of(&task).is_none()
-                && matches!(self.blocked_in_place(&task).await, Ok(None))
+                && matches!(self.placement.blocked_in_place(&task).await, Ok(None))
                 && !self.forecaster.held_by_collision(&task).await
             {
                 startable.push(task.id);
@@ -159,7 +159,7 @@ impl Tasks {
             return Ok(None);
         };
         // Claimed from another host's queue entry: its project is this host's copy.
-        if let (Some(here), Some(lease)) = (self.project_here(&running), running.lease())
+        if let (Some(here), Some(lease)) = (self.placement.project_here(&running), running.lease())
             && here.display().to_string() != running.project_path
             && self.ledger.is_mine(&running)
         {
@@ -221,7 +221,7 @@ impl Tasks {
 
     async fn start_agent(&self, task: &Task) -> Result<bool, TaskError> {
         // Queued while its root was allowed; the server may have been started with others.
-        if self.project_here(task).is_none() {
+        if self.placement.project_here(task).is_none() {
             return Err(TaskError::NotAllowed(format!(
                 "its project {} is not inside this drydock's allowed roots ({}) any more; nothing was started there",
                 task.project_path,
@@ -234,8 +234,8 @@ impl Tasks {
             )));
         }
         let stop = self.ledger.running_until().cloned().unwrap_or_default();
-        self.update_clone(task).await?;
-        let isolation = self.isolate(task).await?;
+        self.placement.update_clone(task).await?;
+        let isolation = self.placement.isolate(task).await?;
         let work_dir = PathBuf::from(isolation.dir(&task.project_path));
         let dir = files::task_dir(&self.config, &task.id);
         let token = self.tokens.issue(self.scope_of(task, &work_dir));

@@ -6,111 +6,23 @@
 //! queue (`LISTEN`, with a poll as the backstop), and stops the agents of tasks it no longer
 //! holds: cancelled elsewhere, or taken over while it was away.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::clones;
-use super::requests::NewTaskRequest;
 use super::runner::task_of_session;
-use super::store::{Heartbeat, HostEntry, Task, listen};
+use super::store::{Heartbeat, HostEntry, listen};
 use super::{TaskError, TaskState, Tasks};
 use crate::config::QueueStore;
 use crate::events::EventKind;
-use crate::git::Git;
 use crate::supervise::{spawn_supervised, supervised};
-use crate::workspace::PathArgument;
 
 /// How often a host looks at the queue when nothing woke it.
 const POLL_EVERY: Duration = Duration::from_secs(2);
 
 impl Tasks {
-    /// Whether this host can run `task`: on a shared queue, its project is here and its
-    /// agent's CLI is installed (on a machine's own queue `task_add` checked both, and a
-    /// start that fails says why).
-    pub(super) fn can_run(&self, task: &Task) -> bool {
-        !self.ledger.host().shared
-            || (self.project_here(task).is_some()
-                && self.agents.launchable_profile(&task.agent_kind).is_ok())
-    }
-
-    /// `task`'s project on this host: its path, when it lies inside this host's allowed
-    /// roots, else the directory its place names below this host's root of that name, else
-    /// this host's clone of its remote (made when the task starts), if it may clone it.
-    pub(super) fn project_here(&self, task: &Task) -> Option<PathBuf> {
-        self.workspace
-            .resolve_dir(PathArgument::ProjectPath, &task.project_path)
-            .ok()
-            .or_else(|| self.workspace.find_place(task.place.as_ref()?))
-            .or_else(|| {
-                let url = task.repository.as_ref()?;
-                self.why_not_clone(url)
-                    .is_none()
-                    .then(|| self.clones.dir_of(url))?
-            })
-    }
-
-    /// Why this host would not run a task from remote `url` in a clone of its own.
-    fn why_not_clone(&self, url: &str) -> Option<String> {
-        if self.clones.dir_of(url).is_none() {
-            return Some(format!("repository: {}", self.clones.refusal(url)));
-        }
-        (!self.config.tasks.worktrees).then(|| {
-            "repository: a task from a remote works in a worktree of this host's clone, and worktrees are switched off here ([tasks] worktrees = false)".to_string()
-        })
-    }
-
-    /// A new task's project here and its remote, one of them at least. A remote with a
-    /// project must be one of the project's; a remote alone must be one this host may clone,
-    /// unless the queue is shared (another host may).
-    pub(super) async fn project_of(
-        &self,
-        req: &NewTaskRequest,
-    ) -> Result<(Option<PathBuf>, Option<String>), TaskError> {
-        let repository = req
-            .repository
-            .as_deref()
-            .map(clones::check_url)
-            .transpose()
-            .map_err(TaskError::InvalidArgument)?;
-        let project = req
-            .project_path
-            .as_deref()
-            .map(|path| self.workspace.resolve_dir(PathArgument::ProjectPath, path))
-            .transpose()
-            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
-        let refusal = match (&project, &repository) {
-            (None, None) => Some(
-                "project_path: give the project (a directory inside the allowed roots), or repository (a git remote a host clones)".to_string(),
-            ),
-            (Some(project), Some(url)) => {
-                let remotes = Git::at(project).remote_urls().await;
-                (!remotes.contains(url)).then(|| {
-                    format!(
-                        "repository: {url} is not a remote of {} (its remotes: {})",
-                        project.display(),
-                        match remotes.is_empty() {
-                            true => "none".to_string(),
-                            false => remotes.join(", "),
-                        }
-                    )
-                })
-            }
-            (None, Some(_)) if req.in_place == Some(true) => Some(
-                "in_place: a task from a remote works in a worktree of a host's clone, never in the clone itself".to_string(),
-            ),
-            (None, Some(url)) if !self.ledger.host().shared => self.why_not_clone(url),
-            _ => None,
-        };
-        match refusal {
-            Some(why) => Err(TaskError::InvalidArgument(why)),
-            None => Ok((project, repository)),
-        }
-    }
-
     /// How this host announces itself to a shared queue.
     fn entry(&self) -> HostEntry {
         let url = self
