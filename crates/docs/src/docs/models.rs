@@ -72,7 +72,7 @@ pub enum ModelError {
         name: String,
         dir: PathBuf,
         endpoint: String,
-        reason: FetchError,
+        reason: Box<FetchError>,
         files: String,
     },
     #[error(transparent)]
@@ -429,7 +429,7 @@ async fn cached(entry: &Entry, data_dir: &Path, fetcher: &Fetcher) -> Result<Pat
             name: entry.short.clone(),
             dir: dir.clone(),
             endpoint: fetcher.endpoint.clone(),
-            reason,
+            reason: Box::new(reason),
             files: files
                 .iter()
                 .map(|f| format!("{} -> {}", fetcher.url(&entry.repository, f), f))
