@@ -31,7 +31,8 @@ pub(super) struct CallArgs {
 
 pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Exit {
     let tool = served_tool(&config, &args.tool).map_err(|e| Failure::Usage(e.to_string()))?;
-    let arguments = read_arguments(args.arguments.as_deref()).map_err(Failure::Usage)?;
+    let arguments =
+        read_arguments(args.arguments.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
     let app = App::start(config, Mode::OneCall(tool)).await;
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -56,22 +57,32 @@ pub(super) async fn run(config: Arc<Config>, args: CallArgs) -> Exit {
     Ok(ExitCode::SUCCESS)
 }
 
-fn read_arguments(arguments: Option<&str>) -> Result<serde_json::Value, String> {
+/// Why `--arguments` is no tool's arguments.
+#[derive(Debug, thiserror::Error)]
+enum ArgumentsError {
+    #[error("cannot read arguments from stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error("arguments are not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("arguments must be a JSON object, e.g. '{{\"project_path\": \".\"}}'")]
+    NotAnObject,
+}
+
+fn read_arguments(arguments: Option<&str>) -> Result<serde_json::Value, ArgumentsError> {
     let text = match arguments {
         None => return Ok(serde_json::json!({})),
         Some("-") => {
             let mut buffer = String::new();
             std::io::stdin()
                 .read_to_string(&mut buffer)
-                .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+                .map_err(ArgumentsError::Stdin)?;
             buffer
         }
         Some(text) => text.to_string(),
     };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(ArgumentsError::NotJson)?;
     if !value.is_object() {
-        return Err("arguments must be a JSON object, e.g. '{\"project_path\": \".\"}'".into());
+        return Err(ArgumentsError::NotAnObject);
     }
     Ok(value)
 }

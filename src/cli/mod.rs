@@ -162,14 +162,12 @@ impl Command {
 
 /// Whether drydock's command line takes `args` (`drydock` first), without running anything:
 /// the README's examples are tested with it.
-pub fn accepts<I, T>(args: I) -> Result<(), String>
+pub fn accepts<I, T>(args: I) -> Result<(), clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    Cli::try_parse_from(args)
-        .map(|_| ())
-        .map_err(|e| e.render().to_string())
+    Cli::try_parse_from(args).map(|_| ())
 }
 
 pub fn main() -> ExitCode {
@@ -181,7 +179,10 @@ pub fn main() -> ExitCode {
     }
     let config = Config::load(&cli.command.overrides())
         .map_err(|e| e.to_string())
-        .and_then(|config| crate::toolchain::check_config(&config).map(|()| config))
+        .and_then(|config| match crate::toolchain::check_config(&config) {
+            Ok(()) => Ok(config),
+            Err(unknown) => Err(unknown.to_string()),
+        })
         .map(Arc::new)
         .map_err(Failure::Usage);
     if let Ok(config) = &config {

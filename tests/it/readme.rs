@@ -363,6 +363,6 @@ fn code_blocks_are_read_with_their_lines() {
     for outcome in ["wont_do", "wont-do"] {
         let complete = ["drydock", "task", "complete", "3f2a9c1b", "--summary", "no"];
         let args = complete.into_iter().chain(["--outcome", outcome]);
-        assert_eq!(drydock::cli::accepts(args), Ok(()), "{outcome}");
+        assert!(drydock::cli::accepts(args).is_ok(), "{outcome}");
     }
 }

@@ -17,13 +17,34 @@ use serde::{Deserialize, Serialize, Serializer};
 /// natural one.
 pub const JSON_SAFE_MAX: u64 = (1 << 53) - 1;
 
-/// The message for a number outside `min..=max`.
+/// Why a value is not a bounded number; the bounds as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoundedError {
+    #[error("{text:?} is not an integer from {min} to {max}")]
+    NotAnInteger {
+        text: String,
+        min: String,
+        max: String,
+    },
+    #[error("{value} is out of range: expected an integer from {min} to {max}")]
+    OutOfRange {
+        value: String,
+        min: String,
+        max: String,
+    },
+}
+
+/// A number outside `min..=max`.
 fn out_of_range(
     value: impl fmt::Display,
     min: impl fmt::Display,
     max: impl fmt::Display,
-) -> String {
-    format!("{value} is out of range: expected an integer from {min} to {max}")
+) -> BoundedError {
+    BoundedError::OutOfRange {
+        value: value.to_string(),
+        min: min.to_string(),
+        max: max.to_string(),
+    }
 }
 
 /// One bounded integer type over `$int`, read from any integer a deserializer gives.
@@ -60,11 +81,13 @@ macro_rules! bounded {
 
         /// What the command line gives (`--limit 5`).
         impl<const MIN: $int, const MAX: $int> FromStr for $name<MIN, MAX> {
-            type Err = String;
+            type Err = BoundedError;
 
-            fn from_str(text: &str) -> Result<Self, String> {
-                let value: $int = text.trim().parse().map_err(|_| {
-                    format!("{text:?} is not an integer from {MIN} to {MAX}")
+            fn from_str(text: &str) -> Result<Self, BoundedError> {
+                let value: $int = text.trim().parse().map_err(|_| BoundedError::NotAnInteger {
+                    text: text.to_string(),
+                    min: MIN.to_string(),
+                    max: MAX.to_string(),
                 })?;
                 Self::new(value).ok_or_else(|| out_of_range(value, MIN, MAX))
             }
@@ -276,11 +299,11 @@ mod tests {
         assert_eq!(timeout.to_string(), "60");
         assert_eq!("60".parse::<Timeout>(), Ok(timeout));
         assert_eq!(
-            "0".parse::<Timeout>().unwrap_err(),
+            "0".parse::<Timeout>().unwrap_err().to_string(),
             "0 is out of range: expected an integer from 1 to 604800"
         );
         assert_eq!(
-            "-3".parse::<Timeout>().unwrap_err(),
+            "-3".parse::<Timeout>().unwrap_err().to_string(),
             "\"-3\" is not an integer from 1 to 604800"
         );
         assert_eq!("-3".parse::<Priority>().map(Priority::get), Ok(-3));

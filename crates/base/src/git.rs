@@ -50,7 +50,9 @@ const DRIVERS: &[&str] = &[
 /// that `listing` (`git config --name-only`) defines. Diff drivers (textconv, a command) and
 /// the external diff are switched off by the diff's own options ([`with_internal_diff`]): an
 /// empty one would be run.
-fn switched_off(listing: &str) -> Result<Vec<String>, String> {
+///
+/// Err: the config name of a driver that cannot be switched off.
+fn switched_off(listing: &str) -> Result<Vec<String>, &str> {
     let mut settings = Vec::new();
     for name in listing.lines() {
         let Some((section, rest)) = name.split_once('.') else {
@@ -61,9 +63,7 @@ fn switched_off(listing: &str) -> Result<Vec<String>, String> {
         };
         // `-c` splits at the first `=`: a driver named with one could not be switched off.
         if driver.contains('=') {
-            return Err(format!(
-                "its config names a driver git cannot switch off ({name})"
-            ));
+            return Err(name);
         }
         match section {
             "filter" => settings.extend(
@@ -139,9 +139,34 @@ pub enum GitError {
     #[error("{0}")]
     Content(#[from] Refused),
     #[error(
+        "`git {args}` in {dir} failed: its config names a driver git cannot switch off ({name})"
+    )]
+    Driver {
+        dir: PathBuf,
+        args: String,
+        name: String,
+    },
+    #[error(
         "{dir} is not a worktree of the repository as git made it: {why}; drydock runs no git in it"
     )]
-    NotOurWorktree { dir: PathBuf, why: String },
+    NotOurWorktree { dir: PathBuf, why: NotAWorktree },
+}
+
+/// Why a folder's `.git` is not the one git made for a linked worktree.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAWorktree {
+    #[error("its .git is not the file git writes in a worktree")]
+    NotAFile,
+    #[error("its .git cannot be read ({0})")]
+    Unreadable(Refused),
+    #[error("its .git names no git directory")]
+    NoGitDir,
+    #[error("its .git names {}, not a worktree of {}", admin.display(), common.display())]
+    Elsewhere { admin: PathBuf, common: PathBuf },
+    #[error("{} belongs to another worktree", admin.display())]
+    OtherWorktree { admin: PathBuf },
+    #[error("checking its .git failed: {0}")]
+    CheckFailed(String),
 }
 
 /// What a git command left: its exit code and what it printed.
@@ -208,7 +233,7 @@ impl Git {
         // Reads the worktree's files, so on a blocking thread like every other file read.
         let checked = tokio::task::spawn_blocking(move || linked_worktree_check(&dir, &common))
             .await
-            .unwrap_or_else(|failed| Err(format!("checking its .git failed: {failed}")));
+            .unwrap_or_else(|failed| Err(NotAWorktree::CheckFailed(failed.to_string())));
         let admin = checked.map_err(|why| GitError::NotOurWorktree {
             dir: worktree.to_path_buf(),
             why,
@@ -267,10 +292,10 @@ impl Git {
             .is_some_and(|sub| DRIVERLESS.contains(sub));
         if !driverless {
             let drivers = self.spawn(&prefix, DRIVERS).await?;
-            let off = switched_off(&drivers.stdout).map_err(|message| GitError::Failed {
+            let off = switched_off(&drivers.stdout).map_err(|name| GitError::Driver {
                 dir: self.dir.clone(),
                 args: args.join(" "),
-                message,
+                name: name.to_string(),
             })?;
             prefix.extend(off);
         }
@@ -391,17 +416,17 @@ impl Git {
 /// `common`: its `.git` is a file (not a directory, not a link, not a FIFO) naming an entry of
 /// `common/worktrees`, and that entry's `gitdir` names `worktree/.git` back. The entry, when
 /// it is.
-pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, String> {
+pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, NotAWorktree> {
     let dot_git = worktree.join(".git");
     let text =
         untrusted::read_text(&dot_git, untrusted::SMALL_FILE).map_err(|refused| match refused {
-            Refused::NotRegular(_) => "its .git is not the file git writes in a worktree".into(),
-            other => format!("its .git cannot be read ({other})"),
+            Refused::NotRegular(_) => NotAWorktree::NotAFile,
+            other => NotAWorktree::Unreadable(other),
         })?;
     let admin = text
         .strip_prefix("gitdir: ")
         .map(|rest| PathBuf::from(rest.trim_end_matches(['\n', '\r'])))
-        .ok_or("its .git names no git directory")?;
+        .ok_or(NotAWorktree::NoGitDir)?;
     // git >= 2.48 may write both links relative (worktree.useRelativePaths).
     let admin = worktree.join(admin);
     let canonical = |path: &Path| path.canonicalize().ok();
@@ -409,11 +434,10 @@ pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, 
     let entry =
         canonical(&admin).filter(|entry| entries.is_some() && entry.parent() == entries.as_deref());
     let Some(admin) = entry else {
-        return Err(format!(
-            "its .git names {}, not a worktree of {}",
-            admin.display(),
-            common.display()
-        ));
+        return Err(NotAWorktree::Elsewhere {
+            admin,
+            common: common.to_path_buf(),
+        });
     };
     let back =
         untrusted::read_text(&admin.join("gitdir"), untrusted::SMALL_FILE).unwrap_or_default();
@@ -421,7 +445,7 @@ pub fn linked_worktree_check(worktree: &Path, common: &Path) -> Result<PathBuf, 
     let worktree_named = named.parent().and_then(canonical);
     let dot_git_named = named.file_name() == Some(std::ffi::OsStr::new(".git"));
     if !dot_git_named || worktree_named != canonical(worktree) {
-        return Err(format!("{} belongs to another worktree", admin.display()));
+        return Err(NotAWorktree::OtherWorktree { admin });
     }
     Ok(admin)
 }
@@ -666,12 +690,12 @@ mod tests {
         )
         .unwrap();
         let refused = linked_worktree_check(&tree, &common).unwrap_err();
-        assert!(refused.contains("is not the file"), "{refused}");
+        assert!(matches!(refused, NotAWorktree::NotAFile), "{refused}");
         assert_eq!(main_work_tree_of(&tree), None);
         std::fs::remove_file(tree.join(".git")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", tree.join(".git")).unwrap();
         let refused = linked_worktree_check(&tree, &common).unwrap_err();
-        assert!(refused.contains("is not the file"), "{refused}");
+        assert!(matches!(refused, NotAWorktree::NotAFile), "{refused}");
         assert_eq!(main_work_tree_of(&tree), None);
     }
 
@@ -812,7 +836,7 @@ mod tests {
             assert!(off.iter().any(|arg| arg == setting), "{setting} in {off:?}");
         }
         assert!(!off.iter().any(|arg| arg.starts_with("diff.")), "{off:?}");
-        assert!(switched_off("filter.x=y.clean\n").is_err());
+        assert_eq!(switched_off("filter.x=y.clean\n"), Err("filter.x=y.clean"));
         assert_eq!(
             with_internal_diff(&["-c", "core.quotePath=false", "diff", "HEAD"]),
             [

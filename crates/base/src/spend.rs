@@ -55,30 +55,47 @@ const MOST_TOKENS: u64 = 1_000_000_000_000;
 /// The most dollars a budget may name.
 const MOST_USD: f64 = 1_000_000.0;
 
+/// Why what a person wrote is no budget; `what` names it (`budget`, `daily_budget`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BudgetError {
+    #[error("{what}.tokens is {tokens}: a budget is 1 to {MOST_TOKENS} tokens")]
+    Tokens { what: String, tokens: i64 },
+    #[error("{what}.usd is {usd}: a budget is more than 0 and at most {MOST_USD} US dollars")]
+    Usd { what: String, usd: f64 },
+    #[error("{what}: name tokens, usd, or both")]
+    NoBound { what: String },
+}
+
 impl Budget {
     /// A budget from what a person wrote, or why it is none: at least one bound, each
     /// positive and not absurd. `what` names it in the error.
-    pub fn checked(tokens: Option<i64>, usd: Option<f64>, what: &str) -> Result<Budget, String> {
+    pub fn checked(
+        tokens: Option<i64>,
+        usd: Option<f64>,
+        what: &str,
+    ) -> Result<Budget, BudgetError> {
         let tokens = match tokens {
             None => None,
             Some(n) if n >= 1 && n as u64 <= MOST_TOKENS => Some(n as u64),
             Some(n) => {
-                return Err(format!(
-                    "{what}.tokens is {n}: a budget is 1 to {MOST_TOKENS} tokens"
-                ));
+                return Err(BudgetError::Tokens {
+                    what: what.into(),
+                    tokens: n,
+                });
             }
         };
         let usd = match usd {
             None => None,
             Some(d) if d.is_finite() && d > 0.0 && d <= MOST_USD => Some(d),
             Some(d) => {
-                return Err(format!(
-                    "{what}.usd is {d}: a budget is more than 0 and at most {MOST_USD} US dollars"
-                ));
+                return Err(BudgetError::Usd {
+                    what: what.into(),
+                    usd: d,
+                });
             }
         };
         if tokens.is_none() && usd.is_none() {
-            return Err(format!("{what}: name tokens, usd, or both"));
+            return Err(BudgetError::NoBound { what: what.into() });
         }
         Ok(Budget { tokens, usd })
     }

@@ -4,7 +4,7 @@
 
 use crate::config::{Config, LandWith};
 
-use super::{Check, Found, Need, check, output_line};
+use super::{Check, Found, Need, NotRun, check, output_line};
 
 /// `git merge-tree --write-tree`: task_merge, the review's conflict check, the landing queue
 /// and the conflict forecast.
@@ -64,12 +64,12 @@ pub(super) async fn checks(config: &Config, tasks: Need) -> Vec<Check> {
 }
 
 /// Whether the git found is at least `needed`, which `what` needs.
-fn at_least(found: &Result<(String, String), String>, needed: Version, what: &str) -> Found {
+fn at_least(found: &Result<(String, String), NotRun>, needed: Version, what: &str) -> Found {
     let (line, path) = match found {
         Ok(found) => found,
-        Err(detail) => {
+        Err(why) => {
             return Found::Missing {
-                detail: detail.clone(),
+                detail: why.to_string(),
                 fix: format!("sudo apt-get install git (git {needed} or later)"),
             };
         }

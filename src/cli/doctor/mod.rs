@@ -25,6 +25,7 @@ use crate::docs::models::{self, Fetcher};
 use crate::events::Events;
 use crate::process::{self, CommandSpec, Policy, find_program};
 use crate::terminal::shell_integration::user_shell;
+use crate::toolchain::TOOLCHAINS;
 
 #[derive(Args, Clone)]
 pub(super) struct DoctorArgs {
@@ -328,71 +329,32 @@ async fn index(config: &Config) -> Found {
     }
 }
 
-/// cargo with clippy and rustfmt, and mix with dialyzer: the build tools need at least one
-/// toolchain, so each is required only when the other is missing too.
+/// What each toolchain's kit says to check ([`crate::toolchain::DoctorCheck`]): the build
+/// tools need at least one toolchain, so each toolchain's own program is required only when
+/// every other one is missing too.
 async fn toolchains(build: Need) -> Vec<Check> {
-    let rustup = "install Rust with rustup (https://rustup.rs), then: rustup component add \
-                  clippy rustfmt";
-    let cargo = version("cargo", &["--version"], rustup).await;
-    let mix = version_line(
-        "elixir",
-        &["--version"],
-        "Elixir",
-        "sudo apt-get install elixir erlang-dev",
-    )
-    .await;
-    let neither = matches!(cargo, Found::Missing { .. }) && matches!(mix, Found::Missing { .. });
-    let toolchain_need = match neither {
-        true => build,
-        false => Need::Optional,
-    };
-    vec![
-        check(
-            "cargo",
-            "the build tools on Rust projects",
-            toolchain_need,
-            cargo,
-        ),
-        check(
-            "clippy",
-            "lint on Rust projects",
-            Need::Optional,
-            version(
-                "cargo",
-                &["clippy", "--version"],
-                "rustup component add clippy",
-            )
-            .await,
-        ),
-        check(
-            "rustfmt",
-            "format on Rust projects",
-            Need::Optional,
-            version(
-                "cargo",
-                &["fmt", "--version"],
-                "rustup component add rustfmt",
-            )
-            .await,
-        ),
-        check(
-            "elixir",
-            "the build tools on mix projects",
-            toolchain_need,
-            mix,
-        ),
-        check(
-            "dialyzer",
-            "type_check on mix projects",
-            Need::Optional,
-            version(
-                "dialyzer",
-                &["--version"],
-                "sudo apt-get install erlang-dialyzer",
-            )
-            .await,
-        ),
-    ]
+    let mut found = Vec::new();
+    for toolchain in TOOLCHAINS {
+        for doctor in toolchain.kit().doctor_checks() {
+            let line = doctor.version_line;
+            let version = version_line(doctor.program, doctor.version_args, line, doctor.fix);
+            found.push((doctor, version.await));
+        }
+    }
+    let none = found
+        .iter()
+        .filter(|(doctor, _)| doctor.essential)
+        .all(|(_, found)| matches!(found, Found::Missing { .. }));
+    found
+        .into_iter()
+        .map(|(doctor, found)| {
+            let need = match doctor.essential && none {
+                true => build,
+                false => Need::Optional,
+            };
+            check(doctor.name, doctor.used_by, need, found)
+        })
+        .collect()
 }
 
 /// The agent CLIs drydock has profiles for: agent_spawn and tasks need at least one.
@@ -485,17 +447,32 @@ async fn version_line(program: &str, args: &[&str], name: &str, fix: &str) -> Fo
         Ok((line, path)) => Found::Ok {
             detail: format!("{line} ({path})"),
         },
-        Err(detail) => Found::Missing {
-            detail,
+        Err(why) => Found::Missing {
+            detail: why.to_string(),
             fix: fix.to_string(),
         },
     }
 }
 
+/// Why a program's version was not read.
+#[derive(Debug, thiserror::Error)]
+enum NotRun {
+    #[error("`{0}` is not on PATH")]
+    NotOnPath(String),
+    #[error("`{command}` failed ({termination}): {said}")]
+    Failed {
+        command: String,
+        termination: String,
+        said: String,
+    },
+    #[error(transparent)]
+    Run(#[from] process::RunError),
+}
+
 /// The line [`version_line`] reports and where the program is, or why it could not be run.
-async fn output_line(program: &str, args: &[&str], name: &str) -> Result<(String, String), String> {
+async fn output_line(program: &str, args: &[&str], name: &str) -> Result<(String, String), NotRun> {
     let Some(path) = find_program(program) else {
-        return Err(format!("`{program}` is not on PATH"));
+        return Err(NotRun::NotOnPath(program.to_string()));
     };
     let policy = Policy {
         limits: process::Limits {
@@ -527,13 +504,19 @@ async fn output_line(program: &str, args: &[&str], name: &str) -> Result<(String
                 .unwrap_or("");
             Ok((first.trim().to_string(), path.display().to_string()))
         }
-        Ok(output) => Err(format!(
-            "`{program} {}` failed ({:?}): {}",
-            args.join(" "),
-            output.termination,
-            output.stderr.text.lines().next().unwrap_or("").trim()
-        )),
-        Err(e) => Err(e.to_string()),
+        Ok(output) => Err(NotRun::Failed {
+            command: format!("{program} {}", args.join(" ")),
+            termination: format!("{:?}", output.termination),
+            said: output
+                .stderr
+                .text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        }),
+        Err(e) => Err(e.into()),
     }
 }
 

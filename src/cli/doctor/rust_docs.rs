@@ -12,9 +12,9 @@ const FIX: &str = "rustup component add rust-docs";
 pub(super) async fn found() -> Found {
     let sysroot = match output_line("rustc", &["--print", "sysroot"], "").await {
         Ok((line, _)) => line,
-        Err(detail) => {
+        Err(why) => {
             return Found::Missing {
-                detail,
+                detail: why.to_string(),
                 fix: format!("install Rust with rustup (https://rustup.rs), then: {FIX}"),
             };
         }

@@ -93,7 +93,19 @@ impl<'de> Deserialize<'de> for ChooseKeys {
     }
 }
 
-fn decode_escapes(text: &str) -> Result<Vec<u8>, String> {
+/// An escape of a key sequence that is none.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad escape \\{escape} in {text:?}")]
+struct BadEscape {
+    escape: String,
+    text: String,
+}
+
+fn decode_escapes(text: &str) -> Result<Vec<u8>, BadEscape> {
+    let bad = |escape: String| BadEscape {
+        escape,
+        text: text.to_string(),
+    };
     let mut out = Vec::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -113,10 +125,10 @@ fn decode_escapes(text: &str) -> Result<Vec<u8>, String> {
                 let byte = u8::from_str_radix(&hex, 16)
                     .ok()
                     .filter(|_| hex.len() == 2)
-                    .ok_or_else(|| format!("bad escape \\x{hex} in {text:?}"))?;
+                    .ok_or_else(|| bad(format!("x{hex}")))?;
                 out.push(byte);
             }
-            other => return Err(format!("bad escape \\{} in {text:?}", other.unwrap_or(' '))),
+            other => return Err(bad(other.unwrap_or(' ').to_string())),
         }
     }
     Ok(out)
@@ -135,8 +147,14 @@ mod tests {
         assert_eq!(keys.deny.0, b"\x1b");
         assert_eq!(keys.choose.for_option(2), b"2");
         assert_eq!(decode_escapes(r"a\x1b[A\e\\").unwrap(), b"a\x1b[A\x1b\\");
-        assert!(decode_escapes(r"\x1").is_err());
-        assert!(decode_escapes(r"\q").is_err());
+        assert_eq!(
+            decode_escapes(r"\x1").unwrap_err().to_string(),
+            r#"bad escape \x1 in "\\x1""#
+        );
+        assert_eq!(
+            decode_escapes(r"\q").unwrap_err().to_string(),
+            r#"bad escape \q in "\\q""#
+        );
     }
 
     #[test]

@@ -20,6 +20,41 @@ const TAG: &str = "drydockTask";
 /// One writer of `.claude.json` at a time in this process.
 static WRITING: Mutex<()> = Mutex::new(());
 
+/// Why Claude Code's folder trust was not granted.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("its writer failed")]
+    WriterFailed,
+    #[error("no home directory to find .claude.json in")]
+    NoHome,
+    #[error("cannot read {}: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not JSON Claude Code wrote: {source}", file.display())]
+    NotJson {
+        file: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{} does not hold a JSON object", file.display())]
+    NotAnObject { file: PathBuf },
+    #[error("`projects` in {} is not an object", file.display())]
+    ProjectsNotAnObject { file: PathBuf },
+    #[error("cannot write {}: {source}", file.display())]
+    Write {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} did not keep the entry (another writer?)", file.display())]
+    NotKept { file: PathBuf },
+}
+
+/// [`vouch`]'s refusal, as the task's note says it.
+#[derive(Debug, thiserror::Error)]
+#[error("Claude Code's folder trust was not granted: {0}")]
+pub struct NotGranted(#[from] pub TrustError);
+
 /// Claude Code's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
 pub fn claude_config_file() -> Option<PathBuf> {
     match std::env::var_os("CLAUDE_CONFIG_DIR") {
@@ -51,7 +86,7 @@ pub async fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id:
             let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
             trust_worktree_now(&kind, &project, &dirs, &task_id)
         },
-        "Claude Code's folder trust was not granted: its writer failed".into(),
+        NotGranted(TrustError::WriterFailed).to_string(),
     )
     .await
 }
@@ -63,7 +98,7 @@ fn trust_worktree_now(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
         );
     }
     let Some(file) = claude_config_file() else {
-        return "Claude Code's folder trust was not granted: no home directory to find .claude.json in".into();
+        return NotGranted(TrustError::NoHome).to_string();
     };
     match grant(&file, project, dirs, task_id) {
         Ok(Granted::Now) => format!(
@@ -76,27 +111,24 @@ fn trust_worktree_now(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
             "Claude Code does not trust {} itself, so the worktree was not trusted either: its agent asks first",
             project.display()
         ),
-        Err(error) => format!("Claude Code's folder trust was not granted: {error}"),
+        Err(error) => NotGranted(error).to_string(),
     }
 }
 
 /// Lets agent `kind` trust `clone`, a clone drydock made of a remote its config allows
 /// (`[tasks] repositories`): the person vouched for it there. Claude Code only.
-pub async fn vouch(kind: &str, clone: &Path) -> Result<(), String> {
+pub async fn vouch(kind: &str, clone: &Path) -> Result<(), NotGranted> {
     let (kind, clone) = (kind.to_string(), clone.to_path_buf());
-    let failed = Err("Claude Code's folder trust was not granted: its writer failed".into());
-    off_runtime(move || vouch_now(&kind, &clone), failed).await
+    let failed = Err(TrustError::WriterFailed);
+    Ok(off_runtime(move || vouch_now(&kind, &clone), failed).await?)
 }
 
-fn vouch_now(kind: &str, clone: &Path) -> Result<(), String> {
+fn vouch_now(kind: &str, clone: &Path) -> Result<(), TrustError> {
     if kind != "claude" {
         return Ok(());
     }
     let Some(file) = claude_config_file() else {
-        return Err(
-            "Claude Code's folder trust was not granted: no home directory to find .claude.json in"
-                .into(),
-        );
+        return Err(TrustError::NoHome);
     };
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = read(&file)?;
@@ -158,7 +190,12 @@ enum Granted {
     NotTrusted,
 }
 
-fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<Granted, String> {
+fn grant(
+    file: &Path,
+    project: &Path,
+    dirs: &[&Path],
+    task_id: &str,
+) -> Result<Granted, TrustError> {
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = read(file)?;
     let projects = projects_of(&mut config, file)?;
@@ -181,10 +218,9 @@ fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<G
         .all(|dir| is_trusted(back["projects"].get(key(dir))));
     match all_there {
         true => Ok(Granted::Now),
-        false => Err(format!(
-            "{} did not keep the entry (another writer?)",
-            file.display()
-        )),
+        false => Err(TrustError::NotKept {
+            file: file.to_path_buf(),
+        }),
     }
 }
 
@@ -192,17 +228,18 @@ fn grant(file: &Path, project: &Path, dirs: &[&Path], task_id: &str) -> Result<G
 fn projects_of<'a>(
     config: &'a mut Value,
     file: &Path,
-) -> Result<&'a mut Map<String, Value>, String> {
+) -> Result<&'a mut Map<String, Value>, TrustError> {
+    let file = || file.to_path_buf();
     config
         .as_object_mut()
-        .ok_or_else(|| format!("{} does not hold a JSON object", file.display()))?
+        .ok_or_else(|| TrustError::NotAnObject { file: file() })?
         .entry("projects")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| format!("`projects` in {} is not an object", file.display()))
+        .ok_or_else(|| TrustError::ProjectsNotAnObject { file: file() })
 }
 
-fn remove(file: &Path, dirs: &[&Path], task_id: &str) -> Result<(), String> {
+fn remove(file: &Path, dirs: &[&Path], task_id: &str) -> Result<(), TrustError> {
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     if !file.exists() {
         return Ok(());
@@ -242,17 +279,22 @@ fn key(dir: &Path) -> String {
     dir.display().to_string()
 }
 
-fn read(file: &Path) -> Result<Value, String> {
+fn read(file: &Path) -> Result<Value, TrustError> {
     match std::fs::read_to_string(file) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not JSON Claude Code wrote: {e}", file.display())),
+        Ok(text) => serde_json::from_str(&text).map_err(|source| TrustError::NotJson {
+            file: file.to_path_buf(),
+            source,
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(source) => Err(TrustError::Read {
+            file: file.to_path_buf(),
+            source,
+        }),
     }
 }
 
 /// Writes `config` beside `file`, then renames it over: a reader never sees half a file.
-fn write(file: &Path, config: &Value) -> Result<(), String> {
+fn write(file: &Path, config: &Value) -> Result<(), TrustError> {
     use std::os::unix::fs::PermissionsExt;
     let text = serde_json::to_string_pretty(config).expect("JSON serializes");
     let temporary = file.with_extension(format!("json.drydock-{}", std::process::id()));
@@ -262,9 +304,12 @@ fn write(file: &Path, config: &Value) -> Result<(), String> {
     std::fs::write(&temporary, text)
         .and_then(|()| std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(mode)))
         .and_then(|()| std::fs::rename(&temporary, file))
-        .map_err(|e| {
+        .map_err(|source| {
             let _ = std::fs::remove_file(&temporary);
-            format!("cannot write {}: {e}", file.display())
+            TrustError::Write {
+                file: file.to_path_buf(),
+                source,
+            }
         })
 }
 
@@ -290,7 +335,7 @@ mod tests {
 
         let granted = grant(&file, Path::new("/code/app"), &[tree, inner], "t1");
 
-        assert_eq!(granted, Ok(Granted::Now));
+        assert_eq!(granted.ok(), Some(Granted::Now));
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let entry = &after["projects"]["/data/worktrees/app-1/t1"];
         assert_eq!(entry["hasTrustDialogAccepted"], true);
@@ -302,8 +347,8 @@ mod tests {
         assert_eq!(entry[TAG], "t1");
         assert_eq!(after["hasCompletedOnboarding"], true, "the rest is kept");
         assert_eq!(
-            grant(&file, Path::new("/code/app"), &[tree, inner], "t1"),
-            Ok(Granted::Before)
+            grant(&file, Path::new("/code/app"), &[tree, inner], "t1").ok(),
+            Some(Granted::Before)
         );
 
         remove(&file, &[tree, inner], "t2").unwrap();
@@ -323,8 +368,8 @@ mod tests {
         let file = dir.path().join(".claude.json");
         let tree = Path::new("/data/worktrees/x/t1");
         assert_eq!(
-            grant(&file, Path::new("/code"), &[tree], "t1"),
-            Ok(Granted::NotTrusted)
+            grant(&file, Path::new("/code"), &[tree], "t1").ok(),
+            Some(Granted::NotTrusted)
         );
         assert!(!file.exists(), "nothing written");
         std::fs::write(
@@ -333,13 +378,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            grant(&file, Path::new("/elsewhere"), &[tree], "t1"),
-            Ok(Granted::NotTrusted)
+            grant(&file, Path::new("/elsewhere"), &[tree], "t1").ok(),
+            Some(Granted::NotTrusted)
         );
 
         std::fs::write(&file, "not json").unwrap();
         let error = grant(&file, Path::new("/code"), &[tree], "t1").unwrap_err();
-        assert!(error.contains("is not JSON"), "{error}");
+        assert!(matches!(error, TrustError::NotJson { .. }), "{error}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "not json");
+        assert!(
+            NotGranted(error)
+                .to_string()
+                .starts_with("Claude Code's folder trust was not granted: ")
+        );
+
+        std::fs::write(&file, "[]").unwrap();
+        let error = grant(&file, Path::new("/code"), &[tree], "t1").unwrap_err();
+        assert!(matches!(error, TrustError::NotAnObject { .. }), "{error}");
+        std::fs::write(&file, json!({"projects": []}).to_string()).unwrap();
+        let error = grant(&file, Path::new("/code"), &[tree], "t1").unwrap_err();
+        assert!(
+            matches!(error, TrustError::ProjectsNotAnObject { .. }),
+            "{error}"
+        );
     }
 }

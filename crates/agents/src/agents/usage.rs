@@ -40,6 +40,18 @@ pub struct UsageSource {
     pub dirs: Vec<String>,
 }
 
+/// Why what a run spent cannot be known.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error("its session files' folder is not known")]
+    NoFolder,
+    #[error("{}: {why}", file.display())]
+    Unreadable {
+        file: PathBuf,
+        why: crate::untrusted::Refused,
+    },
+}
+
 /// What a run of an agent spent: where its records are, and whose.
 pub struct Run<'a> {
     /// The agent's home as drydock sees it (a sandbox's private home, or the person's).
@@ -57,8 +69,8 @@ pub fn spent(
     source: &UsageSource,
     run: &Run<'_>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ByModel, String> {
-    let dir = folder(source, run, env).ok_or("its session files' folder is not known")?;
+) -> Result<ByModel, UsageError> {
+    let dir = folder(source, run, env).ok_or(UsageError::NoFolder)?;
     let mut spent = ByModel::new();
     let Ok(tree) = Tree::open(&dir) else {
         return Ok(spent);
@@ -66,7 +78,10 @@ pub fn spent(
     for relative in session_files(&dir, run.since_ms) {
         let bytes = tree
             .read(&relative, MOST_PER_FILE)
-            .map_err(|why| format!("{}: {why}", dir.join(&relative).display()))?;
+            .map_err(|why| UsageError::Unreadable {
+                file: dir.join(&relative),
+                why,
+            })?;
         let text = String::from_utf8_lossy(&bytes);
         let records = match source.reader {
             Reader::ClaudeTranscript => claude_transcript(&text, run.cwd, run.since_ms),

@@ -73,7 +73,10 @@ impl LandCheck {
     }
 
     /// The check `name` names: a build tool's, else one of `commands`.
-    fn named(name: &str, commands: &BTreeMap<String, Vec<String>>) -> Result<LandCheck, String> {
+    fn named(
+        name: &str,
+        commands: &BTreeMap<String, Vec<String>>,
+    ) -> Result<LandCheck, ConfigError> {
         match name {
             "compile" => Ok(LandCheck::Compile),
             "test" => Ok(LandCheck::Test),
@@ -84,16 +87,10 @@ impl LandCheck {
                     name: other.to_string(),
                     argv: argv.clone(),
                 }),
-                None => Err(format!(
-                    "tasks.land_checks: {other:?} is neither compile, test, lint nor type_check, nor a command of [tasks.land_commands]{}",
-                    match commands.is_empty() {
-                        true => String::new(),
-                        false => format!(
-                            " ({})",
-                            commands.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ),
-                    }
-                )),
+                None => Err(ConfigError::UnknownLandCheck {
+                    name: other.to_string(),
+                    commands: commands.keys().cloned().collect(),
+                }),
             },
         }
     }
@@ -120,7 +117,7 @@ fn land_checks(
     };
     names
         .iter()
-        .map(|name| LandCheck::named(name, &commands).map_err(ConfigError::Invalid))
+        .map(|name| LandCheck::named(name, &commands))
         .collect()
 }
 

@@ -44,7 +44,7 @@ pub use landing::{DEFAULT_LAND_BATCH, LandCheck, LandMode, LandWith, LandingConf
 pub use layout::TaskDirs;
 pub use limits::{Limits, MAX_OUTPUT_CAP, Timeouts};
 pub use paths::resolve_data_dir;
-pub use remotes::{RemoteRepositories, normalised_remote};
+pub use remotes::{RemoteError, RemoteRepositories, normalised_remote};
 pub use secrets::SecretValues;
 pub use tasks::{CargoTarget, HostConfig, QueueStore, TasksConfig};
 pub use telemetry::TelemetryConfig;
@@ -89,8 +89,23 @@ pub enum ConfigError {
         "terminal.output_cap_bytes is {0}; it must be {TERMINAL_OUTPUT_CAP_MIN}-{TERMINAL_OUTPUT_CAP_MAX}"
     )]
     TerminalOutputCap(usize),
+    #[error(transparent)]
+    Budget(#[from] crate::spend::BudgetError),
+    #[error(
+        "tasks.land_checks: {name:?} is neither compile, test, lint nor type_check, nor a command of [tasks.land_commands]{}",
+        listed(commands)
+    )]
+    UnknownLandCheck { name: String, commands: Vec<String> },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// ` (a, b)`, or nothing for no names.
+fn listed(names: &[String]) -> String {
+    match names.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", names.join(", ")),
+    }
 }
 
 /// The resolved configuration every part of drydock reads.

@@ -41,6 +41,39 @@ impl RemoteRepositories {
     }
 }
 
+/// Why a git remote is refused, said of the remote ("`URL` holds a password").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    #[error("holds a control character, a backslash, `?` or `#`")]
+    OddCharacter,
+    #[error("has a `..` segment")]
+    DotSegment,
+    #[error("is not a URL")]
+    NotAUrl,
+    #[error("is not a URL ({0})")]
+    Unparsed(url::ParseError),
+    #[error("uses {0}://")]
+    Scheme(String),
+    #[error("holds a password")]
+    Password,
+    #[error(
+        "names a user: over {0} git takes credentials from its credential helper, never from the URL"
+    )]
+    UserOverHttp(String),
+    #[error("is not written {0}://HOST/PATH")]
+    NotWritten(String),
+    #[error("names a file on another host")]
+    FileElsewhere,
+    #[error("names no host")]
+    NoHost,
+    #[error("has an odd user name")]
+    OddUser,
+    #[error("has an odd host name")]
+    OddHost,
+    #[error("has an escape that is not text")]
+    NotText,
+}
+
 /// The transports a git remote may use.
 const REMOTE_SCHEMES: [&str; 5] = ["https", "http", "ssh", "git", "file"];
 
@@ -50,13 +83,13 @@ const REMOTE_SCHEMES: [&str; 5] = ["https", "http", "ssh", "git", "file"];
 /// scheme git should not use here, a password, a query or fragment (`?`, `#`: what comes
 /// after them is not the path a glob reads, and may name another host), a backslash, and a
 /// `.` or `..` segment, raw or encoded.
-pub fn normalised_remote(raw: &str) -> Result<String, String> {
+pub fn normalised_remote(raw: &str) -> Result<String, RemoteError> {
     let raw = raw.trim();
     if raw
         .chars()
         .any(|c| c.is_control() || matches!(c, '\\' | '?' | '#'))
     {
-        return Err("holds a control character, a backslash, `?` or `#`".into());
+        return Err(RemoteError::OddCharacter);
     }
     let (normalised, path) = match raw.split_once("://") {
         Some(_) => normalised_url(raw)?,
@@ -66,49 +99,47 @@ pub fn normalised_remote(raw: &str) -> Result<String, String> {
         .split('/')
         .any(|segment| segment == ".." || segment == ".")
     {
-        return Err("has a `..` segment".into());
+        return Err(RemoteError::DotSegment);
     }
     Ok(normalised)
 }
 
 /// `scheme://…` normalised, and its decoded path.
-fn normalised_url(raw: &str) -> Result<(String, String), String> {
-    let url = url::Url::parse(raw).map_err(|e| format!("is not a URL ({e})"))?;
+fn normalised_url(raw: &str) -> Result<(String, String), RemoteError> {
+    let url = url::Url::parse(raw).map_err(RemoteError::Unparsed)?;
     let scheme = url.scheme();
     if !REMOTE_SCHEMES.contains(&scheme) {
-        return Err(format!("uses {scheme}://"));
+        return Err(RemoteError::Scheme(scheme.into()));
     }
     if url.password().is_some() {
-        return Err("holds a password".into());
+        return Err(RemoteError::Password);
     }
     // Over HTTP a user in the URL is a token more often than a name (`https://ghp_…@host`),
     // and the URL is shown to every client: credentials come from git's helper instead.
     if matches!(scheme, "http" | "https") && !url.username().is_empty() {
-        return Err(format!(
-            "names a user: over {scheme} git takes credentials from its credential helper, never from the URL"
-        ));
+        return Err(RemoteError::UserOverHttp(scheme.into()));
     }
     // The raw path: the parser has already taken `..` out of it. The parser also takes
     // `ssh:/host` and `ssh:host`, which are not remotes.
     let after_scheme = match raw.trim().split_once("://") {
         Some((written, rest)) if written.eq_ignore_ascii_case(scheme) => rest,
-        _ => return Err(format!("is not written {scheme}://HOST/PATH")),
+        _ => return Err(RemoteError::NotWritten(scheme.into())),
     };
     let raw_path = after_scheme.find('/').map_or("", |at| &after_scheme[at..]);
     let path = percent_decoded(raw_path)?;
     let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
     let place = match (scheme, host.as_str()) {
         ("file", "" | "localhost") => String::new(),
-        ("file", _) => return Err("names a file on another host".into()),
-        (_, "") => return Err("names no host".into()),
+        ("file", _) => return Err(RemoteError::FileElsewhere),
+        (_, "") => return Err(RemoteError::NoHost),
         _ => {
             let user = match percent_decoded(url.username())? {
                 user if user.is_empty() => user,
                 user if is_word(&user, "._-") => format!("{user}@"),
-                _ => return Err("has an odd user name".into()),
+                _ => return Err(RemoteError::OddUser),
             };
             if !is_word(&host, ".-[]:") {
-                return Err("has an odd host name".into());
+                return Err(RemoteError::OddHost);
             }
             let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
             format!("{user}{host}{port}")
@@ -118,11 +149,11 @@ fn normalised_url(raw: &str) -> Result<(String, String), String> {
 }
 
 /// `user@host:path` normalised, and its path.
-fn normalised_scp(raw: &str) -> Result<(String, String), String> {
-    let (user, rest) = raw.split_once('@').ok_or("is not a URL")?;
-    let (host, path) = rest.split_once(':').ok_or("is not a URL")?;
+fn normalised_scp(raw: &str) -> Result<(String, String), RemoteError> {
+    let (user, rest) = raw.split_once('@').ok_or(RemoteError::NotAUrl)?;
+    let (host, path) = rest.split_once(':').ok_or(RemoteError::NotAUrl)?;
     if !is_word(user, "._-") || !is_word(host, ".-") || path.is_empty() || path.starts_with('/') {
-        return Err("is not a URL".into());
+        return Err(RemoteError::NotAUrl);
     }
     let host = host.to_ascii_lowercase();
     Ok((format!("{user}@{host}:{path}"), path.to_string()))
@@ -136,7 +167,7 @@ fn is_word(s: &str, extra: &str) -> bool {
 }
 
 /// `text` with its `%XX` escapes decoded; refused when one does not decode to text.
-fn percent_decoded(text: &str) -> Result<String, String> {
+fn percent_decoded(text: &str) -> Result<String, RemoteError> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -158,6 +189,43 @@ fn percent_decoded(text: &str) -> Result<String, String> {
     }
     match String::from_utf8(decoded) {
         Ok(text) if !text.chars().any(char::is_control) => Ok(text),
-        _ => Err("has an escape that is not text".into()),
+        _ => Err(RemoteError::NotText),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_is_normalised_or_refused_with_the_reason() {
+        assert_eq!(
+            normalised_remote("HTTPS://GitHub.com/team/%61pp.git").as_deref(),
+            Ok("https://github.com/team/app.git")
+        );
+        assert_eq!(
+            normalised_remote("git@GitHub.com:team/app").as_deref(),
+            Ok("git@github.com:team/app")
+        );
+        let refused = [
+            ("https://host/app?x", RemoteError::OddCharacter),
+            ("https://host/a/%2e%2e/b", RemoteError::DotSegment),
+            ("app", RemoteError::NotAUrl),
+            ("ftp://host/app", RemoteError::Scheme("ftp".into())),
+            ("ssh://git:pw@host/app", RemoteError::Password),
+            (
+                "https://token@host/app",
+                RemoteError::UserOverHttp("https".into()),
+            ),
+            ("file://elsewhere/srv/app", RemoteError::FileElsewhere),
+            ("https://host/%ff", RemoteError::NotText),
+        ];
+        for (remote, why) in refused {
+            assert_eq!(normalised_remote(remote), Err(why), "{remote}");
+        }
+        assert_eq!(
+            RemoteError::UserOverHttp("https".into()).to_string(),
+            "names a user: over https git takes credentials from its credential helper, never from the URL"
+        );
     }
 }

@@ -204,13 +204,11 @@ pub(super) fn resolve(
     let budget = file
         .budget
         .map(|b| Budget::checked(b.tokens, b.usd, "tasks.budget"))
-        .transpose()
-        .map_err(ConfigError::Invalid)?;
+        .transpose()?;
     let budget_max = file
         .budget_max
         .map(|b| Budget::checked(b.tokens, b.usd, "tasks.budget_max"))
-        .transpose()
-        .map_err(ConfigError::Invalid)?;
+        .transpose()?;
     if let (Some(budget), Some(max)) = (budget, budget_max)
         && !budget.within(&max)
     {

@@ -269,7 +269,7 @@ impl LongCalls {
         let instances = dir.join("long-calls");
         let instance = crate::private::random_hex(8);
         let alive = lock(&instances, &instance, FlockArg::LockExclusiveNonblock)
-            .map_err(|message| StoreError::new(&path, message))?;
+            .map_err(|error| StoreError::new(&path, error.to_string()))?;
         let calls = LongCalls {
             store,
             instance,
@@ -510,17 +510,29 @@ impl LongCalls {
     }
 }
 
+/// A lock file (or its folder) that could not be made or taken.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+struct LockError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
 /// Takes the lock file of `instance` in `dir`.
-fn lock(dir: &Path, instance: &str, how: FlockArg) -> Result<Flock<File>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn lock(dir: &Path, instance: &str, how: FlockArg) -> Result<Flock<File>, LockError> {
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| LockError { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(failed(dir))?;
     let path: PathBuf = dir.join(format!("{instance}.lock"));
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Flock::lock(file, how).map_err(|(_, errno)| format!("{}: {errno}", path.display()))
+        .map_err(failed(&path))?;
+    Flock::lock(file, how).map_err(|(_, errno)| failed(&path)(errno.into()))
 }
 
 async fn blocking<T: Send + 'static>(

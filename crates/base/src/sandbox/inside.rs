@@ -53,13 +53,30 @@ pub struct Tunnel {
     pub target_port: u16,
 }
 
-impl FromStr for Relay {
-    type Err = String;
+/// Why a `--relay` or `--tunnel` flag was not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    #[error("`{0}`: expected PORT=SOCKET")]
+    NotARelay(String),
+    #[error("`{0}`: expected PORT=SOCKET=HOST:PORT")]
+    NotATunnel(String),
+    #[error("`{0}`: IPv6 goes in brackets")]
+    Unbracketed(String),
+    #[error("`{text}`: `{host}` is not a host name or address")]
+    NotAHost { text: String, host: String },
+    #[error("`{0}` is not a port (0 to 65535)")]
+    NotAPort(String),
+    #[error("the socket path is empty")]
+    NoSocket,
+}
 
-    fn from_str(text: &str) -> Result<Relay, String> {
+impl FromStr for Relay {
+    type Err = FlagError;
+
+    fn from_str(text: &str) -> Result<Relay, FlagError> {
         let (port, socket) = text
             .split_once('=')
-            .ok_or_else(|| format!("`{text}`: expected PORT=SOCKET"))?;
+            .ok_or_else(|| FlagError::NotARelay(text.into()))?;
         Ok(Relay {
             port: parse_port(port)?,
             socket: parse_socket(socket)?,
@@ -68,21 +85,24 @@ impl FromStr for Relay {
 }
 
 impl FromStr for Tunnel {
-    type Err = String;
+    type Err = FlagError;
 
-    fn from_str(text: &str) -> Result<Tunnel, String> {
-        let expected = || format!("`{text}`: expected PORT=SOCKET=HOST:PORT");
+    fn from_str(text: &str) -> Result<Tunnel, FlagError> {
+        let expected = || FlagError::NotATunnel(text.into());
         let (port, rest) = text.split_once('=').ok_or_else(expected)?;
         let (socket, target) = rest.rsplit_once('=').ok_or_else(expected)?;
         let (host, target_port) = target.rsplit_once(':').ok_or_else(expected)?;
         let host = match host.strip_prefix('[') {
             Some(bracketed) => bracketed.strip_suffix(']').ok_or_else(expected)?,
-            None if host.contains(':') => return Err(format!("`{text}`: IPv6 goes in brackets")),
+            None if host.contains(':') => return Err(FlagError::Unbracketed(text.into())),
             None => host,
         };
         let host_ok = |b: u8| b.is_ascii_alphanumeric() || b".-_:".contains(&b);
         if host.is_empty() || !host.bytes().all(host_ok) {
-            return Err(format!("`{text}`: `{host}` is not a host name or address"));
+            return Err(FlagError::NotAHost {
+                text: text.into(),
+                host: host.into(),
+            });
         }
         Ok(Tunnel {
             port: parse_port(port)?,
@@ -100,14 +120,13 @@ impl Tunnel {
     }
 }
 
-fn parse_port(text: &str) -> Result<u16, String> {
-    text.parse()
-        .map_err(|_| format!("`{text}` is not a port (0 to 65535)"))
+fn parse_port(text: &str) -> Result<u16, FlagError> {
+    text.parse().map_err(|_| FlagError::NotAPort(text.into()))
 }
 
-fn parse_socket(text: &str) -> Result<PathBuf, String> {
+fn parse_socket(text: &str) -> Result<PathBuf, FlagError> {
     match text {
-        "" => Err("the socket path is empty".to_string()),
+        "" => Err(FlagError::NoSocket),
         path => Ok(PathBuf::from(path)),
     }
 }

@@ -21,6 +21,52 @@ use client_hello::Opening;
 pub use keyed::{KeyedOrigin, public_tls, tls_with_roots};
 use relay::Origin;
 
+/// Why an entry of an allow list was refused, or a request or origin was not relayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetGateError {
+    #[error("allowed host `{entry}`: {why}")]
+    Entry { entry: String, why: EntryError },
+    #[error("Host {stated:?} is not {origin}: this connection reaches that origin alone")]
+    OtherHost { stated: String, origin: String },
+    #[error("{target} is not {origin}: this connection reaches that origin alone")]
+    OtherTarget { target: String, origin: String },
+    #[error("a request without Host")]
+    NoHost,
+    #[error("{0}")]
+    HostValue(String),
+    #[error("the key drydock holds for this API is no header value")]
+    KeyNotAHeaderValue,
+    #[error("{host} is no server name: {why}")]
+    ServerName { host: String, why: String },
+    #[error("TLS with {host}: {why}")]
+    Tls { host: String, why: String },
+}
+
+/// What is wrong with one allow-list entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("no port: write host:port, e.g. api.example.com:443")]
+    NoPort,
+    #[error("`{0}` is not a port (1 to 65535)")]
+    NotAPort(String),
+    #[error("a wildcard stands for DNS names, not IP addresses")]
+    WildcardIp,
+    #[error("`*.{0}` is too broad: a wildcard needs a domain of two labels or more")]
+    TooBroad(String),
+    #[error("an IPv6 address in brackets needs its closing `]`")]
+    Unclosed,
+    #[error("`{0}` in brackets is not an IPv6 address")]
+    NotIpv6(String),
+    #[error("`{0}` after `]`: expected `:port`")]
+    AfterBracket(String),
+    #[error("an IPv6 address goes in brackets: [::1]:443")]
+    Unbracketed,
+    #[error("`*` may only be a whole first label: *.example.com:443")]
+    Star,
+    #[error("`{0}` is neither an IP address nor a host name")]
+    NotAHost(String),
+}
+
 /// The most a request head may take, request line and headers.
 pub(super) const MAX_HEAD: usize = 16 * 1024;
 /// How long a client has to send its request head.
@@ -62,11 +108,14 @@ enum Host {
 }
 
 impl AllowList {
-    pub fn parse(entries: &[String]) -> Result<AllowList, String> {
+    pub fn parse(entries: &[String]) -> Result<AllowList, NetGateError> {
         let entries = entries
             .iter()
             .map(|entry| {
-                parse_destination(entry).map_err(|why| format!("allowed host `{entry}`: {why}"))
+                parse_destination(entry).map_err(|why| NetGateError::Entry {
+                    entry: entry.clone(),
+                    why,
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AllowList {
@@ -138,19 +187,17 @@ impl Host {
     }
 }
 
-fn parse_destination(text: &str) -> Result<Destination, String> {
+fn parse_destination(text: &str) -> Result<Destination, EntryError> {
     let (host, port) = split_host_port(text)?;
-    let port = port.ok_or("no port: write host:port, e.g. api.example.com:443")?;
+    let port = port.ok_or(EntryError::NoPort)?;
     let port = parse_port(port)?;
     let host = match host.strip_prefix("*.") {
         Some(domain) => {
             let Host::Name(domain) = parse_host(domain)? else {
-                return Err("a wildcard stands for DNS names, not IP addresses".into());
+                return Err(EntryError::WildcardIp);
             };
             if !domain.contains('.') {
-                return Err(format!(
-                    "`*.{domain}` is too broad: a wildcard needs a domain of two labels or more"
-                ));
+                return Err(EntryError::TooBroad(domain));
             }
             Host::AnySubdomainOf(domain)
         }
@@ -160,46 +207,42 @@ fn parse_destination(text: &str) -> Result<Destination, String> {
 }
 
 /// `host:port`, `[v6]:port`, or either without the port. IPv6 hosts come back unbracketed.
-fn split_host_port(text: &str) -> Result<(&str, Option<&str>), String> {
+fn split_host_port(text: &str) -> Result<(&str, Option<&str>), EntryError> {
     if let Some(rest) = text.strip_prefix('[') {
-        let (host, after) = rest
-            .split_once(']')
-            .ok_or("an IPv6 address in brackets needs its closing `]`")?;
+        let (host, after) = rest.split_once(']').ok_or(EntryError::Unclosed)?;
         if host.parse::<Ipv6Addr>().is_err() {
-            return Err(format!("`{host}` in brackets is not an IPv6 address"));
+            return Err(EntryError::NotIpv6(host.into()));
         }
         return match after {
             "" => Ok((host, None)),
             _ => match after.strip_prefix(':') {
                 Some(port) => Ok((host, Some(port))),
-                None => Err(format!("`{after}` after `]`: expected `:port`")),
+                None => Err(EntryError::AfterBracket(after.into())),
             },
         };
     }
     match text.rsplit_once(':') {
-        Some((host, _)) if host.contains(':') => {
-            Err("an IPv6 address goes in brackets: [::1]:443".into())
-        }
+        Some((host, _)) if host.contains(':') => Err(EntryError::Unbracketed),
         Some((host, port)) => Ok((host, Some(port))),
         None => Ok((text, None)),
     }
 }
 
-fn parse_port(text: &str) -> Result<u16, String> {
+fn parse_port(text: &str) -> Result<u16, EntryError> {
     match text.parse::<u16>() {
         Ok(port) if port > 0 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
-        _ => Err(format!("`{text}` is not a port (1 to 65535)")),
+        _ => Err(EntryError::NotAPort(text.into())),
     }
 }
 
 /// An IP address or a DNS name (letters, digits and `-` in dot-separated labels).
-fn parse_host(text: &str) -> Result<Host, String> {
+fn parse_host(text: &str) -> Result<Host, EntryError> {
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Ok(Host::Ip(ip));
     }
     let name = text.strip_suffix('.').unwrap_or(text).to_ascii_lowercase();
     if name.contains('*') {
-        return Err("`*` may only be a whole first label: *.example.com:443".into());
+        return Err(EntryError::Star);
     }
     let label_ok = |label: &str| {
         !label.is_empty()
@@ -212,7 +255,7 @@ fn parse_host(text: &str) -> Result<Host, String> {
     };
     let labels: Vec<&str> = name.split('.').collect();
     if name.is_empty() || name.len() > 253 || !labels.iter().all(|label| label_ok(label)) {
-        return Err(format!("`{text}` is neither an IP address nor a host name"));
+        return Err(EntryError::NotAHost(text.into()));
     }
     // A name whose last label is a number is an IP address in a form `parse` does not take
     // (`127.1`, `0177.0.0.1`); the resolver might still read it as one.
@@ -220,7 +263,7 @@ fn parse_host(text: &str) -> Result<Host, String> {
         .last()
         .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
     {
-        return Err(format!("`{text}` is neither an IP address nor a host name"));
+        return Err(EntryError::NotAHost(text.into()));
     }
     Ok(Host::Name(name))
 }

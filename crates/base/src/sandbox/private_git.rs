@@ -259,24 +259,35 @@ pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<Str
 /// may change.
 const SETTINGS: &str = "settings";
 
+/// Why the private repository's settings could not be put back.
+#[derive(Debug, thiserror::Error)]
+enum RestoreError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    #[error("its private git holds a {0} of the agent's")]
+    AgentsEntry(&'static str),
+    #[error("its private git's {0} is not a folder")]
+    NotAFolder(&'static str),
+    #[error("{0}")]
+    Stopped(#[from] tokio::task::JoinError),
+}
+
 /// Puts back what drydock's fetch reads from the private repository before it reads it: the
 /// agent may have moved the read-only settings and `alternates` away with their folder, left
 /// a `.git` that git would take for the repository, or made `objects` a link.
-async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
+async fn restore(repo: &Git, dir: &Path) -> Result<(), RestoreError> {
     let objects = repo
         .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let objects = Path::new(&objects).join("objects");
     // A private git made before drydock kept its settings beside it gets them anew.
-    let format = repo
-        .line(&["rev-parse", "--show-object-format"])
-        .await
-        .map_err(|e| e.to_string())?;
+    let format = repo.line(&["rev-parse", "--show-object-format"]).await?;
     let fallback = private_config(&format, "drydock", "drydock@localhost");
     let dir = dir.to_path_buf();
     let restored = tokio::task::spawn_blocking(move || {
-        let common = Tree::open(&dir.join("common")).map_err(|e| e.to_string())?;
+        let common = Tree::open(&dir.join("common"))?;
         for (entry, want_dir) in [
             (".git", None),
             ("objects", Some(true)),
@@ -287,15 +298,15 @@ async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
             match (want_dir, is_dir) {
                 (None, None) | (Some(true), Some(true)) => {}
                 (None, Some(_)) => {
-                    return Err(format!("its private git holds a {entry} of the agent's"));
+                    return Err(RestoreError::AgentsEntry(entry));
                 }
-                _ => return Err(format!("its private git's {entry} is not a folder")),
+                _ => return Err(RestoreError::NotAFolder(entry)),
             }
         }
         let settings = match untrusted::read_file(&dir.join(SETTINGS), SMALL_FILE) {
             Ok(settings) => settings,
             Err(refused) if refused.is_missing() => fallback.into_bytes(),
-            Err(refused) => return Err(refused.to_string()),
+            Err(refused) => return Err(refused.into()),
         };
         common
             .write(Path::new("config"), &settings, 0o644)
@@ -307,10 +318,10 @@ async fn restore(repo: &Git, dir: &Path) -> Result<(), String> {
                     0o644,
                 )
             })
-            .map_err(|e| e.to_string())
+            .map_err(RestoreError::from)
     })
     .await;
-    restored.unwrap_or_else(|e| Err(e.to_string()))
+    restored.unwrap_or_else(|e| Err(e.into()))
 }
 
 /// The private repository's settings: drydock's, never the repository's own (no hooks, no

@@ -25,6 +25,18 @@ const EVERY: Duration = Duration::from_secs(2);
 /// How long drydock's exit waits to send the spans still gathered.
 const AT_EXIT_WITHIN: Duration = Duration::from_secs(3);
 
+/// Why traces are not exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("the traces' HTTP client: {0}")]
+    Client(#[source] model_fetch::Error),
+    #[error("telemetry.otlp_endpoint {url}: {source}")]
+    Exporter {
+        url: String,
+        source: opentelemetry_otlp::ExporterBuildError,
+    },
+}
+
 /// Traces being exported; dropping it sends what is still gathered.
 pub struct Exporting {
     provider: SdkTracerProvider,
@@ -33,7 +45,10 @@ pub struct Exporting {
 impl Exporting {
     /// Starts exporting to `config`'s collector, through `runtime`; `None` when traces are
     /// off.
-    pub fn start(config: &TelemetryConfig, runtime: Handle) -> Result<Option<Exporting>, String> {
+    pub fn start(
+        config: &TelemetryConfig,
+        runtime: Handle,
+    ) -> Result<Option<Exporting>, ExportError> {
         let Some(url) = &config.traces_url else {
             return Ok(None);
         };
@@ -41,7 +56,7 @@ impl Exporting {
             client: model_fetch::Client::builder()
                 .timeout(EXPORT_TIMEOUT)
                 .build()
-                .map_err(|e| format!("the traces' HTTP client: {e}"))?,
+                .map_err(ExportError::Client)?,
             runtime,
             url: url.to_string(),
             unanswered: Arc::default(),
@@ -53,7 +68,10 @@ impl Exporting {
             .with_protocol(Protocol::HttpBinary)
             .with_timeout(EXPORT_TIMEOUT)
             .build()
-            .map_err(|e| format!("telemetry.otlp_endpoint {url}: {e}"))?;
+            .map_err(|source| ExportError::Exporter {
+                url: url.to_string(),
+                source,
+            })?;
         let batches = BatchSpanProcessor::builder(exporter)
             .with_batch_config(
                 BatchConfigBuilder::default()

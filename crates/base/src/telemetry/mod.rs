@@ -16,7 +16,7 @@ use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-pub use export::Exporting;
+pub use export::{ExportError, Exporting};
 pub use opentelemetry::KeyValue;
 pub use task_trace::{TaskPart, TaskSpan, record_task_span};
 

@@ -72,11 +72,31 @@ pub enum ModelError {
         name: String,
         dir: PathBuf,
         endpoint: String,
-        reason: String,
+        reason: Box<FetchError>,
         files: String,
     },
     #[error(transparent)]
     Embed(#[from] EmbedError),
+}
+
+/// Why a model's files were not fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The fetcher fetches nothing (`drydock doctor`, tests), and says why.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{0}")]
+    Client(#[source] model_fetch::Error),
+    #[error("{url}: {source}")]
+    Http {
+        url: String,
+        source: model_fetch::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What a model is for.
@@ -182,9 +202,14 @@ impl Fetcher {
     }
 
     /// Fetches `files` of `repository` into `dir`, whole or not at all.
-    async fn fetch(&self, repository: &str, files: &[String], dir: &Path) -> Result<(), String> {
+    async fn fetch(
+        &self,
+        repository: &str,
+        files: &[String],
+        dir: &Path,
+    ) -> Result<(), FetchError> {
         if let Some(refusal) = &self.refusal {
-            return Err(refusal.clone());
+            return Err(FetchError::Refused(refusal.clone()));
         }
         let folder = dir.file_name().unwrap_or_default().to_string_lossy();
         let partial = dir.with_file_name(format!(".{folder}.partial-{}", std::process::id()));
@@ -192,33 +217,41 @@ impl Fetcher {
         let client = model_fetch::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(FetchError::Client)?;
+        let on_file = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| FetchError::File { path, source }
+        };
         let fetched = async {
             for file in files {
                 let url = self.url(repository, file);
+                let on_url = |source| FetchError::Http {
+                    url: url.clone(),
+                    source,
+                };
                 let mut response = client
                     .get(&url)
                     .send()
                     .await
                     .and_then(|r| r.error_for_status())
-                    .map_err(|e| format!("{url}: {e}"))?;
+                    .map_err(on_url)?;
                 let path = partial.join(file);
                 std::fs::create_dir_all(path.parent().unwrap_or(&partial))
-                    .map_err(|e| format!("{}: {e}", partial.display()))?;
+                    .map_err(on_file(&partial))?;
                 // Hundreds of megabytes: written without holding up the runtime's workers.
                 let mut out = tokio::fs::File::create(&path)
                     .await
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+                    .map_err(on_file(&path))?;
+                while let Some(chunk) = response.chunk().await.map_err(on_url)? {
                     tokio::io::AsyncWriteExt::write_all(&mut out, &chunk)
                         .await
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                        .map_err(on_file(&path))?;
                 }
                 tokio::io::AsyncWriteExt::flush(&mut out)
                     .await
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                    .map_err(on_file(&path))?;
             }
-            std::fs::rename(&partial, dir).map_err(|e| format!("{}: {e}", dir.display()))
+            std::fs::rename(&partial, dir).map_err(on_file(dir))
         }
         .await;
         if fetched.is_err() {
@@ -396,7 +429,7 @@ async fn cached(entry: &Entry, data_dir: &Path, fetcher: &Fetcher) -> Result<Pat
             name: entry.short.clone(),
             dir: dir.clone(),
             endpoint: fetcher.endpoint.clone(),
-            reason,
+            reason: Box::new(reason),
             files: files
                 .iter()
                 .map(|f| format!("{} -> {}", fetcher.url(&entry.repository, f), f))

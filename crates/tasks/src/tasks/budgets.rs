@@ -167,7 +167,7 @@ impl Budgets {
                 cwd: &cwd,
                 since_ms,
             };
-            usage::spent(&source, &run, &|name| std::env::var(name).ok())
+            usage::spent(&source, &run, &|name| std::env::var(name).ok()).map_err(|e| e.to_string())
         })
         .await
         .map_err(|e| e.to_string())?

@@ -220,7 +220,7 @@ pub fn check_url(raw: &str) -> Result<String, String> {
     }
     match normalised_remote(url) {
         Ok(_) => Ok(url.to_string()),
-        Err(why) => refuse(&why),
+        Err(why) => refuse(&why.to_string()),
     }
 }
 

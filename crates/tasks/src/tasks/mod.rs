@@ -339,7 +339,8 @@ impl Tasks {
             return Ok(tasks.budget);
         };
         let most = tasks.budget_max.or(tasks.budget);
-        let budget = Budget::checked(asked.tokens, asked.usd, "budget")?
+        let budget = Budget::checked(asked.tokens, asked.usd, "budget")
+            .map_err(|e| e.to_string())?
             .filled_from(tasks.budget)
             .filled_from(most);
         match most {
@@ -596,7 +597,10 @@ impl Tasks {
                 return Err("daily_budget: off removes it; give tokens or usd, or off".into());
             }
             Some(true) => None,
-            _ => Some(Budget::checked(daily.tokens, daily.usd, "daily_budget")?),
+            _ => Some(
+                Budget::checked(daily.tokens, daily.usd, "daily_budget")
+                    .map_err(|e| e.to_string())?,
+            ),
         };
         let Some(path) = &daily.project_path else {
             budgets.team = budget;

@@ -154,7 +154,7 @@ impl Placement {
                     dirs.push(&dir);
                 }
                 if in_clone && let Err(why) = trust::vouch(&task.agent_kind, project).await {
-                    worktree.notes.push(why);
+                    worktree.notes.push(why.to_string());
                 }
                 let trusted =
                     trust::trust_worktree(&task.agent_kind, project, &dirs, &task.id).await;

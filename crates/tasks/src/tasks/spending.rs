@@ -279,11 +279,13 @@ mod tests {
         assert!(
             Budget::checked(None, None, "b")
                 .unwrap_err()
+                .to_string()
                 .contains("name tokens, usd, or both")
         );
         assert!(
             Budget::checked(Some(0), None, "b")
                 .unwrap_err()
+                .to_string()
                 .contains("b.tokens is 0")
         );
         assert!(Budget::checked(Some(-1), None, "b").is_err());
@@ -291,6 +293,7 @@ mod tests {
         assert!(
             Budget::checked(None, Some(f64::NAN), "b")
                 .unwrap_err()
+                .to_string()
                 .contains("b.usd is NaN")
         );
         assert!(Budget::checked(None, Some(-2.0), "b").is_err());

@@ -23,6 +23,26 @@ use super::{BuildKind, Project, TOOLCHAINS, ToolchainError};
 use crate::call::Call;
 use crate::workspace::ProjectKind;
 
+/// A program of a toolchain as `drydock doctor` checks it: the version it prints, or how to
+/// install it.
+#[derive(Debug, Clone, Copy)]
+pub struct DoctorCheck {
+    /// Its line's name in the doctor.
+    pub name: &'static str,
+    /// What uses it ("the build tools on Rust projects").
+    pub used_by: &'static str,
+    /// The program and the arguments that make it print its version (never through a shell).
+    pub program: &'static str,
+    pub version_args: &'static [&'static str],
+    /// The word of the output's line to report (`Elixir`); the first line when none has it.
+    pub version_line: &'static str,
+    /// How to install it.
+    pub fix: &'static str,
+    /// Whether it is the toolchain itself, which the build tools need one toolchain's of (else
+    /// some calls use it).
+    pub essential: bool,
+}
+
 /// A build tool's answer, from a toolchain.
 pub(super) type Reply<'a, T> = BoxFuture<'a, Result<T, ToolchainError>>;
 
@@ -37,6 +57,13 @@ pub trait Kit: Send + Sync {
 
     /// The file that makes a directory one of its projects.
     fn manifest(&self) -> &'static str;
+
+    /// How to install `program`, one this toolchain runs, for the error when it is not on
+    /// the server's PATH.
+    fn install_hint(&self, program: &str) -> &'static str;
+
+    /// What `drydock doctor` checks of it, in its order.
+    fn doctor_checks(&self) -> &'static [DoctorCheck];
 
     /// The tasks `run` may start when its config section does not list them.
     fn default_tasks(&self) -> &'static [&'static str];
@@ -249,6 +276,27 @@ mod tests {
     }
 
     #[test]
+    fn each_toolchain_says_how_to_install_it_and_what_the_doctor_checks() {
+        for toolchain in TOOLCHAINS {
+            let kit = toolchain.kit();
+            let checks = kit.doctor_checks();
+            let essential = checks.iter().filter(|check| check.essential).count();
+            assert_eq!(essential, 1, "{}: one check is the toolchain", kit.name());
+            for check in checks {
+                assert!(
+                    !kit.install_hint(check.program).is_empty(),
+                    "{}",
+                    check.name
+                );
+            }
+        }
+        let hint = |toolchain: Toolchain, program| toolchain.kit().install_hint(program);
+        assert!(hint(crate::toolchain::cargo::TOOLCHAIN, "cargo").contains("rustup"));
+        assert!(hint(crate::toolchain::mix::TOOLCHAIN, "mix").contains("Elixir"));
+        assert!(hint(crate::toolchain::mix::TOOLCHAIN, "dialyzer").contains("erlang-dialyzer"));
+    }
+
+    #[test]
     fn the_argument_reads_a_name_and_its_schema_lists_every_toolchain() {
         let mix: Toolchain = serde_json::from_value(serde_json::json!("mix")).unwrap();
         assert_eq!(mix, crate::toolchain::mix::TOOLCHAIN);
@@ -279,7 +327,9 @@ mod tests {
         assert_eq!(crate::toolchain::run_tasks(&narrowed, cargo), ["doc"]);
         assert!(crate::toolchain::check_config(&narrowed).is_ok());
         let typo = config_with("[crago]\ntasks = [\"doc\"]");
-        let refused = crate::toolchain::check_config(&typo).unwrap_err();
+        let refused = crate::toolchain::check_config(&typo)
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.contains("[crago]") && refused.contains("cargo, mix"),
             "{refused}"

@@ -37,7 +37,7 @@ use crate::process::RunError;
 use crate::sandbox::{Confinement, Mount, confinement};
 use crate::workspace::{Workspace, WorkspaceError};
 use arg_values::ValueError;
-pub use kit::Toolchain;
+pub use kit::{DoctorCheck, Toolchain};
 use observe::{Observed, ObservedResult, Observer, Started};
 use queue::ProjectQueue;
 use reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
@@ -62,19 +62,23 @@ pub fn project_kind(dir: &Path) -> Option<Toolchain> {
         .find(|t| dir.join(t.kit().manifest()).is_file())
 }
 
+/// A config section that is neither drydock's nor a toolchain's.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the config file's [{0}] is no section drydock knows and names no toolchain (it has {names})",
+    names = Toolchain::names()
+)]
+pub struct UnknownSection(pub String);
+
 /// Refuses a config whose toolchain section (`[crago] tasks`) names no toolchain: the config
 /// keeps every table it does not know as one (`config::toolchain`).
-pub fn check_config(config: &Config) -> Result<(), String> {
+pub fn check_config(config: &Config) -> Result<(), UnknownSection> {
     match config
         .toolchain
         .sections()
         .find(|name| Toolchain::named(name).is_none())
     {
-        Some(name) => Err(format!(
-            "the config file's [{name}] is no section drydock knows and names no toolchain \
-             (it has {})",
-            Toolchain::names()
-        )),
+        Some(name) => Err(UnknownSection(name.to_string())),
         None => Ok(()),
     }
 }
@@ -452,6 +456,7 @@ impl Toolchains {
             runs: self.runs.clone(),
             env_set,
             confine: self.confined(&project.root, call.for_task).await,
+            toolchain: Some(project.kind),
         }
     }
 

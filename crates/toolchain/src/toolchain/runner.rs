@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::ToolchainError;
+use super::{Toolchain, ToolchainError};
 use crate::call::Call;
 use crate::process::{self, CommandSpec, Policy, ProcessOutput, RunError};
 
@@ -20,6 +20,8 @@ pub struct Runner {
     pub(super) env_set: Vec<(String, String)>,
     /// The sandbox every child runs in (a build in a task's worktree runs the task's code).
     pub(super) confine: Option<Confined>,
+    /// Whose programs it runs: the toolchain that says how to install one that is missing.
+    pub(super) toolchain: Option<Toolchain>,
 }
 
 /// A sandbox for builds: bubblewrap, and what the build sees.
@@ -69,7 +71,10 @@ impl Runner {
         let program = spec.program.clone();
         self.run(spec, call, on_line).await.map_err(|e| match e {
             RunError::NotFound { .. } => ToolchainError::ToolchainMissing {
-                hint: install_hint(&program).to_string(),
+                hint: match self.toolchain {
+                    Some(toolchain) => toolchain.kit().install_hint(&program).to_string(),
+                    None => format!("put `{program}` on the server's PATH"),
+                },
                 program,
             },
             other => ToolchainError::Run(other),
@@ -101,6 +106,7 @@ impl Runner {
             runs: TaskTracker::new(),
             env_set: Vec::new(),
             confine: None,
+            toolchain: None,
         }
     }
 
@@ -134,19 +140,26 @@ impl Runner {
     }
 }
 
-/// How to install `program`, for the error when it is not on the server's PATH.
-fn install_hint(program: &str) -> &'static str {
-    match program {
-        "cargo" | "rustc" | "rustfmt" => {
-            "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
-        }
-        "dialyzer" => {
-            "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) and \
-             put `dialyzer` on the server's PATH"
-        }
-        _ => {
-            "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) and make sure \
-             `mix` and `elixir` are on the server's PATH"
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::Silent;
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_missing_toolchain_with_its_kits_hint() {
+        let mix = crate::toolchain::mix::TOOLCHAIN;
+        let runner = Runner {
+            toolchain: Some(mix),
+            ..Runner::for_tests()
+        };
+        let call = Call::new(&Silent, Default::default());
+        let spec = CommandSpec::new("drydock-no-such-elixir", ["--version"], "/");
+        let Err(ToolchainError::ToolchainMissing { program, hint }) =
+            runner.run_to_end(spec, &call).await
+        else {
+            panic!("a program not on PATH is a missing toolchain");
+        };
+        assert_eq!(program, "drydock-no-such-elixir");
+        assert_eq!(hint, mix.kit().install_hint(&program));
     }
 }

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::git::Git;
-use crate::process::{CommandSpec, Limits, Policy};
+use crate::git::{Git, GitError};
+use crate::process::{CommandSpec, Limits, Policy, RunError};
 use crate::sandbox::{Confinement, confinement};
 
 /// Free space a warm start always leaves on the filesystem it copies to.
@@ -173,7 +173,7 @@ pub async fn warm_with(
                 skip: Vec::new(),
                 checkout_paths: vec![checkout_top, from],
             }),
-            Err(why) => why_not.push(why),
+            Err(why) => why_not.push(why.to_string()),
         }
     }
     if mix {
@@ -238,6 +238,36 @@ pub async fn warm_with(
     warmed
 }
 
+/// Why the checkout's cargo target or files could not be used for a warm start.
+#[derive(Debug, thiserror::Error)]
+pub enum WarmStartError {
+    #[error(
+        "cargo runs on a repository's files in a sandbox alone, and this host cannot make one (install bubblewrap)"
+    )]
+    NoSandbox,
+    #[error("`cargo metadata` did not run: {0}")]
+    MetadataDidNotRun(#[source] RunError),
+    #[error("`cargo metadata` failed in the checkout: {0}")]
+    MetadataFailed(String),
+    #[error("`cargo metadata` answered no JSON: {0}")]
+    MetadataNotJson(#[source] serde_json::Error),
+    #[error("`cargo metadata` named no target directory")]
+    NoTargetDirectory,
+    #[error(
+        "the checkout's cargo target {} is not inside it ({}) nor the person's CARGO_TARGET_DIR: its build output is not copied",
+        named.display(),
+        top.display()
+    )]
+    TargetOutside { named: PathBuf, top: PathBuf },
+    #[error("a cargo build was running in the checkout ({}: {errno})", lock.display())]
+    CargoBuilding {
+        lock: PathBuf,
+        errno: nix::errno::Errno,
+    },
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
+
 /// The checkout's cargo target directory, as cargo itself names it (its config and
 /// `CARGO_TARGET_DIR` honoured). cargo reads the repository's `rust-toolchain.toml` (whose
 /// `path` may name any program) and `.cargo/config.toml`: it runs in a sandbox that sees the
@@ -246,7 +276,7 @@ pub async fn warm_with(
 pub async fn cargo_target_of(
     checkout: &Path,
     cargo_env: &[(&str, Option<&str>)],
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WarmStartError> {
     let bwrap = tokio::task::spawn_blocking(|| {
         crate::sandbox::support::host()
             .bwrap()
@@ -255,7 +285,7 @@ pub async fn cargo_target_of(
     .await
     .ok()
     .flatten()
-    .ok_or("cargo runs on a repository's files in a sandbox alone, and this host cannot make one (install bubblewrap)")?;
+    .ok_or(WarmStartError::NoSandbox)?;
     let mut env: Vec<(String, Option<String>)> = std::env::var("CARGO_TARGET_DIR")
         .ok()
         .map(|dir| ("CARGO_TARGET_DIR".to_string(), Some(dir)))
@@ -314,7 +344,7 @@ pub async fn cargo_target_of(
     let output = policy
         .run(spec, &CancellationToken::new(), &mut |_, _| {})
         .await
-        .map_err(|e| format!("`cargo metadata` did not run: {e}"))?;
+        .map_err(WarmStartError::MetadataDidNotRun)?;
     if !output.termination.success() {
         let first = output
             .stderr
@@ -323,14 +353,14 @@ pub async fn cargo_target_of(
             .find(|l| !l.trim().is_empty())
             .unwrap_or("")
             .to_string();
-        return Err(format!("`cargo metadata` failed in the checkout: {first}"));
+        return Err(WarmStartError::MetadataFailed(first));
     }
-    let metadata: serde_json::Value = serde_json::from_str(&output.stdout.text)
-        .map_err(|e| format!("`cargo metadata` answered no JSON: {e}"))?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&output.stdout.text).map_err(WarmStartError::MetadataNotJson)?;
     let named = metadata["target_directory"]
         .as_str()
         .map(PathBuf::from)
-        .ok_or("`cargo metadata` named no target directory")?;
+        .ok_or(WarmStartError::NoTargetDirectory)?;
     let top = Git::at(checkout)
         .top_level()
         .await
@@ -341,7 +371,11 @@ pub async fn cargo_target_of(
 /// The target directory cargo named, when it is the person's own (`CARGO_TARGET_DIR`) or lies
 /// in the checkout at `top` with no link on the way: a repository's config that names a
 /// folder elsewhere (`target-dir = "../../.ssh"`) would have it copied to the agent.
-fn kept_target(named: PathBuf, top: &Path, persons: Option<&Path>) -> Result<PathBuf, String> {
+fn kept_target(
+    named: PathBuf,
+    top: &Path,
+    persons: Option<&Path>,
+) -> Result<PathBuf, WarmStartError> {
     if persons.is_some_and(|persons| persons == named) {
         return Ok(named);
     }
@@ -361,11 +395,10 @@ fn kept_target(named: PathBuf, top: &Path, persons: Option<&Path>) -> Result<Pat
     });
     match (below, linked) {
         (Some(_), false) => Ok(named),
-        _ => Err(format!(
-            "the checkout's cargo target {} is not inside it ({}) nor the person's CARGO_TARGET_DIR: its build output is not copied",
-            named.display(),
-            top.display()
-        )),
+        _ => Err(WarmStartError::TargetOutside {
+            named,
+            top: top.to_path_buf(),
+        }),
     }
 }
 
@@ -384,7 +417,7 @@ async fn is_ignored(dir: &Path, name: &str) -> bool {
 async fn same_as_checkout(
     checkout: &Path,
     worktree_dir: &Path,
-) -> Result<Option<Vec<(PathBuf, PathBuf)>>, String> {
+) -> Result<Option<Vec<(PathBuf, PathBuf)>>, GitError> {
     let (Some(checkout_top), Some(worktree_top)) = (
         Git::at(checkout).top_level().await,
         Git::at(worktree_dir).top_level().await,
@@ -392,10 +425,7 @@ async fn same_as_checkout(
         return Ok(None);
     };
     let worktree = Git::at(&worktree_top);
-    let base = worktree
-        .line(&["rev-parse", "HEAD"])
-        .await
-        .map_err(|e| e.to_string())?;
+    let base = worktree.line(&["rev-parse", "HEAD"]).await?;
     let changed = Git::at(&checkout_top)
         .run(&[
             "--no-optional-locks",
@@ -406,14 +436,10 @@ async fn same_as_checkout(
             &base,
             "--",
         ])
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let changed: std::collections::HashSet<&str> =
         changed.split('\0').filter(|p| !p.is_empty()).collect();
-    let tracked = worktree
-        .run(&["ls-files", "-z"])
-        .await
-        .map_err(|e| e.to_string())?;
+    let tracked = worktree.run(&["ls-files", "-z"]).await?;
     Ok(Some(
         tracked
             .split('\0')
@@ -495,7 +521,7 @@ fn copy_parts(parts: Vec<Part>, limit: u64) -> Warmed {
             match lock_cargo(&part.from) {
                 Ok(held) => locks.extend(held),
                 Err(why) => {
-                    warmed.why_not.push(why);
+                    warmed.why_not.push(why.to_string());
                     continue;
                 }
             }
@@ -624,7 +650,7 @@ fn size_of(part: &Part) -> (u64, u64) {
 
 /// Holds every profile's build lock of the cargo target `target` (`debug/.cargo-lock`),
 /// so no build of the checkout writes while it is copied; refused while one runs.
-fn lock_cargo(target: &Path) -> Result<Vec<nix::fcntl::Flock<File>>, String> {
+fn lock_cargo(target: &Path) -> Result<Vec<nix::fcntl::Flock<File>>, WarmStartError> {
     let mut held = Vec::new();
     let Ok(profiles) = std::fs::read_dir(target) else {
         return Ok(held);
@@ -637,10 +663,7 @@ fn lock_cargo(target: &Path) -> Result<Vec<nix::fcntl::Flock<File>>, String> {
         match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
             Ok(flock) => held.push(flock),
             Err((_, errno)) => {
-                return Err(format!(
-                    "a cargo build was running in the checkout ({}: {errno})",
-                    lock.display()
-                ));
+                return Err(WarmStartError::CargoBuilding { lock, errno });
             }
         }
     }

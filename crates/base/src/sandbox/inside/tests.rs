@@ -178,19 +178,39 @@ fn relays_and_tunnels_are_read_from_their_flags() {
             .authority(),
         "api.anthropic.com:443"
     );
-    for bad in ["8080", "x=/s", "8080=", "70000=/s"] {
-        assert!(bad.parse::<Relay>().is_err(), "{bad}");
+    let refused = [
+        ("8080", FlagError::NotARelay("8080".into())),
+        ("x=/s", FlagError::NotAPort("x".into())),
+        ("8080=", FlagError::NoSocket),
+        ("70000=/s", FlagError::NotAPort("70000".into())),
+    ];
+    for (bad, why) in refused {
+        assert_eq!(bad.parse::<Relay>(), Err(why), "{bad}");
     }
-    for bad in [
-        "443=/s",
-        "443=/s=host",
-        "443=/s=::1:443",
-        "443=/s=ho st:443",
-        "443=/s=host:https",
-        "443==host:443",
-    ] {
-        assert!(bad.parse::<Tunnel>().is_err(), "{bad}");
+    let refused = [
+        ("443=/s", FlagError::NotATunnel("443=/s".into())),
+        ("443=/s=host", FlagError::NotATunnel("443=/s=host".into())),
+        (
+            "443=/s=::1:443",
+            FlagError::Unbracketed("443=/s=::1:443".into()),
+        ),
+        (
+            "443=/s=ho st:443",
+            FlagError::NotAHost {
+                text: "443=/s=ho st:443".into(),
+                host: "ho st".into(),
+            },
+        ),
+        ("443=/s=host:https", FlagError::NotAPort("https".into())),
+        ("443==host:443", FlagError::NoSocket),
+    ];
+    for (bad, why) in refused {
+        assert_eq!(bad.parse::<Tunnel>(), Err(why), "{bad}");
     }
+    assert_eq!(
+        FlagError::NotARelay("8080".into()).to_string(),
+        "`8080`: expected PORT=SOCKET"
+    );
 }
 
 fn command(argv: &[&str]) -> InsideSpec {

@@ -10,6 +10,8 @@ use std::sync::{Arc, OnceLock};
 use hyper::header::{HeaderMap, HeaderValue};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
+
+use super::NetGateError;
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, pki_types::ServerName};
 
 /// An origin whose requests get the secrets the sandbox has placeholders of.
@@ -59,15 +61,16 @@ impl KeyedOrigin {
 
     /// `headers` with the origin's `Host` and every placeholder replaced by its secret; Err
     /// when a secret cannot be a header's value.
-    pub(super) fn fill(&self, headers: &mut HeaderMap) -> Result<(), String> {
-        let host = HeaderValue::from_str(&self.authority()).map_err(|e| e.to_string())?;
+    pub(super) fn fill(&self, headers: &mut HeaderMap) -> Result<(), NetGateError> {
+        let host = HeaderValue::from_str(&self.authority())
+            .map_err(|e| NetGateError::HostValue(e.to_string()))?;
         headers.insert(hyper::header::HOST, host);
         for value in headers.values_mut() {
             let Some(filled) = self.filled(value.as_bytes()) else {
                 continue;
             };
-            *value = HeaderValue::from_bytes(&filled)
-                .map_err(|_| "the key drydock holds for this API is no header value".to_string())?;
+            *value =
+                HeaderValue::from_bytes(&filled).map_err(|_| NetGateError::KeyNotAHeaderValue)?;
         }
         Ok(())
     }
@@ -124,13 +127,18 @@ pub(super) async fn tls_to(
     origin: &KeyedOrigin,
     config: Arc<ClientConfig>,
     upstream: TcpStream,
-) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
-    let name = ServerName::try_from(origin.host.clone())
-        .map_err(|e| format!("{} is no server name: {e}", origin.host))?;
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, NetGateError> {
+    let name = ServerName::try_from(origin.host.clone()).map_err(|e| NetGateError::ServerName {
+        host: origin.host.clone(),
+        why: e.to_string(),
+    })?;
     TlsConnector::from(config)
         .connect(name, upstream)
         .await
-        .map_err(|e| format!("TLS with {}: {e}", origin.host))
+        .map_err(|e| NetGateError::Tls {
+            host: origin.host.clone(),
+            why: e.to_string(),
+        })
 }
 
 #[cfg(test)]
@@ -177,7 +185,10 @@ mod tests {
         keyed.secrets[0].1 = "line\nbreak".into();
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", HeaderValue::from_static("drydock-key-1"));
-        assert!(keyed.fill(&mut headers).is_err());
+        assert_eq!(
+            keyed.fill(&mut headers),
+            Err(NetGateError::KeyNotAHeaderValue)
+        );
     }
 
     #[test]

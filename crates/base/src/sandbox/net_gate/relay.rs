@@ -18,6 +18,7 @@ use hyper::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::NetGateError;
 use super::keyed::KeyedOrigin;
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -78,7 +79,7 @@ async fn forward(
         Origin::Keyed(keyed) => keyed.fill(request.headers_mut()),
     };
     if let Err(why) = checked {
-        return refusal(StatusCode::FORBIDDEN, &why);
+        return refusal(StatusCode::FORBIDDEN, &why.to_string());
     }
     let path = request
         .uri()
@@ -104,7 +105,11 @@ async fn forward(
 
 /// Whether `request` names the origin `host:port`: its `Host`, and its target's authority when
 /// it is in absolute form. A port is optional where it is HTTP's default.
-pub(super) fn for_origin<B>(request: &Request<B>, host: &str, port: u16) -> Result<(), String> {
+pub(super) fn for_origin<B>(
+    request: &Request<B>,
+    host: &str,
+    port: u16,
+) -> Result<(), NetGateError> {
     let names = |authority: &str| names_origin(authority, host, port);
     let stated = request
         .headers()
@@ -113,19 +118,18 @@ pub(super) fn for_origin<B>(request: &Request<B>, host: &str, port: u16) -> Resu
     match stated {
         Some(stated) if names(stated) => {}
         Some(stated) => {
-            return Err(format!(
-                "Host {stated:?} is not {}: this connection reaches that origin alone",
-                super::authority(host, port)
-            ));
+            return Err(NetGateError::OtherHost {
+                stated: stated.into(),
+                origin: super::authority(host, port),
+            });
         }
-        None => return Err("a request without Host".into()),
+        None => return Err(NetGateError::NoHost),
     }
     match request.uri().authority() {
-        Some(authority) if !names(authority.as_str()) => Err(format!(
-            "{} is not {}: this connection reaches that origin alone",
-            authority,
-            super::authority(host, port)
-        )),
+        Some(authority) if !names(authority.as_str()) => Err(NetGateError::OtherTarget {
+            target: authority.to_string(),
+            origin: super::authority(host, port),
+        }),
         _ => Ok(()),
     }
 }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 
-fn list(entries: &[&str]) -> Result<AllowList, String> {
+fn list(entries: &[&str]) -> Result<AllowList, NetGateError> {
     AllowList::parse(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>())
 }
 
@@ -296,7 +296,7 @@ fn an_allow_list_refuses_bad_entries_with_the_reason() {
         ("127.1:443", "neither"),
     ];
     for (entry, reason) in cases {
-        let error = list(&[entry]).unwrap_err();
+        let error = list(&[entry]).unwrap_err().to_string();
         assert!(error.contains(entry), "{entry}: {error}");
         assert!(error.contains(reason), "{entry}: {error}");
     }

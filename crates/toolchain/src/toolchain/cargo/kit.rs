@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::call::Call;
 use crate::toolchain::arg_values::{self, NameKind};
-use crate::toolchain::kit::{Kit, Reply};
+use crate::toolchain::kit::{DoctorCheck, Kit, Reply};
 use crate::toolchain::options::only_for;
 use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use crate::toolchain::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
@@ -27,6 +27,43 @@ impl Kit for Cargo {
 
     fn manifest(&self) -> &'static str {
         "Cargo.toml"
+    }
+
+    fn install_hint(&self, _program: &str) -> &'static str {
+        "install Rust with rustup (rustup.rs) and make sure cargo is on the server's PATH"
+    }
+
+    fn doctor_checks(&self) -> &'static [DoctorCheck] {
+        &[
+            DoctorCheck {
+                name: "cargo",
+                used_by: "the build tools on Rust projects",
+                program: "cargo",
+                version_args: &["--version"],
+                version_line: "cargo",
+                fix: "install Rust with rustup (https://rustup.rs), then: rustup component add \
+                      clippy rustfmt",
+                essential: true,
+            },
+            DoctorCheck {
+                name: "clippy",
+                used_by: "lint on Rust projects",
+                program: "cargo",
+                version_args: &["clippy", "--version"],
+                version_line: "cargo",
+                fix: "rustup component add clippy",
+                essential: false,
+            },
+            DoctorCheck {
+                name: "rustfmt",
+                used_by: "format on Rust projects",
+                program: "cargo",
+                version_args: &["fmt", "--version"],
+                version_line: "cargo",
+                fix: "rustup component add rustfmt",
+                essential: false,
+            },
+        ]
     }
 
     fn default_tasks(&self) -> &'static [&'static str] {

@@ -4,7 +4,7 @@
 
 use crate::call::Call;
 use crate::toolchain::arg_values::{self, NameKind};
-use crate::toolchain::kit::{Kit, Reply};
+use crate::toolchain::kit::{DoctorCheck, Kit, Reply};
 use crate::toolchain::options::only_for;
 use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
 use crate::toolchain::requests::{CompileRequest, FormatRequest, RunRequest, TestRequest};
@@ -26,6 +26,42 @@ impl Kit for Mix {
 
     fn manifest(&self) -> &'static str {
         "mix.exs"
+    }
+
+    fn install_hint(&self, program: &str) -> &'static str {
+        match program {
+            "dialyzer" => {
+                "install Erlang/OTP's dialyzer (Debian and Ubuntu: the erlang-dialyzer package) \
+                 and put `dialyzer` on the server's PATH"
+            }
+            _ => {
+                "install Elixir and Erlang (Debian: `apt install elixir erlang-dev`) and make \
+                 sure `mix` and `elixir` are on the server's PATH"
+            }
+        }
+    }
+
+    fn doctor_checks(&self) -> &'static [DoctorCheck] {
+        &[
+            DoctorCheck {
+                name: "elixir",
+                used_by: "the build tools on mix projects",
+                program: "elixir",
+                version_args: &["--version"],
+                version_line: "Elixir",
+                fix: "sudo apt-get install elixir erlang-dev",
+                essential: true,
+            },
+            DoctorCheck {
+                name: "dialyzer",
+                used_by: "type_check on mix projects",
+                program: "dialyzer",
+                version_args: &["--version"],
+                version_line: "dialyzer",
+                fix: "sudo apt-get install erlang-dialyzer",
+                essential: false,
+            },
+        ]
     }
 
     /// Read-only or project-local tasks; `run` is how a mix project's code is executed.
