@@ -61,7 +61,7 @@ pub use sandboxing::Door;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
 pub use store::{
     Added, HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
-    TaskStore,
+    TaskStore, local_queue,
 };
 pub use tokens::{TaskScope, TaskTokens};
 
@@ -78,15 +78,13 @@ use self::requests::{
 use self::spending::{Budget, DailyBudgets};
 use self::worktree::Worktrees;
 use crate::agents::{AgentError, Agents};
-use crate::config::{Config, QueueStore};
+use crate::config::Config;
 use crate::events::{EventKind, Events};
 use crate::git::Git;
 use crate::terminal::Terminals;
 use crate::toolchain::Toolchains;
 use crate::workspace::{PathArgument, Workspace};
 
-/// The database's file name in the data directory.
-const DATABASE: &str = "tasks.sqlite3";
 const LONGEST_TITLE: usize = 200;
 /// The longest key a task may have, in characters.
 const LONGEST_KEY: usize = 128;
@@ -118,6 +116,8 @@ pub struct Tasks {
     /// The sessions of adopted agents that have not come to rest under this drydock yet
     /// (see `Tasks::remind`).
     taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// This drydock as a host of its queue.
+    team: Arc<team::TeamHost>,
     /// What its agents spent, against their budgets.
     budgets: budgets::Budgets,
     /// Its agents' sandboxes.
@@ -137,7 +137,7 @@ impl Tasks {
         toolchains: Toolchains,
     ) -> Arc<Tasks> {
         let ledger = Arc::new(ledger::Ledger::new(
-            location_of(&config),
+            StoreLocation::configured(&config),
             &config.tasks,
             events.clone(),
         ));
@@ -164,6 +164,12 @@ impl Tasks {
             sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
             budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
             forecaster: Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone())),
+            team: Arc::new(team::TeamHost::new(
+                ledger.clone(),
+                config.clone(),
+                agents.clone(),
+                events.clone(),
+            )),
             ledger,
             config,
             agents,
@@ -178,6 +184,16 @@ impl Tasks {
         })
     }
 
+    /// Where a person who may see this host's dashboard opens host `name`'s.
+    pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
+        self.team.viewer_link(name).await
+    }
+
+    /// Whether `code` is a one-time code another host of the queue issued for this one.
+    pub async fn admits_viewer(&self, code: &str) -> bool {
+        self.team.admits_viewer(code).await
+    }
+
     /// The tokens the HTTP guard honours for tasks' agents.
     pub fn tokens(&self) -> &TaskTokens {
         &self.tokens
@@ -190,7 +206,7 @@ impl Tasks {
 
     /// Where the queue lives, as configured.
     pub fn location(&self) -> StoreLocation {
-        location_of(&self.config)
+        StoreLocation::configured(&self.config)
     }
 
     pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
@@ -685,19 +701,6 @@ fn retry_advice(error: StoreError, keyed: bool) -> TaskError {
         }
     };
     TaskError::NotAnswering(format!("{error}; {advice}"))
-}
-
-/// Where the queue of `config` lives.
-fn location_of(config: &Config) -> StoreLocation {
-    match &config.tasks.store {
-        QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&config.data_dir)),
-        QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
-    }
-}
-
-/// The SQLite file of a machine's own queue in `data_dir`.
-pub fn local_queue(data_dir: &std::path::Path) -> std::path::PathBuf {
-    data_dir.join(DATABASE)
 }
 
 /// The other tasks whose open result changed a file `task`'s open result changed.

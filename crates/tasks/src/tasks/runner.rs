@@ -16,6 +16,7 @@ use super::files;
 use super::isolation::Isolation;
 use super::state::{TaskState, Transition};
 use super::store::{Health, QueueMode, Record, StoreError, Task};
+use super::team;
 use super::tokens::TaskScope;
 use super::{TaskError, Tasks};
 use crate::agents::requests::{
@@ -480,7 +481,17 @@ impl Tasks {
         self.agents.until_reachable(ENDPOINT_WITHIN).await;
         let first_feed = std::sync::Mutex::new(Some(self.events.subscribe()));
         self.report_health(stop.clone());
-        self.serve_team(stop.clone()).await;
+        let this = self.clone();
+        let round: team::Round = Arc::new(move || {
+            let this = this.clone();
+            Box::pin(async move {
+                this.let_go().await;
+                // An agent that ended while the database was away was not recorded then.
+                this.check_sessions().await;
+                this.fill().await;
+            })
+        });
+        self.team.serve(stop.clone(), round).await;
         self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
         self.keep_landing(stop.clone());
@@ -591,6 +602,47 @@ impl Tasks {
                 }
             }
         });
+    }
+
+    /// Stops the agents of claims that are over, whichever host made them (hosts on one
+    /// machine share its tmux server): claims whose task was taken over since, or lost with
+    /// the lease of their host; and of this host's tasks cancelled by a person on another
+    /// host. The current claims of other hosts are theirs to look after.
+    async fn let_go(self: &Arc<Self>) {
+        for session in self.terminals.names() {
+            let Some((id, claim)) = task_of_session(&session) else {
+                continue;
+            };
+            let Ok(task) = self.ledger.task(id).await else {
+                continue;
+            };
+            let lost = matches!(task.state, TaskState::Queued | TaskState::Lost);
+            if claim < task.epoch || (!self.ledger.is_mine(&task) && lost) {
+                tracing::warn!(
+                    "task {id}: claim {claim} is over ({}); stopping the agent it left running",
+                    match &task.host {
+                        Some(host) => format!("claim {} {} on {host}", task.epoch, task.state),
+                        None => task.state.to_string(),
+                    }
+                );
+                self.abandon(&session).await;
+                continue;
+            }
+            if !self.ledger.is_mine(&task) {
+                continue;
+            }
+
+            let issued = self.tokens.is_issued(&task.id);
+            // Cancelled by a person at another host's dashboard.
+            let cancelled_elsewhere = task.state == TaskState::Cancelled && issued;
+            // Ended under an earlier drydock of this host, which did not live to close it.
+            let left_over = task.state.is_finished() && !issued && !self.config.tasks.keep_sessions;
+            if cancelled_elsewhere || left_over {
+                self.stop_agent(&task).await;
+            } else if matches!(task.state, TaskState::Queued | TaskState::Lost) {
+                self.abandon(&session).await;
+            }
+        }
     }
 
     /// Holds the autogroup of every process of this host's task agents at `[tasks] nice`, every

@@ -12,17 +12,48 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::task_of_session;
-use super::store::{Heartbeat, HostEntry, listen};
-use super::{TaskError, TaskState, Tasks};
-use crate::config::QueueStore;
-use crate::events::EventKind;
+use futures::future::BoxFuture;
+
+use super::error::TaskError;
+use super::ledger::Ledger;
+use super::state::TaskState;
+use super::store::{Heartbeat, HostEntry, StoreLocation, listen};
+use crate::agents::Agents;
+use crate::config::{Config, QueueStore};
+use crate::events::{EventKind, Events};
 use crate::supervise::{spawn_supervised, supervised};
 
 /// How often a host looks at the queue when nothing woke it.
 const POLL_EVERY: Duration = Duration::from_secs(2);
 
-impl Tasks {
+/// What the host's queue loop does on every wake-up or poll, after a rescue when one is
+/// due: the runner's part (the claims it no longer holds stopped, its sessions checked, what
+/// it can start started).
+pub(super) type Round = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// This drydock as a host of its queue: its registration, lease and rescues.
+pub(super) struct TeamHost {
+    ledger: Arc<Ledger>,
+    config: Arc<Config>,
+    agents: Arc<Agents>,
+    events: Arc<Events>,
+}
+
+impl TeamHost {
+    pub(super) fn new(
+        ledger: Arc<Ledger>,
+        config: Arc<Config>,
+        agents: Arc<Agents>,
+        events: Arc<Events>,
+    ) -> TeamHost {
+        TeamHost {
+            ledger,
+            config,
+            agents,
+            events,
+        }
+    }
+
     /// How this host announces itself to a shared queue.
     fn entry(&self) -> HostEntry {
         let url = self
@@ -48,16 +79,16 @@ impl Tasks {
     }
 
     /// On a shared queue: registers this host, then keeps its lease, rescues lost tasks,
-    /// follows the queue's changes and starts what it can, until `stop`. Returns once the
+    /// follows the queue's changes and runs `round` on each, until `stop`. Returns once the
     /// host is registered (or its first attempt failed: the loop keeps trying).
-    pub(super) async fn serve_team(self: &Arc<Self>, stop: CancellationToken) {
+    pub(super) async fn serve(self: &Arc<Self>, stop: CancellationToken, round: Round) {
         let QueueStore::Postgres(url) = &self.config.tasks.store else {
             return;
         };
         let poke = self.ledger.host().poke.clone();
         let stopped = Arc::new(AtomicBool::new(false));
         let wake = move || poke.notify_one();
-        let shown = self.location().display();
+        let shown = StoreLocation::configured(&self.config).display();
         if let Err(error) = listen(url, &shown, wake, stopped.clone()) {
             tracing::warn!("listening for the queue's changes: {error}; polling only");
         }
@@ -71,7 +102,8 @@ impl Tasks {
         tokio::spawn(async move {
             supervised("the host's queue loop", &stop, move || {
                 let (this, stop) = (this.clone(), looking.clone());
-                async move { this.keep_lease(stop).await }
+                let round = round.clone();
+                async move { this.keep_lease(stop, round).await }
             })
             .await;
             stopped.store(true, Ordering::Relaxed);
@@ -102,9 +134,8 @@ impl Tasks {
     /// The host's queue loop (its heartbeat is [`Self::beat_until`], on a task of its own:
     /// a busy host's other work never delays it): on every wake-up or poll, a rescue every
     /// third of the lease (not within a lease of its own return: the others need the time to
-    /// renew theirs too), the tasks it no longer holds stopped, its tasks' sessions checked,
-    /// and what it can start started.
-    async fn keep_lease(self: &Arc<Self>, stop: CancellationToken) {
+    /// renew theirs too), then the round.
+    async fn keep_lease(self: &Arc<Self>, stop: CancellationToken, round: Round) {
         let lease = self.ledger.host().lease;
         let mut rescue_at = Instant::now() + lease;
         loop {
@@ -124,10 +155,7 @@ impl Tasks {
                 rescue_at = Instant::now() + lease / 3;
                 self.rescue().await;
             }
-            self.let_go().await;
-            // An agent that ended while the database was away was not recorded then.
-            self.check_sessions().await;
-            self.fill().await;
+            round().await;
         }
     }
 
@@ -223,52 +251,9 @@ impl Tasks {
         }
     }
 
-    /// Stops the agents of claims that are over, whichever host made them (hosts on one
-    /// machine share its tmux server): claims whose task was taken over since, or lost with
-    /// the lease of their host; and of this host's tasks cancelled by a person on another
-    /// host. The current claims of other hosts are theirs to look after.
-    async fn let_go(self: &Arc<Self>) {
-        for session in self.terminals.names() {
-            let Some((id, claim)) = task_of_session(&session) else {
-                continue;
-            };
-            let Ok(task) = self.ledger.task(id).await else {
-                continue;
-            };
-            let lost = matches!(task.state, TaskState::Queued | TaskState::Lost);
-            if claim < task.epoch || (!self.ledger.is_mine(&task) && lost) {
-                tracing::warn!(
-                    "task {id}: claim {claim} is over ({}); stopping the agent it left running",
-                    match &task.host {
-                        Some(host) => format!("claim {} {} on {host}", task.epoch, task.state),
-                        None => task.state.to_string(),
-                    }
-                );
-                self.abandon(&session).await;
-                continue;
-            }
-            if !self.ledger.is_mine(&task) {
-                continue;
-            }
-
-            let issued = self.tokens.is_issued(&task.id);
-            // Cancelled by a person at another host's dashboard.
-            let cancelled_elsewhere = task.state == TaskState::Cancelled && issued;
-            // Ended under an earlier drydock of this host, which did not live to close it.
-            let left_over = task.state.is_finished() && !issued && !self.config.tasks.keep_sessions;
-            if cancelled_elsewhere || left_over {
-                self.stop_agent(&task).await;
-            } else if matches!(task.state, TaskState::Queued | TaskState::Lost) {
-                self.abandon(&session).await;
-            }
-        }
-    }
-}
-
-impl Tasks {
     /// Where a person who may see this host's dashboard opens host `name`'s: its URL, with a
     /// one-time login code when it is another host of the shared queue.
-    pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
+    pub(super) async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
         let store = self.ledger.store().await?;
         let hosts = store.call(|q| q.hosts()).await?;
         let Some(host) = hosts.iter().find(|h| h.entry.name == name) else {
@@ -301,7 +286,7 @@ impl Tasks {
     }
 
     /// Whether `code` is a one-time code another host of the queue issued for this one.
-    pub async fn admits_viewer(&self, code: &str) -> bool {
+    pub(super) async fn admits_viewer(&self, code: &str) -> bool {
         match self.ledger.store().await {
             Ok(store) => {
                 let (host, code) = (self.ledger.host().name.clone(), code.to_string());

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::isolation::{Isolation, Review, Worktree};
 use super::landing::Landing;
 use super::state::{IllegalTransition, TaskState, Transition};
+use crate::config::{Config, QueueStore};
 use crate::workspace::ProjectPlace;
 
 pub use self::handle::{Health, LazyStore, TaskStore};
@@ -43,7 +44,23 @@ pub enum StoreLocation {
     Postgres(String),
 }
 
+/// The database's file name in the data directory.
+const DATABASE: &str = "tasks.sqlite3";
+
+/// The SQLite file of a machine's own queue in `data_dir`.
+pub fn local_queue(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join(DATABASE)
+}
+
 impl StoreLocation {
+    /// Where the queue of `config` lives.
+    pub fn configured(config: &Config) -> StoreLocation {
+        match &config.tasks.store {
+            QueueStore::Sqlite => StoreLocation::Sqlite(local_queue(&config.data_dir)),
+            QueueStore::Postgres(url) => StoreLocation::Postgres(url.clone()),
+        }
+    }
+
     /// The location as a person reads it: a PostgreSQL URL without its password.
     pub fn display(&self) -> String {
         match self {
