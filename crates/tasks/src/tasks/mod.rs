@@ -73,7 +73,7 @@ use self::clones::Clones;
 use self::reports::{AddReport, ListReport, QueueReport, QueueStatus, TaskLine, TaskReport};
 use self::requests::{
     AddRequest, BudgetRequest, CompleteRequest, ConfigureRequest, DailyBudgetRequest, ListRequest,
-    NewTaskRequest, RetryRequest, TaskRequest,
+    MergeRequest, NewTaskRequest, RetryRequest, TaskRequest,
 };
 use self::spending::{Budget, DailyBudgets};
 use self::worktree::Worktrees;
@@ -98,13 +98,8 @@ pub struct Tasks {
     pub(super) agents: Arc<Agents>,
     pub(super) terminals: Arc<Terminals>,
     pub(super) events: Arc<Events>,
-    /// The project's checks on tasks' results.
-    checker: checks::Checker,
     /// Where its tasks work.
     placement: placement::Placement,
-    pub(super) worktrees: Arc<Worktrees>,
-    /// This host's clones of tasks' remotes.
-    pub(super) clones: Arc<Clones>,
     pub(super) tokens: TaskTokens,
     /// Held while choosing and starting tasks, so the cap holds.
     pub(super) starting: tokio::sync::Mutex<()>,
@@ -123,7 +118,9 @@ pub struct Tasks {
     /// Its agents' sandboxes.
     sandboxes: sandboxing::Sandboxes,
     /// Results on their way to their branches.
-    landings: landing::Landings,
+    lander: Arc<landing::Lander>,
+    /// Finished tasks' results.
+    reviewer: review::Reviewer,
     /// The running tasks' likely conflicts.
     forecaster: Arc<forecast::Forecaster>,
 }
@@ -155,12 +152,31 @@ impl Tasks {
             worktrees.clone(),
             clones.clone(),
         );
+        let checker = Arc::new(checks::Checker::new(
+            ledger.clone(),
+            config.clone(),
+            toolchains,
+        ));
+        let lander = Arc::new(landing::Lander::new(
+            ledger.clone(),
+            config.clone(),
+            agents.clone(),
+            worktrees.clone(),
+            checker.clone(),
+        ));
+        let reviewer = review::Reviewer::new(
+            ledger.clone(),
+            config.clone(),
+            worktrees.clone(),
+            clones,
+            checker,
+            lander.clone(),
+        );
         Arc::new(Tasks {
+            lander,
+            reviewer,
             workspace: Workspace::new(config.allowed_roots.clone()),
             placement,
-            worktrees,
-            clones,
-            checker: checks::Checker::new(ledger.clone(), config.clone(), toolchains),
             sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
             budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
             forecaster: Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone())),
@@ -180,7 +196,6 @@ impl Tasks {
             wake: Notify::new(),
             adopted: Default::default(),
             taken_up: Default::default(),
-            landings: Default::default(),
         })
     }
 
@@ -192,6 +207,18 @@ impl Tasks {
     /// Whether `code` is a one-time code another host of the queue issued for this one.
     pub async fn admits_viewer(&self, code: &str) -> bool {
         self.team.admits_viewer(code).await
+    }
+
+    /// Merges finished task `req.task_id`'s branch into the project's branch.
+    pub async fn merge(&self, req: MergeRequest) -> Result<TaskReport, TaskError> {
+        let task_id = self.reviewer.merge(req).await?;
+        self.show(TaskRequest { task_id }).await
+    }
+
+    /// Removes finished task `req.task_id`'s worktree and branch.
+    pub async fn discard(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let task_id = self.reviewer.discard(req).await?;
+        self.show(TaskRequest { task_id }).await
     }
 
     /// The tokens the HTTP guard honours for tasks' agents.
@@ -405,7 +432,7 @@ impl Tasks {
     /// One task in full, with what its open result would meet if merged now.
     pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
         let task = self.ledger.task(&req.task_id).await?;
-        let (target, overlaps) = self.conflicts(&task).await;
+        let (target, overlaps) = self.reviewer.conflicts(&task).await;
         let mut report = self.report(task);
         report.target = target;
         report.overlaps = overlaps;
@@ -499,7 +526,13 @@ impl Tasks {
             )));
         }
         if before.state == TaskState::Done {
-            return self.once_more(before).await;
+            let requeued = self.lander.once_more(before).await?;
+            self.fill().await;
+            return self
+                .show(TaskRequest {
+                    task_id: requeued.id,
+                })
+                .await;
         }
         let id = req.task_id.clone();
         let task = store

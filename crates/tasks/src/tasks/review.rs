@@ -7,23 +7,57 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use super::checks::Checker;
+use super::clones::Clones;
+use super::error::TaskError;
 use super::files;
 use super::isolation::{Checks, Disposition, Isolation, Review, Worktree};
+use super::landing::Lander;
+use super::ledger::Ledger;
 use super::merge;
-use super::reports::{Overlap, TargetCheck, TaskReport};
+use super::reports::{Overlap, TargetCheck};
 use super::requests::{MergeRequest, TaskRequest};
 use super::state::TaskState;
 use super::store::Task;
-use super::worktree::Author;
-use super::{TaskError, Tasks};
+use super::worktree::{Author, Worktrees};
 use crate::agents::trust;
+use crate::config::Config;
 use crate::git::Git;
 use crate::millis::unix_millis;
 
-impl Tasks {
+/// Finished tasks' results: captured and checked, merged or discarded by a person, their
+/// worktrees swept once merged long enough ago.
+pub(super) struct Reviewer {
+    ledger: Arc<Ledger>,
+    config: Arc<Config>,
+    worktrees: Arc<Worktrees>,
+    clones: Arc<Clones>,
+    checker: Arc<Checker>,
+    lander: Arc<Lander>,
+}
+
+impl Reviewer {
+    pub(super) fn new(
+        ledger: Arc<Ledger>,
+        config: Arc<Config>,
+        worktrees: Arc<Worktrees>,
+        clones: Arc<Clones>,
+        checker: Arc<Checker>,
+        lander: Arc<Lander>,
+    ) -> Reviewer {
+        Reviewer {
+            ledger,
+            config,
+            worktrees,
+            clones,
+            checker,
+            lander,
+        }
+    }
+
     /// After `id`'s agent stopped: its branch's change, then, for a task done, the project's
     /// checks on it; recorded with the task and published at each step.
-    pub(super) async fn review(self: &Arc<Self>, id: &str) {
+    pub(super) async fn review(&self, id: &str) {
         let Ok(store) = self.ledger.store().await else {
             return;
         };
@@ -101,11 +135,12 @@ impl Tasks {
             review: Some(review),
             ..task
         };
-        self.line_up(&task).await;
+        self.lander.line_up(&task).await;
     }
 
-    /// Merges finished task `req.task_id`'s branch into the project's branch.
-    pub async fn merge(self: &Arc<Self>, req: MergeRequest) -> Result<TaskReport, TaskError> {
+    /// Merges finished task `req.task_id`'s branch into the project's branch; returns the
+    /// task's id.
+    pub(super) async fn merge(&self, req: MergeRequest) -> Result<String, TaskError> {
         let task = self.ledger.task(&req.task_id).await?;
         let (worktree, review) = reviewable(&task)?;
         if let Some(url) = &task.repository
@@ -161,19 +196,22 @@ impl Tasks {
                         })?,
                 };
                 let strategy = req.strategy.unwrap_or_default();
-                self.land_by_hand(&task, worktree, &review, &into, strategy)
+                self.lander
+                    .land_by_hand(&task, worktree, &review, &into, strategy)
                     .await
                     .map_err(|e| e.refusal(&task, &worktree.branch, &into))?
             }
         };
-        self.record_landed(&task, &review, task.landing.clone(), &merged)
+        self.lander
+            .record_landed(&task, &review, task.landing.clone(), &merged)
             .await?;
-        self.show(TaskRequest { task_id: task.id }).await
+        Ok(task.id)
     }
 
     /// Removes finished task `req.task_id`'s worktree and branch (what they held is thrown
-    /// away: the person's choice), its folder trust and its cargo target.
-    pub async fn discard(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
+    /// away: the person's choice), its folder trust and its cargo target; returns the task's
+    /// id.
+    pub(super) async fn discard(&self, req: TaskRequest) -> Result<String, TaskError> {
         let task = self.ledger.task(&req.task_id).await?;
         let worktree = worktree_of(&task)?;
         if let Some(Review {
@@ -235,7 +273,7 @@ impl Tasks {
             .persistently(move |q| q.set_review(&id, &kept))
             .await?;
         self.ledger.publish(&task, Some(task.state));
-        self.show(TaskRequest { task_id: task.id }).await
+        Ok(task.id)
     }
 
     /// The folder trust and cargo target of a worktree that is gone.

@@ -14,6 +14,8 @@ use futures::future::BoxFuture;
 use super::briefing::{context, prompt};
 use super::files;
 use super::isolation::Isolation;
+use super::landing::Starter;
+use super::requests::TaskRequest;
 use super::state::{TaskState, Transition};
 use super::store::{Health, QueueMode, Record, StoreError, Task};
 use super::team;
@@ -465,7 +467,7 @@ impl Tasks {
                 this.tokens.revoke(&id);
             }
             this.sandboxes.close(&session);
-            this.review(&id).await;
+            this.reviewer.review(&id).await;
         });
     }
 
@@ -494,7 +496,22 @@ impl Tasks {
         self.team.serve(stop.clone(), round).await;
         self.adopt_once_readable(&stop).await;
         self.keep_tidy(stop.clone());
-        self.keep_landing(stop.clone());
+        let this = self.clone();
+        let starter: Starter = Arc::new(move |id| {
+            let this = this.clone();
+            tokio::spawn(async move {
+                if let Err(error) = this
+                    .start(TaskRequest {
+                        task_id: id.clone(),
+                    })
+                    .await
+                {
+                    // No free slot: it starts as one frees up (or when a person starts it).
+                    tracing::info!("task {id}: its next attempt waits: {error}");
+                }
+            });
+        });
+        self.lander.keep_landing(stop.clone(), starter);
         self.forecaster.keep_forecasting(stop.clone());
         self.keep_budgets(stop.clone());
         self.keep_agents_yielding(stop.clone());
@@ -692,10 +709,10 @@ impl Tasks {
             .iter()
             .filter(|t| t.state.is_finished() && t.review.is_none() && self.ledger.is_mine(t))
         {
-            self.review(&task.id).await;
+            self.reviewer.review(&task.id).await;
         }
         loop {
-            self.sweep().await;
+            self.reviewer.sweep().await;
             tokio::select! {
                 () = tokio::time::sleep(SWEEP_EVERY) => {}
                 () = stop.cancelled() => return,

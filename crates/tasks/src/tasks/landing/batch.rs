@@ -12,12 +12,11 @@ use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 use super::candidate::Candidate;
-use super::lander::{LandError, Step, landing_of, waits_to_land};
+use super::lander::{LandError, Lander, Step, landing_of, waits_to_land};
 use super::record::LandingState;
 use crate::config::LandWith;
 use crate::git::Git;
 use crate::millis::unix_millis;
-use crate::tasks::Tasks;
 use crate::tasks::isolation::Checks;
 use crate::tasks::merge::{self, Merged};
 use crate::tasks::store::Task;
@@ -43,7 +42,7 @@ enum Batch {
     Moved,
 }
 
-impl Tasks {
+impl Lander {
     /// Lands `waiting`, one branch's results in the order they were done:
     /// `[tasks] land_batch` at a time where their own checks passed, one at a time where
     /// they did not (those go back to their agents).
@@ -103,7 +102,7 @@ impl Tasks {
                 }
                 Batch::Held => held = true,
                 Batch::Moved => {
-                    self.landings.wake();
+                    self.wake();
                     return;
                 }
             }
@@ -125,7 +124,7 @@ impl Tasks {
 
     /// `group` merged onto its branch's tip under one merge commit, tested, and landed.
     async fn land_together(self: &Arc<Self>, group: &[Task]) -> Batch {
-        let _testing = self.landings.testing.lock().await;
+        let _testing = self.testing.lock().await;
         // A person may have merged or discarded one meanwhile.
         let mut tasks = Vec::with_capacity(group.len());
         for task in group {

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::Notify;
@@ -13,37 +13,42 @@ use tokio_util::sync::CancellationToken;
 
 use super::candidate::Candidate;
 use super::record::{Failure, Landing, LandingState, SentBack};
-use crate::config::{LandMode, LandWith};
+use crate::agents::Agents;
+use crate::config::{Config, LandMode, LandWith};
 use crate::git::Git;
 use crate::millis::unix_millis;
 use crate::supervise::spawn_supervised;
+use crate::tasks::checks::Checker;
+use crate::tasks::error::TaskError;
 use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
+use crate::tasks::ledger::Ledger;
 use crate::tasks::merge::{self, MergeError, Merged, Strategy};
-use crate::tasks::reports::TaskReport;
-use crate::tasks::requests::TaskRequest;
 use crate::tasks::state::{TaskState, Transition};
 use crate::tasks::store::{Record, Task};
-use crate::tasks::{TaskError, Tasks};
+use crate::tasks::worktree::Worktrees;
 use crate::toolchain::warm_start;
 
 /// How often the queue looks again at what waits: a held branch whose checkout was cleaned
 /// up, a result whose store write failed.
 const LOOK_AGAIN: Duration = Duration::from_secs(5);
 
-/// The landing queue's own state on a host.
-#[derive(Default)]
-pub struct Landings {
-    pub(super) wake: Notify,
+/// Starts the next attempt of a task sent back to its agent (the runner's, handed to the
+/// landing queue when it starts).
+pub(in crate::tasks) type Starter = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The landing queue of this host, and `task_merge`'s tested merge.
+pub(in crate::tasks) struct Lander {
+    pub(super) ledger: Arc<Ledger>,
+    pub(super) config: Arc<Config>,
+    agents: Arc<Agents>,
+    worktrees: Arc<Worktrees>,
+    checker: Arc<Checker>,
+    /// Something may be ready to land.
+    wake: Notify,
     /// Held while a merged tree is made and tested: the queue's and `task_merge`'s take
     /// turns on the scratch worktrees.
     pub(super) testing: tokio::sync::Mutex<()>,
-}
-
-impl Landings {
-    /// Something may be ready to land.
-    pub fn wake(&self) {
-        self.wake.notify_one();
-    }
+    starter: OnceLock<Starter>,
 }
 
 /// Why a result did not land now.
@@ -65,12 +70,42 @@ pub(super) enum Step {
     Held,
 }
 
-impl Tasks {
-    /// Runs the landing queue until `stop`, when `[tasks] land = "when_green"`.
-    pub(in crate::tasks) fn keep_landing(self: &Arc<Self>, stop: CancellationToken) {
+impl Lander {
+    pub(in crate::tasks) fn new(
+        ledger: Arc<Ledger>,
+        config: Arc<Config>,
+        agents: Arc<Agents>,
+        worktrees: Arc<Worktrees>,
+        checker: Arc<Checker>,
+    ) -> Lander {
+        Lander {
+            ledger,
+            config,
+            agents,
+            worktrees,
+            checker,
+            wake: Notify::new(),
+            testing: tokio::sync::Mutex::new(()),
+            starter: OnceLock::new(),
+        }
+    }
+
+    /// Something may be ready to land.
+    pub(in crate::tasks) fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Runs the landing queue until `stop`, when `[tasks] land = "when_green"`; a result
+    /// sent back to its agent is started again by `starter`.
+    pub(in crate::tasks) fn keep_landing(
+        self: &Arc<Self>,
+        stop: CancellationToken,
+        starter: Starter,
+    ) {
         if self.config.tasks.landing.mode != LandMode::WhenGreen {
             return;
         }
+        let _ = self.starter.set(starter);
         let (this, landing) = (self.clone(), stop.clone());
         spawn_supervised("the landing queue", stop, move || {
             this.clone().land_until(landing.clone())
@@ -81,7 +116,7 @@ impl Tasks {
         loop {
             self.land_waiting(&stop).await;
             tokio::select! {
-                () = self.landings.wake.notified() => {}
+                () = self.wake.notified() => {}
                 () = tokio::time::sleep(LOOK_AGAIN) => {}
                 () = stop.cancelled() => return,
             }
@@ -114,7 +149,7 @@ impl Tasks {
         };
         if self.store_landing(task, &landing).await.is_ok() {
             self.ledger.publish(task, Some(task.state));
-            self.landings.wake();
+            self.wake();
         }
     }
 
@@ -202,7 +237,7 @@ impl Tasks {
             return self.to_person(task, landing, why).await;
         }
 
-        let _testing = self.landings.testing.lock().await;
+        let _testing = self.testing.lock().await;
         let testing = |tip: String, merged: String| {
             let mut landing = landing.clone();
             let into = into.clone();
@@ -265,7 +300,7 @@ impl Tasks {
                     since_ms: now,
                 };
                 let _ = self.store_landing(task, &landing).await;
-                self.landings.wake();
+                self.wake();
                 Step::Settled
             }
             Err(LandError::Held(why)) => self.hold(task, landing, &into, why).await,
@@ -451,7 +486,7 @@ impl Tasks {
         into: &str,
         strategy: Strategy,
     ) -> Result<Merged, LandError> {
-        let _testing = self.landings.testing.lock().await;
+        let _testing = self.testing.lock().await;
         let testing = |_, _| std::future::ready(());
         self.land_tested(task, worktree, review, into, strategy, true, testing)
             .await
@@ -600,27 +635,16 @@ impl Tasks {
             failed + 1
         );
         self.ledger.publish(&requeued, Some(TaskState::Done));
-        let (this, id) = (self.clone(), task.id.clone());
-        tokio::spawn(async move {
-            if let Err(error) = this
-                .start(TaskRequest {
-                    task_id: id.clone(),
-                })
-                .await
-            {
-                // No free slot: it starts as one frees up (or when a person starts it).
-                tracing::info!("task {id}: its next attempt waits: {error}");
-            }
-        });
+        if let Some(start) = self.starter.get() {
+            start(task.id.clone());
+        }
         Step::Settled
     }
 
     /// One more attempt for done `task`, whose result waits for a person after the landing
     /// queue gave up on it: its agent gets the last failure as its context again.
-    pub(in crate::tasks) async fn once_more(
-        self: &Arc<Self>,
-        task: Task,
-    ) -> Result<TaskReport, TaskError> {
+    /// Returns the task, queued again.
+    pub(in crate::tasks) async fn once_more(&self, task: Task) -> Result<Task, TaskError> {
         let landing = match &task.landing {
             Some(
                 landing @ Landing {
@@ -667,8 +691,7 @@ impl Tasks {
         };
         let requeued = self.send_back_with(&task.id, landing).await?;
         self.ledger.publish(&requeued, Some(TaskState::Done));
-        self.fill().await;
-        self.show(TaskRequest { task_id: task.id }).await
+        Ok(requeued)
     }
 
     /// Records `landing` as `task`'s, through a short outage of the queue too.

@@ -17,5 +17,5 @@ mod record;
 
 pub use candidate::Candidate;
 pub use failure::detail;
-pub use lander::Landings;
+pub(super) use lander::{Lander, Starter};
 pub use record::{Failure, Landing, LandingState, SentBack};
