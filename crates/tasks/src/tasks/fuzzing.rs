@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::clones::{Clones, check_url};
-use super::runner::task_of_session;
+use super::sessions::task_of_session;
 use crate::config::RemoteRepositories;
 
 /// `url` as a task names it, checked and looked up among the clones `patterns` allow; the

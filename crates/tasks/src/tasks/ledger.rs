@@ -194,6 +194,9 @@ pub(super) struct Host {
     pub(super) registered: AtomicBool,
     /// When it last became reachable to the queue (registered, or back after an outage).
     back_at: Mutex<Option<Instant>>,
+    /// It took up what an earlier drydock of this host left running: it claims nothing
+    /// new, and judges none of its running tasks' sessions, before that.
+    adopted: AtomicBool,
     /// Wakes its loop: another host changed the queue.
     pub(super) poke: Arc<Notify>,
 }
@@ -207,6 +210,7 @@ impl Host {
             lease: config.host.lease,
             renewed: Mutex::new(None),
             registered: AtomicBool::new(false),
+            adopted: AtomicBool::new(false),
             back_at: Mutex::new(None),
             poke: Arc::new(Notify::new()),
         }
@@ -219,6 +223,16 @@ impl Host {
             || self
                 .renewed()
                 .is_some_and(|at| at.elapsed() < self.lease * 2 / 3)
+    }
+
+    /// Whether it took up what an earlier drydock of this host left running.
+    pub(super) fn adopted(&self) -> bool {
+        self.adopted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn set_adopted(&self) {
+        self.adopted
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub(super) fn claimer(&self, cap: Option<u32>) -> Claimer {

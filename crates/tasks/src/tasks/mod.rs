@@ -25,10 +25,12 @@
 //! configure, clear. Every change is checked against the legal transitions in the store and
 //! published on the event feed; running the agents is [`runner`]'s.
 
+mod adoption;
 mod briefing;
 mod budgets;
 mod checks;
 pub mod clones;
+mod ending;
 mod error;
 mod files;
 pub mod forecast;
@@ -36,6 +38,7 @@ pub mod forecast;
 pub mod fuzzing;
 pub mod isolation;
 pub mod landing;
+mod launcher;
 mod ledger;
 pub mod merge;
 #[cfg(test)]
@@ -46,6 +49,7 @@ pub mod requests;
 mod review;
 mod runner;
 mod sandboxing;
+mod sessions;
 pub mod spending;
 pub mod state;
 pub mod store;
@@ -56,8 +60,8 @@ mod traces;
 pub mod worktree;
 
 pub use error::TaskError;
-pub use runner::session_of;
 pub use sandboxing::Door;
+pub use sessions::session_of;
 pub use state::{IllegalTransition, Outcome, TaskState, Transition};
 pub use store::{
     Added, HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
@@ -89,40 +93,36 @@ const LONGEST_TITLE: usize = 200;
 /// The longest key a task may have, in characters.
 const LONGEST_KEY: usize = 128;
 
-/// The task queue of this drydock.
+/// The task queue of this drydock: the tools' front, wiring the parts that do the work.
 pub struct Tasks {
-    pub(super) config: Arc<Config>,
+    config: Arc<Config>,
     workspace: Workspace,
+    terminals: Arc<Terminals>,
+    events: Arc<Events>,
+    tokens: TaskTokens,
+    agents: Arc<Agents>,
     /// The queue, this host's standing in it, and its changes' feed.
     ledger: Arc<ledger::Ledger>,
-    pub(super) agents: Arc<Agents>,
-    pub(super) terminals: Arc<Terminals>,
-    pub(super) events: Arc<Events>,
     /// Where its tasks work.
-    placement: placement::Placement,
-    pub(super) tokens: TaskTokens,
-    /// Held while choosing and starting tasks, so the cap holds.
-    pub(super) starting: tokio::sync::Mutex<()>,
-    /// Wakes the monitor: a task started, so a new deadline.
-    pub(super) wake: Notify,
-    /// It took up what an earlier drydock of this host left running: it claims nothing
-    /// new, and judges none of its running tasks' sessions, before that.
-    adopted: std::sync::atomic::AtomicBool,
-    /// The sessions of adopted agents that have not come to rest under this drydock yet
-    /// (see `Tasks::remind`).
-    taken_up: std::sync::Mutex<std::collections::HashSet<String>>,
-    /// This drydock as a host of its queue.
-    team: Arc<team::TeamHost>,
-    /// What its agents spent, against their budgets.
-    budgets: budgets::Budgets,
+    placement: Arc<placement::Placement>,
     /// Its agents' sandboxes.
-    sandboxes: sandboxing::Sandboxes,
-    /// Results on their way to their branches.
-    lander: Arc<landing::Lander>,
-    /// Finished tasks' results.
-    reviewer: review::Reviewer,
+    sandboxes: Arc<sandboxing::Sandboxes>,
+    /// What its agents spent, against their budgets.
+    budgets: Arc<budgets::Budgets>,
     /// The running tasks' likely conflicts.
     forecaster: Arc<forecast::Forecaster>,
+    /// Finished tasks' results.
+    reviewer: Arc<review::Reviewer>,
+    /// Results on their way to their branches.
+    lander: Arc<landing::Lander>,
+    /// This drydock as a host of its queue.
+    team: Arc<team::TeamHost>,
+    /// Ends tasks' runs.
+    ending: Arc<ending::Ending>,
+    /// Starts tasks.
+    launcher: Arc<launcher::Launcher>,
+    /// Watches the running tasks.
+    monitor: Arc<runner::Monitor>,
 }
 
 impl Tasks {
@@ -133,6 +133,8 @@ impl Tasks {
         events: Arc<Events>,
         toolchains: Toolchains,
     ) -> Arc<Tasks> {
+        let tokens = TaskTokens::default();
+        let workspace = Workspace::new(config.allowed_roots.clone());
         let ledger = Arc::new(ledger::Ledger::new(
             StoreLocation::configured(&config),
             &config.tasks,
@@ -145,13 +147,20 @@ impl Tasks {
             config.task_dirs().clones(),
             config.tasks.repositories.clone(),
         ));
-        let placement = placement::Placement::new(
+        let placement = Arc::new(placement::Placement::new(
             ledger.clone(),
             config.clone(),
             agents.clone(),
             worktrees.clone(),
             clones.clone(),
-        );
+        ));
+        let sandboxes = Arc::new(sandboxing::Sandboxes::new(config.clone(), agents.clone()));
+        let budgets = Arc::new(budgets::Budgets::new(
+            ledger.clone(),
+            config.clone(),
+            agents.clone(),
+        ));
+        let forecaster = Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone()));
         let checker = Arc::new(checks::Checker::new(
             ledger.clone(),
             config.clone(),
@@ -164,39 +173,95 @@ impl Tasks {
             worktrees.clone(),
             checker.clone(),
         ));
-        let reviewer = review::Reviewer::new(
+        let reviewer = Arc::new(review::Reviewer::new(
             ledger.clone(),
             config.clone(),
-            worktrees.clone(),
+            worktrees,
             clones,
             checker,
             lander.clone(),
-        );
+        ));
+        let team = Arc::new(team::TeamHost::new(
+            ledger.clone(),
+            config.clone(),
+            agents.clone(),
+            events.clone(),
+        ));
+        let ending = Arc::new(ending::Ending {
+            ledger: ledger.clone(),
+            config: config.clone(),
+            agents: agents.clone(),
+            terminals: terminals.clone(),
+            tokens: tokens.clone(),
+            sandboxes: sandboxes.clone(),
+            budgets: budgets.clone(),
+            reviewer: reviewer.clone(),
+        });
+        let launcher = Arc::new(launcher::Launcher {
+            ledger: ledger.clone(),
+            config: config.clone(),
+            agents: agents.clone(),
+            tokens: tokens.clone(),
+            workspace: workspace.clone(),
+            placement: placement.clone(),
+            sandboxes: sandboxes.clone(),
+            budgets: budgets.clone(),
+            forecaster: forecaster.clone(),
+            ending: ending.clone(),
+            starting: tokio::sync::Mutex::new(()),
+            started: Notify::new(),
+        });
+        let adoption = Arc::new(adoption::Adoption {
+            ledger: ledger.clone(),
+            config: config.clone(),
+            agents: agents.clone(),
+            terminals: terminals.clone(),
+            tokens: tokens.clone(),
+            sandboxes: sandboxes.clone(),
+            ending: ending.clone(),
+            launcher: launcher.clone(),
+            taken_up: Default::default(),
+        });
+        let monitor = Arc::new(runner::Monitor {
+            ledger: ledger.clone(),
+            config: config.clone(),
+            agents: agents.clone(),
+            terminals: terminals.clone(),
+            events: events.clone(),
+            tokens: tokens.clone(),
+            budgets: budgets.clone(),
+            forecaster: forecaster.clone(),
+            team: team.clone(),
+            lander: lander.clone(),
+            reviewer: reviewer.clone(),
+            ending: ending.clone(),
+            launcher: launcher.clone(),
+            adoption,
+        });
         Arc::new(Tasks {
-            lander,
-            reviewer,
-            workspace: Workspace::new(config.allowed_roots.clone()),
-            placement,
-            sandboxes: sandboxing::Sandboxes::new(config.clone(), agents.clone()),
-            budgets: budgets::Budgets::new(ledger.clone(), config.clone(), agents.clone()),
-            forecaster: Arc::new(forecast::Forecaster::new(ledger.clone(), config.clone())),
-            team: Arc::new(team::TeamHost::new(
-                ledger.clone(),
-                config.clone(),
-                agents.clone(),
-                events.clone(),
-            )),
-            ledger,
             config,
-            agents,
+            workspace,
             terminals,
             events,
-            tokens: TaskTokens::default(),
-            starting: tokio::sync::Mutex::new(()),
-            wake: Notify::new(),
-            adopted: Default::default(),
-            taken_up: Default::default(),
+            tokens,
+            agents,
+            ledger,
+            placement,
+            sandboxes,
+            budgets,
+            forecaster,
+            reviewer,
+            lander,
+            team,
+            ending,
+            launcher,
+            monitor,
         })
+    }
+
+    /// Watches running tasks until this drydock stops (see [`runner::Monitor::monitor`]).
+    pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        self.monitor.clone().monitor(stop).await;
     }
 
     /// Where a person who may see this host's dashboard opens host `name`'s.
@@ -265,7 +330,7 @@ impl Tasks {
                 Added::Known(task) => known.push(task.id.clone()),
             }
         }
-        self.fill().await;
+        self.launcher.fill().await;
         let ids: Vec<String> = added.iter().map(|added| added.task().id.clone()).collect();
         let lines = store
             .call(move |q| {
@@ -441,33 +506,8 @@ impl Tasks {
     }
 
     /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
-    pub async fn start(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        if self.ledger.running_until().is_none() {
-            return Err(TaskError::NotAllowed(
-                "tasks run in `drydock serve` (their agents reach drydock through its HTTP endpoint); this drydock only keeps the queue".into(),
-            ));
-        }
-        let task = {
-            let _choosing = self.starting.lock().await;
-            let task = self.ledger.task(&req.task_id).await?;
-            task.state
-                .after(Transition::Start)
-                .map_err(|source| StoreError::Illegal {
-                    id: task.id.clone(),
-                    source,
-                })?;
-            if let Some(other) = self.placement.blocked_in_place(&task).await? {
-                return Err(TaskError::NotAllowed(format!(
-                    "task {} runs in {} itself already, and so would this one: one task at a time works in a project's own directory; wait for it, or queue this one without in_place on a git project",
-                    other.id, task.project_path
-                )));
-            }
-            match self.claim(std::slice::from_ref(&task.id)).await? {
-                Some(task) => task,
-                None => return Err(self.why_not_started(&task.id).await?),
-            }
-        };
-        self.launch(task.clone()).await;
+    pub async fn start(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
+        let task = self.launcher.start(&req.task_id).await?;
         Ok(self.report(self.ledger.task(&task.id).await?))
     }
 
@@ -488,8 +528,8 @@ impl Tasks {
         self.ledger.publish(&task, Some(before.state));
         // A task running on another host is stopped there, when that host hears of it.
         if before.state == TaskState::Running && self.ledger.is_mine(&before) {
-            self.stop_agent(&task).await;
-            self.fill().await;
+            self.ending.stop_agent(&task).await;
+            self.launcher.fill().await;
         }
         Ok(self.report(self.ledger.task(&task.id).await?))
     }
@@ -527,7 +567,7 @@ impl Tasks {
         }
         if before.state == TaskState::Done {
             let requeued = self.lander.once_more(before).await?;
-            self.fill().await;
+            self.launcher.fill().await;
             return self
                 .show(TaskRequest {
                     task_id: requeued.id,
@@ -539,7 +579,7 @@ impl Tasks {
             .call(move |q| q.transition(&id, Transition::Retry, Record::default(), None))
             .await?;
         self.ledger.publish(&task, Some(before.state));
-        self.fill().await;
+        self.launcher.fill().await;
         Ok(self.report(self.ledger.task(&task.id).await?))
     }
 
@@ -594,8 +634,8 @@ impl Tasks {
         };
 
         self.ledger.publish(&task, Some(TaskState::Running));
-        self.fill().await;
-        self.after_run(&task, self.config.tasks.grace);
+        self.launcher.fill().await;
+        self.ending.after_run(&task, self.config.tasks.grace);
         Ok(self.report(task))
     }
 
@@ -627,7 +667,7 @@ impl Tasks {
             mode: settings.mode.name(),
             max_concurrent: settings.max_concurrent,
         });
-        let started = self.fill().await;
+        let started = self.launcher.fill().await;
         Ok(QueueReport {
             queue: self.status().await?,
             started,
