@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::sandbox::SandboxCaller;
 use super::sessions::Sessions;
-use crate::mcp::request_params::check_tool_call;
+use crate::mcp::request_params::{ParamsProblem, check_tool_call};
 use crate::tasks::TaskTokens;
 
 pub(super) struct GuardConfig {
@@ -268,8 +268,7 @@ pub(super) fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
     }
     match object.get("method") {
         Some(Value::String(method)) => {
-            check_call(method, &object)
-                .map_err(|(code, message)| Invalid::new(code, message, &id))?;
+            check_call(method, &object, &id)?;
             Ok(Message {
                 method: Some(method.clone()),
                 id,
@@ -277,7 +276,7 @@ pub(super) fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
         }
         Some(_) => Err(invalid("`method` must be a string")),
         None if object.contains_key("result") || object.contains_key("error") => {
-            check_reply_id(&object).map_err(|message| invalid(&message))?;
+            check_reply_id(&object, &id)?;
             Ok(Message { method: None, id })
         }
         None => Err(invalid(
@@ -287,44 +286,39 @@ pub(super) fn validate_message(bytes: &[u8]) -> Result<Message, Invalid> {
 }
 
 /// A request or notification: its id (requests only) and params.
-fn check_call(method: &str, object: &Map<String, Value>) -> Result<(), (i64, String)> {
-    if let Some(id) = object.get("id")
-        && !is_usable_id(id)
+fn check_call(method: &str, object: &Map<String, Value>, id: &Value) -> Result<(), Invalid> {
+    if let Some(given) = object.get("id")
+        && !is_usable_id(given)
     {
-        return Err((
-            INVALID_REQUEST,
-            format!(
-                "Invalid Request: `id` must be a string or an integer, not {}",
-                kind_of(id)
-            ),
-        ));
+        let message = format!(
+            "Invalid Request: `id` must be a string or an integer, not {}",
+            kind_of(given)
+        );
+        return Err(Invalid::new(INVALID_REQUEST, message, id));
     }
     let params = object.get("params");
     match params {
         None | Some(Value::Null | Value::Object(_)) => {}
         Some(Value::Array(_)) => {
-            return Err((
-                INVALID_PARAMS,
-                "Invalid params: MCP `params` are an object, not an array".into(),
-            ));
+            let message = "Invalid params: MCP `params` are an object, not an array";
+            return Err(Invalid::new(INVALID_PARAMS, message, id));
         }
         Some(other) => {
-            return Err((
-                INVALID_REQUEST,
-                format!(
-                    "Invalid Request: `params` must be an object, not {}",
-                    kind_of(other)
-                ),
-            ));
+            let message = format!(
+                "Invalid Request: `params` must be an object, not {}",
+                kind_of(other)
+            );
+            return Err(Invalid::new(INVALID_REQUEST, message, id));
         }
     }
+    let invalid_params = |problem: ParamsProblem| {
+        Invalid::new(INVALID_PARAMS, format!("Invalid params: {problem}"), id)
+    };
     if method == "tools/call" && object.contains_key("id") {
-        check_tool_call(params)
-            .map_err(|problem| (INVALID_PARAMS, format!("Invalid params: {problem}")))?;
+        check_tool_call(params).map_err(invalid_params)?;
     }
     if method == "initialize" && object.contains_key("id") {
-        check_initialize(params)
-            .map_err(|problem| (INVALID_PARAMS, format!("Invalid params: {problem}")))?;
+        check_initialize(params).map_err(invalid_params)?;
     }
     Ok(())
 }
@@ -332,7 +326,7 @@ fn check_call(method: &str, object: &Map<String, Value>) -> Result<(), (i64, Str
 /// An `initialize` request names the protocol version, the client's capabilities and the
 /// client. (Without them the MCP layer takes it for a request outside any session and
 /// answers a plain-text 400 that says nothing of what is missing.)
-fn check_initialize(params: Option<&Value>) -> Result<(), String> {
+fn check_initialize(params: Option<&Value>) -> Result<(), ParamsProblem> {
     let params = params.and_then(Value::as_object);
     let has = |key: &str, string: bool| match params.and_then(|p| p.get(key)) {
         Some(Value::String(_)) => string,
@@ -350,24 +344,29 @@ fn check_initialize(params: Option<&Value>) -> Result<(), String> {
     .collect();
     match missing.is_empty() {
         true => Ok(()),
-        false => Err(format!(
+        false => Err(ParamsProblem::new(format!(
             "initialize needs params with {}",
             missing.join(", ")
-        )),
+        ))),
     }
 }
 
 /// A response's id names the request it answers; an error may have a null id.
-fn check_reply_id(object: &Map<String, Value>) -> Result<(), String> {
-    match object.get("id") {
-        Some(id) if is_usable_id(id) => Ok(()),
-        Some(Value::Null) if object.contains_key("error") => Ok(()),
-        Some(other) => Err(format!(
+fn check_reply_id(object: &Map<String, Value>, id: &Value) -> Result<(), Invalid> {
+    let problem = match object.get("id") {
+        Some(given) if is_usable_id(given) => return Ok(()),
+        Some(Value::Null) if object.contains_key("error") => return Ok(()),
+        Some(other) => format!(
             "`id` must be a string or an integer, not {}",
             kind_of(other)
-        )),
-        None => Err("a response needs the `id` of the request it answers".into()),
-    }
+        ),
+        None => "a response needs the `id` of the request it answers".into(),
+    };
+    Err(Invalid::new(
+        INVALID_REQUEST,
+        format!("Invalid Request: {problem}"),
+        id,
+    ))
 }
 
 /// JSON-RPC ids MCP accepts: strings and integers (no fractions, booleans or objects).

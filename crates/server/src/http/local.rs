@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::call::Call;
 use crate::catalog::{ToolName, Toolset};
 use crate::tasks::TaskScope;
-use crate::tool_call;
+use crate::tool_call::{self, CallError, Caller};
 
 /// What `drydock hook` posts.
 #[derive(Debug, Deserialize)]
@@ -128,7 +128,8 @@ async fn decide(
 }
 
 /// Runs a task tool for the CLI: 200 with the result, 400 with the error; under a task's
-/// token only `task_show` and `task_complete` of its own task (403 otherwise).
+/// token what `tool_call` lets it do (`task_show` and `task_complete` of its own task), 403
+/// otherwise.
 async fn task_tool(
     State(state): State<Arc<LocalState>>,
     Path(tool): Path<String>,
@@ -147,39 +148,27 @@ async fn task_tool(
         return (StatusCode::NOT_FOUND, Json(json!({"error": error}))).into_response();
     };
     let scope = scope.map(|Extension(scope)| scope);
-    if let Some(scope) = &scope
-        && let Err(refused) = within_task(scope, tool, &arguments)
-    {
-        return (StatusCode::FORBIDDEN, Json(json!({"error": refused}))).into_response();
-    }
     let call = Call::silent(state.app.shutdown_token().child_token());
     let client = match &scope {
         Some(scope) => format!("task {}", scope.task_id),
         None => "drydock call".to_string(),
     };
-    let called =
-        tool_call::call_tool_within(&state.app, tool, arguments, &call, &client, scope.as_ref());
-    match called.await {
+    let caller = Caller {
+        client: Some(client),
+        scope: scope.as_ref(),
+        ..Caller::default()
+    };
+    match tool_call::call_tool_by(&state.app, tool, arguments, &call, caller).await {
         Ok(outcome) => {
             Json(json!({"result": outcome.structured, "text": outcome.text})).into_response()
         }
-        Err(error) => (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": error.to_string()})),
-        )
-            .into_response(),
-    }
-}
-
-/// What a task's token may ask of the task tools: its own task, shown or completed.
-fn within_task(scope: &TaskScope, tool: ToolName, arguments: &Value) -> Result<(), String> {
-    match tool {
-        ToolName::TaskComplete => Ok(()),
-        ToolName::TaskShow if arguments["task_id"] == scope.task_id.as_str() => Ok(()),
-        _ => Err(format!(
-            "{tool} is not for the agent of task {id}: its token may show and complete task {id} only",
-            id = scope.task_id
-        )),
+        Err(error) => {
+            let status = match error {
+                CallError::Refused(_) => StatusCode::FORBIDDEN,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            (status, Json(json!({"error": error.to_string()}))).into_response()
+        }
     }
 }
 

@@ -9,6 +9,8 @@ mod peer;
 mod sandbox;
 mod serve;
 mod sessions;
+#[cfg(test)]
+mod tool_surface;
 
 pub use peer::Peers;
 pub use sandbox::serve as serve_sandbox;

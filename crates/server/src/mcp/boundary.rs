@@ -1,5 +1,5 @@
 //! A task agent's token on every MCP method besides `tools/call` (whose tools
-//! `task_tools::confine` holds): one check per kind of method, for resources (list, read,
+//! `tool_call` holds, as it does for every face): one check per kind of method, for resources (list, read,
 //! subscribe), prompts, completion and notifications. Under a task's token a session sees its
 //! own task (`drydock://tasks/ID`), the docs and its project's memory: no terminal, no agent,
 //! no other task and no project but its own.
@@ -11,6 +11,7 @@ use rmcp::model::{Extensions, Resource, ResourceTemplate};
 
 use super::{resources, task_resources};
 use crate::tasks::TaskScope;
+use crate::tool_call::Refusal;
 
 /// The task a message's token is limited to, when it is a task agent's token.
 pub(super) fn scope_of(extensions: &Extensions) -> Option<TaskScope> {
@@ -21,17 +22,8 @@ pub(super) fn scope_of(extensions: &Extensions) -> Option<TaskScope> {
         .cloned()
 }
 
-/// The refusal of `what` to the agent of `scope`'s task.
-pub(super) fn refusal(scope: &TaskScope, what: &str) -> String {
-    format!(
-        "{what} is not for the agent of task {id}: its token reaches drydock://tasks/{id}, the docs and the memory of its project {}",
-        scope.project.display(),
-        id = scope.task_id,
-    )
-}
-
 fn refused(scope: &TaskScope, what: &str) -> McpError {
-    McpError::invalid_request(refusal(scope, what), None)
+    McpError::invalid_request(Refusal::beyond(scope, what).to_string(), None)
 }
 
 /// Ok when the session may read or subscribe to `uri`: any resource unscoped; under a scope

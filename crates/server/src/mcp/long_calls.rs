@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult, Task,
     TaskPayload, TaskStatus,
@@ -111,10 +110,7 @@ impl DrydockServer {
             let _tracked = tracked;
             match routed {
                 Routed::Catalog(tool) => server.run_tool(tool, request, context).await,
-                Routed::Fixture => {
-                    let call = ToolCallContext::new(&server, request, context);
-                    server.tool_router.call(call).await
-                }
+                Routed::Fixture => server.call_fixture(request, context).await,
             }
         });
         tokio::select! {

@@ -2,13 +2,12 @@
 //! the same `App`.
 
 mod agent_resources;
-mod agent_tools;
 mod boundary;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance;
 #[cfg(feature = "conformance-fixtures")]
 mod conformance_tasks;
-mod docs_tools;
+mod elicitation;
 pub mod fixtures;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -19,9 +18,7 @@ mod prompts;
 pub mod request_params;
 mod resources;
 mod task_resources;
-mod task_tools;
 mod terminal_resources;
-mod terminal_tools;
 mod tools;
 
 use rmcp::handler::server::router::{prompt::PromptRouter, tool::ToolRouter};
@@ -33,124 +30,120 @@ use rmcp::model::{
     CompleteResult, CompletionInfo, CustomRequest, CustomResult, ErrorCode, GetTaskParams,
     GetTaskResult, Implementation, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tracing::Instrument;
 
 use std::sync::Arc;
 
 use crate::app::App;
+use crate::call::Call;
 use crate::catalog::{ToolName, Toolset};
-use crate::events::{CallRecord, CallStatus};
 use crate::telemetry;
+use crate::tool_call::{self, Caller};
 use logging::ClientLogging;
 use long_calls::{Routed, TaskSupport};
-
-/// The MCP annotations of `tool`: what the catalog says of its effects.
-fn annotations(tool: ToolName) -> ToolAnnotations {
-    let effects = tool.effects();
-    ToolAnnotations::new()
-        .read_only(effects.read_only)
-        .destructive(effects.destructive)
-        .idempotent(effects.idempotent)
-        .open_world(effects.open_world)
-}
 
 #[derive(Clone)]
 pub struct DrydockServer {
     app: Arc<App>,
     subscriptions: Arc<Subscriptions>,
     logging: ClientLogging,
-    tool_router: ToolRouter<Self>,
+    /// The served tools as `tools/list` shows them; their calls go to `tool_call`.
+    tools: Arc<[Tool]>,
+    /// The conformance suite's fixture tools (none in a normal build).
+    fixture_tools: ToolRouter<Self>,
     prompt_router: PromptRouter<Self>,
 }
 
 impl DrydockServer {
     pub fn new(app: Arc<App>) -> Self {
-        let mut tool_router = Self::catalog_router();
-        tool_router
-            .map
-            .retain(|name, _| ToolName::parse(name).is_some_and(|t| app.config().tool_enabled(t)));
+        let tools = tools::served(app.config()).into();
+        let mut fixture_tools = ToolRouter::new();
         let mut prompt_router = Self::prompt_router();
-        fixtures::extend_routers(&mut tool_router, &mut prompt_router);
+        fixtures::extend_routers(&mut fixture_tools, &mut prompt_router);
         Self {
             app,
             subscriptions: Arc::default(),
             logging: ClientLogging::default(),
-            tool_router,
+            tools,
+            fixture_tools,
             prompt_router,
         }
     }
 
     /// A server for one more session, or one more stateless request (every 2026-07-28 call):
-    /// this one's routers, whose schemas are built once, and state of its own.
+    /// this one's tools and routers, whose schemas are built once, and state of its own.
     pub fn for_session(&self) -> Self {
         Self {
             app: self.app.clone(),
             subscriptions: Arc::default(),
             logging: ClientLogging::default(),
-            tool_router: self.tool_router.clone(),
+            tools: self.tools.clone(),
+            fixture_tools: self.fixture_tools.clone(),
             prompt_router: self.prompt_router.clone(),
         }
     }
 
-    /// Every tool of the catalog, with the annotations the catalog gives it.
-    fn catalog_router() -> ToolRouter<Self> {
-        let mut router = Self::tool_router();
-        router.merge(Self::terminal_tool_router());
-        router.merge(Self::docs_tool_router());
-        router.merge(Self::agent_tool_router());
-        router.merge(Self::task_tool_router());
-        for (name, route) in router.map.iter_mut() {
-            let tool = ToolName::parse(name)
-                .unwrap_or_else(|| panic!("the tool `{name}` is not in the catalog"));
-            route.attr.annotations = Some(annotations(tool));
-        }
-        router
+    /// Every tool `tools/list` shows, by name: the served ones and the fixtures.
+    fn listed(&self) -> impl Iterator<Item = Tool> {
+        let mut tools: Vec<Tool> = self.tools.to_vec();
+        tools.extend(self.fixture_tools.list_all());
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools.into_iter()
     }
 
-    /// Runs a served tool under `context.ct`: traced, and published on the event feed when it
-    /// starts and when it ends.
+    /// Runs a served tool through `tool_call` under `context.ct`: traced, with the request's
+    /// progress notifications, its task's token and its client's elicitation.
     async fn run_tool(
         &self,
         tool: ToolName,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let cancel = context.ct.clone();
-        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let client = tools::client_name(&context);
-        let caller = telemetry::CallerTrace {
+        let caller_trace = telemetry::CallerTrace {
             traceparent: context.meta.get_traceparent(),
             tracestate: context.meta.get_tracestate(),
         };
-        let span = telemetry::tool_call_span(tool.name(), client.as_deref(), caller);
-        let record = CallRecord::started(self.app.events().clone(), tool, &arguments, client);
-        if let (Some(watch), Some(id)) = (
-            context.extensions.get::<Arc<long_calls::CallWatch>>(),
-            record.call_id(),
-        ) {
-            watch.set_call_id(id);
-        }
-        let response = self
-            .tool_router
-            .call(ToolCallContext::new(self, request, context))
+        let span = telemetry::tool_call_span(tool.name(), client.as_deref(), caller_trace);
+        let scope = boundary::scope_of(&context.extensions);
+        let caller = Caller {
+            client,
+            scope: scope.as_ref(),
+            ask: elicitation::asker(&context.peer),
+            watch: context
+                .extensions
+                .get::<Arc<long_calls::CallWatch>>()
+                .map(|watch| watch.as_ref()),
+        };
+        let notifier = tools::ProgressNotifier::for_request(self, &context);
+        let call = Call::new(&notifier, context.ct.clone()).by(tools::client_of(&context));
+        let result = tool_call::call_tool_by(&self.app, tool, arguments, &call, caller)
             .instrument(span.clone())
             .await;
-        let status = call_status(&response, cancel.is_cancelled());
-        let ended = match &status {
-            CallStatus::Completed { .. } => "ok",
-            CallStatus::Error { .. } => "error",
-            CallStatus::Cancelled => "cancelled",
+        drop(call);
+        notifier.flush().await;
+        let ended = match &result {
+            Ok(_) => "ok",
+            Err(_) if context.ct.is_cancelled() => "cancelled",
+            Err(_) => "error",
         };
         telemetry::end_tool_call(&span, ended);
-        match kept_result(&response) {
-            Some(result) => record.finish_with(status, &result),
-            None => record.finish(status),
-        }
-        response
+        Ok(CallToolResponse::Complete(tools::respond(result)))
+    }
+
+    /// A fixture tool's call, or "tool not found".
+    async fn call_fixture(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call = ToolCallContext::new(self, request, context);
+        self.fixture_tools.call(call).await
     }
 }
 
@@ -184,7 +177,6 @@ impl Drop for Subscriptions {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
 impl ServerHandler for DrydockServer {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)]
@@ -219,17 +211,8 @@ impl ServerHandler for DrydockServer {
             if long_calls::as_task(support, &self.app, &context)? {
                 return self.call_as_task(Routed::Fixture, request, context).await;
             }
-            let call = ToolCallContext::new(self, request, context);
-            return self.tool_router.call(call).await;
+            return self.call_fixture(request, context).await;
         };
-        let mut request = request;
-        if let Some(scope) = boundary::scope_of(&context.extensions)
-            && let Err(refused) = task_tools::confine(&scope, tool, &mut request)
-        {
-            return Ok(CallToolResponse::Complete(
-                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(refused)]),
-            ));
-        }
         if long_calls::as_task(TaskSupport::of(tool), &self.app, &context)? {
             return self
                 .call_as_task(Routed::Catalog(tool), request, context)
@@ -265,6 +248,10 @@ impl ServerHandler for DrydockServer {
             .await
     }
 
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed().find(|tool| tool.name == name)
+    }
+
     /// Every served tool; for a task's agent, only those its token may call.
     async fn list_tools(
         &self,
@@ -273,9 +260,7 @@ impl ServerHandler for DrydockServer {
     ) -> Result<rmcp::model::ListToolsResult, McpError> {
         let scoped = boundary::scope_of(&context.extensions).is_some();
         let tools = self
-            .tool_router
-            .list_all()
-            .into_iter()
+            .listed()
             .filter(|tool| {
                 !scoped || ToolName::parse(&tool.name).is_some_and(ToolName::for_task_agents)
             })
@@ -514,83 +499,40 @@ impl ServerHandler for DrydockServer {
     }
 }
 
-/// What a call returned, for the event feed's viewers: its structured content, or else its
-/// text.
-fn kept_result(
-    response: &Result<CallToolResponse, McpError>,
-) -> Option<std::borrow::Cow<'_, serde_json::Value>> {
-    let Ok(CallToolResponse::Complete(result)) = response else {
-        return None;
-    };
-    if let Some(structured) = &result.structured_content {
-        return Some(std::borrow::Cow::Borrowed(structured));
-    }
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|block| Some(block.as_text()?.text.as_str()))
-        .collect();
-    Some(std::borrow::Cow::Owned(
-        serde_json::json!({"text": text.join("\n")}),
-    ))
-}
-
-/// How a call ended, for the event feed: a result's own `status` when it has one; an error
-/// result of a call whose cancellation fired is its cancellation.
-fn call_status(response: &Result<CallToolResponse, McpError>, cancelled: bool) -> CallStatus {
-    let result = match response {
-        Ok(CallToolResponse::Complete(result)) => result,
-        Ok(_) => return CallStatus::Completed { status: None },
-        Err(error) => {
-            return CallStatus::Error {
-                message: error.message.to_string(),
-            };
-        }
-    };
-    if result.is_error == Some(true) {
-        if cancelled {
-            return CallStatus::Cancelled;
-        }
-        let message = result
-            .content
-            .iter()
-            .find_map(|block| block.as_text())
-            .and_then(|text| text.text.lines().next())
-            .unwrap_or_default();
-        return CallStatus::Error {
-            message: message.to_string(),
-        };
-    }
-    let status = result
-        .structured_content
-        .as_ref()
-        .and_then(|structured| structured.get("status")?.as_str())
-        .map(str::to_string);
-    CallStatus::Completed { status }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::app::Mode;
     use crate::config::{Config, Overrides};
+    use crate::events::CallStatus;
 
-    fn names(tools: Vec<rmcp::model::Tool>) -> Vec<String> {
+    fn names(tools: Vec<Tool>) -> Vec<String> {
         let mut names: Vec<String> = tools.into_iter().map(|t| t.name.to_string()).collect();
         names.sort();
         names
     }
 
+    /// Every tool of the catalog is served, once, with the annotations the catalog gives it.
     #[test]
-    fn the_routers_serve_exactly_the_catalog_with_its_annotations() {
-        let router = DrydockServer::catalog_router();
+    fn the_served_tools_are_the_catalog_with_its_annotations() {
+        let all = every_tool();
         let mut catalog: Vec<String> = ToolName::ALL.iter().map(|t| t.to_string()).collect();
         catalog.sort();
-        assert_eq!(names(router.list_all()), catalog);
-        for tool in router.list_all() {
+        assert_eq!(names(all.clone()), catalog);
+        for tool in all {
             let name = ToolName::parse(&tool.name).unwrap();
-            assert_eq!(tool.annotations, Some(annotations(name)), "{name}");
+            assert_eq!(tool, tools::described(name), "{name}");
+            assert!(
+                tool.annotations.is_some() && tool.output_schema.is_some(),
+                "{name}"
+            );
         }
+    }
+
+    fn every_tool() -> Vec<Tool> {
+        let mut tools: Vec<_> = ToolName::ALL.iter().map(|t| tools::described(*t)).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
     }
 
     /// Every type name a client sees in tools/list names one shape across the catalog.
@@ -601,7 +543,7 @@ mod tests {
     fn every_type_name_in_the_tool_list_names_one_shape() {
         let mut shapes: std::collections::HashMap<String, (String, serde_json::Value)> =
             std::collections::HashMap::new();
-        for tool in DrydockServer::catalog_router().list_all() {
+        for tool in every_tool() {
             let input = ("input", Some(tool.input_schema.clone()));
             for (kind, schema) in [input, ("output", tool.output_schema.clone())] {
                 let place = format!("{}'s {kind}", tool.name);
@@ -643,16 +585,9 @@ mod tests {
                 matches!(t.toolset(), Build | Docs) && *t != ToolName::Run
             })
             .collect();
-        assert_eq!(
-            names(server.tool_router.list_all()),
-            names(
-                DrydockServer::catalog_router()
-                    .list_all()
-                    .into_iter()
-                    .filter(|t| expected.contains(&ToolName::parse(&t.name).unwrap()))
-                    .collect()
-            )
-        );
+        let mut expected: Vec<String> = expected.iter().map(|t| t.to_string()).collect();
+        expected.sort();
+        assert_eq!(names(server.tools.to_vec()), expected);
     }
 
     /// A client of a server of `app` in this process.

@@ -12,12 +12,23 @@ use rmcp::model::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// What is wrong with a request's params, said for the client that sent them.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParamsProblem(String);
+
+impl ParamsProblem {
+    pub fn new(problem: impl Into<String>) -> Self {
+        ParamsProblem(problem.into())
+    }
+}
+
 /// Checks the shape of `tools/call` params: an object with a string `name`, and
 /// `arguments`, when present, an object. Looser than rmcp's reading, so a request it passes
 /// is never refused here.
-pub fn check_tool_call(params: Option<&Value>) -> Result<(), String> {
+pub fn check_tool_call(params: Option<&Value>) -> Result<(), ParamsProblem> {
     let Some(Value::Object(params)) = params else {
-        return Err(match params {
+        return Err(ParamsProblem(match params {
             None => {
                 "tools/call needs `params`: an object with the tool's `name` and its `arguments`"
                     .into()
@@ -26,30 +37,34 @@ pub fn check_tool_call(params: Option<&Value>) -> Result<(), String> {
                 "tools/call needs `params` to be an object with the tool's `name` and its `arguments`, not {}",
                 describe(other)
             ),
-        });
+        }));
     };
     match params.get("name") {
         Some(Value::String(_)) => {}
-        None => return Err("tools/call needs `params.name`, the tool to call".into()),
+        None => {
+            return Err(ParamsProblem::new(
+                "tools/call needs `params.name`, the tool to call",
+            ));
+        }
         Some(other) => {
-            return Err(format!(
+            return Err(ParamsProblem(format!(
                 "`params.name` must be a string (the tool to call), not {}",
                 describe(other)
-            ));
+            )));
         }
     }
     match params.get("arguments") {
         None | Some(Value::Null | Value::Object(_)) => Ok(()),
-        Some(other) => Err(format!(
+        Some(other) => Err(ParamsProblem(format!(
             "`params.arguments` must be an object of the tool's arguments, not {}",
             describe(other)
-        )),
+        ))),
     }
 }
 
 /// Why `method`'s params could not be read, or `None` when the method is not one drydock
 /// knows (then it really is "method not found").
-pub fn explain(method: &str, params: Option<&Value>) -> Option<String> {
+pub fn explain(method: &str, params: Option<&Value>) -> Option<ParamsProblem> {
     let problem = match method {
         "tools/call" => check_tool_call(params)
             .err()
@@ -67,23 +82,26 @@ pub fn explain(method: &str, params: Option<&Value>) -> Option<String> {
         }
         _ => return None,
     };
-    Some(problem.unwrap_or_else(|| format!("the params of {method} could not be read")))
+    Some(
+        problem
+            .unwrap_or_else(|| ParamsProblem(format!("the params of {method} could not be read"))),
+    )
 }
 
-fn typed<T: DeserializeOwned>(params: Option<&Value>) -> Result<(), String> {
+fn typed<T: DeserializeOwned>(params: Option<&Value>) -> Result<(), ParamsProblem> {
     let params = params.cloned().unwrap_or(Value::Null);
     if !params.is_object() {
-        return Err(format!(
+        return Err(ParamsProblem(format!(
             "`params` must be an object, not {}",
             describe(&params)
-        ));
+        )));
     }
     serde_json::from_value::<T>(params)
         .map(drop)
-        .map_err(|e| format!("`params`: {e}"))
+        .map_err(|e| ParamsProblem(format!("`params`: {e}")))
 }
 
-fn optional<T: DeserializeOwned>(params: Option<&Value>) -> Result<(), String> {
+fn optional<T: DeserializeOwned>(params: Option<&Value>) -> Result<(), ParamsProblem> {
     match params {
         None | Some(Value::Null) => Ok(()),
         Some(params) => typed::<T>(Some(params)),
@@ -124,18 +142,24 @@ mod tests {
             ),
         ];
         for (params, expected) in cases {
-            let problem = check_tool_call(params.as_ref()).unwrap_err();
+            let problem = check_tool_call(params.as_ref()).unwrap_err().to_string();
             assert!(problem.contains(expected), "{params:?}: {problem}");
         }
     }
 
     #[test]
     fn known_methods_explain_their_params_and_unknown_ones_do_not() {
-        let problem = explain("resources/read", Some(&json!({"uri": 5}))).unwrap();
+        let problem = explain("resources/read", Some(&json!({"uri": 5})))
+            .unwrap()
+            .to_string();
         assert!(problem.contains("invalid type"), "{problem}");
-        let problem = explain("prompts/get", Some(&json!("fix_build"))).unwrap();
+        let problem = explain("prompts/get", Some(&json!("fix_build")))
+            .unwrap()
+            .to_string();
         assert!(problem.contains("must be an object"), "{problem}");
-        let problem = explain("tools/call", Some(&json!({"name": true}))).unwrap();
+        let problem = explain("tools/call", Some(&json!({"name": true})))
+            .unwrap()
+            .to_string();
         assert!(problem.contains("must be a string"), "{problem}");
         assert!(explain("tools/list", Some(&json!([]))).is_some());
         assert_eq!(explain("no/such/method", Some(&json!({}))), None);

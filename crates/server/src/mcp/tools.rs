@@ -1,30 +1,24 @@
-//! The build tools as MCP tools: schemas, annotations, structured results and progress.
+//! The tools as MCP shows them (`tools/list`: `tool_call`'s entries with the catalog's
+//! annotations) and answers them (structured results, progress notifications).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rmcp::handler::server::common::schema_for_output;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool, ToolAnnotations,
+};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
-use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::DrydockServer;
-use crate::call::Call;
 use crate::call::Progress;
-use crate::history::reports::SearchReport;
-use crate::history::requests::SearchRequest;
+use crate::catalog::ToolName;
+use crate::config::Config;
 use crate::long_calls::CallWatch;
-use crate::render::Render;
 use crate::text_budget;
-use crate::tool_call::history_reach;
-use crate::toolchain::BuildKind;
-use crate::toolchain::reports::{BuildReport, FormatReport, ProjectInfo, RunReport, TestReport};
-use crate::toolchain::requests::{
-    CompileRequest, FormatRequest, ProjectInfoRequest, RunRequest, TestRequest,
-};
+use crate::tool_call::{self, CallError, ToolOutput};
 
 /// One progress report on its way to the client.
 struct Step {
@@ -100,20 +94,6 @@ impl ProgressNotifier {
     }
 }
 
-/// Runs one tool call with progress and cancellation wired to the request, then responds.
-macro_rules! serve_call {
-    ($server:ident, $ctx:ident, |$call:ident| $work:expr) => {{
-        let notifier = ProgressNotifier::for_request($server, &$ctx);
-        let $call = Call::new(&notifier, $ctx.ct.clone()).by($crate::mcp::tools::client_of(&$ctx));
-        let result = $work.await;
-        drop($call);
-        notifier.flush().await;
-        respond(result)
-    }};
-}
-
-pub(super) use serve_call;
-
 /// The name the client gives itself: in the request's `_meta` (2026-07-28, where the
 /// session's own peer info is a stand-in), else at `initialize`.
 pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
@@ -137,141 +117,64 @@ pub(super) fn client_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
 /// report, so a large rendering (a flood of output) is cut here rather than sent twice.
 const TEXT_BUDGET: usize = 64 * 1024;
 
-pub(super) fn respond<T: Serialize + Render, E: std::fmt::Display>(
-    result: Result<T, E>,
-) -> Result<CallToolResult, McpError> {
+/// A tool's answer: its report as structured content and (cut to the budget) as text, or its
+/// error as an error result.
+pub(super) fn respond(result: Result<ToolOutput, CallError>) -> CallToolResult {
     match result {
-        Ok(report) => {
-            let structured = serde_json::to_value(&report)
-                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(output) => {
             let text = text_budget::fit(
-                &report.render(),
+                &output.text,
                 TEXT_BUDGET,
                 "structuredContent has the whole result",
             );
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(structured);
-            Ok(result)
+            result.structured_content = Some(output.structured);
+            result
         }
-        Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(
-            error.to_string(),
-        )])),
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
     }
 }
 
-#[tool_router(vis = "pub(crate)")]
-impl DrydockServer {
-    #[tool(
-        description = "Describe a cargo or mix project: name, version, edition (cargo) or Elixir requirement (mix), toolchain versions (rustc/cargo or Elixir/OTP), workspace packages or umbrella apps, targets, dependencies with the versions Cargo.lock or mix.lock locked, and the files that hold tests.",
-        output_schema = schema_for_output::<ProjectInfo>()
-    )]
-    async fn project_info(
-        &self,
-        Parameters(req): Parameters<ProjectInfoRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self
-            .app
-            .toolchains()
-            .project_info(req, &call))
-    }
+/// The served tools as `tools/list` shows them, by name.
+pub(super) fn served(config: &Config) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = config.enabled_tools().map(described).collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
 
-    #[tool(
-        description = "Build the project (cargo build, or mix compile) and return its errors and warnings with file, line, column, code, message and label. A failing build is a normal result with status \"failed\". mix: `force` recompiles everything, `warnings_as_errors` fails on warnings. At most 50 errors and 50 warnings are listed; `omitted_errors` and `omitted_warnings` count the rest.",
-        output_schema = schema_for_output::<BuildReport>()
-    )]
-    async fn compile(
-        &self,
-        Parameters(req): Parameters<CompileRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().build(
-            BuildKind::Compile,
-            req,
-            &call
-        ))
-    }
+/// `tool` as MCP describes it: its entry's description and schemas (without their top-level
+/// title and description, which name the request and report types) and the catalog's
+/// annotations.
+pub(super) fn described(tool: ToolName) -> Tool {
+    let entry = tool_call::entry(tool);
+    let input = stripped((entry.input_schema)());
+    assert_eq!(
+        input.get("type"),
+        Some(&Value::from("object")),
+        "the arguments of `{tool}` are not an object"
+    );
+    Tool::new_with_raw(tool.name(), Some(entry.description.into()), input)
+        .with_raw_output_schema(stripped((entry.output_schema)()))
+        .with_annotations(annotations(tool))
+}
 
-    #[tool(
-        description = "Type-check the project: cargo check --all-targets (the fastest way to see every error, including in tests and examples), or for mix, dialyzer (mix dialyzer with dialyxir, else Erlang's dialyzer on the compiled beams; its first run builds a PLT for several minutes).",
-        output_schema = schema_for_output::<BuildReport>()
-    )]
-    async fn type_check(
-        &self,
-        Parameters(req): Parameters<CompileRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().build(
-            BuildKind::TypeCheck,
-            req,
-            &call
-        ))
-    }
+fn stripped(schema: schemars::Schema) -> Arc<JsonObject> {
+    let Value::Object(mut object) = schema.to_value() else {
+        panic!("a tool's schema is an object");
+    };
+    object.remove("title");
+    object.remove("description");
+    Arc::new(object)
+}
 
-    #[tool(
-        description = "Run the tests (cargo test: every binary, unit, integration and doc tests; or mix test). Returns passed/failed/ignored/filtered-out (and, for ExUnit, invalid) counts and each failure with its file, line, message, left/right values and captured output or stacktrace. Tests that do not compile come back with the build's errors and warnings (status \"build_failed\", stage \"build\"). A run in which no test ran is not a pass: status \"no_tests_matched\" when filter, tags, path or exclude selected no test, \"no_tests\" when the project has none (or all are ignored), with a `reason`. mix options: path (file or file:line), tags, exclude, seed, max_failures.",
-        output_schema = schema_for_output::<TestReport>()
-    )]
-    async fn test(
-        &self,
-        Parameters(req): Parameters<TestRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().test(req, &call))
-    }
-
-    #[tool(
-        description = "Build and run the project's program with arguments (like cargo run), or an allowed cargo subcommand given as `task`; for mix, an allowed mix task (default `run`, e.g. args [\"-e\", \"IO.puts 1\"]). Returns status ok/error/build_failed/timeout/cancelled and `stage` (\"build\" or \"run\": where it ended), exit code, stdout and stderr separately; a program that does not build comes back with the build's errors and warnings (status \"build_failed\"). stdin is empty unless given.",
-        output_schema = schema_for_output::<RunReport>()
-    )]
-    async fn run(
-        &self,
-        Parameters(req): Parameters<RunRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().run(req, &call))
-    }
-
-    #[tool(
-        description = "Check formatting (cargo fmt --check, or mix format --check-formatted): list the files that need formatting with a short diff. With apply=true, format them and list what changed.",
-        output_schema = schema_for_output::<FormatReport>()
-    )]
-    async fn format(
-        &self,
-        Parameters(req): Parameters<FormatRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().format(req, &call))
-    }
-
-    #[tool(
-        description = "Lint the project (cargo clippy, or mix credo when the project has it, else the compiler's warnings) and return its warnings and errors with file, line, column, lint code (e.g. clippy::needless_return) and message, plus machine-applicable suggestions.",
-        output_schema = schema_for_output::<BuildReport>()
-    )]
-    async fn lint(
-        &self,
-        Parameters(req): Parameters<CompileRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        serve_call!(self, ctx, |call| self.app.toolchains().build(
-            BuildKind::Lint,
-            req,
-            &call
-        ))
-    }
-
-    #[tool(
-        description = "Search drydock's project memory: every error, warning and failing test the build tools (compile, type_check, lint, test, run, format) reported, where and when it was seen, how often, by which client or task, and whether a later run of the same check no longer had it, with the change that fixed it (the diff between the last failing and the first passing run, whether or not it was committed). Ask with the error's text, a code (E0502), a test's name or a sentence saying what goes wrong; narrow by project_path, kind (error, warning, test; command for a terminal's commands, task for tasks' ends) and time (since_ms, until_ms). Returns the best `limit` (default 5).",
-        output_schema = schema_for_output::<SearchReport>()
-    )]
-    async fn history_search(
-        &self,
-        Parameters(req): Parameters<SearchRequest>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        let reach = history_reach(super::boundary::scope_of(&ctx.extensions).as_ref());
-        respond(self.app.history().search(req, reach).await)
-    }
+/// The MCP annotations of `tool`: what the catalog says of its effects.
+fn annotations(tool: ToolName) -> ToolAnnotations {
+    let effects = tool.effects();
+    ToolAnnotations::new()
+        .read_only(effects.read_only)
+        .destructive(effects.destructive)
+        .idempotent(effects.idempotent)
+        .open_world(effects.open_world)
 }
 
 #[cfg(test)]
@@ -281,6 +184,45 @@ mod tests {
     use serde_json::{Value, json};
 
     use crate::toolchain::reports::{BuildReport, RunReport, TestReport};
+
+    /// A tool's schemas are those rmcp's own `#[tool]` would give its request and report
+    /// types: `tools/list` reads the same as when each tool was a method of rmcp's router.
+    #[test]
+    fn a_tools_schemas_are_rmcps_of_its_request_and_report() {
+        use crate::agents::{reports::SpawnReport, requests::SpawnRequest};
+        use crate::catalog::ToolName;
+        use crate::tasks::{reports::TaskReport, requests::CompleteRequest};
+        use crate::terminal::{reports::CommandReport, requests::CommandRequest};
+        use crate::toolchain::requests::TestRequest;
+        use rmcp::handler::server::common::schema_for_input;
+        let expected = [
+            (
+                ToolName::Test,
+                schema_for_input::<TestRequest>(),
+                schema_for_output::<TestReport>(),
+            ),
+            (
+                ToolName::TerminalRun,
+                schema_for_input::<CommandRequest>(),
+                schema_for_output::<CommandReport>(),
+            ),
+            (
+                ToolName::AgentSpawn,
+                schema_for_input::<SpawnRequest>(),
+                schema_for_output::<SpawnReport>(),
+            ),
+            (
+                ToolName::TaskComplete,
+                schema_for_input::<CompleteRequest>(),
+                schema_for_output::<TaskReport>(),
+            ),
+        ];
+        for (tool, input, output) in expected {
+            let described = super::described(tool);
+            assert_eq!(described.input_schema, input.unwrap(), "{tool}");
+            assert_eq!(described.output_schema, Some(output), "{tool}");
+        }
+    }
 
     /// The output schemas list `status` and `stage` as plain required fields, and the build
     /// diagnostics of a failed build as optional ones.
