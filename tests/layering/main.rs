@@ -7,6 +7,7 @@
 #![allow(unreachable_pub)]
 
 mod architecture;
+mod parts;
 mod rules;
 
 use std::collections::BTreeMap;
@@ -422,4 +423,76 @@ fn crate_paths_are_read_from_groups_and_nested_groups() {
         ["terminal::Terminals::new"]
     );
     assert!(rules::paths_of("x/y.rs", "use mycrate::x;").is_empty());
+}
+
+#[test]
+fn the_task_systems_imports_run_one_way() {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let tiers = parts::Tiers::parse(&text).unwrap();
+    let files = parts::read(&repository().join("crates/tasks/src/tasks"));
+    assert!(files.len() > 40, "the task system's files are read");
+    assert_kept(
+        "the task system's parts import only those below them",
+        tiers.broken(&files),
+    );
+}
+
+fn small_tiers() -> parts::Tiers {
+    parts::Tiers::parse(
+        "## The task system's parts\n\n| tier | modules | holds |\n| --- | --- | --- |\n\
+         | records | `files`, `state` | records |\n\
+         | the queue | `store`, `ledger` | the queue |\n\
+         | the parts | `lander`, `runner` | parts |\n",
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_import_up_or_across_the_task_systems_tiers_fails() {
+    let tiers = small_tiers();
+    let file = |path: &str, text: &str| (path.to_string(), text.to_string());
+    let kept = [
+        file("files.rs", "use std::path::PathBuf;"),
+        file("state.rs", "use super::files;"),
+        file(
+            "ledger.rs",
+            "use super::store::{self, Task};\nuse super::state::TaskState;",
+        ),
+        file("lander/mod.rs", "mod batch;\nuse super::ledger::Ledger;"),
+        file(
+            "lander/batch.rs",
+            "use super::{Lander, Step};\nuse crate::tasks::store::Task;",
+        ),
+        file("runner.rs", "use super::lander::{Lander, Starter};"),
+        file(
+            "mod.rs",
+            "use self::runner::Monitor;\npub use runner::Monitor;",
+        ),
+    ];
+    assert_eq!(tiers.broken(&kept), Vec::<String>::new());
+
+    let broken = [
+        file("files.rs", "use super::state::TaskState;"),
+        file("ledger.rs", "use super::runner::Monitor;"),
+        file(
+            "store.rs",
+            "use crate::tasks::{\n    state,\n    lander::{Lander, Starter},\n};",
+        ),
+        file("lander/batch.rs", "use super::super::runner;"),
+        file("runner.rs", "use super::{TaskError, Tasks};"),
+        file("scratch.rs", "use super::state;"),
+    ];
+    let found = tiers.broken(&broken);
+    let expected = [
+        "files.rs:1: `files` uses `state`",
+        "ledger.rs:1: `ledger` uses `runner`",
+        "store.rs:1: `store` uses `lander`",
+        "lander/batch.rs:1: `lander` uses `runner`",
+        "runner.rs:1: `runner` uses `the front (mod.rs)`",
+        "scratch.rs: module `scratch` has no tier",
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for (found, expected) in found.iter().zip(expected) {
+        assert!(found.starts_with(expected), "{found} is not {expected}");
+    }
 }

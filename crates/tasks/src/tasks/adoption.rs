@@ -83,9 +83,9 @@ impl Adoption {
                 .await
                 .ok()
                 .filter(|agent| agent.state != "exited");
+            let token_file = files::task_dir(&self.config, &task.id).join("token");
             // door: the task's token, in drydock's own task folder.
-            let token =
-                std::fs::read_to_string(files::task_dir(&self.config, &task.id).join("token"));
+            let token = std::fs::read_to_string(token_file);
             let why = match (agent, token) {
                 (Some(agent), Ok(token)) => {
                     let scope = self.launcher.scope_of(&task, Path::new(task.work_dir()));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::files;
 use super::isolation::Isolation;
 use super::ledger::Ledger;
-use super::spending::{AttemptSpent, Spending, project_key};
+use super::spending::{AttemptSpent, Spending, place_key};
 use super::store::{Queue, Task};
 use crate::agents::Agents;
 use crate::agents::usage::{self, Run};
@@ -201,6 +201,15 @@ impl DailyHolds {
             .iter()
             .map(|(key, why)| format!("project {key} {why}"));
         team.chain(projects).collect()
+    }
+}
+
+/// A project as every host of a queue names it: its place (the allowed root's name and the
+/// path below it), or its path where it has none.
+pub(super) fn project_key(task: &Task) -> String {
+    match &task.place {
+        Some(place) => place_key(place),
+        None => task.project_path.clone(),
     }
 }
 

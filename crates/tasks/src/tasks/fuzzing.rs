@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::clones::{Clones, check_url};
+use super::clones::Clones;
+use super::remote_url::check_url;
 use super::sessions::task_of_session;
 use crate::config::RemoteRepositories;
 

@@ -37,6 +37,7 @@ pub mod forecast;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod isolation;
+mod lander;
 pub mod landing;
 mod launcher;
 mod ledger;
@@ -44,6 +45,7 @@ pub mod merge;
 #[cfg(test)]
 mod parts_for_tests;
 mod placement;
+pub mod remote_url;
 pub mod reports;
 pub mod requests;
 mod review;
@@ -114,7 +116,7 @@ pub struct Tasks {
     /// Finished tasks' results.
     reviewer: Arc<review::Reviewer>,
     /// Results on their way to their branches.
-    lander: Arc<landing::Lander>,
+    lander: Arc<lander::Lander>,
     /// This drydock as a host of its queue.
     team: Arc<team::TeamHost>,
     /// Ends tasks' runs.
@@ -166,7 +168,7 @@ impl Tasks {
             config.clone(),
             toolchains,
         ));
-        let lander = Arc::new(landing::Lander::new(
+        let lander = Arc::new(lander::Lander::new(
             ledger.clone(),
             config.clone(),
             agents.clone(),

@@ -9,6 +9,7 @@ use super::clones::{self, Clones};
 use super::error::TaskError;
 use super::isolation::Isolation;
 use super::ledger::Ledger;
+use super::remote_url;
 use super::requests::NewTaskRequest;
 use super::store::Task;
 use super::worktree::Worktrees;
@@ -218,9 +219,9 @@ impl Placement {
         let repository = req
             .repository
             .as_deref()
-            .map(clones::check_url)
+            .map(remote_url::check_url)
             .transpose()
-            .map_err(TaskError::InvalidArgument)?;
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))?;
         let project = req
             .project_path
             .as_deref()

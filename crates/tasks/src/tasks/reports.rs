@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::forecast::Collision;
 use super::isolation::{Checks, Disposition, Isolation, Review};
 use super::landing::Landing;
+pub use super::review::{Overlap, TargetCheck};
 use super::spending::{DailyBudgets, Spending};
 use super::store::{HostStatus, QueueMode, QueueSettings, Task};
 use crate::render::Render;
@@ -113,26 +114,6 @@ impl ChangeLine {
             self.branch, self.files, self.insertions, self.deletions, self.checks, self.disposition
         )
     }
-}
-
-/// Another task's open result that changed some of the same files.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Overlap {
-    pub task_id: String,
-    /// The files both changed.
-    pub files: Vec<String>,
-    /// The files in which the two would conflict when both are merged (empty: they merge
-    /// cleanly together).
-    pub conflicts: Vec<String>,
-}
-
-/// What merging the result into the project's branch would meet now.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct TargetCheck {
-    /// The branch the project has checked out.
-    pub into: String,
-    /// The files that would conflict (empty: it merges cleanly).
-    pub files: Vec<String>,
 }
 
 impl From<&Task> for TaskLine {

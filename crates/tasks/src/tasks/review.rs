@@ -7,15 +7,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use super::checks::Checker;
 use super::clones::Clones;
 use super::error::TaskError;
 use super::files;
 use super::isolation::{Checks, Disposition, Isolation, Review, Worktree};
-use super::landing::Lander;
+use super::lander::Lander;
 use super::ledger::Ledger;
 use super::merge;
-use super::reports::{Overlap, TargetCheck};
 use super::requests::{MergeRequest, TaskRequest};
 use super::state::TaskState;
 use super::store::Task;
@@ -24,6 +26,26 @@ use crate::agents::trust;
 use crate::config::Config;
 use crate::git::Git;
 use crate::millis::unix_millis;
+
+/// Another task's open result that changed some of the same files.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Overlap {
+    pub task_id: String,
+    /// The files both changed.
+    pub files: Vec<String>,
+    /// The files in which the two would conflict when both are merged (empty: they merge
+    /// cleanly together).
+    pub conflicts: Vec<String>,
+}
+
+/// What merging the result into the project's branch would meet now.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TargetCheck {
+    /// The branch the project has checked out.
+    pub into: String,
+    /// The files that would conflict (empty: it merges cleanly).
+    pub files: Vec<String>,
+}
 
 /// Finished tasks' results: captured and checked, merged or discarded by a person, their
 /// worktrees swept once merged long enough ago.

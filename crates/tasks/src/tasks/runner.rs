@@ -12,7 +12,7 @@ use super::budgets::Budgets;
 use super::ending::Ending;
 use super::forecast::Forecaster;
 use super::isolation::Isolation;
-use super::landing::{Lander, Starter};
+use super::lander::{Lander, Starter};
 use super::launcher::Launcher;
 use super::ledger::Ledger;
 use super::review::Reviewer;

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::store::Task;
 use crate::config::prices::Prices;
 pub use crate::spend::Budget;
 use crate::spend::{ByModel, Tokens, thousands};
@@ -192,15 +191,6 @@ impl Spending {
             thousands(tokens.cache_read),
             thousands(tokens.cache_write),
         )
-    }
-}
-
-/// A project as every host of a queue names it: its place (the allowed root's name and the
-/// path below it), or its path where it has none.
-pub(super) fn project_key(task: &Task) -> String {
-    match &task.place {
-        Some(place) => place_key(place),
-        None => task.project_path.clone(),
     }
 }
 

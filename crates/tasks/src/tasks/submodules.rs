@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::clones::{PROTOCOLS, check_url};
+use super::remote_url::{PROTOCOLS, check_url};
 use crate::config::RemoteRepositories;
 use crate::git::{Git, GitError};
 
@@ -119,7 +119,7 @@ async fn source_of(
         .ok();
     let resolved = resolve(url, base.as_deref())
         .ok_or_else(|| format!("its URL {url:?} is relative and the repository has no remote"))?;
-    let checked = check_url(&resolved)?;
+    let checked = check_url(&resolved).map_err(|e| e.to_string())?;
     match allowed.allows(&checked) {
         true => Ok(checked),
         false => Err(format!(

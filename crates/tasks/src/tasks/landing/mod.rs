@@ -4,18 +4,12 @@
 //! context, up to `[tasks] land_attempts`; then it waits for a person.
 //!
 //! - `record`: what is kept with the task (its state in the queue, every attempt sent back);
-//! - `candidate`: the merged commit of a result onto a tip, or the conflicting hunks;
 //! - `failure`: a check's failure as an agent reads it;
-//! - `lander`: the queue itself, and `task_merge`'s tested merge;
-//! - `batch`: several results of a branch tested at once, and split when red.
+//!
+//! The queue itself, and `task_merge`'s tested merge, are the lander's ([`super::lander`]).
 
-mod batch;
-mod candidate;
 mod failure;
-mod lander;
 mod record;
 
-pub use candidate::Candidate;
 pub use failure::detail;
-pub(super) use lander::{Lander, Starter};
 pub use record::{Failure, Landing, LandingState, SentBack};

@@ -4,13 +4,16 @@
 //! out when that one is clean. Conflicts are found the same way before anything changes, so a
 //! refused merge changes nothing.
 
+mod candidate;
+
+pub use candidate::Candidate;
+
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::git::{Git, GitError};
-use crate::tasks::landing::Candidate;
 
 /// How a branch goes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]

@@ -3,6 +3,8 @@
 //! only when they pass (by compare-and-swap, or by a fast-forward of the person's clean
 //! checkout of it). A result that does not land goes back to its agent, with why.
 
+mod batch;
+
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -11,8 +13,6 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::candidate::Candidate;
-use super::record::{Failure, Landing, LandingState, SentBack};
 use crate::agents::Agents;
 use crate::config::{Config, LandMode, LandWith};
 use crate::git::Git;
@@ -21,8 +21,9 @@ use crate::supervise::spawn_supervised;
 use crate::tasks::checks::Checker;
 use crate::tasks::error::TaskError;
 use crate::tasks::isolation::{Checks, Disposition, Review, Worktree};
+use crate::tasks::landing::{Failure, Landing, LandingState, SentBack};
 use crate::tasks::ledger::Ledger;
-use crate::tasks::merge::{self, MergeError, Merged, Strategy};
+use crate::tasks::merge::{self, Candidate, MergeError, Merged, Strategy};
 use crate::tasks::state::{TaskState, Transition};
 use crate::tasks::store::{Record, Task};
 use crate::tasks::worktree::Worktrees;

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use super::{is_ancestor, with_identity};
 use crate::git::{Git, GitError};
-use crate::tasks::merge;
 
 /// How much of the conflicting hunks is kept.
 const HUNKS_BUDGET: usize = 1_500;
@@ -39,10 +39,10 @@ impl Candidate {
         message: &str,
     ) -> Result<Candidate, GitError> {
         let git = Git::at(repo);
-        if merge::is_ancestor(&git, head, tip).await? {
+        if is_ancestor(&git, head, tip).await? {
             return Ok(Candidate::AlreadyIn);
         }
-        if !always_merge && merge::is_ancestor(&git, tip, head).await? {
+        if !always_merge && is_ancestor(&git, tip, head).await? {
             return Ok(Candidate::FastForward(head.to_string()));
         }
         let args = ["merge-tree", "--write-tree", "--no-messages", tip, head];
@@ -51,7 +51,7 @@ impl Candidate {
         let tree = lines.next().unwrap_or_default().to_string();
         match output.code {
             0 => {
-                let commit = merge::with_identity(git)
+                let commit = with_identity(git)
                     .await
                     .line(&["commit-tree", &tree, "-p", tip, "-p", head, "-m", message])
                     .await?;
@@ -91,10 +91,10 @@ impl Candidate {
         message: &str,
     ) -> Result<Candidate, GitError> {
         let git = Git::at(repo);
-        if merge::is_ancestor(&git, head, tip).await? {
+        if is_ancestor(&git, head, tip).await? {
             return Ok(Candidate::AlreadyIn);
         }
-        if merge::is_ancestor(&git, tip, head).await? {
+        if is_ancestor(&git, tip, head).await? {
             return Ok(Candidate::FastForward(head.to_string()));
         }
         let range = format!("{tip}..{head}");
@@ -104,7 +104,7 @@ impl Candidate {
         if merges == "0" {
             let branch_ref = format!("refs/heads/{branch}");
             let commits = format!("{tip}..{branch_ref}");
-            let replayed = merge::with_identity(git.clone())
+            let replayed = with_identity(git.clone())
                 .await
                 .output(&["replay", "--onto", tip, &commits])
                 .await?;

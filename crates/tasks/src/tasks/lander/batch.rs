@@ -11,13 +11,13 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use super::candidate::Candidate;
-use super::lander::{LandError, Lander, Step, landing_of, waits_to_land};
-use super::record::LandingState;
+use super::{LandError, Lander, Step, landing_of, waits_to_land};
 use crate::config::LandWith;
 use crate::git::Git;
 use crate::millis::unix_millis;
 use crate::tasks::isolation::Checks;
+use crate::tasks::landing::LandingState;
+use crate::tasks::merge::Candidate;
 use crate::tasks::merge::{self, Merged};
 use crate::tasks::store::Task;
 use crate::tasks::traces;
