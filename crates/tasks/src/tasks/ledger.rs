@@ -15,7 +15,7 @@ use super::state::{TaskState, Transition};
 use super::store::{
     self, Claimer, Health, LazyStore, Lease, Record, StoreError, StoreLocation, Task, TaskStore,
 };
-use crate::config::{QueueStore, TasksConfig};
+use crate::config::TasksConfig;
 use crate::events::{EventKind, Events, TaskChange};
 
 /// How long a write that must not be lost waits for the queue's database to come back.
@@ -39,8 +39,8 @@ impl Ledger {
         events: Arc<Events>,
     ) -> Ledger {
         Ledger {
+            host: Host::new(config, location.is_shared()),
             store: LazyStore::new(location),
-            host: Host::new(config),
             events,
             runs: OnceLock::new(),
         }
@@ -202,11 +202,11 @@ pub(super) struct Host {
 }
 
 impl Host {
-    pub(super) fn new(config: &TasksConfig) -> Host {
+    pub(super) fn new(config: &TasksConfig, shared: bool) -> Host {
         Host {
             name: config.host.name.clone(),
             session: crate::private::random_hex(8),
-            shared: matches!(config.store, QueueStore::Postgres(_)),
+            shared,
             lease: config.host.lease,
             renewed: Mutex::new(None),
             registered: AtomicBool::new(false),
@@ -330,12 +330,10 @@ mod tests {
         let setting = Setting::new(
             "[tasks]\nstore = \"postgres://drydock@127.0.0.1:1/queue\"\nhost = \"here\"\n",
         );
-        let ledger = ledger_of(&setting, Arc::new(Events::default()));
-        let new = new_task("tidy the imports", &setting.project());
-        let task = ledger
-            .persistently(move |q| q.add(new.clone()))
-            .await
-            .unwrap();
+        let location = StoreLocation::configured(&setting.config);
+        assert!(location.is_shared());
+        let ledger = Ledger::new(location, &setting.config.tasks, Arc::new(Events::default()));
+        let task = setting.queued_task("tidy the imports");
         assert!(!ledger.is_mine(&task), "a queued task is no host's");
         let refused = ledger.lease_here(&task).unwrap_err().to_string();
         assert_eq!(refused, format!("task {} is queued, not running", task.id));

@@ -17,9 +17,9 @@ use futures::future::BoxFuture;
 use super::error::TaskError;
 use super::ledger::Ledger;
 use super::state::TaskState;
-use super::store::{Heartbeat, HostEntry, StoreLocation, listen};
+use super::store::{Heartbeat, HostEntry, StoreLocation};
 use crate::agents::Agents;
-use crate::config::{Config, QueueStore};
+use crate::config::Config;
 use crate::events::{EventKind, Events};
 use crate::supervise::{spawn_supervised, supervised};
 
@@ -82,14 +82,14 @@ impl TeamHost {
     /// follows the queue's changes and runs `round` on each, until `stop`. Returns once the
     /// host is registered (or its first attempt failed: the loop keeps trying).
     pub(super) async fn serve(self: &Arc<Self>, stop: CancellationToken, round: Round) {
-        let QueueStore::Postgres(url) = &self.config.tasks.store else {
+        let location = StoreLocation::configured(&self.config);
+        if !location.is_shared() {
             return;
-        };
+        }
         let poke = self.ledger.host().poke.clone();
         let stopped = Arc::new(AtomicBool::new(false));
         let wake = move || poke.notify_one();
-        let shown = StoreLocation::configured(&self.config).display();
-        if let Err(error) = listen(url, &shown, wake, stopped.clone()) {
+        if let Err(error) = location.follow(wake, stopped.clone()) {
             tracing::warn!("listening for the queue's changes: {error}; polling only");
         }
         self.register().await;

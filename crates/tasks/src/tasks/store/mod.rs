@@ -69,8 +69,26 @@ impl StoreLocation {
         }
     }
 
+    /// Whether a team's hosts share the queue here.
     pub fn is_shared(&self) -> bool {
         matches!(self, StoreLocation::Postgres(_))
+    }
+
+    /// Calls `wake` whenever another host changes the queue here, until `stop` is set: on a
+    /// shared store that can tell (PostgreSQL's `LISTEN`); false where nothing will call it
+    /// and a host polls.
+    pub fn follow(
+        &self,
+        wake: impl Fn() + Send + 'static,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<bool, StoreError> {
+        match self {
+            StoreLocation::Sqlite(_) => Ok(false),
+            StoreLocation::Postgres(url) => {
+                listen(url, &self.display(), wake, stop)?;
+                Ok(true)
+            }
+        }
     }
 }
 
