@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{ToolName, Toolset};
 use crate::history::{ProblemKind, Reach};
-use crate::tasks::TaskScope;
+use crate::tasks::{OutsideScope, TaskScope};
 
 /// Why a task's token may not make a call.
 #[derive(Debug, thiserror::Error)]
@@ -29,8 +29,8 @@ pub enum Refusal {
         project: String,
     },
     /// A path the task's directory does not hold, as the task's scope says.
-    #[error("{0}")]
-    Outside(String),
+    #[error(transparent)]
+    Outside(#[from] OutsideScope),
 }
 
 impl Refusal {
@@ -93,7 +93,7 @@ type Arguments = Map<String, Value>;
 /// `project_path`, when given, as `confined` takes it.
 fn confine_path(
     arguments: &mut Arguments,
-    confined: impl Fn(&str) -> Result<String, String>,
+    confined: impl Fn(&str) -> Result<String, OutsideScope>,
 ) -> Result<(), Refusal> {
     if let Some(Value::String(raw)) = arguments.get("project_path") {
         let path = confined(raw).map_err(Refusal::Outside)?;

@@ -38,7 +38,10 @@ impl Budgets {
     /// changed its budget, or counted a later attempt, meanwhile); returns the spending kept.
     pub(super) async fn count_spending(&self, run: &Task) -> Spending {
         let counted = self.spent_by(run).await;
-        let mut attempt = AttemptSpent::counted(run.attempts, counted, &self.config.prices);
+        let mut attempt = match counted {
+            Ok(tokens) => AttemptSpent::counted(run.attempts, tokens, &self.config.prices),
+            Err(why) => AttemptSpent::unknown(run.attempts, why),
+        };
         attempt.started_at_ms = run.started_at_ms;
         let id = run.id.clone();
         let kept = async {
@@ -254,7 +257,7 @@ mod tests {
         )]);
         AttemptSpent {
             started_at_ms: Some(unix_millis(SystemTime::now())),
-            ..AttemptSpent::counted(attempt, Ok(used), prices)
+            ..AttemptSpent::counted(attempt, used, prices)
         }
     }
 

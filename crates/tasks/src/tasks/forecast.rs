@@ -478,22 +478,34 @@ impl Forecaster {
 /// The most globs a task names in `touches`.
 const MOST_TOUCHES: usize = 32;
 
+/// Why a task's `touches` were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BadTouches {
+    #[error("{0} globs; at most {MOST_TOUCHES} (name folders: \"src/parser/**\")")]
+    TooMany(usize),
+    #[error("{0:?} is not a glob below the project (\"src/**\", \"Cargo.toml\")")]
+    Outside(String),
+    #[error("{glob:?}: {source}")]
+    NotAGlob {
+        glob: String,
+        source: globset::Error,
+    },
+}
+
 /// `touches` as given, once each is a glob below the project.
-pub fn checked_touches(touches: &[String]) -> Result<Vec<String>, String> {
+pub fn checked_touches(touches: &[String]) -> Result<Vec<String>, BadTouches> {
     if touches.len() > MOST_TOUCHES {
-        return Err(format!(
-            "{} globs; at most {MOST_TOUCHES} (name folders: \"src/parser/**\")",
-            touches.len()
-        ));
+        return Err(BadTouches::TooMany(touches.len()));
     }
     for glob in touches {
         let outside = glob.starts_with('/') || glob.split('/').any(|part| part == "..");
         if glob.trim().is_empty() || outside {
-            return Err(format!(
-                "{glob:?} is not a glob below the project (\"src/**\", \"Cargo.toml\")"
-            ));
+            return Err(BadTouches::Outside(glob.clone()));
         }
-        Glob::new(glob).map_err(|e| format!("{glob:?}: {e}"))?;
+        Glob::new(glob).map_err(|source| BadTouches::NotAGlob {
+            glob: glob.clone(),
+            source,
+        })?;
     }
     Ok(touches.to_vec())
 }
@@ -755,10 +767,15 @@ Binary files a/logo.png and b/logo.png differ\n";
             ("src/[", "\"src/[\""),
         ] {
             let error = checked_touches(&[bad.to_string()]).unwrap_err();
-            assert!(error.contains(says), "{bad}: {error}");
+            assert!(error.to_string().contains(says), "{bad}: {error}");
         }
         let many: Vec<String> = (0..33).map(|n| format!("f{n}")).collect();
-        assert!(checked_touches(&many).unwrap_err().contains("at most 32"));
+        assert!(
+            checked_touches(&many)
+                .unwrap_err()
+                .to_string()
+                .contains("at most 32")
+        );
     }
 
     #[test]

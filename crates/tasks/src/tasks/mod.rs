@@ -69,7 +69,7 @@ pub use store::{
     Added, HostStatus, NewTask, QueueMode, QueueSettings, Record, StoreError, StoreLocation, Task,
     TaskStore, local_queue,
 };
-pub use tokens::{TaskScope, TaskTokens};
+pub use tokens::{OutsideScope, TaskScope, TaskTokens};
 
 use std::sync::Arc;
 

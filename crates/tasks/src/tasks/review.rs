@@ -21,7 +21,7 @@ use super::merge;
 use super::requests::{MergeRequest, TaskRequest};
 use super::state::TaskState;
 use super::store::Task;
-use super::worktree::{Author, Worktrees};
+use super::worktree::{Author, Retired, Worktrees};
 use crate::agents::trust;
 use crate::config::Config;
 use crate::git::Git;
@@ -371,11 +371,11 @@ impl Reviewer {
                 continue;
             }
             match self.worktrees.retire(worktree, commit).await {
-                Ok(Ok(())) => {
+                Ok(Retired::Removed) => {
                     self.forget_worktree(&task, worktree).await;
                     tracing::info!("task {}: its merged worktree was removed", task.id);
                 }
-                Ok(Err(kept)) => tracing::info!("task {}: {kept}", task.id),
+                Ok(Retired::Kept(why)) => tracing::info!("task {}: {why}", task.id),
                 Err(error) => tracing::warn!("task {}: removing its worktree: {error}", task.id),
             }
         }

@@ -125,11 +125,24 @@ impl Gates {
     }
 }
 
-fn unconfined_commands(policy: &str, why: &str) -> String {
-    format!(
-        "the policy {policy:?} approves Bash without a person, and this host cannot sandbox an agent ({why}); \
-         install bubblewrap, choose a policy without Bash, or set `[tasks] sandbox = false` to run agents unconfined"
-    )
+/// A policy that approves commands, on a host that cannot sandbox an agent.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the policy {policy:?} approves Bash without a person, and this host cannot sandbox an agent ({why}); \
+     install bubblewrap, choose a policy without Bash, or set `[tasks] sandbox = false` to run agents unconfined"
+)]
+pub(super) struct Unconfined {
+    policy: String,
+    why: String,
+}
+
+impl Unconfined {
+    fn new(policy: &str, why: &str) -> Unconfined {
+        Unconfined {
+            policy: policy.to_string(),
+            why: why.to_string(),
+        }
+    }
 }
 
 /// How a task's agent was confined, as `task_show` and the dashboard say it.
@@ -363,7 +376,7 @@ impl Sandboxes {
             true => Err(TaskError::InvalidArgument(format!(
                 "task {}: {}",
                 task.id,
-                unconfined_commands(task.policy.as_deref().unwrap_or_default(), why)
+                Unconfined::new(task.policy.as_deref().unwrap_or_default(), why)
             ))),
             false => Ok(()),
         }
@@ -375,19 +388,17 @@ impl Sandboxes {
     pub(super) async fn refuse_unsandboxed_commands(
         &self,
         policy: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unconfined> {
         if !self.config.tasks.sandbox || !self.policy_runs_commands(policy) {
             return Ok(());
         }
+        let policy = policy.unwrap_or_default();
         let support = tokio::task::spawn_blocking(support::host)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Unconfined::new(policy, &e.to_string()))?;
         match support.bwrap() {
             Some(_) => Ok(()),
-            None => Err(unconfined_commands(
-                policy.unwrap_or_default(),
-                &support.describe(),
-            )),
+            None => Err(Unconfined::new(policy, &support.describe())),
         }
     }
 
@@ -460,7 +471,7 @@ impl Sandboxes {
     fn held_keys(&self, profile: &Profile) -> Result<keys::HeldKeys, TaskError> {
         let env = |name: &str| std::env::var(name).ok();
         keys::held(&profile.sandbox, &self.config.tasks.sandbox_keys, &env)
-            .map_err(TaskError::InvalidArgument)
+            .map_err(|e| TaskError::InvalidArgument(e.to_string()))
     }
 
     /// The hosts the agent may reach (its profile's, its base URL's, its keys' APIs', the

@@ -66,27 +66,28 @@ impl Eq for AttemptSpent {}
 impl Eq for Spending {}
 
 impl AttemptSpent {
-    pub fn counted(attempt: u32, spent: Result<ByModel, String>, prices: &Prices) -> AttemptSpent {
-        match spent {
-            Ok(tokens) => {
-                let cost = prices.cost(&tokens);
-                AttemptSpent {
-                    attempt,
-                    started_at_ms: None,
-                    cost_usd: cost.unpriced.is_empty().then_some(cost.usd),
-                    unpriced: cost.unpriced,
-                    tokens: Some(tokens),
-                    unknown: None,
-                }
-            }
-            Err(why) => AttemptSpent {
-                attempt,
-                started_at_ms: None,
-                tokens: None,
-                unknown: Some(why),
-                cost_usd: None,
-                unpriced: Vec::new(),
-            },
+    /// What attempt `attempt` spent, as its agent's records say, priced now.
+    pub fn counted(attempt: u32, tokens: ByModel, prices: &Prices) -> AttemptSpent {
+        let cost = prices.cost(&tokens);
+        AttemptSpent {
+            attempt,
+            started_at_ms: None,
+            cost_usd: cost.unpriced.is_empty().then_some(cost.usd),
+            unpriced: cost.unpriced,
+            tokens: Some(tokens),
+            unknown: None,
+        }
+    }
+
+    /// Attempt `attempt`, whose agent's records do not say what it spent, and why.
+    pub fn unknown(attempt: u32, why: impl std::fmt::Display) -> AttemptSpent {
+        AttemptSpent {
+            attempt,
+            started_at_ms: None,
+            tokens: None,
+            unknown: Some(why.to_string()),
+            cost_usd: None,
+            unpriced: Vec::new(),
         }
     }
 }
@@ -221,9 +222,9 @@ mod tests {
     fn attempts_add_up_and_a_recount_replaces_its_attempt() {
         let prices = Prices::default();
         let mut spending = Spending::default();
-        spending.record(AttemptSpent::counted(1, Ok(opus(1_000_000, 0)), &prices));
-        spending.record(AttemptSpent::counted(2, Ok(opus(0, 1000)), &prices));
-        spending.record(AttemptSpent::counted(2, Ok(opus(0, 100_000)), &prices));
+        spending.record(AttemptSpent::counted(1, opus(1_000_000, 0), &prices));
+        spending.record(AttemptSpent::counted(2, opus(0, 1000), &prices));
+        spending.record(AttemptSpent::counted(2, opus(0, 100_000), &prices));
         assert_eq!(spending.attempts.len(), 2);
         assert_eq!(spending.tokens().unwrap().total(), 1_100_000);
         assert!((spending.cost_usd().unwrap() - 6.0).abs() < 1e-9);
@@ -240,7 +241,7 @@ mod tests {
             budget: Some(Budget::checked(Some(1000), Some(1.0), "budget").unwrap()),
             ..Spending::default()
         };
-        spending.record(AttemptSpent::counted(1, Ok(opus(700, 100)), &prices));
+        spending.record(AttemptSpent::counted(1, opus(700, 100), &prices));
         assert!(spending.exhausted().is_none());
         assert!(
             spending
@@ -249,7 +250,7 @@ mod tests {
             "{}",
             spending.line()
         );
-        spending.record(AttemptSpent::counted(2, Ok(opus(150, 50)), &prices));
+        spending.record(AttemptSpent::counted(2, opus(150, 50), &prices));
         let why = spending.exhausted().unwrap();
         assert!(
             why.starts_with(
@@ -259,7 +260,7 @@ mod tests {
         );
         let dollars = Spending {
             budget: Some(Budget::checked(None, Some(4.0), "budget").unwrap()),
-            attempts: vec![AttemptSpent::counted(1, Ok(opus(1_000_000, 0)), &prices)],
+            attempts: vec![AttemptSpent::counted(1, opus(1_000_000, 0), &prices)],
         };
         assert!(dollars.exhausted().is_some());
     }
@@ -299,10 +300,9 @@ mod tests {
     fn unknown_usage_and_unknown_prices_are_said_never_zero() {
         let prices = Prices::default();
         let mut unknown = Spending::default();
-        unknown.record(AttemptSpent::counted(
+        unknown.record(AttemptSpent::unknown(
             1,
-            Err("its profile names no usage records".into()),
-            &prices,
+            "its profile names no usage records",
         ));
         assert_eq!(
             unknown.line(),
@@ -316,7 +316,7 @@ mod tests {
                 ..Tokens::default()
             },
         )]);
-        unpriced.record(AttemptSpent::counted(1, Ok(lab), &prices));
+        unpriced.record(AttemptSpent::counted(1, lab, &prices));
         assert!(
             unpriced.line().ends_with("price unknown (gpt-lab)"),
             "{}",

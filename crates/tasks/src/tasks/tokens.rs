@@ -6,6 +6,22 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// A path a task's agent gave that its token does not reach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutsideScope {
+    #[error(
+        "project_path `{raw}` is outside the directory of task {task}: its agent's token works in {dir} only (the project's own path, {project}, means it too)"
+    )]
+    Outside {
+        raw: String,
+        task: String,
+        dir: String,
+        project: String,
+    },
+    #[error("project_path `{raw}` does not exist in {dir}")]
+    Missing { raw: String, dir: String },
+}
+
 /// Whose token a request carried: a task's agent, limited to that task and its directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskScope {
@@ -22,7 +38,7 @@ impl TaskScope {
     /// `raw`, a project path the agent gave, as a path inside the task's directory: the
     /// project's own path (or a folder of it) means the same folder of the task's worktree,
     /// and a relative path is taken from the task's directory. Anything else is refused.
-    pub fn confine(&self, raw: &str) -> Result<String, String> {
+    pub fn confine(&self, raw: &str) -> Result<String, OutsideScope> {
         let given = Path::new(raw);
         let path = match given.strip_prefix(&self.project) {
             Ok(rest) => self.dir.join(rest),
@@ -30,18 +46,19 @@ impl TaskScope {
             Err(_) => given.to_path_buf(),
         };
         let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
-        let outside = || {
-            format!(
-                "project_path `{raw}` is outside the directory of task {}: its agent's token works in {} only (the project's own path, {}, means it too)",
-                self.task_id,
-                dir.display(),
-                self.project.display()
-            )
+        let outside = || OutsideScope::Outside {
+            raw: raw.to_string(),
+            task: self.task_id.clone(),
+            dir: dir.display().to_string(),
+            project: self.project.display().to_string(),
         };
         let resolved = path
             .canonicalize()
             .map_err(|_| match path.starts_with(&self.dir) {
-                true => format!("project_path `{raw}` does not exist in {}", dir.display()),
+                true => OutsideScope::Missing {
+                    raw: raw.to_string(),
+                    dir: dir.display().to_string(),
+                },
                 false => outside(),
             })?;
         match resolved.starts_with(&dir) {
@@ -55,7 +72,7 @@ impl TaskScope {
     /// `raw`, a project path the agent gave to a tool that knows projects but not tasks'
     /// directories (the docs), as the same folder of the task's project: inside the task's
     /// directory as [`TaskScope::confine`] says, then taken back to the project.
-    pub fn confine_to_project(&self, raw: &str) -> Result<String, String> {
+    pub fn confine_to_project(&self, raw: &str) -> Result<String, OutsideScope> {
         let inside = PathBuf::from(self.confine(raw)?);
         let dir = canonical(&self.dir);
         let project = canonical(&self.project);
@@ -68,7 +85,7 @@ impl TaskScope {
 
     /// Whose memory a history search of the agent reads: the project's own (nothing given,
     /// or the project's path) or its directory's (inside it as [`TaskScope::confine`] says).
-    pub fn memory_of(&self, raw: Option<&str>) -> Result<String, String> {
+    pub fn memory_of(&self, raw: Option<&str>) -> Result<String, OutsideScope> {
         let project = canonical(&self.project);
         match raw {
             None => Ok(project.display().to_string()),
@@ -192,13 +209,17 @@ mod tests {
             text(&worktree.join("app/../..")),
         ] {
             let refused = scope.confine(&outside).unwrap_err();
+            assert!(matches!(refused, OutsideScope::Outside { .. }), "{refused}");
             assert!(
-                refused.contains("outside the directory of task t1"),
+                refused
+                    .to_string()
+                    .contains("outside the directory of task t1"),
                 "{outside}: {refused}"
             );
         }
         let missing = scope.confine("nope").unwrap_err();
-        assert!(missing.contains("does not exist"), "{missing}");
+        assert!(matches!(missing, OutsideScope::Missing { .. }), "{missing}");
+        assert!(missing.to_string().contains("does not exist"), "{missing}");
     }
 
     #[test]
@@ -232,7 +253,7 @@ mod tests {
                 scope.confine_to_project(&outside),
                 scope.memory_of(Some(&outside)),
             ] {
-                let refused = refused.unwrap_err();
+                let refused = refused.unwrap_err().to_string();
                 assert!(
                     refused.contains("outside the directory of task t1"),
                     "{refused}"

@@ -20,6 +20,14 @@ pub const DIFF_BUDGET: usize = 64 * 1024;
 /// How many changed files a review lists.
 const MOST_FILES: usize = 500;
 
+/// What became of a merged task's worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retired {
+    Removed,
+    /// Kept, and why: it holds changes made after its merge.
+    Kept(String),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum WorktreeError {
     #[error(transparent)]
@@ -392,18 +400,18 @@ impl Worktrees {
         &self,
         worktree: &Worktree,
         merged_into: &str,
-    ) -> Result<Result<(), String>, WorktreeError> {
+    ) -> Result<Retired, WorktreeError> {
         self.ours(worktree)?;
         let repo = Git::at(Path::new(&worktree.repo));
         let _changing = self.lock(Path::new(&worktree.repo)).await;
         if worktree.path().exists() {
             let here = match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
                 Ok(here) => here,
-                Err(refused) => return Ok(Err(format!("{refused}: kept"))),
+                Err(refused) => return Ok(Retired::Kept(format!("{refused}: kept"))),
             };
             let dirty = here.dirty(true).await?;
             if !dirty.is_empty() {
-                return Ok(Err(format!(
+                return Ok(Retired::Kept(format!(
                     "{} has uncommitted changes ({}) made after its merge: kept",
                     worktree.path,
                     first_paths(&dirty, 5)
@@ -422,7 +430,7 @@ impl Worktrees {
                 repo.run(&["branch", "-D", &worktree.branch]).await?;
             }
         }
-        Ok(Ok(()))
+        Ok(Retired::Removed)
     }
 
     /// The scratch worktree where the landing queue tests what merging a result onto

@@ -53,13 +53,32 @@ pub(super) fn placeholder(var: &str) -> String {
     format!("drydock-holds-the-key-of-{var}-here")
 }
 
+/// A key's API that drydock cannot hold the key for.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum KeyError {
+    #[error("{var}={url} is not a URL: {source}")]
+    NotAUrl {
+        var: String,
+        url: String,
+        source: url::ParseError,
+    },
+    #[error("{var}={url}: {why}")]
+    BaseUrl {
+        var: String,
+        url: String,
+        why: String,
+    },
+    #[error("[tasks] sandbox_keys.{var}: {why}")]
+    Configured { var: String, why: String },
+}
+
 /// The keys of `needs` (its API's, at its base URL variable's URL or its default) and of
 /// `configured` (`[tasks] sandbox_keys`: a variable and its API's URL) that `env` holds.
 pub(super) fn held(
     needs: &SandboxNeeds,
     configured: &BTreeMap<String, Url>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<HeldKeys, String> {
+) -> Result<HeldKeys, KeyError> {
     let mut held = HeldKeys {
         withheld: needs
             .keys
@@ -89,8 +108,16 @@ pub(super) fn held(
     };
     let keys: Vec<(&String, String)> = needs.keys.iter().filter_map(|var| set(env, var)).collect();
     if let (Some((var, url)), false) = (api, keys.is_empty()) {
-        let url = Url::parse(&url).map_err(|e| format!("{var}={url} is not a URL: {e}"))?;
-        let origin = origin_of(&url).map_err(|why| format!("{var}={url}: {why}"))?;
+        let url = Url::parse(&url).map_err(|source| KeyError::NotAUrl {
+            var: var.clone(),
+            url: url.clone(),
+            source,
+        })?;
+        let origin = origin_of(&url).map_err(|why| KeyError::BaseUrl {
+            var: var.clone(),
+            url: url.to_string(),
+            why,
+        })?;
         if !is_loopback(&url) {
             held.stand_in = Some(StandIn {
                 var,
@@ -102,8 +129,10 @@ pub(super) fn held(
     }
     for (var, url) in configured {
         if let Some(key) = set(env, var) {
-            let origin =
-                origin_of(url).map_err(|why| format!("[tasks] sandbox_keys.{var}: {why}"))?;
+            let origin = origin_of(url).map_err(|why| KeyError::Configured {
+                var: var.clone(),
+                why,
+            })?;
             held.add(origin, vec![key]);
         }
     }

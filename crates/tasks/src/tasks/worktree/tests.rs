@@ -247,12 +247,13 @@ async fn a_merged_worktree_is_retired_unless_work_was_added_after() {
     let kept = trees.retire(&tree, &review.head).await.unwrap();
 
     assert!(
-        kept.unwrap_err().contains("later.txt"),
-        "uncommitted work keeps it"
+        matches!(&kept, Retired::Kept(why) if why.contains("later.txt")),
+        "uncommitted work keeps it: {kept:?}"
     );
     assert!(tree.path().join("later.txt").is_file());
     std::fs::remove_file(tree.path().join("later.txt")).unwrap();
-    trees.retire(&tree, &review.head).await.unwrap().unwrap();
+    let retired = trees.retire(&tree, &review.head).await.unwrap();
+    assert_eq!(retired, Retired::Removed);
     assert!(!tree.path().exists());
     assert_eq!(
         repo.git(&["branch", "--list", "drydock/*"]),
@@ -270,7 +271,8 @@ async fn a_merged_worktree_is_retired_unless_work_was_added_after() {
         .capture(&other, &Author::of_task("m2"), "m2")
         .await
         .unwrap();
-    trees.retire(&other, &review.head).await.unwrap().unwrap();
+    let retired = trees.retire(&other, &review.head).await.unwrap();
+    assert_eq!(retired, Retired::Removed);
     assert_eq!(
         repo.git(&["branch", "--list", "drydock/*"]).trim(),
         "drydock/task-m2"
@@ -386,9 +388,8 @@ async fn an_agents_own_git_directory_is_not_used_for_its_commit() {
     );
     let retired = trees.retire(&tree, "main").await.unwrap();
     assert!(
-        retired
-            .unwrap_err()
-            .contains("not a worktree of the repository")
+        matches!(&retired, Retired::Kept(why) if why.contains("not a worktree of the repository")),
+        "{retired:?}"
     );
     // The person discards it: removed all the same, with its branch.
     trees.discard(&tree).await.unwrap();
