@@ -207,3 +207,36 @@ impl Adoption {
         self.launcher.fill().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+    use tokio_util::sync::CancellationToken;
+
+    /// Built alone: with nothing left running, taking up is done at once and lets the host
+    /// claim; a session it did not take up never counts as come to rest.
+    #[tokio::test]
+    async fn an_empty_queue_is_taken_up_at_once() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let launcher = setting.launcher(&ledger);
+        let adoption = Arc::new(Adoption {
+            ledger: ledger.clone(),
+            config: setting.config.clone(),
+            agents: setting.agents(),
+            terminals: setting.terminals(),
+            tokens: launcher.tokens.clone(),
+            sandboxes: launcher.sandboxes.clone(),
+            ending: launcher.ending.clone(),
+            launcher,
+            taken_up: Default::default(),
+        });
+        assert!(!ledger.host().adopted());
+        adoption
+            .adopt_once_readable(&CancellationToken::new())
+            .await;
+        assert!(ledger.host().adopted());
+        assert!(!adoption.came_to_rest("task-t1"));
+    }
+}

@@ -226,21 +226,15 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::events::Events;
     use crate::millis::unix_millis;
     use crate::spend::{Budget, Tokens};
     use crate::tasks::parts_for_tests::Setting;
     use crate::tasks::spending::{AttemptSpent, DailyBudgets};
-    use crate::tasks::store::StoreLocation;
-    use crate::terminal::Terminals;
 
     fn budgets_of(setting: &Setting) -> (Arc<Ledger>, Budgets) {
-        let config = setting.config.clone();
-        let location = StoreLocation::Sqlite(config.data_dir.join("tasks.sqlite3"));
-        let events = Arc::new(Events::default());
-        let ledger = Arc::new(Ledger::new(location, &config.tasks, events.clone()));
-        let agents = Agents::new(Terminals::new(config.clone(), events), config.clone());
-        (ledger.clone(), Budgets::new(ledger, config, agents))
+        let ledger = setting.ledger();
+        let budgets = Budgets::new(ledger.clone(), setting.config.clone(), setting.agents());
+        (ledger, budgets)
     }
 
     fn spent_today(

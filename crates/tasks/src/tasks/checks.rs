@@ -174,3 +174,22 @@ fn command_result(
         detail,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+
+    /// Built alone: a directory that holds no project of a known toolchain is not checked,
+    /// and says why, rather than failing a result.
+    #[tokio::test]
+    async fn a_directory_without_a_project_is_skipped_with_the_reason() {
+        let setting = Setting::new("");
+        let checker = setting.checker(&setting.ledger());
+        let checks = checker.run(&setting.project()).await;
+        let Checks::Skipped { why } = &checks else {
+            panic!("skipped: {checks:?}");
+        };
+        assert!(!why.is_empty());
+    }
+}

@@ -201,6 +201,9 @@ fn transcript_of(shown: Option<String>, left: Option<String>) -> Option<String> 
 mod tests {
     use super::*;
 
+    use crate::tasks::parts_for_tests::Setting;
+    use crate::tasks::tokens::TaskScope;
+
     #[test]
     fn a_transcript_keeps_what_the_agent_left_then_its_last_screen() {
         let tui = "> Think\n  thinking...\n\n".to_string();
@@ -226,5 +229,36 @@ mod tests {
         );
         assert_eq!(transcript_of(None, Some("x\n".into())).unwrap(), "x\n");
         assert_eq!(transcript_of(None, None), None);
+    }
+
+    /// Built alone: abandoning a claim's session withdraws that claim's token, never a later
+    /// claim's; failing a task that does not run changes nothing.
+    #[tokio::test]
+    async fn an_abandoned_claim_loses_its_token_and_a_task_not_running_is_not_failed() {
+        let setting = Setting::new("");
+        let (ledger, tokens) = (setting.ledger(), TaskTokens::default());
+        let ending = setting.ending(&ledger, &tokens);
+        let scope = |claim| TaskScope {
+            task_id: "t1".into(),
+            claim,
+            project: setting.project(),
+            dir: setting.project(),
+        };
+        tokens.issue(scope(2));
+        ending.abandon("task-t1").await;
+        assert_eq!(
+            tokens.claim_of("t1"),
+            Some(2),
+            "a later claim keeps its token"
+        );
+        ending.abandon("task-t1-2").await;
+        assert_eq!(tokens.claim_of("t1"), None);
+
+        let task = setting.queued_task("tidy the imports");
+        ending.fail(&task, "no reason".into(), None).await;
+        assert_eq!(
+            ledger.task(&task.id).await.unwrap().state,
+            TaskState::Queued
+        );
     }
 }

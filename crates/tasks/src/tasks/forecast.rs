@@ -597,11 +597,10 @@ fn quiet(git: Git) -> Git {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Events;
     use crate::git::test_repo::Repo;
     use crate::tasks::isolation::Worktree;
     use crate::tasks::parts_for_tests::{Setting, new_task};
-    use crate::tasks::store::{Claimer, NewTask, StoreLocation};
+    use crate::tasks::store::{Claimer, NewTask};
 
     /// Built alone, on a real repository: a running task's worktree changes a file that a
     /// queued task is to touch, so the forecast holds the queued one, and says with whom.
@@ -635,14 +634,8 @@ mod tests {
             confinement: None,
         };
 
-        let config = setting.config.clone();
-        let location = StoreLocation::Sqlite(config.data_dir.join("tasks.sqlite3"));
-        let ledger = Arc::new(Ledger::new(
-            location,
-            &config.tasks,
-            Arc::new(Events::default()),
-        ));
-        let forecaster = Forecaster::new(ledger.clone(), config);
+        let ledger = setting.ledger();
+        let forecaster = Forecaster::new(ledger.clone(), setting.config.clone());
         let running = new_task("rewrite the parser", &repo.path);
         let queued = NewTask {
             touches: vec!["src/**".into()],

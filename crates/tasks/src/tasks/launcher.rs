@@ -330,3 +330,41 @@ impl Launcher {
         allow
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+    use tokio_util::sync::CancellationToken;
+
+    /// Built alone: a drydock that does not run tasks starts none; one that does starts
+    /// none before it took up what an earlier drydock of its host left running, and says so.
+    #[tokio::test]
+    async fn no_start_outside_serve_or_before_adoption_and_each_refusal_says_why() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let launcher = setting.launcher(&ledger);
+        let task = setting.queued_task("tidy the imports");
+        let refused = launcher.start(&task.id).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("tasks run in `drydock serve`"),
+            "{refused}"
+        );
+
+        ledger.run_until(CancellationToken::new());
+        let refused = launcher.start(&task.id).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("still taking up the tasks it ran before"),
+            "{refused}"
+        );
+        assert!(launcher.fill().await.is_empty());
+        assert_eq!(
+            ledger.task(&task.id).await.unwrap().state,
+            TaskState::Queued
+        );
+    }
+}

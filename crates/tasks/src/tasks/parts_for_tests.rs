@@ -4,8 +4,26 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::store::{NewTask, Queue, SqliteStore, Task};
+use super::budgets::Budgets;
+use super::checks::Checker;
+use super::clones::Clones;
+use super::ending::Ending;
+use super::forecast::Forecaster;
+use super::lander::Lander;
+use super::launcher::Launcher;
+use super::ledger::Ledger;
+use super::placement::Placement;
+use super::review::Reviewer;
+use super::sandboxing::Sandboxes;
+use super::store::{NewTask, Queue, SqliteStore, StoreLocation, Task};
+use super::tokens::TaskTokens;
+use super::worktree::Worktrees;
+use crate::agents::Agents;
 use crate::config::{Config, Overrides};
+use crate::events::Events;
+use crate::terminal::Terminals;
+use crate::toolchain::Toolchains;
+use crate::workspace::Workspace;
 
 pub(super) struct Setting {
     /// Removed with the setting.
@@ -36,6 +54,108 @@ impl Setting {
 
     pub(super) fn project(&self) -> PathBuf {
         self.config.allowed_roots[0].clone()
+    }
+
+    /// The setting's own queue, on its SQLite file, as the parts read and write it.
+    pub(super) fn ledger(&self) -> Arc<Ledger> {
+        let location = StoreLocation::Sqlite(self.config.data_dir.join("tasks.sqlite3"));
+        let events = Arc::new(Events::default());
+        Arc::new(Ledger::new(location, &self.config.tasks, events))
+    }
+
+    pub(super) fn terminals(&self) -> Arc<Terminals> {
+        Terminals::new(self.config.clone(), Arc::new(Events::default()))
+    }
+
+    pub(super) fn agents(&self) -> Arc<Agents> {
+        Agents::new(self.terminals(), self.config.clone())
+    }
+
+    pub(super) fn worktrees(&self) -> Arc<Worktrees> {
+        Arc::new(Worktrees::new(self.config.task_dirs()))
+    }
+
+    pub(super) fn clones(&self) -> Arc<Clones> {
+        let repositories = self.config.tasks.repositories.clone();
+        Arc::new(Clones::new(self.config.task_dirs().clones(), repositories))
+    }
+
+    pub(super) fn checker(&self, ledger: &Arc<Ledger>) -> Arc<Checker> {
+        let toolchains = Toolchains::new(self.config.clone());
+        Arc::new(Checker::new(
+            ledger.clone(),
+            self.config.clone(),
+            toolchains,
+        ))
+    }
+
+    pub(super) fn placement(&self, ledger: &Arc<Ledger>) -> Arc<Placement> {
+        let (config, agents) = (self.config.clone(), self.agents());
+        let (worktrees, clones) = (self.worktrees(), self.clones());
+        Arc::new(Placement::new(
+            ledger.clone(),
+            config,
+            agents,
+            worktrees,
+            clones,
+        ))
+    }
+
+    pub(super) fn lander(&self, ledger: &Arc<Ledger>) -> Arc<Lander> {
+        let (config, agents, worktrees) = (self.config.clone(), self.agents(), self.worktrees());
+        let checker = self.checker(ledger);
+        Arc::new(Lander::new(
+            ledger.clone(),
+            config,
+            agents,
+            worktrees,
+            checker,
+        ))
+    }
+
+    pub(super) fn reviewer(&self, ledger: &Arc<Ledger>) -> Arc<Reviewer> {
+        let (config, worktrees, clones) = (self.config.clone(), self.worktrees(), self.clones());
+        let (checker, lander) = (self.checker(ledger), self.lander(ledger));
+        Arc::new(Reviewer::new(
+            ledger.clone(),
+            config,
+            worktrees,
+            clones,
+            checker,
+            lander,
+        ))
+    }
+
+    pub(super) fn ending(&self, ledger: &Arc<Ledger>, tokens: &TaskTokens) -> Arc<Ending> {
+        let config = self.config.clone();
+        Arc::new(Ending {
+            ledger: ledger.clone(),
+            agents: self.agents(),
+            terminals: self.terminals(),
+            tokens: tokens.clone(),
+            sandboxes: Arc::new(Sandboxes::new(config.clone(), self.agents())),
+            budgets: Arc::new(Budgets::new(ledger.clone(), config.clone(), self.agents())),
+            reviewer: self.reviewer(ledger),
+            config,
+        })
+    }
+
+    pub(super) fn launcher(&self, ledger: &Arc<Ledger>) -> Arc<Launcher> {
+        let (config, tokens) = (self.config.clone(), TaskTokens::default());
+        Arc::new(Launcher {
+            ledger: ledger.clone(),
+            agents: self.agents(),
+            tokens: tokens.clone(),
+            workspace: Workspace::new(config.allowed_roots.clone()),
+            placement: self.placement(ledger),
+            sandboxes: Arc::new(Sandboxes::new(config.clone(), self.agents())),
+            budgets: Arc::new(Budgets::new(ledger.clone(), config.clone(), self.agents())),
+            forecaster: Arc::new(Forecaster::new(ledger.clone(), config.clone())),
+            ending: self.ending(ledger, &tokens),
+            starting: tokio::sync::Mutex::new(()),
+            started: tokio::sync::Notify::new(),
+            config,
+        })
     }
 
     /// A task queued in this setting's own queue, for the project.

@@ -257,3 +257,42 @@ impl Placement {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+    use crate::tasks::requests::NewTaskRequest;
+
+    /// Built alone: a task of a project outside git works in the project itself, and that
+    /// is recorded with it; a new task that names neither a project nor a remote is refused.
+    #[tokio::test]
+    async fn a_project_outside_git_is_worked_in_place_and_a_task_needs_a_project() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let placement = setting.placement(&ledger);
+        let task = setting.queued_task("tidy the imports");
+        assert!(placement.can_run(&task));
+        assert_eq!(placement.project_here(&task), Some(setting.project()));
+
+        let isolation = placement.isolate(&task).await.unwrap();
+        let Isolation::InPlace { why, .. } = &isolation else {
+            panic!("in place: {isolation:?}");
+        };
+        assert_eq!(why, "the project is not in a git repository");
+        assert_eq!(
+            ledger.task(&task.id).await.unwrap().isolation,
+            Some(isolation)
+        );
+
+        let nowhere: NewTaskRequest =
+            serde_json::from_value(serde_json::json!({"title": "somewhere"})).unwrap();
+        let refused = placement.project_of(&nowhere).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("project_path: give the project"),
+            "{refused}"
+        );
+    }
+}

@@ -430,3 +430,35 @@ fn commit_message(task: &Task) -> String {
         None => format!("{title}\n\ndrydock task {} ({})", task.id, task.state),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+
+    /// Built alone: a task that has not ended has no result to merge or discard, and asking
+    /// changes nothing.
+    #[tokio::test]
+    async fn a_task_that_has_not_ended_is_neither_merged_nor_discarded() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let reviewer = setting.reviewer(&ledger);
+        let task = setting.queued_task("tidy the imports");
+        let merge: MergeRequest =
+            serde_json::from_value(serde_json::json!({"task_id": task.id})).unwrap();
+        let refused = reviewer.merge(merge).await.unwrap_err();
+        let said = format!(
+            "task {} is queued: cancel it first, or wait until it ends",
+            task.id
+        );
+        assert_eq!(refused.to_string(), said);
+        let discard = TaskRequest {
+            task_id: task.id.clone(),
+        };
+        assert_eq!(
+            reviewer.discard(discard).await.unwrap_err().to_string(),
+            said
+        );
+        assert_eq!(ledger.task(&task.id).await.unwrap(), task);
+    }
+}

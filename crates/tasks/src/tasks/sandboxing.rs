@@ -641,14 +641,10 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Events;
     use crate::tasks::parts_for_tests::Setting;
-    use crate::terminal::Terminals;
 
     fn sandboxes_of(setting: &Setting) -> Sandboxes {
-        let config = setting.config.clone();
-        let terminals = Terminals::new(config.clone(), Arc::new(Events::default()));
-        Sandboxes::new(config.clone(), Agents::new(terminals, config))
+        Sandboxes::new(setting.config.clone(), setting.agents())
     }
 
     /// Built alone: a policy runs commands when it approves Bash in any form; a session

@@ -297,3 +297,37 @@ impl TeamHost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Events;
+    use crate::tasks::parts_for_tests::Setting;
+
+    /// Built alone, on a machine's own queue: it is the only host, serves no team, and a
+    /// link to a host that does not share the queue is refused with the hosts that do.
+    #[tokio::test]
+    async fn a_machines_own_queue_has_one_host_and_no_team_to_serve() {
+        let setting = Setting::new("[tasks]\nhost = \"here\"\n");
+        let ledger = setting.ledger();
+        let team = Arc::new(TeamHost::new(
+            ledger.clone(),
+            setting.config.clone(),
+            setting.agents(),
+            Arc::new(Events::default()),
+        ));
+        let round: Round = Arc::new(|| -> BoxFuture<'static, ()> {
+            Box::pin(async { panic!("no round on a machine's own queue") })
+        });
+        team.serve(CancellationToken::new(), round).await;
+        assert!(ledger.host().may_claim());
+        let refused = team.viewer_link("elsewhere").await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("no host \"elsewhere\" shares this queue"),
+            "{refused}"
+        );
+        assert!(!team.admits_viewer("0123").await);
+    }
+}

@@ -870,3 +870,29 @@ async fn remove_target(target: &Path) -> Result<(), LandError> {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::Setting;
+
+    /// Built alone: a result lines up to land only when results land by themselves, and a
+    /// task goes back to its agent once more only when its landing gave up on it.
+    #[tokio::test]
+    async fn nothing_lines_up_by_hand_and_once_more_needs_a_landing_that_gave_up() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let lander = setting.lander(&ledger);
+        let task = setting.queued_task("tidy the imports");
+        lander.line_up(&task).await;
+        assert!(ledger.task(&task.id).await.unwrap().landing.is_none());
+        let refused = lander.once_more(task).await.unwrap_err();
+        assert!(matches!(refused, TaskError::NotAllowed(_)), "{refused}");
+        assert!(
+            refused
+                .to_string()
+                .contains("only a result that did not land"),
+            "{refused}"
+        );
+    }
+}
