@@ -1,29 +1,27 @@
 //! Tasks for agents: a persistent queue of work that drydock runs coding agents on, a few at
 //! a time, each in a tmux session of its own, with the agent's own signal of how it ended.
 //!
-//! - [`state`]: a task's states and the only legal transitions between them;
-//! - [`store`]: the queue in an SQLite file in drydock's data directory, or in PostgreSQL
-//!   shared by a team's hosts, with migrations, behind async calls with a deadline;
-//! - [`team`]: this drydock as one host of a shared queue: its registration and lease, the
-//!   rescue of other hosts' lost tasks, wake-ups when the queue changes;
-//! - [`runner`]: starting agents on tasks, watching them, cleaning up, adopting after a
-//!   restart; [`briefing`]: what a task's agent is told;
-//! - [`placement`], [`worktree`], [`submodules`] and [`clones`]: where a task's agent works: a
-//!   git worktree and branch of its own (its submodules from allowed remotes only, its project
-//!   cloned from a remote when this host has none), or the project itself;
-//! - [`sandboxing`]: the sandbox a task's agent runs in, and its two ways out;
-//! - [`isolation`], [`review`] and [`merge`]: a finished task's branch as a result to review
-//!   (its diff and the project's checks), merged or discarded;
-//! - [`landing`]: the landing queue, which merges a done task's result only once the project's
-//!   checks pass on the merged tree, and sends a failure back to its agent;
-//! - [`forecast`]: the conflicts running tasks are heading for, and queued tasks held by them;
-//! - [`spending`] and [`traces`]: what each attempt's agent spent against the task's and the
-//!   day's budgets, and the task's trace;
-//! - [`tokens`]: the MCP tokens of tasks' agents, limited to their own task and directory.
+//! The work is done by parts that own their state and take the parts below them;
+//! ARCHITECTURE.md's table "The task system's parts" orders them, and imports follow it:
 //!
-//! [`Tasks`] is the task queue as the tools see it: add, list, show, start, cancel, retry, complete,
-//! configure, clear. Every change is checked against the legal transitions in the store and
-//! published on the event feed; running the agents is [`runner`]'s.
+//! - the records: [`state`] (a task's states and the only legal transitions), [`isolation`]
+//!   (where a task works, its result to review), [`landing`] (what the landing queue keeps),
+//!   [`spending`] (what each attempt spent), `sessions`, [`tokens`] (the MCP tokens of tasks'
+//!   agents, limited to their own task and directory), `files`;
+//! - git: [`remote_url`], [`merge`], `submodules`, [`worktree`], [`clones`];
+//! - the queue: [`store`] (an SQLite file in drydock's data directory, or PostgreSQL shared
+//!   by a team's hosts, with migrations, behind one async call with a deadline), `error`,
+//!   `ledger` (the queue as every part reads and writes it), [`requests`], `traces`,
+//!   `briefing` (what a task's agent is told);
+//! - the parts: `sandboxing` (the sandbox a task's agent runs in, and its two ways out),
+//!   `budgets`, `checks`, [`forecast`] (the conflicts running tasks are heading for), `team`
+//!   (this drydock as one host of a queue), `placement` (where a task's agent works),
+//!   `lander` (the landing queue), `review` (a finished task's result, merged or discarded),
+//!   `ending` (a run's end), `launcher` (claims and starts), `adoption` (what an earlier
+//!   drydock left running), `runner` (the monitor: the event feed, deadlines and loops);
+//! - the front: [`Tasks`], the task queue as the tools see it (add, list, show, start,
+//!   cancel, retry, complete, merge, discard, configure, clear), and [`reports`], what they
+//!   answer.
 
 mod adoption;
 mod briefing;

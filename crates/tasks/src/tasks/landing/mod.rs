@@ -6,7 +6,7 @@
 //! - `record`: what is kept with the task (its state in the queue, every attempt sent back);
 //! - `failure`: a check's failure as an agent reads it;
 //!
-//! The queue itself, and `task_merge`'s tested merge, are the lander's ([`super::lander`]).
+//! The queue itself, and `task_merge`'s tested merge, are the lander's (`tasks::lander`).
 
 mod failure;
 mod record;
