@@ -144,7 +144,15 @@ impl Server {
     /// after `what` left them.
     pub fn assert_no_descendants_within(&self, limit: Duration, what: &str) {
         let left = self.wait_for_no_descendants(limit);
-        assert!(left.is_empty(), "{what}: {left:?}");
+        let shown: Vec<String> = left
+            .iter()
+            .map(|pid| {
+                let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+                format!("{pid} {}", argv.trim_end())
+            })
+            .collect();
+        assert!(left.is_empty(), "{what}: {shown:?}");
     }
 
     /// SIGKILL: the server ends at once, with no chance to clean up.
