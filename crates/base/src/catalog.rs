@@ -1,6 +1,6 @@
 //! The one list of drydock's tools: each tool's name, its toolset and its MCP annotations.
-//! Config validation, `drydock call`'s dispatch, the MCP routers and the toolset switches all
-//! read it; no tool name is typed anywhere else.
+//! Config validation, the one tool router (`tool_call`, which every face, MCP included, calls
+//! through) and the toolset switches all read it; no tool name is typed anywhere else.
 
 use std::fmt;
 
