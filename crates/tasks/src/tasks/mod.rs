@@ -18,7 +18,7 @@
 //!   (this drydock as one host of a queue), `placement` (where a task's agent works),
 //!   `lander` (the landing queue), `review` (a finished task's result, merged or discarded),
 //!   `ending` (a run's end), `launcher` (claims and starts), `adoption` (what an earlier
-//!   drydock left running), `runner` (the monitor: the event feed, deadlines and loops);
+//!   drydock left running), `monitor` (the event feed, deadlines and the parts' loops);
 //! - the front: [`Tasks`], the task queue as the tools see it (add, list, show, start,
 //!   cancel, retry, complete, merge, discard, configure, clear), and [`reports`], what they
 //!   answer.
@@ -40,6 +40,7 @@ pub mod landing;
 mod launcher;
 mod ledger;
 pub mod merge;
+mod monitor;
 #[cfg(test)]
 mod parts_for_tests;
 mod placement;
@@ -47,7 +48,6 @@ pub mod remote_url;
 pub mod reports;
 pub mod requests;
 mod review;
-mod runner;
 mod sandboxing;
 mod sessions;
 pub mod spending;
@@ -122,7 +122,7 @@ pub struct Tasks {
     /// Starts tasks.
     launcher: Arc<launcher::Launcher>,
     /// Watches the running tasks.
-    monitor: Arc<runner::Monitor>,
+    monitor: Arc<monitor::Monitor>,
 }
 
 impl Tasks {
@@ -222,7 +222,7 @@ impl Tasks {
             launcher: launcher.clone(),
             taken_up: Default::default(),
         });
-        let monitor = Arc::new(runner::Monitor {
+        let monitor = Arc::new(monitor::Monitor {
             ledger: ledger.clone(),
             config: config.clone(),
             agents: agents.clone(),
@@ -259,7 +259,7 @@ impl Tasks {
         })
     }
 
-    /// Watches running tasks until this drydock stops (see [`runner::Monitor::monitor`]).
+    /// Watches running tasks until this drydock stops (see [`monitor::Monitor::monitor`]).
     pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
         self.monitor.clone().monitor(stop).await;
     }

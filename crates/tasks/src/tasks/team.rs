@@ -27,7 +27,7 @@ use crate::supervise::{spawn_supervised, supervised};
 const POLL_EVERY: Duration = Duration::from_secs(2);
 
 /// What the host's queue loop does on every wake-up or poll, after a rescue when one is
-/// due: the runner's part (the claims it no longer holds stopped, its sessions checked, what
+/// due: the monitor's part (the claims it no longer holds stopped, its sessions checked, what
 /// it can start started).
 pub(super) type Round = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
 

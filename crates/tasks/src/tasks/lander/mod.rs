@@ -33,8 +33,8 @@ use crate::toolchain::warm_start;
 /// up, a result whose store write failed.
 const LOOK_AGAIN: Duration = Duration::from_secs(5);
 
-/// Starts the next attempt of a task sent back to its agent (the runner's, handed to the
-/// landing queue when it starts).
+/// Starts the next attempt of a task sent back to its agent (the launcher's, which the
+/// monitor hands to the landing queue when it starts).
 pub(in crate::tasks) type Starter = Arc<dyn Fn(String) + Send + Sync>;
 
 /// The landing queue of this host, and `task_merge`'s tested merge.

@@ -1,7 +1,8 @@
 //! The task queue on disk: an SQLite file in drydock's data directory, its schema brought up
 //! to date by numbered migrations (`PRAGMA user_version`), every change of state checked
 //! against the legal transitions inside one transaction. One machine's queue: its one host
-//! claims tasks like a team's hosts do, so the runner is the same over either store.
+//! claims tasks like a team's hosts do, so the parts that start and watch tasks work the
+//! same over either store.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
