@@ -5,12 +5,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use rmcp::ServiceExt;
 
 use super::{ConfigArgs, Exit, Failure, RootArgs, wait_for_signal};
 use crate::app::{App, Mode};
 use crate::config::Config;
-use crate::mcp::DrydockServer;
 
 #[derive(Args, Clone)]
 pub(super) struct StdioArgs {
@@ -33,13 +31,7 @@ pub(super) async fn run(config: Arc<Config>) -> Exit {
 }
 
 async fn serve(app: &Arc<App>) -> Result<(), Failure> {
-    let running = DrydockServer::new(app.clone())
-        .serve(rmcp::transport::stdio())
+    crate::mcp::serve_stdio(app.clone())
         .await
-        .map_err(|e| Failure::Runtime(format!("MCP over stdio failed to start: {e}")))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| Failure::Runtime(format!("MCP over stdio stopped: {e}")))?;
-    Ok(())
+        .map_err(|e| Failure::Runtime(e.to_string()))
 }

@@ -133,6 +133,40 @@ fn the_source_keeps_every_rule_of_architecture_md() {
         "task content only through the door",
         rules::content_only_through_the_door(&source),
     );
+    assert_kept(
+        "async bodies cross crates boxed",
+        rules::async_bodies_are_boxed(&source),
+    );
+}
+
+#[test]
+fn a_pub_async_fn_below_the_command_line_fails_unless_generic() {
+    let source = Source {
+        files: vec![
+            (
+                "tasks/launcher.rs".into(),
+                "impl L {\n    pub async fn start(&self, id: u64) -> Result<(), E> {\n    }\n}".into(),
+            ),
+            (
+                "tasks/ledger.rs".into(),
+                "pub fn task(&self) -> BoxFuture<'_, Task> { async move {}.boxed() }\n\
+                 pub async fn call<T: Send>(&self, f: T) {}\n\
+                 pub async fn each(f: impl Fn()) {}\n\
+                 pub(crate) async fn inside() {}\n\
+                 #[cfg(test)]\nmod tests { pub async fn helper() {} }"
+                    .into(),
+            ),
+            ("tasks/tests.rs".into(), "pub async fn fixture() {}".into()),
+            ("cli/serve.rs".into(), "pub async fn run() {}".into()),
+        ],
+        homes: [("tasks".to_string(), "crates/tasks/src".to_string())].into(),
+    };
+    let broken = rules::async_bodies_are_boxed(&source);
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(
+        broken[0].starts_with("crates/tasks/src/tasks/launcher.rs:2: `pub async fn start`"),
+        "{broken:?}"
+    );
 }
 
 #[test]

@@ -437,3 +437,33 @@ pub fn content_only_through_the_door(source: &Source) -> Vec<String> {
     }
     wrong
 }
+
+/// No crate below the command line has a `pub async fn` whose body is its own to compile: rustc
+/// compiles an async body again in every crate that awaits it, so such a function returns a
+/// `BoxFuture` instead. Generic ones are left: their callers compile them anyway. Tests and
+/// test fixtures are left out.
+pub fn async_bodies_are_boxed(source: &Source) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (path, text) in &source.files {
+        let below = source.homes.contains_key(&top_level_of(path));
+        let test = path.ends_with("tests.rs") || path.contains("/tests/");
+        if !below || test || path.contains("parts_for_tests") || path.contains("fixtures") {
+            continue;
+        }
+        let code = text.split("\n#[cfg(test)]").next().unwrap_or_default();
+        for (at, _) in code.match_indices("pub async fn ") {
+            let signature = &code[at..code[at..].find('{').map_or(code.len(), |end| at + end)];
+            let rest = &signature["pub async fn ".len()..];
+            let name = &rest[..rest.find(['(', '<']).unwrap_or(rest.len())];
+            let generic = rest[name.len()..].starts_with('<') || signature.contains("impl ");
+            if !generic {
+                let line = code[..at].matches('\n').count() + 1;
+                wrong.push(format!(
+                    "{}:{line}: `pub async fn {name}` is compiled again in every crate that awaits it: return a `BoxFuture`",
+                    source.shown(path)
+                ));
+            }
+        }
+    }
+    wrong
+}

@@ -2,7 +2,7 @@
 //! docs ingest, a terminal wait): where its progress goes and what cancels it. Cancelling
 //! the call's token is the one way to stop a running operation.
 
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// Receives an operation's steps ("compiled 12 of ?", "files 40/120 · chunks 300/~900").
 pub trait Progress: Send + Sync {
@@ -79,7 +79,7 @@ impl<'a> Call<'a> {
     }
 
     /// Completes when the caller cancels.
-    pub async fn cancelled(&self) {
-        self.cancel.cancelled().await
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.cancel.cancelled()
     }
 }

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -372,12 +374,15 @@ pub struct Subscription {
 
 impl Subscription {
     /// The next event, or how many were missed; None once the feed is gone.
-    pub async fn recv(&mut self) -> Option<Received> {
-        match self.receiver.recv().await {
-            Ok(event) => Some(Received::Event(event)),
-            Err(broadcast::error::RecvError::Lagged(missed)) => Some(Received::Missed(missed)),
-            Err(broadcast::error::RecvError::Closed) => None,
+    pub fn recv(&mut self) -> BoxFuture<'_, Option<Received>> {
+        async move {
+            match self.receiver.recv().await {
+                Ok(event) => Some(Received::Event(event)),
+                Err(broadcast::error::RecvError::Lagged(missed)) => Some(Received::Missed(missed)),
+                Err(broadcast::error::RecvError::Closed) => None,
+            }
         }
+        .boxed()
     }
 
     /// Like [`Subscription::recv`], without waiting: None when nothing is waiting.

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use crate::untrusted::{self, Refused};
 
 /// How long one git command may take (a worktree of a large repository, a submodule).
@@ -225,25 +228,31 @@ impl Git {
     /// one git made for it (see [`linked_worktree_check`]), with the git directory that check
     /// found named on every call: the agent may replace `.git` after the check, git never
     /// reads it. Its content is the agent's ([`Git::on_content`]).
-    pub async fn in_worktree(repo: &Path, worktree: &Path) -> Result<Git, GitError> {
-        let common = Git::at(repo)
-            .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .await?;
-        let (dir, common) = (worktree.to_path_buf(), PathBuf::from(common));
-        // Reads the worktree's files, so on a blocking thread like every other file read.
-        let checked = tokio::task::spawn_blocking(move || linked_worktree_check(&dir, &common))
-            .await
-            .unwrap_or_else(|failed| Err(NotAWorktree::CheckFailed(failed.to_string())));
-        let admin = checked.map_err(|why| GitError::NotOurWorktree {
-            dir: worktree.to_path_buf(),
-            why,
-        })?;
-        Ok(Git {
-            content: Some(Content {
-                named: Some((admin, worktree.to_path_buf())),
-            }),
-            ..Git::at(worktree)
-        })
+    pub fn in_worktree<'a>(
+        repo: &'a Path,
+        worktree: &'a Path,
+    ) -> BoxFuture<'a, Result<Git, GitError>> {
+        async move {
+            let common = Git::at(repo)
+                .line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                .await?;
+            let (dir, common) = (worktree.to_path_buf(), PathBuf::from(common));
+            // Reads the worktree's files, so on a blocking thread like every other file read.
+            let checked = tokio::task::spawn_blocking(move || linked_worktree_check(&dir, &common))
+                .await
+                .unwrap_or_else(|failed| Err(NotAWorktree::CheckFailed(failed.to_string())));
+            let admin = checked.map_err(|why| GitError::NotOurWorktree {
+                dir: worktree.to_path_buf(),
+                why,
+            })?;
+            Ok(Git {
+                content: Some(Content {
+                    named: Some((admin, worktree.to_path_buf())),
+                }),
+                ..Git::at(worktree)
+            })
+        }
+        .boxed()
     }
 
     /// The same git with `name=value` in its environment.
@@ -253,54 +262,63 @@ impl Git {
     }
 
     /// Runs `git ARGS`; its standard output when it exits 0, else an error with its message.
-    pub async fn run(&self, args: &[&str]) -> Result<String, GitError> {
-        let output = self.output(args).await?;
-        if output.ok() {
-            return Ok(output.stdout);
+    pub fn run<'a>(&'a self, args: &'a [&'a str]) -> BoxFuture<'a, Result<String, GitError>> {
+        async move {
+            let output = self.output(args).await?;
+            if output.ok() {
+                return Ok(output.stdout);
+            }
+            let message = match output.stderr.trim() {
+                "" => format!("exit code {}: {}", output.code, output.stdout.trim()),
+                stderr => stderr.to_string(),
+            };
+            Err(GitError::Failed {
+                dir: self.dir.clone(),
+                args: args.join(" "),
+                message,
+            })
         }
-        let message = match output.stderr.trim() {
-            "" => format!("exit code {}: {}", output.code, output.stdout.trim()),
-            stderr => stderr.to_string(),
-        };
-        Err(GitError::Failed {
-            dir: self.dir.clone(),
-            args: args.join(" "),
-            message,
-        })
+        .boxed()
     }
 
     /// `run`, its output's first line.
-    pub async fn line(&self, args: &[&str]) -> Result<String, GitError> {
-        let stdout = self.run(args).await?;
-        Ok(stdout.lines().next().unwrap_or_default().trim().to_string())
+    pub fn line<'a>(&'a self, args: &'a [&'a str]) -> BoxFuture<'a, Result<String, GitError>> {
+        async move {
+            let stdout = self.run(args).await?;
+            Ok(stdout.lines().next().unwrap_or_default().trim().to_string())
+        }
+        .boxed()
     }
 
     /// Runs `git ARGS` whatever its exit code (for commands whose code is an answer:
     /// `merge-tree` exits 1 on a conflict, `diff --quiet` on a difference).
-    pub async fn output(&self, args: &[&str]) -> Result<Output, GitError> {
-        let mut prefix: Vec<String> = NO_REPOSITORY_CODE.map(String::from).to_vec();
-        let Some(content) = &self.content else {
-            return self.spawn(&prefix, args).await;
-        };
-        if let Some((git_dir, work_tree)) = &content.named {
-            prefix.push(format!("--git-dir={}", git_dir.display()));
-            prefix.push(format!("--work-tree={}", work_tree.display()));
+    pub fn output<'a>(&'a self, args: &'a [&'a str]) -> BoxFuture<'a, Result<Output, GitError>> {
+        async move {
+            let mut prefix: Vec<String> = NO_REPOSITORY_CODE.map(String::from).to_vec();
+            let Some(content) = &self.content else {
+                return self.spawn(&prefix, args).await;
+            };
+            if let Some((git_dir, work_tree)) = &content.named {
+                prefix.push(format!("--git-dir={}", git_dir.display()));
+                prefix.push(format!("--work-tree={}", work_tree.display()));
+            }
+            prefix.extend(NO_SIGNING.map(String::from));
+            let driverless = args
+                .get(subcommand_at(args))
+                .is_some_and(|sub| DRIVERLESS.contains(sub));
+            if !driverless {
+                let drivers = self.spawn(&prefix, DRIVERS).await?;
+                let off = switched_off(&drivers.stdout).map_err(|name| GitError::Driver {
+                    dir: self.dir.clone(),
+                    args: args.join(" "),
+                    name: name.to_string(),
+                })?;
+                prefix.extend(off);
+            }
+            prefix.extend(with_internal_diff(args));
+            self.spawn(&prefix, &[]).await
         }
-        prefix.extend(NO_SIGNING.map(String::from));
-        let driverless = args
-            .get(subcommand_at(args))
-            .is_some_and(|sub| DRIVERLESS.contains(sub));
-        if !driverless {
-            let drivers = self.spawn(&prefix, DRIVERS).await?;
-            let off = switched_off(&drivers.stdout).map_err(|name| GitError::Driver {
-                dir: self.dir.clone(),
-                args: args.join(" "),
-                name: name.to_string(),
-            })?;
-            prefix.extend(off);
-        }
-        prefix.extend(with_internal_diff(args));
-        self.spawn(&prefix, &[]).await
+        .boxed()
     }
 
     async fn spawn(&self, prefix: &[String], args: &[&str]) -> Result<Output, GitError> {
@@ -354,61 +372,79 @@ impl Git {
     }
 
     /// The repository's top level, if `dir` is inside a work tree.
-    pub async fn top_level(&self) -> Option<PathBuf> {
-        let output = self.output(&["rev-parse", "--show-toplevel"]).await.ok()?;
-        let top = output.stdout.trim();
-        (output.ok() && !top.is_empty()).then(|| PathBuf::from(top))
+    pub fn top_level(&self) -> BoxFuture<'_, Option<PathBuf>> {
+        async move {
+            let output = self.output(&["rev-parse", "--show-toplevel"]).await.ok()?;
+            let top = output.stdout.trim();
+            (output.ok() && !top.is_empty()).then(|| PathBuf::from(top))
+        }
+        .boxed()
     }
 
     /// The commit `rev` names, if it names one.
-    pub async fn commit_of(&self, rev: &str) -> Option<String> {
-        let spec = format!("{rev}^{{commit}}");
-        let output = self
-            .output(&["rev-parse", "--verify", "--quiet", &spec])
-            .await
-            .ok()?;
-        output.ok().then(|| output.stdout.trim().to_string())
+    pub fn commit_of<'a>(&'a self, rev: &'a str) -> BoxFuture<'a, Option<String>> {
+        async move {
+            let spec = format!("{rev}^{{commit}}");
+            let output = self
+                .output(&["rev-parse", "--verify", "--quiet", &spec])
+                .await
+                .ok()?;
+            output.ok().then(|| output.stdout.trim().to_string())
+        }
+        .boxed()
     }
 
     /// Whether the repository has a local branch `name`.
-    pub async fn branch_exists(&self, name: &str) -> bool {
-        self.commit_of(&format!("refs/heads/{name}"))
-            .await
-            .is_some()
+    pub fn branch_exists<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool> {
+        async move {
+            self.commit_of(&format!("refs/heads/{name}"))
+                .await
+                .is_some()
+        }
+        .boxed()
     }
 
     /// The URLs of the repository's remotes.
-    pub async fn remote_urls(&self) -> Vec<String> {
-        match self
-            .run(&["config", "--get-regexp", r"^remote\..*\.url$"])
-            .await
-        {
-            Ok(listing) => listing
-                .lines()
-                .filter_map(|line| Some(line.split_once(' ')?.1.to_string()))
-                .collect(),
-            Err(_) => Vec::new(),
+    pub fn remote_urls(&self) -> BoxFuture<'_, Vec<String>> {
+        async move {
+            match self
+                .run(&["config", "--get-regexp", r"^remote\..*\.url$"])
+                .await
+            {
+                Ok(listing) => listing
+                    .lines()
+                    .filter_map(|line| Some(line.split_once(' ')?.1.to_string()))
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
         }
+        .boxed()
     }
 
     /// The branch checked out here, None on a detached HEAD.
-    pub async fn current_branch(&self) -> Option<String> {
-        let output = self
-            .output(&["symbolic-ref", "--quiet", "--short", "HEAD"])
-            .await
-            .ok()?;
-        output.ok().then(|| output.stdout.trim().to_string())
+    pub fn current_branch(&self) -> BoxFuture<'_, Option<String>> {
+        async move {
+            let output = self
+                .output(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+                .await
+                .ok()?;
+            output.ok().then(|| output.stdout.trim().to_string())
+        }
+        .boxed()
     }
 
     /// The paths with uncommitted changes (tracked files only when `untracked` is false), as
     /// `git status --porcelain` lists them ("XY path").
-    pub async fn dirty(&self, untracked: bool) -> Result<Vec<String>, GitError> {
-        let mode = match untracked {
-            true => "--untracked-files=all",
-            false => "--untracked-files=no",
-        };
-        let status = self.run(&["status", "--porcelain=v1", "-z", mode]).await?;
-        Ok(porcelain_entries(&status))
+    pub fn dirty(&self, untracked: bool) -> BoxFuture<'_, Result<Vec<String>, GitError>> {
+        async move {
+            let mode = match untracked {
+                true => "--untracked-files=all",
+                false => "--untracked-files=no",
+            };
+            let status = self.run(&["status", "--porcelain=v1", "-z", mode]).await?;
+            Ok(porcelain_entries(&status))
+        }
+        .boxed()
     }
 }
 

@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -57,7 +59,11 @@ pub struct App {
 
 impl App {
     /// The capabilities, ready; with the background work `mode` calls for.
-    pub async fn start(config: Arc<Config>, mode: Mode) -> Arc<App> {
+    pub fn start(config: Arc<Config>, mode: Mode) -> BoxFuture<'static, Arc<App>> {
+        Self::started(config, mode).boxed()
+    }
+
+    async fn started(config: Arc<Config>, mode: Mode) -> Arc<App> {
         let mut app = App::new(config);
         if matches!(mode, Mode::Server | Mode::Stdio) {
             app.long_calls = app.open_long_calls().await;
@@ -292,7 +298,11 @@ impl App {
     /// Stops everything: cancels calls in flight, ends PTY sessions (drydock's tmux sessions
     /// stay for the next drydock), stops every child process of every capability and waits,
     /// bounded, until calls and background tasks are done.
-    pub async fn shutdown(&self) {
+    pub fn shutdown(&self) -> BoxFuture<'_, ()> {
+        self.stop().boxed()
+    }
+
+    async fn stop(&self) {
         self.shutdown.cancel();
         let terminals = self.terminals.clone();
         let _ = tokio::task::spawn_blocking(move || terminals.shutdown()).await;

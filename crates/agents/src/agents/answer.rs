@@ -6,6 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::decisions::Decision;
@@ -24,11 +26,12 @@ const ATTEMPTS: u32 = 2;
 
 impl Agents {
     /// Answers the prompt `req.agent` waits at: see the module doc.
-    pub async fn answer(
-        &self,
+    pub fn answer<'a>(
+        &'a self,
         req: AnswerRequest,
-        call: &Call<'_>,
-    ) -> Result<AnswerReport, AgentError> {
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<AnswerReport, AgentError>> {
+        async move {
         let agent = self.one(&req.agent).await?;
         let profile = self.profile_of(&agent)?;
         if agent.state != "waiting" {
@@ -125,6 +128,8 @@ impl Agents {
             agent,
         })
     }
+        .boxed()
+    }
 
     /// Types `text` into the field the chosen option opened and submits it: the agent must
     /// stop waiting.
@@ -151,70 +156,80 @@ impl Agents {
     }
 
     /// Gives idle agent `req.agent` its next prompt: see the module doc.
-    pub async fn send(&self, req: SendRequest, call: &Call<'_>) -> Result<SendReport, AgentError> {
-        if req.text.trim().is_empty() {
-            return Err(AgentError::InvalidArgument(
-                "text: the prompt is empty".into(),
-            ));
-        }
-        let agent = self.one(&req.agent).await?;
-        let profile = self.profile_of(&agent)?;
-        if agent.state != "idle" {
-            let why = match agent.state.as_str() {
-                "waiting" => "it waits at a prompt: answer it with agent_answer first",
-                "working" | "starting" => "wait until it is idle (agent_wait with [\"idle\"])",
-                _ => "it does not take a prompt now",
+    pub fn send<'a>(
+        &'a self,
+        req: SendRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<SendReport, AgentError>> {
+        async move {
+            if req.text.trim().is_empty() {
+                return Err(AgentError::InvalidArgument(
+                    "text: the prompt is empty".into(),
+                ));
+            }
+            let agent = self.one(&req.agent).await?;
+            let profile = self.profile_of(&agent)?;
+            if agent.state != "idle" {
+                let why = match agent.state.as_str() {
+                    "waiting" => "it waits at a prompt: answer it with agent_answer first",
+                    "working" | "starting" => "wait until it is idle (agent_wait with [\"idle\"])",
+                    _ => "it does not take a prompt now",
+                };
+                return Err(not_in(&agent, "idle", why));
+            }
+            let submission = profile.submit.as_ref().ok_or_else(|| {
+                AgentError::InvalidArgument(format!(
+                    "the {} profile says nothing of how to submit a prompt",
+                    profile.name
+                ))
+            })?;
+            settle(profile, &agent, &call.cancel).await?;
+            let plan = submission.plan(&req.text);
+            let text = match plan {
+                SubmitPlan::Typed => req.text.clone().into_bytes(),
+                SubmitPlan::Pasted => format!("\x1b[200~{}\x1b[201~", req.text).into_bytes(),
             };
-            return Err(not_in(&agent, "idle", why));
+            self.terminals.write(&req.agent, &text).await?;
+            let gap = Duration::from_millis(submission.gap_ms);
+            let mut attempts = 0;
+            let (submitted, agent) = loop {
+                attempts += 1;
+                pause(gap, &call.cancel).await?;
+                self.terminals
+                    .write(&req.agent, &submission.enter.0)
+                    .await?;
+                let deadline = Instant::now() + REACTION;
+                let (left, agent) = self
+                    .until(&req.agent, deadline, &call.cancel, |a| a.state != "idle")
+                    .await?;
+                if left || attempts == ATTEMPTS {
+                    break (left, agent);
+                }
+            };
+            Ok(SendReport {
+                method: match plan {
+                    SubmitPlan::Typed => "typed",
+                    SubmitPlan::Pasted => "pasted",
+                }
+                .to_string(),
+                attempts,
+                submitted,
+                agent,
+            })
         }
-        let submission = profile.submit.as_ref().ok_or_else(|| {
-            AgentError::InvalidArgument(format!(
-                "the {} profile says nothing of how to submit a prompt",
-                profile.name
-            ))
-        })?;
-        settle(profile, &agent, &call.cancel).await?;
-        let plan = submission.plan(&req.text);
-        let text = match plan {
-            SubmitPlan::Typed => req.text.clone().into_bytes(),
-            SubmitPlan::Pasted => format!("\x1b[200~{}\x1b[201~", req.text).into_bytes(),
-        };
-        self.terminals.write(&req.agent, &text).await?;
-        let gap = Duration::from_millis(submission.gap_ms);
-        let mut attempts = 0;
-        let (submitted, agent) = loop {
-            attempts += 1;
-            pause(gap, &call.cancel).await?;
-            self.terminals
-                .write(&req.agent, &submission.enter.0)
-                .await?;
-            let deadline = Instant::now() + REACTION;
-            let (left, agent) = self
-                .until(&req.agent, deadline, &call.cancel, |a| a.state != "idle")
-                .await?;
-            if left || attempts == ATTEMPTS {
-                break (left, agent);
-            }
-        };
-        Ok(SendReport {
-            method: match plan {
-                SubmitPlan::Typed => "typed",
-                SubmitPlan::Pasted => "pasted",
-            }
-            .to_string(),
-            attempts,
-            submitted,
-            agent,
-        })
+        .boxed()
     }
 
     /// The agent called `name` now.
-    pub async fn one(&self, name: &str) -> Result<AgentInfo, AgentError> {
-        let request = ListRequest {
-            agent: Some(name.to_string()),
-        };
-        let mut listing = self.list(request).await?;
-        Ok(listing.agents.remove(0))
+    pub fn one<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<AgentInfo, AgentError>> {
+        async move {
+            let request = ListRequest {
+                agent: Some(name.to_string()),
+            };
+            let mut listing = self.list(request).await?;
+            Ok(listing.agents.remove(0))
+        }
+        .boxed()
     }
 
     fn profile_of(&self, agent: &AgentInfo) -> Result<&Profile, AgentError> {

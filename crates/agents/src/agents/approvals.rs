@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
@@ -50,8 +52,8 @@ pub struct Asking {
 
 impl Asking {
     /// The person's answer: true to go ahead. Waits as long as the caller does.
-    pub async fn answer(&mut self) -> Option<bool> {
-        (&mut self.answer).await.ok()
+    pub fn answer(&mut self) -> BoxFuture<'_, Option<bool>> {
+        async move { (&mut self.answer).await.ok() }.boxed()
     }
 }
 

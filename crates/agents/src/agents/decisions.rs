@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -93,40 +95,43 @@ impl Agents {
     /// spawned agent's permission prompt, waits for the decision and returns what the hook
     /// prints; None otherwise. Also names the agent that sent it (None when no agent is above
     /// the hook process).
-    pub async fn hook(
-        &self,
+    pub fn hook<'a>(
+        &'a self,
         hook_pid: i32,
-        payload: &Value,
-    ) -> (Option<HookSender>, Option<Value>) {
-        let sender = self
-            .hooks
-            .deliver(&self.profiles, hook_pid, payload, self.clock.now());
-        let Some(sender) = sender else {
-            return (None, None);
-        };
-        let decidable = payload["hook_event_name"] == "PermissionRequest"
-            && payload["tool_name"] != "AskUserQuestion";
-        if !decidable {
-            return (Some(sender), None);
+        payload: &'a Value,
+    ) -> BoxFuture<'a, (Option<HookSender>, Option<Value>)> {
+        async move {
+            let sender = self
+                .hooks
+                .deliver(&self.profiles, hook_pid, payload, self.clock.now());
+            let Some(sender) = sender else {
+                return (None, None);
+            };
+            let decidable = payload["hook_event_name"] == "PermissionRequest"
+                && payload["tool_name"] != "AskUserQuestion";
+            if !decidable {
+                return (Some(sender), None);
+            }
+            let Some(session) = self
+                .session_of(&sender)
+                .await
+                .filter(|s| self.hooks_reach_us(s))
+            else {
+                return (Some(sender), None);
+            };
+            let tool = payload["tool_name"].as_str().unwrap_or("");
+            if let Some(decision) = self.policy(&session, tool) {
+                tracing::info!(
+                    session,
+                    ?decision,
+                    "a permission prompt decided by the config"
+                );
+                return (Some(sender), Some(hook_output(decision)));
+            }
+            let output = self.await_decision(&session).await.map(hook_output);
+            (Some(sender), output)
         }
-        let Some(session) = self
-            .session_of(&sender)
-            .await
-            .filter(|s| self.hooks_reach_us(s))
-        else {
-            return (Some(sender), None);
-        };
-        let tool = payload["tool_name"].as_str().unwrap_or("");
-        if let Some(decision) = self.policy(&session, tool) {
-            tracing::info!(
-                session,
-                ?decision,
-                "a permission prompt decided by the config"
-            );
-            return (Some(sender), Some(hook_output(decision)));
-        }
-        let output = self.await_decision(&session).await.map(hook_output);
-        (Some(sender), output)
+        .boxed()
     }
 
     /// The session the agent `sender` runs in, as agent_list names it.

@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use nix::sys::signal::Signal;
 
 use super::answer::not_in;
@@ -25,7 +27,12 @@ const SEEN_GONE: Duration = Duration::from_secs(5);
 impl Agents {
     /// Interrupts `req.agent`, then terminates and kills what is left of its process tree.
     /// A pane of the user's own tmux server only with `force`.
-    pub async fn kill(&self, req: KillRequest, call: &Call<'_>) -> Result<KillReport, AgentError> {
+    pub fn kill<'a>(
+        &'a self,
+        req: KillRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<KillReport, AgentError>> {
+        async move {
         let agent = self.one(&req.agent).await?;
         if agent.state == "exited" {
             return Err(not_in(&agent, "running", "its process is gone already"));
@@ -70,5 +77,7 @@ impl Agents {
             remaining,
             agent,
         })
+    }
+        .boxed()
     }
 }

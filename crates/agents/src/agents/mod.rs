@@ -74,6 +74,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -191,95 +193,105 @@ impl Agents {
 
     /// Every agent, found by process tree in drydock's sessions and the user's tmux panes,
     /// with its state; or only `req.agent`.
-    pub async fn list(&self, req: ListRequest) -> Result<ListReport, AgentError> {
-        let reading = self
-            .found
-            .get(|| async {
-                let terminals = self.terminals.programs().await;
-                // Every process's /proc entry, and the command lines of those in the
-                // terminals (a read that waits while that process's memory is locked): on a
-                // blocking thread.
-                let (profiles, programs) = (self.profiles.clone(), terminals.clone());
-                let found = tokio::task::spawn_blocking(move || {
-                    discover::find(&profiles, &programs, &ProcessTable::read())
+    pub fn list(&self, req: ListRequest) -> BoxFuture<'_, Result<ListReport, AgentError>> {
+        async move {
+            let reading = self
+                .found
+                .get(|| async {
+                    let terminals = self.terminals.programs().await;
+                    // Every process's /proc entry, and the command lines of those in the
+                    // terminals (a read that waits while that process's memory is locked): on a
+                    // blocking thread.
+                    let (profiles, programs) = (self.profiles.clone(), terminals.clone());
+                    let found = tokio::task::spawn_blocking(move || {
+                        discover::find(&profiles, &programs, &ProcessTable::read())
+                    })
+                    .await
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                    Arc::new((terminals, found))
                 })
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-                Arc::new((terminals, found))
-            })
-            .await;
-        let (terminals, found) = (&reading.0, reading.1.clone());
-        let mut agents = Vec::new();
-        for agent in found {
-            if req
-                .agent
-                .as_ref()
-                .is_none_or(|only| *only == agent.terminal.name)
-            {
-                // A terminal that ends, or is still being set up, while agents are listed is
-                // left out rather than failing the whole listing.
-                match self.observe(agent).await {
-                    Ok(info) => agents.push(info),
-                    Err(AgentError::Terminal(error)) => {
-                        tracing::debug!("an agent's terminal could not be read: {error}");
+                .await;
+            let (terminals, found) = (&reading.0, reading.1.clone());
+            let mut agents = Vec::new();
+            for agent in found {
+                if req
+                    .agent
+                    .as_ref()
+                    .is_none_or(|only| *only == agent.terminal.name)
+                {
+                    // A terminal that ends, or is still being set up, while agents are listed is
+                    // left out rather than failing the whole listing.
+                    match self.observe(agent).await {
+                        Ok(info) => agents.push(info),
+                        Err(AgentError::Terminal(error)) => {
+                            tracing::debug!("an agent's terminal could not be read: {error}");
+                        }
+                        Err(other) => return Err(other),
                     }
-                    Err(other) => return Err(other),
                 }
             }
+            agents.extend(self.gone(terminals, &agents, req.agent.as_deref()));
+            if let Some(only) = req.agent
+                && agents.is_empty()
+            {
+                let known = self.known_names();
+                return Err(AgentError::UnknownAgent { name: only, known });
+            }
+            agents.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(ListReport {
+                agents,
+                profile_errors: self.profile_errors.clone(),
+            })
         }
-        agents.extend(self.gone(terminals, &agents, req.agent.as_deref()));
-        if let Some(only) = req.agent
-            && agents.is_empty()
-        {
-            let known = self.known_names();
-            return Err(AgentError::UnknownAgent { name: only, known });
-        }
-        agents.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(ListReport {
-            agents,
-            profile_errors: self.profile_errors.clone(),
-        })
+        .boxed()
     }
 
     /// Returns as soon as one of the agents (`req.agents`, default all, including ones that
     /// start meanwhile) is in one of `req.states`; at once if one already is. Woken by every
     /// change of a terminal an agent or drydock's own sessions run in, and when a decision
     /// may change by itself (a stale report expires): no screen is polled.
-    pub async fn wait(&self, req: WaitRequest, call: &Call<'_>) -> Result<WaitReport, AgentError> {
-        if req.states.is_empty() {
-            return Err(AgentError::InvalidArgument(
+    pub fn wait<'a>(
+        &'a self,
+        req: WaitRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<WaitReport, AgentError>> {
+        async move {
+            if req.states.is_empty() {
+                return Err(AgentError::InvalidArgument(
                 "states: name at least one of starting, idle, working, waiting, exited, unknown"
                     .into(),
             ));
-        }
-        let timeout = req
-            .timeout_ms
-            .map_or(DEFAULT_WAIT, |ms| Duration::from_millis(ms.get()));
-        let started = Instant::now();
-        let deadline = started + timeout;
-        let wanted: Vec<&str> = req.states.iter().map(|state| state.name()).collect();
-        loop {
-            // Watched from before looking, so a change while looking is not missed.
-            let watch = self.watch().await;
-            let listing = self.list(ListRequest::default()).await?;
-            let agent = listing
-                .agents
-                .into_iter()
-                .filter(|a| {
-                    req.agents
-                        .as_ref()
-                        .is_none_or(|only| only.contains(&a.name))
-                })
-                .find(|a| wanted.contains(&a.state.as_str()));
-            if agent.is_some() || Instant::now() >= deadline {
-                return Ok(WaitReport {
-                    matched: agent.is_some(),
-                    agent,
-                    waited_ms: crate::millis::millis(started.elapsed()),
-                });
             }
-            watch.changed(Some(deadline), &call.cancel).await?;
+            let timeout = req
+                .timeout_ms
+                .map_or(DEFAULT_WAIT, |ms| Duration::from_millis(ms.get()));
+            let started = Instant::now();
+            let deadline = started + timeout;
+            let wanted: Vec<&str> = req.states.iter().map(|state| state.name()).collect();
+            loop {
+                // Watched from before looking, so a change while looking is not missed.
+                let watch = self.watch().await;
+                let listing = self.list(ListRequest::default()).await?;
+                let agent = listing
+                    .agents
+                    .into_iter()
+                    .filter(|a| {
+                        req.agents
+                            .as_ref()
+                            .is_none_or(|only| only.contains(&a.name))
+                    })
+                    .find(|a| wanted.contains(&a.state.as_str()));
+                if agent.is_some() || Instant::now() >= deadline {
+                    return Ok(WaitReport {
+                        matched: agent.is_some(),
+                        agent,
+                        waited_ms: crate::millis::millis(started.elapsed()),
+                    });
+                }
+                watch.changed(Some(deadline), &call.cancel).await?;
+            }
         }
+        .boxed()
     }
 
     /// The base URL of drydock's HTTP server, once it serves.
@@ -300,19 +312,22 @@ impl Agents {
 
     /// Returns once spawned agents can reach drydock (the HTTP server published its
     /// endpoint), or after `limit` (it may never: its data directory is not writable).
-    pub async fn until_reachable(&self, limit: Duration) {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let set = self.endpoint_set.notified();
-            tokio::pin!(set);
-            set.as_mut().enable();
-            if self.endpoint.get().is_some() {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, set).await.is_err() {
-                return;
+    pub fn until_reachable(&self, limit: Duration) -> BoxFuture<'_, ()> {
+        async move {
+            let deadline = tokio::time::Instant::now() + limit;
+            loop {
+                let set = self.endpoint_set.notified();
+                tokio::pin!(set);
+                set.as_mut().enable();
+                if self.endpoint.get().is_some() {
+                    return;
+                }
+                if tokio::time::timeout_at(deadline, set).await.is_err() {
+                    return;
+                }
             }
         }
+        .boxed()
     }
 
     /// The requests waiting for a person.
@@ -323,11 +338,14 @@ impl Agents {
     /// A watch on everything that can change an agent's state from now on: the output of
     /// drydock's own sessions and of every terminal an agent was seen in, and the time a
     /// decision may change by itself.
-    pub async fn watch(&self) -> Watch {
-        Watch {
-            changes: self.subscribe().await,
-            recheck: self.next_recheck(),
+    pub fn watch(&self) -> BoxFuture<'_, Watch> {
+        async move {
+            Watch {
+                changes: self.subscribe().await,
+                recheck: self.next_recheck(),
+            }
         }
+        .boxed()
     }
 
     /// The generations of drydock's own sessions and of every terminal an agent was seen in,
@@ -465,33 +483,40 @@ impl Agents {
     /// Publishes every agent's changes of state or prompt on `events` until `stop`: what the
     /// dashboard and the clients' log notifications hear. Looks only while something listens
     /// (looking runs tmux on the user's server).
-    pub async fn monitor(&self, events: &Events, stop: &CancellationToken) {
-        let mut last: HashMap<String, (String, Option<String>)> = HashMap::new();
-        loop {
-            if !events.has_subscribers() {
-                tokio::select! {
-                    () = tokio::time::sleep(REDISCOVER) => continue,
-                    () = stop.cancelled() => return,
-                }
-            }
-            let watch = self.watch().await;
-            if let Ok(listing) = self.list(ListRequest::default()).await {
-                let mut now = HashMap::new();
-                for agent in listing.agents {
-                    let prompt = agent.waiting.as_ref().and_then(|w| w.prompt_id.clone());
-                    let current = (agent.state.clone(), prompt);
-                    let before = last.remove(&agent.name);
-                    if before.as_ref() != Some(&current) {
-                        events.publish(EventKind::AgentState(change(&agent, before)));
+    pub fn monitor<'a>(
+        &'a self,
+        events: &'a Events,
+        stop: &'a CancellationToken,
+    ) -> BoxFuture<'a, ()> {
+        async move {
+            let mut last: HashMap<String, (String, Option<String>)> = HashMap::new();
+            loop {
+                if !events.has_subscribers() {
+                    tokio::select! {
+                        () = tokio::time::sleep(REDISCOVER) => continue,
+                        () = stop.cancelled() => return,
                     }
-                    now.insert(agent.name, current);
                 }
-                last = now;
-            }
-            if watch.changed(None, stop).await.is_err() {
-                return;
+                let watch = self.watch().await;
+                if let Ok(listing) = self.list(ListRequest::default()).await {
+                    let mut now = HashMap::new();
+                    for agent in listing.agents {
+                        let prompt = agent.waiting.as_ref().and_then(|w| w.prompt_id.clone());
+                        let current = (agent.state.clone(), prompt);
+                        let before = last.remove(&agent.name);
+                        if before.as_ref() != Some(&current) {
+                            events.publish(EventKind::AgentState(change(&agent, before)));
+                        }
+                        now.insert(agent.name, current);
+                    }
+                    last = now;
+                }
+                if watch.changed(None, stop).await.is_err() {
+                    return;
+                }
             }
         }
+        .boxed()
     }
 }
 
@@ -517,17 +542,20 @@ impl Watch {
     /// Returns once something changed (or may have: agents starting in the user's own
     /// panes are looked for every [`REDISCOVER`]), at `deadline` at the latest, or with an
     /// error when `cancel` fires.
-    pub async fn changed(
+    pub fn changed(
         self,
         deadline: Option<Instant>,
         cancel: &CancellationToken,
-    ) -> Result<(), AgentError> {
-        let wake = [self.recheck, deadline, Some(Instant::now() + REDISCOVER)]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("REDISCOVER is always there");
-        next_change(self.changes, wake, cancel).await
+    ) -> BoxFuture<'_, Result<(), AgentError>> {
+        async move {
+            let wake = [self.recheck, deadline, Some(Instant::now() + REDISCOVER)]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("REDISCOVER is always there");
+            next_change(self.changes, wake, cancel).await
+        }
+        .boxed()
     }
 }
 

@@ -4,6 +4,7 @@
 //! attach), with drydock's hooks and drydock as an MCP server for that run, passed through
 //! the CLI's own flags: the user's settings files are never touched.
 
+use futures::FutureExt;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -147,65 +148,70 @@ pub(super) struct RunTraits {
 
 impl Agents {
     /// Starts an agent on `req.prompt` once a person agreed: see the module doc.
-    pub async fn spawn(
-        &self,
+    pub fn spawn<'a>(
+        &'a self,
         req: SpawnRequest,
         ask_client: Option<AskClient>,
-        call: &Call<'_>,
-    ) -> Result<SpawnReport, AgentError> {
-        self.launchable_profile(&req.kind).map_err(|e| match e {
-            AgentError::InvalidArgument(why) => AgentError::InvalidArgument(format!("kind: {why}")),
-            other => other,
-        })?;
-        if req.prompt.trim().is_empty() {
-            return Err(AgentError::InvalidArgument(
-                "prompt: the agent's task is empty".into(),
-            ));
-        }
-        let cwd = self
-            .workspace
-            .resolve_dir(PathArgument::Cwd, &req.cwd)
-            .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
-        let name = self.session_name(&req)?;
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<SpawnReport, AgentError>> {
+        async move {
+            self.launchable_profile(&req.kind).map_err(|e| match e {
+                AgentError::InvalidArgument(why) => {
+                    AgentError::InvalidArgument(format!("kind: {why}"))
+                }
+                other => other,
+            })?;
+            if req.prompt.trim().is_empty() {
+                return Err(AgentError::InvalidArgument(
+                    "prompt: the agent's task is empty".into(),
+                ));
+            }
+            let cwd = self
+                .workspace
+                .resolve_dir(PathArgument::Cwd, &req.cwd)
+                .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
+            let name = self.session_name(&req)?;
 
-        let (consent, approval_id) = self.consent(&req, &name, &cwd, ask_client, call).await?;
-        if matches!(consent, Consent::Declined | Consent::TimedOut) {
-            return Ok(SpawnReport {
-                started: false,
+            let (consent, approval_id) = self.consent(&req, &name, &cwd, ask_client, call).await?;
+            if matches!(consent, Consent::Declined | Consent::TimedOut) {
+                return Ok(SpawnReport {
+                    started: false,
+                    consent: consent.name().into(),
+                    approval_id,
+                    session: None,
+                    attach: None,
+                    hooks: false,
+                    mcp: false,
+                    agent: None,
+                });
+            }
+            let run = Run {
+                kind: req.kind,
+                prompt: req.prompt,
+                cwd,
+                session: name,
+                backend: req.backend.unwrap_or_default(),
+                env: BTreeMap::new(),
+                allow: Vec::new(),
+                mcp_token: None,
+                replace_shell: false,
+                sandbox: None,
+                // A person's agent, which they watch: at drydock's own priority.
+                nice: 0,
+            };
+            let launched = self.launch(run, call).await?;
+            Ok(SpawnReport {
+                started: launched.agent.is_some(),
                 consent: consent.name().into(),
                 approval_id,
-                session: None,
-                attach: None,
-                hooks: false,
-                mcp: false,
-                agent: None,
-            });
+                session: Some(launched.session),
+                attach: launched.attach,
+                hooks: launched.hooks,
+                mcp: launched.mcp,
+                agent: launched.agent,
+            })
         }
-        let run = Run {
-            kind: req.kind,
-            prompt: req.prompt,
-            cwd,
-            session: name,
-            backend: req.backend.unwrap_or_default(),
-            env: BTreeMap::new(),
-            allow: Vec::new(),
-            mcp_token: None,
-            replace_shell: false,
-            sandbox: None,
-            // A person's agent, which they watch: at drydock's own priority.
-            nice: 0,
-        };
-        let launched = self.launch(run, call).await?;
-        Ok(SpawnReport {
-            started: launched.agent.is_some(),
-            consent: consent.name().into(),
-            approval_id,
-            session: Some(launched.session),
-            attach: launched.attach,
-            hooks: launched.hooks,
-            mcp: launched.mcp,
-            agent: launched.agent,
-        })
+        .boxed()
     }
 
     /// The profile of `kind`, launchable or not.
@@ -260,89 +266,96 @@ impl Agents {
 
     /// Starts `run`'s agent behind a shell in a new session, with drydock's hooks and MCP
     /// config for this run, and waits until it shows up.
-    pub async fn launch(&self, run: Run, call: &Call<'_>) -> Result<Launched, AgentError> {
-        let profile = self.launchable_profile(&run.kind)?;
-        let drydock = std::env::current_exe().map_err(|e| {
-            AgentError::InvalidArgument(format!("cannot tell where drydock is: {e}"))
-        })?;
-        let files = self.run_files(&run, &drydock)?;
-        let drydock = drydock.display().to_string();
-        let (hooks_file, mcp_file) = match &files {
-            Some(files) => (
-                Some(files.hooks.display().to_string()),
-                Some(files.mcp.display().to_string()),
-            ),
-            None => (None, None),
-        };
-        let mcp_url = self.endpoint.get().map(|e| e.mcp_url());
-        let with_hooks =
-            files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.hooks.is_empty());
-        let with_mcp =
-            files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.mcp.is_empty());
-        let mut argv = profile
-            .launch_argv(&LaunchVars {
-                prompt: Some(&run.prompt),
-                with_hooks,
-                with_mcp,
-                drydock: Some(&drydock),
-                hooks_file: hooks_file.as_deref(),
-                mcp_file: mcp_file.as_deref(),
-                mcp_url: mcp_url.as_deref(),
-            })
-            .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
-        argv[0] = self.program_of(profile);
-        if let Some(sandbox) = &run.sandbox {
-            let run_files = files.as_ref().and_then(|f| f.hooks.parent());
-            argv = sandbox.wrap(&drydock, run_files, &run.env, argv);
-        }
-        if run.nice > 0 {
-            argv.splice(0..0, ["nice".into(), "-n".into(), run.nice.to_string()]);
-        }
-        let mut command = argv
-            .iter()
-            .map(|word| shell_word(word))
-            .collect::<Vec<_>>()
-            .join(" ");
-        if run.replace_shell {
-            command = format!("exec {command}");
-        }
-        let created = self
-            .terminals
-            .create(
-                CreateRequest {
-                    name: Some(run.session.clone()),
-                    command: Some(command),
-                    cwd: run.cwd.display().to_string(),
-                    rows: None,
-                    cols: None,
-                    env: run.env.clone(),
-                    backend: Some(match run.backend {
-                        SpawnBackend::Tmux => BackendKind::Tmux,
-                        SpawnBackend::Pty => BackendKind::Pty,
-                    }),
-                    place: None,
+    pub fn launch<'a>(
+        &'a self,
+        run: Run,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<Launched, AgentError>> {
+        async move {
+            let profile = self.launchable_profile(&run.kind)?;
+            let drydock = std::env::current_exe().map_err(|e| {
+                AgentError::InvalidArgument(format!("cannot tell where drydock is: {e}"))
+            })?;
+            let files = self.run_files(&run, &drydock)?;
+            let drydock = drydock.display().to_string();
+            let (hooks_file, mcp_file) = match &files {
+                Some(files) => (
+                    Some(files.hooks.display().to_string()),
+                    Some(files.mcp.display().to_string()),
+                ),
+                None => (None, None),
+            };
+            let mcp_url = self.endpoint.get().map(|e| e.mcp_url());
+            let with_hooks =
+                files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.hooks.is_empty());
+            let with_mcp =
+                files.is_some() && !profile.launch.as_ref().is_some_and(|l| l.mcp.is_empty());
+            let mut argv = profile
+                .launch_argv(&LaunchVars {
+                    prompt: Some(&run.prompt),
+                    with_hooks,
+                    with_mcp,
+                    drydock: Some(&drydock),
+                    hooks_file: hooks_file.as_deref(),
+                    mcp_file: mcp_file.as_deref(),
+                    mcp_url: mcp_url.as_deref(),
+                })
+                .map_err(|e| AgentError::InvalidArgument(e.to_string()))?;
+            argv[0] = self.program_of(profile);
+            if let Some(sandbox) = &run.sandbox {
+                let run_files = files.as_ref().and_then(|f| f.hooks.parent());
+                argv = sandbox.wrap(&drydock, run_files, &run.env, argv);
+            }
+            if run.nice > 0 {
+                argv.splice(0..0, ["nice".into(), "-n".into(), run.nice.to_string()]);
+            }
+            let mut command = argv
+                .iter()
+                .map(|word| shell_word(word))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if run.replace_shell {
+                command = format!("exec {command}");
+            }
+            let created = self
+                .terminals
+                .create(
+                    CreateRequest {
+                        name: Some(run.session.clone()),
+                        command: Some(command),
+                        cwd: run.cwd.display().to_string(),
+                        rows: None,
+                        cols: None,
+                        env: run.env.clone(),
+                        backend: Some(match run.backend {
+                            SpawnBackend::Tmux => BackendKind::Tmux,
+                            SpawnBackend::Pty => BackendKind::Pty,
+                        }),
+                        place: None,
+                    },
+                    call,
+                )
+                .await?;
+            self.remember_run(
+                &run.session,
+                RunTraits {
+                    hooks: with_hooks,
+                    allow: run.allow.clone(),
                 },
-                call,
-            )
-            .await?;
-        self.remember_run(
-            &run.session,
-            RunTraits {
+            );
+            let mut agent = self.appeared(&run.session, &call.cancel).await?;
+            if with_hooks && agent.is_some() {
+                agent = self.took_prompt(&run.session, &call.cancel).await?;
+            }
+            Ok(Launched {
+                session: run.session,
+                attach: created.session.attach,
                 hooks: with_hooks,
-                allow: run.allow.clone(),
-            },
-        );
-        let mut agent = self.appeared(&run.session, &call.cancel).await?;
-        if with_hooks && agent.is_some() {
-            agent = self.took_prompt(&run.session, &call.cancel).await?;
+                mcp: with_mcp,
+                agent,
+            })
         }
-        Ok(Launched {
-            session: run.session,
-            attach: created.session.attach,
-            hooks: with_hooks,
-            mcp: with_mcp,
-            agent,
-        })
+        .boxed()
     }
 
     /// Takes up a run started by an earlier drydock (a task adopted after a restart): its

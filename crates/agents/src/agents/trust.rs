@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 /// The key that marks entries drydock added, with the task's id.
@@ -74,21 +76,29 @@ fn owned(dirs: &[&Path]) -> Vec<PathBuf> {
 
 /// Lets agent `kind` work in `dirs` (a task's worktree) without asking, when it trusts
 /// `project`; says what was done, for the task.
-pub async fn trust_worktree(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
-    let (kind, project, dirs, task_id) = (
-        kind.to_string(),
-        project.to_path_buf(),
-        owned(dirs),
-        task_id.to_string(),
-    );
-    off_runtime(
-        move || {
-            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-            trust_worktree_now(&kind, &project, &dirs, &task_id)
-        },
-        NotGranted(TrustError::WriterFailed).to_string(),
-    )
-    .await
+pub fn trust_worktree<'a>(
+    kind: &'a str,
+    project: &'a Path,
+    dirs: &'a [&'a Path],
+    task_id: &'a str,
+) -> BoxFuture<'a, String> {
+    async move {
+        let (kind, project, dirs, task_id) = (
+            kind.to_string(),
+            project.to_path_buf(),
+            owned(dirs),
+            task_id.to_string(),
+        );
+        off_runtime(
+            move || {
+                let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+                trust_worktree_now(&kind, &project, &dirs, &task_id)
+            },
+            NotGranted(TrustError::WriterFailed).to_string(),
+        )
+        .await
+    }
+    .boxed()
 }
 
 fn trust_worktree_now(kind: &str, project: &Path, dirs: &[&Path], task_id: &str) -> String {
@@ -117,10 +127,13 @@ fn trust_worktree_now(kind: &str, project: &Path, dirs: &[&Path], task_id: &str)
 
 /// Lets agent `kind` trust `clone`, a clone drydock made of a remote its config allows
 /// (`[tasks] repositories`): the person vouched for it there. Claude Code only.
-pub async fn vouch(kind: &str, clone: &Path) -> Result<(), NotGranted> {
-    let (kind, clone) = (kind.to_string(), clone.to_path_buf());
-    let failed = Err(TrustError::WriterFailed);
-    Ok(off_runtime(move || vouch_now(&kind, &clone), failed).await?)
+pub fn vouch<'a>(kind: &'a str, clone: &'a Path) -> BoxFuture<'a, Result<(), NotGranted>> {
+    async move {
+        let (kind, clone) = (kind.to_string(), clone.to_path_buf());
+        let failed = Err(TrustError::WriterFailed);
+        Ok(off_runtime(move || vouch_now(&kind, &clone), failed).await?)
+    }
+    .boxed()
 }
 
 fn vouch_now(kind: &str, clone: &Path) -> Result<(), TrustError> {
@@ -144,9 +157,12 @@ fn vouch_now(kind: &str, clone: &Path) -> Result<(), TrustError> {
 }
 
 /// Whether Claude Code trusts `project` (or a folder above it).
-pub async fn trusts(project: &Path) -> bool {
-    let project = project.to_path_buf();
-    off_runtime(move || trusts_now(&project), false).await
+pub fn trusts(project: &Path) -> BoxFuture<'_, bool> {
+    async move {
+        let project = project.to_path_buf();
+        off_runtime(move || trusts_now(&project), false).await
+    }
+    .boxed()
 }
 
 fn trusts_now(project: &Path) -> bool {
@@ -162,16 +178,19 @@ fn trusts_now(project: &Path) -> bool {
 }
 
 /// Takes back the entries drydock added for `task_id`'s worktree.
-pub async fn withdraw(dirs: &[&Path], task_id: &str) {
-    let (dirs, task_id) = (owned(dirs), task_id.to_string());
-    off_runtime(
-        move || {
-            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-            withdraw_now(&dirs, &task_id)
-        },
-        (),
-    )
-    .await
+pub fn withdraw<'a>(dirs: &'a [&'a Path], task_id: &'a str) -> BoxFuture<'a, ()> {
+    async move {
+        let (dirs, task_id) = (owned(dirs), task_id.to_string());
+        off_runtime(
+            move || {
+                let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+                withdraw_now(&dirs, &task_id)
+            },
+            (),
+        )
+        .await
+    }
+    .boxed()
 }
 
 fn withdraw_now(dirs: &[&Path], task_id: &str) {

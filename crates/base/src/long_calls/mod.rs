@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use nix::fcntl::{Flock, FlockArg};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -156,18 +158,21 @@ impl CallWatch {
 
     /// Asks the client, through its task, for `requests` (each a server-to-client request
     /// under a key of its own) and waits until every one is answered; the answers by key.
-    pub async fn ask(&self, requests: Map<String, Value>) -> Map<String, Value> {
-        self.inputs().asked.extend(requests);
-        loop {
-            let answered = self.answered.notified();
-            {
-                let mut input = self.inputs();
-                if input.asked.is_empty() {
-                    return std::mem::take(&mut input.answers);
+    pub fn ask(&self, requests: Map<String, Value>) -> BoxFuture<'_, Map<String, Value>> {
+        async move {
+            self.inputs().asked.extend(requests);
+            loop {
+                let answered = self.answered.notified();
+                {
+                    let mut input = self.inputs();
+                    if input.asked.is_empty() {
+                        return std::mem::take(&mut input.answers);
+                    }
                 }
+                answered.await;
             }
-            answered.await;
         }
+        .boxed()
     }
 
     /// Takes the client's answers to the requests asked; an answer to no request is ignored.
@@ -310,44 +315,47 @@ impl LongCalls {
     }
 
     /// Makes the call in flight a task of `owner`'s: recorded, cancelled by `cancel`.
-    pub async fn begin(
-        self: &Arc<Self>,
+    pub fn begin<'a>(
+        self: &'a Arc<Self>,
         owner: Owner,
-        tool: &str,
+        tool: &'a str,
         cancel: CancellationToken,
         watch: Arc<CallWatch>,
-    ) -> Result<Record, StoreError> {
-        let now = unix_millis(SystemTime::now());
-        let record = Record {
-            id: crate::private::random_hex(16),
-            owner,
-            tool: tool.to_string(),
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: millis(self.ttl),
-            state: State::Working,
-            message: None,
-        };
-        let this = self.clone();
-        let written = record.clone();
-        blocking(move || this.store.insert(&written, &this.instance)).await?;
-        if let Some(call_id) = watch.call_id() {
-            self.events.publish(EventKind::ToolCallTask {
-                call_id,
-                task_id: record.id.clone(),
+    ) -> BoxFuture<'a, Result<Record, StoreError>> {
+        async move {
+            let now = unix_millis(SystemTime::now());
+            let record = Record {
+                id: crate::private::random_hex(16),
+                owner,
+                tool: tool.to_string(),
+                created_ms: now,
+                updated_ms: now,
+                ttl_ms: millis(self.ttl),
+                state: State::Working,
                 message: None,
-            });
+            };
+            let this = self.clone();
+            let written = record.clone();
+            blocking(move || this.store.insert(&written, &this.instance)).await?;
+            if let Some(call_id) = watch.call_id() {
+                self.events.publish(EventKind::ToolCallTask {
+                    call_id,
+                    task_id: record.id.clone(),
+                    message: None,
+                });
+            }
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(
+                record.id.clone(),
+                Live {
+                    record: record.clone(),
+                    cancel,
+                    watch: watch.clone(),
+                },
+            );
+            self.watch_progress(record.id.clone(), watch);
+            Ok(record)
         }
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            record.id.clone(),
-            Live {
-                record: record.clone(),
-                cancel,
-                watch: watch.clone(),
-            },
-        );
-        self.watch_progress(record.id.clone(), watch);
-        Ok(record)
+        .boxed()
     }
 
     /// Publishes the progress of live task `id` on the event feed until it ends.
@@ -388,38 +396,41 @@ impl LongCalls {
     }
 
     /// Records how task `id` ended (nothing when a cancel already ended it).
-    pub async fn end(self: &Arc<Self>, id: &str, ending: Ending) {
-        let record = {
-            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(call) = live.get(id) else {
-                return;
+    pub fn end<'a>(self: &'a Arc<Self>, id: &'a str, ending: Ending) -> BoxFuture<'a, ()> {
+        async move {
+            let record = {
+                let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(call) = live.get(id) else {
+                    return;
+                };
+                let now = unix_millis(SystemTime::now());
+                let took = Duration::from_millis(now.saturating_sub(call.record.created_ms));
+                let message = match &ending {
+                    Ending::Completed(_) => format!("done after {} s as a task", took.as_secs()),
+                    Ending::Failed(error) => error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("failed")
+                        .to_string(),
+                    Ending::Cancelled => "cancelled".to_string(),
+                };
+                let record = Record {
+                    state: State::Ended(ending),
+                    message: Some(message),
+                    updated_ms: now,
+                    ..call.record.clone()
+                };
+                // Kept among the ended before it leaves the live ones: a reader finds it in one.
+                self.recent().keep(record.clone());
+                live.remove(id);
+                record
             };
-            let now = unix_millis(SystemTime::now());
-            let took = Duration::from_millis(now.saturating_sub(call.record.created_ms));
-            let message = match &ending {
-                Ending::Completed(_) => format!("done after {} s as a task", took.as_secs()),
-                Ending::Failed(error) => error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("failed")
-                    .to_string(),
-                Ending::Cancelled => "cancelled".to_string(),
-            };
-            let record = Record {
-                state: State::Ended(ending),
-                message: Some(message),
-                updated_ms: now,
-                ..call.record.clone()
-            };
-            // Kept among the ended before it leaves the live ones: a reader finds it in one.
-            self.recent().keep(record.clone());
-            live.remove(id);
-            record
-        };
-        let this = self.clone();
-        if let Err(error) = blocking(move || this.store.end(&record)).await {
-            tracing::warn!("task {id}: its end is not kept: {error}");
+            let this = self.clone();
+            if let Err(error) = blocking(move || this.store.end(&record)).await {
+                tracing::warn!("task {id}: its end is not kept: {error}");
+            }
         }
+        .boxed()
     }
 
     fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
@@ -427,31 +438,40 @@ impl LongCalls {
     }
 
     /// Task `id` as `owner` may see it: live ones with their latest progress.
-    pub async fn get(self: &Arc<Self>, id: &str, owner: &Owner) -> Result<Record, LongCallError> {
-        if let Some(record) = self.live_record(id) {
-            return self.owned(record, owner);
-        }
-        let recent = self.recent().records.get(id).cloned();
-        let record = match recent {
-            Some(record) => record,
-            None => {
-                let this = self.clone();
-                let key = id.to_string();
-                match blocking(move || this.store.get(&key)).await? {
-                    Some(record) => record,
-                    None => return Err(LongCallError::Unknown { id: id.to_string() }),
-                }
+    pub fn get<'a>(
+        self: &'a Arc<Self>,
+        id: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Record, LongCallError>> {
+        async move {
+            if let Some(record) = self.live_record(id) {
+                return self.owned(record, owner);
             }
-        };
-        let record = self.owned(record, owner)?;
-        if unix_millis(SystemTime::now()) > record.expires_ms() || record.state == State::Expired {
-            return Err(LongCallError::Expired {
-                id: record.id.clone(),
-                at: iso(record.expires_ms()),
-                ttl_s: record.ttl_ms / 1000,
-            });
+            let recent = self.recent().records.get(id).cloned();
+            let record = match recent {
+                Some(record) => record,
+                None => {
+                    let this = self.clone();
+                    let key = id.to_string();
+                    match blocking(move || this.store.get(&key)).await? {
+                        Some(record) => record,
+                        None => return Err(LongCallError::Unknown { id: id.to_string() }),
+                    }
+                }
+            };
+            let record = self.owned(record, owner)?;
+            if unix_millis(SystemTime::now()) > record.expires_ms()
+                || record.state == State::Expired
+            {
+                return Err(LongCallError::Expired {
+                    id: record.id.clone(),
+                    at: iso(record.expires_ms()),
+                    ttl_s: record.ttl_ms / 1000,
+                });
+            }
+            Ok(record)
         }
-        Ok(record)
+        .boxed()
     }
 
     fn live_record(&self, id: &str) -> Option<Record> {
@@ -478,35 +498,45 @@ impl LongCalls {
 
     /// Gives task `id` of `owner` its client's answers to what it asked (answers to nothing it
     /// asked are ignored).
-    pub async fn answer(
-        self: &Arc<Self>,
-        id: &str,
-        owner: &Owner,
+    pub fn answer<'a>(
+        self: &'a Arc<Self>,
+        id: &'a str,
+        owner: &'a Owner,
         responses: Map<String, Value>,
-    ) -> Result<(), LongCallError> {
-        self.get(id, owner).await?;
-        if let Some(watch) = self.of_live(id, |live| live.watch.clone()) {
-            watch.answer(responses);
+    ) -> BoxFuture<'a, Result<(), LongCallError>> {
+        async move {
+            self.get(id, owner).await?;
+            if let Some(watch) = self.of_live(id, |live| live.watch.clone()) {
+                watch.answer(responses);
+            }
+            Ok(())
         }
-        Ok(())
+        .boxed()
     }
 
     /// Cancels task `id` of `owner`: its call is cancelled (its process tree stopped) and the
     /// task ends cancelled. A task that already ended stays as it ended.
-    pub async fn cancel(self: &Arc<Self>, id: &str, owner: &Owner) -> Result<(), LongCallError> {
-        let record = self.get(id, owner).await?;
-        if !matches!(record.state, State::Working | State::InputRequired(_)) {
-            return Ok(());
-        }
-        match self.of_live(id, |live| live.cancel.clone()) {
-            Some(cancel) => {
-                cancel.cancel();
-                self.end(id, Ending::Cancelled).await;
-                Ok(())
+    pub fn cancel<'a>(
+        self: &'a Arc<Self>,
+        id: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<(), LongCallError>> {
+        async move {
+            let record = self.get(id, owner).await?;
+            if !matches!(record.state, State::Working | State::InputRequired(_)) {
+                return Ok(());
             }
-            // Working in the file but not here: another drydock runs it.
-            None => Err(LongCallError::Elsewhere { id: id.to_string() }),
+            match self.of_live(id, |live| live.cancel.clone()) {
+                Some(cancel) => {
+                    cancel.cancel();
+                    self.end(id, Ending::Cancelled).await;
+                    Ok(())
+                }
+                // Working in the file but not here: another drydock runs it.
+                None => Err(LongCallError::Elsewhere { id: id.to_string() }),
+            }
         }
+        .boxed()
     }
 }
 

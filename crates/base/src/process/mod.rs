@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep_until};
@@ -149,51 +151,55 @@ type OnLine<'a> = dyn FnMut(Stream, &str) + Send + 'a;
 
 /// Runs `spec` to completion under `limits`, handing every output line to `on_line` as it
 /// arrives (from within this future), and returns how it ended with the capped output.
-pub async fn run(
-    spec: &CommandSpec,
-    limits: &Limits,
-    cancel: &CancellationToken,
-    on_line: &mut (dyn FnMut(Stream, &str) + Send),
-) -> Result<ProcessOutput, RunError> {
-    let started = Instant::now();
-    let tag = RunTag::next();
-    let mut child = spawn(spec, &tag)?;
-    let pid = child
-        .id()
-        .expect("a child that was just spawned has not been reaped");
-    let tree = ProcessTree::new(pid, &tag);
-    tracing::debug!(program = %spec.program, pid, "spawned");
+pub fn run<'a>(
+    spec: &'a CommandSpec,
+    limits: &'a Limits,
+    cancel: &'a CancellationToken,
+    on_line: &'a mut (dyn FnMut(Stream, &str) + Send),
+) -> BoxFuture<'a, Result<ProcessOutput, RunError>> {
+    async move {
+        let started = Instant::now();
+        let tag = RunTag::next();
+        let mut child = spawn(spec, &tag)?;
+        let pid = child
+            .id()
+            .expect("a child that was just spawned has not been reaped");
+        let tree = ProcessTree::new(pid, &tag);
+        tracing::debug!(program = %spec.program, pid, "spawned");
 
-    let mut pump = Pump::new(&mut child, limits.output_cap);
-    let stdin = write_stdin(child.stdin.take(), spec.stdin.as_deref());
-    let outcome = wait_for_exit_or_stop(
-        &mut child,
-        &mut pump,
-        stdin,
-        limits.timeout,
-        cancel,
-        on_line,
-    )
-    .await;
-    let termination = match outcome {
-        ChildEnd::Exited(status) => termination_of(status),
-        ChildEnd::Stopped(reason) => {
-            terminate_gracefully(&tree, &mut child, &mut pump, limits.kill_grace, on_line).await;
-            reason
-        }
-    };
-    tree.kill_all_and_look_again();
-    let _ = child.wait().await;
-    pump.drain(DRAIN_AFTER_EXIT, on_line).await;
-    let (stdout, stderr) = pump.finish(on_line);
-    tracing::debug!(program = %spec.program, pid, ?termination, "finished");
-    Ok(ProcessOutput {
-        termination,
-        stdout,
-        stderr,
-        duration: started.elapsed(),
-        pid,
-    })
+        let mut pump = Pump::new(&mut child, limits.output_cap);
+        let stdin = write_stdin(child.stdin.take(), spec.stdin.as_deref());
+        let outcome = wait_for_exit_or_stop(
+            &mut child,
+            &mut pump,
+            stdin,
+            limits.timeout,
+            cancel,
+            on_line,
+        )
+        .await;
+        let termination = match outcome {
+            ChildEnd::Exited(status) => termination_of(status),
+            ChildEnd::Stopped(reason) => {
+                terminate_gracefully(&tree, &mut child, &mut pump, limits.kill_grace, on_line)
+                    .await;
+                reason
+            }
+        };
+        tree.kill_all_and_look_again();
+        let _ = child.wait().await;
+        pump.drain(DRAIN_AFTER_EXIT, on_line).await;
+        let (stdout, stderr) = pump.finish(on_line);
+        tracing::debug!(program = %spec.program, pid, ?termination, "finished");
+        Ok(ProcessOutput {
+            termination,
+            stdout,
+            stderr,
+            duration: started.elapsed(),
+            pid,
+        })
+    }
+    .boxed()
 }
 
 /// Where `program` is: itself when it names a path, else the first executable of that
@@ -250,14 +256,17 @@ impl Policy {
     }
 
     /// [`run`] under this policy.
-    pub async fn run(
-        &self,
+    pub fn run<'a>(
+        &'a self,
         mut spec: CommandSpec,
-        cancel: &CancellationToken,
-        on_line: &mut (dyn FnMut(Stream, &str) + Send),
-    ) -> Result<ProcessOutput, RunError> {
-        spec.env_remove.extend(self.env_remove.iter().cloned());
-        run(&spec, &self.limits, cancel, on_line).await
+        cancel: &'a CancellationToken,
+        on_line: &'a mut (dyn FnMut(Stream, &str) + Send),
+    ) -> BoxFuture<'a, Result<ProcessOutput, RunError>> {
+        async move {
+            spec.env_remove.extend(self.env_remove.iter().cloned());
+            run(&spec, &self.limits, cancel, on_line).await
+        }
+        .boxed()
     }
 
     /// [`Policy::run`] for blocking code: on a thread and a runtime of its own, so that it

@@ -22,6 +22,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -247,18 +249,24 @@ impl ProcessTree {
     /// The first steps of `escalation`: its first signals, then waiting until no member lives
     /// or the grace period is over. True when none is left. SIGKILL is the caller's next step
     /// ([`ProcessTree::kill_all`]).
-    pub async fn terminate(&self, escalation: Escalation) -> bool {
-        self.send_first(escalation);
-        self.wait_gone(escalation.grace).await
+    pub fn terminate(&self, escalation: Escalation) -> BoxFuture<'_, bool> {
+        async move {
+            self.send_first(escalation);
+            self.wait_gone(escalation.grace).await
+        }
+        .boxed()
     }
 
     /// The whole of `escalation`, then waits (bounded) until the SIGKILLed processes are gone.
-    pub async fn end(self, escalation: Escalation) {
-        if !self.terminate(escalation).await {
-            self.kill_now();
-            self.wait_gone(AFTER_SIGKILL).await;
+    pub fn end(self, escalation: Escalation) -> BoxFuture<'static, ()> {
+        async move {
+            if !self.terminate(escalation).await {
+                self.kill_now();
+                self.wait_gone(AFTER_SIGKILL).await;
+            }
+            self.release();
         }
-        self.release();
+        .boxed()
     }
 
     /// [`ProcessTree::end`] for blocking code (it sleeps: never on an async thread).
@@ -302,15 +310,18 @@ impl ProcessTree {
     }
 
     /// Waits until no member lives, `limit` at most; true when none is left.
-    pub async fn wait_gone(&self, limit: Duration) -> bool {
-        let deadline = Instant::now().checked_add(limit);
-        while self.has_live_members() {
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return false;
+    pub fn wait_gone(&self, limit: Duration) -> BoxFuture<'_, bool> {
+        async move {
+            let deadline = Instant::now().checked_add(limit);
+            while self.has_live_members() {
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    return false;
+                }
+                tokio::time::sleep(POLL).await;
             }
-            tokio::time::sleep(POLL).await;
+            true
         }
-        true
+        .boxed()
     }
 
     fn wait_gone_blocking(&self, limit: Duration) -> bool {

@@ -9,6 +9,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
@@ -276,14 +278,14 @@ fn parse_host(text: &str) -> Result<Host, EntryError> {
 /// sends its next request there for another host only reaches the same allowed origin.
 /// Plain HTTP to one of `keyed` (an allowed destination too) is spoken on by the proxy itself,
 /// with the origin's keys (see [`KeyedOrigin`]).
-pub async fn serve(
+pub fn serve(
     listener: UnixListener,
     allow: Arc<AllowList>,
     keyed: Arc<[KeyedOrigin]>,
-    refused: impl Fn(&str) + Send + Sync + 'static,
+    refused: Arc<dyn Fn(&str) + Send + Sync>,
     stop: CancellationToken,
-) {
-    let refused: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(refused);
+) -> BoxFuture<'static, ()> {
+    async move {
     let open = Arc::new(tokio::sync::Semaphore::new(MOST_CONNECTIONS));
     loop {
         let accepted = tokio::select! {
@@ -316,6 +318,8 @@ pub async fn serve(
             }
         }
     }
+}
+    .boxed()
 }
 
 /// What a client asked the proxy for.

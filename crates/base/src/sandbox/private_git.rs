@@ -8,6 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::Mount;
 use crate::git::{Git, GitError};
 use crate::untrusted::{self, Refused, SMALL_FILE, Tree};
@@ -36,63 +39,66 @@ impl PrivateGit {
     /// The private git of `worktree` (on `branch` of `repo`) in `dir`, made or brought up to
     /// date with the repository: its refs copied, the branch at the repository's tip.
     /// `identity` (name, email) signs the agent's commits when git's config names nobody.
-    pub async fn prepare(
-        repo: &Path,
-        worktree: &Path,
-        branch: &str,
-        dir: &Path,
-        identity: (&str, &str),
-    ) -> Result<PrivateGit, GitError> {
-        let here = Git::in_worktree(repo, worktree).await?;
-        let absolute = |what: &'static str| {
-            let here = here.clone();
-            async move {
-                here.line(&["rev-parse", "--path-format=absolute", what])
-                    .await
-                    .map(PathBuf::from)
-            }
-        };
-        let git = PrivateGit {
-            repo: repo.to_path_buf(),
-            repo_common: absolute("--git-common-dir").await?,
-            repo_admin: absolute("--git-dir").await?,
-            common: dir.join("common"),
-            admin: dir.join("admin"),
-            branch: branch.to_string(),
-        };
-        let tip = here
-            .line(&["rev-parse", &format!("refs/heads/{branch}")])
-            .await?;
-        let refs = here
-            .run(&[
-                "for-each-ref",
-                "--format=%(objectname) %(refname)",
-                "refs/heads",
-                "refs/tags",
-                "refs/remotes",
-            ])
-            .await?;
-        let format = here.line(&["rev-parse", "--show-object-format"]).await?;
-        let config_of = |name: &'static str| {
-            let here = here.clone();
-            async move { here.line(&["config", "--get", name]).await.ok() }
-        };
-        let name = config_of("user.name").await;
-        let email = config_of("user.email").await;
-        let config = private_config(
-            &format,
-            name.as_deref().unwrap_or(identity.0),
-            email.as_deref().unwrap_or(identity.1),
-        );
-        let written = {
-            let git = git.clone();
-            tokio::task::spawn_blocking(move || git.write(&tip, &refs, &config))
-        };
-        written
-            .await
-            .map_err(|e| GitError::Missing(std::io::Error::other(e)))?
-            .map_err(GitError::Content)?;
-        Ok(git)
+    pub fn prepare<'a>(
+        repo: &'a Path,
+        worktree: &'a Path,
+        branch: &'a str,
+        dir: &'a Path,
+        identity: (&'a str, &'a str),
+    ) -> BoxFuture<'a, Result<PrivateGit, GitError>> {
+        async move {
+            let here = Git::in_worktree(repo, worktree).await?;
+            let absolute = |what: &'static str| {
+                let here = here.clone();
+                async move {
+                    here.line(&["rev-parse", "--path-format=absolute", what])
+                        .await
+                        .map(PathBuf::from)
+                }
+            };
+            let git = PrivateGit {
+                repo: repo.to_path_buf(),
+                repo_common: absolute("--git-common-dir").await?,
+                repo_admin: absolute("--git-dir").await?,
+                common: dir.join("common"),
+                admin: dir.join("admin"),
+                branch: branch.to_string(),
+            };
+            let tip = here
+                .line(&["rev-parse", &format!("refs/heads/{branch}")])
+                .await?;
+            let refs = here
+                .run(&[
+                    "for-each-ref",
+                    "--format=%(objectname) %(refname)",
+                    "refs/heads",
+                    "refs/tags",
+                    "refs/remotes",
+                ])
+                .await?;
+            let format = here.line(&["rev-parse", "--show-object-format"]).await?;
+            let config_of = |name: &'static str| {
+                let here = here.clone();
+                async move { here.line(&["config", "--get", name]).await.ok() }
+            };
+            let name = config_of("user.name").await;
+            let email = config_of("user.email").await;
+            let config = private_config(
+                &format,
+                name.as_deref().unwrap_or(identity.0),
+                email.as_deref().unwrap_or(identity.1),
+            );
+            let written = {
+                let git = git.clone();
+                tokio::task::spawn_blocking(move || git.write(&tip, &refs, &config))
+            };
+            written
+                .await
+                .map_err(|e| GitError::Missing(std::io::Error::other(e)))?
+                .map_err(GitError::Content)?;
+            Ok(git)
+        }
+        .boxed()
     }
 
     /// Writes the private git. On a retry its folders hold what the agent left there (links to
@@ -182,13 +188,16 @@ impl PrivateGit {
 
     /// Brings what the agent committed on its branch into the repository: see
     /// [`bring_back`].
-    pub async fn bring_back(&self) -> Result<Vec<String>, GitError> {
-        bring_back(
-            &self.repo,
-            &self.branch,
-            self.common.parent().unwrap_or(&self.common),
-        )
-        .await
+    pub fn bring_back(&self) -> BoxFuture<'_, Result<Vec<String>, GitError>> {
+        async move {
+            bring_back(
+                &self.repo,
+                &self.branch,
+                self.common.parent().unwrap_or(&self.common),
+            )
+            .await
+        }
+        .boxed()
     }
 }
 
@@ -196,7 +205,12 @@ impl PrivateGit {
 /// [`PrivateGit::prepare`]) into `repo`: every object checked, the branch moved to the
 /// agent's tip. What to tell the person, if anything was not as expected. Nothing to do
 /// when `dir` holds no private git.
-pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<String>, GitError> {
+pub fn bring_back<'a>(
+    repo: &'a Path,
+    branch: &'a str,
+    dir: &'a Path,
+) -> BoxFuture<'a, Result<Vec<String>, GitError>> {
+    async move {
     let (common, admin) = (dir.join("common"), dir.join("admin"));
     let mut notes = Vec::new();
     let made = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
@@ -253,6 +267,8 @@ pub async fn bring_back(repo: &Path, branch: &str, dir: &Path) -> Result<Vec<Str
     repo.run(&["update-ref", "-d", &imported]).await?;
     moved?;
     Ok(notes)
+}
+    .boxed()
 }
 
 /// drydock's own copy of the private repository's settings, beside (not in) what the agent

@@ -6,6 +6,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 
 use super::embed::{EmbedError, ModelSource, NO_SPINNING, load_onnx_runtime};
 use super::models::RerankerSpec;
@@ -58,44 +60,58 @@ impl CrossEncoder {
     }
 
     /// One score per passage for `query`, in the passages' order (higher is better).
-    pub async fn scores(&self, query: &str, passages: Vec<String>) -> Result<Vec<f32>, EmbedError> {
-        let inner = Arc::clone(&self.inner);
-        let query = query.to_string();
-        tokio::task::spawn_blocking(move || {
-            let mut model = inner.model.lock().unwrap_or_else(PoisonError::into_inner);
-            let ranked = model
-                .rerank(
-                    query.as_str(),
-                    passages.iter().map(String::as_str).collect::<Vec<_>>(),
-                    false,
-                    Some(BATCH_SIZE),
-                )
-                .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", inner.name)))?;
-            let mut scores = vec![0.0; passages.len()];
-            for result in ranked {
-                scores[result.index] = result.score;
-            }
-            Ok(scores)
-        })
-        .await
-        .map_err(|e| EmbedError::Task(e.to_string()))?
+    pub fn scores<'a>(
+        &'a self,
+        query: &'a str,
+        passages: Vec<String>,
+    ) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
+        async move {
+            let inner = Arc::clone(&self.inner);
+            let query = query.to_string();
+            tokio::task::spawn_blocking(move || {
+                let mut model = inner.model.lock().unwrap_or_else(PoisonError::into_inner);
+                let ranked = model
+                    .rerank(
+                        query.as_str(),
+                        passages.iter().map(String::as_str).collect::<Vec<_>>(),
+                        false,
+                        Some(BATCH_SIZE),
+                    )
+                    .map_err(|e| EmbedError::Model(format!("the reranker {}: {e}", inner.name)))?;
+                let mut scores = vec![0.0; passages.len()];
+                for result in ranked {
+                    scores[result.index] = result.score;
+                }
+                Ok(scores)
+            })
+            .await
+            .map_err(|e| EmbedError::Task(e.to_string()))?
+        }
+        .boxed()
     }
 
     /// `hits` in the order of the scores of their heading and passage for `query`, each
     /// hit's score its cross-encoder score.
-    pub async fn rerank(&self, query: &str, hits: Vec<Hit>) -> Result<Vec<Hit>, EmbedError> {
-        let passages = hits
-            .iter()
-            .map(|hit| format!("{}\n{}", hit.heading, hit.content))
-            .collect();
-        let scores = self.scores(query, passages).await?;
-        let mut scored: Vec<Hit> = hits
-            .into_iter()
-            .zip(scores)
-            .map(|(hit, score)| Hit { score, ..hit })
-            .collect();
-        scored.sort_by(|a, b| b.score.total_cmp(&a.score));
-        Ok(scored)
+    pub fn rerank<'a>(
+        &'a self,
+        query: &'a str,
+        hits: Vec<Hit>,
+    ) -> BoxFuture<'a, Result<Vec<Hit>, EmbedError>> {
+        async move {
+            let passages = hits
+                .iter()
+                .map(|hit| format!("{}\n{}", hit.heading, hit.content))
+                .collect();
+            let scores = self.scores(query, passages).await?;
+            let mut scored: Vec<Hit> = hits
+                .into_iter()
+                .zip(scores)
+                .map(|(hit, score)| Hit { score, ..hit })
+                .collect();
+            scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+            Ok(scored)
+        }
+        .boxed()
     }
 }
 

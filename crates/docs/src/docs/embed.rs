@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use fastembed::{InitOptionsUserDefined, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 
 use super::models::EmbeddingSpec;
 
@@ -179,9 +181,12 @@ impl Embedder {
 
     /// Embeds passages in batches of [`BATCH_SIZE`] on a blocking thread; one vector per
     /// passage, in order, L2-normalised.
-    pub async fn embed_passages(&self, passages: Vec<String>) -> Result<Vec<Vec<f32>>> {
-        let passages = prefixed(&self.inner.passage_prefix, passages);
-        self.embed(|inner| &inner.passages, passages).await
+    pub fn embed_passages(&self, passages: Vec<String>) -> BoxFuture<'_, Result<Vec<Vec<f32>>>> {
+        async move {
+            let passages = prefixed(&self.inner.passage_prefix, passages);
+            self.embed(|inner| &inner.passages, passages).await
+        }
+        .boxed()
     }
 
     /// Embeds `texts` in batches in the session `session` picks, on a blocking thread.
@@ -203,12 +208,15 @@ impl Embedder {
     }
 
     /// Embeds a search query, after the model's query prefix, in the query session.
-    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let query = format!("{}{query}", self.inner.query_prefix);
-        let mut vectors = self.embed(|inner| &inner.queries, vec![query]).await?;
-        vectors
-            .pop()
-            .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
+    pub fn embed_query<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<Vec<f32>>> {
+        async move {
+            let query = format!("{}{query}", self.inner.query_prefix);
+            let mut vectors = self.embed(|inner| &inner.queries, vec![query]).await?;
+            vectors
+                .pop()
+                .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
+        }
+        .boxed()
     }
 }
 

@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -222,88 +224,92 @@ struct WalkOutcome {
 
 /// Indexes `roots` into `store`. Per-file problems are reported, not fatal; a store or
 /// model failure stops the ingest (what was committed stays).
-pub async fn ingest(
-    store: &DocStore,
-    embedder: &Embedder,
+pub fn ingest<'a>(
+    store: &'a DocStore,
+    embedder: &'a Embedder,
     roots: Vec<Root>,
-    options: &IngestOptions,
+    options: &'a IngestOptions,
     progress: Arc<IngestProgress>,
-    cancel: &CancellationToken,
-) -> Result<IngestReport, IngestError> {
-    let started = Instant::now();
-    let root_names: Vec<String> = roots
-        .iter()
-        .map(|r| r.path().display().to_string())
-        .collect();
-    let known_hashes = store.file_hashes().await?;
-    let existing: HashSet<String> = known_hashes.keys().cloned().collect();
-
-    let _under_way = super::under_way::Marker::start(store.dir(), Arc::clone(&progress));
-    let (prepared_tx, prepared_rx) = mpsc::channel::<Prepared>(64);
-    // A dropped ingest (a call dropped, the server stopping) stops the walk and its `elixir`.
-    let walk_cancel = cancel.child_token();
-    let _stop_walk = walk_cancel.clone().drop_guard();
-    let walk = {
-        let options = options.clone();
-        let progress = Arc::clone(&progress);
-        let cancel = walk_cancel;
-        tokio::task::spawn_blocking(move || {
-            walk_roots(
-                &roots,
-                &known_hashes,
-                &options,
-                &progress,
-                &cancel,
-                &prepared_tx,
-            )
-        })
-    };
-    let (write_tx, write_rx) = mpsc::channel::<FileChunks>(FILES_PER_COMMIT);
-    let writer = tokio::spawn(write_files(store.clone(), write_rx, Arc::clone(&progress)));
-
-    let embedded = embed_files(store, embedder, prepared_rx, &write_tx, &progress, cancel).await;
-    drop(write_tx);
-    let written = writer.await.map_err(|e| IngestError::Task(e.to_string()))?;
-    let walked = walk.await.map_err(|e| IngestError::Task(e.to_string()))?;
-    embedded?;
-    let (files_indexed, chunks_written) = written?;
-
-    let cancelled = cancel.is_cancelled();
-    let removed = if cancelled {
-        Vec::new()
-    } else {
-        existing
+    cancel: &'a CancellationToken,
+) -> BoxFuture<'a, Result<IngestReport, IngestError>> {
+    async move {
+        let started = Instant::now();
+        let root_names: Vec<String> = roots
             .iter()
-            .filter(|source| !walked.seen.contains(*source))
-            .filter(|source| walked.complete_dirs.iter().any(|d| source.starts_with(d)))
-            .cloned()
-            .collect()
-    };
-    store.remove_files(&removed).await?;
-    // Also when nothing changed, for the indexes an older drydock built otherwise or not.
-    if files_indexed > 0 || !removed.is_empty() || store.lacks_an_index().await? {
-        store.optimize().await?;
-    }
+            .map(|r| r.path().display().to_string())
+            .collect();
+        let known_hashes = store.file_hashes().await?;
+        let existing: HashSet<String> = known_hashes.keys().cloned().collect();
 
-    let snapshot = progress.snapshot();
-    let seconds = started.elapsed().as_secs_f64();
-    Ok(IngestReport {
-        roots: root_names,
-        files_seen: walked.files_seen,
-        files_unchanged: walked.unchanged,
-        files_indexed,
-        files_removed: removed.len() as u64,
-        files_skipped: walked.skipped,
-        chunks_written,
-        chunks_embedded: snapshot.chunks_embedded,
-        chunks_reused: snapshot.chunks_reused,
-        seconds,
-        embeddings_per_second: snapshot.chunks_embedded as f64 / seconds.max(1e-3),
-        index_rows: store.count_rows().await? as u64,
-        cancelled,
-        error_count: walked.errors.len() as u64,
-        errors: walked.errors.into_iter().take(ERRORS_LISTED).collect(),
-    })
+        let _under_way = super::under_way::Marker::start(store.dir(), Arc::clone(&progress));
+        let (prepared_tx, prepared_rx) = mpsc::channel::<Prepared>(64);
+        // A dropped ingest (a call dropped, the server stopping) stops the walk and its `elixir`.
+        let walk_cancel = cancel.child_token();
+        let _stop_walk = walk_cancel.clone().drop_guard();
+        let walk = {
+            let options = options.clone();
+            let progress = Arc::clone(&progress);
+            let cancel = walk_cancel;
+            tokio::task::spawn_blocking(move || {
+                walk_roots(
+                    &roots,
+                    &known_hashes,
+                    &options,
+                    &progress,
+                    &cancel,
+                    &prepared_tx,
+                )
+            })
+        };
+        let (write_tx, write_rx) = mpsc::channel::<FileChunks>(FILES_PER_COMMIT);
+        let writer = tokio::spawn(write_files(store.clone(), write_rx, Arc::clone(&progress)));
+
+        let embedded =
+            embed_files(store, embedder, prepared_rx, &write_tx, &progress, cancel).await;
+        drop(write_tx);
+        let written = writer.await.map_err(|e| IngestError::Task(e.to_string()))?;
+        let walked = walk.await.map_err(|e| IngestError::Task(e.to_string()))?;
+        embedded?;
+        let (files_indexed, chunks_written) = written?;
+
+        let cancelled = cancel.is_cancelled();
+        let removed = if cancelled {
+            Vec::new()
+        } else {
+            existing
+                .iter()
+                .filter(|source| !walked.seen.contains(*source))
+                .filter(|source| walked.complete_dirs.iter().any(|d| source.starts_with(d)))
+                .cloned()
+                .collect()
+        };
+        store.remove_files(&removed).await?;
+        // Also when nothing changed, for the indexes an older drydock built otherwise or not.
+        if files_indexed > 0 || !removed.is_empty() || store.lacks_an_index().await? {
+            store.optimize().await?;
+        }
+
+        let snapshot = progress.snapshot();
+        let seconds = started.elapsed().as_secs_f64();
+        Ok(IngestReport {
+            roots: root_names,
+            files_seen: walked.files_seen,
+            files_unchanged: walked.unchanged,
+            files_indexed,
+            files_removed: removed.len() as u64,
+            files_skipped: walked.skipped,
+            chunks_written,
+            chunks_embedded: snapshot.chunks_embedded,
+            chunks_reused: snapshot.chunks_reused,
+            seconds,
+            embeddings_per_second: snapshot.chunks_embedded as f64 / seconds.max(1e-3),
+            index_rows: store.count_rows().await? as u64,
+            cancelled,
+            error_count: walked.errors.len() as u64,
+            errors: walked.errors.into_iter().take(ERRORS_LISTED).collect(),
+        })
+    }
+    .boxed()
 }
 
 /// Stage 1: list, hash and chunk. Runs on a blocking thread.

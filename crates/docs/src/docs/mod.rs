@@ -57,6 +57,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::OnceCell;
 
 use self::cross_encoder::CrossEncoder;
@@ -170,80 +172,92 @@ impl Docs {
 
     /// The configured embedding model (fetched into the data directory on first use when it
     /// is a catalogue model not there yet).
-    pub async fn spec(&self) -> Result<EmbeddingSpec, DocsError> {
-        let spec = self
-            .spec
-            .get_or_try_init(|| async {
-                let fetcher = Fetcher::from_env();
-                models::embedding_spec(
-                    self.config.docs.model.as_ref(),
-                    &self.config.data_dir,
-                    &fetcher,
-                )
-                .await
-            })
-            .await?;
-        Ok(spec.clone())
+    pub fn spec(&self) -> BoxFuture<'_, Result<EmbeddingSpec, DocsError>> {
+        async move {
+            let spec = self
+                .spec
+                .get_or_try_init(|| async {
+                    let fetcher = Fetcher::from_env();
+                    models::embedding_spec(
+                        self.config.docs.model.as_ref(),
+                        &self.config.data_dir,
+                        &fetcher,
+                    )
+                    .await
+                })
+                .await?;
+            Ok(spec.clone())
+        }
+        .boxed()
     }
 
     /// The shared model, loaded on first use (about a second).
-    pub async fn embedder(&self) -> Result<Embedder, DocsError> {
-        let embedder = self
-            .embedder
-            .get_or_try_init(|| async {
-                let spec = self.spec().await?;
-                tokio::task::spawn_blocking(move || Embedder::load_spec(&spec))
-                    .await
-                    .map_err(|e| EmbedError::Task(e.to_string()))?
-                    .map_err(DocsError::from)
-            })
-            .await?;
-        Ok(embedder.clone())
+    pub fn embedder(&self) -> BoxFuture<'_, Result<Embedder, DocsError>> {
+        async move {
+            let embedder = self
+                .embedder
+                .get_or_try_init(|| async {
+                    let spec = self.spec().await?;
+                    tokio::task::spawn_blocking(move || Embedder::load_spec(&spec))
+                        .await
+                        .map_err(|e| EmbedError::Task(e.to_string()))?
+                        .map_err(DocsError::from)
+                })
+                .await?;
+            Ok(embedder.clone())
+        }
+        .boxed()
     }
 
     /// The configured cross-encoder, loaded on first use; None when none is configured.
-    pub async fn reranker(&self) -> Result<Option<CrossEncoder>, DocsError> {
-        let reranker = self
-            .reranker
-            .get_or_try_init(|| async {
-                let Some(choice) = &self.config.docs.reranker else {
-                    return Ok::<_, DocsError>(None);
-                };
-                let spec =
-                    models::reranker_spec(choice, &self.config.data_dir, &Fetcher::from_env())
-                        .await?;
-                let loaded = tokio::task::spawn_blocking(move || CrossEncoder::load(&spec))
-                    .await
-                    .map_err(|e| EmbedError::Task(e.to_string()))??;
-                Ok(Some(loaded))
-            })
-            .await?;
-        Ok(reranker.clone())
+    pub fn reranker(&self) -> BoxFuture<'_, Result<Option<CrossEncoder>, DocsError>> {
+        async move {
+            let reranker = self
+                .reranker
+                .get_or_try_init(|| async {
+                    let Some(choice) = &self.config.docs.reranker else {
+                        return Ok::<_, DocsError>(None);
+                    };
+                    let spec =
+                        models::reranker_spec(choice, &self.config.data_dir, &Fetcher::from_env())
+                            .await?;
+                    let loaded = tokio::task::spawn_blocking(move || CrossEncoder::load(&spec))
+                        .await
+                        .map_err(|e| EmbedError::Task(e.to_string()))??;
+                    Ok(Some(loaded))
+                })
+                .await?;
+            Ok(reranker.clone())
+        }
+        .boxed()
     }
 
     /// The index, opened (and created) on first use; refused when another model built it.
-    pub async fn store(&self) -> Result<DocStore, DocsError> {
-        let store = self
-            .store
-            .get_or_try_init(|| async {
-                let spec = self.spec().await?;
-                Ok(DocStore::open(self.index_dir(), &spec.name, spec.dimension).await?)
-            })
-            .await;
-        match store {
-            Ok(store) => Ok(store.clone()),
-            Err(DocsError::Store(mismatch @ IndexError::ModelMismatch { .. })) => {
-                Err(DocsError::OtherModel {
-                    mismatch: Box::new(mismatch),
-                    command: format!(
-                        "drydock index --model {} --index {}",
-                        shell_word(&self.configured_model()),
-                        shell_word(&self.index_dir().display().to_string())
-                    ),
+    pub fn store(&self) -> BoxFuture<'_, Result<DocStore, DocsError>> {
+        async move {
+            let store = self
+                .store
+                .get_or_try_init(|| async {
+                    let spec = self.spec().await?;
+                    Ok(DocStore::open(self.index_dir(), &spec.name, spec.dimension).await?)
                 })
+                .await;
+            match store {
+                Ok(store) => Ok(store.clone()),
+                Err(DocsError::Store(mismatch @ IndexError::ModelMismatch { .. })) => {
+                    Err(DocsError::OtherModel {
+                        mismatch: Box::new(mismatch),
+                        command: format!(
+                            "drydock index --model {} --index {}",
+                            shell_word(&self.configured_model()),
+                            shell_word(&self.index_dir().display().to_string())
+                        ),
+                    })
+                }
+                Err(error) => Err(error),
             }
-            Err(error) => Err(error),
         }
+        .boxed()
     }
 
     /// The embedding model as the configuration names it.
@@ -255,29 +269,38 @@ impl Docs {
     }
 
     /// Records in the index that `request` was indexed, to index it again with another model.
-    pub async fn note_ingest(&self, request: &IndexRequest) -> Result<(), DocsError> {
-        let store = self.store().await?;
-        let source = serde_json::to_value(request).map_err(|e| IndexError::Metadata {
-            path: store.dir().display().to_string(),
-            reason: e.to_string(),
-        })?;
-        let reranker = self.config.docs.reranker.as_ref().map(|r| r.to_string());
-        Ok(store.note_ingest(source, reranker.as_deref())?)
+    pub fn note_ingest<'a>(
+        &'a self,
+        request: &'a IndexRequest,
+    ) -> BoxFuture<'a, Result<(), DocsError>> {
+        async move {
+            let store = self.store().await?;
+            let source = serde_json::to_value(request).map_err(|e| IndexError::Metadata {
+                path: store.dir().display().to_string(),
+                reason: e.to_string(),
+            })?;
+            let reranker = self.config.docs.reranker.as_ref().map(|r| r.to_string());
+            Ok(store.note_ingest(source, reranker.as_deref())?)
+        }
+        .boxed()
     }
 
     /// Loads the model and opens the index when there is one, so the first lookup does not
     /// wait for them; a failure is logged and reported again by the first call.
-    pub async fn warm_up(&self) {
-        if !self.exists() {
-            return;
+    pub fn warm_up(&self) -> BoxFuture<'_, ()> {
+        async move {
+            if !self.exists() {
+                return;
+            }
+            if let Err(error) = self.store().await {
+                tracing::warn!("docs index: {error}");
+            } else if let Err(error) = self.embedder().await {
+                tracing::warn!("docs index: {error}");
+            } else if let Err(error) = self.reranker().await {
+                tracing::warn!("docs index: {error}");
+            }
         }
-        if let Err(error) = self.store().await {
-            tracing::warn!("docs index: {error}");
-        } else if let Err(error) = self.embedder().await {
-            tracing::warn!("docs index: {error}");
-        } else if let Err(error) = self.reranker().await {
-            tracing::warn!("docs index: {error}");
-        }
+        .boxed()
     }
 
     /// Whether the index has been created (a lookup or summary never creates it).
@@ -299,76 +322,77 @@ impl Docs {
         )
     }
 
-    pub async fn lookup(&self, request: LookupRequest) -> Result<LookupReport, DocsError> {
-        let query = request.query.trim().to_string();
-        if query.is_empty() {
-            return Err(DocsError::InvalidArgument(
-                "`query` is empty: say what to look up".into(),
-            ));
-        }
-        let length = query.chars().count();
-        if length > MAX_QUERY_CHARS {
-            return Err(DocsError::InvalidArgument(format!(
-                "`query` is {length} characters; docs_lookup takes a question of at most \
+    pub fn lookup(&self, request: LookupRequest) -> BoxFuture<'_, Result<LookupReport, DocsError>> {
+        async move {
+            let query = request.query.trim().to_string();
+            if query.is_empty() {
+                return Err(DocsError::InvalidArgument(
+                    "`query` is empty: say what to look up".into(),
+                ));
+            }
+            let length = query.chars().count();
+            if length > MAX_QUERY_CHARS {
+                return Err(DocsError::InvalidArgument(format!(
+                    "`query` is {length} characters; docs_lookup takes a question of at most \
                  {MAX_QUERY_CHARS}: ask what you want to know (an error's message, an API's \
                  name), not a whole file or log"
-            )));
-        }
-        let limit = request.limit.map_or(DEFAULT_LIMIT, |n| n.get() as usize);
-        let scope = match &request.project_path {
-            Some(path) => {
-                let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
-                Some(project_scope(&project.root, project.kind))
+                )));
             }
-            None => None,
-        };
-        let filter = SearchFilter {
-            library: request.library.clone(),
-            version: request.version.clone(),
-            source_types: request
-                .source_types
-                .iter()
-                .flatten()
-                .map(|t| t.as_str().to_string())
-                .collect(),
-            scope,
-        };
-        let empty = |message: String| LookupReport {
-            query: query.clone(),
-            results: Vec::new(),
-            message: Some(message),
-        };
-        if !self.exists() {
-            return Ok(empty(self.empty_message()));
-        }
-        let store = self.store().await?;
-        if store.count_rows().await? == 0 {
-            return Ok(empty(self.empty_message()));
-        }
-        let mode = request.mode.unwrap_or_default();
-        let reranker = match mode {
-            SearchMode::Hybrid => self.reranker().await?,
-            _ => None,
-        };
-        let embedding =
-            async { Ok::<_, DocsError>(self.embedder().await?.embed_query(&query).await?) };
-        let hits = match reranker {
-            None => {
-                store
-                    .search_embedding(mode, &query, embedding, &filter, limit)
-                    .await?
+            let limit = request.limit.map_or(DEFAULT_LIMIT, |n| n.get() as usize);
+            let scope = match &request.project_path {
+                Some(path) => {
+                    let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
+                    Some(project_scope(&project.root, project.kind))
+                }
+                None => None,
+            };
+            let filter = SearchFilter {
+                library: request.library.clone(),
+                version: request.version.clone(),
+                source_types: request
+                    .source_types
+                    .iter()
+                    .flatten()
+                    .map(|t| t.as_str().to_string())
+                    .collect(),
+                scope,
+            };
+            let empty = |message: String| LookupReport {
+                query: query.clone(),
+                results: Vec::new(),
+                message: Some(message),
+            };
+            if !self.exists() {
+                return Ok(empty(self.empty_message()));
             }
-            Some(reranker) => {
-                let candidates = self.config.docs.rerank_candidates.max(limit);
-                let hits = store
-                    .search_embedding(mode, &query, embedding, &filter, candidates)
-                    .await?;
-                let mut hits = reranker.rerank(&query, hits).await?;
-                hits.truncate(limit);
-                hits
+            let store = self.store().await?;
+            if store.count_rows().await? == 0 {
+                return Ok(empty(self.empty_message()));
             }
-        };
-        let nothing = hits.is_empty().then(|| {
+            let mode = request.mode.unwrap_or_default();
+            let reranker = match mode {
+                SearchMode::Hybrid => self.reranker().await?,
+                _ => None,
+            };
+            let embedding =
+                async { Ok::<_, DocsError>(self.embedder().await?.embed_query(&query).await?) };
+            let hits = match reranker {
+                None => {
+                    store
+                        .search_embedding(mode, &query, embedding, &filter, limit)
+                        .await?
+                }
+                Some(reranker) => {
+                    let candidates = self.config.docs.rerank_candidates.max(limit);
+                    let hits = store
+                        .search_embedding(mode, &query, embedding, &filter, candidates)
+                        .await?;
+                    let mut hits = reranker.rerank(&query, hits).await?;
+                    hits.truncate(limit);
+                    hits
+                }
+            };
+            let nothing = hits.is_empty().then(|| {
             format!(
                 "Nothing indexed matches{}. The index holds {}; see the drydock://docs resource \
                  for what is indexed, or index more with docs_index.",
@@ -376,25 +400,28 @@ impl Docs {
                 self.config.docs.index_dir.display()
             )
         });
-        let under_way = under_way(&self.config.docs.index_dir)
-            .map(|ingest| ingest.describe(unix_millis(SystemTime::now())));
-        let message = match (nothing, under_way) {
-            (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
-            (nothing, under_way) => nothing.or(under_way),
-        };
-        Ok(LookupReport::shaped(
-            query,
-            hits,
-            request.full.map_or(DEFAULT_FULL, |n| n.get() as usize),
-            request
-                .excerpts
-                .map_or(DEFAULT_EXCERPTS, |n| n.get() as usize),
-            message,
-        ))
+            let under_way = under_way(&self.config.docs.index_dir)
+                .map(|ingest| ingest.describe(unix_millis(SystemTime::now())));
+            let message = match (nothing, under_way) {
+                (Some(nothing), Some(under_way)) => Some(format!("{under_way} {nothing}")),
+                (nothing, under_way) => nothing.or(under_way),
+            };
+            Ok(LookupReport::shaped(
+                query,
+                hits,
+                request.full.map_or(DEFAULT_FULL, |n| n.get() as usize),
+                request
+                    .excerpts
+                    .map_or(DEFAULT_EXCERPTS, |n| n.get() as usize),
+                message,
+            ))
+        }
+        .boxed()
     }
 
     /// The passage a docs_lookup result's id names, its section or its neighbours.
-    pub async fn read(&self, request: ReadRequest) -> Result<ReadReport, DocsError> {
+    pub fn read(&self, request: ReadRequest) -> BoxFuture<'_, Result<ReadReport, DocsError>> {
+        async move {
         let id = request.id.trim().to_lowercase();
         if id.len() < 8 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(DocsError::InvalidArgument(format!(
@@ -445,14 +472,17 @@ impl Docs {
             passages: passages.into_iter().map(LookupResult::whole).collect(),
         })
     }
+        .boxed()
+    }
 
     /// Runs an ingest of what `request` names, reporting its counts through `call` every
     /// second; refuses a second one while one runs.
-    pub async fn index(
-        &self,
+    pub fn index<'a>(
+        &'a self,
         request: IndexRequest,
-        call: &Call<'_>,
-    ) -> Result<IngestReport, DocsError> {
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<IngestReport, DocsError>> {
+        async move {
         // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
         let roots = tokio::select! {
             roots = self.roots_of(&request) => roots?,
@@ -483,6 +513,8 @@ impl Docs {
             }
         }
     }
+        .boxed()
+    }
 
     /// How the helpers of an ingest run (`cargo metadata`, the toolchain probes, `elixir`
     /// reading docs out of beams): each within the docs_index timeout, without the secrets.
@@ -491,62 +523,68 @@ impl Docs {
     }
 
     /// The roots an index request names, each checked against the allowed roots.
-    pub async fn roots_of(&self, request: &IndexRequest) -> Result<Vec<Root>, DocsError> {
-        let paths = request.paths.clone().unwrap_or_default();
-        if paths.is_empty()
-            && request.project_path.is_none()
-            && request.toolchain_docs != Some(true)
-        {
-            return Err(DocsError::InvalidArgument(
-                "say what to index: `paths`, `project_path` or `toolchain_docs: true`".into(),
-            ));
-        }
-        if request.transitive.is_some() && request.project_path.is_none() {
-            return Err(DocsError::InvalidArgument(
-                "`transitive` applies to `project_path` only".into(),
-            ));
-        }
-        let mut roots = Vec::new();
-        for path in &paths {
-            let resolved = self.resolve_path(path)?;
-            roots.push(Root::Files(
-                self.path_root(&resolved, request.library.as_deref())?,
-            ));
-        }
-        if let Some(path) = &request.project_path {
-            let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
-            let choice = DependencyChoice {
-                transitive: request.transitive == Some(true),
-            };
-            roots.extend(
-                project_roots(
-                    &self.helper_policy(),
-                    &project.root,
-                    project.kind,
-                    choice,
-                    &self.config.docs.exclude,
-                )
-                .await?,
-            );
-        }
-        if request.toolchain_docs == Some(true) {
-            let cwd = self
-                .workspace
-                .roots()
-                .first()
-                .cloned()
-                .unwrap_or_else(|| PathBuf::from("/"));
-            let found = toolchain_roots(&self.helper_policy(), &cwd).await;
-            if found.is_empty() {
+    pub fn roots_of<'a>(
+        &'a self,
+        request: &'a IndexRequest,
+    ) -> BoxFuture<'a, Result<Vec<Root>, DocsError>> {
+        async move {
+            let paths = request.paths.clone().unwrap_or_default();
+            if paths.is_empty()
+                && request.project_path.is_none()
+                && request.toolchain_docs != Some(true)
+            {
                 return Err(DocsError::InvalidArgument(
+                    "say what to index: `paths`, `project_path` or `toolchain_docs: true`".into(),
+                ));
+            }
+            if request.transitive.is_some() && request.project_path.is_none() {
+                return Err(DocsError::InvalidArgument(
+                    "`transitive` applies to `project_path` only".into(),
+                ));
+            }
+            let mut roots = Vec::new();
+            for path in &paths {
+                let resolved = self.resolve_path(path)?;
+                roots.push(Root::Files(
+                    self.path_root(&resolved, request.library.as_deref())?,
+                ));
+            }
+            if let Some(path) = &request.project_path {
+                let project = self.workspace.resolve_project(path, None, ECOSYSTEMS)?;
+                let choice = DependencyChoice {
+                    transitive: request.transitive == Some(true),
+                };
+                roots.extend(
+                    project_roots(
+                        &self.helper_policy(),
+                        &project.root,
+                        project.kind,
+                        choice,
+                        &self.config.docs.exclude,
+                    )
+                    .await?,
+                );
+            }
+            if request.toolchain_docs == Some(true) {
+                let cwd = self
+                    .workspace
+                    .roots()
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from("/"));
+                let found = toolchain_roots(&self.helper_policy(), &cwd).await;
+                if found.is_empty() {
+                    return Err(DocsError::InvalidArgument(
                     "no toolchain docs found: neither rustup's Rust docs (`rustup component add \
                      rust-docs`) nor an Elixir installation"
                         .into(),
                 ));
+                }
+                roots.extend(found);
             }
-            roots.extend(found);
+            Ok(roots)
         }
-        Ok(roots)
+        .boxed()
     }
 
     /// A file or directory to index, inside the allowed roots (relative paths are taken
@@ -600,75 +638,81 @@ impl Docs {
     }
 
     /// Ingests `roots`, one ingest at a time per process.
-    pub async fn ingest_roots(
-        &self,
+    pub fn ingest_roots<'a>(
+        &'a self,
         roots: Vec<Root>,
         progress: Arc<IngestProgress>,
-        call: &Call<'_>,
-    ) -> Result<IngestReport, DocsError> {
-        {
-            let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(other) = running.as_ref() {
-                return Err(DocsError::Busy {
-                    index: self.index_dir().display().to_string(),
-                    progress: other.snapshot().line(),
-                });
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<IngestReport, DocsError>> {
+        async move {
+            {
+                let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(other) = running.as_ref() {
+                    return Err(DocsError::Busy {
+                        index: self.index_dir().display().to_string(),
+                        progress: other.snapshot().line(),
+                    });
+                }
+                *running = Some(Arc::clone(&progress));
             }
-            *running = Some(Arc::clone(&progress));
+            let _done = ClearOnDrop(&self.running);
+            let _published = PublishedIngest::start(self.events.clone(), Arc::clone(&progress));
+            let embedder = self.embedder().await?;
+            let store = self.store().await?;
+            let options = IngestOptions {
+                max_file_bytes: self.config.docs.max_file_bytes,
+                helper: self.helper_policy(),
+                ..IngestOptions::default()
+            };
+            Ok(ingest(&store, &embedder, roots, &options, progress, &call.cancel).await?)
         }
-        let _done = ClearOnDrop(&self.running);
-        let _published = PublishedIngest::start(self.events.clone(), Arc::clone(&progress));
-        let embedder = self.embedder().await?;
-        let store = self.store().await?;
-        let options = IngestOptions {
-            max_file_bytes: self.config.docs.max_file_bytes,
-            helper: self.helper_policy(),
-            ..IngestOptions::default()
-        };
-        Ok(ingest(&store, &embedder, roots, &options, progress, &call.cancel).await?)
+        .boxed()
     }
 
     /// What is indexed.
-    pub async fn summary(&self) -> Result<IndexSummary, DocsError> {
-        let ingest_running = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(|p| p.snapshot().line());
-        let mut summary = IndexSummary {
-            index_dir: self.index_dir().display().to_string(),
-            model: String::new(),
-            dimension: 0,
-            reranker: self.config.docs.reranker.as_ref().map(|r| r.to_string()),
-            chunks: 0,
-            libraries: Vec::new(),
-            last_update: None,
-            vector_index: false,
-            ingest_running,
-            message: None,
-        };
-        let spec = match self.spec().await {
-            Ok(spec) => spec,
-            // A model not fetched yet, offline: what is wrong, instead of no summary at all.
-            Err(error) => {
-                summary.model = self.configured_model();
-                summary.message = Some(error.to_string());
-                return Ok(summary);
+    pub fn summary(&self) -> BoxFuture<'_, Result<IndexSummary, DocsError>> {
+        async move {
+            let ingest_running = self
+                .running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .map(|p| p.snapshot().line());
+            let mut summary = IndexSummary {
+                index_dir: self.index_dir().display().to_string(),
+                model: String::new(),
+                dimension: 0,
+                reranker: self.config.docs.reranker.as_ref().map(|r| r.to_string()),
+                chunks: 0,
+                libraries: Vec::new(),
+                last_update: None,
+                vector_index: false,
+                ingest_running,
+                message: None,
+            };
+            let spec = match self.spec().await {
+                Ok(spec) => spec,
+                // A model not fetched yet, offline: what is wrong, instead of no summary at all.
+                Err(error) => {
+                    summary.model = self.configured_model();
+                    summary.message = Some(error.to_string());
+                    return Ok(summary);
+                }
+            };
+            (summary.model, summary.dimension) = (spec.name, spec.dimension);
+            if self.exists() {
+                let store = self.store().await?;
+                summary.chunks = store.count_rows().await?;
+                summary.libraries = store.libraries().await?;
+                summary.last_update = store.last_update().await?;
+                summary.vector_index = store.has_vector_index().await?;
             }
-        };
-        (summary.model, summary.dimension) = (spec.name, spec.dimension);
-        if self.exists() {
-            let store = self.store().await?;
-            summary.chunks = store.count_rows().await?;
-            summary.libraries = store.libraries().await?;
-            summary.last_update = store.last_update().await?;
-            summary.vector_index = store.has_vector_index().await?;
+            if summary.chunks == 0 {
+                summary.message = Some(self.empty_message());
+            }
+            Ok(summary)
         }
-        if summary.chunks == 0 {
-            summary.message = Some(self.empty_message());
-        }
-        Ok(summary)
+        .boxed()
     }
 }
 

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fastembed::{Pooling, TextEmbedding, TextRerank};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 
 use super::embed::{
     DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, EmbedError, ModelSource, TOKENIZER_FILES, find_model,
@@ -263,68 +265,74 @@ impl Fetcher {
 
 /// The embedding model `choice` names (None or the shipped model's name: the shipped one),
 /// found or fetched.
-pub async fn embedding_spec(
-    choice: Option<&ModelRef>,
-    data_dir: &Path,
-    fetcher: &Fetcher,
-) -> Result<EmbeddingSpec, ModelError> {
-    match choice {
-        None => Ok(EmbeddingSpec::shipped(find_model(None, Some(data_dir))?)),
-        Some(ModelRef::Named(name)) if name.eq_ignore_ascii_case(DEFAULT_MODEL_NAME) => {
-            Ok(EmbeddingSpec::shipped(find_model(None, Some(data_dir))?))
-        }
-        Some(ModelRef::Dir(dir)) => {
-            let dir = dir.clone();
-            blocking(move || embedding_dir(&dir)).await
-        }
-        Some(ModelRef::Named(name)) => {
-            let entry = catalogue_entry(Role::Embedding, name)?;
-            let dir = cached(&entry, data_dir, fetcher).await?;
-            let info = TextEmbedding::list_supported_models()
-                .into_iter()
-                .find(|m| m.model_code == entry.repository)
-                .expect("the entry came from this list");
-            let (query_prefix, passage_prefix) = prefixes(&entry.short);
-            Ok(EmbeddingSpec {
-                name: entry.short.clone(),
-                dimension: info.dim,
-                source: ModelSource::Dir(dir),
-                onnx: entry.onnx,
-                pooling: TextEmbedding::get_default_pooling_method(&info.model)
-                    .unwrap_or(Pooling::Mean),
-                query_prefix: query_prefix.into(),
-                passage_prefix: passage_prefix.into(),
-            })
+pub fn embedding_spec<'a>(
+    choice: Option<&'a ModelRef>,
+    data_dir: &'a Path,
+    fetcher: &'a Fetcher,
+) -> BoxFuture<'a, Result<EmbeddingSpec, ModelError>> {
+    async move {
+        match choice {
+            None => Ok(EmbeddingSpec::shipped(find_model(None, Some(data_dir))?)),
+            Some(ModelRef::Named(name)) if name.eq_ignore_ascii_case(DEFAULT_MODEL_NAME) => {
+                Ok(EmbeddingSpec::shipped(find_model(None, Some(data_dir))?))
+            }
+            Some(ModelRef::Dir(dir)) => {
+                let dir = dir.clone();
+                blocking(move || embedding_dir(&dir)).await
+            }
+            Some(ModelRef::Named(name)) => {
+                let entry = catalogue_entry(Role::Embedding, name)?;
+                let dir = cached(&entry, data_dir, fetcher).await?;
+                let info = TextEmbedding::list_supported_models()
+                    .into_iter()
+                    .find(|m| m.model_code == entry.repository)
+                    .expect("the entry came from this list");
+                let (query_prefix, passage_prefix) = prefixes(&entry.short);
+                Ok(EmbeddingSpec {
+                    name: entry.short.clone(),
+                    dimension: info.dim,
+                    source: ModelSource::Dir(dir),
+                    onnx: entry.onnx,
+                    pooling: TextEmbedding::get_default_pooling_method(&info.model)
+                        .unwrap_or(Pooling::Mean),
+                    query_prefix: query_prefix.into(),
+                    passage_prefix: passage_prefix.into(),
+                })
+            }
         }
     }
+    .boxed()
 }
 
 /// The cross-encoder `choice` names, found or fetched.
-pub async fn reranker_spec(
-    choice: &ModelRef,
-    data_dir: &Path,
-    fetcher: &Fetcher,
-) -> Result<RerankerSpec, ModelError> {
-    match choice {
-        ModelRef::Dir(dir) => {
-            let dir = dir.clone();
-            blocking(move || {
-                let onnx = model_files(&dir)?;
-                let name = local_name(&dir, &onnx, "")?;
-                Ok(RerankerSpec { name, dir, onnx })
-            })
-            .await
-        }
-        ModelRef::Named(name) => {
-            let entry = catalogue_entry(Role::Reranker, name)?;
-            let dir = cached(&entry, data_dir, fetcher).await?;
-            Ok(RerankerSpec {
-                name: entry.short,
-                dir,
-                onnx: entry.onnx,
-            })
+pub fn reranker_spec<'a>(
+    choice: &'a ModelRef,
+    data_dir: &'a Path,
+    fetcher: &'a Fetcher,
+) -> BoxFuture<'a, Result<RerankerSpec, ModelError>> {
+    async move {
+        match choice {
+            ModelRef::Dir(dir) => {
+                let dir = dir.clone();
+                blocking(move || {
+                    let onnx = model_files(&dir)?;
+                    let name = local_name(&dir, &onnx, "")?;
+                    Ok(RerankerSpec { name, dir, onnx })
+                })
+                .await
+            }
+            ModelRef::Named(name) => {
+                let entry = catalogue_entry(Role::Reranker, name)?;
+                let dir = cached(&entry, data_dir, fetcher).await?;
+                Ok(RerankerSpec {
+                    name: entry.short,
+                    dir,
+                    onnx: entry.onnx,
+                })
+            }
         }
     }
+    .boxed()
 }
 
 async fn blocking<T: Send + 'static>(

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::search::ProjectScope;
@@ -92,22 +94,25 @@ pub struct DependencyChoice {
 
 /// The roots of a project: its own files, then one per dependency. `cargo metadata` runs
 /// under `policy`.
-pub async fn project_roots(
-    policy: &Policy,
-    dir: &Path,
+pub fn project_roots<'a>(
+    policy: &'a Policy,
+    dir: &'a Path,
     kind: Ecosystem,
     choice: DependencyChoice,
-    exclude: &[String],
-) -> Result<Vec<Root>, ProjectDocsError> {
-    match kind {
-        Ecosystem::Cargo => cargo_roots(policy, dir, choice, exclude).await,
-        // Every dependency's folder and mix.exs read: on a blocking thread.
-        Ecosystem::Mix => {
-            let (dir, exclude) = (dir.to_path_buf(), exclude.to_vec());
-            let roots = tokio::task::spawn_blocking(move || mix_roots(&dir, &exclude)).await;
-            Ok(roots.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
+    exclude: &'a [String],
+) -> BoxFuture<'a, Result<Vec<Root>, ProjectDocsError>> {
+    async move {
+        match kind {
+            Ecosystem::Cargo => cargo_roots(policy, dir, choice, exclude).await,
+            // Every dependency's folder and mix.exs read: on a blocking thread.
+            Ecosystem::Mix => {
+                let (dir, exclude) = (dir.to_path_buf(), exclude.to_vec());
+                let roots = tokio::task::spawn_blocking(move || mix_roots(&dir, &exclude)).await;
+                Ok(roots.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
+            }
         }
     }
+    .boxed()
 }
 
 async fn cargo_roots(
@@ -299,32 +304,35 @@ pub fn project_scope(dir: &Path, kind: Ecosystem) -> ProjectScope {
 /// The toolchain docs installed here: the Rust docs of the default rustc (when rustup
 /// installed them) and Elixir's standard library (when Elixir is installed). The probes
 /// run under `policy`.
-pub async fn toolchain_roots(policy: &Policy, cwd: &Path) -> Vec<Root> {
-    let mut roots = Vec::new();
-    if let (Ok(sysroot), Ok(version)) = (
-        run(policy, PROBE_TIMEOUT, "rustc", &["--print", "sysroot"], cwd).await,
-        run(policy, PROBE_TIMEOUT, "rustc", &["--version"], cwd).await,
-    ) {
-        // `rustc 1.95.0 (59807616e 2026-04-14)` → 1.95.0
-        let version = version.split_whitespace().nth(1).unwrap_or("").to_string();
-        roots.extend(
-            super::sources::rust_toolchain_root(Path::new(sysroot.trim()), &version)
-                .map(Root::Files),
-        );
-    }
-    let script = crate::exs::ELIXIR_LIB_DIR;
-    if let Ok(output) = run(policy, PROBE_TIMEOUT, "elixir", &["-e", script], cwd).await {
-        let mut lines = output.lines();
-        if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next())
-            && let Some(lib_dir) = Path::new(elixir_dir.trim()).parent()
-        {
-            roots.extend(super::sources::elixir_toolchain_roots(
-                lib_dir,
-                version.trim(),
-            ));
+pub fn toolchain_roots<'a>(policy: &'a Policy, cwd: &'a Path) -> BoxFuture<'a, Vec<Root>> {
+    async move {
+        let mut roots = Vec::new();
+        if let (Ok(sysroot), Ok(version)) = (
+            run(policy, PROBE_TIMEOUT, "rustc", &["--print", "sysroot"], cwd).await,
+            run(policy, PROBE_TIMEOUT, "rustc", &["--version"], cwd).await,
+        ) {
+            // `rustc 1.95.0 (59807616e 2026-04-14)` → 1.95.0
+            let version = version.split_whitespace().nth(1).unwrap_or("").to_string();
+            roots.extend(
+                super::sources::rust_toolchain_root(Path::new(sysroot.trim()), &version)
+                    .map(Root::Files),
+            );
         }
+        let script = crate::exs::ELIXIR_LIB_DIR;
+        if let Ok(output) = run(policy, PROBE_TIMEOUT, "elixir", &["-e", script], cwd).await {
+            let mut lines = output.lines();
+            if let (Some(version), Some(elixir_dir)) = (lines.next(), lines.next())
+                && let Some(lib_dir) = Path::new(elixir_dir.trim()).parent()
+            {
+                roots.extend(super::sources::elixir_toolchain_roots(
+                    lib_dir,
+                    version.trim(),
+                ));
+            }
+        }
+        roots
     }
-    roots
+    .boxed()
 }
 
 /// Runs a helper command to its end under `policy`, for at most `timeout` (which kills its

@@ -8,7 +8,9 @@ use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
 use arrow_array::{Array, Float32Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use futures::FutureExt;
 use futures::TryStreamExt;
+use futures::future::BoxFuture;
 use lancedb::DistanceType;
 use lancedb::index::scalar::{FullTextSearchQuery, MatchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -169,17 +171,20 @@ impl DocStore {
     /// The `limit` best chunks for a query. `query_vector` is the embedded query (unused by
     /// [`SearchMode::FullText`]), `query_text` the query as typed (unused by
     /// [`SearchMode::Vector`]).
-    pub async fn search(
-        &self,
+    pub fn search<'a>(
+        &'a self,
         mode: SearchMode,
-        query_vector: &[f32],
-        query_text: &str,
-        filter: &SearchFilter,
+        query_vector: &'a [f32],
+        query_text: &'a str,
+        filter: &'a SearchFilter,
         limit: usize,
-    ) -> Result<Vec<Hit>> {
-        let vector = query_vector.to_vec();
-        self.search_embedding(mode, query_text, async { Ok(vector) }, filter, limit)
-            .await
+    ) -> BoxFuture<'a, Result<Vec<Hit>>> {
+        async move {
+            let vector = query_vector.to_vec();
+            self.search_embedding(mode, query_text, async { Ok(vector) }, filter, limit)
+                .await
+        }
+        .boxed()
     }
 
     /// As [`DocStore::search`], while the query's `embedding` is still being computed: a
@@ -420,31 +425,37 @@ pub fn reciprocal_rank_fusion<T, K: Hash + Eq, const N: usize>(
 
 impl DocStore {
     /// The chunks whose id starts with `prefix` (docs_lookup's short ids), at score 0.
-    pub async fn chunks_with_id_prefix(&self, prefix: &str) -> Result<Vec<Hit>> {
-        let prefix: String = prefix.chars().filter(char::is_ascii_hexdigit).collect();
-        self.chunks_where(format!("id LIKE '{prefix}%'")).await
+    pub fn chunks_with_id_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<Hit>>> {
+        async move {
+            let prefix: String = prefix.chars().filter(char::is_ascii_hexdigit).collect();
+            self.chunks_where(format!("id LIKE '{prefix}%'")).await
+        }
+        .boxed()
     }
 
     /// Every chunk of the file `file_path` of `library` at `version`, in line order.
-    pub async fn chunks_of_file(
-        &self,
-        library: &str,
-        version: Option<&str>,
-        file_path: &str,
-    ) -> Result<Vec<Hit>> {
-        let version = match version {
-            Some(v) => format!("version = {}", sql_string(v)),
-            None => "version IS NULL".to_string(),
-        };
-        let mut hits = self
-            .chunks_where(format!(
-                "library = {} AND {version} AND file_path = {}",
-                sql_string(library),
-                sql_string(file_path)
-            ))
-            .await?;
-        hits.sort_by_key(|h| (h.line_start, h.line_end));
-        Ok(hits)
+    pub fn chunks_of_file<'a>(
+        &'a self,
+        library: &'a str,
+        version: Option<&'a str>,
+        file_path: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Hit>>> {
+        async move {
+            let version = match version {
+                Some(v) => format!("version = {}", sql_string(v)),
+                None => "version IS NULL".to_string(),
+            };
+            let mut hits = self
+                .chunks_where(format!(
+                    "library = {} AND {version} AND file_path = {}",
+                    sql_string(library),
+                    sql_string(file_path)
+                ))
+                .await?;
+            hits.sort_by_key(|h| (h.line_start, h.line_end));
+            Ok(hits)
+        }
+        .boxed()
     }
 
     async fn chunks_where(&self, predicate: String) -> Result<Vec<Hit>> {

@@ -16,7 +16,9 @@ use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::FutureExt;
 use futures::TryStreamExt;
+use futures::future::BoxFuture;
 use lancedb::index::scalar::{BTreeIndexBuilder, FtsIndexBuilder};
 use lancedb::index::vector::IvfHnswSqIndexBuilder;
 use lancedb::index::{Index, IndexType};
@@ -181,64 +183,71 @@ impl std::fmt::Debug for DocStore {
 impl DocStore {
     /// Opens the index at `dir`, creating it (and the directory) when it does not exist.
     /// Refuses an index whose vectors came from another model or have another size.
-    pub async fn open(dir: &Path, model: &str, dimension: usize) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| IndexError::Metadata {
-            path: dir.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        let uri = dir.to_str().ok_or_else(|| IndexError::Metadata {
-            path: dir.display().to_string(),
-            reason: "the index path is not UTF-8".into(),
-        })?;
-        let db = lancedb::connect(uri)
-            // Another process (`drydock index`) may write while a server reads: look for a
-            // newer table version at most once a second.
-            .read_consistency_interval(Duration::from_secs(1))
-            .execute()
-            .await?;
-        let names = db.table_names().execute().await?;
-        let has_table = names.iter().any(|name| name == TABLE_NAME);
-        let has_files = names.iter().any(|name| name == FILES_TABLE);
-        match read_metadata(dir)? {
-            Some(meta) if meta.model != model || meta.dimension != dimension => {
-                return Err(IndexError::ModelMismatch {
-                    dir: dir.display().to_string(),
-                    index_model: meta.model,
-                    index_dimension: meta.dimension,
-                    model: model.to_string(),
-                    dimension,
-                });
+    pub fn open<'a>(
+        dir: &'a Path,
+        model: &'a str,
+        dimension: usize,
+    ) -> BoxFuture<'a, Result<Self>> {
+        async move {
+            std::fs::create_dir_all(dir).map_err(|e| IndexError::Metadata {
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            let uri = dir.to_str().ok_or_else(|| IndexError::Metadata {
+                path: dir.display().to_string(),
+                reason: "the index path is not UTF-8".into(),
+            })?;
+            let db = lancedb::connect(uri)
+                // Another process (`drydock index`) may write while a server reads: look for a
+                // newer table version at most once a second.
+                .read_consistency_interval(Duration::from_secs(1))
+                .execute()
+                .await?;
+            let names = db.table_names().execute().await?;
+            let has_table = names.iter().any(|name| name == TABLE_NAME);
+            let has_files = names.iter().any(|name| name == FILES_TABLE);
+            match read_metadata(dir)? {
+                Some(meta) if meta.model != model || meta.dimension != dimension => {
+                    return Err(IndexError::ModelMismatch {
+                        dir: dir.display().to_string(),
+                        index_model: meta.model,
+                        index_dimension: meta.dimension,
+                        model: model.to_string(),
+                        dimension,
+                    });
+                }
+                Some(_) => {}
+                None if has_table => {
+                    return Err(IndexError::UnknownModel {
+                        dir: dir.display().to_string(),
+                    });
+                }
+                // The record is written before the table, so a table never lacks one.
+                None => write_metadata(dir, model, dimension)?,
             }
-            Some(_) => {}
-            None if has_table => {
-                return Err(IndexError::UnknownModel {
-                    dir: dir.display().to_string(),
-                });
-            }
-            // The record is written before the table, so a table never lacks one.
-            None => write_metadata(dir, model, dimension)?,
+            let table = if has_table {
+                db.open_table(TABLE_NAME).execute().await?
+            } else {
+                db.create_empty_table(TABLE_NAME, chunk_schema(dimension))
+                    .execute()
+                    .await?
+            };
+            let files = if has_files {
+                db.open_table(FILES_TABLE).execute().await?
+            } else {
+                db.create_empty_table(FILES_TABLE, files_schema())
+                    .execute()
+                    .await?
+            };
+            Ok(DocStore {
+                dir: dir.to_path_buf(),
+                table,
+                files,
+                model: model.to_string(),
+                dimension,
+            })
         }
-        let table = if has_table {
-            db.open_table(TABLE_NAME).execute().await?
-        } else {
-            db.create_empty_table(TABLE_NAME, chunk_schema(dimension))
-                .execute()
-                .await?
-        };
-        let files = if has_files {
-            db.open_table(FILES_TABLE).execute().await?
-        } else {
-            db.create_empty_table(FILES_TABLE, files_schema())
-                .execute()
-                .await?
-        };
-        Ok(DocStore {
-            dir: dir.to_path_buf(),
-            table,
-            files,
-            model: model.to_string(),
-            dimension,
-        })
+        .boxed()
     }
 
     pub fn dir(&self) -> &Path {
@@ -279,69 +288,78 @@ impl DocStore {
         &self.table
     }
 
-    pub async fn count_rows(&self) -> Result<usize> {
-        Ok(self.table.count_rows(None).await?)
+    pub fn count_rows(&self) -> BoxFuture<'_, Result<usize>> {
+        async move { Ok(self.table.count_rows(None).await?) }.boxed()
     }
 
     /// Replaces a source's chunks with `chunks` (all rows with this `source` go).
-    pub async fn upsert_file(
-        &self,
-        source: &str,
-        file_hash: &str,
+    pub fn upsert_file<'a>(
+        &'a self,
+        source: &'a str,
+        file_hash: &'a str,
         chunks: Vec<ChunkRecord>,
-    ) -> Result<()> {
-        self.upsert_files(vec![FileChunks {
-            source: source.to_string(),
-            file_hash: file_hash.to_string(),
-            chunks,
-        }])
-        .await
+    ) -> BoxFuture<'a, Result<()>> {
+        async move {
+            self.upsert_files(vec![FileChunks {
+                source: source.to_string(),
+                file_hash: file_hash.to_string(),
+                chunks,
+            }])
+            .await
+        }
+        .boxed()
     }
 
     /// Replaces the chunks of several files: one delete and one append for the whole call,
     /// so an ingest should hand over many files at once. The files' hashes are recorded
     /// last, so a file whose chunks were not all written is indexed again by the next run.
-    pub async fn upsert_files(&self, files: Vec<FileChunks>) -> Result<()> {
-        if files.is_empty() {
-            return Ok(());
-        }
-        let batch = self.record_batch(&files)?;
-        let paths: Vec<&str> = files.iter().map(|f| f.source.as_str()).collect();
-        self.delete_files(&paths).await?;
-        if batch.num_rows() > 0 {
-            self.ensure_search_text().await?;
-            self.table.add(batch).execute().await?;
-            if !self.has_text_index().await? {
-                self.build_text_index().await?;
+    pub fn upsert_files(&self, files: Vec<FileChunks>) -> BoxFuture<'_, Result<()>> {
+        async move {
+            if files.is_empty() {
+                return Ok(());
             }
+            let batch = self.record_batch(&files)?;
+            let paths: Vec<&str> = files.iter().map(|f| f.source.as_str()).collect();
+            self.delete_files(&paths).await?;
+            if batch.num_rows() > 0 {
+                self.ensure_search_text().await?;
+                self.table.add(batch).execute().await?;
+                if !self.has_text_index().await? {
+                    self.build_text_index().await?;
+                }
+            }
+            let sources: ArrayRef = Arc::new(
+                files
+                    .iter()
+                    .map(|f| Some(f.source.as_str()))
+                    .collect::<StringArray>(),
+            );
+            let hashes: ArrayRef = Arc::new(
+                files
+                    .iter()
+                    .map(|f| Some(f.file_hash.as_str()))
+                    .collect::<StringArray>(),
+            );
+            let counts: ArrayRef = Arc::new(
+                files
+                    .iter()
+                    .map(|f| Some(f.chunks.len() as u32))
+                    .collect::<UInt32Array>(),
+            );
+            let records = RecordBatch::try_new(files_schema(), vec![sources, hashes, counts])?;
+            self.files.add(records).execute().await?;
+            Ok(())
         }
-        let sources: ArrayRef = Arc::new(
-            files
-                .iter()
-                .map(|f| Some(f.source.as_str()))
-                .collect::<StringArray>(),
-        );
-        let hashes: ArrayRef = Arc::new(
-            files
-                .iter()
-                .map(|f| Some(f.file_hash.as_str()))
-                .collect::<StringArray>(),
-        );
-        let counts: ArrayRef = Arc::new(
-            files
-                .iter()
-                .map(|f| Some(f.chunks.len() as u32))
-                .collect::<UInt32Array>(),
-        );
-        let records = RecordBatch::try_new(files_schema(), vec![sources, hashes, counts])?;
-        self.files.add(records).execute().await?;
-        Ok(())
+        .boxed()
     }
 
     /// Removes every chunk of these sources.
-    pub async fn remove_files(&self, paths: &[String]) -> Result<()> {
-        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-        self.delete_files(&paths).await
+    pub fn remove_files<'a>(&'a self, paths: &'a [String]) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+            self.delete_files(&paths).await
+        }
+        .boxed()
     }
 
     async fn delete_files(&self, paths: &[&str]) -> Result<()> {
@@ -354,38 +372,53 @@ impl DocStore {
     }
 
     /// The content hash of every indexed source, by source, to skip unchanged files.
-    pub async fn file_hashes(&self) -> Result<HashMap<String, String>> {
-        let batches = scan(&self.files, None, &["source", "file_hash"]).await?;
-        let mut hashes = HashMap::new();
-        for batch in &batches {
-            let paths = column::<StringArray>(batch, "source")?;
-            let file_hashes = column::<StringArray>(batch, "file_hash")?;
-            for row in 0..batch.num_rows() {
-                hashes.insert(
-                    paths.value(row).to_string(),
-                    file_hashes.value(row).to_string(),
-                );
+    pub fn file_hashes(&self) -> BoxFuture<'_, Result<HashMap<String, String>>> {
+        async move {
+            let batches = scan(&self.files, None, &["source", "file_hash"]).await?;
+            let mut hashes = HashMap::new();
+            for batch in &batches {
+                let paths = column::<StringArray>(batch, "source")?;
+                let file_hashes = column::<StringArray>(batch, "file_hash")?;
+                for row in 0..batch.num_rows() {
+                    hashes.insert(
+                        paths.value(row).to_string(),
+                        file_hashes.value(row).to_string(),
+                    );
+                }
             }
+            Ok(hashes)
         }
-        Ok(hashes)
+        .boxed()
     }
 
     /// Every chunk of the file(s) whose `file_path` is `file_path` or ends with `/file_path`:
     /// (file_path, heading, text), for the evaluation to find which sections hold an answer.
-    pub async fn file_sections(&self, file_path: &str) -> Result<Vec<(String, String, String)>> {
-        self.sections_where(format!(
-            "file_path = {} OR file_path LIKE {}",
-            sql_string(file_path),
-            sql_string(&format!("%/{file_path}"))
-        ))
-        .await
+    pub fn file_sections<'a>(
+        &'a self,
+        file_path: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String, String)>>> {
+        async move {
+            self.sections_where(format!(
+                "file_path = {} OR file_path LIKE {}",
+                sql_string(file_path),
+                sql_string(&format!("%/{file_path}"))
+            ))
+            .await
+        }
+        .boxed()
     }
 
     /// Every chunk whose text is exactly `text`, as [`DocStore::file_sections`] lists them: the
     /// copies of a passage published on several paths, for the evaluation to accept any.
-    pub async fn chunks_with_text(&self, text: &str) -> Result<Vec<(String, String, String)>> {
-        self.sections_where(format!("text = {}", sql_string(text)))
-            .await
+    pub fn chunks_with_text<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String, String)>>> {
+        async move {
+            self.sections_where(format!("text = {}", sql_string(text)))
+                .await
+        }
+        .boxed()
     }
 
     async fn sections_where(&self, predicate: String) -> Result<Vec<(String, String, String)>> {
@@ -416,68 +449,80 @@ impl DocStore {
     /// Vectors already stored for any of these embedding keys, so identical chunks (the
     /// same crate version used by two projects, a file that changed elsewhere) are embedded
     /// once.
-    pub async fn known_vectors(&self, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
-        let mut known = HashMap::new();
-        for group in keys.chunks(IDS_PER_PREDICATE) {
-            let group: Vec<&str> = group.iter().map(String::as_str).collect();
-            let batches = scan(
-                &self.table,
-                Some(in_list("embedding_key", &group)),
-                &["embedding_key", "vector"],
-            )
-            .await?;
-            for batch in &batches {
-                let ids = column::<StringArray>(batch, "embedding_key")?;
-                let vectors = column::<FixedSizeListArray>(batch, "vector")?;
-                for row in 0..batch.num_rows() {
-                    if known.contains_key(ids.value(row)) {
-                        continue;
+    pub fn known_vectors<'a>(
+        &'a self,
+        keys: &'a [String],
+    ) -> BoxFuture<'a, Result<HashMap<String, Vec<f32>>>> {
+        async move {
+            let mut known = HashMap::new();
+            for group in keys.chunks(IDS_PER_PREDICATE) {
+                let group: Vec<&str> = group.iter().map(String::as_str).collect();
+                let batches = scan(
+                    &self.table,
+                    Some(in_list("embedding_key", &group)),
+                    &["embedding_key", "vector"],
+                )
+                .await?;
+                for batch in &batches {
+                    let ids = column::<StringArray>(batch, "embedding_key")?;
+                    let vectors = column::<FixedSizeListArray>(batch, "vector")?;
+                    for row in 0..batch.num_rows() {
+                        if known.contains_key(ids.value(row)) {
+                            continue;
+                        }
+                        let vector = vectors.value(row);
+                        let vector = vector
+                            .as_any()
+                            .downcast_ref::<Float32Array>()
+                            .ok_or_else(|| IndexError::Column("vector".into()))?;
+                        known.insert(ids.value(row).to_string(), vector.values().to_vec());
                     }
-                    let vector = vectors.value(row);
-                    let vector = vector
-                        .as_any()
-                        .downcast_ref::<Float32Array>()
-                        .ok_or_else(|| IndexError::Column("vector".into()))?;
-                    known.insert(ids.value(row).to_string(), vector.values().to_vec());
                 }
             }
+            Ok(known)
         }
-        Ok(known)
+        .boxed()
     }
 
     /// What is indexed: chunk counts per library and version, sorted.
-    pub async fn libraries(&self) -> Result<Vec<LibrarySummary>> {
-        let batches = scan(&self.table, None, &["library", "version"]).await?;
-        let mut counts: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
-        for batch in &batches {
-            let libraries = column::<StringArray>(batch, "library")?;
-            let versions = column::<StringArray>(batch, "version")?;
-            for row in 0..batch.num_rows() {
-                let version = versions
-                    .is_valid(row)
-                    .then(|| versions.value(row).to_string());
-                *counts
-                    .entry((libraries.value(row).to_string(), version))
-                    .or_default() += 1;
+    pub fn libraries(&self) -> BoxFuture<'_, Result<Vec<LibrarySummary>>> {
+        async move {
+            let batches = scan(&self.table, None, &["library", "version"]).await?;
+            let mut counts: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
+            for batch in &batches {
+                let libraries = column::<StringArray>(batch, "library")?;
+                let versions = column::<StringArray>(batch, "version")?;
+                for row in 0..batch.num_rows() {
+                    let version = versions
+                        .is_valid(row)
+                        .then(|| versions.value(row).to_string());
+                    *counts
+                        .entry((libraries.value(row).to_string(), version))
+                        .or_default() += 1;
+                }
             }
+            Ok(counts
+                .into_iter()
+                .map(|((library, version), chunks)| LibrarySummary {
+                    library,
+                    version,
+                    chunks,
+                })
+                .collect())
         }
-        Ok(counts
-            .into_iter()
-            .map(|((library, version), chunks)| LibrarySummary {
-                library,
-                version,
-                chunks,
-            })
-            .collect())
+        .boxed()
     }
 
     /// When the table last changed (RFC 3339, UTC).
-    pub async fn last_update(&self) -> Result<Option<String>> {
-        let versions = self.table.list_versions().await?;
-        Ok(versions.iter().max_by_key(|v| v.version).map(|v| {
-            v.timestamp
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        }))
+    pub fn last_update(&self) -> BoxFuture<'_, Result<Option<String>>> {
+        async move {
+            let versions = self.table.list_versions().await?;
+            Ok(versions.iter().max_by_key(|v| v.version).map(|v| {
+                v.timestamp
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            }))
+        }
+        .boxed()
     }
 
     /// Index maintenance, for the end of an ingest: builds the vector index once the table
@@ -486,43 +531,49 @@ impl DocStore {
     /// builds the full-text index anew when it is missing, outdated or lacks many rows. Rows
     /// not yet in an index are still found (searched without it), so searches are right at
     /// any time; this keeps them fast.
-    pub async fn optimize(&self) -> Result<Maintenance> {
-        let rows = self.count_rows().await?;
-        let mut done = Maintenance {
-            rows,
-            ..Maintenance::default()
-        };
-        if rows == 0 {
-            return Ok(done);
+    pub fn optimize(&self) -> BoxFuture<'_, Result<Maintenance>> {
+        async move {
+            let rows = self.count_rows().await?;
+            let mut done = Maintenance {
+                rows,
+                ..Maintenance::default()
+            };
+            if rows == 0 {
+                return Ok(done);
+            }
+            // Decided before the optimization below, which adds the new rows to the indexes.
+            done.built_text_index = self.text_index_needs_building(rows).await?;
+            if self.needs_vector_index().await? {
+                self.create_vector_index().await?;
+                done.created_vector_index = true;
+            }
+            self.table.optimize(OptimizeAction::All).await?;
+            self.files.optimize(OptimizeAction::All).await?;
+            // After the compaction: a full-text index built before it ranks worse.
+            if done.built_text_index {
+                self.build_text_index().await?;
+            }
+            for column in self.key_columns_without_index().await? {
+                self.table
+                    .create_index(&[column], Index::BTree(BTreeIndexBuilder::default()))
+                    .execute()
+                    .await?;
+            }
+            Ok(done)
         }
-        // Decided before the optimization below, which adds the new rows to the indexes.
-        done.built_text_index = self.text_index_needs_building(rows).await?;
-        if self.needs_vector_index().await? {
-            self.create_vector_index().await?;
-            done.created_vector_index = true;
-        }
-        self.table.optimize(OptimizeAction::All).await?;
-        self.files.optimize(OptimizeAction::All).await?;
-        // After the compaction: a full-text index built before it ranks worse.
-        if done.built_text_index {
-            self.build_text_index().await?;
-        }
-        for column in self.key_columns_without_index().await? {
-            self.table
-                .create_index(&[column], Index::BTree(BTreeIndexBuilder::default()))
-                .execute()
-                .await?;
-        }
-        Ok(done)
+        .boxed()
     }
 
     /// Whether [`DocStore::optimize`] would build an index the table lacks (one an older
     /// drydock did not build), so that it is worth running when nothing else changed.
-    pub async fn lacks_an_index(&self) -> Result<bool> {
-        Ok(self.count_rows().await? > 0
-            && (!self.has_text_index().await?
-                || self.needs_vector_index().await?
-                || !self.key_columns_without_index().await?.is_empty()))
+    pub fn lacks_an_index(&self) -> BoxFuture<'_, Result<bool>> {
+        async move {
+            Ok(self.count_rows().await? > 0
+                && (!self.has_text_index().await?
+                    || self.needs_vector_index().await?
+                    || !self.key_columns_without_index().await?.is_empty()))
+        }
+        .boxed()
     }
 
     async fn key_columns_without_index(&self) -> Result<Vec<&'static str>> {
@@ -537,25 +588,32 @@ impl DocStore {
 
     /// Builds (or rebuilds) the IVF_HNSW_SQ cosine index on the vectors; [`DocStore::optimize`]
     /// does it once the table is large enough. Searches after it are approximate.
-    pub async fn create_vector_index(&self) -> Result<()> {
-        let index = IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine);
-        self.table
-            .create_index(&["vector"], Index::IvfHnswSq(index))
-            .replace(true)
-            .execute()
-            .await?;
-        Ok(())
+    pub fn create_vector_index(&self) -> BoxFuture<'_, Result<()>> {
+        async move {
+            let index = IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine);
+            self.table
+                .create_index(&["vector"], Index::IvfHnswSq(index))
+                .replace(true)
+                .execute()
+                .await?;
+            Ok(())
+        }
+        .boxed()
     }
 
     /// Whether the table is large enough for a vector index and has none (an older drydock
     /// built them only from a larger size).
-    pub async fn needs_vector_index(&self) -> Result<bool> {
-        Ok(self.count_rows().await? >= VECTOR_INDEX_MIN_ROWS && !self.has_vector_index().await?)
+    pub fn needs_vector_index(&self) -> BoxFuture<'_, Result<bool>> {
+        async move {
+            Ok(self.count_rows().await? >= VECTOR_INDEX_MIN_ROWS
+                && !self.has_vector_index().await?)
+        }
+        .boxed()
     }
 
     /// Whether the table has a vector index (else vector search is exact).
-    pub async fn has_vector_index(&self) -> Result<bool> {
-        self.has_index_on("vector").await
+    pub fn has_vector_index(&self) -> BoxFuture<'_, Result<bool>> {
+        async move { self.has_index_on("vector").await }.boxed()
     }
 
     /// The analyzer of the full-text index: code-aware tokens (an identifier is kept whole
@@ -615,23 +673,26 @@ impl DocStore {
     }
 
     /// Whether the full-text index exists as this drydock builds it.
-    pub async fn has_text_index(&self) -> Result<bool> {
-        Ok(self.text_index().await? == TextIndex::Current)
+    pub fn has_text_index(&self) -> BoxFuture<'_, Result<bool>> {
+        async move { Ok(self.text_index().await? == TextIndex::Current) }.boxed()
     }
 
     /// Which full-text index the table has.
-    pub async fn text_index(&self) -> Result<TextIndex> {
-        let indices = self.table.list_indices().await?;
-        let fts_on = |column: &str| {
-            indices.iter().find(|index| {
-                index.index_type == IndexType::FTS && index.columns.iter().any(|c| c == column)
+    pub fn text_index(&self) -> BoxFuture<'_, Result<TextIndex>> {
+        async move {
+            let indices = self.table.list_indices().await?;
+            let fts_on = |column: &str| {
+                indices.iter().find(|index| {
+                    index.index_type == IndexType::FTS && index.columns.iter().any(|c| c == column)
+                })
+            };
+            Ok(match (fts_on(SEARCH_TEXT), fts_on("text")) {
+                (Some(index), _) if index.name == TEXT_INDEX => TextIndex::Current,
+                (_, Some(_)) => TextIndex::TextOnly,
+                _ => TextIndex::None,
             })
-        };
-        Ok(match (fts_on(SEARCH_TEXT), fts_on("text")) {
-            (Some(index), _) if index.name == TEXT_INDEX => TextIndex::Current,
-            (_, Some(_)) => TextIndex::TextOnly,
-            _ => TextIndex::None,
-        })
+        }
+        .boxed()
     }
 
     async fn has_index_on(&self, column: &str) -> Result<bool> {

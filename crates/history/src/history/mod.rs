@@ -22,6 +22,7 @@ pub mod store;
 pub use self::problem::ProblemKind;
 pub use self::search::Reach;
 
+use futures::FutureExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -140,11 +141,14 @@ impl History {
     }
 
     /// Waits until every run handed over so far is recorded.
-    pub async fn flush(&self) {
-        let (done, recorded) = oneshot::channel();
-        if self.send(Work::Flush(done)) {
-            let _ = recorded.await;
+    pub fn flush(&self) -> BoxFuture<'_, ()> {
+        async move {
+            let (done, recorded) = oneshot::channel();
+            if self.send(Work::Flush(done)) {
+                let _ = recorded.await;
+            }
         }
+        .boxed()
     }
 
     /// Waits until every run handed over so far is recorded, at most [`ANSWERS_WITHIN`]: a
@@ -701,28 +705,37 @@ impl History {
     }
 
     /// Forgets `project`'s runs and problems (every project's when None).
-    pub async fn forget(&self, project: Option<&Path>) -> Result<(usize, usize), HistoryError> {
-        self.recorded().await?;
-        let project = project.map(|p| p.display().to_string());
-        Ok(self
-            .store
-            .run(move |store| store.forget(project.as_deref()))
-            .await?)
+    pub fn forget<'a>(
+        &'a self,
+        project: Option<&'a Path>,
+    ) -> BoxFuture<'a, Result<(usize, usize), HistoryError>> {
+        async move {
+            self.recorded().await?;
+            let project = project.map(|p| p.display().to_string());
+            Ok(self
+                .store
+                .run(move |store| store.forget(project.as_deref()))
+                .await?)
+        }
+        .boxed()
     }
 
     /// `project`'s problems, open first; at most `limit`.
-    pub async fn project_problems(
-        &self,
-        project: &Path,
+    pub fn project_problems<'a>(
+        &'a self,
+        project: &'a Path,
         limit: usize,
-    ) -> Result<Vec<Remembered>, HistoryError> {
-        let project = project.display().to_string();
-        Ok(self
-            .store
-            .within(ANSWERS_WITHIN, move |store| {
-                store.of_project(&project, limit)
-            })
-            .await?)
+    ) -> BoxFuture<'a, Result<Vec<Remembered>, HistoryError>> {
+        async move {
+            let project = project.display().to_string();
+            Ok(self
+                .store
+                .within(ANSWERS_WITHIN, move |store| {
+                    store.of_project(&project, limit)
+                })
+                .await?)
+        }
+        .boxed()
     }
 }
 

@@ -6,6 +6,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::access::StoreSlot;
 use super::problem::ProblemKind;
 use super::reports::{HistoryHit, ProjectReport, SearchReport};
@@ -42,91 +45,101 @@ impl Reach {
 
 impl History {
     /// The best `limit` records within `reach` for the request.
-    pub async fn search(
+    pub fn search(
         &self,
         req: SearchRequest,
         reach: Reach,
-    ) -> Result<SearchReport, HistoryError> {
-        if !self.config.history.enabled {
-            return Err(HistoryError::Off);
-        }
-        let query = req.query.trim();
-        if query.is_empty() {
-            return Err(HistoryError::InvalidArgument(
-                "query: say what to look for (an error's text, a code, a test, a symptom)".into(),
-            ));
-        }
-        let kind = match req.kind.as_deref() {
-            None => None,
-            Some(name) => Some(ProblemKind::parse(name).ok_or_else(|| {
-                HistoryError::InvalidArgument(format!(
-                    "kind: {name:?} is not one of error, warning, test, command, task"
-                ))
-            })?),
-        };
-        let project = req
-            .project_path
-            .as_deref()
-            .map(|path| self.project_dir(path))
-            .transpose()?;
-        let limit = req.limit.map_or(5, |n| n.get() as usize);
-        self.recorded().await?;
-        embed_new(&self.store, &self.docs).await;
-        let text = text_query(query);
-        let by_text = self
-            .store
-            .within(ANSWERS_WITHIN, move |store| {
-                store.text_matches(&text, CANDIDATES)
-            })
-            .await?;
-        let by_meaning = self.nearest(query).await;
-        let candidates = fused(&[by_text, by_meaning]);
-        let (since, until) = (req.since_ms.map(|s| s.get()), req.until_ms.map(|u| u.get()));
-        let project = project.map(|p| p.display().to_string());
-        let hits = self
-            .store
-            .within(ANSWERS_WITHIN, move |store| {
-                let mut hits = Vec::new();
-                for id in candidates {
-                    let Some(remembered) = store.problem(id)? else {
-                        continue;
-                    };
-                    let wanted = reach.admits(remembered.problem.kind)
-                        && project.as_ref().is_none_or(|p| remembered.project == *p)
-                        && kind.is_none_or(|k| remembered.problem.kind == k)
-                        && since.is_none_or(|since| remembered.last_ms >= since)
-                        && until.is_none_or(|until| remembered.first_ms <= until);
-                    if wanted {
-                        hits.push(HistoryHit::from(remembered));
+    ) -> BoxFuture<'_, Result<SearchReport, HistoryError>> {
+        async move {
+            if !self.config.history.enabled {
+                return Err(HistoryError::Off);
+            }
+            let query = req.query.trim();
+            if query.is_empty() {
+                return Err(HistoryError::InvalidArgument(
+                    "query: say what to look for (an error's text, a code, a test, a symptom)"
+                        .into(),
+                ));
+            }
+            let kind = match req.kind.as_deref() {
+                None => None,
+                Some(name) => Some(ProblemKind::parse(name).ok_or_else(|| {
+                    HistoryError::InvalidArgument(format!(
+                        "kind: {name:?} is not one of error, warning, test, command, task"
+                    ))
+                })?),
+            };
+            let project = req
+                .project_path
+                .as_deref()
+                .map(|path| self.project_dir(path))
+                .transpose()?;
+            let limit = req.limit.map_or(5, |n| n.get() as usize);
+            self.recorded().await?;
+            embed_new(&self.store, &self.docs).await;
+            let text = text_query(query);
+            let by_text = self
+                .store
+                .within(ANSWERS_WITHIN, move |store| {
+                    store.text_matches(&text, CANDIDATES)
+                })
+                .await?;
+            let by_meaning = self.nearest(query).await;
+            let candidates = fused(&[by_text, by_meaning]);
+            let (since, until) = (req.since_ms.map(|s| s.get()), req.until_ms.map(|u| u.get()));
+            let project = project.map(|p| p.display().to_string());
+            let hits = self
+                .store
+                .within(ANSWERS_WITHIN, move |store| {
+                    let mut hits = Vec::new();
+                    for id in candidates {
+                        let Some(remembered) = store.problem(id)? else {
+                            continue;
+                        };
+                        let wanted = reach.admits(remembered.problem.kind)
+                            && project.as_ref().is_none_or(|p| remembered.project == *p)
+                            && kind.is_none_or(|k| remembered.problem.kind == k)
+                            && since.is_none_or(|since| remembered.last_ms >= since)
+                            && until.is_none_or(|until| remembered.first_ms <= until);
+                        if wanted {
+                            hits.push(HistoryHit::from(remembered));
+                        }
+                        if hits.len() == limit {
+                            break;
+                        }
                     }
-                    if hits.len() == limit {
-                        break;
-                    }
-                }
-                Ok(hits)
-            })
-            .await?;
-        Ok(SearchReport { hits })
+                    Ok(hits)
+                })
+                .await?;
+            Ok(SearchReport { hits })
+        }
+        .boxed()
     }
 
     /// A project's open problems and the most recently fixed ones.
-    pub async fn project(&self, req: ProjectRequest) -> Result<ProjectReport, HistoryError> {
-        if !self.config.history.enabled {
-            return Err(HistoryError::Off);
+    pub fn project(
+        &self,
+        req: ProjectRequest,
+    ) -> BoxFuture<'_, Result<ProjectReport, HistoryError>> {
+        async move {
+            if !self.config.history.enabled {
+                return Err(HistoryError::Off);
+            }
+            let project = self.project_dir(&req.project_path)?;
+            self.recorded().await?;
+            let problems = self.project_problems(&project, 100).await?;
+            let (fixed, open): (Vec<_>, Vec<_>) = problems
+                .into_iter()
+                .filter(|p| p.problem.kind.is_build_problem())
+                .map(HistoryHit::from)
+                .partition(|hit| hit.resolved_ms.is_some());
+            Ok(ProjectReport {
+                project: project.display().to_string(),
+                open,
+                fixed: fixed.into_iter().take(20).collect(),
+            })
         }
-        let project = self.project_dir(&req.project_path)?;
-        self.recorded().await?;
-        let problems = self.project_problems(&project, 100).await?;
-        let (fixed, open): (Vec<_>, Vec<_>) = problems
-            .into_iter()
-            .filter(|p| p.problem.kind.is_build_problem())
-            .map(HistoryHit::from)
-            .partition(|hit| hit.resolved_ms.is_some());
-        Ok(ProjectReport {
-            project: project.display().to_string(),
-            open,
-            fixed: fixed.into_iter().take(20).collect(),
-        })
+        .boxed()
     }
 
     fn project_dir(&self, path: &str) -> Result<PathBuf, HistoryError> {

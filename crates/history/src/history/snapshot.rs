@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use crate::git::Git;
 use crate::untrusted::Tree;
 
@@ -94,29 +97,32 @@ pub fn read(
 
 /// The project's files, relative: git's tracked and untracked-but-not-ignored ones in a
 /// repository, else a walk that leaves build and dependency folders out.
-pub async fn files_of(project: &Path) -> Vec<String> {
-    let listed = Git::on_content(project)
-        .run(&[
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ])
-        .await;
-    let mut paths: Vec<String> = match listed {
-        // A project without a .gitignore lists its build output as untracked.
-        Ok(listing) => listing
-            .split('\0')
-            .filter(|p| !p.is_empty())
-            .filter(|p| !p.split('/').any(|part| BUILD_DIRS.contains(&part)))
-            .map(str::to_string)
-            .collect(),
-        Err(_) => walk(project),
-    };
-    paths.sort();
-    paths.dedup();
-    paths
+pub fn files_of(project: &Path) -> BoxFuture<'_, Vec<String>> {
+    async move {
+        let listed = Git::on_content(project)
+            .run(&[
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ])
+            .await;
+        let mut paths: Vec<String> = match listed {
+            // A project without a .gitignore lists its build output as untracked.
+            Ok(listing) => listing
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .filter(|p| !p.split('/').any(|part| BUILD_DIRS.contains(&part)))
+                .map(str::to_string)
+                .collect(),
+            Err(_) => walk(project),
+        };
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+    .boxed()
 }
 
 fn walk(project: &Path) -> Vec<String> {

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::{Extension, Router};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -27,29 +29,32 @@ pub(super) struct SandboxCaller {
 
 /// Serves `app` on `listener` for the sandbox of the task whose token is `token`, until
 /// `stop`.
-pub async fn serve(
+pub fn serve(
     listener: UnixListener,
     app: Router,
     token: String,
     header_read_timeout: Duration,
     stop: CancellationToken,
-) {
-    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-    let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
-    serve_accepted(accept, &stop, |stream: UnixStream| {
-        let slot = slots.clone().try_acquire_owned().ok();
-        let caller = SandboxCaller {
-            token: token.clone(),
-            pid: stream.peer_cred().ok().and_then(|cred| cred.pid()),
-        };
-        let app = app.clone().layer(Extension(caller));
-        let served = serve_connection(stream, app, header_read_timeout, stop.clone());
-        async move {
-            // One more than the sandbox may hold is closed unserved.
-            if let Some(_slot) = slot {
-                served.await;
+) -> BoxFuture<'static, ()> {
+    async move {
+        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
+        serve_accepted(accept, &stop, |stream: UnixStream| {
+            let slot = slots.clone().try_acquire_owned().ok();
+            let caller = SandboxCaller {
+                token: token.clone(),
+                pid: stream.peer_cred().ok().and_then(|cred| cred.pid()),
+            };
+            let app = app.clone().layer(Extension(caller));
+            let served = serve_connection(stream, app, header_read_timeout, stop.clone());
+            async move {
+                // One more than the sandbox may hold is closed unserved.
+                if let Some(_slot) = slot {
+                    served.await;
+                }
             }
-        }
-    })
-    .await;
+        })
+        .await;
+    }
+    .boxed()
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -21,7 +23,17 @@ use super::peer::Peers;
 
 /// Serves `app` on `listener` until `shutdown`, then waits for open connections to finish
 /// their responses. A connection `peers` does not serve gets a 403 for each request.
-pub async fn serve(
+pub fn serve(
+    listener: TcpListener,
+    app: Router,
+    header_read_timeout: Duration,
+    shutdown: CancellationToken,
+    peers: Peers,
+) -> BoxFuture<'static, ()> {
+    serving(listener, app, header_read_timeout, shutdown, peers).boxed()
+}
+
+async fn serving(
     listener: TcpListener,
     app: Router,
     header_read_timeout: Duration,

@@ -17,6 +17,7 @@ mod long_calls;
 mod prompts;
 pub mod request_params;
 mod resources;
+mod stdio;
 mod task_resources;
 mod terminal_resources;
 mod tools;
@@ -45,6 +46,7 @@ use crate::telemetry;
 use crate::tool_call::{self, Caller};
 use logging::ClientLogging;
 use long_calls::{Routed, TaskSupport};
+pub use stdio::{StdioError, serve_stdio};
 
 #[derive(Clone)]
 pub struct DrydockServer {

@@ -12,6 +12,8 @@ mod scope;
 mod task_tools;
 mod terminal_tools;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agents::{AgentError, AskClient};
@@ -94,66 +96,69 @@ pub fn served_tool(config: &Config, name: &str) -> Result<ToolName, CallError> {
 
 /// Runs `tool` (see [`served_tool`]) for `drydock call`. Terminal tools work here too; a PTY
 /// session lives only as long as the command, so sessions meant to last are tmux ones.
-pub async fn call_tool(
-    app: &App,
+pub fn call_tool<'a>(
+    app: &'a App,
     tool: ToolName,
     arguments: Value,
-    call: &Call<'_>,
-) -> Result<ToolOutput, CallError> {
-    call_tool_as(app, tool, arguments, call, "drydock call").await
+    call: &'a Call<'_>,
+) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
+    call_tool_as(app, tool, arguments, call, "drydock call").boxed()
 }
 
 /// [`call_tool`] for `client` (the name the event feed shows: "drydock call", "dashboard").
-pub async fn call_tool_as(
-    app: &App,
+pub fn call_tool_as<'a>(
+    app: &'a App,
     tool: ToolName,
     arguments: Value,
-    call: &Call<'_>,
-    client: &str,
-) -> Result<ToolOutput, CallError> {
-    call_tool_by(app, tool, arguments, call, Caller::named(client)).await
+    call: &'a Call<'a>,
+    client: &'a str,
+) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
+    async move { call_tool_by(app, tool, arguments, call, Caller::named(client)).await }.boxed()
 }
 
 /// Runs `tool` for `caller`: held to its task's token, then published on the app's event feed
 /// when it starts and when it ends (a refused call never starts).
-pub async fn call_tool_by(
-    app: &App,
+pub fn call_tool_by<'a>(
+    app: &'a App,
     tool: ToolName,
     mut arguments: Value,
-    call: &Call<'_>,
-    caller: Caller<'_>,
-) -> Result<ToolOutput, CallError> {
-    if let Some(scope) = caller.scope {
-        scope::confine(scope, tool, &mut arguments)?;
+    call: &'a Call<'a>,
+    caller: Caller<'a>,
+) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
+    async move {
+        if let Some(scope) = caller.scope {
+            scope::confine(scope, tool, &mut arguments)?;
+        }
+        let record = CallRecord::started(app.events().clone(), tool, &arguments, caller.client);
+        if let (Some(watch), Some(id)) = (caller.watch, record.call_id()) {
+            watch.set_call_id(id);
+        }
+        // What a task's agent asks for runs its task's code, confined.
+        let call = Call {
+            progress: call.progress,
+            cancel: call.cancel.clone(),
+            client: call.client.clone(),
+            for_task: call.for_task || caller.scope.is_some(),
+        };
+        let context = entry::Context {
+            call: &call,
+            scope: caller.scope,
+            ask: caller.ask,
+        };
+        let result = (entry(tool).run)(app, arguments, context).await;
+        match &result {
+            Ok(output) => record.finish_with(
+                CallStatus::Completed {
+                    status: output.structured["status"].as_str().map(str::to_string),
+                },
+                &output.structured,
+            ),
+            Err(_) if call.is_cancelled() => record.finish(CallStatus::Cancelled),
+            Err(error) => record.finish(CallStatus::Error {
+                message: error.to_string(),
+            }),
+        }
+        result
     }
-    let record = CallRecord::started(app.events().clone(), tool, &arguments, caller.client);
-    if let (Some(watch), Some(id)) = (caller.watch, record.call_id()) {
-        watch.set_call_id(id);
-    }
-    // What a task's agent asks for runs its task's code, confined.
-    let call = Call {
-        progress: call.progress,
-        cancel: call.cancel.clone(),
-        client: call.client.clone(),
-        for_task: call.for_task || caller.scope.is_some(),
-    };
-    let context = entry::Context {
-        call: &call,
-        scope: caller.scope,
-        ask: caller.ask,
-    };
-    let result = (entry(tool).run)(app, arguments, context).await;
-    match &result {
-        Ok(output) => record.finish_with(
-            CallStatus::Completed {
-                status: output.structured["status"].as_str().map(str::to_string),
-            },
-            &output.structured,
-        ),
-        Err(_) if call.is_cancelled() => record.finish(CallStatus::Cancelled),
-        Err(error) => record.finish(CallStatus::Error {
-            message: error.to_string(),
-        }),
-    }
-    result
+    .boxed()
 }

@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::remote_url::PROTOCOLS;
 use super::worktree::lock_file;
 use crate::config::RemoteRepositories;
@@ -63,20 +66,24 @@ impl Clones {
 
     /// The clone of `url`, made now or brought up to date with its remote (a fetch and a
     /// fast-forward of its branch), one task at a time per clone on this machine.
-    pub async fn ensure(&self, url: &str) -> Result<PathBuf, CloneError> {
-        let dir = self.dir_of(url).ok_or_else(|| self.refusal(url))?;
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| CloneError::Io(format!("cannot create {}: {e}", self.dir.display())))?;
-        let lock = self.dir.join(format!("{}.lock", name_of(url)));
-        let _held = tokio::task::spawn_blocking(move || lock_file(&lock))
-            .await
-            .ok()
-            .flatten();
-        match dir.join(".git").exists() {
-            true => update(url, &dir).await?,
-            false => self.clone_into(url, &dir).await?,
+    pub fn ensure<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<PathBuf, CloneError>> {
+        async move {
+            let dir = self.dir_of(url).ok_or_else(|| self.refusal(url))?;
+            std::fs::create_dir_all(&self.dir).map_err(|e| {
+                CloneError::Io(format!("cannot create {}: {e}", self.dir.display()))
+            })?;
+            let lock = self.dir.join(format!("{}.lock", name_of(url)));
+            let _held = tokio::task::spawn_blocking(move || lock_file(&lock))
+                .await
+                .ok()
+                .flatten();
+            match dir.join(".git").exists() {
+                true => update(url, &dir).await?,
+                false => self.clone_into(url, &dir).await?,
+            }
+            Ok(dir)
         }
-        Ok(dir)
+        .boxed()
     }
 
     /// Clones into a folder beside `dir`, renamed once whole: a clone cut short leaves no
@@ -148,12 +155,15 @@ async fn update(url: &str, dir: &Path) -> Result<(), CloneError> {
 
 /// The commit a task's `base` names in a clone: a branch of the remote's, else what git
 /// makes of it (a tag, a commit).
-pub async fn base_in(clone: &Path, base: &str) -> String {
-    let remote = format!("refs/remotes/origin/{base}");
-    match Git::at(clone).commit_of(&remote).await {
-        Some(_) => format!("origin/{base}"),
-        None => base.to_string(),
+pub fn base_in<'a>(clone: &'a Path, base: &'a str) -> BoxFuture<'a, String> {
+    async move {
+        let remote = format!("refs/remotes/origin/{base}");
+        match Git::at(clone).commit_of(&remote).await {
+            Some(_) => format!("origin/{base}"),
+            None => base.to_string(),
+        }
     }
+    .boxed()
 }
 
 /// git on a clone: the remote repository's files are content someone else wrote, so no

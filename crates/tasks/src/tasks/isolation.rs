@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -94,14 +96,20 @@ pub struct DetachedHead {
 impl Worktree {
     /// The branch the result of the task working here lands on: the one this worktree
     /// started from, else the one `project` has checked out.
-    pub async fn landing_branch(&self, project: &Path) -> Result<String, DetachedHead> {
-        if let Some(base) = &self.base_ref {
-            return Ok(base.clone());
+    pub fn landing_branch<'a>(
+        &'a self,
+        project: &'a Path,
+    ) -> BoxFuture<'a, Result<String, DetachedHead>> {
+        async move {
+            if let Some(base) = &self.base_ref {
+                return Ok(base.clone());
+            }
+            let current = crate::git::Git::at(project).current_branch().await;
+            current.ok_or_else(|| DetachedHead {
+                base_sha: self.base_sha.clone(),
+            })
         }
-        let current = crate::git::Git::at(project).current_branch().await;
-        current.ok_or_else(|| DetachedHead {
-            base_sha: self.base_sha.clone(),
-        })
+        .boxed()
     }
 
     pub fn path(&self) -> &Path {

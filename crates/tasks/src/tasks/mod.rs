@@ -71,6 +71,8 @@ pub use tokens::{OutsideScope, TaskScope, TaskTokens};
 
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::Notify;
 
 use self::clones::Clones;
@@ -260,30 +262,42 @@ impl Tasks {
     }
 
     /// Watches running tasks until this drydock stops (see [`monitor::Monitor::monitor`]).
-    pub async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
-        self.monitor.clone().monitor(stop).await;
+    pub fn monitor(
+        self: Arc<Self>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'static, ()> {
+        async move {
+            self.monitor.clone().monitor(stop).await;
+        }
+        .boxed()
     }
 
     /// Where a person who may see this host's dashboard opens host `name`'s.
-    pub async fn viewer_link(&self, name: &str) -> Result<String, TaskError> {
-        self.team.viewer_link(name).await
+    pub fn viewer_link<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<String, TaskError>> {
+        async move { self.team.viewer_link(name).await }.boxed()
     }
 
     /// Whether `code` is a one-time code another host of the queue issued for this one.
-    pub async fn admits_viewer(&self, code: &str) -> bool {
-        self.team.admits_viewer(code).await
+    pub fn admits_viewer<'a>(&'a self, code: &'a str) -> BoxFuture<'a, bool> {
+        async move { self.team.admits_viewer(code).await }.boxed()
     }
 
     /// Merges finished task `req.task_id`'s branch into the project's branch.
-    pub async fn merge(&self, req: MergeRequest) -> Result<TaskReport, TaskError> {
-        let task_id = self.reviewer.merge(req).await?;
-        self.show(TaskRequest { task_id }).await
+    pub fn merge(&self, req: MergeRequest) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let task_id = self.reviewer.merge(req).await?;
+            self.show(TaskRequest { task_id }).await
+        }
+        .boxed()
     }
 
     /// Removes finished task `req.task_id`'s worktree and branch.
-    pub async fn discard(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task_id = self.reviewer.discard(req).await?;
-        self.show(TaskRequest { task_id }).await
+    pub fn discard(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let task_id = self.reviewer.discard(req).await?;
+            self.show(TaskRequest { task_id }).await
+        }
+        .boxed()
     }
 
     /// The tokens the HTTP guard honours for tasks' agents.
@@ -301,49 +315,52 @@ impl Tasks {
         StoreLocation::configured(&self.config)
     }
 
-    pub async fn add(self: &Arc<Self>, req: AddRequest) -> Result<AddReport, TaskError> {
-        if req.tasks.is_empty() {
-            return Err(TaskError::InvalidArgument(
-                "tasks: give at least one task".into(),
-            ));
-        }
-        let mut checked = Vec::new();
-        for (index, task) in req.tasks.iter().enumerate() {
-            let new = self.check_new(task).await.map_err(|e| match e {
-                TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
-                    TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
-                }
-                other => other,
-            })?;
-            checked.push(new);
-        }
-        let store = self.ledger.store().await?;
-        let keyed = checked.iter().all(|new| new.key.is_some());
-        let added = store
-            .call(|q| q.add_all(checked))
-            .await
-            .map_err(|error| retry_advice(error, keyed))?;
-        let mut known = Vec::new();
-        for added in &added {
-            match added {
-                Added::Queued(task) => self.ledger.publish(task, None),
-                Added::Known(task) => known.push(task.id.clone()),
+    pub fn add(self: &Arc<Self>, req: AddRequest) -> BoxFuture<'_, Result<AddReport, TaskError>> {
+        async move {
+            if req.tasks.is_empty() {
+                return Err(TaskError::InvalidArgument(
+                    "tasks: give at least one task".into(),
+                ));
             }
-        }
-        self.launcher.fill().await;
-        let ids: Vec<String> = added.iter().map(|added| added.task().id.clone()).collect();
-        let lines = store
-            .call(move |q| {
-                ids.iter()
-                    .map(|id| Ok(TaskLine::from(&q.get(id)?)))
-                    .collect()
+            let mut checked = Vec::new();
+            for (index, task) in req.tasks.iter().enumerate() {
+                let new = self.check_new(task).await.map_err(|e| match e {
+                    TaskError::InvalidArgument(m) if req.tasks.len() > 1 => {
+                        TaskError::InvalidArgument(format!("tasks[{index}]: {m}"))
+                    }
+                    other => other,
+                })?;
+                checked.push(new);
+            }
+            let store = self.ledger.store().await?;
+            let keyed = checked.iter().all(|new| new.key.is_some());
+            let added = store
+                .call(|q| q.add_all(checked))
+                .await
+                .map_err(|error| retry_advice(error, keyed))?;
+            let mut known = Vec::new();
+            for added in &added {
+                match added {
+                    Added::Queued(task) => self.ledger.publish(task, None),
+                    Added::Known(task) => known.push(task.id.clone()),
+                }
+            }
+            self.launcher.fill().await;
+            let ids: Vec<String> = added.iter().map(|added| added.task().id.clone()).collect();
+            let lines = store
+                .call(move |q| {
+                    ids.iter()
+                        .map(|id| Ok(TaskLine::from(&q.get(id)?)))
+                        .collect()
+                })
+                .await?;
+            Ok(AddReport {
+                added: lines,
+                known,
+                queue: self.status().await?,
             })
-            .await?;
-        Ok(AddReport {
-            added: lines,
-            known,
-            queue: self.status().await?,
-        })
+        }
+        .boxed()
     }
 
     async fn check_new(&self, req: &NewTaskRequest) -> Result<NewTask, TaskError> {
@@ -461,218 +478,245 @@ impl Tasks {
         }
     }
 
-    pub async fn list(&self, req: ListRequest) -> Result<ListReport, TaskError> {
-        let project = match &req.project_path {
-            Some(path) => Some(
-                self.workspace
-                    .resolve_dir(PathArgument::ProjectPath, path)
-                    .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
-                    .display()
-                    .to_string(),
-            ),
-            None => None,
-        };
-        let all = self.ledger.store().await?.call(|q| q.list(None)).await?;
-        let tasks = all
-            .iter()
-            .filter(|t| req.state.is_none_or(|state| t.state == state))
-            .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
-            .map(|task| TaskLine {
-                overlaps_with: overlapping(task, &all),
-                collisions: self
-                    .forecaster
-                    .of(&task.id)
-                    .iter()
-                    .map(forecast::Collision::line)
-                    .collect(),
-                ..TaskLine::from(task)
+    pub fn list(&self, req: ListRequest) -> BoxFuture<'_, Result<ListReport, TaskError>> {
+        async move {
+            let project = match &req.project_path {
+                Some(path) => Some(
+                    self.workspace
+                        .resolve_dir(PathArgument::ProjectPath, path)
+                        .map_err(|e| TaskError::InvalidArgument(e.to_string()))?
+                        .display()
+                        .to_string(),
+                ),
+                None => None,
+            };
+            let all = self.ledger.store().await?.call(|q| q.list(None)).await?;
+            let tasks = all
+                .iter()
+                .filter(|t| req.state.is_none_or(|state| t.state == state))
+                .filter(|t| project.as_ref().is_none_or(|p| *p == t.project_path))
+                .map(|task| TaskLine {
+                    overlaps_with: overlapping(task, &all),
+                    collisions: self
+                        .forecaster
+                        .of(&task.id)
+                        .iter()
+                        .map(forecast::Collision::line)
+                        .collect(),
+                    ..TaskLine::from(task)
+                })
+                .collect();
+            Ok(ListReport {
+                tasks,
+                queue: self.status().await?,
             })
-            .collect();
-        Ok(ListReport {
-            tasks,
-            queue: self.status().await?,
-        })
+        }
+        .boxed()
     }
 
     /// One task in full, with what its open result would meet if merged now.
-    pub async fn show(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.ledger.task(&req.task_id).await?;
-        let (target, overlaps) = self.reviewer.conflicts(&task).await;
-        let mut report = self.report(task);
-        report.target = target;
-        report.overlaps = overlaps;
-        report.forecast = self.forecaster.of(&report.task.id);
-        Ok(report)
+    pub fn show(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let task = self.ledger.task(&req.task_id).await?;
+            let (target, overlaps) = self.reviewer.conflicts(&task).await;
+            let mut report = self.report(task);
+            report.target = target;
+            report.overlaps = overlaps;
+            report.forecast = self.forecaster.of(&report.task.id);
+            Ok(report)
+        }
+        .boxed()
     }
 
     /// Starts queued task `req.task_id` now, in either mode, if the cap allows.
-    pub async fn start(&self, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let task = self.launcher.start(&req.task_id).await?;
-        Ok(self.report(self.ledger.task(&task.id).await?))
+    pub fn start(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let task = self.launcher.start(&req.task_id).await?;
+            Ok(self.report(self.ledger.task(&task.id).await?))
+        }
+        .boxed()
     }
 
     /// Cancels a queued task, or a running one: its agent is interrupted, then killed.
-    pub async fn cancel(self: &Arc<Self>, req: TaskRequest) -> Result<TaskReport, TaskError> {
-        let before = self.ledger.task(&req.task_id).await?;
-        let record = Record {
-            failure: Some("cancelled".into()),
-            ..Record::default()
-        };
-        let id = req.task_id.clone();
-        let task = self
-            .ledger
-            .store()
-            .await?
-            .call(move |q| q.transition(&id, Transition::Cancel, record, None))
-            .await?;
-        self.ledger.publish(&task, Some(before.state));
-        // A task running on another host is stopped there, when that host hears of it.
-        if before.state == TaskState::Running && self.ledger.is_mine(&before) {
-            self.ending.stop_agent(&task).await;
-            self.launcher.fill().await;
+    pub fn cancel(
+        self: &Arc<Self>,
+        req: TaskRequest,
+    ) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let before = self.ledger.task(&req.task_id).await?;
+            let record = Record {
+                failure: Some("cancelled".into()),
+                ..Record::default()
+            };
+            let id = req.task_id.clone();
+            let task = self
+                .ledger
+                .store()
+                .await?
+                .call(move |q| q.transition(&id, Transition::Cancel, record, None))
+                .await?;
+            self.ledger.publish(&task, Some(before.state));
+            // A task running on another host is stopped there, when that host hears of it.
+            if before.state == TaskState::Running && self.ledger.is_mine(&before) {
+                self.ending.stop_agent(&task).await;
+                self.launcher.fill().await;
+            }
+            Ok(self.report(self.ledger.task(&task.id).await?))
         }
-        Ok(self.report(self.ledger.task(&task.id).await?))
+        .boxed()
     }
 
     /// Queues a failed or cancelled task again; a done one whose result waits for a person
     /// goes back to its agent for one more attempt.
-    pub async fn retry(self: &Arc<Self>, req: RetryRequest) -> Result<TaskReport, TaskError> {
-        let store = self.ledger.store().await?;
-        let before = self.ledger.task(&req.task_id).await?;
-        if let Some(asked) = &req.budget {
-            let budget = self
-                .budget_for(Some(asked))
-                .map_err(TaskError::InvalidArgument)?;
-            let mut usage = before.usage.clone().unwrap_or_default();
-            usage.budget = budget;
-            if let Some(why) = usage.exhausted() {
+    pub fn retry(
+        self: &Arc<Self>,
+        req: RetryRequest,
+    ) -> BoxFuture<'_, Result<TaskReport, TaskError>> {
+        async move {
+            let store = self.ledger.store().await?;
+            let before = self.ledger.task(&req.task_id).await?;
+            if let Some(asked) = &req.budget {
+                let budget = self
+                    .budget_for(Some(asked))
+                    .map_err(TaskError::InvalidArgument)?;
+                let mut usage = before.usage.clone().unwrap_or_default();
+                usage.budget = budget;
+                if let Some(why) = usage.exhausted() {
+                    return Err(TaskError::InvalidArgument(format!(
+                        "budget: not enough to go on; {why}"
+                    )));
+                }
+                if !before.state.is_finished() {
+                    return Err(TaskError::InvalidArgument(format!(
+                        "task {} is {}: its budget changes with a retry once it ended",
+                        before.id,
+                        before.state.name()
+                    )));
+                }
+                let id = before.id.clone();
+                store.call(move |q| q.set_usage(&id, &usage)).await?;
+            } else if let Some(why) = before.usage.as_ref().and_then(|u| u.exhausted()) {
                 return Err(TaskError::InvalidArgument(format!(
-                    "budget: not enough to go on; {why}"
+                    "task {} may spend no more: {why}",
+                    before.id
                 )));
             }
-            if !before.state.is_finished() {
-                return Err(TaskError::InvalidArgument(format!(
-                    "task {} is {}: its budget changes with a retry once it ended",
-                    before.id,
-                    before.state.name()
-                )));
+            if before.state == TaskState::Done {
+                let requeued = self.lander.once_more(before).await?;
+                self.launcher.fill().await;
+                return self
+                    .show(TaskRequest {
+                        task_id: requeued.id,
+                    })
+                    .await;
             }
-            let id = before.id.clone();
-            store.call(move |q| q.set_usage(&id, &usage)).await?;
-        } else if let Some(why) = before.usage.as_ref().and_then(|u| u.exhausted()) {
-            return Err(TaskError::InvalidArgument(format!(
-                "task {} may spend no more: {why}",
-                before.id
-            )));
-        }
-        if before.state == TaskState::Done {
-            let requeued = self.lander.once_more(before).await?;
+            let id = req.task_id.clone();
+            let task = store
+                .call(move |q| q.transition(&id, Transition::Retry, Record::default(), None))
+                .await?;
+            self.ledger.publish(&task, Some(before.state));
             self.launcher.fill().await;
-            return self
-                .show(TaskRequest {
-                    task_id: requeued.id,
-                })
-                .await;
+            Ok(self.report(self.ledger.task(&task.id).await?))
         }
-        let id = req.task_id.clone();
-        let task = store
-            .call(move |q| q.transition(&id, Transition::Retry, Record::default(), None))
-            .await?;
-        self.ledger.publish(&task, Some(before.state));
-        self.launcher.fill().await;
-        Ok(self.report(self.ledger.task(&task.id).await?))
+        .boxed()
     }
 
     /// The agent's own word on how its task ended. A task's token may only complete its own
     /// task.
-    pub async fn complete(
-        self: &Arc<Self>,
+    pub fn complete<'a>(
+        self: &'a Arc<Self>,
         req: CompleteRequest,
-        scope: Option<&TaskScope>,
-    ) -> Result<TaskReport, TaskError> {
-        if let Some(scope) = scope
-            && scope.task_id != req.task_id
-        {
-            return Err(TaskError::NotAllowed(format!(
-                "this agent works on task {}, not {}: it may only complete its own",
-                scope.task_id, req.task_id
-            )));
-        }
-        if req.summary.trim().is_empty() {
-            return Err(TaskError::InvalidArgument(
-                "summary: say in a few words what was done, or why not".into(),
-            ));
-        }
-        let id = &req.task_id;
-        let lease = {
-            let id = id.clone();
-            self.ledger
-                .lease_here(&self.ledger.persistently(move |q| q.get(&id)).await?)?
-        };
-        let record = Record {
-            summary: Some(req.summary.trim().to_string()),
-            ..Record::default()
-        };
-        let complete = Transition::Complete(req.outcome);
-        let completed = self
-            .ledger
-            .change(id, complete, record.clone(), lease)
-            .await;
-        let task = match completed {
-            Ok(task) => task,
-            // An attempt that got no answer may have been made all the same: then the
-            // attempt after it found the task already ended, as this word said.
-            Err(TaskError::Store(StoreError::Illegal { .. })) => {
-                let task = self.ledger.task(id).await?;
-                let said = TaskState::Running.after(complete).ok();
-                if Some(task.state) != said || task.summary != record.summary {
-                    return Err(completed.unwrap_err());
-                }
-                task
+        scope: Option<&'a TaskScope>,
+    ) -> BoxFuture<'a, Result<TaskReport, TaskError>> {
+        async move {
+            if let Some(scope) = scope
+                && scope.task_id != req.task_id
+            {
+                return Err(TaskError::NotAllowed(format!(
+                    "this agent works on task {}, not {}: it may only complete its own",
+                    scope.task_id, req.task_id
+                )));
             }
-            Err(error) => return Err(error),
-        };
+            if req.summary.trim().is_empty() {
+                return Err(TaskError::InvalidArgument(
+                    "summary: say in a few words what was done, or why not".into(),
+                ));
+            }
+            let id = &req.task_id;
+            let lease = {
+                let id = id.clone();
+                self.ledger
+                    .lease_here(&self.ledger.persistently(move |q| q.get(&id)).await?)?
+            };
+            let record = Record {
+                summary: Some(req.summary.trim().to_string()),
+                ..Record::default()
+            };
+            let complete = Transition::Complete(req.outcome);
+            let completed = self
+                .ledger
+                .change(id, complete, record.clone(), lease)
+                .await;
+            let task = match completed {
+                Ok(task) => task,
+                // An attempt that got no answer may have been made all the same: then the
+                // attempt after it found the task already ended, as this word said.
+                Err(TaskError::Store(StoreError::Illegal { .. })) => {
+                    let task = self.ledger.task(id).await?;
+                    let said = TaskState::Running.after(complete).ok();
+                    if Some(task.state) != said || task.summary != record.summary {
+                        return Err(completed.unwrap_err());
+                    }
+                    task
+                }
+                Err(error) => return Err(error),
+            };
 
-        self.ledger.publish(&task, Some(TaskState::Running));
-        self.launcher.fill().await;
-        self.ending.after_run(&task, self.config.tasks.grace);
-        Ok(self.report(task))
+            self.ledger.publish(&task, Some(TaskState::Running));
+            self.launcher.fill().await;
+            self.ending.after_run(&task, self.config.tasks.grace);
+            Ok(self.report(task))
+        }
+        .boxed()
     }
 
-    pub async fn configure(
+    pub fn configure(
         self: &Arc<Self>,
         req: ConfigureRequest,
-    ) -> Result<QueueReport, TaskError> {
-        let store = self.ledger.store().await?;
-        if let Some(daily) = &req.daily_budget {
-            let mut budgets = store.call(|q| q.daily_budgets()).await?;
-            self.set_daily_budget(&mut budgets, daily)
-                .map_err(TaskError::InvalidArgument)?;
-            store.call(move |q| q.set_daily_budgets(&budgets)).await?;
-        }
-        let settings = store
-            .call(move |q| {
-                let before = q.settings()?;
-                let settings = QueueSettings {
-                    mode: req.mode.unwrap_or(before.mode),
-                    max_concurrent: req
-                        .max_concurrent
-                        .map_or(before.max_concurrent, |n| n.get() as u32),
-                };
-                q.set_settings(settings)?;
-                Ok(settings)
+    ) -> BoxFuture<'_, Result<QueueReport, TaskError>> {
+        async move {
+            let store = self.ledger.store().await?;
+            if let Some(daily) = &req.daily_budget {
+                let mut budgets = store.call(|q| q.daily_budgets()).await?;
+                self.set_daily_budget(&mut budgets, daily)
+                    .map_err(TaskError::InvalidArgument)?;
+                store.call(move |q| q.set_daily_budgets(&budgets)).await?;
+            }
+            let settings = store
+                .call(move |q| {
+                    let before = q.settings()?;
+                    let settings = QueueSettings {
+                        mode: req.mode.unwrap_or(before.mode),
+                        max_concurrent: req
+                            .max_concurrent
+                            .map_or(before.max_concurrent, |n| n.get() as u32),
+                    };
+                    q.set_settings(settings)?;
+                    Ok(settings)
+                })
+                .await?;
+            self.events.publish(EventKind::QueueConfigured {
+                mode: settings.mode.name(),
+                max_concurrent: settings.max_concurrent,
+            });
+            let started = self.launcher.fill().await;
+            Ok(QueueReport {
+                queue: self.status().await?,
+                started,
+                cancelled: Vec::new(),
             })
-            .await?;
-        self.events.publish(EventKind::QueueConfigured {
-            mode: settings.mode.name(),
-            max_concurrent: settings.max_concurrent,
-        });
-        let started = self.launcher.fill().await;
-        Ok(QueueReport {
-            queue: self.status().await?,
-            started,
-            cancelled: Vec::new(),
-        })
+        }
+        .boxed()
     }
 
     /// `budgets` with `daily`'s change: the queue's daily budget, or a project's.
@@ -711,16 +755,19 @@ impl Tasks {
     }
 
     /// Cancels every queued task; running ones go on.
-    pub async fn clear(&self) -> Result<QueueReport, TaskError> {
-        let cancelled = self.ledger.store().await?.call(|q| q.clear_queue()).await?;
-        for task in &cancelled {
-            self.ledger.publish(task, Some(TaskState::Queued));
+    pub fn clear(&self) -> BoxFuture<'_, Result<QueueReport, TaskError>> {
+        async move {
+            let cancelled = self.ledger.store().await?.call(|q| q.clear_queue()).await?;
+            for task in &cancelled {
+                self.ledger.publish(task, Some(TaskState::Queued));
+            }
+            Ok(QueueReport {
+                queue: self.status().await?,
+                started: Vec::new(),
+                cancelled: cancelled.into_iter().map(|t| t.id).collect(),
+            })
         }
-        Ok(QueueReport {
-            queue: self.status().await?,
-            started: Vec::new(),
-            cancelled: cancelled.into_iter().map(|t| t.id).collect(),
-        })
+        .boxed()
     }
 
     /// The queue's settings, counts and hosts, read in one call on the store's thread (one

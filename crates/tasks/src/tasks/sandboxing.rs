@@ -97,7 +97,7 @@ impl Gates {
             net,
             allow,
             keyed.into(),
-            refused,
+            Arc::new(refused),
             stop.clone(),
         ));
         let waiting = match self.door.get() {

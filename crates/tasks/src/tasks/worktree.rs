@@ -10,6 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::isolation::{ChangedFile, Checks, Disposition, Review, Worktree};
 use super::submodules;
 use crate::config::{RemoteRepositories, TaskDirs};
@@ -98,22 +101,23 @@ impl Worktrees {
     }
 
     /// The repository `project` is in (its top level), if it is in one.
-    pub async fn repository_of(project: &Path) -> Option<PathBuf> {
-        Git::at(project).top_level().await
+    pub fn repository_of(project: &Path) -> BoxFuture<'_, Option<PathBuf>> {
+        async move { Git::at(project).top_level().await }.boxed()
     }
 
     /// A worktree for task `id` of `project` (inside repository `repo`), on a new branch from
     /// `base` (default: the project's HEAD), with the untracked paths `copy` copied in. A task
     /// retried after an earlier attempt gets its worktree back.
-    pub async fn create(
-        &self,
-        id: &str,
+    pub fn create<'a>(
+        &'a self,
+        id: &'a str,
         claim: i64,
-        project: &Path,
-        repo: &Path,
-        base: Option<&str>,
-        copy: &[String],
-    ) -> Result<Worktree, WorktreeError> {
+        project: &'a Path,
+        repo: &'a Path,
+        base: Option<&'a str>,
+        copy: &'a [String],
+    ) -> BoxFuture<'a, Result<Worktree, WorktreeError>> {
+        async move {
         let source = Git::at(repo);
         let repo_text = repo.display().to_string();
         let base_sha = match base {
@@ -210,6 +214,8 @@ impl Worktrees {
         }
         Ok(worktree)
     }
+        .boxed()
+    }
 
     /// Submodules checked out, and the configured untracked files copied in.
     async fn fill(
@@ -303,12 +309,13 @@ impl Worktrees {
     /// What the task's branch holds once its agent stopped: the agent's uncommitted changes
     /// committed (authored as the task, `message` as the message; the copied files left
     /// out), then the branch's diff against its base.
-    pub async fn capture(
-        &self,
-        worktree: &Worktree,
-        author: &Author,
-        message: &str,
-    ) -> Result<Review, WorktreeError> {
+    pub fn capture<'a>(
+        &'a self,
+        worktree: &'a Worktree,
+        author: &'a Author,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<Review, WorktreeError>> {
+        async move {
         let repo = Git::at(Path::new(&worktree.repo));
         let mut notes = Vec::new();
         let mut committed_for_agent = false;
@@ -367,137 +374,156 @@ impl Worktrees {
             notes,
         })
     }
+        .boxed()
+    }
 
     /// Removes the task's worktree (with what it holds: the person discards it) and its
     /// branch; returns the branch's last commit.
-    pub async fn discard(&self, worktree: &Worktree) -> Result<Option<String>, WorktreeError> {
-        self.ours(worktree)?;
-        let repo = Git::at(Path::new(&worktree.repo));
-        let _changing = self.lock(Path::new(&worktree.repo)).await;
-        if worktree.path().exists() {
-            match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
-                Ok(_) => {
-                    repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
-                        .await?;
+    pub fn discard<'a>(
+        &'a self,
+        worktree: &'a Worktree,
+    ) -> BoxFuture<'a, Result<Option<String>, WorktreeError>> {
+        async move {
+            self.ours(worktree)?;
+            let repo = Git::at(Path::new(&worktree.repo));
+            let _changing = self.lock(Path::new(&worktree.repo)).await;
+            if worktree.path().exists() {
+                match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                    Ok(_) => {
+                        repo.run(&["worktree", "remove", "--force", "--force", &worktree.path])
+                            .await?;
+                    }
+                    // git refuses a worktree whose .git is not its own: removed as it is.
+                    Err(_) => remove_tree(worktree.path()).await?,
                 }
-                // git refuses a worktree whose .git is not its own: removed as it is.
-                Err(_) => remove_tree(worktree.path()).await?,
             }
+            repo.run(&["worktree", "prune"]).await?;
+            let branch_ref = format!("refs/heads/{}", worktree.branch);
+            let last = repo.commit_of(&branch_ref).await;
+            if last.is_some() {
+                repo.run(&["branch", "-D", &worktree.branch]).await?;
+            }
+            Ok(last)
         }
-        repo.run(&["worktree", "prune"]).await?;
-        let branch_ref = format!("refs/heads/{}", worktree.branch);
-        let last = repo.commit_of(&branch_ref).await;
-        if last.is_some() {
-            repo.run(&["branch", "-D", &worktree.branch]).await?;
-        }
-        Ok(last)
+        .boxed()
     }
 
     /// Removes the worktree of a task whose branch was merged (its work is in the target),
     /// and the branch once it is contained in `merged_into`. A worktree with uncommitted
     /// changes is kept: returns why.
-    pub async fn retire(
-        &self,
-        worktree: &Worktree,
-        merged_into: &str,
-    ) -> Result<Retired, WorktreeError> {
-        self.ours(worktree)?;
-        let repo = Git::at(Path::new(&worktree.repo));
-        let _changing = self.lock(Path::new(&worktree.repo)).await;
-        if worktree.path().exists() {
-            let here = match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
-                Ok(here) => here,
-                Err(refused) => return Ok(Retired::Kept(format!("{refused}: kept"))),
-            };
-            let dirty = here.dirty(true).await?;
-            if !dirty.is_empty() {
-                return Ok(Retired::Kept(format!(
-                    "{} has uncommitted changes ({}) made after its merge: kept",
-                    worktree.path,
-                    first_paths(&dirty, 5)
-                )));
+    pub fn retire<'a>(
+        &'a self,
+        worktree: &'a Worktree,
+        merged_into: &'a str,
+    ) -> BoxFuture<'a, Result<Retired, WorktreeError>> {
+        async move {
+            self.ours(worktree)?;
+            let repo = Git::at(Path::new(&worktree.repo));
+            let _changing = self.lock(Path::new(&worktree.repo)).await;
+            if worktree.path().exists() {
+                let here = match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await
+                {
+                    Ok(here) => here,
+                    Err(refused) => return Ok(Retired::Kept(format!("{refused}: kept"))),
+                };
+                let dirty = here.dirty(true).await?;
+                if !dirty.is_empty() {
+                    return Ok(Retired::Kept(format!(
+                        "{} has uncommitted changes ({}) made after its merge: kept",
+                        worktree.path,
+                        first_paths(&dirty, 5)
+                    )));
+                }
+                repo.run(&["worktree", "remove", &worktree.path]).await?;
             }
-            repo.run(&["worktree", "remove", &worktree.path]).await?;
-        }
-        repo.run(&["worktree", "prune"]).await?;
-        let branch_ref = format!("refs/heads/{}", worktree.branch);
-        if let Some(head) = repo.commit_of(&branch_ref).await {
-            let contained = repo
-                .output(&["merge-base", "--is-ancestor", &head, merged_into])
-                .await?
-                .ok();
-            if contained {
-                repo.run(&["branch", "-D", &worktree.branch]).await?;
+            repo.run(&["worktree", "prune"]).await?;
+            let branch_ref = format!("refs/heads/{}", worktree.branch);
+            if let Some(head) = repo.commit_of(&branch_ref).await {
+                let contained = repo
+                    .output(&["merge-base", "--is-ancestor", &head, merged_into])
+                    .await?
+                    .ok();
+                if contained {
+                    repo.run(&["branch", "-D", &worktree.branch]).await?;
+                }
             }
+            Ok(Retired::Removed)
         }
-        Ok(Retired::Removed)
+        .boxed()
     }
 
     /// The scratch worktree where the landing queue tests what merging a result onto
     /// branch `into` of `repo` makes, checked out (detached) at `commit`. One per branch,
     /// kept between landings and cleaned of everything the last one left, ignored build
     /// output included. Also whether it was made just now.
-    pub async fn scratch(
-        &self,
-        repo: &Path,
-        into: &str,
-        commit: &str,
-    ) -> Result<(PathBuf, bool), WorktreeError> {
-        let path = self.dirs.landing_worktree(repo, into);
-        let source = Git::at(repo);
-        let _changing = self.lock(repo).await;
-        source.run(&["worktree", "prune"]).await?;
-        let made = match Git::in_worktree(repo, &path).await {
-            Ok(there) if path.is_dir() => {
-                there
-                    .run(&["checkout", "--quiet", "--force", "--detach", commit])
-                    .await?;
-                // Ignored files too (mix's _build and deps, an in-tree target): what the last
-                // result's checks built must not decide this one's.
-                there.run(&["clean", "--quiet", "-f", "-d", "-x"]).await?;
-                false
-            }
-            _ => {
-                if path.exists() {
-                    remove_tree(&path).await?;
+    pub fn scratch<'a>(
+        &'a self,
+        repo: &'a Path,
+        into: &'a str,
+        commit: &'a str,
+    ) -> BoxFuture<'a, Result<(PathBuf, bool), WorktreeError>> {
+        async move {
+            let path = self.dirs.landing_worktree(repo, into);
+            let source = Git::at(repo);
+            let _changing = self.lock(repo).await;
+            source.run(&["worktree", "prune"]).await?;
+            let made = match Git::in_worktree(repo, &path).await {
+                Ok(there) if path.is_dir() => {
+                    there
+                        .run(&["checkout", "--quiet", "--force", "--detach", commit])
+                        .await?;
+                    // Ignored files too (mix's _build and deps, an in-tree target): what the last
+                    // result's checks built must not decide this one's.
+                    there.run(&["clean", "--quiet", "-f", "-d", "-x"]).await?;
+                    false
                 }
-                std::fs::create_dir_all(path.parent().expect("a worktree has a parent")).map_err(
-                    |e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())),
-                )?;
-                let path_text = path.display().to_string();
-                // The merged tree holds the agent's files: the person's filters (git-lfs's
-                // smudge, which follows the agent's `.lfsconfig`) do not run on them.
-                Git::on_content(repo)
-                    .run(&[
-                        "worktree", "add", "--quiet", "--force", "--detach", &path_text, commit,
-                    ])
-                    .await?;
-                true
-            }
-        };
-        Ok((path, made))
+                _ => {
+                    if path.exists() {
+                        remove_tree(&path).await?;
+                    }
+                    std::fs::create_dir_all(path.parent().expect("a worktree has a parent"))
+                        .map_err(|e| {
+                            WorktreeError::Io(format!("cannot create {}: {e}", path.display()))
+                        })?;
+                    let path_text = path.display().to_string();
+                    // The merged tree holds the agent's files: the person's filters (git-lfs's
+                    // smudge, which follows the agent's `.lfsconfig`) do not run on them.
+                    Git::on_content(repo)
+                        .run(&[
+                            "worktree", "add", "--quiet", "--force", "--detach", &path_text, commit,
+                        ])
+                        .await?;
+                    true
+                }
+            };
+            Ok((path, made))
+        }
+        .boxed()
     }
 
     /// Held by merges, which move the refs the worktrees share.
-    pub async fn lock(&self, repo: &Path) -> Changing<'_> {
-        let here = self.changing.lock().await;
-        let machine = match Git::at(repo)
-            .output(&["rev-parse", "--git-common-dir"])
-            .await
-        {
-            Ok(out) if out.ok() => {
-                let path = repo.join(out.stdout.trim()).join("drydock.lock");
-                tokio::task::spawn_blocking(move || lock_file(&path))
-                    .await
-                    .ok()
-                    .flatten()
+    pub fn lock<'a>(&'a self, repo: &'a Path) -> BoxFuture<'a, Changing<'a>> {
+        async move {
+            let here = self.changing.lock().await;
+            let machine = match Git::at(repo)
+                .output(&["rev-parse", "--git-common-dir"])
+                .await
+            {
+                Ok(out) if out.ok() => {
+                    let path = repo.join(out.stdout.trim()).join("drydock.lock");
+                    tokio::task::spawn_blocking(move || lock_file(&path))
+                        .await
+                        .ok()
+                        .flatten()
+                }
+                _ => None,
+            };
+            Changing {
+                _here: here,
+                _machine: machine,
             }
-            _ => None,
-        };
-        Changing {
-            _here: here,
-            _machine: machine,
         }
+        .boxed()
     }
 }
 

@@ -14,6 +14,8 @@ mod run;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -459,60 +461,63 @@ impl TerminalCore {
     /// Waits for the first of the requested conditions (the generation passing
     /// `after_generation`, a quiet period, the screen matching `pattern`), the process
     /// ending, or `max_wait`; gives up when `cancel` fires.
-    pub async fn wait(
-        &self,
+    pub fn wait<'a>(
+        &'a self,
         request: WaitFor,
-        cancel: &CancellationToken,
-    ) -> Result<WaitOutcome, Cancelled> {
-        let start = Instant::now();
-        let after_generation = request.after_generation.or_else(|| {
-            (request.quiet_ms.is_none() && request.pattern.is_none()).then(|| self.generation())
-        });
-        let quiet = request.quiet_ms.map(Duration::from_millis);
-        let waited = self
-            .wait_until(start + request.max_wait, cancel, |state, generation| {
-                let done = |method, matched| {
-                    Check::Done(WaitOutcome {
-                        completed: true,
-                        method,
-                        generation,
-                        matched,
-                    })
-                };
-                if let Some(pattern) = &request.pattern {
-                    let text = state.screen.text_for_matching();
-                    if let Some(found) = pattern.find(&text) {
-                        return done(WaitMethod::Pattern, Some(found.as_str().to_string()));
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<WaitOutcome, Cancelled>> {
+        async move {
+            let start = Instant::now();
+            let after_generation = request.after_generation.or_else(|| {
+                (request.quiet_ms.is_none() && request.pattern.is_none()).then(|| self.generation())
+            });
+            let quiet = request.quiet_ms.map(Duration::from_millis);
+            let waited = self
+                .wait_until(start + request.max_wait, cancel, |state, generation| {
+                    let done = |method, matched| {
+                        Check::Done(WaitOutcome {
+                            completed: true,
+                            method,
+                            generation,
+                            matched,
+                        })
+                    };
+                    if let Some(pattern) = &request.pattern {
+                        let text = state.screen.text_for_matching();
+                        if let Some(found) = pattern.find(&text) {
+                            return done(WaitMethod::Pattern, Some(found.as_str().to_string()));
+                        }
                     }
-                }
-                if after_generation.is_some_and(|after| generation > after) {
-                    return done(WaitMethod::Changed, None);
-                }
-                if self.has_exited() {
-                    return done(WaitMethod::Exited, None);
-                }
-                let Some(quiet) = quiet else {
-                    return Check::NotYet { recheck_at: None };
-                };
-                let quiet_until = state.last_output.max(start) + quiet;
-                if Instant::now() >= quiet_until {
-                    return done(WaitMethod::Quiet, None);
-                }
-                Check::NotYet {
-                    recheck_at: Some(quiet_until),
-                }
-            })
-            .await;
-        match waited {
-            Waited::Done(outcome) => Ok(outcome),
-            Waited::TimedOut { generation } => Ok(WaitOutcome {
-                completed: false,
-                method: WaitMethod::Timeout,
-                generation,
-                matched: None,
-            }),
-            Waited::Cancelled => Err(Cancelled),
+                    if after_generation.is_some_and(|after| generation > after) {
+                        return done(WaitMethod::Changed, None);
+                    }
+                    if self.has_exited() {
+                        return done(WaitMethod::Exited, None);
+                    }
+                    let Some(quiet) = quiet else {
+                        return Check::NotYet { recheck_at: None };
+                    };
+                    let quiet_until = state.last_output.max(start) + quiet;
+                    if Instant::now() >= quiet_until {
+                        return done(WaitMethod::Quiet, None);
+                    }
+                    Check::NotYet {
+                        recheck_at: Some(quiet_until),
+                    }
+                })
+                .await;
+            match waited {
+                Waited::Done(outcome) => Ok(outcome),
+                Waited::TimedOut { generation } => Ok(WaitOutcome {
+                    completed: false,
+                    method: WaitMethod::Timeout,
+                    generation,
+                    matched: None,
+                }),
+                Waited::Cancelled => Err(Cancelled),
+            }
         }
+        .boxed()
     }
 
     /// The one wait of the core: looks at the state (and the generation it belongs to) now

@@ -42,6 +42,8 @@ mod tmux;
 use std::io;
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use self::core::TerminalCore;
@@ -135,26 +137,29 @@ impl Terminals {
     }
 
     /// Finds the tmux sessions a previous drydock left on its server and serves them again.
-    pub async fn reconcile(&self) -> usize {
-        let mut adopted = 0;
-        for tmux_session in self.opener.leftover_sessions().await {
-            let name = &tmux_session[backend::TMUX_PREFIX.len()..];
-            match self.opener.adopt(&tmux_session).await {
-                Ok(session) => {
-                    if session.marks {
-                        // An empty command line makes the idle shell print a fresh prompt
-                        // with its marks, so the next run knows where it stands.
-                        let _ = session.write(b"\r");
+    pub fn reconcile(&self) -> BoxFuture<'_, usize> {
+        async move {
+            let mut adopted = 0;
+            for tmux_session in self.opener.leftover_sessions().await {
+                let name = &tmux_session[backend::TMUX_PREFIX.len()..];
+                match self.opener.adopt(&tmux_session).await {
+                    Ok(session) => {
+                        if session.marks {
+                            // An empty command line makes the idle shell print a fresh prompt
+                            // with its marks, so the next run knows where it stands.
+                            let _ = session.write(b"\r");
+                        }
+                        self.registry.insert(name, Arc::new(session));
+                        adopted += 1;
                     }
-                    self.registry.insert(name, Arc::new(session));
-                    adopted += 1;
-                }
-                Err(error) => {
-                    tracing::warn!("could not adopt tmux session {tmux_session}: {error}")
+                    Err(error) => {
+                        tracing::warn!("could not adopt tmux session {tmux_session}: {error}")
+                    }
                 }
             }
+            adopted
         }
-        adopted
+        .boxed()
     }
 
     /// Kills idle sessions now and then, until the server stops.
@@ -194,23 +199,30 @@ impl Terminals {
     }
 
     /// A session's terminal, to watch for changes (resource subscriptions).
-    pub async fn core_of(&self, name: &str) -> Result<Arc<TerminalCore>> {
-        Ok(self.watched(name).await?.core.clone())
+    pub fn core_of<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Arc<TerminalCore>>> {
+        async move { Ok(self.watched(name).await?.core.clone()) }.boxed()
     }
 
     /// The text of a session's screen or scrollback, for resources, within the configured
     /// output cap.
-    pub async fn read_text(&self, name: &str, scrollback: bool) -> Result<String> {
-        let session = self.session(name).await?;
-        let cap = self.config.terminal.output_cap;
-        Ok(if scrollback {
-            let kept = session.core.lines(0, usize::MAX);
-            let lines: Vec<&str> = kept.lines.iter().map(String::as_str).collect();
-            lines_within(&lines, kept.offset, cap)
-        } else {
-            let (screen, top_line) = session.core.screen_and_top_line(false);
-            last_lines_within(&screen, top_line, None, cap)
-        })
+    pub fn read_text<'a>(
+        &'a self,
+        name: &'a str,
+        scrollback: bool,
+    ) -> BoxFuture<'a, Result<String>> {
+        async move {
+            let session = self.session(name).await?;
+            let cap = self.config.terminal.output_cap;
+            Ok(if scrollback {
+                let kept = session.core.lines(0, usize::MAX);
+                let lines: Vec<&str> = kept.lines.iter().map(String::as_str).collect();
+                lines_within(&lines, kept.offset, cap)
+            } else {
+                let (screen, top_line) = session.core.screen_and_top_line(false);
+                last_lines_within(&screen, top_line, None, cap)
+            })
+        }
+        .boxed()
     }
 
     pub fn names(&self) -> Vec<String> {

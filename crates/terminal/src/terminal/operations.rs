@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use regex::Regex;
 
 use super::budget::{fit_lines, last_lines_within, text_bytes};
@@ -29,86 +31,100 @@ const ENTER_RETRIES: u32 = 2;
 impl Terminals {
     /// Types text and keys into a session, and waits (a few seconds at most) for the screen
     /// to react, sending an unanswered Enter again; the waits end when the call is cancelled.
-    pub async fn send(&self, req: SendRequest, call: &Call<'_>) -> Result<SendReport> {
-        let session = self.session(&req.session).await?;
-        let keys: Vec<Key> = req
-            .keys
-            .iter()
-            .map(|name| Key::parse(name))
-            .collect::<std::result::Result<_, _>>()?;
-        let text = match (req.text.as_deref(), req.encoding) {
-            (None, _) => Vec::new(),
-            (Some(text), TextEncoding::Utf8) => text.as_bytes().to_vec(),
-            (Some(text), TextEncoding::Hex) => decode_hex(text).ok_or_else(|| {
-                TerminalError::InvalidArgument(format!("text is not hexadecimal bytes: {text:?}"))
-            })?,
-        };
-        if text.is_empty() && keys.is_empty() {
-            return Err(TerminalError::InvalidArgument(
-                "nothing to send: give text and/or keys".into(),
-            ));
-        }
-        let mut bytes = text.len();
-        let before = session.core.generation();
-        if !text.is_empty() {
-            session.write(&text)?;
-            if !keys.is_empty() {
-                // Let the program take the text before the keys, so an Enter is not swallowed
-                // by a TUI still busy with the paste.
-                changed_since(&session, before, REACTION_WAIT / 2, call).await?;
-            }
-        }
-        let mut retries = 0;
-        let mut screen_changed = session.core.generation() > before;
-        if !keys.is_empty() {
-            let application_cursor = session.core.application_cursor();
-            let key_bytes: Vec<u8> = keys
+    pub fn send<'a>(
+        &'a self,
+        req: SendRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<SendReport>> {
+        async move {
+            let session = self.session(&req.session).await?;
+            let keys: Vec<Key> = req
+                .keys
                 .iter()
-                .flat_map(|k| k.bytes_for(application_cursor))
-                .collect();
-            let after_text = session.core.generation();
-            session.write(&key_bytes)?;
-            bytes += key_bytes.len();
-            screen_changed = changed_since(&session, after_text, REACTION_WAIT, call).await?;
-            let ends_with_enter = keys.last().is_some_and(|k| k.bytes() == b"\r");
-            while !screen_changed && ends_with_enter && retries < ENTER_RETRIES {
-                retries += 1;
-                session.write(b"\r")?;
-                screen_changed = changed_since(&session, after_text, REACTION_WAIT, call).await?;
+                .map(|name| Key::parse(name))
+                .collect::<std::result::Result<_, _>>()?;
+            let text = match (req.text.as_deref(), req.encoding) {
+                (None, _) => Vec::new(),
+                (Some(text), TextEncoding::Utf8) => text.as_bytes().to_vec(),
+                (Some(text), TextEncoding::Hex) => decode_hex(text).ok_or_else(|| {
+                    TerminalError::InvalidArgument(format!(
+                        "text is not hexadecimal bytes: {text:?}"
+                    ))
+                })?,
+            };
+            if text.is_empty() && keys.is_empty() {
+                return Err(TerminalError::InvalidArgument(
+                    "nothing to send: give text and/or keys".into(),
+                ));
             }
+            let mut bytes = text.len();
+            let before = session.core.generation();
+            if !text.is_empty() {
+                session.write(&text)?;
+                if !keys.is_empty() {
+                    // Let the program take the text before the keys, so an Enter is not swallowed
+                    // by a TUI still busy with the paste.
+                    changed_since(&session, before, REACTION_WAIT / 2, call).await?;
+                }
+            }
+            let mut retries = 0;
+            let mut screen_changed = session.core.generation() > before;
+            if !keys.is_empty() {
+                let application_cursor = session.core.application_cursor();
+                let key_bytes: Vec<u8> = keys
+                    .iter()
+                    .flat_map(|k| k.bytes_for(application_cursor))
+                    .collect();
+                let after_text = session.core.generation();
+                session.write(&key_bytes)?;
+                bytes += key_bytes.len();
+                screen_changed = changed_since(&session, after_text, REACTION_WAIT, call).await?;
+                let ends_with_enter = keys.last().is_some_and(|k| k.bytes() == b"\r");
+                while !screen_changed && ends_with_enter && retries < ENTER_RETRIES {
+                    retries += 1;
+                    session.write(b"\r")?;
+                    screen_changed =
+                        changed_since(&session, after_text, REACTION_WAIT, call).await?;
+                }
+            }
+            Ok(SendReport {
+                session: req.session,
+                bytes,
+                screen_changed,
+                retries,
+                generation: session.core.generation(),
+            })
         }
-        Ok(SendReport {
-            session: req.session,
-            bytes,
-            screen_changed,
-            retries,
-            generation: session.core.generation(),
-        })
+        .boxed()
     }
 
-    pub async fn screen(&self, req: ScreenRequest) -> Result<ScreenReport> {
-        let cap = self.output_cap(req.max_output_bytes);
-        let session = self.session(&req.session).await?;
-        let core = &session.core;
-        let (text, top_line) = core.screen_and_top_line(req.format == ScreenFormat::Styled);
-        let lines = req.lines.map(|n| n.get() as usize);
-        let text = last_lines_within(&text, top_line, lines, cap);
-        let (rows, cols) = core.size();
-        let (cursor_row, cursor_col) = core.cursor();
-        Ok(ScreenReport {
-            session: req.session,
-            text,
-            rows,
-            cols,
-            cursor_row,
-            cursor_col,
-            generation: core.generation(),
-            title: core.title(),
-            alternate_screen: core.alternate_screen(),
-        })
+    pub fn screen(&self, req: ScreenRequest) -> BoxFuture<'_, Result<ScreenReport>> {
+        async move {
+            let cap = self.output_cap(req.max_output_bytes);
+            let session = self.session(&req.session).await?;
+            let core = &session.core;
+            let (text, top_line) = core.screen_and_top_line(req.format == ScreenFormat::Styled);
+            let lines = req.lines.map(|n| n.get() as usize);
+            let text = last_lines_within(&text, top_line, lines, cap);
+            let (rows, cols) = core.size();
+            let (cursor_row, cursor_col) = core.cursor();
+            Ok(ScreenReport {
+                session: req.session,
+                text,
+                rows,
+                cols,
+                cursor_row,
+                cursor_col,
+                generation: core.generation(),
+                title: core.title(),
+                alternate_screen: core.alternate_screen(),
+            })
+        }
+        .boxed()
     }
 
-    pub async fn scrollback(&self, req: ScrollbackRequest) -> Result<ScrollbackReport> {
+    pub fn scrollback(&self, req: ScrollbackRequest) -> BoxFuture<'_, Result<ScrollbackReport>> {
+        async move {
         if req.format == ScreenFormat::Styled {
             return Err(TerminalError::InvalidArgument(
                 "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
@@ -144,56 +160,72 @@ impl Terminals {
             elided,
         })
     }
+        .boxed()
+    }
 
     /// Waits for the screen to match, go quiet or change; ends when the call is cancelled.
-    pub async fn wait(&self, req: WaitRequest, call: &Call<'_>) -> Result<WaitReport> {
-        let cap = self.output_cap(req.max_output_bytes);
-        let session = self.session(&req.session).await?;
-        let wait_for = WaitFor {
-            after_generation: req.after_generation.map(|g| g.get()),
-            quiet_ms: req.quiet_ms.map(WaitMs::get),
-            pattern: compile(req.pattern.as_deref())?,
-            max_wait: duration(req.max_wait_ms, DEFAULT_MAX_WAIT),
-        };
-        let outcome = session.core.wait(wait_for, &call.cancel).await?;
-        session.touch();
-        let (screen, top_line) = session.core.screen_and_top_line(false);
-        Ok(WaitReport {
-            session: req.session,
-            screen_tail: last_lines_within(&screen, top_line, Some(SCREEN_TAIL_LINES), cap),
-            outcome,
-        })
+    pub fn wait<'a>(
+        &'a self,
+        req: WaitRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<WaitReport>> {
+        async move {
+            let cap = self.output_cap(req.max_output_bytes);
+            let session = self.session(&req.session).await?;
+            let wait_for = WaitFor {
+                after_generation: req.after_generation.map(|g| g.get()),
+                quiet_ms: req.quiet_ms.map(WaitMs::get),
+                pattern: compile(req.pattern.as_deref())?,
+                max_wait: duration(req.max_wait_ms, DEFAULT_MAX_WAIT),
+            };
+            let outcome = session.core.wait(wait_for, &call.cancel).await?;
+            session.touch();
+            let (screen, top_line) = session.core.screen_and_top_line(false);
+            Ok(WaitReport {
+                session: req.session,
+                screen_tail: last_lines_within(&screen, top_line, Some(SCREEN_TAIL_LINES), cap),
+                outcome,
+            })
+        }
+        .boxed()
     }
 
     /// Runs a command in a session's shell and returns its output once it is done.
     /// Cancelled, it returns at once and leaves the command running.
-    pub async fn run(&self, req: CommandRequest, call: &Call<'_>) -> Result<CommandReport> {
-        let cap = self.output_cap(req.max_output_bytes);
-        let session = self.session(&req.session).await?;
-        if !session.alive() {
-            return Err(TerminalError::Exited);
+    pub fn run<'a>(
+        &'a self,
+        req: CommandRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<CommandReport>> {
+        async move {
+            let cap = self.output_cap(req.max_output_bytes);
+            let session = self.session(&req.session).await?;
+            if !session.alive() {
+                return Err(TerminalError::Exited);
+            }
+            let fallback = Fallback {
+                quiet_ms: req.quiet_ms.map(WaitMs::get),
+                pattern: compile(req.pattern.as_deref())?,
+            };
+            let input = |bytes: &[u8]| session.write(bytes);
+            let outcome = session
+                .core
+                .run(
+                    &input,
+                    &req.command,
+                    duration(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
+                    fallback,
+                    cap,
+                    &call.cancel,
+                )
+                .await?;
+            session.touch();
+            Ok(CommandReport {
+                session: req.session,
+                outcome,
+            })
         }
-        let fallback = Fallback {
-            quiet_ms: req.quiet_ms.map(WaitMs::get),
-            pattern: compile(req.pattern.as_deref())?,
-        };
-        let input = |bytes: &[u8]| session.write(bytes);
-        let outcome = session
-            .core
-            .run(
-                &input,
-                &req.command,
-                duration(req.timeout_ms, DEFAULT_RUN_TIMEOUT),
-                fallback,
-                cap,
-                &call.cancel,
-            )
-            .await?;
-        session.touch();
-        Ok(CommandReport {
-            session: req.session,
-            outcome,
-        })
+        .boxed()
     }
 
     /// The output budget of a call: the `max_output_bytes` it asked for, else the configured

@@ -5,6 +5,8 @@ use super::core::Observed;
 use super::session::Session;
 use super::tmux::PaneInfo;
 use super::{Result, Terminals};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 
 /// A terminal and the process it runs: a PTY's program, a tmux pane's process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,61 +22,70 @@ impl Terminals {
     /// Every terminal drydock serves or can reach with the process it runs: its own sessions
     /// and every live pane of the user's tmux server, attached or not. Two tmux calls at
     /// most; nothing is captured.
-    pub async fn programs(&self) -> Vec<TerminalProgram> {
-        let own_panes = self.opener.own_panes().await;
-        let mut programs: Vec<TerminalProgram> = self
-            .registry
-            .all()
-            .into_iter()
-            .filter(|(name, _)| !name.starts_with("tmux:"))
-            .filter_map(|(name, session)| {
-                let pid = program_pid(&session, &own_panes)?;
-                Some(TerminalProgram {
-                    name,
-                    pid,
-                    users: false,
-                })
-            })
-            .collect();
-        programs.extend(
-            self.opener
-                .user_panes()
-                .await
+    pub fn programs(&self) -> BoxFuture<'_, Vec<TerminalProgram>> {
+        async move {
+            let own_panes = self.opener.own_panes().await;
+            let mut programs: Vec<TerminalProgram> = self
+                .registry
+                .all()
                 .into_iter()
-                .filter(|pane| !pane.dead)
-                .map(|pane| TerminalProgram {
-                    name: pane.address(),
-                    pid: pane.pid,
-                    users: true,
-                }),
-        );
-        programs
+                .filter(|(name, _)| !name.starts_with("tmux:"))
+                .filter_map(|(name, session)| {
+                    let pid = program_pid(&session, &own_panes)?;
+                    Some(TerminalProgram {
+                        name,
+                        pid,
+                        users: false,
+                    })
+                })
+                .collect();
+            programs.extend(
+                self.opener
+                    .user_panes()
+                    .await
+                    .into_iter()
+                    .filter(|pane| !pane.dead)
+                    .map(|pane| TerminalProgram {
+                        name: pane.address(),
+                        pid: pane.pid,
+                        users: true,
+                    }),
+            );
+            programs
+        }
+        .boxed()
     }
 
     /// The process drydock's own terminal `name` runs (a PTY's program, a tmux pane's
     /// process), if it is one and still there.
-    pub async fn program_of(&self, name: &str) -> Option<u32> {
-        let session = self.registry.get(name)?;
-        match session.backend.pid() {
-            Some(pid) => Some(pid),
-            None => program_pid(&session, &self.opener.own_panes().await),
+    pub fn program_of<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Option<u32>> {
+        async move {
+            let session = self.registry.get(name)?;
+            match session.backend.pid() {
+                Some(pid) => Some(pid),
+                None => program_pid(&session, &self.opener.own_panes().await),
+            }
         }
+        .boxed()
     }
 
     /// What terminal `name` shows and what its program reported; a pane of the user's tmux
     /// server is attached on first use, and then follows its output like drydock's own. It
     /// counts as using the session: a session an agent runs in is not idle.
-    pub async fn observe(&self, name: &str) -> Result<Observed> {
-        Ok(self.session(name).await?.core.observe())
+    pub fn observe<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Observed>> {
+        async move { Ok(self.session(name).await?.core.observe()) }.boxed()
     }
 
     /// Writes `bytes` to terminal `name`'s program, as typed keys (the agent tools' answers
     /// and prompts: they decide what to send and check what it did).
-    pub async fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        let session = self.session(name).await?;
-        session.touch();
-        session.write(bytes)?;
-        Ok(())
+    pub fn write<'a>(&'a self, name: &'a str, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let session = self.session(name).await?;
+            session.touch();
+            session.write(bytes)?;
+            Ok(())
+        }
+        .boxed()
     }
 }
 

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use nix::sys::signal::Signal;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
@@ -220,30 +222,33 @@ impl PtySession {
     }
 
     /// `TerminalCore::run` with this session's input.
-    pub async fn run(
-        &self,
-        command: &str,
+    pub fn run<'a>(
+        &'a self,
+        command: &'a str,
         timeout: Duration,
         fallback: Fallback,
         output_cap: usize,
-        cancel: &CancellationToken,
-    ) -> Result<RunOutcome, PtyError> {
-        if !self.is_alive() {
-            return Err(PtyError::Exited);
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<RunOutcome, PtyError>> {
+        async move {
+            if !self.is_alive() {
+                return Err(PtyError::Exited);
+            }
+            let input = |bytes: &[u8]| -> io::Result<()> {
+                self.write(bytes).map_err(|error| match error {
+                    PtyError::Io(error) => error,
+                    other => io::Error::other(other.to_string()),
+                })
+            };
+            self.core
+                .run(&input, command, timeout, fallback, output_cap, cancel)
+                .await
+                .map_err(|error| match error {
+                    RunError::Input(error) => PtyError::Io(error),
+                    RunError::Cancelled(_) => PtyError::Cancelled,
+                })
         }
-        let input = |bytes: &[u8]| -> io::Result<()> {
-            self.write(bytes).map_err(|error| match error {
-                PtyError::Io(error) => error,
-                other => io::Error::other(other.to_string()),
-            })
-        };
-        self.core
-            .run(&input, command, timeout, fallback, output_cap, cancel)
-            .await
-            .map_err(|error| match error {
-                RunError::Input(error) => PtyError::Io(error),
-                RunError::Cancelled(_) => PtyError::Cancelled,
-            })
+        .boxed()
     }
 
     /// Ends every process of the session (the program is a session leader; background

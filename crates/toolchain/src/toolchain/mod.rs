@@ -28,6 +28,8 @@ pub mod warm_start;
 use std::path::Path;
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -192,10 +194,13 @@ impl Toolchains {
     }
 
     /// Stop every running child process (their whole process groups) and wait until they are gone.
-    pub async fn shutdown(&self) {
-        self.shutdown.cancel();
-        self.runs.close();
-        self.runs.wait().await;
+    pub fn shutdown(&self) -> BoxFuture<'_, ()> {
+        async move {
+            self.shutdown.cancel();
+            self.runs.close();
+            self.runs.wait().await;
+        }
+        .boxed()
     }
 
     pub fn config(&self) -> &Config {
@@ -206,136 +211,155 @@ impl Toolchains {
         &self.workspace
     }
 
-    pub async fn project_info(
-        &self,
+    pub fn project_info<'a>(
+        &'a self,
         req: ProjectInfoRequest,
-        call: &Call<'_>,
-    ) -> Result<ProjectInfo, ToolchainError> {
-        let project = self.resolve_project(&req.project_path, req.toolchain)?;
-        let runner = self
-            .runner(&project, ToolName::ProjectInfo, None, call)
-            .await;
-        let kit = project.kind.kit();
-        kit.project_info(&project, &runner, call, &self.versions)
-            .await
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<ProjectInfo, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(&req.project_path, req.toolchain)?;
+            let runner = self
+                .runner(&project, ToolName::ProjectInfo, None, call)
+                .await;
+            let kit = project.kind.kit();
+            kit.project_info(&project, &runner, call, &self.versions)
+                .await
+        }
+        .boxed()
     }
 
-    pub async fn build(
-        &self,
+    pub fn build<'a>(
+        &'a self,
         kind: BuildKind,
         req: CompileRequest,
-        call: &Call<'_>,
-    ) -> Result<BuildReport, ToolchainError> {
-        let project = self.resolve_project(&req.project_path, req.toolchain)?;
-        let kit = project.kind.kit();
-        kit.check_build(&req)?;
-        let member = kit.member(&project, &req.package)?;
-        let runner = self
-            .runner(&project, kind.tool_name(), req.timeout_ms, call)
-            .await;
-        let _turn = self.wait_turn(&project, call).await?;
-        let started = self.observe_start(&project);
-        let mut report = kit.build(kind, &member, &req, &runner, call).await?;
-        let check = CompileRequest {
-            project_path: String::new(),
-            include_rendered: false,
-            force: false,
-            timeout_ms: None,
-            ..req
-        };
-        let check = format!("{} {check:?}", kind.tool_name().name());
-        let result = ObservedResult::Build(&report);
-        report.seen_before = self
-            .observe_end(started, &project, kind.tool_name(), check, result, call)
-            .await;
-        Ok(report)
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<BuildReport, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(&req.project_path, req.toolchain)?;
+            let kit = project.kind.kit();
+            kit.check_build(&req)?;
+            let member = kit.member(&project, &req.package)?;
+            let runner = self
+                .runner(&project, kind.tool_name(), req.timeout_ms, call)
+                .await;
+            let _turn = self.wait_turn(&project, call).await?;
+            let started = self.observe_start(&project);
+            let mut report = kit.build(kind, &member, &req, &runner, call).await?;
+            let check = CompileRequest {
+                project_path: String::new(),
+                include_rendered: false,
+                force: false,
+                timeout_ms: None,
+                ..req
+            };
+            let check = format!("{} {check:?}", kind.tool_name().name());
+            let result = ObservedResult::Build(&report);
+            report.seen_before = self
+                .observe_end(started, &project, kind.tool_name(), check, result, call)
+                .await;
+            Ok(report)
+        }
+        .boxed()
     }
 
-    pub async fn test(
-        &self,
+    pub fn test<'a>(
+        &'a self,
         req: TestRequest,
-        call: &Call<'_>,
-    ) -> Result<TestReport, ToolchainError> {
-        let project = self.resolve_project(&req.project_path, req.toolchain)?;
-        let kit = project.kind.kit();
-        let member = kit.member(&project, &req.package)?;
-        kit.check_test(&member, &req)?;
-        let runner = self
-            .runner(&project, ToolName::Test, req.timeout_ms, call)
-            .await;
-        let _turn = self.wait_turn(&project, call).await?;
-        let started = self.observe_start(&project);
-        let mut report = kit.test(&member, &req, &runner, call).await?;
-        let check = TestRequest {
-            project_path: String::new(),
-            seed: None,
-            timeout_ms: None,
-            ..req
-        };
-        let check = format!("test {check:?}");
-        let result = ObservedResult::Test(&report);
-        report.seen_before = self
-            .observe_end(started, &project, ToolName::Test, check, result, call)
-            .await;
-        Ok(report)
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<TestReport, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(&req.project_path, req.toolchain)?;
+            let kit = project.kind.kit();
+            let member = kit.member(&project, &req.package)?;
+            kit.check_test(&member, &req)?;
+            let runner = self
+                .runner(&project, ToolName::Test, req.timeout_ms, call)
+                .await;
+            let _turn = self.wait_turn(&project, call).await?;
+            let started = self.observe_start(&project);
+            let mut report = kit.test(&member, &req, &runner, call).await?;
+            let check = TestRequest {
+                project_path: String::new(),
+                seed: None,
+                timeout_ms: None,
+                ..req
+            };
+            let check = format!("test {check:?}");
+            let result = ObservedResult::Test(&report);
+            report.seen_before = self
+                .observe_end(started, &project, ToolName::Test, check, result, call)
+                .await;
+            Ok(report)
+        }
+        .boxed()
     }
 
-    pub async fn run(&self, req: RunRequest, call: &Call<'_>) -> Result<RunReport, ToolchainError> {
-        let project = self.resolve_project(&req.project_path, req.toolchain)?;
-        let kit = project.kind.kit();
-        kit.check_run(&req)?;
-        let task = self.allowed_task(project.kind, &req.task)?;
-        let member = kit.member(&project, &req.package)?;
-        let argv = task
-            .map(|task| task_args::task_argv(project.kind, task, &req.args, &member.root))
-            .transpose()?;
-        let runner = self
-            .runner(&project, ToolName::Run, req.timeout_ms, call)
-            .await;
-        let started = self.observe_start(&project);
-        let _turn = self.wait_turn(&project, call).await?;
-        let mut report = match argv {
-            Some(argv) => kit.run_task(&member, &req, argv, &runner, call).await,
-            None => kit.run_program(&member, &req, &runner, call).await,
-        }?;
-        let check = RunRequest {
-            project_path: String::new(),
-            stdin: None,
-            timeout_ms: None,
-            ..req
-        };
-        let check = format!("run {check:?}");
-        let result = ObservedResult::Run(&report);
-        report.seen_before = self
-            .observe_end(started, &project, ToolName::Run, check, result, call)
-            .await;
-        Ok(report)
+    pub fn run<'a>(
+        &'a self,
+        req: RunRequest,
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<RunReport, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(&req.project_path, req.toolchain)?;
+            let kit = project.kind.kit();
+            kit.check_run(&req)?;
+            let task = self.allowed_task(project.kind, &req.task)?;
+            let member = kit.member(&project, &req.package)?;
+            let argv = task
+                .map(|task| task_args::task_argv(project.kind, task, &req.args, &member.root))
+                .transpose()?;
+            let runner = self
+                .runner(&project, ToolName::Run, req.timeout_ms, call)
+                .await;
+            let started = self.observe_start(&project);
+            let _turn = self.wait_turn(&project, call).await?;
+            let mut report = match argv {
+                Some(argv) => kit.run_task(&member, &req, argv, &runner, call).await,
+                None => kit.run_program(&member, &req, &runner, call).await,
+            }?;
+            let check = RunRequest {
+                project_path: String::new(),
+                stdin: None,
+                timeout_ms: None,
+                ..req
+            };
+            let check = format!("run {check:?}");
+            let result = ObservedResult::Run(&report);
+            report.seen_before = self
+                .observe_end(started, &project, ToolName::Run, check, result, call)
+                .await;
+            Ok(report)
+        }
+        .boxed()
     }
 
     /// A project's own command (a check named in `[tasks.land_commands]`), run like a build:
     /// in `project_path`, in the builds' sandbox, in the project's turn, within `timeout_ms`.
     /// A relative program (`./ci.sh`) is the project's.
-    pub async fn command(
-        &self,
-        project_path: &str,
-        argv: &[String],
+    pub fn command<'a>(
+        &'a self,
+        project_path: &'a str,
+        argv: &'a [String],
         timeout_ms: Option<TimeoutMs>,
-        call: &Call<'_>,
-    ) -> Result<crate::process::ProcessOutput, ToolchainError> {
-        let project = self.resolve_project(project_path, None)?;
-        let Some((program, args)) = argv.split_first() else {
-            return Err(ToolchainError::InvalidArgument(
-                "a command needs at least its program".into(),
-            ));
-        };
-        let program = match program.contains('/') && Path::new(program).is_relative() {
-            true => project.root.join(program).display().to_string(),
-            false => program.clone(),
-        };
-        let runner = self.runner(&project, ToolName::Run, timeout_ms, call).await;
-        let _turn = self.wait_turn(&project, call).await?;
-        let spec = crate::process::CommandSpec::new(program, args, &project.root);
-        runner.run_to_end(spec, call).await
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<crate::process::ProcessOutput, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(project_path, None)?;
+            let Some((program, args)) = argv.split_first() else {
+                return Err(ToolchainError::InvalidArgument(
+                    "a command needs at least its program".into(),
+                ));
+            };
+            let program = match program.contains('/') && Path::new(program).is_relative() {
+                true => project.root.join(program).display().to_string(),
+                false => program.clone(),
+            };
+            let runner = self.runner(&project, ToolName::Run, timeout_ms, call).await;
+            let _turn = self.wait_turn(&project, call).await?;
+            let spec = crate::process::CommandSpec::new(program, args, &project.root);
+            runner.run_to_end(spec, call).await
+        }
+        .boxed()
     }
 
     /// The task `run` starts (the named one, else the toolchain's default: mix's `run`; none
@@ -370,27 +394,30 @@ impl Toolchains {
         self.workspace.resolve_project(raw, toolchain, TOOLCHAINS)
     }
 
-    pub async fn format(
-        &self,
+    pub fn format<'a>(
+        &'a self,
         req: FormatRequest,
-        call: &Call<'_>,
-    ) -> Result<FormatReport, ToolchainError> {
-        let project = self.resolve_project(&req.project_path, req.toolchain)?;
-        let kit = project.kind.kit();
-        kit.check_format(&req)?;
-        let member = kit.member(&project, &req.package)?;
-        let runner = self
-            .runner(&project, ToolName::Format, req.timeout_ms, call)
-            .await;
-        let _turn = self.wait_turn(&project, call).await?;
-        let started = self.observe_start(&project);
-        let report = kit.format(&member, &req, &runner, call).await?;
-        // Applying formats what checking finds: both are the same check.
-        let check = format!("format {:?}", req.package);
-        let result = ObservedResult::Format(&report);
-        self.observe_end(started, &project, ToolName::Format, check, result, call)
-            .await;
-        Ok(report)
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<FormatReport, ToolchainError>> {
+        async move {
+            let project = self.resolve_project(&req.project_path, req.toolchain)?;
+            let kit = project.kind.kit();
+            kit.check_format(&req)?;
+            let member = kit.member(&project, &req.package)?;
+            let runner = self
+                .runner(&project, ToolName::Format, req.timeout_ms, call)
+                .await;
+            let _turn = self.wait_turn(&project, call).await?;
+            let started = self.observe_start(&project);
+            let report = kit.format(&member, &req, &runner, call).await?;
+            // Applying formats what checking finds: both are the same check.
+            let check = format!("format {:?}", req.package);
+            let result = ObservedResult::Format(&report);
+            self.observe_end(started, &project, ToolName::Format, check, result, call)
+                .await;
+            Ok(report)
+        }
+        .boxed()
     }
 
     /// A build, test, run or format of `project` starts: the observer, if any, looks at its

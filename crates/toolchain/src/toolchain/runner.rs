@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -33,61 +35,70 @@ pub struct Confined {
 
 impl Runner {
     /// Run `program args` in `cwd`, feeding every output line to `on_line`.
-    pub async fn run(
-        &self,
+    pub fn run<'a>(
+        &'a self,
         mut spec: CommandSpec,
-        call: &Call<'_>,
-        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
-    ) -> Result<ProcessOutput, RunError> {
-        spec.env_set.extend(self.env_set.iter().cloned());
-        if let Some(confined) = &self.confine {
-            spec =
-                crate::sandbox::confinement::confine(spec, &confined.bwrap, &confined.confinement);
-        }
-        // Stopped by the call's own cancellation or by the server shutting down.
-        let stop = self.shutdown.child_token();
-        let run = self
-            .runs
-            .track_future(self.policy.run(spec, &stop, on_line));
-        tokio::pin!(run);
-        tokio::select! {
-            biased;
-            output = &mut run => output,
-            _ = call.cancel.cancelled() => {
-                stop.cancel();
-                run.await
+        call: &'a Call<'a>,
+        on_line: &'a mut (dyn FnMut(process::Stream, &str) + Send),
+    ) -> BoxFuture<'a, Result<ProcessOutput, RunError>> {
+        async move {
+            spec.env_set.extend(self.env_set.iter().cloned());
+            if let Some(confined) = &self.confine {
+                spec = crate::sandbox::confinement::confine(
+                    spec,
+                    &confined.bwrap,
+                    &confined.confinement,
+                );
+            }
+            // Stopped by the call's own cancellation or by the server shutting down.
+            let stop = self.shutdown.child_token();
+            let run = self
+                .runs
+                .track_future(self.policy.run(spec, &stop, on_line));
+            tokio::pin!(run);
+            tokio::select! {
+                biased;
+                output = &mut run => output,
+                _ = call.cancel.cancelled() => {
+                    stop.cancel();
+                    run.await
+                }
             }
         }
+        .boxed()
     }
 
     /// `run`, with a program that is not installed reported as a missing toolchain, saying
     /// how to install it.
-    pub async fn run_toolchain(
-        &self,
+    pub fn run_toolchain<'a>(
+        &'a self,
         spec: CommandSpec,
-        call: &Call<'_>,
-        on_line: &mut (dyn FnMut(process::Stream, &str) + Send),
-    ) -> Result<ProcessOutput, ToolchainError> {
-        let program = spec.program.clone();
-        self.run(spec, call, on_line).await.map_err(|e| match e {
-            RunError::NotFound { .. } => ToolchainError::ToolchainMissing {
-                hint: match self.toolchain {
-                    Some(toolchain) => toolchain.kit().install_hint(&program).to_string(),
-                    None => format!("put `{program}` on the server's PATH"),
+        call: &'a Call<'a>,
+        on_line: &'a mut (dyn FnMut(process::Stream, &str) + Send),
+    ) -> BoxFuture<'a, Result<ProcessOutput, ToolchainError>> {
+        async move {
+            let program = spec.program.clone();
+            self.run(spec, call, on_line).await.map_err(|e| match e {
+                RunError::NotFound { .. } => ToolchainError::ToolchainMissing {
+                    hint: match self.toolchain {
+                        Some(toolchain) => toolchain.kit().install_hint(&program).to_string(),
+                        None => format!("put `{program}` on the server's PATH"),
+                    },
+                    program,
                 },
-                program,
-            },
-            other => ToolchainError::Run(other),
-        })
+                other => ToolchainError::Run(other),
+            })
+        }
+        .boxed()
     }
 
     /// `run_toolchain` for commands whose output is only read at the end.
-    pub async fn run_to_end(
-        &self,
+    pub fn run_to_end<'a>(
+        &'a self,
         spec: CommandSpec,
-        call: &Call<'_>,
-    ) -> Result<ProcessOutput, ToolchainError> {
-        self.run_toolchain(spec, call, &mut |_, _| {}).await
+        call: &'a Call<'a>,
+    ) -> BoxFuture<'a, Result<ProcessOutput, ToolchainError>> {
+        async move { self.run_toolchain(spec, call, &mut |_, _| {}).await }.boxed()
     }
 
     /// Generous limits, for unit tests that run real programs.

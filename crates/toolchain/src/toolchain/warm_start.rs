@@ -31,6 +31,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::git::{Git, GitError};
@@ -112,23 +114,24 @@ impl Warmed {
 /// worktree) from the checkout's project directory `checkout`: cargo's target directory into
 /// `cargo_target` (the task's own, outside the worktree; none: cargo is left alone), mix's
 /// `_build` and `deps` into the worktree, copying at most `limit` bytes.
-pub async fn warm(
-    checkout: &Path,
-    worktree_dir: &Path,
-    cargo_target: Option<&Path>,
+pub fn warm<'a>(
+    checkout: &'a Path,
+    worktree_dir: &'a Path,
+    cargo_target: Option<&'a Path>,
     limit: u64,
-) -> Warmed {
-    warm_with(checkout, worktree_dir, cargo_target, limit, &[]).await
+) -> BoxFuture<'a, Warmed> {
+    async move { warm_with(checkout, worktree_dir, cargo_target, limit, &[]).await }.boxed()
 }
 
 /// `warm`, running `cargo metadata` with `cargo_env` changed (`None` removes a variable).
-pub async fn warm_with(
-    checkout: &Path,
-    worktree_dir: &Path,
-    cargo_target: Option<&Path>,
+pub fn warm_with<'a>(
+    checkout: &'a Path,
+    worktree_dir: &'a Path,
+    cargo_target: Option<&'a Path>,
     limit: u64,
-    cargo_env: &[(&str, Option<&str>)],
-) -> Warmed {
+    cargo_env: &'a [(&'a str, Option<&'a str>)],
+) -> BoxFuture<'a, Warmed> {
+    async move {
     let started = Instant::now();
     let mut why_not = Vec::new();
     let mut parts = Vec::new();
@@ -237,6 +240,8 @@ pub async fn warm_with(
     warmed.why_not = why_not;
     warmed
 }
+    .boxed()
+}
 
 /// Why the checkout's cargo target or files could not be used for a warm start.
 #[derive(Debug, thiserror::Error)]
@@ -273,99 +278,102 @@ pub enum WarmStartError {
 /// `path` may name any program) and `.cargo/config.toml`: it runs in a sandbox that sees the
 /// checkout read-only and no network, and the directory it names is kept only when it lies
 /// in the checkout (through no link) or is the person's own `CARGO_TARGET_DIR`.
-pub async fn cargo_target_of(
-    checkout: &Path,
-    cargo_env: &[(&str, Option<&str>)],
-) -> Result<PathBuf, WarmStartError> {
-    let bwrap = tokio::task::spawn_blocking(|| {
-        crate::sandbox::support::host()
-            .bwrap()
-            .map(Path::to_path_buf)
-    })
-    .await
-    .ok()
-    .flatten()
-    .ok_or(WarmStartError::NoSandbox)?;
-    let mut env: Vec<(String, Option<String>)> = std::env::var("CARGO_TARGET_DIR")
+pub fn cargo_target_of<'a>(
+    checkout: &'a Path,
+    cargo_env: &'a [(&'a str, Option<&'a str>)],
+) -> BoxFuture<'a, Result<PathBuf, WarmStartError>> {
+    async move {
+        let bwrap = tokio::task::spawn_blocking(|| {
+            crate::sandbox::support::host()
+                .bwrap()
+                .map(Path::to_path_buf)
+        })
+        .await
         .ok()
-        .map(|dir| ("CARGO_TARGET_DIR".to_string(), Some(dir)))
-        .into_iter()
-        .collect();
-    env.extend(
-        cargo_env
+        .flatten()
+        .ok_or(WarmStartError::NoSandbox)?;
+        let mut env: Vec<(String, Option<String>)> = std::env::var("CARGO_TARGET_DIR")
+            .ok()
+            .map(|dir| ("CARGO_TARGET_DIR".to_string(), Some(dir)))
+            .into_iter()
+            .collect();
+        env.extend(
+            cargo_env
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.map(str::to_string))),
+        );
+        let persons_target = env
             .iter()
-            .map(|(name, value)| (name.to_string(), value.map(str::to_string))),
-    );
-    let persons_target = env
-        .iter()
-        .rev()
-        .find(|(name, _)| name == "CARGO_TARGET_DIR")
-        .and_then(|(_, value)| value.clone())
-        .map(PathBuf::from);
-    let confinement = Confinement {
-        work: checkout.to_path_buf(),
-        work_read_only: true,
-        readable: confinement::readable(
-            confinement::toolchain_dirs(),
-            dirs::home_dir().as_deref(),
-            &[],
-        ),
-        blanked: confinement::toolchain_secrets(),
-        passed: confinement::passed_env(&[]),
-        env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
-        ..Confinement::default()
-    };
-    let spec = CommandSpec::new(
-        "cargo",
-        [
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ],
-        checkout,
-    );
-    let mut spec = confinement::confine(spec, &bwrap, &confinement);
-    spec.env_set
-        .retain(|(name, _)| !env.iter().any(|(changed, _)| changed == name));
-    spec.env_set.extend(
-        env.iter()
-            .filter_map(|(name, value)| Some((name.clone(), value.clone()?))),
-    );
-    let policy = Policy {
-        limits: Limits {
-            timeout: METADATA_TIMEOUT,
-            output_cap: 16 * 1024 * 1024,
-            kill_grace: Duration::from_secs(1),
-        },
-        env_remove: Vec::new(),
-    };
-    let output = policy
-        .run(spec, &CancellationToken::new(), &mut |_, _| {})
-        .await
-        .map_err(WarmStartError::MetadataDidNotRun)?;
-    if !output.termination.success() {
-        let first = output
-            .stderr
-            .text
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .to_string();
-        return Err(WarmStartError::MetadataFailed(first));
+            .rev()
+            .find(|(name, _)| name == "CARGO_TARGET_DIR")
+            .and_then(|(_, value)| value.clone())
+            .map(PathBuf::from);
+        let confinement = Confinement {
+            work: checkout.to_path_buf(),
+            work_read_only: true,
+            readable: confinement::readable(
+                confinement::toolchain_dirs(),
+                dirs::home_dir().as_deref(),
+                &[],
+            ),
+            blanked: confinement::toolchain_secrets(),
+            passed: confinement::passed_env(&[]),
+            env: vec![("CARGO_NET_OFFLINE".into(), "true".into())],
+            ..Confinement::default()
+        };
+        let spec = CommandSpec::new(
+            "cargo",
+            [
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--offline",
+            ],
+            checkout,
+        );
+        let mut spec = confinement::confine(spec, &bwrap, &confinement);
+        spec.env_set
+            .retain(|(name, _)| !env.iter().any(|(changed, _)| changed == name));
+        spec.env_set.extend(
+            env.iter()
+                .filter_map(|(name, value)| Some((name.clone(), value.clone()?))),
+        );
+        let policy = Policy {
+            limits: Limits {
+                timeout: METADATA_TIMEOUT,
+                output_cap: 16 * 1024 * 1024,
+                kill_grace: Duration::from_secs(1),
+            },
+            env_remove: Vec::new(),
+        };
+        let output = policy
+            .run(spec, &CancellationToken::new(), &mut |_, _| {})
+            .await
+            .map_err(WarmStartError::MetadataDidNotRun)?;
+        if !output.termination.success() {
+            let first = output
+                .stderr
+                .text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            return Err(WarmStartError::MetadataFailed(first));
+        }
+        let metadata: serde_json::Value =
+            serde_json::from_str(&output.stdout.text).map_err(WarmStartError::MetadataNotJson)?;
+        let named = metadata["target_directory"]
+            .as_str()
+            .map(PathBuf::from)
+            .ok_or(WarmStartError::NoTargetDirectory)?;
+        let top = Git::at(checkout)
+            .top_level()
+            .await
+            .unwrap_or_else(|| checkout.to_path_buf());
+        kept_target(named, &top, persons_target.as_deref())
     }
-    let metadata: serde_json::Value =
-        serde_json::from_str(&output.stdout.text).map_err(WarmStartError::MetadataNotJson)?;
-    let named = metadata["target_directory"]
-        .as_str()
-        .map(PathBuf::from)
-        .ok_or(WarmStartError::NoTargetDirectory)?;
-    let top = Git::at(checkout)
-        .top_level()
-        .await
-        .unwrap_or_else(|| checkout.to_path_buf());
-    kept_target(named, &top, persons_target.as_deref())
+    .boxed()
 }
 
 /// The target directory cargo named, when it is the person's own (`CARGO_TARGET_DIR`) or lies

@@ -104,7 +104,7 @@ fn start_gate(runtime: &tokio::runtime::Runtime, dir: &Path, allowed: &[String])
         listener,
         allow,
         Vec::new().into(),
-        |_: &str| {},
+        Arc::new(|_: &str| {}),
         CancellationToken::new(),
     ));
     socket

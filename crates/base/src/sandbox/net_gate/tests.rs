@@ -46,7 +46,7 @@ fn start_keyed_gate(allow: AllowList, keyed: Vec<KeyedOrigin>) -> Gate {
         listener,
         allow,
         keyed.into(),
-        move |destination: &str| seen.lock().unwrap().push(destination.to_string()),
+        Arc::new(move |destination: &str| seen.lock().unwrap().push(destination.to_string())),
         stop.clone(),
     ));
     Gate {

@@ -4,6 +4,9 @@
 
 use std::path::Path;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::{is_ancestor, with_identity};
 use crate::git::{Git, GitError};
 
@@ -31,51 +34,54 @@ pub enum Candidate {
 impl Candidate {
     /// `head` onto `tip` in `repo`; `always_merge` makes a merge commit even where a
     /// fast-forward would do.
-    pub async fn of(
-        repo: &Path,
-        tip: &str,
-        head: &str,
+    pub fn of<'a>(
+        repo: &'a Path,
+        tip: &'a str,
+        head: &'a str,
         always_merge: bool,
-        message: &str,
-    ) -> Result<Candidate, GitError> {
-        let git = Git::at(repo);
-        if is_ancestor(&git, head, tip).await? {
-            return Ok(Candidate::AlreadyIn);
-        }
-        if !always_merge && is_ancestor(&git, tip, head).await? {
-            return Ok(Candidate::FastForward(head.to_string()));
-        }
-        let args = ["merge-tree", "--write-tree", "--no-messages", tip, head];
-        let output = git.output(&args).await?;
-        let mut lines = output.stdout.lines();
-        let tree = lines.next().unwrap_or_default().to_string();
-        match output.code {
-            0 => {
-                let commit = with_identity(git)
-                    .await
-                    .line(&["commit-tree", &tree, "-p", tip, "-p", head, "-m", message])
-                    .await?;
-                Ok(Candidate::Merge(commit))
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<Candidate, GitError>> {
+        async move {
+            let git = Git::at(repo);
+            if is_ancestor(&git, head, tip).await? {
+                return Ok(Candidate::AlreadyIn);
             }
-            1 => {
-                // `<mode> <object> <stage>\t<path>` per conflicted stage.
-                let mut files: Vec<String> = lines
-                    .take_while(|l| !l.is_empty())
-                    .filter_map(|l| l.split_once('\t').map(|(_, path)| path.to_string()))
-                    .collect();
-                files.dedup();
-                let hunks = conflicting_hunks(&git, &tree, &files).await;
-                Ok(Candidate::Conflicts { files, hunks })
+            if !always_merge && is_ancestor(&git, tip, head).await? {
+                return Ok(Candidate::FastForward(head.to_string()));
             }
-            // Neither merged nor conflicted: git's own error.
-            _ => git.run(&args).await.and_then(|_| {
-                Err(GitError::Failed {
-                    dir: repo.to_path_buf(),
-                    args: args.join(" "),
-                    message: format!("exit code {}", output.code),
-                })
-            }),
+            let args = ["merge-tree", "--write-tree", "--no-messages", tip, head];
+            let output = git.output(&args).await?;
+            let mut lines = output.stdout.lines();
+            let tree = lines.next().unwrap_or_default().to_string();
+            match output.code {
+                0 => {
+                    let commit = with_identity(git)
+                        .await
+                        .line(&["commit-tree", &tree, "-p", tip, "-p", head, "-m", message])
+                        .await?;
+                    Ok(Candidate::Merge(commit))
+                }
+                1 => {
+                    // `<mode> <object> <stage>\t<path>` per conflicted stage.
+                    let mut files: Vec<String> = lines
+                        .take_while(|l| !l.is_empty())
+                        .filter_map(|l| l.split_once('\t').map(|(_, path)| path.to_string()))
+                        .collect();
+                    files.dedup();
+                    let hunks = conflicting_hunks(&git, &tree, &files).await;
+                    Ok(Candidate::Conflicts { files, hunks })
+                }
+                // Neither merged nor conflicted: git's own error.
+                _ => git.run(&args).await.and_then(|_| {
+                    Err(GitError::Failed {
+                        dir: repo.to_path_buf(),
+                        args: args.join(" "),
+                        message: format!("exit code {}", output.code),
+                    })
+                }),
+            }
         }
+        .boxed()
     }
 }
 
@@ -83,45 +89,48 @@ impl Candidate {
     /// `head`, the tip of `branch`, replayed onto `tip` (`git replay`: no working tree
     /// touched, no ref moved). Where it cannot be (merge commits of its own, or a commit that
     /// does not replay alone), it is merged: `Merge` or `Conflicts` as `of` says.
-    pub async fn rebased(
-        repo: &Path,
-        tip: &str,
-        head: &str,
-        branch: &str,
-        message: &str,
-    ) -> Result<Candidate, GitError> {
-        let git = Git::at(repo);
-        if is_ancestor(&git, head, tip).await? {
-            return Ok(Candidate::AlreadyIn);
-        }
-        if is_ancestor(&git, tip, head).await? {
-            return Ok(Candidate::FastForward(head.to_string()));
-        }
-        let range = format!("{tip}..{head}");
-        let merges = git
-            .line(&["rev-list", "--merges", "--count", &range])
-            .await?;
-        if merges == "0" {
-            let branch_ref = format!("refs/heads/{branch}");
-            let commits = format!("{tip}..{branch_ref}");
-            let replayed = with_identity(git.clone())
-                .await
-                .output(&["replay", "--onto", tip, &commits])
-                .await?;
-            // `update refs/heads/BRANCH NEW OLD`: NEW is the replayed head, OLD the result.
-            let update = replayed.stdout.lines().find_map(|line| {
-                let mut words = line.strip_prefix("update ")?.split(' ');
-                let (name, new, old) = (words.next()?, words.next()?, words.next()?);
-                (name == branch_ref && old == head).then(|| new.to_string())
-            });
-            if let (true, Some(new)) = (replayed.ok(), update) {
-                return Ok(Candidate::Rebased(new));
+    pub fn rebased<'a>(
+        repo: &'a Path,
+        tip: &'a str,
+        head: &'a str,
+        branch: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<Candidate, GitError>> {
+        async move {
+            let git = Git::at(repo);
+            if is_ancestor(&git, head, tip).await? {
+                return Ok(Candidate::AlreadyIn);
             }
-            tracing::info!(
-                "{branch} does not replay onto {tip} commit by commit: it is merged instead"
-            );
+            if is_ancestor(&git, tip, head).await? {
+                return Ok(Candidate::FastForward(head.to_string()));
+            }
+            let range = format!("{tip}..{head}");
+            let merges = git
+                .line(&["rev-list", "--merges", "--count", &range])
+                .await?;
+            if merges == "0" {
+                let branch_ref = format!("refs/heads/{branch}");
+                let commits = format!("{tip}..{branch_ref}");
+                let replayed = with_identity(git.clone())
+                    .await
+                    .output(&["replay", "--onto", tip, &commits])
+                    .await?;
+                // `update refs/heads/BRANCH NEW OLD`: NEW is the replayed head, OLD the result.
+                let update = replayed.stdout.lines().find_map(|line| {
+                    let mut words = line.strip_prefix("update ")?.split(' ');
+                    let (name, new, old) = (words.next()?, words.next()?, words.next()?);
+                    (name == branch_ref && old == head).then(|| new.to_string())
+                });
+                if let (true, Some(new)) = (replayed.ok(), update) {
+                    return Ok(Candidate::Rebased(new));
+                }
+                tracing::info!(
+                    "{branch} does not replay onto {tip} commit by commit: it is merged instead"
+                );
+            }
+            Candidate::of(repo, tip, head, true, message).await
         }
-        Candidate::of(repo, tip, head, true, message).await
+        .boxed()
     }
 }
 

@@ -10,6 +10,8 @@ pub use candidate::Candidate;
 
 use std::path::Path;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -85,97 +87,107 @@ pub enum MergeError {
 
 /// Merges commit `head` of task branch `branch` into `into` (default: the branch checked out
 /// in `project`) of repository `repo`.
-pub async fn merge(
-    repo: &Path,
-    project: &Path,
-    branch: &str,
-    head: &str,
-    into: Option<&str>,
+pub fn merge<'a>(
+    repo: &'a Path,
+    project: &'a Path,
+    branch: &'a str,
+    head: &'a str,
+    into: Option<&'a str>,
     strategy: Strategy,
-    message: &str,
-) -> Result<Merged, MergeError> {
-    let git = Git::at(repo);
-    let into = match into {
-        Some(into) => into.to_string(),
-        None => Git::at(project)
-            .current_branch()
+    message: &'a str,
+) -> BoxFuture<'a, Result<Merged, MergeError>> {
+    async move {
+        let git = Git::at(repo);
+        let into = match into {
+            Some(into) => into.to_string(),
+            None => Git::at(project)
+                .current_branch()
+                .await
+                .ok_or(MergeError::NoTarget)?,
+        };
+        let target_ref = format!("refs/heads/{into}");
+        let old = git
+            .commit_of(&target_ref)
             .await
-            .ok_or(MergeError::NoTarget)?,
-    };
-    let target_ref = format!("refs/heads/{into}");
-    let old = git
-        .commit_of(&target_ref)
-        .await
-        .ok_or_else(|| MergeError::UnknownTarget {
-            into: into.clone(),
-            repo: repo.display().to_string(),
-        })?;
-    if is_ancestor(&git, head, &old).await? {
-        return Ok(Merged {
-            into,
-            commit: old,
-            how: "already_merged",
-        });
-    }
-    let fast_forward = is_ancestor(&git, &old, head).await?;
-    let (new, how) = match (strategy, fast_forward) {
-        (Strategy::Auto | Strategy::FastForward | Strategy::Rebase, true) => {
-            (head.to_string(), "fast_forward")
-        }
-        (Strategy::Rebase, false) => {
-            match Candidate::rebased(repo, &old, head, branch, message).await? {
-                Candidate::Rebased(commit) => (commit, "rebased"),
-                Candidate::Merge(commit) => (commit, "merge_commit"),
-                Candidate::Conflicts { files, .. } => {
-                    return Err(MergeError::Conflicts {
-                        branch: branch.to_string(),
-                        into,
-                        files,
-                    });
-                }
-                Candidate::AlreadyIn | Candidate::FastForward(_) => {
-                    unreachable!("both were looked at above")
-                }
-            }
-        }
-        (Strategy::FastForward, false) => {
-            return Err(MergeError::NotFastForward {
-                branch: branch.to_string(),
+            .ok_or_else(|| MergeError::UnknownTarget {
+                into: into.clone(),
+                repo: repo.display().to_string(),
+            })?;
+        if is_ancestor(&git, head, &old).await? {
+            return Ok(Merged {
                 into,
+                commit: old,
+                how: "already_merged",
             });
         }
-        (Strategy::Auto | Strategy::MergeCommit, _) => {
-            let tree = match merged_tree(&git, &old, head).await? {
-                Ok(tree) => tree,
-                Err(files) => {
-                    return Err(MergeError::Conflicts {
-                        branch: branch.to_string(),
-                        into,
-                        files,
-                    });
+        let fast_forward = is_ancestor(&git, &old, head).await?;
+        let (new, how) = match (strategy, fast_forward) {
+            (Strategy::Auto | Strategy::FastForward | Strategy::Rebase, true) => {
+                (head.to_string(), "fast_forward")
+            }
+            (Strategy::Rebase, false) => {
+                match Candidate::rebased(repo, &old, head, branch, message).await? {
+                    Candidate::Rebased(commit) => (commit, "rebased"),
+                    Candidate::Merge(commit) => (commit, "merge_commit"),
+                    Candidate::Conflicts { files, .. } => {
+                        return Err(MergeError::Conflicts {
+                            branch: branch.to_string(),
+                            into,
+                            files,
+                        });
+                    }
+                    Candidate::AlreadyIn | Candidate::FastForward(_) => {
+                        unreachable!("both were looked at above")
+                    }
                 }
-            };
-            let commit = with_identity(git.clone())
-                .await
-                .line(&["commit-tree", &tree, "-p", &old, "-p", head, "-m", message])
-                .await?;
-            (commit, "merge_commit")
-        }
-    };
-    advance(repo, &git, &into, &old, &new).await?;
-    Ok(Merged {
-        into,
-        commit: new,
-        how,
-    })
+            }
+            (Strategy::FastForward, false) => {
+                return Err(MergeError::NotFastForward {
+                    branch: branch.to_string(),
+                    into,
+                });
+            }
+            (Strategy::Auto | Strategy::MergeCommit, _) => {
+                let tree = match merged_tree(&git, &old, head).await? {
+                    Ok(tree) => tree,
+                    Err(files) => {
+                        return Err(MergeError::Conflicts {
+                            branch: branch.to_string(),
+                            into,
+                            files,
+                        });
+                    }
+                };
+                let commit = with_identity(git.clone())
+                    .await
+                    .line(&["commit-tree", &tree, "-p", &old, "-p", head, "-m", message])
+                    .await?;
+                (commit, "merge_commit")
+            }
+        };
+        advance(repo, &git, &into, &old, &new).await?;
+        Ok(Merged {
+            into,
+            commit: new,
+            how,
+        })
+    }
+    .boxed()
 }
 
 /// The files in which merging commits `a` and `b` would conflict (none: it merges cleanly).
-pub async fn conflicts(repo: &Path, a: &str, b: &str) -> Result<Vec<String>, GitError> {
-    Ok(merged_tree(&Git::at(repo), a, b)
-        .await?
-        .err()
-        .unwrap_or_default())
+pub fn conflicts<'a>(
+    repo: &'a Path,
+    a: &'a str,
+    b: &'a str,
+) -> BoxFuture<'a, Result<Vec<String>, GitError>> {
+    async move {
+        Ok(merged_tree(&Git::at(repo), a, b)
+            .await?
+            .err()
+            .unwrap_or_default())
+    }
+    .boxed()
 }
 
 /// The tree of `a` and `b` merged, or the conflicted files.

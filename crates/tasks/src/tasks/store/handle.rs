@@ -8,6 +8,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -55,12 +57,15 @@ impl LazyStore {
         self.health.subscribe()
     }
 
-    pub async fn get(&self) -> Result<&TaskStore, StoreError> {
-        let opened = self.open().await;
-        if let Err(error) = &opened {
-            note(&self.health, Err(error));
+    pub fn get(&self) -> BoxFuture<'_, Result<&TaskStore, StoreError>> {
+        async move {
+            let opened = self.open().await;
+            if let Err(error) = &opened {
+                note(&self.health, Err(error));
+            }
+            opened
         }
-        opened
+        .boxed()
     }
 
     async fn open(&self) -> Result<&TaskStore, StoreError> {

@@ -5,6 +5,8 @@
 use std::io;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -143,47 +145,50 @@ impl TerminalCore {
     /// keeps running and the terminal stays usable (interrupt it, then run again). The
     /// output returned costs about `output_cap` bytes as JSON at most. When `cancel` fires
     /// it returns at once, the command left running.
-    pub async fn run(
-        &self,
-        input: &(dyn Fn(&[u8]) -> io::Result<()> + Sync),
-        command: &str,
+    pub fn run<'a>(
+        &'a self,
+        input: &'a (dyn Fn(&[u8]) -> io::Result<()> + Sync),
+        command: &'a str,
         timeout: Duration,
         fallback: Fallback,
         output_cap: usize,
-        cancel: &CancellationToken,
-    ) -> Result<RunOutcome, RunError> {
-        let _one_at_a_time = tokio::select! {
-            guard = self.run_lock.lock() => guard,
-            _ = cancel.cancelled() => return Err(Cancelled.into()),
-        };
-        let start = Instant::now();
-        let deadline = start + timeout;
-        self.await_ready_shell(deadline, cancel).await?;
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<RunOutcome, RunError>> {
+        async move {
+            let _one_at_a_time = tokio::select! {
+                guard = self.run_lock.lock() => guard,
+                _ = cancel.cancelled() => return Err(Cancelled.into()),
+            };
+            let start = Instant::now();
+            let deadline = start + timeout;
+            self.await_ready_shell(deadline, cancel).await?;
 
-        let capture = self.arm_capture(&fallback, output_cap);
-        let use_marks = capture.use_marks;
-        let mut line = command.as_bytes().to_vec();
-        line.push(b'\r');
-        input(&line)?;
-        let end = self
-            .await_end(use_marks, &fallback, deadline, cancel)
-            .await?;
-        let (kept, scrollback) = capture.finish(end.matched_at);
-        let (elided_bytes, elided_lines) = (kept.elided_bytes, kept.elided_lines);
-        let mut output = output_text(kept, &scrollback);
-        if !use_marks {
-            output = drop_echoed_command(&output, command);
+            let capture = self.arm_capture(&fallback, output_cap);
+            let use_marks = capture.use_marks;
+            let mut line = command.as_bytes().to_vec();
+            line.push(b'\r');
+            input(&line)?;
+            let end = self
+                .await_end(use_marks, &fallback, deadline, cancel)
+                .await?;
+            let (kept, scrollback) = capture.finish(end.matched_at);
+            let (elided_bytes, elided_lines) = (kept.elided_bytes, kept.elided_lines);
+            let mut output = output_text(kept, &scrollback);
+            if !use_marks {
+                output = drop_echoed_command(&output, command);
+            }
+            Ok(RunOutcome {
+                output,
+                exit_code: end.exit_code,
+                duration_ms: crate::millis::millis(start.elapsed()),
+                completed: end.method != WaitMethod::Timeout,
+                method: end.method,
+                elided_bytes,
+                elided_lines,
+                scrollback,
+            })
         }
-        Ok(RunOutcome {
-            output,
-            exit_code: end.exit_code,
-            duration_ms: crate::millis::millis(start.elapsed()),
-            completed: end.method != WaitMethod::Timeout,
-            method: end.method,
-            elided_bytes,
-            elided_lines,
-            scrollback,
-        })
+        .boxed()
     }
 
     /// Before the command is typed: a shell expected to send marks gets up to 10 s to draw

@@ -9,6 +9,8 @@ mod project_info;
 mod run;
 pub mod rustfmt;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 pub use kit::TOOLCHAIN;
 use project_info::project_info;
 use run::{run, run_task};
@@ -157,73 +159,76 @@ fn compile_progress<'p>(
     }
 }
 
-pub async fn build(
-    project: &Project,
+pub fn build<'a>(
+    project: &'a Project,
     kind: BuildKind,
-    req: &CompileRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<BuildReport, ToolchainError> {
-    let (subcommand, all_targets_default) = match kind {
-        BuildKind::Compile => ("build", false),
-        BuildKind::TypeCheck => ("check", true),
-        BuildKind::Lint => ("clippy", false),
-    };
-    let mut args = strings(&[subcommand, "--message-format=json", "--keep-going"]);
-    if req.all_targets.unwrap_or(all_targets_default) {
-        args.push("--all-targets".into());
-    }
-    selection_args(&mut args, &req.package, &req.features);
-
-    let started = Instant::now();
-    call.progress.report(&format!("cargo {}", args.join(" ")));
-    let ws_root = workspace_root(&project.root);
-    let mut parser = CargoMessageParser::new(&ws_root, &project.root, req.include_rendered);
-    let output = {
-        let mut on_json = compile_progress(&mut parser, call);
-        let mut on_line = |stream: Stream, line: &str| {
-            if stream == Stream::Stdout {
-                on_json(line);
-            }
+    req: &'a CompileRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<BuildReport, ToolchainError>> {
+    async move {
+        let (subcommand, all_targets_default) = match kind {
+            BuildKind::Compile => ("build", false),
+            BuildKind::TypeCheck => ("check", true),
+            BuildKind::Lint => ("clippy", false),
         };
-        runner
-            .run_toolchain(cargo(project, args), call, &mut on_line)
-            .await?
-    };
-    if kind == BuildKind::Lint {
-        missing_component(&output.stderr.text)?;
-    }
-    let messages = parser.finish();
-    let status = endings::build_status(output.termination, &messages.diagnostics);
-    let diagnostics = BuildDiagnostics::capped(messages.diagnostics);
-    let mut notes = Vec::new();
-    let failed_on_warnings = !diagnostics.warnings.is_empty() && req.warnings_as_errors;
-    let status = if status == BuildStatus::Ok && failed_on_warnings {
-        notes.push("failed because of warnings (warnings_as_errors)".to_string());
-        BuildStatus::Failed
-    } else {
-        status
-    };
-    let unexplained =
-        status != BuildStatus::Ok && diagnostics.errors.is_empty() && notes.is_empty();
-    let report = BuildReport {
-        seen_before: Vec::new(),
-        status,
-        notes,
-        output: if unexplained {
-            output_tail(&output.stderr.text)
+        let mut args = strings(&[subcommand, "--message-format=json", "--keep-going"]);
+        if req.all_targets.unwrap_or(all_targets_default) {
+            args.push("--all-targets".into());
+        }
+        selection_args(&mut args, &req.package, &req.features);
+
+        let started = Instant::now();
+        call.progress.report(&format!("cargo {}", args.join(" ")));
+        let ws_root = workspace_root(&project.root);
+        let mut parser = CargoMessageParser::new(&ws_root, &project.root, req.include_rendered);
+        let output = {
+            let mut on_json = compile_progress(&mut parser, call);
+            let mut on_line = |stream: Stream, line: &str| {
+                if stream == Stream::Stdout {
+                    on_json(line);
+                }
+            };
+            runner
+                .run_toolchain(cargo(project, args), call, &mut on_line)
+                .await?
+        };
+        if kind == BuildKind::Lint {
+            missing_component(&output.stderr.text)?;
+        }
+        let messages = parser.finish();
+        let status = endings::build_status(output.termination, &messages.diagnostics);
+        let diagnostics = BuildDiagnostics::capped(messages.diagnostics);
+        let mut notes = Vec::new();
+        let failed_on_warnings = !diagnostics.warnings.is_empty() && req.warnings_as_errors;
+        let status = if status == BuildStatus::Ok && failed_on_warnings {
+            notes.push("failed because of warnings (warnings_as_errors)".to_string());
+            BuildStatus::Failed
         } else {
-            None
-        },
-        diagnostics,
-        duration_ms: millis(started.elapsed()),
-    };
-    call.progress.report(&format!(
-        "done: {} error(s), {} warning(s)",
-        report.diagnostics.error_count(),
-        report.diagnostics.warning_count()
-    ));
-    Ok(report)
+            status
+        };
+        let unexplained =
+            status != BuildStatus::Ok && diagnostics.errors.is_empty() && notes.is_empty();
+        let report = BuildReport {
+            seen_before: Vec::new(),
+            status,
+            notes,
+            output: if unexplained {
+                output_tail(&output.stderr.text)
+            } else {
+                None
+            },
+            diagnostics,
+            duration_ms: millis(started.elapsed()),
+        };
+        call.progress.report(&format!(
+            "done: {} error(s), {} warning(s)",
+            report.diagnostics.error_count(),
+            report.diagnostics.warning_count()
+        ));
+        Ok(report)
+    }
+    .boxed()
 }
 
 static RUNNING_BINARY: LazyLock<Regex> = LazyLock::new(|| {
@@ -251,86 +256,91 @@ impl RunningBinary {
     }
 }
 
-pub async fn test(
-    project: &Project,
-    req: &TestRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<TestReport, ToolchainError> {
-    let mut args = strings(&["test", "--no-fail-fast", "--message-format=json"]);
-    selection_args(&mut args, &req.package, &req.features);
-    args.push("--".into());
-    args.extend(libtest_args(req, req.include_ignored));
+pub fn test<'a>(
+    project: &'a Project,
+    req: &'a TestRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<TestReport, ToolchainError>> {
+    async move {
+        let mut args = strings(&["test", "--no-fail-fast", "--message-format=json"]);
+        selection_args(&mut args, &req.package, &req.features);
+        args.push("--".into());
+        args.extend(libtest_args(req, req.include_ignored));
 
-    let started = Instant::now();
-    call.progress.report(&format!("cargo {}", args.join(" ")));
-    let ws_root = workspace_root(&project.root);
-    let mut messages = CargoMessageParser::new(&ws_root, &project.root, false);
-    let mut libtest = LibtestParser::new(&ws_root, &project.root, FAILURE_STDOUT_CAP);
-    let mut running = RunningBinary::default();
-    let mut spec = cargo(project, args);
-    spec.env_set.push(("RUST_BACKTRACE".into(), "0".into()));
-    let output = {
-        let mut on_json = compile_progress(&mut messages, call);
-        let mut on_line = |stream: Stream, line: &str| {
-            let event = match stream {
-                Stream::Stdout if line.starts_with('{') => {
-                    on_json(line);
-                    None
-                }
-                Stream::Stdout => libtest.line(Stream::Stdout, line),
-                Stream::Stderr => {
-                    running.observe_stderr(line, &ws_root);
-                    libtest.line(Stream::Stderr, line)
+        let started = Instant::now();
+        call.progress.report(&format!("cargo {}", args.join(" ")));
+        let ws_root = workspace_root(&project.root);
+        let mut messages = CargoMessageParser::new(&ws_root, &project.root, false);
+        let mut libtest = LibtestParser::new(&ws_root, &project.root, FAILURE_STDOUT_CAP);
+        let mut running = RunningBinary::default();
+        let mut spec = cargo(project, args);
+        spec.env_set.push(("RUST_BACKTRACE".into(), "0".into()));
+        let output = {
+            let mut on_json = compile_progress(&mut messages, call);
+            let mut on_line = |stream: Stream, line: &str| {
+                let event = match stream {
+                    Stream::Stdout if line.starts_with('{') => {
+                        on_json(line);
+                        None
+                    }
+                    Stream::Stdout => libtest.line(Stream::Stdout, line),
+                    Stream::Stderr => {
+                        running.observe_stderr(line, &ws_root);
+                        libtest.line(Stream::Stderr, line)
+                    }
+                };
+                match event {
+                    Some(LibtestEvent::TestFinished { name, .. }) => running.finished.push(name),
+                    Some(LibtestEvent::BinaryFinished { counts }) => {
+                        call.progress.report(&format!(
+                            "test binary done: {} passed, {} failed, {} ignored",
+                            counts.passed, counts.failed, counts.ignored
+                        ))
+                    }
+                    Some(LibtestEvent::BinaryStarted { name }) => {
+                        call.progress.report(&format!("running {name}"))
+                    }
+                    None => {}
                 }
             };
-            match event {
-                Some(LibtestEvent::TestFinished { name, .. }) => running.finished.push(name),
-                Some(LibtestEvent::BinaryFinished { counts }) => call.progress.report(&format!(
-                    "test binary done: {} passed, {} failed, {} ignored",
-                    counts.passed, counts.failed, counts.ignored
-                )),
-                Some(LibtestEvent::BinaryStarted { name }) => {
-                    call.progress.report(&format!("running {name}"))
-                }
-                None => {}
-            }
+            runner.run_toolchain(spec, call, &mut on_line).await?
         };
-        runner.run_toolchain(spec, call, &mut on_line).await?
-    };
-    let built = messages.finish();
-    let run = libtest.finish();
-    let build = BuildDiagnostics::capped(built.diagnostics);
-    let build_failed = built.build_success == Some(false);
-    let end = test_end(output.termination, build_failed, build, &run, req);
-    let unfinished = match end.stopped_in() {
-        Some(_) => unfinished_tests(&running, req, project, runner, call).await,
-        None => Vec::new(),
-    };
-    let explained = match &end {
-        TestEnd::Failed => !run.failures.is_empty(),
-        TestEnd::BuildFailed(build) => !build.errors.is_empty(),
-        TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
-        TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
-    };
-    call.progress.report(&format!(
-        "done: {} passed, {} failed, {} ignored",
-        run.counts.passed, run.counts.failed, run.counts.ignored
-    ));
-    Ok(TestReport {
-        seen_before: Vec::new(),
-        end,
-        counts: run.counts,
-        duration_ms: millis(started.elapsed()),
-        failures: run.failures,
-        unfinished,
-        seed: None,
-        output: if explained {
-            None
-        } else {
-            output_tail(&output.stderr.text)
-        },
-    })
+        let built = messages.finish();
+        let run = libtest.finish();
+        let build = BuildDiagnostics::capped(built.diagnostics);
+        let build_failed = built.build_success == Some(false);
+        let end = test_end(output.termination, build_failed, build, &run, req);
+        let unfinished = match end.stopped_in() {
+            Some(_) => unfinished_tests(&running, req, project, runner, call).await,
+            None => Vec::new(),
+        };
+        let explained = match &end {
+            TestEnd::Failed => !run.failures.is_empty(),
+            TestEnd::BuildFailed(build) => !build.errors.is_empty(),
+            TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
+            TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
+        };
+        call.progress.report(&format!(
+            "done: {} passed, {} failed, {} ignored",
+            run.counts.passed, run.counts.failed, run.counts.ignored
+        ));
+        Ok(TestReport {
+            seen_before: Vec::new(),
+            end,
+            counts: run.counts,
+            duration_ms: millis(started.elapsed()),
+            failures: run.failures,
+            unfinished,
+            seed: None,
+            output: if explained {
+                None
+            } else {
+                output_tail(&output.stderr.text)
+            },
+        })
+    }
+    .boxed()
 }
 
 /// How `cargo test` ended: tests that built and ran none pass nothing.
@@ -415,54 +425,57 @@ async fn unfinished_tests(
     }
 }
 
-pub async fn format(
-    project: &Project,
-    req: &FormatRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<FormatReport, ToolchainError> {
-    let started = Instant::now();
-    let mut check_args = strings(&["fmt", "--check"]);
-    selection_args(&mut check_args, &req.package, &[]);
-    check_args.extend(strings(&["--", "--color", "never"]));
-    call.progress.report("cargo fmt --check");
-    let check = runner.run_to_end(cargo(project, check_args), call).await?;
-    missing_component(&check.stderr.text)?;
-    let files = parse_fmt_check(&check.stdout.text, &project.root, DIFF_CAP_LINES);
-    let report = |status, files: Vec<FormatFile>, output: Option<String>| FormatReport {
-        status,
-        files,
-        duration_ms: millis(started.elapsed()),
-        output,
-    };
-    match check.termination {
-        Termination::TimedOut => return Ok(report(FormatStatus::Timeout, files, None)),
-        Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, files, None)),
-        Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, files, None)),
-        _ if files.is_empty() => {
-            let output =
-                output_tail(&check.stderr.text).or_else(|| output_tail(&check.stdout.text));
-            return Ok(report(FormatStatus::Error, files, output));
-        }
-        _ => {}
-    }
-    if !req.apply {
-        return Ok(report(FormatStatus::NeedsFormatting, files, None));
-    }
-    let mut apply_args = strings(&["fmt"]);
-    selection_args(&mut apply_args, &req.package, &[]);
-    call.progress.report("cargo fmt");
-    let applied = runner.run_to_end(cargo(project, apply_args), call).await?;
-    Ok(match applied.termination {
-        Termination::Exited(0) => report(FormatStatus::Applied, files, None),
-        Termination::TimedOut => report(FormatStatus::Timeout, files, None),
-        Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
-        _ => report(
-            FormatStatus::Error,
+pub fn format<'a>(
+    project: &'a Project,
+    req: &'a FormatRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<FormatReport, ToolchainError>> {
+    async move {
+        let started = Instant::now();
+        let mut check_args = strings(&["fmt", "--check"]);
+        selection_args(&mut check_args, &req.package, &[]);
+        check_args.extend(strings(&["--", "--color", "never"]));
+        call.progress.report("cargo fmt --check");
+        let check = runner.run_to_end(cargo(project, check_args), call).await?;
+        missing_component(&check.stderr.text)?;
+        let files = parse_fmt_check(&check.stdout.text, &project.root, DIFF_CAP_LINES);
+        let report = |status, files: Vec<FormatFile>, output: Option<String>| FormatReport {
+            status,
             files,
-            output_tail(&applied.stderr.text),
-        ),
-    })
+            duration_ms: millis(started.elapsed()),
+            output,
+        };
+        match check.termination {
+            Termination::TimedOut => return Ok(report(FormatStatus::Timeout, files, None)),
+            Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, files, None)),
+            Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, files, None)),
+            _ if files.is_empty() => {
+                let output =
+                    output_tail(&check.stderr.text).or_else(|| output_tail(&check.stdout.text));
+                return Ok(report(FormatStatus::Error, files, output));
+            }
+            _ => {}
+        }
+        if !req.apply {
+            return Ok(report(FormatStatus::NeedsFormatting, files, None));
+        }
+        let mut apply_args = strings(&["fmt"]);
+        selection_args(&mut apply_args, &req.package, &[]);
+        call.progress.report("cargo fmt");
+        let applied = runner.run_to_end(cargo(project, apply_args), call).await?;
+        Ok(match applied.termination {
+            Termination::Exited(0) => report(FormatStatus::Applied, files, None),
+            Termination::TimedOut => report(FormatStatus::Timeout, files, None),
+            Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
+            _ => report(
+                FormatStatus::Error,
+                files,
+                output_tail(&applied.stderr.text),
+            ),
+        })
+    }
+    .boxed()
 }
 
 /// `path` relative to `root` when inside it, else as it is.

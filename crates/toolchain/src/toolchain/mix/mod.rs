@@ -18,6 +18,9 @@ pub use kit::TOOLCHAIN;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use super::endings;
 use super::line_parser::LineParser;
 use super::reports::{
@@ -155,56 +158,66 @@ fn declares_dep(project: &Project, dep: &str) -> bool {
     declared(&project.root) || umbrella_apps(project).iter().any(|d| declared(d))
 }
 
-pub async fn project_info(
-    project: &Project,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<ProjectInfo, ToolchainError> {
-    let quick = runner.quick(Duration::from_secs(60));
-    let output = quick
-        .run_to_end(elixir(project, project::SCRIPT, Vec::new()), call)
-        .await?;
-    let json = output
-        .stdout
-        .text
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'));
-    let read = match (output.termination, json) {
-        (Termination::Exited(0), Some(json)) => serde_json::from_str::<project::MixProject>(json)
-            .map_err(|e| format!("unexpected answer from the mix.exs reader: {e}")),
-        _ => Err(output_tail(&output).unwrap_or_else(|| "no output".into())),
-    };
-    match read {
-        // The apps' test folders are walked: on a blocking thread.
-        Ok(mix_project) => {
-            let root = project.root.clone();
-            tokio::task::spawn_blocking(move || mix_project.into_info(&root))
-                .await
-                .map_err(|e| ToolchainError::Failed(format!("reading the project's files: {e}")))
+pub fn project_info<'a>(
+    project: &'a Project,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<ProjectInfo, ToolchainError>> {
+    async move {
+        let quick = runner.quick(Duration::from_secs(60));
+        let output = quick
+            .run_to_end(elixir(project, project::SCRIPT, Vec::new()), call)
+            .await?;
+        let json = output
+            .stdout
+            .text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'));
+        let read = match (output.termination, json) {
+            (Termination::Exited(0), Some(json)) => {
+                serde_json::from_str::<project::MixProject>(json)
+                    .map_err(|e| format!("unexpected answer from the mix.exs reader: {e}"))
+            }
+            _ => Err(output_tail(&output).unwrap_or_else(|| "no output".into())),
+        };
+        match read {
+            // The apps' test folders are walked: on a blocking thread.
+            Ok(mix_project) => {
+                let root = project.root.clone();
+                tokio::task::spawn_blocking(move || mix_project.into_info(&root))
+                    .await
+                    .map_err(|e| {
+                        ToolchainError::Failed(format!("reading the project's files: {e}"))
+                    })
+            }
+            Err(reason) => Err(ToolchainError::Failed(format!(
+                "cannot read mix.exs: {reason}"
+            ))),
         }
-        Err(reason) => Err(ToolchainError::Failed(format!(
-            "cannot read mix.exs: {reason}"
-        ))),
     }
+    .boxed()
 }
 
-pub async fn build(
-    project: &Project,
+pub fn build<'a>(
+    project: &'a Project,
     kind: BuildKind,
-    req: &CompileRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<BuildReport, ToolchainError> {
-    match kind {
-        BuildKind::Compile => {
-            let started = Instant::now();
-            let compiled = compile(project, req, req.force, runner, call).await?;
-            Ok(compiled.into_report(started))
+    req: &'a CompileRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<BuildReport, ToolchainError>> {
+    async move {
+        match kind {
+            BuildKind::Compile => {
+                let started = Instant::now();
+                let compiled = compile(project, req, req.force, runner, call).await?;
+                Ok(compiled.into_report(started))
+            }
+            BuildKind::TypeCheck => type_check(project, req, runner, call).await,
+            BuildKind::Lint => lint(project, req, runner, call).await,
         }
-        BuildKind::TypeCheck => type_check(project, req, runner, call).await,
-        BuildKind::Lint => lint(project, req, runner, call).await,
     }
+    .boxed()
 }
 
 async fn compile(
@@ -392,84 +405,88 @@ async fn lint(
     })
 }
 
-pub async fn test(
-    project: &Project,
-    req: &TestRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<TestReport, ToolchainError> {
-    let started = Instant::now();
-    let test_args = mix_test_args(req);
-    call.progress
-        .report(&format!("mix test {}", test_args.join(" ")));
-    // Our formatter for exact results, ExUnit's own for the fallback parser and the output tail.
-    let mut args = strings(&[
-        "-S",
-        "mix",
-        "test",
-        "--formatter",
-        exunit_events::FORMATTER_MODULE,
-    ]);
-    args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
-    args.extend(test_args);
-    let cache = dirs::cache_dir().map(|dir| dir.join("drydock"));
-    let formatter = formatter_cache::loader(cache.as_deref(), runner, call).await;
-    let spec = elixir(project, &formatter.code, args);
-    let runner = formatter.visible_to(runner);
-    let (output, compiler, events) = run_test(project, &runner, call, spec).await?;
-    check_deps(project, &output)?;
-    let run = events.finish();
-    let build = BuildDiagnostics::capped(compiler.finish());
+pub fn test<'a>(
+    project: &'a Project,
+    req: &'a TestRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<TestReport, ToolchainError>> {
+    async move {
+        let started = Instant::now();
+        let test_args = mix_test_args(req);
+        call.progress
+            .report(&format!("mix test {}", test_args.join(" ")));
+        // Our formatter for exact results, ExUnit's own for the fallback parser and the output tail.
+        let mut args = strings(&[
+            "-S",
+            "mix",
+            "test",
+            "--formatter",
+            exunit_events::FORMATTER_MODULE,
+        ]);
+        args.extend(strings(&["--formatter", "ExUnit.CLIFormatter"]));
+        args.extend(test_args);
+        let cache = dirs::cache_dir().map(|dir| dir.join("drydock"));
+        let formatter = formatter_cache::loader(cache.as_deref(), runner, call).await;
+        let spec = elixir(project, &formatter.code, args);
+        let runner = formatter.visible_to(runner);
+        let (output, compiler, events) = run_test(project, &runner, call, spec).await?;
+        check_deps(project, &output)?;
+        let run = events.finish();
+        let build = BuildDiagnostics::capped(compiler.finish());
 
-    let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
-        (run.counts, run.failures, run.seed, true)
-    } else {
-        let plain = exunit::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
-        (plain.counts, plain.failures, plain.seed, false)
-    };
-    let stage = match formatter_ran {
-        true => TestStage::Test,
-        false => TestStage::Build,
-    };
-    let failed = counts.failed > 0 || counts.invalid > 0 || !failures.is_empty();
-    let passed_if_any_ran =
-        || TestEnd::when_no_test_ran(&counts, test_selection(req)).unwrap_or(TestEnd::Passed);
-    let end = match output.termination {
-        Termination::TimedOut => TestEnd::Timeout(stage),
-        Termination::Cancelled => TestEnd::Cancelled(stage),
-        _ if !build.errors.is_empty() && failures.is_empty() && counts.passed == 0 => {
-            TestEnd::BuildFailed(build)
-        }
-        _ if failed => TestEnd::Failed,
-        Termination::Exited(0) => passed_if_any_ran(),
-        // `--only` that matches nothing exits 1 with every test excluded.
-        Termination::Exited(1) if formatter_ran => passed_if_any_ran(),
-        _ => TestEnd::Failed,
-    };
-    let explained = match &end {
-        TestEnd::Failed => !failures.is_empty(),
-        TestEnd::BuildFailed(build) => !build.errors.is_empty(),
-        TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
-        TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
-    };
-    call.progress.report(&format!(
-        "done: {} passed, {} failed, {} skipped, {} excluded",
-        counts.passed, counts.failed, counts.ignored, counts.filtered_out
-    ));
-    Ok(TestReport {
-        seen_before: Vec::new(),
-        end,
-        counts,
-        duration_ms: millis(started.elapsed()),
-        failures,
-        unfinished: Vec::new(),
-        output: if explained {
-            None
+        let (counts, failures, seed, formatter_ran) = if run.suites > 0 {
+            (run.counts, run.failures, run.seed, true)
         } else {
-            output_tail(&output)
-        },
-        seed,
-    })
+            let plain =
+                exunit::parse_exunit_output(&output.stdout.text, &project.root, STACKTRACE_CAP);
+            (plain.counts, plain.failures, plain.seed, false)
+        };
+        let stage = match formatter_ran {
+            true => TestStage::Test,
+            false => TestStage::Build,
+        };
+        let failed = counts.failed > 0 || counts.invalid > 0 || !failures.is_empty();
+        let passed_if_any_ran =
+            || TestEnd::when_no_test_ran(&counts, test_selection(req)).unwrap_or(TestEnd::Passed);
+        let end = match output.termination {
+            Termination::TimedOut => TestEnd::Timeout(stage),
+            Termination::Cancelled => TestEnd::Cancelled(stage),
+            _ if !build.errors.is_empty() && failures.is_empty() && counts.passed == 0 => {
+                TestEnd::BuildFailed(build)
+            }
+            _ if failed => TestEnd::Failed,
+            Termination::Exited(0) => passed_if_any_ran(),
+            // `--only` that matches nothing exits 1 with every test excluded.
+            Termination::Exited(1) if formatter_ran => passed_if_any_ran(),
+            _ => TestEnd::Failed,
+        };
+        let explained = match &end {
+            TestEnd::Failed => !failures.is_empty(),
+            TestEnd::BuildFailed(build) => !build.errors.is_empty(),
+            TestEnd::Timeout(_) | TestEnd::Cancelled(_) => false,
+            TestEnd::Passed | TestEnd::NoTestsMatched { .. } | TestEnd::NoTests { .. } => true,
+        };
+        call.progress.report(&format!(
+            "done: {} passed, {} failed, {} skipped, {} excluded",
+            counts.passed, counts.failed, counts.ignored, counts.filtered_out
+        ));
+        Ok(TestReport {
+            seen_before: Vec::new(),
+            end,
+            counts,
+            duration_ms: millis(started.elapsed()),
+            failures,
+            unfinished: Vec::new(),
+            output: if explained {
+                None
+            } else {
+                output_tail(&output)
+            },
+            seed,
+        })
+    }
+    .boxed()
 }
 
 async fn run_test(
@@ -563,90 +580,97 @@ fn mix_test_args(req: &TestRequest) -> Vec<String> {
 
 /// `mix TASK ...`, where `argv` (task name first) went through the task's allowlist
 /// (`task_args`).
-pub async fn run(
-    project: &Project,
-    req: &RunRequest,
+pub fn run<'a>(
+    project: &'a Project,
+    req: &'a RunRequest,
     argv: Vec<String>,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<RunReport, ToolchainError> {
-    let started = Instant::now();
-    // Compiled first, on its own: its messages become `errors`, and the program's stdout
-    // holds nothing but the program's output.
-    if argv.first().is_some_and(|task| task == "run") {
-        let compiled = compile(project, &CompileRequest::default(), false, runner, call).await?;
-        let end = match compiled.status {
-            BuildStatus::Ok => None,
-            BuildStatus::Failed => Some(RunEnd::BuildFailed(BuildDiagnostics::capped(
-                compiled.diagnostics,
-            ))),
-            BuildStatus::Timeout => Some(RunEnd::Timeout(RunStage::Build)),
-            BuildStatus::Cancelled => Some(RunEnd::Cancelled(RunStage::Build)),
-        };
-        if let Some(end) = end {
-            let duration_ms = millis(started.elapsed());
-            return Ok(RunReport::not_built(end, compiled.output, duration_ms));
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<RunReport, ToolchainError>> {
+    async move {
+        let started = Instant::now();
+        // Compiled first, on its own: its messages become `errors`, and the program's stdout
+        // holds nothing but the program's output.
+        if argv.first().is_some_and(|task| task == "run") {
+            let compiled =
+                compile(project, &CompileRequest::default(), false, runner, call).await?;
+            let end = match compiled.status {
+                BuildStatus::Ok => None,
+                BuildStatus::Failed => Some(RunEnd::BuildFailed(BuildDiagnostics::capped(
+                    compiled.diagnostics,
+                ))),
+                BuildStatus::Timeout => Some(RunEnd::Timeout(RunStage::Build)),
+                BuildStatus::Cancelled => Some(RunEnd::Cancelled(RunStage::Build)),
+            };
+            if let Some(end) = end {
+                let duration_ms = millis(started.elapsed());
+                return Ok(RunReport::not_built(end, compiled.output, duration_ms));
+            }
         }
+        call.progress.report(&format!("mix {}", argv.join(" ")));
+        let spec = CommandSpec {
+            stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
+            ..mix(project, argv)
+        };
+        let output = runner.run_to_end(spec, call).await?;
+        check_deps(project, &output)?;
+        Ok(RunReport::from_output(output, millis(started.elapsed())))
     }
-    call.progress.report(&format!("mix {}", argv.join(" ")));
-    let spec = CommandSpec {
-        stdin: req.stdin.as_ref().map(|s| s.clone().into_bytes()),
-        ..mix(project, argv)
-    };
-    let output = runner.run_to_end(spec, call).await?;
-    check_deps(project, &output)?;
-    Ok(RunReport::from_output(output, millis(started.elapsed())))
+    .boxed()
 }
 
-pub async fn format(
-    project: &Project,
-    req: &FormatRequest,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<FormatReport, ToolchainError> {
-    let started = Instant::now();
-    call.progress.report("mix format --check-formatted");
-    let check = runner
-        .run_to_end(
-            mix(project, strings(&["format", "--check-formatted"])),
-            call,
-        )
-        .await?;
-    check_deps(project, &check)?;
-    let listed = format_diff::unformatted_files(&check.stderr.text);
-    let report = |status, files, output| FormatReport {
-        status,
-        files,
-        duration_ms: millis(started.elapsed()),
-        output,
-    };
-    match check.termination {
-        Termination::TimedOut => return Ok(report(FormatStatus::Timeout, Vec::new(), None)),
-        Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, Vec::new(), None)),
-        Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, Vec::new(), None)),
-        _ if listed.is_empty() => {
-            return Ok(report(FormatStatus::Error, Vec::new(), output_tail(&check)));
+pub fn format<'a>(
+    project: &'a Project,
+    req: &'a FormatRequest,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<FormatReport, ToolchainError>> {
+    async move {
+        let started = Instant::now();
+        call.progress.report("mix format --check-formatted");
+        let check = runner
+            .run_to_end(
+                mix(project, strings(&["format", "--check-formatted"])),
+                call,
+            )
+            .await?;
+        check_deps(project, &check)?;
+        let listed = format_diff::unformatted_files(&check.stderr.text);
+        let report = |status, files, output| FormatReport {
+            status,
+            files,
+            duration_ms: millis(started.elapsed()),
+            output,
+        };
+        match check.termination {
+            Termination::TimedOut => return Ok(report(FormatStatus::Timeout, Vec::new(), None)),
+            Termination::Cancelled => return Ok(report(FormatStatus::Cancelled, Vec::new(), None)),
+            Termination::Exited(0) => return Ok(report(FormatStatus::Formatted, Vec::new(), None)),
+            _ if listed.is_empty() => {
+                return Ok(report(FormatStatus::Error, Vec::new(), output_tail(&check)));
+            }
+            _ => {}
         }
-        _ => {}
+        call.progress.report(&format!(
+            "{} file(s) need formatting; computing diffs",
+            listed.len()
+        ));
+        let files = format_diff::diffs(project, &listed, runner, call).await;
+        if !req.apply {
+            return Ok(report(FormatStatus::NeedsFormatting, files, None));
+        }
+        call.progress.report("mix format");
+        let applied = runner
+            .run_to_end(mix(project, strings(&["format"])), call)
+            .await?;
+        Ok(match applied.termination {
+            Termination::Exited(0) => report(FormatStatus::Applied, files, None),
+            Termination::TimedOut => report(FormatStatus::Timeout, files, None),
+            Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
+            _ => report(FormatStatus::Error, files, output_tail(&applied)),
+        })
     }
-    call.progress.report(&format!(
-        "{} file(s) need formatting; computing diffs",
-        listed.len()
-    ));
-    let files = format_diff::diffs(project, &listed, runner, call).await;
-    if !req.apply {
-        return Ok(report(FormatStatus::NeedsFormatting, files, None));
-    }
-    call.progress.report("mix format");
-    let applied = runner
-        .run_to_end(mix(project, strings(&["format"])), call)
-        .await?;
-    Ok(match applied.termination {
-        Termination::Exited(0) => report(FormatStatus::Applied, files, None),
-        Termination::TimedOut => report(FormatStatus::Timeout, files, None),
-        Termination::Cancelled => report(FormatStatus::Cancelled, files, None),
-        _ => report(FormatStatus::Error, files, output_tail(&applied)),
-    })
+    .boxed()
 }
 
 #[cfg(test)]

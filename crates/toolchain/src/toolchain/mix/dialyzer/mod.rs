@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use regex::Regex;
 
 pub use parse::{DialyzerParser, SourceRoots, parse_dialyzer_output};
@@ -113,22 +115,25 @@ impl PltCache {
 
 /// Runs dialyzer on the project's own apps, building the base PLT first if this OTP and
 /// Elixir have none yet (which takes about a minute; progress is reported meanwhile).
-pub async fn analyze(
-    project_root: &Path,
-    apps: &[CompiledApp],
-    plt_cache: &PltCache,
-    runner: &Runner,
-    call: &Call<'_>,
-) -> Result<DialyzerOutcome, ToolchainError> {
-    check_compiled(apps)?;
-    let toolchain = OtpToolchain::query(project_root, runner, call).await?;
-    let (plt, built_plt) = match ensure_plt(plt_cache, &toolchain, runner, call).await? {
-        PltState::Ready { path, built } => (path, built),
-        PltState::Stopped(outcome) => return Ok(outcome),
-    };
-    let mut outcome = run_analysis(project_root, apps, &plt, &toolchain, runner, call).await?;
-    outcome.built_plt = built_plt;
-    Ok(outcome)
+pub fn analyze<'a>(
+    project_root: &'a Path,
+    apps: &'a [CompiledApp],
+    plt_cache: &'a PltCache,
+    runner: &'a Runner,
+    call: &'a Call<'a>,
+) -> BoxFuture<'a, Result<DialyzerOutcome, ToolchainError>> {
+    async move {
+        check_compiled(apps)?;
+        let toolchain = OtpToolchain::query(project_root, runner, call).await?;
+        let (plt, built_plt) = match ensure_plt(plt_cache, &toolchain, runner, call).await? {
+            PltState::Ready { path, built } => (path, built),
+            PltState::Stopped(outcome) => return Ok(outcome),
+        };
+        let mut outcome = run_analysis(project_root, apps, &plt, &toolchain, runner, call).await?;
+        outcome.built_plt = built_plt;
+        Ok(outcome)
+    }
+    .boxed()
 }
 
 fn check_compiled(apps: &[CompiledApp]) -> Result<(), ToolchainError> {
