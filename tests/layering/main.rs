@@ -145,7 +145,8 @@ fn a_pub_async_fn_below_the_command_line_fails_unless_generic() {
         files: vec![
             (
                 "tasks/launcher.rs".into(),
-                "impl L {\n    pub async fn start(&self, id: u64) -> Result<(), E> {\n    }\n}".into(),
+                "impl L {\n    pub async fn start(&self, id: u64) -> Result<(), E> {\n    }\n}"
+                    .into(),
             ),
             (
                 "tasks/ledger.rs".into(),
