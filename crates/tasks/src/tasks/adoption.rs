@@ -210,7 +210,6 @@ impl Adoption {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::tasks::parts_for_tests::Setting;
     use tokio_util::sync::CancellationToken;
 
@@ -220,18 +219,7 @@ mod tests {
     async fn an_empty_queue_is_taken_up_at_once() {
         let setting = Setting::new("");
         let ledger = setting.ledger();
-        let launcher = setting.launcher(&ledger);
-        let adoption = Arc::new(Adoption {
-            ledger: ledger.clone(),
-            config: setting.config.clone(),
-            agents: setting.agents(),
-            terminals: setting.terminals(),
-            tokens: launcher.tokens.clone(),
-            sandboxes: launcher.sandboxes.clone(),
-            ending: launcher.ending.clone(),
-            launcher,
-            taken_up: Default::default(),
-        });
+        let adoption = setting.adoption(&setting.launcher(&ledger));
         assert!(!ledger.host().adopted());
         adoption
             .adopt_once_readable(&CancellationToken::new())

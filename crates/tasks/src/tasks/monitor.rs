@@ -527,3 +527,74 @@ impl Monitor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::parts_for_tests::{Setting, new_task};
+    use crate::tasks::sessions::session_of;
+    use crate::tasks::store::{NewTask, Queue, SqliteStore};
+
+    /// A task of the setting's project, claimed by this host, with `timeout_s`.
+    async fn running(setting: &Setting, monitor: &Monitor, title: &str, timeout_s: u64) -> Task {
+        let store = SqliteStore::open(&setting.config.data_dir.join("tasks.sqlite3")).unwrap();
+        let new = NewTask {
+            timeout_s: Some(timeout_s),
+            ..new_task(title, &setting.project())
+        };
+        let queued = store.add(new).unwrap();
+        let claimed = monitor.launcher.claim(&[queued.id]).await.unwrap();
+        claimed.expect("a free slot on this host's own queue")
+    }
+
+    fn session_exited(session: String, exit_code: Option<i32>) -> Event {
+        Event {
+            seq: 1,
+            at_ms: 0,
+            kind: EventKind::TerminalSessionExited { session, exit_code },
+        }
+    }
+
+    /// Built from the parts alone: a session's end under another claim than the task's
+    /// changes nothing; under its own, the task fails with the agent's exit code. A task whose
+    /// time is up fails at the deadline; one with time left runs on.
+    #[tokio::test]
+    async fn a_sessions_end_or_a_deadline_fails_only_the_claim_it_names() {
+        let setting = Setting::new("");
+        let ledger = setting.ledger();
+        let monitor = setting.monitor(&ledger);
+        ledger.host().set_adopted();
+        assert_eq!(monitor.next_deadline().await, None, "nothing runs");
+
+        let exits = running(&setting, &monitor, "exits", 3600).await;
+        let late = running(&setting, &monitor, "late", 0).await;
+        assert!(monitor.next_deadline().await.is_some());
+
+        let later_claim = session_of(&exits.id, exits.epoch + 1);
+        monitor.on_event(session_exited(later_claim, Some(3))).await;
+        assert_eq!(
+            ledger.task(&exits.id).await.unwrap().state,
+            TaskState::Running
+        );
+
+        let own_claim = session_of(&exits.id, exits.epoch);
+        monitor.on_event(session_exited(own_claim, Some(3))).await;
+        let failed = ledger.task(&exits.id).await.unwrap();
+        assert_eq!(failed.state, TaskState::Failed);
+        assert_eq!(
+            failed.failure.as_deref(),
+            Some("its agent exited with code 3 without signalling the end of the task")
+        );
+        assert_eq!(failed.exit_code, Some(3));
+
+        let long = running(&setting, &monitor, "long", 3600).await;
+        monitor.expire().await;
+        let timed_out = ledger.task(&late.id).await.unwrap();
+        assert_eq!(timed_out.state, TaskState::Failed);
+        assert_eq!(timed_out.failure.as_deref(), Some("timed out after 0 s"));
+        assert_eq!(
+            ledger.task(&long.id).await.unwrap().state,
+            TaskState::Running
+        );
+    }
+}

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::adoption::Adoption;
 use super::budgets::Budgets;
 use super::checks::Checker;
 use super::clones::Clones;
@@ -12,10 +13,12 @@ use super::forecast::Forecaster;
 use super::lander::Lander;
 use super::launcher::Launcher;
 use super::ledger::Ledger;
+use super::monitor::Monitor;
 use super::placement::Placement;
 use super::review::Reviewer;
 use super::sandboxing::Sandboxes;
 use super::store::{NewTask, Queue, SqliteStore, StoreLocation, Task};
+use super::team::TeamHost;
 use super::tokens::TaskTokens;
 use super::worktree::Worktrees;
 use crate::agents::Agents;
@@ -154,6 +157,48 @@ impl Setting {
             ending: self.ending(ledger, &tokens),
             starting: tokio::sync::Mutex::new(()),
             started: tokio::sync::Notify::new(),
+            config,
+        })
+    }
+
+    pub(super) fn adoption(&self, launcher: &Arc<Launcher>) -> Arc<Adoption> {
+        Arc::new(Adoption {
+            ledger: launcher.ledger.clone(),
+            config: self.config.clone(),
+            agents: self.agents(),
+            terminals: self.terminals(),
+            tokens: launcher.tokens.clone(),
+            sandboxes: launcher.sandboxes.clone(),
+            ending: launcher.ending.clone(),
+            launcher: launcher.clone(),
+            taken_up: Default::default(),
+        })
+    }
+
+    /// The monitor over every part, those the launcher holds shared with it.
+    pub(super) fn monitor(&self, ledger: &Arc<Ledger>) -> Arc<Monitor> {
+        let (config, events) = (self.config.clone(), Arc::new(Events::default()));
+        let launcher = self.launcher(ledger);
+        let team = TeamHost::new(
+            ledger.clone(),
+            config.clone(),
+            self.agents(),
+            events.clone(),
+        );
+        Arc::new(Monitor {
+            ledger: ledger.clone(),
+            agents: self.agents(),
+            terminals: self.terminals(),
+            events,
+            tokens: launcher.tokens.clone(),
+            budgets: launcher.budgets.clone(),
+            forecaster: launcher.forecaster.clone(),
+            team: Arc::new(team),
+            lander: self.lander(ledger),
+            reviewer: launcher.ending.reviewer.clone(),
+            ending: launcher.ending.clone(),
+            adoption: self.adoption(&launcher),
+            launcher,
             config,
         })
     }

@@ -416,7 +416,8 @@ pub fn test<'a>(
         let test_args = mix_test_args(req);
         call.progress
             .report(&format!("mix test {}", test_args.join(" ")));
-        // Our formatter for exact results, ExUnit's own for the fallback parser and the output tail.
+        // Our formatter for exact results, ExUnit's own for the fallback parser and the output
+        // tail.
         let mut args = strings(&[
             "-S",
             "mix",
