@@ -32,101 +32,101 @@ impl Agents {
         call: &'a Call<'a>,
     ) -> BoxFuture<'a, Result<AnswerReport, AgentError>> {
         async move {
-        let agent = self.one(&req.agent).await?;
-        let profile = self.profile_of(&agent)?;
-        if agent.state != "waiting" {
-            return Err(not_in(&agent, "waiting", "there is no prompt to answer"));
-        }
-        // A status report says `blocked` a moment before the prompt is drawn; on a loaded
-        // machine the screen may read `working` for a moment in between.
-        let drawn = |a: &AgentInfo| {
-            a.waiting.as_ref().is_some_and(|w| w.prompt_id.is_some())
-                || matches!(a.state.as_str(), "idle" | "exited")
-        };
-        let (_, agent) = self
-            .until(
-                &req.agent,
-                Instant::now() + PROMPT_DRAWN,
-                &call.cancel,
-                drawn,
-            )
-            .await?;
-        let Some(prompt) = agent.waiting.clone().filter(|w| w.prompt_id.is_some()) else {
-            return Err(not_in(&agent, "waiting", "no prompt is drawn to answer"));
-        };
-        let prompt_id = prompt.prompt_id.clone().unwrap_or_default();
-        if let Some(seen) = &req.seen
-            && *seen != prompt_id
-        {
-            return Err(AgentError::InvalidArgument(format!(
-                "the prompt changed since you saw it (seen {seen}, now {prompt_id}: {}): read it again with agent_list",
-                prompt.question.as_deref().unwrap_or("")
-            )));
-        }
-        let keys = answer_keys(profile, &req, &prompt.options)?;
-        if req.text.is_some() && req.action != AnswerAction::Choose {
-            return Err(AgentError::InvalidArgument(
-                "text: only choose takes a text (for an option that asks to type)".into(),
-            ));
-        }
-        let still_open = |a: &AgentInfo| {
-            a.state == "waiting"
-                && a.waiting
-                    .as_ref()
-                    .is_some_and(|w| w.prompt_id.as_deref() == Some(prompt_id.as_str()))
-        };
-        // A spawned agent's hook waits for the decision: no keys needed.
-        let decision = match req.action {
-            AnswerAction::Approve => Some(Decision::Allow),
-            AnswerAction::Deny => Some(Decision::Deny),
-            AnswerAction::ApproveAlways | AnswerAction::Choose => None,
-        };
-        let decided = match decision {
-            Some(decision) => self.decide(&req.agent, decision).await,
-            None => false,
-        };
-        if let (true, Some(decision)) = (decided, decision) {
-            let deadline = Instant::now() + REACTION;
-            let (left, agent) = self
-                .until(&req.agent, deadline, &call.cancel, |a| !still_open(a))
+            let agent = self.one(&req.agent).await?;
+            let profile = self.profile_of(&agent)?;
+            if agent.state != "waiting" {
+                return Err(not_in(&agent, "waiting", "there is no prompt to answer"));
+            }
+            // A status report says `blocked` a moment before the prompt is drawn; on a loaded
+            // machine the screen may read `working` for a moment in between.
+            let drawn = |a: &AgentInfo| {
+                a.waiting.as_ref().is_some_and(|w| w.prompt_id.is_some())
+                    || matches!(a.state.as_str(), "idle" | "exited")
+            };
+            let (_, agent) = self
+                .until(
+                    &req.agent,
+                    Instant::now() + PROMPT_DRAWN,
+                    &call.cancel,
+                    drawn,
+                )
                 .await?;
-            return Ok(AnswerReport {
-                sent: format!("hook:{}", decision.name()),
-                attempts: 1,
-                answered: left,
-                agent,
-            });
-        }
-        settle(profile, &agent, &call.cancel).await?;
-        if let Some(text) = &req.text {
-            // The chosen option opens a field in place: the prompt stays, so the keys go once.
-            self.terminals.write(&req.agent, &keys).await?;
-            let (answered, agent) = self.type_answer(profile, &req.agent, text, call).await?;
-            return Ok(AnswerReport {
-                sent: format!("{}{text}\r", String::from_utf8_lossy(&keys)),
-                attempts: 1,
+            let Some(prompt) = agent.waiting.clone().filter(|w| w.prompt_id.is_some()) else {
+                return Err(not_in(&agent, "waiting", "no prompt is drawn to answer"));
+            };
+            let prompt_id = prompt.prompt_id.clone().unwrap_or_default();
+            if let Some(seen) = &req.seen
+                && *seen != prompt_id
+            {
+                return Err(AgentError::InvalidArgument(format!(
+                    "the prompt changed since you saw it (seen {seen}, now {prompt_id}: {}): read it again with agent_list",
+                    prompt.question.as_deref().unwrap_or("")
+                )));
+            }
+            let keys = answer_keys(profile, &req, &prompt.options)?;
+            if req.text.is_some() && req.action != AnswerAction::Choose {
+                return Err(AgentError::InvalidArgument(
+                    "text: only choose takes a text (for an option that asks to type)".into(),
+                ));
+            }
+            let still_open = |a: &AgentInfo| {
+                a.state == "waiting"
+                    && a.waiting
+                        .as_ref()
+                        .is_some_and(|w| w.prompt_id.as_deref() == Some(prompt_id.as_str()))
+            };
+            // A spawned agent's hook waits for the decision: no keys needed.
+            let decision = match req.action {
+                AnswerAction::Approve => Some(Decision::Allow),
+                AnswerAction::Deny => Some(Decision::Deny),
+                AnswerAction::ApproveAlways | AnswerAction::Choose => None,
+            };
+            let decided = match decision {
+                Some(decision) => self.decide(&req.agent, decision).await,
+                None => false,
+            };
+            if let (true, Some(decision)) = (decided, decision) {
+                let deadline = Instant::now() + REACTION;
+                let (left, agent) = self
+                    .until(&req.agent, deadline, &call.cancel, |a| !still_open(a))
+                    .await?;
+                return Ok(AnswerReport {
+                    sent: format!("hook:{}", decision.name()),
+                    attempts: 1,
+                    answered: left,
+                    agent,
+                });
+            }
+            settle(profile, &agent, &call.cancel).await?;
+            if let Some(text) = &req.text {
+                // The chosen option opens a field in place: the prompt stays, so the keys go once.
+                self.terminals.write(&req.agent, &keys).await?;
+                let (answered, agent) = self.type_answer(profile, &req.agent, text, call).await?;
+                return Ok(AnswerReport {
+                    sent: format!("{}{text}\r", String::from_utf8_lossy(&keys)),
+                    attempts: 1,
+                    answered,
+                    agent,
+                });
+            }
+            let mut attempts = 0;
+            let (answered, agent) = loop {
+                attempts += 1;
+                self.terminals.write(&req.agent, &keys).await?;
+                let deadline = Instant::now() + REACTION;
+                let (left, agent) = self
+                    .until(&req.agent, deadline, &call.cancel, |a| !still_open(a))
+                    .await?;
+                if left || attempts == ATTEMPTS {
+                    break (left, agent);
+                }
+            };
+            Ok(AnswerReport {
+                sent: String::from_utf8_lossy(&keys).into_owned(),
+                attempts,
                 answered,
                 agent,
-            });
-        }
-        let mut attempts = 0;
-        let (answered, agent) = loop {
-            attempts += 1;
-            self.terminals.write(&req.agent, &keys).await?;
-            let deadline = Instant::now() + REACTION;
-            let (left, agent) = self
-                .until(&req.agent, deadline, &call.cancel, |a| !still_open(a))
-                .await?;
-            if left || attempts == ATTEMPTS {
-                break (left, agent);
-            }
-        };
-        Ok(AnswerReport {
-            sent: String::from_utf8_lossy(&keys).into_owned(),
-            attempts,
-            answered,
-            agent,
-        })
+            })
     }
         .boxed()
     }

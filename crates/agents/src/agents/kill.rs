@@ -33,50 +33,50 @@ impl Agents {
         call: &'a Call<'a>,
     ) -> BoxFuture<'a, Result<KillReport, AgentError>> {
         async move {
-        let agent = self.one(&req.agent).await?;
-        if agent.state == "exited" {
-            return Err(not_in(&agent, "running", "its process is gone already"));
-        }
-        if agent.users_pane && !req.force {
-            return Err(AgentError::InvalidArgument(format!(
-                "{} is a pane of your own tmux server: pass force: true to kill the {} in it (the pane and its shell stay)",
-                agent.name, agent.kind
-            )));
-        }
-        let process = ProcStat::read(agent.pid as i32)
-            .filter(|p| !p.is_gone())
-            .ok_or_else(|| not_in(&agent, "running", "its process is gone already"))?;
-        let tree = ProcessTree::below(process);
-        let processes = tree.members().len();
-        let mut ended_by = None;
-        for (signal, step, grace) in STEPS {
-            if call.cancel.is_cancelled() {
-                break;
+            let agent = self.one(&req.agent).await?;
+            if agent.state == "exited" {
+                return Err(not_in(&agent, "running", "its process is gone already"));
             }
-            tree.signal(signal);
-            if tree.wait_gone(grace).await {
-                ended_by = Some(step.to_string());
-                break;
+            if agent.users_pane && !req.force {
+                return Err(AgentError::InvalidArgument(format!(
+                    "{} is a pane of your own tmux server: pass force: true to kill the {} in it (the pane and its shell stay)",
+                    agent.name, agent.kind
+                )));
             }
-        }
-        let remaining: Vec<u32> = tree
-            .members()
-            .iter()
-            .filter(|p| !p.is_gone())
-            .map(|p| p.pid as u32)
-            .collect();
-        tree.release();
-        let (_, agent) = self
-            .until(&req.agent, Instant::now() + SEEN_GONE, &call.cancel, |a| {
-                a.state == "exited"
+            let process = ProcStat::read(agent.pid as i32)
+                .filter(|p| !p.is_gone())
+                .ok_or_else(|| not_in(&agent, "running", "its process is gone already"))?;
+            let tree = ProcessTree::below(process);
+            let processes = tree.members().len();
+            let mut ended_by = None;
+            for (signal, step, grace) in STEPS {
+                if call.cancel.is_cancelled() {
+                    break;
+                }
+                tree.signal(signal);
+                if tree.wait_gone(grace).await {
+                    ended_by = Some(step.to_string());
+                    break;
+                }
+            }
+            let remaining: Vec<u32> = tree
+                .members()
+                .iter()
+                .filter(|p| !p.is_gone())
+                .map(|p| p.pid as u32)
+                .collect();
+            tree.release();
+            let (_, agent) = self
+                .until(&req.agent, Instant::now() + SEEN_GONE, &call.cancel, |a| {
+                    a.state == "exited"
+                })
+                .await?;
+            Ok(KillReport {
+                ended_by,
+                processes,
+                remaining,
+                agent,
             })
-            .await?;
-        Ok(KillReport {
-            ended_by,
-            processes,
-            remaining,
-            agent,
-        })
     }
         .boxed()
     }

@@ -286,38 +286,38 @@ pub fn serve(
     stop: CancellationToken,
 ) -> BoxFuture<'static, ()> {
     async move {
-    let open = Arc::new(tokio::sync::Semaphore::new(MOST_CONNECTIONS));
-    loop {
-        let accepted = tokio::select! {
-            _ = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        match accepted {
-            Ok((mut client, _)) => {
-                let (allow, keyed, refused, stop) =
-                    (allow.clone(), keyed.clone(), refused.clone(), stop.clone());
-                let Ok(slot) = open.clone().try_acquire_owned() else {
-                    let body = format!(
-                        "drydock's sandbox proxy has {MOST_CONNECTIONS} connections of this sandbox open already\n"
-                    );
+        let open = Arc::new(tokio::sync::Semaphore::new(MOST_CONNECTIONS));
+        loop {
+            let accepted = tokio::select! {
+                _ = stop.cancelled() => return,
+                accepted = listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((mut client, _)) => {
+                    let (allow, keyed, refused, stop) =
+                        (allow.clone(), keyed.clone(), refused.clone(), stop.clone());
+                    let Ok(slot) = open.clone().try_acquire_owned() else {
+                        let body = format!(
+                            "drydock's sandbox proxy has {MOST_CONNECTIONS} connections of this sandbox open already\n"
+                        );
+                        tokio::spawn(async move {
+                            reply(&mut client, 503, "Service Unavailable", &body).await;
+                        });
+                        continue;
+                    };
                     tokio::spawn(async move {
-                        reply(&mut client, 503, "Service Unavailable", &body).await;
+                        stop.run_until_cancelled(handle(client, &allow, &keyed, &*refused))
+                            .await;
+                        drop(slot);
                     });
-                    continue;
-                };
-                tokio::spawn(async move {
-                    stop.run_until_cancelled(handle(client, &allow, &keyed, &*refused))
-                        .await;
-                    drop(slot);
-                });
-            }
-            Err(error) => {
-                tracing::debug!(%error, "net gate: accept failed");
-                // Out of file descriptors, most likely: give the connections time to end.
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "net gate: accept failed");
+                    // Out of file descriptors, most likely: give the connections time to end.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
             }
         }
-    }
 }
     .boxed()
 }

@@ -189,15 +189,11 @@ impl PrivateGit {
     /// Brings what the agent committed on its branch into the repository: see
     /// [`bring_back`].
     pub fn bring_back(&self) -> BoxFuture<'_, Result<Vec<String>, GitError>> {
-        async move {
-            bring_back(
-                &self.repo,
-                &self.branch,
-                self.common.parent().unwrap_or(&self.common),
-            )
-            .await
-        }
-        .boxed()
+        bring_back(
+            &self.repo,
+            &self.branch,
+            self.common.parent().unwrap_or(&self.common),
+        )
     }
 }
 
@@ -211,62 +207,62 @@ pub fn bring_back<'a>(
     dir: &'a Path,
 ) -> BoxFuture<'a, Result<Vec<String>, GitError>> {
     async move {
-    let (common, admin) = (dir.join("common"), dir.join("admin"));
-    let mut notes = Vec::new();
-    let made = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
-    if !made(SETTINGS) && !made("common/HEAD") {
-        return Ok(notes);
-    }
-    let branch_ref = format!("refs/heads/{branch}");
-    let admin_head = untrusted::read_text(&admin.join("HEAD"), SMALL_FILE).unwrap_or_default();
-    if admin_head.trim() != format!("ref: {branch_ref}") {
-        // What the agent wrote there, as a line of a note: short, no control characters.
-        let shown: String = admin_head
-            .trim()
-            .chars()
-            .take(200)
-            .filter(|c| !c.is_control())
-            .collect();
-        notes.push(format!(
-            "the agent left its worktree on {} instead of {branch}: its commits there are not brought back",
-            shown.trim_start_matches("ref: refs/heads/"),
-        ));
-    }
-    let repo = Git::at(repo);
-    if let Err(why) = restore(&repo, dir).await {
-        notes.push(format!(
-            "what the agent committed was not brought back from its sandbox: {why}"
-        ));
-        return Ok(notes);
-    }
-    let imported = format!("refs/drydock/sandboxed/{branch}");
-    let source = common.display().to_string();
-    let fetched = repo
-        .run(&[
-            "-c",
-            "fetch.fsckObjects=true",
-            "-c",
-            "protocol.file.allow=always",
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            &source,
-            &format!("+{branch_ref}:{imported}"),
-        ])
-        .await;
-    if let Err(error) = fetched {
-        notes.push(format!(
-            "what the agent committed could not be brought back from its sandbox: {error}"
-        ));
-        return Ok(notes);
-    }
-    let tip = repo.line(&["rev-parse", &imported]).await?;
-    let moved = repo.run(&["update-ref", &branch_ref, &tip]).await;
-    repo.run(&["update-ref", "-d", &imported]).await?;
-    moved?;
-    Ok(notes)
+        let (common, admin) = (dir.join("common"), dir.join("admin"));
+        let mut notes = Vec::new();
+        let made = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+        if !made(SETTINGS) && !made("common/HEAD") {
+            return Ok(notes);
+        }
+        let branch_ref = format!("refs/heads/{branch}");
+        let admin_head = untrusted::read_text(&admin.join("HEAD"), SMALL_FILE).unwrap_or_default();
+        if admin_head.trim() != format!("ref: {branch_ref}") {
+            // What the agent wrote there, as a line of a note: short, no control characters.
+            let shown: String = admin_head
+                .trim()
+                .chars()
+                .take(200)
+                .filter(|c| !c.is_control())
+                .collect();
+            notes.push(format!(
+                "the agent left its worktree on {} instead of {branch}: its commits there are not brought back",
+                shown.trim_start_matches("ref: refs/heads/"),
+            ));
+        }
+        let repo = Git::at(repo);
+        if let Err(why) = restore(&repo, dir).await {
+            notes.push(format!(
+                "what the agent committed was not brought back from its sandbox: {why}"
+            ));
+            return Ok(notes);
+        }
+        let imported = format!("refs/drydock/sandboxed/{branch}");
+        let source = common.display().to_string();
+        let fetched = repo
+            .run(&[
+                "-c",
+                "fetch.fsckObjects=true",
+                "-c",
+                "protocol.file.allow=always",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                &source,
+                &format!("+{branch_ref}:{imported}"),
+            ])
+            .await;
+        if let Err(error) = fetched {
+            notes.push(format!(
+                "what the agent committed could not be brought back from its sandbox: {error}"
+            ));
+            return Ok(notes);
+        }
+        let tip = repo.line(&["rev-parse", &imported]).await?;
+        let moved = repo.run(&["update-ref", &branch_ref, &tip]).await;
+        repo.run(&["update-ref", "-d", &imported]).await?;
+        moved?;
+        Ok(notes)
 }
     .boxed()
 }

@@ -422,55 +422,55 @@ impl Docs {
     /// The passage a docs_lookup result's id names, its section or its neighbours.
     pub fn read(&self, request: ReadRequest) -> BoxFuture<'_, Result<ReadReport, DocsError>> {
         async move {
-        let id = request.id.trim().to_lowercase();
-        if id.len() < 8 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(DocsError::InvalidArgument(format!(
-                "`id` {:?} is not a docs_lookup result's id (hex digits, as docs_lookup gives them)",
-                request.id
-            )));
-        }
-        if !self.exists() {
-            return Err(DocsError::InvalidArgument(self.empty_message()));
-        }
-        let store = self.store().await?;
-        let mut found = store.chunks_with_id_prefix(&id).await?;
-        let hit = match found.len() {
-            1 => found.remove(0),
-            0 => {
+            let id = request.id.trim().to_lowercase();
+            if id.len() < 8 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err(DocsError::InvalidArgument(format!(
-                    "no passage has the id {id}: the index changed since the lookup that gave                      it (look it up again)"
+                    "`id` {:?} is not a docs_lookup result's id (hex digits, as docs_lookup gives them)",
+                    request.id
                 )));
             }
-            n => {
-                return Err(DocsError::InvalidArgument(format!(
-                    "{n} passages have ids starting with {id}: give the id as docs_lookup gave it"
-                )));
+            if !self.exists() {
+                return Err(DocsError::InvalidArgument(self.empty_message()));
             }
-        };
-        let around = request.around.unwrap_or_default();
-        let passages = match around {
-            Around::Passage => vec![hit],
-            Around::Section | Around::Neighbours => {
-                let file = store
-                    .chunks_of_file(&hit.library, hit.version.as_deref(), &hit.file_path)
-                    .await?;
-                let at = file.iter().position(|h| h.id == hit.id).unwrap_or(0);
-                match around {
-                    Around::Section => file
-                        .into_iter()
-                        .filter(|h| h.heading == hit.heading)
-                        .collect(),
-                    _ => file
-                        .into_iter()
-                        .skip(at.saturating_sub(1))
-                        .take(if at == 0 { 2 } else { 3 })
-                        .collect(),
+            let store = self.store().await?;
+            let mut found = store.chunks_with_id_prefix(&id).await?;
+            let hit = match found.len() {
+                1 => found.remove(0),
+                0 => {
+                    return Err(DocsError::InvalidArgument(format!(
+                        "no passage has the id {id}: the index changed since the lookup that gave                      it (look it up again)"
+                    )));
                 }
-            }
-        };
-        Ok(ReadReport {
-            passages: passages.into_iter().map(LookupResult::whole).collect(),
-        })
+                n => {
+                    return Err(DocsError::InvalidArgument(format!(
+                        "{n} passages have ids starting with {id}: give the id as docs_lookup gave it"
+                    )));
+                }
+            };
+            let around = request.around.unwrap_or_default();
+            let passages = match around {
+                Around::Passage => vec![hit],
+                Around::Section | Around::Neighbours => {
+                    let file = store
+                        .chunks_of_file(&hit.library, hit.version.as_deref(), &hit.file_path)
+                        .await?;
+                    let at = file.iter().position(|h| h.id == hit.id).unwrap_or(0);
+                    match around {
+                        Around::Section => file
+                            .into_iter()
+                            .filter(|h| h.heading == hit.heading)
+                            .collect(),
+                        _ => file
+                            .into_iter()
+                            .skip(at.saturating_sub(1))
+                            .take(if at == 0 { 2 } else { 3 })
+                            .collect(),
+                    }
+                }
+            };
+            Ok(ReadReport {
+                passages: passages.into_iter().map(LookupResult::whole).collect(),
+            })
     }
         .boxed()
     }
@@ -483,35 +483,35 @@ impl Docs {
         call: &'a Call<'a>,
     ) -> BoxFuture<'a, Result<IngestReport, DocsError>> {
         async move {
-        // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
-        let roots = tokio::select! {
-            roots = self.roots_of(&request) => roots?,
-            () = call.cancelled() => return Ok(IngestReport {
-                cancelled: true,
-                ..IngestReport::default()
-            }),
-        };
-        let counters = Arc::new(IngestProgress::default());
-        let ingest = self.ingest_roots(roots, Arc::clone(&counters), call);
-        tokio::pin!(ingest);
-        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
-        ticker.tick().await;
-        loop {
-            tokio::select! {
-                result = &mut ingest => {
-                    let report = result?;
-                    if !report.cancelled {
-                        self.note_ingest(&request).await?;
+            // Dropping `roots_of` kills the helpers it runs (`cargo metadata`, the probes).
+            let roots = tokio::select! {
+                roots = self.roots_of(&request) => roots?,
+                () = call.cancelled() => return Ok(IngestReport {
+                    cancelled: true,
+                    ..IngestReport::default()
+                }),
+            };
+            let counters = Arc::new(IngestProgress::default());
+            let ingest = self.ingest_roots(roots, Arc::clone(&counters), call);
+            tokio::pin!(ingest);
+            let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+            ticker.tick().await;
+            loop {
+                tokio::select! {
+                    result = &mut ingest => {
+                        let report = result?;
+                        if !report.cancelled {
+                            self.note_ingest(&request).await?;
+                        }
+                        return Ok(report);
                     }
-                    return Ok(report);
-                }
-                _ = ticker.tick() => {
-                    let now = counters.snapshot();
-                    let done = now.chunks_embedded + now.chunks_reused;
-                    call.progress.report_count(done, now.chunks_expected().max(done), &now.line());
+                    _ = ticker.tick() => {
+                        let now = counters.snapshot();
+                        let done = now.chunks_embedded + now.chunks_reused;
+                        call.progress.report_count(done, now.chunks_expected().max(done), &now.line());
+                    }
                 }
             }
-        }
     }
         .boxed()
     }

@@ -102,7 +102,7 @@ pub fn call_tool<'a>(
     arguments: Value,
     call: &'a Call<'_>,
 ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
-    call_tool_as(app, tool, arguments, call, "drydock call").boxed()
+    call_tool_as(app, tool, arguments, call, "drydock call")
 }
 
 /// [`call_tool`] for `client` (the name the event feed shows: "drydock call", "dashboard").
@@ -113,7 +113,7 @@ pub fn call_tool_as<'a>(
     call: &'a Call<'a>,
     client: &'a str,
 ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
-    async move { call_tool_by(app, tool, arguments, call, Caller::named(client)).await }.boxed()
+    call_tool_by(app, tool, arguments, call, Caller::named(client))
 }
 
 /// Runs `tool` for `caller`: held to its task's token, then published on the app's event feed

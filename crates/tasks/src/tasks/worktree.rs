@@ -118,101 +118,101 @@ impl Worktrees {
         copy: &'a [String],
     ) -> BoxFuture<'a, Result<Worktree, WorktreeError>> {
         async move {
-        let source = Git::at(repo);
-        let repo_text = repo.display().to_string();
-        let base_sha = match base {
-            Some(base) => {
-                source
-                    .commit_of(base)
+            let source = Git::at(repo);
+            let repo_text = repo.display().to_string();
+            let base_sha = match base {
+                Some(base) => {
+                    source
+                        .commit_of(base)
+                        .await
+                        .ok_or_else(|| WorktreeError::UnknownBase {
+                            base: base.to_string(),
+                            repo: repo_text.clone(),
+                        })?
+                }
+                None => source
+                    .commit_of("HEAD")
                     .await
-                    .ok_or_else(|| WorktreeError::UnknownBase {
-                        base: base.to_string(),
+                    .ok_or_else(|| WorktreeError::NoCommit {
                         repo: repo_text.clone(),
-                    })?
-            }
-            None => source
-                .commit_of("HEAD")
-                .await
-                .ok_or_else(|| WorktreeError::NoCommit {
-                    repo: repo_text.clone(),
-                })?,
-        };
-        let base_ref = match base {
-            Some(base) => {
-                let branch = format!("refs/heads/{base}");
-                source.commit_of(&branch).await.map(|_| base.to_string())
-            }
-            None => Git::at(project).current_branch().await,
-        };
-        let branch = branch_of(id);
-        let path = self.dirs.worktree(repo, id);
-        let subdir = project.strip_prefix(repo).unwrap_or(Path::new(""));
-        let mut worktree = Worktree {
-            repo: repo_text.clone(),
-            path: path.display().to_string(),
-            dir: match subdir.as_os_str().is_empty() {
-                true => path.display().to_string(),
-                false => path.join(subdir).display().to_string(),
-            },
-            branch: branch.clone(),
-            base_ref,
-            base_sha: base_sha.clone(),
-            copied: Vec::new(),
-            notes: Vec::new(),
-            confinement: None,
-        };
+                    })?,
+            };
+            let base_ref = match base {
+                Some(base) => {
+                    let branch = format!("refs/heads/{base}");
+                    source.commit_of(&branch).await.map(|_| base.to_string())
+                }
+                None => Git::at(project).current_branch().await,
+            };
+            let branch = branch_of(id);
+            let path = self.dirs.worktree(repo, id);
+            let subdir = project.strip_prefix(repo).unwrap_or(Path::new(""));
+            let mut worktree = Worktree {
+                repo: repo_text.clone(),
+                path: path.display().to_string(),
+                dir: match subdir.as_os_str().is_empty() {
+                    true => path.display().to_string(),
+                    false => path.join(subdir).display().to_string(),
+                },
+                branch: branch.clone(),
+                base_ref,
+                base_sha: base_sha.clone(),
+                copied: Vec::new(),
+                notes: Vec::new(),
+                confinement: None,
+            };
 
-        let _changing = self.lock(repo).await;
-        source.run(&["worktree", "prune"]).await?;
-        if self.is_worktree_on(&source, &path, &branch).await? {
-            worktree
-                .notes
-                .push("continues in the worktree of its earlier attempt".into());
-            return Ok(worktree);
-        }
-        let mut branch = branch;
-        if source.branch_exists(&branch).await && claim > 1 {
-            // Taken over from a host that lost the task: its branch keeps what it did.
-            let claimed = format!("{branch}-claim-{claim}");
-            let earlier = std::mem::replace(&mut branch, claimed);
-            worktree.branch = branch.clone();
-            worktree.notes.push(format!(
-                "the branch of its earlier claim, {earlier}, is kept as its host left it"
-            ));
-        }
-        if source.branch_exists(&branch).await {
-            return Err(WorktreeError::BranchTaken {
-                branch,
-                repo: repo_text,
-            });
-        }
-        std::fs::create_dir_all(path.parent().expect("a worktree has a parent"))
-            .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
-        let path_text = path.display().to_string();
-        source
-            .run(&[
-                "worktree", "add", "--quiet", "-b", &branch, &path_text, &base_sha,
-            ])
-            .await?;
-        if let Err(error) = self.fill(&mut worktree, project, copy).await {
-            // A worktree the agent cannot work in is taken back, with its new branch.
-            let _ = source
-                .run(&["worktree", "remove", "--force", &path_text])
-                .await;
-            let _ = source.run(&["branch", "-D", &branch]).await;
-            return Err(error);
-        }
-        let left_out = Git::at(project).dirty(true).await?;
-        if !left_out.is_empty() {
-            worktree.notes.push(format!(
-                "the project had {} uncommitted change(s) ({}) that this task does not have: it starts from {} {}",
-                left_out.len(),
-                first_paths(&left_out, 5),
-                worktree.base_ref.as_deref().unwrap_or("commit"),
-                &base_sha[..12],
-            ));
-        }
-        Ok(worktree)
+            let _changing = self.lock(repo).await;
+            source.run(&["worktree", "prune"]).await?;
+            if self.is_worktree_on(&source, &path, &branch).await? {
+                worktree
+                    .notes
+                    .push("continues in the worktree of its earlier attempt".into());
+                return Ok(worktree);
+            }
+            let mut branch = branch;
+            if source.branch_exists(&branch).await && claim > 1 {
+                // Taken over from a host that lost the task: its branch keeps what it did.
+                let claimed = format!("{branch}-claim-{claim}");
+                let earlier = std::mem::replace(&mut branch, claimed);
+                worktree.branch = branch.clone();
+                worktree.notes.push(format!(
+                    "the branch of its earlier claim, {earlier}, is kept as its host left it"
+                ));
+            }
+            if source.branch_exists(&branch).await {
+                return Err(WorktreeError::BranchTaken {
+                    branch,
+                    repo: repo_text,
+                });
+            }
+            std::fs::create_dir_all(path.parent().expect("a worktree has a parent"))
+                .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
+            let path_text = path.display().to_string();
+            source
+                .run(&[
+                    "worktree", "add", "--quiet", "-b", &branch, &path_text, &base_sha,
+                ])
+                .await?;
+            if let Err(error) = self.fill(&mut worktree, project, copy).await {
+                // A worktree the agent cannot work in is taken back, with its new branch.
+                let _ = source
+                    .run(&["worktree", "remove", "--force", &path_text])
+                    .await;
+                let _ = source.run(&["branch", "-D", &branch]).await;
+                return Err(error);
+            }
+            let left_out = Git::at(project).dirty(true).await?;
+            if !left_out.is_empty() {
+                worktree.notes.push(format!(
+                    "the project had {} uncommitted change(s) ({}) that this task does not have: it starts from {} {}",
+                    left_out.len(),
+                    first_paths(&left_out, 5),
+                    worktree.base_ref.as_deref().unwrap_or("commit"),
+                    &base_sha[..12],
+                ));
+            }
+            Ok(worktree)
     }
         .boxed()
     }
@@ -316,63 +316,63 @@ impl Worktrees {
         message: &'a str,
     ) -> BoxFuture<'a, Result<Review, WorktreeError>> {
         async move {
-        let repo = Git::at(Path::new(&worktree.repo));
-        let mut notes = Vec::new();
-        let mut committed_for_agent = false;
-        if worktree.path().is_dir() {
-            match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
-                Ok(here) => match here.current_branch().await {
-                    Some(branch) if branch == worktree.branch => {
-                        committed_for_agent =
-                            commit_leftovers(&here, worktree, author, message).await?;
-                    }
-                    other => notes.push(format!(
-                        "the agent left the worktree on {} instead of {}: what it left uncommitted there was not committed",
-                        other.as_deref().unwrap_or("a detached HEAD"),
-                        worktree.branch
+            let repo = Git::at(Path::new(&worktree.repo));
+            let mut notes = Vec::new();
+            let mut committed_for_agent = false;
+            if worktree.path().is_dir() {
+                match Git::in_worktree(Path::new(&worktree.repo), worktree.path()).await {
+                    Ok(here) => match here.current_branch().await {
+                        Some(branch) if branch == worktree.branch => {
+                            committed_for_agent =
+                                commit_leftovers(&here, worktree, author, message).await?;
+                        }
+                        other => notes.push(format!(
+                            "the agent left the worktree on {} instead of {}: what it left uncommitted there was not committed",
+                            other.as_deref().unwrap_or("a detached HEAD"),
+                            worktree.branch
+                        )),
+                    },
+                    Err(refused) => notes.push(format!(
+                        "{refused}: what the agent left uncommitted there was not committed"
                     )),
-                },
-                Err(refused) => notes.push(format!(
-                    "{refused}: what the agent left uncommitted there was not committed"
-                )),
+                }
+            } else {
+                notes.push(format!(
+                    "the worktree {} was deleted by hand: only what was committed on {} is here",
+                    worktree.path, worktree.branch
+                ));
             }
-        } else {
-            notes.push(format!(
-                "the worktree {} was deleted by hand: only what was committed on {} is here",
-                worktree.path, worktree.branch
-            ));
-        }
-        let branch_ref = format!("refs/heads/{}", worktree.branch);
-        let head = repo.commit_of(&branch_ref).await.ok_or_else(|| {
-            WorktreeError::Io(format!(
-                "the branch {} is gone from {}: nothing to review",
-                worktree.branch, worktree.repo
-            ))
-        })?;
-        let base = repo
-            .line(&["merge-base", &worktree.base_sha, &head])
-            .await
-            .unwrap_or_else(|_| worktree.base_sha.clone());
-        let diff = diff_of(&repo, &base, &head).await?;
-        let commits = repo
-            .line(&["rev-list", "--count", &format!("{base}..{head}")])
-            .await?
-            .parse()
-            .unwrap_or(0);
-        Ok(Review {
-            head,
-            base,
-            committed_for_agent,
-            commits,
-            files: diff.files,
-            insertions: diff.insertions,
-            deletions: diff.deletions,
-            diff: diff.text,
-            diff_cut: diff.cut,
-            checks: Checks::Running,
-            disposition: Disposition::Open,
-            notes,
-        })
+            let branch_ref = format!("refs/heads/{}", worktree.branch);
+            let head = repo.commit_of(&branch_ref).await.ok_or_else(|| {
+                WorktreeError::Io(format!(
+                    "the branch {} is gone from {}: nothing to review",
+                    worktree.branch, worktree.repo
+                ))
+            })?;
+            let base = repo
+                .line(&["merge-base", &worktree.base_sha, &head])
+                .await
+                .unwrap_or_else(|_| worktree.base_sha.clone());
+            let diff = diff_of(&repo, &base, &head).await?;
+            let commits = repo
+                .line(&["rev-list", "--count", &format!("{base}..{head}")])
+                .await?
+                .parse()
+                .unwrap_or(0);
+            Ok(Review {
+                head,
+                base,
+                committed_for_agent,
+                commits,
+                files: diff.files,
+                insertions: diff.insertions,
+                deletions: diff.deletions,
+                diff: diff.text,
+                diff_cut: diff.cut,
+                checks: Checks::Running,
+                disposition: Disposition::Open,
+                notes,
+            })
     }
         .boxed()
     }

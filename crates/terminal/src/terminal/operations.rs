@@ -125,40 +125,40 @@ impl Terminals {
 
     pub fn scrollback(&self, req: ScrollbackRequest) -> BoxFuture<'_, Result<ScrollbackReport>> {
         async move {
-        if req.format == ScreenFormat::Styled {
-            return Err(TerminalError::InvalidArgument(
-                "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
-            ));
-        }
-        let cap = self.output_cap(req.max_output_bytes);
-        let session = self.session(&req.session).await?;
-        let limit = req.limit.map_or(200, |n| n.get() as usize);
-        let offset = match req.offset.map_or(0, |n| n.get()) {
-            back if back < 0 => session
-                .core
-                .lines(0, 0)
-                .total
-                .saturating_sub(back.unsigned_abs()),
-            from_first => from_first as u64,
-        };
-        let page = session.core.lines(offset, limit);
-        let fit = fit_lines(&page.lines, cap);
-        let (elided_at, elided) = fit.elided(page.lines.len());
-        let elided = (elided > 0).then(|| ElidedLines {
-            offset: page.offset + elided_at as u64,
-            lines: elided,
-            bytes: text_bytes(&page.lines[elided_at..elided_at + elided]),
-        });
-        let mut lines = page.lines;
-        lines.drain(elided_at..elided_at + elided.map_or(0, |e| e.lines));
-        Ok(ScrollbackReport {
-            session: req.session,
-            lines,
-            offset: page.offset,
-            oldest: page.oldest,
-            total: page.total,
-            elided,
-        })
+            if req.format == ScreenFormat::Styled {
+                return Err(TerminalError::InvalidArgument(
+                    "scrollback is kept as plain text: use format \"text\" (terminal_screen has styled)".into(),
+                ));
+            }
+            let cap = self.output_cap(req.max_output_bytes);
+            let session = self.session(&req.session).await?;
+            let limit = req.limit.map_or(200, |n| n.get() as usize);
+            let offset = match req.offset.map_or(0, |n| n.get()) {
+                back if back < 0 => session
+                    .core
+                    .lines(0, 0)
+                    .total
+                    .saturating_sub(back.unsigned_abs()),
+                from_first => from_first as u64,
+            };
+            let page = session.core.lines(offset, limit);
+            let fit = fit_lines(&page.lines, cap);
+            let (elided_at, elided) = fit.elided(page.lines.len());
+            let elided = (elided > 0).then(|| ElidedLines {
+                offset: page.offset + elided_at as u64,
+                lines: elided,
+                bytes: text_bytes(&page.lines[elided_at..elided_at + elided]),
+            });
+            let mut lines = page.lines;
+            lines.drain(elided_at..elided_at + elided.map_or(0, |e| e.lines));
+            Ok(ScrollbackReport {
+                session: req.session,
+                lines,
+                offset: page.offset,
+                oldest: page.oldest,
+                total: page.total,
+                elided,
+            })
     }
         .boxed()
     }

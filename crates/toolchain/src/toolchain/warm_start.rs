@@ -120,7 +120,7 @@ pub fn warm<'a>(
     cargo_target: Option<&'a Path>,
     limit: u64,
 ) -> BoxFuture<'a, Warmed> {
-    async move { warm_with(checkout, worktree_dir, cargo_target, limit, &[]).await }.boxed()
+    warm_with(checkout, worktree_dir, cargo_target, limit, &[])
 }
 
 /// `warm`, running `cargo metadata` with `cargo_env` changed (`None` removes a variable).
@@ -132,113 +132,113 @@ pub fn warm_with<'a>(
     cargo_env: &'a [(&'a str, Option<&'a str>)],
 ) -> BoxFuture<'a, Warmed> {
     async move {
-    let started = Instant::now();
-    let mut why_not = Vec::new();
-    let mut parts = Vec::new();
-    let (cargo, mix) = (
-        checkout.join("Cargo.toml").is_file(),
-        checkout.join("mix.exs").is_file(),
-    );
-    if !cargo && !mix {
-        why_not.push("neither a cargo nor a mix project".into());
-    }
-    if cargo && cargo_target.is_none() {
-        why_not
-            .push("cargo builds into a target shared by tasks, not one of the task's own".into());
-    }
-    if let Some(into) = cargo_target
-        && cargo
-    {
-        let checkout_top = Git::at(checkout)
-            .top_level()
-            .await
-            .unwrap_or_else(|| checkout.to_path_buf());
-        match cargo_target_of(checkout, cargo_env).await {
-            Ok(from) if !from.is_dir() => why_not.push(format!(
-                "the checkout has not built with cargo yet ({} does not exist)",
-                from.display()
-            )),
-            Ok(from) if into.starts_with(&from) || from.starts_with(into) => why_not.push(format!(
-                "the task's cargo target is the checkout's ({})",
-                from.display()
-            )),
-            Ok(_) if has_entries(into) => why_not.push(format!(
-                "the task's cargo target {} has build output already",
-                into.display()
-            )),
-            Ok(from) => parts.push(Part {
-                label: "cargo target",
-                from: from.clone(),
-                to: into.to_path_buf(),
-                cargo: true,
-                from_root: checkout.to_path_buf(),
-                to_root: worktree_dir.to_path_buf(),
-                skip: Vec::new(),
-                checkout_paths: vec![checkout_top, from],
-            }),
-            Err(why) => why_not.push(why.to_string()),
+        let started = Instant::now();
+        let mut why_not = Vec::new();
+        let mut parts = Vec::new();
+        let (cargo, mix) = (
+            checkout.join("Cargo.toml").is_file(),
+            checkout.join("mix.exs").is_file(),
+        );
+        if !cargo && !mix {
+            why_not.push("neither a cargo nor a mix project".into());
         }
-    }
-    if mix {
-        for name in ["_build", "deps"] {
-            let (from, to) = (checkout.join(name), worktree_dir.join(name));
-            if !from.is_dir() || to.exists() {
-                continue;
-            }
-            // A folder git does not ignore would show up in the task's changes.
-            if !is_ignored(worktree_dir, name).await {
-                why_not.push(format!("mix's {name} is not ignored by git here"));
-                continue;
-            }
-            parts.push(Part {
-                label: if name == "deps" {
-                    "mix deps"
-                } else {
-                    "mix _build"
-                },
-                from,
-                to,
-                cargo: false,
-                from_root: checkout.to_path_buf(),
-                to_root: worktree_dir.to_path_buf(),
-                skip: match name {
-                    "_build" => own_apps(checkout),
-                    _ => Vec::new(),
-                },
-                checkout_paths: Vec::new(),
-            });
+        if cargo && cargo_target.is_none() {
+            why_not
+                .push("cargo builds into a target shared by tasks, not one of the task's own".into());
         }
-    }
-    if parts.is_empty() {
-        return Warmed::nothing(why_not);
-    }
-    let differing = match same_as_checkout(checkout, worktree_dir).await {
-        Ok(same) => same,
-        Err(why) => {
-            why_not.push(format!(
-                "the worktree's files could not be matched with the checkout's ({why}), so its own code rebuilds"
-            ));
-            None
-        }
-    };
-    let copied = tokio::task::spawn_blocking(move || {
-        let mut warmed = copy_parts(parts, limit);
-        if warmed.method != Method::None
-            && let Some(same) = differing
+        if let Some(into) = cargo_target
+            && cargo
         {
-            warmed.kept_times = keep_times(&same);
+            let checkout_top = Git::at(checkout)
+                .top_level()
+                .await
+                .unwrap_or_else(|| checkout.to_path_buf());
+            match cargo_target_of(checkout, cargo_env).await {
+                Ok(from) if !from.is_dir() => why_not.push(format!(
+                    "the checkout has not built with cargo yet ({} does not exist)",
+                    from.display()
+                )),
+                Ok(from) if into.starts_with(&from) || from.starts_with(into) => why_not.push(format!(
+                    "the task's cargo target is the checkout's ({})",
+                    from.display()
+                )),
+                Ok(_) if has_entries(into) => why_not.push(format!(
+                    "the task's cargo target {} has build output already",
+                    into.display()
+                )),
+                Ok(from) => parts.push(Part {
+                    label: "cargo target",
+                    from: from.clone(),
+                    to: into.to_path_buf(),
+                    cargo: true,
+                    from_root: checkout.to_path_buf(),
+                    to_root: worktree_dir.to_path_buf(),
+                    skip: Vec::new(),
+                    checkout_paths: vec![checkout_top, from],
+                }),
+                Err(why) => why_not.push(why.to_string()),
+            }
         }
+        if mix {
+            for name in ["_build", "deps"] {
+                let (from, to) = (checkout.join(name), worktree_dir.join(name));
+                if !from.is_dir() || to.exists() {
+                    continue;
+                }
+                // A folder git does not ignore would show up in the task's changes.
+                if !is_ignored(worktree_dir, name).await {
+                    why_not.push(format!("mix's {name} is not ignored by git here"));
+                    continue;
+                }
+                parts.push(Part {
+                    label: if name == "deps" {
+                        "mix deps"
+                    } else {
+                        "mix _build"
+                    },
+                    from,
+                    to,
+                    cargo: false,
+                    from_root: checkout.to_path_buf(),
+                    to_root: worktree_dir.to_path_buf(),
+                    skip: match name {
+                        "_build" => own_apps(checkout),
+                        _ => Vec::new(),
+                    },
+                    checkout_paths: Vec::new(),
+                });
+            }
+        }
+        if parts.is_empty() {
+            return Warmed::nothing(why_not);
+        }
+        let differing = match same_as_checkout(checkout, worktree_dir).await {
+            Ok(same) => same,
+            Err(why) => {
+                why_not.push(format!(
+                    "the worktree's files could not be matched with the checkout's ({why}), so its own code rebuilds"
+                ));
+                None
+            }
+        };
+        let copied = tokio::task::spawn_blocking(move || {
+            let mut warmed = copy_parts(parts, limit);
+            if warmed.method != Method::None
+                && let Some(same) = differing
+            {
+                warmed.kept_times = keep_times(&same);
+            }
+            warmed
+        })
+        .await;
+        let mut warmed = match copied {
+            Ok(warmed) => warmed,
+            Err(e) => Warmed::nothing(vec![format!("the copy stopped: {e}")]),
+        };
+        warmed.took = started.elapsed();
+        why_not.append(&mut warmed.why_not);
+        warmed.why_not = why_not;
         warmed
-    })
-    .await;
-    let mut warmed = match copied {
-        Ok(warmed) => warmed,
-        Err(e) => Warmed::nothing(vec![format!("the copy stopped: {e}")]),
-    };
-    warmed.took = started.elapsed();
-    why_not.append(&mut warmed.why_not);
-    warmed.why_not = why_not;
-    warmed
 }
     .boxed()
 }
