@@ -438,7 +438,7 @@ impl Docs {
                 1 => found.remove(0),
                 0 => {
                     return Err(DocsError::InvalidArgument(format!(
-                        "no passage has the id {id}: the index changed since the lookup that gave                      it (look it up again)"
+                        "no passage has the id {id}: the index changed since the lookup that gave it (look it up again)"
                     )));
                 }
                 n => {
